@@ -1,0 +1,111 @@
+"""N x N reference attention maps: the plain, quadratic truth the O(N) forms are held to.
+
+softmax_map:  A_ij = exp(s_ij) / sum_l exp(s_il), s = q.k / sqrt(d)   (Nadaraya-Watson with
+              the exponential kernel).
+kernel_map:   A^_ij = w_ij / sum_l w_il, w_ij = phi(q_i).phi(k_j) (times the decay
+              exp(B_i - B_j) when there is one), sums over the allowed l (l <= i if causal).
+
+A kernel that is not positive (identity, Taylor-1, trigonometric features) can give a row
+whose normaliser is zero, negative or tiny next to its terms. Such rows are not clamped:
+``normalisers`` reports them and the metrics count them.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from .checks import check_qkv
+from .decay import is_feature_dependent, prepare_log_decay
+
+# A normaliser is "tiny" when it is this small next to the sum of the absolute terms that
+# make it: the row's weights are then dominated by cancellation error.
+TINY_RELATIVE = 1e-6
+
+
+def logits(q, k) -> torch.Tensor:
+    """s_ij = q_i . k_j / sqrt(d), shaped (..., N, N)."""
+    q, k, _ = check_qkv(q, k)
+    return (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+
+
+def causal_mask(n: int, device=None) -> torch.Tensor:
+    """Boolean (N, N) mask, True where key j may be seen by query i (j <= i)."""
+    return torch.ones(n, n, dtype=torch.bool, device=device).tril()
+
+
+def softmax_map(q, k, causal: bool = False) -> torch.Tensor:
+    """Exact softmax attention weights, (..., N, N); future keys get weight 0 when causal."""
+    s = logits(q, k)
+    if causal:
+        s = s.masked_fill(~causal_mask(s.shape[-1], s.device), float("-inf"))
+    return torch.softmax(s, dim=-1)
+
+
+def kernel_weights(q, k, feature_map, causal: bool = False, log_decay=None) -> torch.Tensor:
+    """Unnormalised kernel weights w_ij = phi(q_i).phi(k_j) [* exp(B_i - B_j)], (..., N, N).
+
+    Masked entries are exactly 0. Decay requires ``causal=True`` (it is a statement about
+    the order of tokens). With decay the weights are formed in float64, so that differences
+    of cumulative log-decays keep their precision even when they reach -1000.
+    """
+    q, k, _ = check_qkv(q, k)
+    fq = feature_map(q, is_query=True)
+    fk = feature_map(k)
+    decay = prepare_log_decay(log_decay, tuple(q.shape[:-2]), q.shape[-2], fq.shape[-1], q.dtype, q.device)
+    return weights_from_features(fq, fk, causal, decay)
+
+
+def weights_from_features(fq, fk, causal: bool, decay) -> torch.Tensor:
+    """The quadratic form of kernel attention from features (..., N, m) and a prepared decay."""
+    if decay is not None and not causal:
+        raise ValueError("log_decay: decay and gates apply to causal attention only; set causal=True")
+    n = fq.shape[-2]
+    mask = causal_mask(n, fq.device) if causal else None
+    if decay is None:
+        w = fq @ fk.transpose(-1, -2)
+        return w.masked_fill(~mask, 0.0) if causal else w
+    decay = decay.expand(*decay.shape[:-2], n, decay.shape[-1])   # a per-head gamma has N = 1
+    cum = decay.double().cumsum(dim=-2)                       # B_t, (..., N, m or 1)
+    fq64, fk64 = fq.double(), fk.double()
+    if is_feature_dependent(decay):
+        diff = cum.unsqueeze(-2) - cum.unsqueeze(-3)          # B_i - B_j, (..., N, N, m)
+        diff = diff.masked_fill(~mask.unsqueeze(-1), float("-inf"))
+        w = torch.einsum("...if,...jf,...ijf->...ij", fq64, fk64, torch.exp(diff))
+    else:
+        diff = cum[..., :, 0].unsqueeze(-1) - cum[..., :, 0].unsqueeze(-2)   # (..., N, N)
+        diff = diff.masked_fill(~mask, float("-inf"))
+        w = (fq64 @ fk64.transpose(-1, -2)) * torch.exp(diff)
+    return w.to(fq.dtype)
+
+
+class Normalisers(NamedTuple):
+    """Row sums of the kernel weights and which rows cannot be normalised honestly."""
+
+    sums: torch.Tensor          # (..., N): sum_l w_il
+    ill_defined: torch.Tensor   # (..., N) bool: sum <= 0, non-finite, or tiny next to sum |w_il|
+
+
+def normalisers(weights: torch.Tensor) -> Normalisers:
+    """Row normalisers of unnormalised weights, with the ill-defined rows flagged."""
+    sums = weights.sum(-1)
+    scale = weights.abs().sum(-1)
+    bad = ~torch.isfinite(sums) | (sums <= 0) | (sums.abs() <= TINY_RELATIVE * scale)
+    return Normalisers(sums, bad)
+
+
+def kernel_map(q, k, feature_map, causal: bool = False, log_decay=None) -> torch.Tensor:
+    """The normalised kernel attention map A^ = w / rowsum(w), (..., N, N).
+
+    Ill-defined rows (see ``normalisers``) are left as the division gives them (possibly
+    negative, inf or NaN), never clamped; use ``kernel_map_with_flags`` to know which.
+    """
+    return kernel_map_with_flags(q, k, feature_map, causal, log_decay)[0]
+
+
+def kernel_map_with_flags(q, k, feature_map, causal: bool = False, log_decay=None):
+    """(A^, ill_defined_rows): the normalised map and a (..., N) bool mask of flagged rows."""
+    w = kernel_weights(q, k, feature_map, causal, log_decay)
+    norm = normalisers(w)
+    return w / norm.sums.unsqueeze(-1), norm.ill_defined

@@ -1,0 +1,163 @@
+"""O(N) forms held to the N x N reference, on several shapes, lengths and decays."""
+
+import math
+
+import pytest
+import torch
+
+from explorer import attention as at
+from explorer import feature_maps as fm
+from explorer import linear as li
+from explorer.decay import gla_log_gates, retnet_log_decay
+
+H, D, DV = 2, 8, 5
+
+
+def rel_err(a, b):
+    return ((a.double() - b.double()).norm() / b.double().norm()).item()
+
+
+def reference(q, k, v, phi, causal, log_decay=None):
+    """kernel_map(...) @ v, and the rows that are well defined (relu-type maps give some
+    all-zero rows on random data: those are 0/0 in every form and are compared apart)."""
+    a, bad = at.kernel_map_with_flags(q, k, phi, causal=causal, log_decay=log_decay)
+    return a @ v, ~bad
+
+
+def assert_matches(out, ref, ok, what):
+    assert rel_err(out[ok], ref[ok]) <= 1e-5, what
+    assert not torch.isfinite(out[~ok]).all(dim=-1).any(), f"{what}: a 0/0 row came out finite"
+
+
+def inputs(n, seed=0, batch=(H,)):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(*batch, n, D, generator=g), torch.randn(*batch, n, D, generator=g),
+            torch.randn(*batch, n, DV, generator=g))
+
+
+def decay_for(kind, n, m, seed=0):
+    if kind == "none":
+        return None
+    if kind == "retnet":
+        return retnet_log_decay(H)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(H, n, D, generator=g)
+    return gla_log_gates(x, torch.randn(D, m, generator=g), tau=16.0)
+
+
+@pytest.mark.parametrize("map_name", ["elu1", "favor_plus", "cosformer"])
+@pytest.mark.parametrize("decay_kind", ["none", "retnet", "gla"])
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 500])
+def test_all_forms_equal_the_reference(map_name, decay_kind, n):
+    q, k, v = inputs(n)
+    phi = fm.create(map_name, D, num_features=16 if map_name == "favor_plus" else None, seed=2)
+    log_decay = decay_for(decay_kind, n, phi.num_features)
+    for causal in ([True] if log_decay is not None else [False, True]):
+        ref, ok = reference(q, k, v, phi, causal, log_decay)
+        for method in li.METHODS:
+            for chunk in (16, 64):
+                out = li.linear_attention(q, k, v, phi, causal=causal, method=method, chunk_size=chunk, log_decay=log_decay)
+                assert out.shape == v.shape
+                assert_matches(out, ref, ok, (method, chunk, causal))
+
+
+def test_taylor2_and_scalar_decay():
+    q, k, v = inputs(130, seed=3)
+    phi = fm.create("taylor2", D)
+    for log_decay in (None, math.log(0.9)):
+        ref = at.kernel_map(q, k, phi, causal=True, log_decay=log_decay) @ v
+        for method in li.METHODS:
+            out = li.linear_attention(q, k, v, phi, causal=True, method=method, chunk_size=16, log_decay=log_decay)
+            assert rel_err(out, ref) <= 1e-5, method
+
+
+def test_strong_gates_stay_finite():
+    """Cumulative log gates far below -200: no exponent may be positive anywhere."""
+    n = 500
+    q, k, v = inputs(n, seed=4)
+    phi = fm.create("elu1", D)
+    g = torch.Generator().manual_seed(9)
+    log_decay = -3.0 * torch.rand(H, n, D, generator=g)          # mean -1.5 per step
+    assert log_decay.sum(1).max() < -200
+    ref = at.kernel_map(q, k, phi, causal=True, log_decay=log_decay) @ v
+    for method in li.METHODS:
+        for chunk in (16, 64):
+            out = li.linear_attention(q, k, v, phi, causal=True, method=method, chunk_size=chunk, log_decay=log_decay)
+            assert torch.isfinite(out).all(), method
+            assert rel_err(out, ref) <= 1e-5, (method, chunk)
+
+
+def test_batch_and_head_dims_and_multiple_blocks(monkeypatch):
+    """Several leading dimensions, and a block size small enough that the walk takes many blocks."""
+    monkeypatch.setattr(li, "BLOCK_ELEMENTS", 64 * 16)
+    q, k, v = inputs(203, seed=5, batch=(3, H))
+    for name in ("elu1", "cosformer"):
+        phi = fm.create(name, D)
+        for causal in (False, True):
+            ref, ok = reference(q, k, v, phi, causal)
+            out = li.linear_attention(q, k, v, phi, causal=causal, method="chunked", chunk_size=16)
+            assert_matches(out, ref, ok, (name, causal))
+        gates = decay_for("gla", 203, phi.num_features).unsqueeze(0).expand(3, -1, -1, -1)
+        ref, ok = reference(q, k, v, phi, True, gates)
+        out = li.linear_attention(q, k, v, phi, causal=True, method="chunked", chunk_size=16, log_decay=gates)
+        assert_matches(out, ref, ok, name)
+
+
+def test_cumsum_reference_agrees():
+    q, k, v = inputs(77, seed=6)
+    phi = fm.create("elu1", D)
+    ref = at.kernel_map(q, k, phi, causal=True) @ v
+    assert rel_err(li.causal_cumsum(phi(q, is_query=True), phi(k), v), ref) <= 1e-5
+
+
+@pytest.mark.parametrize("method", li.METHODS)
+@pytest.mark.parametrize("decay_kind", ["none", "gla"])
+def test_causal_outputs_are_prefix_invariant(method, decay_kind):
+    n, cut = 150, 70
+    q, k, v = inputs(n, seed=7)
+    phi = fm.create("favor_plus", D, num_features=16, seed=1)
+    log_decay = decay_for(decay_kind, n, phi.num_features)
+    before = li.linear_attention(q, k, v, phi, causal=True, method=method, chunk_size=64, log_decay=log_decay)
+    q2, k2, v2 = q.clone(), k.clone(), v.clone()
+    q2[..., cut:, :] = torch.randn_like(q2[..., cut:, :]) * 5
+    k2[..., cut:, :] = torch.randn_like(k2[..., cut:, :]) * 5
+    v2[..., cut:, :] = torch.randn_like(v2[..., cut:, :]) * 5
+    after = li.linear_attention(q2, k2, v2, phi, causal=True, method=method, chunk_size=64, log_decay=log_decay)
+    assert (after[..., :cut, :] - before[..., :cut, :]).abs().max() <= 1e-6
+    assert not torch.allclose(after[..., cut:, :], before[..., cut:, :])
+
+
+def test_recurrent_state_is_the_rnn_of_the_article():
+    """S_t = S_{t-1} + phi(k_t) v_t^T and o_t = phi(q_t) S_t / phi(q_t) z_t, one step at a time."""
+    q, k, v = inputs(20, seed=8, batch=())
+    phi = fm.create("elu1", D)
+    state = li.RecurrentState.empty(1, D, DV)
+    fq, fk = phi(q, is_query=True), phi(k)
+    outs = []
+    for t in range(20):
+        state.step(fk[t:t + 1], v[t:t + 1])
+        outs.append(state.read(fq[t:t + 1]))
+    torch.testing.assert_close(state.s[0], fk.T @ v, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(torch.cat(outs), li.linear_attention(q, k, v, phi, causal=True), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs,arg", [
+    (dict(v=torch.randn(H, 9, DV)), "v"),
+    (dict(method="magic"), "method"),
+    (dict(chunk_size=0), "chunk_size"),
+    (dict(log_decay=-0.1, causal=False), "log_decay"),
+    (dict(q=torch.randn(H, 10, D + 1)), "k"),
+    (dict(v=torch.full((H, 10, DV), float("nan"))), "v"),
+])
+def test_bad_input_names_the_argument(kwargs, arg):
+    q, k, v = inputs(10)
+    args = dict(q=q, k=k, v=v, feature_map=fm.create("elu1", D))
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=arg):
+        li.linear_attention(**args)
+
+
+def test_missing_values_are_an_error():
+    q, k, _ = inputs(4)
+    with pytest.raises(ValueError, match="v"):
+        li.linear_attention(q, k, None, fm.create("elu1", D))
