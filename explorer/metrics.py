@@ -1,0 +1,402 @@
+"""Approximation-quality numbers: how far a kernel map A^ is from the softmax map A.
+
+The article's claim is that a good linear attention reproduces softmax attention. "Good"
+has several faces, and each number here shows one:
+
+- error of the map and of the output (does A^ V land near A V?),
+- KL(A_i || A^_i) per row (does the approximation put mass where softmax does?),
+- entropy of both maps (softmax rows are spiky, elu+1 rows are flat: Hedgehog's point),
+- monotonicity: Spearman correlation between the logit s_ij and A^_ij per row (softmax is
+  monotone in s by construction; a kernel that is not ranks keys differently),
+- negative weights and ill-defined rows (non-positive kernels cannot be normalised
+  honestly everywhere; those rows are counted, never clamped away),
+- FLOPs of the quadratic and the linear path.
+
+Conventions. Maps are (..., N, N); the leading dimensions (heads, batch) are pooled: row
+metrics are means over every defined row of every head, matrix errors are means of the
+per-head relative errors. In a causal map the entries above the diagonal are structurally
+zero in both maps and every row metric uses the allowed entries j <= i only. A row is
+*ill-defined* when it is flagged by ``explorer.attention.kernel_map_with_flags`` (pass the
+flags as ``ill_defined``) or when any of its allowed entries is not finite. Everything is
+computed in float64.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .checks import as_float_tensor, check_finite, check_positive_int
+from .cost import flop_counts
+
+# key -> (label with unit, one-sentence explanation); the UI shows these in its table.
+METRIC_INFO: dict[str, tuple[str, str]] = {
+    "map_rel_error": (
+        "Map error (relative, Frobenius)",
+        "‖Â − A‖_F / ‖A‖_F per head, averaged over heads; rows with non-finite weights are left out.",
+    ),
+    "output_rel_error": (
+        "Output error (relative, Frobenius)",
+        "‖ÂV − AV‖_F / ‖AV‖_F per head, averaged: the error that reaches the next layer.",
+    ),
+    "error_rows_excluded": (
+        "Rows left out of the errors (count)",
+        "Rows whose approximate weights are not finite (zero normaliser), so no error can be measured on them.",
+    ),
+    "kl_mean": (
+        "KL(softmax ‖ approx) (nats, mean per row)",
+        "How much probability mass the approximation misplaces, averaged over the rows where the KL is defined.",
+    ),
+    "kl_rows_defined": (
+        "Rows with a defined KL (count)",
+        "Rows where the approximation is positive wherever softmax is, and the row is not ill-defined.",
+    ),
+    "kl_rows_undefined": (
+        "Rows with undefined KL (count)",
+        "Rows where the approximation gives zero, negative or non-finite weight to a key softmax attends to, or is ill-defined.",
+    ),
+    "entropy_reference": (
+        "Entropy of softmax (nats, mean per row)",
+        "Low entropy means spiky attention that focuses on a few keys; log N is perfectly uniform.",
+    ),
+    "entropy_approx": (
+        "Entropy of approximation (nats, mean per row)",
+        "Compare with the softmax entropy: a much higher value means the approximation is too flat.",
+    ),
+    "entropy_approx_rows_undefined": (
+        "Rows without an approximate entropy (count)",
+        "Rows with negative or non-finite weights, or flagged ill-defined: they are not distributions.",
+    ),
+    "monotonicity": (
+        "Monotonicity (Spearman ρ, mean per row)",
+        "Rank correlation between the logit q·k/√d and the approximate weight: 1 means keys are ranked as softmax ranks them.",
+    ),
+    "monotonicity_rows_defined": (
+        "Rows with a defined ρ (count)",
+        "Rows with at least two allowed keys, finite weights and neither logits nor weights constant.",
+    ),
+    "monotonicity_rows_undefined": (
+        "Rows with undefined ρ (count)",
+        "Rows with a single key (the first causal row), constant values, or ill-defined weights.",
+    ),
+    "negative_fraction": (
+        "Negative weights (fraction)",
+        "Share of the allowed weights in finite rows that are below zero; softmax has none.",
+    ),
+    "ill_defined_rows": (
+        "Ill-defined rows (count)",
+        "Rows whose normaliser is zero, negative, tiny or non-finite: the kernel cannot be normalised there.",
+    ),
+    "total_rows": (
+        "Rows (count)",
+        "Number of attention rows compared, over every head.",
+    ),
+    "causal": (
+        "Causal (0/1)",
+        "1 when only keys j ≤ i are allowed; given by the caller or read from the zeros of both maps.",
+    ),
+    "feature_dim": (
+        "Feature dimension m",
+        "Length of φ(x); the linear path costs O(N m d) instead of O(N² d).",
+    ),
+    "quadratic_flops": (
+        "Quadratic path (FLOPs per head)",
+        "QKᵀ and AV: about 2N²(d + d_v), half of it when causal.",
+    ),
+    "linear_flops": (
+        "Linear path (FLOPs per head)",
+        "φ(K)ᵀV, φ(Q)(φ(K)ᵀV) and the normaliser: about 4N m d_v + 4N m.",
+    ),
+    "flop_ratio": (
+        "Quadratic / linear (ratio)",
+        "Above 1 the linear path does less arithmetic than the quadratic one.",
+    ),
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Row helpers. Each takes tensors shaped (..., R, C) and an optional ``allowed`` (R, C) or
+# (..., R, C) bool mask of the entries that belong to the row (default: all), and returns
+# (values, defined): per-row values shaped (..., R), NaN where ``defined`` is False.
+# ---------------------------------------------------------------------------------------
+
+def _allowed(x: torch.Tensor, allowed) -> torch.Tensor:
+    if allowed is None:
+        return torch.ones(x.shape[-2:], dtype=torch.bool, device=x.device).expand(x.shape)
+    return allowed.to(torch.bool).expand(x.shape)
+
+
+def _finite_rows(x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """Rows whose allowed entries are all finite (masked entries may hold anything)."""
+    return (torch.isfinite(x) | ~allowed).all(-1)
+
+
+def row_kl(p, q, allowed=None):
+    """KL(p_i || q_i) = sum_j p_ij log(p_ij / q_ij) per row, in nats.
+
+    Defined only where p is a finite, non-negative row and q is finite and strictly
+    positive wherever p > 0 (entries with p = 0 contribute nothing, whatever q is there).
+    q is not renormalised: it is compared as given.
+    """
+    p, q = p.double(), q.double()
+    allowed = _allowed(p, allowed)
+    support = allowed & (p > 0)
+    p_valid = _finite_rows(p, allowed) & ((p >= 0) | ~allowed).all(-1)
+    q_valid = _finite_rows(q, allowed) & ((q > 0) | ~support).all(-1)
+    defined = p_valid & q_valid
+    safe_p = torch.where(support, p, torch.ones_like(p))
+    safe_q = torch.where(support & (q > 0), q, torch.ones_like(q))
+    terms = torch.where(support, p * (safe_p.log() - safe_q.log()), torch.zeros_like(p))
+    kl = terms.sum(-1)
+    return torch.where(defined, kl, torch.full_like(kl, math.nan)), defined
+
+
+def row_entropy(p, allowed=None):
+    """Shannon entropy -sum_j p_ij log p_ij per row, in nats (0 log 0 = 0).
+
+    Defined where the allowed entries are finite and non-negative; p is not renormalised.
+    """
+    p = p.double()
+    allowed = _allowed(p, allowed)
+    defined = _finite_rows(p, allowed) & ((p >= 0) | ~allowed).all(-1)
+    support = allowed & (p > 0)
+    safe_p = torch.where(support, p, torch.ones_like(p))
+    h = -torch.where(support, p * safe_p.log(), torch.zeros_like(p)).sum(-1)
+    return torch.where(defined, h, torch.full_like(h, math.nan)), defined
+
+
+def average_ranks(x, allowed=None) -> torch.Tensor:
+    """1-based ranks of each row's allowed entries, ties sharing their average rank.
+
+    Vectorised over rows: after sorting, an entry with ``lo`` values strictly below it and
+    ``hi`` values at most it occupies positions lo+1..hi, whose mean is (lo + hi + 1) / 2.
+    Masked entries are pushed to +inf, so they never count below an allowed one; their
+    own ranks are meaningless. Non-finite allowed entries make the row's ranks meaningless
+    too (callers mark such rows undefined).
+    """
+    x = x.double()
+    allowed = _allowed(x, allowed)
+    x = torch.where(torch.isfinite(x), x, torch.zeros_like(x))
+    x = torch.where(allowed, x, torch.full_like(x, math.inf)).contiguous()
+    ordered = x.sort(dim=-1).values
+    lo = torch.searchsorted(ordered, x, right=False)
+    hi = torch.searchsorted(ordered, x, right=True)
+    return (lo + hi + 1).double() / 2.0
+
+
+def row_spearman(x, y, allowed=None):
+    """Spearman's rank correlation between rows of x and y (Pearson on average ranks).
+
+    Undefined for rows with fewer than two allowed entries, non-finite allowed values, or
+    a constant x or y (zero rank variance): those rows are skipped, not given a value.
+    """
+    x, y = x.double(), y.double()
+    allowed = _allowed(x, allowed)
+    count = allowed.sum(-1)
+
+    def constant(t):
+        hi = torch.where(allowed, t, torch.full_like(t, -math.inf)).amax(-1)
+        lo = torch.where(allowed, t, torch.full_like(t, math.inf)).amin(-1)
+        return hi == lo
+
+    defined = (count >= 2) & _finite_rows(x, allowed) & _finite_rows(y, allowed)
+    defined = defined & ~constant(x) & ~constant(y)
+    w = allowed.double()
+    n = count.clamp(min=1).double().unsqueeze(-1)
+
+    def centred(t):
+        r = average_ranks(t, allowed) * w
+        return (r - r.sum(-1, keepdim=True) / n) * w
+
+    rx, ry = centred(x), centred(y)
+    denom = ((rx * rx).sum(-1) * (ry * ry).sum(-1)).sqrt()
+    rho = ((rx * ry).sum(-1) / torch.where(defined, denom, torch.ones_like(denom))).clamp(-1.0, 1.0)
+    return torch.where(defined, rho, torch.full_like(rho, math.nan)), defined
+
+
+def relative_error(approx, reference, rows=None) -> torch.Tensor:
+    """||approx - reference||_F / ||reference||_F over the last two dimensions.
+
+    Returns one value per leading index (a 0-d tensor for a single matrix). ``rows``, a
+    (..., R) bool mask, restricts both norms to the selected rows. NaN where the reference
+    has zero norm on the selected rows (the relative error is undefined there).
+    """
+    approx, reference = approx.double(), reference.double()
+    diff = approx - reference
+    if rows is not None:
+        keep = rows.to(torch.bool).unsqueeze(-1)
+        diff = torch.where(keep, diff, torch.zeros_like(diff))
+        reference = torch.where(keep, reference, torch.zeros_like(reference))
+    num = torch.linalg.matrix_norm(diff)
+    den = torch.linalg.matrix_norm(reference)
+    return torch.where(den > 0, num / torch.where(den > 0, den, torch.ones_like(den)),
+                       torch.full_like(den, math.nan))
+
+
+# ---------------------------------------------------------------------------------------
+# compare
+# ---------------------------------------------------------------------------------------
+
+def _mean_or_none(values: torch.Tensor, defined: torch.Tensor):
+    """Mean over the defined entries as a float; None when nothing is defined."""
+    if not bool(defined.any()):
+        return None
+    return float(values[defined].mean())
+
+
+def _upper_zero(x: torch.Tensor) -> bool:
+    upper = torch.ones(x.shape[-2:], dtype=torch.bool, device=x.device).triu(1)
+    vals = x[..., upper]
+    return bool(((vals == 0) | ~torch.isfinite(vals)).all())
+
+
+def _resolve_causal(causal, reference: torch.Tensor, approx: torch.Tensor) -> bool:
+    """Use ``causal`` when given; otherwise causal iff both maps are zero above the diagonal.
+
+    The approximate map may hold non-finite values there (a 0/0 ill-defined causal row).
+    Requiring both maps (not the reference alone) keeps, say, a one-hot diagonal reference
+    compared with a uniform map from being read as causal. Pass ``causal`` explicitly when
+    a non-causal softmax might underflow to exact zeros above the diagonal.
+    """
+    if causal is not None:
+        if not isinstance(causal, bool):
+            raise ValueError(f"causal: expected True, False or None, got {causal!r}")
+        return causal
+    n = reference.shape[-1]
+    if n < 2:
+        return False
+    return bool((reference.triu(1) == 0).all()) and _upper_zero(approx)
+
+
+def _check_map(x, name: str) -> torch.Tensor:
+    x = as_float_tensor(x, name)
+    if x.dim() < 2 or x.shape[-1] != x.shape[-2] or x.shape[-1] == 0:
+        raise ValueError(f"{name}: expected a square map shaped (..., N, N) with N >= 1, got {tuple(x.shape)}")
+    return x
+
+
+def compare(reference_map, approx_map, v=None, logits=None, *, ill_defined=None, feature_dim=None,
+            causal=None, chunk_size=None, head_dim=None) -> dict:
+    """Every quality number for ``approx_map`` against ``reference_map`` (both (..., N, N)).
+
+    v:           values (..., N, d_v) with the maps' leading dimensions, for the output error.
+    logits:      s_ij (..., N, N) for the monotonicity score; entries above the diagonal may
+                 be -inf in causal mode.
+    ill_defined: (..., N) bool flags from ``kernel_map_with_flags``; non-finite rows are
+                 added to them. Ill-defined rows are left out of KL, entropy and
+                 monotonicity; their finite weights still count in the errors (that is
+                 how badly the map does there), non-finite rows cannot.
+    causal:      None reads it from the maps (zero above the diagonal in both).
+    feature_dim, head_dim, chunk_size: for the FLOP counts (per head), which are None when
+                 feature_dim is None; head_dim defaults to d_v, and without either the
+                 counts are None as well.
+
+    Returns a flat dict of plain Python numbers (None where a value is undefined): the keys
+    of ``METRIC_INFO``.
+    """
+    ref = _check_map(reference_map, "reference_map").double()
+    check_finite(ref, "reference_map")
+    approx = _check_map(approx_map, "approx_map").double()
+    if approx.shape != ref.shape:
+        raise ValueError(f"approx_map: shape {tuple(approx.shape)} does not match reference_map's {tuple(ref.shape)}")
+    n = ref.shape[-1]
+    is_causal = _resolve_causal(causal, ref, approx)
+    allowed = torch.ones(n, n, dtype=torch.bool, device=ref.device)
+    if is_causal:
+        allowed = allowed.tril()
+    allowed = allowed.expand(ref.shape)
+
+    # Rows whose approximation cannot be measured at all, and rows that are ill-defined.
+    finite = _finite_rows(approx, allowed)
+    bad = ~finite
+    if ill_defined is not None:
+        try:
+            flags = torch.as_tensor(ill_defined, device=ref.device)
+        except Exception as exc:
+            raise ValueError(f"ill_defined: cannot be read as a boolean mask ({exc})") from None
+        if flags.shape != ref.shape[:-1]:
+            raise ValueError(f"ill_defined: expected shape {tuple(ref.shape[:-1])} (one flag per row), got {tuple(flags.shape)}")
+        if flags.dtype != torch.bool:
+            if flags.is_floating_point() or not ((flags == 0) | (flags == 1)).all():
+                raise ValueError("ill_defined: expected a boolean mask (or 0/1 integers)")
+            flags = flags.to(torch.bool)
+        bad = bad | flags
+
+    # Masked entries are structurally zero; ill-defined causal rows may hold 0/0 there.
+    zero = torch.zeros_like(ref)
+    ref_z = torch.where(allowed, ref, zero)
+    approx_z = torch.where(allowed & finite.unsqueeze(-1), approx, zero)
+
+    out: dict = {"causal": int(is_causal), "total_rows": int(finite.numel())}
+    map_err = relative_error(approx_z, ref_z, rows=finite)
+    out["map_rel_error"] = _mean_or_none(map_err, ~torch.isnan(map_err))
+    out["error_rows_excluded"] = int((~finite).sum())
+
+    value_dim = None
+    if v is None:
+        out["output_rel_error"] = None
+    else:
+        v = as_float_tensor(v, "v")
+        if v.dim() != ref.dim() or v.shape[:-1] != ref.shape[:-1] or v.shape[-1] == 0:
+            raise ValueError(
+                f"v: expected shape (..., N, d_v) = {tuple(ref.shape[:-1])} + (d_v,), got {tuple(v.shape)}"
+            )
+        check_finite(v, "v")
+        value_dim = v.shape[-1]
+        v = v.double()
+        out_err = relative_error(approx_z @ v, ref_z @ v, rows=finite)
+        out["output_rel_error"] = _mean_or_none(out_err, ~torch.isnan(out_err))
+
+    kl, kl_ok = row_kl(ref, approx, allowed)
+    kl_ok = kl_ok & ~bad
+    out["kl_mean"] = _mean_or_none(kl, kl_ok)
+    out["kl_rows_defined"] = int(kl_ok.sum())
+    out["kl_rows_undefined"] = int((~kl_ok).sum())
+
+    h_ref, h_ref_ok = row_entropy(ref, allowed)
+    h_apx, h_apx_ok = row_entropy(approx, allowed)
+    h_apx_ok = h_apx_ok & ~bad
+    out["entropy_reference"] = _mean_or_none(h_ref, h_ref_ok)
+    out["entropy_approx"] = _mean_or_none(h_apx, h_apx_ok)
+    out["entropy_approx_rows_undefined"] = int((~h_apx_ok).sum())
+
+    if logits is None:
+        out["monotonicity"] = out["monotonicity_rows_defined"] = out["monotonicity_rows_undefined"] = None
+    else:
+        s = as_float_tensor(logits, "logits")
+        if s.shape != ref.shape:
+            raise ValueError(f"logits: shape {tuple(s.shape)} does not match reference_map's {tuple(ref.shape)}")
+        if not bool(_finite_rows(s, allowed).all()):
+            raise ValueError("logits: contains NaN or infinite values at allowed positions")
+        rho, rho_ok = row_spearman(s, approx, allowed)
+        rho_ok = rho_ok & ~bad
+        out["monotonicity"] = _mean_or_none(rho, rho_ok)
+        out["monotonicity_rows_defined"] = int(rho_ok.sum())
+        out["monotonicity_rows_undefined"] = int((~rho_ok).sum())
+
+    considered = allowed & finite.unsqueeze(-1)
+    total = int(considered.sum())
+    out["negative_fraction"] = float(((approx < 0) & considered).sum()) / total if total else None
+    out["ill_defined_rows"] = int(bad.sum())
+
+    out.update(_flops(n, feature_dim, head_dim, value_dim, is_causal, chunk_size))
+    return out
+
+
+def _flops(n, feature_dim, head_dim, value_dim, causal, chunk_size) -> dict:
+    """FLOP counts per head from ``explorer.cost``; None where the dimensions are unknown."""
+    if feature_dim is not None:
+        feature_dim = check_positive_int(feature_dim, "feature_dim")
+    if head_dim is not None:
+        head_dim = check_positive_int(head_dim, "head_dim")
+    if chunk_size is not None:
+        chunk_size = check_positive_int(chunk_size, "chunk_size")
+    d = head_dim if head_dim is not None else value_dim
+    result = {"feature_dim": feature_dim, "quadratic_flops": None, "linear_flops": None, "flop_ratio": None}
+    if feature_dim is None or d is None:
+        return result
+    counts = flop_counts(n, d, feature_dim, value_dim if value_dim is not None else d, causal, chunk_size)
+    result.update(quadratic_flops=int(counts["quadratic_flops"]), linear_flops=int(counts["linear_flops"]),
+                  flop_ratio=float(counts["ratio"]))
+    return result
