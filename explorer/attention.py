@@ -51,6 +51,12 @@ def kernel_weights(q, k, feature_map, causal: bool = False, log_decay=None) -> t
     of cumulative log-decays keep their precision even when they reach -1000.
     """
     q, k, _ = check_qkv(q, k)
+    if hasattr(feature_map, "pair_weights"):
+        # Maps that are not a plain dot product of features (the sliding-window hybrid)
+        # give their weights directly.
+        if log_decay is not None:
+            raise ValueError(f"log_decay: map {feature_map.name!r} does not take a decay")
+        return feature_map.pair_weights(q, k, causal)
     fq = feature_map(q, is_query=True)
     fk = feature_map(k)
     decay = prepare_log_decay(log_decay, tuple(q.shape[:-2]), q.shape[-2], fq.shape[-1], q.dtype, q.device)

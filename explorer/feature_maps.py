@@ -349,3 +349,7 @@ def create(name: str, head_dim: int, num_features: int | None = None, seed: int 
             f"num_features: map {name!r} has a fixed feature count {fmap.num_features} for head_dim {head_dim}, got {num_features}"
         )
     return fmap
+
+
+# The learned and hybrid maps live in their own modules; importing them registers them.
+from . import hybrid, learned  # noqa: E402,F401
