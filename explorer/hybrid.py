@@ -17,6 +17,7 @@ so removing the hooks gives back the original model exactly.
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -81,9 +82,15 @@ def _linear_attention_hook(fmap: FeatureMap, n_heads: int, store: dict, index: i
     It recomputes q, k, v from the layer's input with the layer's own projections, so the
     model's weights are untouched; the kernel map (non-causal, as BERT is) replaces softmax.
     The model's own attention recorder may already have seen the softmax weights, so the
-    kernel map of the last forward is kept in ``store[index]`` instead.
+    kernel map of the last forward is kept in ``store[index]`` instead. Only forwards run
+    by the thread that installed the hook are changed: the app serves other users from
+    the same model at the same time, and their requests must see the original model.
     """
+    owner = threading.get_ident()
+
     def hook(module, args, kwargs, output):
+        if threading.get_ident() != owner:
+            return output
         hidden = args[0] if args else kwargs["hidden_states"]
         b, n, width = hidden.shape
         split = lambda t: t.view(b, n, n_heads, width // n_heads).transpose(1, 2)

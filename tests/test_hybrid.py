@@ -70,3 +70,16 @@ def test_greedy_search_keeps_the_layer_that_helps_most(loaded):
         assert best.cosine_mean >= other.cosine_mean - 1e-9
     with pytest.raises(ValueError, match="budget"):
         hybrid.greedy_softmax_layers(loaded, TEXTS, lambda i: fm.create("elu1", 32), budget=9)
+
+
+def test_other_threads_see_the_original_model_during_a_swap(loaded):
+    import threading
+    before, _ = hybrid.embed(loaded, TEXTS[:1])
+    seen = {}
+    with hybrid.linear_layers(loaded, {i: fm.create("elu1", 32) for i in range(6)}):
+        worker = threading.Thread(target=lambda: seen.setdefault("emb", hybrid.embed(loaded, TEXTS[:1])[0]))
+        worker.start()
+        worker.join()
+        mine, _ = hybrid.embed(loaded, TEXTS[:1])
+    assert torch.equal(seen["emb"], before)
+    assert not torch.equal(mine, before)
