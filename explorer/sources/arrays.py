@@ -1,0 +1,171 @@
+"""Q, K, V the user brings: in-memory arrays, or an uploaded .npy / .npz / .pt file.
+
+An upload is untrusted. Nothing is ever unpickled: .npy and .npz are read with
+``allow_pickle=False`` and .pt with ``torch.load(weights_only=True)``, which only rebuilds
+plain tensors, dicts and lists. Sizes are capped before and after reading.
+
+Accepted layouts (N tokens, d dims, H heads):
+  .npz   arrays named "q", "k" and optionally "v", each (N, d) or (H, N, d).
+  .pt    a dict {"q": tensor, "k": tensor, "v": tensor (optional)}, same shapes; or one
+         stacked tensor laid out like a .npy.
+  .npy   one array with q, k (and v) stacked on the first axis: (2 or 3, N, d) or
+         (2 or 3, H, N, d). v must then have the same d as q and k; otherwise use .npz.
+Floating dtypes are converted to float32; integer arrays are converted with a notice;
+bool, complex, object, string and structured arrays are refused.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..checks import check_qkv
+from .sample import MAX_ELEMENTS, MAX_TOKENS, Sample, position_labels
+
+MAX_FILE_BYTES = 128 * 2 ** 20    # on disk, and unpacked for .npz (zip bombs)
+ARRAY_NAMES = ("q", "k", "v")
+VALUE_SEED = 0
+
+
+def from_arrays(q, k, v=None) -> Sample:
+    """Validate q, k (and v), each (N, d) or (H, N, d), and wrap them as a one-layer Sample.
+
+    Without v, values are drawn N(0, 1) from a fixed seed (they change outputs, never the
+    attention map), and a notice says so.
+    """
+    notices: list[str] = []
+    q = _as_float32(q, "q", notices)
+    k = _as_float32(k, "k", notices)
+    if v is not None:
+        v = _as_float32(v, "v", notices)
+    q, k, v = check_qkv(q, k, v)
+    n = q.shape[-2]
+    if n > MAX_TOKENS:
+        raise ValueError(f"q: N = {n} tokens is over the cap of {MAX_TOKENS}")
+    if v is None:
+        gen = torch.Generator().manual_seed(VALUE_SEED)
+        v = torch.randn(k.shape, generator=gen)
+        notices.append(f"v: not given, so values are random N(0, 1) with seed {VALUE_SEED}; "
+                       "they affect outputs only, not the attention map.")
+    q, k, v = (t.reshape(1, -1, *t.shape[-2:]).contiguous() for t in (q, k, v))
+    return Sample(
+        q=q, k=k, v=v, tokens=position_labels(n), notices=notices, layer_names=["arrays"],
+        source=f"arrays, N={n}, d={q.shape[-1]}, heads={q.shape[1]}",
+    )
+
+
+def _as_float32(x, name: str, notices: list[str]) -> torch.Tensor:
+    """x as a float32 tensor (N, d) or (H, N, d); refuses dtypes that are not numbers."""
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu()
+        if x.dtype == torch.bool or x.is_complex():
+            raise ValueError(f"{name}: dtype {x.dtype} is refused; give real numbers")
+        x = x.numpy(force=True) if x.dtype != torch.bfloat16 else x.float().numpy()
+    else:
+        try:
+            x = np.asarray(x)
+        except Exception as exc:
+            raise ValueError(f"{name}: cannot be read as an array ({exc})") from None
+    kind = x.dtype.kind
+    if kind in "iu":
+        notices.append(f"{name}: integer array ({x.dtype}) converted to float32.")
+    elif kind != "f":
+        raise ValueError(f"{name}: dtype {x.dtype} is refused; give real numbers (float, or integer)")
+    if x.size > MAX_ELEMENTS:
+        raise ValueError(f"{name}: {x.size} elements is over the cap of {MAX_ELEMENTS}")
+    if x.ndim not in (2, 3):
+        raise ValueError(f"{name}: expected shape (N, d) or (H, N, d), got {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError(f"{name}: contains {int((~np.isfinite(x)).sum())} NaN or infinite value(s)")
+    if kind == "f" and x.size and np.abs(x).max() > np.finfo(np.float32).max:
+        raise ValueError(f"{name}: values exceed the float32 range (|x| > 3.4e38)")
+    return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+
+
+def load_file(path) -> Sample:
+    """Read q, k (and v) from an untrusted .npy, .npz or .pt file (layouts: module doc)."""
+    file = Path(path) if isinstance(path, (str, os.PathLike)) else None
+    if file is None or not file.is_file():
+        raise ValueError(f"path: {path!r} is not a readable file")
+    size = file.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ValueError(f"path: {file.name} is {size} bytes, over the limit of {MAX_FILE_BYTES}")
+    readers = {".npy": _read_npy, ".npz": _read_npz, ".pt": _read_pt, ".pth": _read_pt}
+    reader = readers.get(file.suffix.lower())
+    if reader is None:
+        raise ValueError(f"path: {file.name} has an unsupported type; use .npy, .npz or .pt")
+    notices: list[str] = []
+    arrays = reader(file, notices)
+    sample = from_arrays(**arrays)
+    sample.notices[:0] = notices
+    sample.source = f"file {file.name}: " + sample.source.removeprefix("arrays, ")
+    sample.layer_names = ["upload"]
+    return sample
+
+
+def _unstack(stacked, what: str) -> dict:
+    """Split a (2|3, N, d) or (2|3, H, N, d) array into q, k (, v)."""
+    if stacked.ndim not in (3, 4) or stacked.shape[0] not in (2, 3):
+        raise ValueError(
+            f"path: {what} must hold q, k (and optionally v) stacked on the first axis, shaped "
+            f"(2 or 3, N, d) or (2 or 3, H, N, d); got {tuple(stacked.shape)}"
+        )
+    return dict(zip(ARRAY_NAMES, stacked))
+
+
+def _pick_named(found: dict, what: str, notices: list[str]) -> dict:
+    missing = [name for name in ("q", "k") if name not in found]
+    if missing:
+        raise ValueError(f"path: {what} needs arrays named 'q' and 'k' (optionally 'v'); found {sorted(found)}")
+    extra = sorted(set(found) - set(ARRAY_NAMES))
+    if extra:
+        notices.append(f"Ignored arrays other than q, k, v: {', '.join(map(str, extra))}.")
+    return {name: found[name] for name in ARRAY_NAMES if name in found}
+
+
+def _read_npy(file: Path, notices: list[str]) -> dict:
+    try:
+        data = np.load(file, allow_pickle=False)
+    except Exception as exc:
+        raise ValueError(f"path: {file.name} is not a plain .npy array ({exc})") from None
+    if not isinstance(data, np.ndarray):
+        data.close()
+        raise ValueError(f"path: {file.name} is an .npz archive; name it .npz")
+    return _unstack(data, "a .npy file")
+
+
+def _read_npz(file: Path, notices: list[str]) -> dict:
+    try:
+        with zipfile.ZipFile(file) as archive:
+            unpacked = sum(member.file_size for member in archive.infolist())
+        if unpacked > MAX_FILE_BYTES:
+            raise ValueError(f"path: {file.name} unpacks to {unpacked} bytes, over the limit of {MAX_FILE_BYTES}")
+        with np.load(file, allow_pickle=False) as archive:
+            found = {name: archive[name] for name in archive.files}
+    except ValueError as exc:
+        if str(exc).startswith("path:"):
+            raise
+        raise ValueError(f"path: {file.name} holds something other than plain arrays ({exc})") from None
+    except Exception as exc:
+        raise ValueError(f"path: {file.name} is not a readable .npz archive ({exc})") from None
+    return _pick_named(found, "an .npz file", notices)
+
+
+def _read_pt(file: Path, notices: list[str]) -> dict:
+    try:
+        data = torch.load(file, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(
+            f"path: {file.name} was refused: a .pt upload may hold only tensors (nothing else is "
+            f"unpickled) ({first_line})"
+        ) from None
+    if isinstance(data, torch.Tensor):
+        return _unstack(data, "a .pt file holding one tensor")
+    if isinstance(data, dict):
+        return _pick_named(data, "a .pt file", notices)
+    raise ValueError(f"path: a .pt file must hold a dict of tensors q, k, v; got {type(data).__name__}")
