@@ -183,7 +183,7 @@ def _causal_block(fq, fk, v, a, carry: RecurrentState, c: int) -> torch.Tensor:
     mask = torch.ones(c, c, dtype=torch.bool, device=fq.device).tril()
 
     if a is None:
-        scores = (fq @ fk.transpose(-1, -2)).masked_fill_(~mask, 0.0)      # (B, nc, c, c)
+        scores = (fq @ fk.transpose(-1, -2)).tril_()                       # (B, nc, c, c), causal
         kv = fk.transpose(-1, -2) @ v                                       # (B, nc, m, dv)
         ks = fk.sum(-2)                                                     # (B, nc, m)
         # State before each chunk: the carry plus every earlier chunk of this block.
