@@ -78,9 +78,11 @@ def parallel(fq, fk, v, causal: bool, decay=None) -> torch.Tensor:
     if causal:
         w = weights_from_features(fq, fk, True, decay)
         return (w @ v) / w.sum(-1, keepdim=True)
-    kv = fk.transpose(-1, -2) @ v                   # (..., m, d_v): independent of N
-    z = fk.sum(-2)                                  # (..., m)
-    return (fq @ kv) / (fq @ z.unsqueeze(-1))
+    # [V | 1]: the last column of phi(K)^T [V | 1] is z = sum phi(k), so one product gives
+    # both phi(Q) phi(K)^T V and the normaliser phi(Q) z.
+    v1 = torch.cat([v, torch.ones_like(v[..., :1])], dim=-1)
+    out = fq @ (fk.transpose(-1, -2) @ v1)          # phi(K)^T [V | 1] is (..., m, d_v + 1)
+    return out[..., :-1] / out[..., -1:]
 
 
 def recurrent(fq, fk, v, decay, causal: bool = True) -> torch.Tensor:
@@ -179,21 +181,23 @@ def _causal_block(fq, fk, v, a, carry: RecurrentState, c: int) -> torch.Tensor:
         fq, fk, v = (torch.nn.functional.pad(t, (0, 0, 0, pad)) for t in (fq, fk, v))
         if a is not None:
             a = torch.nn.functional.pad(a, (0, 0, 0, pad))
-    fq, fk, v = fq.view(bsz, nc, c, m), fk.view(bsz, nc, c, m), v.view(bsz, nc, c, dv)
-    mask = torch.ones(c, c, dtype=torch.bool, device=fq.device).tril()
+    # A column of ones appended to v makes every product below carry the normaliser too:
+    # the last column of phi(q) S' is phi(q).z, so numerator and denominator come out of
+    # the same matmuls, and S' = [S | z] is one state.
+    v1 = torch.cat([v, torch.ones_like(v[..., :1])], dim=-1).view(bsz, nc, c, dv + 1)
+    fq, fk = fq.view(bsz, nc, c, m), fk.view(bsz, nc, c, m)
+    state = torch.cat([carry.s, carry.z.unsqueeze(-1)], dim=-1)                # (B, m, dv+1)
 
     if a is None:
         scores = (fq @ fk.transpose(-1, -2)).tril_()                       # (B, nc, c, c), causal
-        kv = fk.transpose(-1, -2) @ v                                       # (B, nc, m, dv)
-        ks = fk.sum(-2)                                                     # (B, nc, m)
+        kv = fk.transpose(-1, -2) @ v1                                      # (B, nc, m, dv+1)
         # State before each chunk: the carry plus every earlier chunk of this block.
-        s_before = kv.cumsum(1) - kv + carry.s.unsqueeze(1)
-        z_before = ks.cumsum(1) - ks + carry.z.unsqueeze(1)
-        carry.s = s_before[:, -1] + kv[:, -1]
-        carry.z = z_before[:, -1] + ks[:, -1]
+        s_before = kv.cumsum(1).sub_(kv).add_(state.unsqueeze(1))
+        state = s_before[:, -1] + kv[:, -1]
         q_in = fq
     else:
         r = a.shape[-1]
+        mask = torch.ones(c, c, dtype=torch.bool, device=fq.device).tril()
         b = a.view(bsz, nc, c, r).double().cumsum(2)                        # inclusive, <= 0
         b_end = b[:, :, -1:, :]                                             # (B, nc, 1, r)
         if r == 1:
@@ -204,21 +208,16 @@ def _causal_block(fq, fk, v, a, carry: RecurrentState, c: int) -> torch.Tensor:
             scores = torch.einsum("bnif,bnjf,bnijf->bnij", fq, fk, torch.exp(diff).to(fq.dtype))
         q_in = fq * torch.exp(b).to(fq.dtype)                               # exp(b_i) <= 1
         k_out = fk * torch.exp(b_end - b).to(fk.dtype)                       # exp(b_C - b_j) <= 1
-        kv = k_out.transpose(-1, -2) @ v
-        ks = k_out.sum(-2)
-        chunk_decay = torch.exp(b_end[:, :, 0, :]).to(fq.dtype)             # (B, nc, r)
+        kv = k_out.transpose(-1, -2) @ v1
+        chunk_decay = torch.exp(b_end[:, :, 0, :]).to(fq.dtype).unsqueeze(-1)  # (B, nc, r, 1)
         s_before = torch.empty_like(kv)
-        z_before = torch.empty_like(ks)
-        s, z = carry.s, carry.z
-        for j in range(nc):       # a short scan over chunks: S <- g S + local state
-            s_before[:, j], z_before[:, j] = s, z
-            s = chunk_decay[:, j].unsqueeze(-1) * s + kv[:, j]
-            z = chunk_decay[:, j] * z + ks[:, j]
-        carry.s, carry.z = s, z
+        for j in range(nc):       # a short scan over chunks: S' <- g S' + local state
+            s_before[:, j] = state
+            state = chunk_decay[:, j] * state + kv[:, j]
 
-    num = scores @ v + q_in @ s_before
-    den = scores.sum(-1) + (q_in * z_before.unsqueeze(2)).sum(-1)
-    out = (num / den.unsqueeze(-1)).reshape(bsz, nc * c, dv)
+    carry.s, carry.z = state[..., :dv].contiguous(), state[..., dv].contiguous()
+    num = torch.matmul(q_in, s_before).add_(scores @ v1)                   # (B, nc, c, dv+1)
+    out = (num[..., :dv] / num[..., dv:]).reshape(bsz, nc * c, dv)
     return out[:, :g]
 
 
