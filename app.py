@@ -1,0 +1,40 @@
+"""Attention Kernel Explorer: the web app (also the Hugging Face Spaces entry point).
+
+    python app.py                      # http://127.0.0.1:7860
+    python app.py --host 0.0.0.0 --port 8080
+    GRADIO_SERVER_NAME=0.0.0.0 GRADIO_SERVER_PORT=8080 python app.py
+
+Runs offline: analytics and hub look-ups are switched off before gradio is imported, the
+theme uses system fonts, and the embedded model is loaded on the first text request,
+not at start-up (the server is up in a few seconds).
+"""
+
+import argparse
+import os
+
+# Before gradio / huggingface_hub are imported: they read these at import time.
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # Defaults come from gradio's own variables, so Spaces and docker setups keep working.
+    parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
+    parser.add_argument("--max-threads", type=int, default=8)
+    args = parser.parse_args(argv)
+
+    from explorer.ui import build_app, launch_kwargs
+
+    demo = build_app()
+    # Every event has its own concurrency limit; the queue bounds what waits behind them.
+    demo.queue(max_size=64, default_concurrency_limit=2)
+    demo.launch(server_name=args.host, server_port=args.port, max_threads=args.max_threads,
+                footer_links=["api"], **launch_kwargs())
+
+
+if __name__ == "__main__":
+    main()

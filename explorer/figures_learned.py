@@ -1,0 +1,151 @@
+"""Plotly figures for the learned-maps and hybrid tab: pure functions, no gradio, no math.
+
+They draw what ``explorer.learn_views`` returns: a bar's height is the engine's mean, a
+box holds the engine's per-head values, a heatmap's ``z`` is the engine's KL ratio. Fonts,
+margins and the presentation style come from ``explorer.figures``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .figures import _finish, as_style
+
+
+def loss_curve(steps, losses, total_steps: int | None = None, live: bool = False, title: str = "",
+               note: str = "", style=None) -> go.Figure:
+    """Training loss against step. ``live``: a preview while training runs (fewer points)."""
+    style = as_style(style)
+    steps, losses = list(steps), list(losses)
+    fig = go.Figure(go.Scatter(x=steps, y=losses, mode="lines+markers" if live else "lines",
+                               name="training loss", line=dict(color=style.colour(0), width=style.line),
+                               marker=dict(size=max(3, style.marker - 3)),
+                               hovertemplate="step %{x}<br>loss %{y:.4f} nats<extra></extra>"))
+    fig.update_xaxes(title_text="training step (Adam)", range=[0, max(total_steps or 0, max(steps, default=1))])
+    fig.update_yaxes(title_text="row cross-entropy (nats)")
+    fig.update_layout(showlegend=False)
+    return _finish(fig, style, title or ("Training… loss so far" if live else "Training loss"),
+                   height=480 if style.presentation else 360, note=note)
+
+
+def heldout_comparison(quality: dict, rows: list, softmax_entropy: float, title: str = "", subtitle: str = "",
+                       style=None) -> go.Figure:
+    """KL, entropy and monotonicity per map on held-out texts.
+
+    One head: bars of the values. Several heads: a box per map over the heads, so the
+    spread is visible. ``rows`` (map label, name) fix the order; softmax's entropy is the
+    dashed reference line, since a good imitation is as spiky as softmax.
+    """
+    style = as_style(style)
+    keys = (("kl", "held-out KL(A‖Â) (nats)"), ("entropy", "row entropy (nats)"),
+            ("monotonicity", "Spearman ρ(logit, weight)"))
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.09,
+                        subplot_titles=("Error: KL to softmax", "Spikiness: entropy", "Monotone in the logit"))
+    many = any(np.asarray(quality[r["name"]]["kl"]).size > 1 for r in rows)
+    # Long names wrap at the bracket: horizontal ticks leave the axis title room on a projector.
+    ticks = {r["map"]: r["map"].replace(" (", "<br>(") for r in rows}
+    for col, (key, label) in enumerate(keys, start=1):
+        for i, r in enumerate(rows):
+            values = np.asarray(quality[r["name"]][key], dtype=np.float64).ravel()
+            colour = style.colour(i)
+            if many:
+                fig.add_trace(go.Box(y=values, name=ticks[r["map"]], marker_color=colour, boxpoints="all", jitter=0.4,
+                                     pointpos=0, line=dict(width=max(1.5, style.line / 2)), showlegend=False,
+                                     hovertemplate=f"{r['map']}<br>{label}: %{{y:.4g}}<extra></extra>"),
+                              row=1, col=col)
+            else:
+                fig.add_trace(go.Bar(x=[ticks[r["map"]]], y=[float(values[0])], name=r["map"], marker_color=colour,
+                                     showlegend=False, text=[f"{values[0]:.3g}"], textposition="outside",
+                                     textfont=dict(size=style.tick_font),
+                                     hovertemplate=f"{r['map']}<br>{label}: %{{y:.4g}}<extra></extra>"),
+                              row=1, col=col)
+        fig.update_yaxes(title_text=label, row=1, col=col)
+    fig.add_hline(y=softmax_entropy, line=dict(color="#444", width=max(1.5, style.line / 2), dash="dash"),
+                  row=1, col=2, annotation_text=f"softmax {softmax_entropy:.2f}", annotation_position="top left")
+    fig.update_yaxes(rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(range=[-1.05, 1.05], row=1, col=3)
+    fig.update_xaxes(title_text="feature map", tickangle=0)
+    title = title or "Held-out texts: how close to softmax?"
+    if subtitle:
+        title += f"<br><sup>{subtitle}</sup>"
+    return _finish(fig, style, title, height=620 if style.presentation else 480)
+
+
+def kl_ratio_heatmap(ratio, title: str = "", style=None) -> go.Figure:
+    """KL(elu+1) / KL(Hedgehog) for every (layer, head): > 1 means Hedgehog is closer."""
+    style = as_style(style)
+    z = np.asarray(ratio, dtype=np.float64)
+    layers, heads = z.shape
+    finite = z[np.isfinite(z)]
+    top = float(np.percentile(finite, 98)) if finite.size else 1.0
+    text = [["—" if not np.isfinite(x) else f"{x:.1f}×" for x in row] for row in z]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(heads)), y=list(range(layers)), colorscale=style.sequential, zmin=0, zmax=max(top, 1.0),
+        text=text, texttemplate="%{text}", textfont=dict(size=style.tick_font),
+        colorbar=dict(title=dict(text="KL(elu+1) /<br>KL(Hedgehog)<br>(×)", side="top")),
+        hovertemplate="layer %{y}, head %{x}<br>KL ratio %{z:.3g}×<extra></extra>"))
+    fig.update_xaxes(title_text="head", tickmode="array", tickvals=list(range(heads)))
+    fig.update_yaxes(title_text="layer", tickmode="array", tickvals=list(range(layers)), autorange="reversed")
+    return _finish(fig, style, title or "How many times closer Hedgehog is than elu+1, per head",
+                   height=600 if style.presentation else 440,
+                   note="ratio of held-out KL(A‖Â); above 1: the learned map is closer to softmax")
+
+
+def hybrid_cosine(path: list, n_layers: int, map_label: str = "", title: str = "", style=None) -> go.Figure:
+    """Embedding cosine to the original model against k, the number of softmax layers kept.
+
+    The greedy path is a line through k = 0..budget, each point labelled with the layers
+    kept; a chosen set of layers is one point. The whisker goes down to the worst text.
+    """
+    style = as_style(style)
+    ks = [p["k"] for p in path]
+    mean = [p["cosine_mean"] for p in path]
+    low = [p["cosine_mean"] - p["cosine_min"] for p in path]
+    labels = ["softmax: " + (", ".join(map(str, p["kept"])) or "none") for p in path]
+    fig = go.Figure(go.Scatter(
+        x=ks, y=mean, mode="lines+markers+text", text=labels, textposition="bottom right",
+        textfont=dict(size=style.tick_font), line=dict(color=style.colour(0), width=style.line),
+        marker=dict(size=style.marker + 3), name="mean over texts",
+        error_y=dict(type="data", symmetric=False, array=[0.0] * len(path), arrayminus=low, visible=True,
+                     thickness=max(1.5, style.line / 2)),
+        customdata=[[p["cosine_min"]] for p in path],
+        hovertemplate="k = %{x} softmax layers<br>mean cosine %{y:.4f}<br>worst text %{customdata[0]:.4f}"
+                      "<extra></extra>"))
+    fig.add_hline(y=1.0, line=dict(color="#444", dash="dash", width=max(1.5, style.line / 2)),
+                  annotation_text="original model", annotation_position="bottom left")
+    fig.update_xaxes(title_text="k = softmax layers kept (the others linear)", range=[-0.5, n_layers + 0.5],
+                     tickmode="array", tickvals=list(range(n_layers + 1)))
+    fig.update_yaxes(title_text="embedding cosine<br>to the original (1 = same)")
+    fig = _finish(fig, style, title or f"Hybrid with {map_label}: how much of the model survives",
+                  height=560 if style.presentation else 430,
+                  note="points: mean over the held-out texts; whiskers reach down to the worst text")
+    return fig.update_layout(margin=dict(l=140 if style.presentation else 110))
+
+
+def hybrid_drift(drift, linear_layers, map_label: str = "", title: str = "", style=None) -> go.Figure:
+    """Per-layer attention drift: mean row total variation between hybrid and original maps.
+
+    Linear layers and softmax layers have different colours: softmax layers after a linear
+    one drift too, because their inputs changed.
+    """
+    style = as_style(style)
+    drift = [float(x) for x in drift]
+    linear = set(linear_layers)
+    fig = go.Figure()
+    for kind, colour, is_linear in ((f"linear ({map_label})", style.colour(3), True),
+                                    ("softmax", style.colour(0), False)):
+        idx = [i for i in range(len(drift)) if (i in linear) == is_linear]
+        if idx:
+            fig.add_trace(go.Bar(x=idx, y=[drift[i] for i in idx], name=kind, marker_color=colour,
+                                 text=[f"{drift[i]:.2f}" for i in idx], textposition="outside",
+                                 textfont=dict(size=style.tick_font),
+                                 hovertemplate="layer %{x}<br>drift %{y:.4f}<extra>" + kind + "</extra>"))
+    fig.update_xaxes(title_text="layer", tickmode="array", tickvals=list(range(len(drift))))
+    fig.update_yaxes(title_text="attention drift<br>(mean row total variation, 0–1)", rangemode="tozero")
+    fig.update_layout(legend=dict(title=dict(text="attention in this layer"), orientation="h", y=1.02, x=1,
+                                  xanchor="right", yanchor="bottom"))
+    fig = _finish(fig, style, title or "Attention drift per layer against the original model",
+                  height=520 if style.presentation else 420)
+    return fig.update_layout(margin=dict(l=140 if style.presentation else 110))

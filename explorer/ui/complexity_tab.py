@@ -1,0 +1,190 @@
+"""Complexity tab: a live, guarded sweep over N, and the article's 780x claim.
+Endpoint: ``/complexity``.
+
+Guards, so that no request can take the server down: N is capped (views.N_CAP), every
+run's memory is estimated before the sweep starts, the sweep has a time budget, a user
+runs one sweep at a time, and the server runs one sweep at a time for everybody
+(concurrency_limit=1): timings are only meaningful on an otherwise idle CPU anyway.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+import gradio as gr
+
+from .. import figures, views
+from . import common
+
+TIME_BUDGET_S = float(os.environ.get("EXPLORER_SWEEP_BUDGET_S", "60"))
+MEMORY_BUDGET = int(float(os.environ.get("EXPLORER_SWEEP_MEMORY_GB", "2")) * 2**30)
+METHOD_CHOICES = ["softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent", "linear_cumsum"]
+SWEEP_MAPS = ["elu1", "relu", "favor_plus", "trig_rff", "taylor2", "cosformer"]
+
+# session -> stop flag of that user's running sweep
+_running: dict[str, threading.Event] = {}
+_running_lock = threading.Lock()
+
+
+@dataclass
+class ComplexityTab:
+    n_min: gr.Number
+    n_max: gr.Number
+    points: gr.Slider
+    d: gr.Number
+    m: gr.Number
+    causal: gr.Checkbox
+    feature_map: gr.Dropdown
+    methods: gr.CheckboxGroup
+    repeats: gr.Slider
+    run: gr.Button
+    cancel: gr.Button
+    plot: gr.Plot
+    claim: gr.Plot
+    table: gr.Dataframe
+    summary: gr.Markdown
+    view: gr.State
+    query: gr.Textbox
+
+    @property
+    def controls(self) -> list:
+        return [self.n_min, self.n_max, self.points, self.d, self.m, self.causal, self.feature_map, self.methods,
+                self.repeats]
+
+    @property
+    def outputs(self) -> list:
+        return [self.plot, self.claim, self.table, self.summary, self.view, self.query]
+
+
+def render(view, presentation=False):
+    if view is None:
+        return None, None
+    status = " · cancelled" if view.cancelled else (" · time budget reached" if view.truncated else "")
+    p = view.params
+    plot = figures.complexity(
+        view.rows, view.method_labels, theory=view.theory, slopes=view.slopes, crossover=view.crossover,
+        crossover_text=view.crossover_text,
+        title=f"Cost against N · d = {p['d']}, {p['map']} m = {p['m']}, {'causal' if p['causal'] else 'non-causal'}{status}",
+        note=f"dense matmul in the same run: {view.matmul_gflops or 0:.0f} GFLOP/s", style=presentation)
+    c = view.claim
+    claim = figures.flop_claim(c["n"], c["head_dim"], c["quadratic_flops"], c["linear_flops"], c["measured"],
+                               style=presentation)
+    return plot, claim
+
+
+def summary(view) -> str:
+    c = view.claim
+    lines = [f"**The article's claim** (N = {c['n']:,}, d = {c['head_dim']}, m = d): softmax needs "
+             f"{c['quadratic_flops']:.3g} FLOPs per head, linear attention {c['linear_flops']:.3g}: "
+             f"**{c['ratio']:,.0f}× fewer** (the article says about 780×)."]
+    if c["measured"]:
+        mm = c["measured"]
+        lines.append(f"Measured here at the largest N both ran (N = {mm['n']:,}): SDPA {mm['quadratic_ms']:.3g} ms, "
+                     f"non-causal linear {mm['linear_ms']:.3g} ms, **{mm['ratio']:.1f}× faster** "
+                     f"(FLOP ratio at that N: {mm['flop_ratio']:.1f}×).")
+    else:
+        lines.append("No N where both SDPA and non-causal linear attention were measured: select both to compare.")
+    if view.slopes:
+        lines.append("Fitted log-log slopes: " + ", ".join(f"{view.method_labels.get(k, k)} {v:.2f}"
+                                                          for k, v in view.slopes.items()))
+    lines.append(f"Crossover: {view.crossover_text}.")
+    if view.cancelled:
+        lines.append("⚠ Sweep cancelled: the plot shows what was measured before.")
+    if view.truncated:
+        lines.append(f"⚠ Time budget ({TIME_BUDGET_S:.0f} s) reached: the largest runs were skipped.")
+    with_notes = "\n".join(f"- {n}" for n in view.notes)
+    return "\n\n".join(lines) + "\n\n<details><summary>How this was measured</summary>\n\n" + with_notes + "\n</details>"
+
+
+@common.guarded
+def run_complexity(n_min=512, n_max=8192, points=5, d=64, m=0, causal=True, feature_map="elu1",
+                   methods=views.DEFAULT_METHODS, repeats=3, presentation=False,
+                   request: gr.Request = None, progress=gr.Progress()):
+    """Run the sweep and draw it. Returns (plot, claim figure, table, summary, view, query)."""
+    key = getattr(request, "session_hash", None) or "api"
+    stop = threading.Event()
+    with _running_lock:
+        if key in _running and key != "api":
+            raise gr.Error("A sweep of yours is already running: wait for it or cancel it.", print_exception=False)
+        _running[key] = stop
+    try:
+        progress(0.0, desc="measuring the dense matmul rate")
+        view = views.complexity_view(
+            n_min, n_max, points, d, m, bool(causal), feature_map, methods, repeats, memory_budget_bytes=MEMORY_BUDGET,
+            time_budget_s=TIME_BUDGET_S, progress=lambda f, msg: progress(f, desc=msg), should_stop=stop.is_set)
+    finally:
+        with _running_lock:
+            if _running.get(key) is stop:
+                del _running[key]
+    plot, claim = render(view, presentation)
+    params = {"tab": "complexity", "nmin": n_min, "nmax": n_max, "points": points, "cd": d, "cm": m,
+              "ccausal": bool(causal), "cmap": feature_map, "methods": methods, "repeats": repeats,
+              "present": bool(presentation)}
+    return plot, claim, views.complexity_table(view), summary(view), view, common.query_string(params)
+
+
+def cancel(request: gr.Request = None):
+    key = getattr(request, "session_hash", None) or "api"
+    with _running_lock:
+        stop = _running.get(key)
+    if stop is None:
+        gr.Info("No sweep is running.")
+    else:
+        stop.set()
+        gr.Info("Cancelling: the sweep stops after the current measurement.")
+
+
+def build(presentation: gr.Checkbox) -> ComplexityTab:
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1, min_width=240):
+            with gr.Row():
+                n_min = gr.Number(512, precision=0, minimum=16, label="N min", elem_id="cx-nmin")
+                n_max = gr.Number(8192, precision=0, minimum=16, maximum=views.N_CAP, label=f"N max (≤ {views.N_CAP:,})",
+                                  elem_id="cx-nmax")
+            points = gr.Slider(1, views.MAX_POINTS, value=5, step=1, label="points")
+            with gr.Row():
+                d = gr.Number(64, precision=0, minimum=1, maximum=512, label="head dim d")
+                m = gr.Number(0, precision=0, minimum=0, maximum=2048, label="m (0 = the map's default)")
+            feature_map = gr.Dropdown(SWEEP_MAPS, value="elu1", label="feature map")
+            causal = gr.Checkbox(True, label="Causal (adds chunked-causal and recurrent forms)")
+            methods = gr.CheckboxGroup(METHOD_CHOICES, value=list(views.DEFAULT_METHODS), label="Methods",
+                                       elem_id="cx-methods")
+            repeats = gr.Slider(1, 10, value=3, step=1, label="timing samples per run")
+            with gr.Row():
+                run = gr.Button("Run the sweep", variant="primary", elem_id="cx-run")
+                stop = gr.Button("Cancel", variant="stop", elem_id="cx-cancel")
+        with gr.Column(scale=5):
+            summary_md = gr.Markdown(elem_id="cx-summary")
+            plot = gr.Plot(label="Time and memory against N", show_label=False, elem_id="cx-plot")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=2):
+            claim = gr.Plot(label="The article's 780× claim", show_label=False, elem_id="cx-claim")
+        with gr.Column(scale=3):
+            table = gr.Dataframe(label="Every run", interactive=False, max_height=420, elem_id="cx-table")
+    with gr.Row():
+        export = gr.Button("Export figures (PNG + HTML) and runs (CSV)", size="sm")
+        files = gr.File(label="Downloads", file_count="multiple", interactive=False, visible=False)
+        link = common.link_box()
+    view = gr.State(None)
+    query = gr.Textbox(visible=False)
+    tab = ComplexityTab(n_min, n_max, points, d, m, causal, feature_map, methods, repeats, run, stop, plot, claim,
+                        table, summary_md, view, query)
+
+    run.click(run_complexity, tab.controls + [presentation], tab.outputs, api_name="complexity",
+              concurrency_limit=1, concurrency_id="sweep").then(None, query, link, js=common.SET_URL_JS)
+    # Not queued behind the sweep it cancels.
+    stop.click(cancel, None, None, api_visibility="private", queue=False)
+
+    @common.guarded
+    def export_complexity(view, presentation):
+        if view is None:
+            raise gr.Error("Run the sweep first.", print_exception=False)
+        plot_fig, claim_fig = render(view, presentation)
+        return common.show_files(common.export_files("complexity", {"sweep": plot_fig, "claim": claim_fig},
+                                   {"runs": views.complexity_table(view)}))
+
+    export.click(export_complexity, [view, presentation], files, api_visibility="private", concurrency_limit=1,
+                 concurrency_id="export")
+    return tab

@@ -1,0 +1,115 @@
+"""Attention maps tab: softmax and every chosen kernel map side by side, with error maps
+and the full metrics table. Endpoint: ``/maps``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from .. import figures, views
+from . import common, source as source_panel
+
+
+@dataclass
+class MapsTab:
+    causal: gr.Checkbox
+    maps: gr.CheckboxGroup
+    m: gr.Slider
+    seed: gr.Number
+    run: gr.Button
+    plot: gr.Plot
+    table: gr.Dataframe
+    badge: gr.Markdown
+    notices: gr.Markdown
+    view: gr.State
+    query: gr.Textbox
+
+    @property
+    def controls(self) -> list:
+        return [self.causal, self.maps, self.m, self.seed]
+
+    @property
+    def outputs(self) -> list:
+        return [self.plot, self.table, self.badge, self.notices, self.view, self.query]
+
+
+def render(view, presentation=False):
+    if view is None:
+        return None
+    return figures.attention_grid(view.tokens, view.maps, view.errors, reference=views.REFERENCE,
+                                  ill_defined=view.ill_defined, title=view.title, note=view.display_note,
+                                  style=presentation)
+
+
+def badge(view) -> str:
+    if view.model_check is None:
+        return ""
+    ok = view.model_check < 1e-4
+    mark = "✓" if ok else "✗"   # plain glyphs: lecture-hall machines may lack an emoji font
+    verdict = "matches" if ok else "does NOT match"
+    return (f"{mark} Recomputed softmax(QKᵀ/√d) {verdict} the model's own attention "
+            f"(max |difference| = {view.model_check:.1e}).")
+
+
+@common.guarded
+def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None,
+             layer=2, head="3", causal=False, maps=views.DEFAULT_MAPS, m=64, seed=0, presentation=False,
+             progress=gr.Progress()):
+    """Compute and draw the maps tab. Returns (figure, metrics table, badge, notices, view, query)."""
+    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress)
+    progress(0.5, desc="computing the maps and their metrics")
+    view = views.maps_view(sample, layer, head, maps or [], bool(causal), int(m), int(seed or 0))
+    params = {"tab": "maps", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature,
+                                                      view.params["layer"], view.params["head"]),
+              "causal": bool(causal), "maps": maps, "m": int(m), "seed": int(seed or 0),
+              "present": bool(presentation)}
+    return (render(view, presentation), views.metrics_table(view.metrics), badge(view),
+            common.notices_markdown(view.notices), view, common.query_string(params))
+
+
+def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab:
+    choices = views.map_choices()
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1, min_width=240):
+            maps = gr.CheckboxGroup(choices, value=views.default_maps(), label="Maps", elem_id="maps-choice",
+                                    info="softmax is the exact reference; each other map is a linear-attention kernel")
+            causal = gr.Checkbox(False, label="Causal (keys j ≤ i only)", elem_id="maps-causal")
+            m = gr.Slider(2, 1024, value=64, step=2, label="Features m (FAVOR+, trig RFF, Hedgehog)", elem_id="maps-m")
+            seed = gr.Number(0, precision=0, minimum=0, label="Feature seed (a new seed = new random features)",
+                             elem_id="maps-seed")
+            run = gr.Button("Draw the maps", variant="primary", elem_id="maps-run")
+        with gr.Column(scale=5):
+            badge_md = gr.Markdown(elem_id="maps-badge")
+            notices = gr.Markdown(elem_id="maps-notices")
+            plot = gr.Plot(label="Attention maps (top) and their errors against softmax (below)", show_label=False, elem_id="maps-plot")
+    table = gr.Dataframe(label="Metrics (full resolution, one row per map; units in the headers, meanings below)",
+                         interactive=False, wrap=True, pinned_columns=1, max_height=640, elem_id="maps-table")
+    with gr.Accordion("What the metrics mean", open=False):
+        gr.Markdown("\n".join(f"- **{label}**: {text}" for label, text in views.metric_help()))
+    with gr.Row():
+        export = gr.Button("Export figure (PNG + HTML) and table (CSV)", size="sm", elem_id="maps-export")
+        files = gr.File(label="Downloads", file_count="multiple", interactive=False, visible=False)
+        link = common.link_box()
+    view = gr.State(None)
+    query = gr.Textbox(visible=False, elem_id="maps-query")
+    tab = MapsTab(causal, maps, m, seed, run, plot, table, badge_md, notices, view, query)
+
+    inputs = panel.inputs + tab.controls + [presentation]
+    run.click(run_maps, inputs, tab.outputs, api_name="maps", concurrency_limit=2,
+              concurrency_id="compute").then(None, query, link, js=common.SET_URL_JS)
+    # Small changes redraw at once; .input/.release fire on user action only, not when a
+    # URL restores the controls.
+    gr.on([causal.input, maps.input, m.release, seed.submit, panel.layer.release, panel.head.input,
+           panel.text.submit], run_maps, inputs, tab.outputs, api_visibility="private", concurrency_limit=2,
+          concurrency_id="compute", trigger_mode="always_last").then(None, query, link, js=common.SET_URL_JS)
+
+    @common.guarded
+    def export_maps(view, presentation):
+        if view is None:
+            raise gr.Error("Draw the maps first.", print_exception=False)
+        return common.show_files(common.export_files("maps", {"grid": render(view, presentation)},
+                                   {"metrics": views.metrics_table(view.metrics)}))
+
+    export.click(export_maps, [view, presentation], files, api_visibility="private", concurrency_limit=1, concurrency_id="export")
+    return tab

@@ -1,0 +1,177 @@
+"""Feature-map quality tab: error against m for the random-feature maps (IID and
+orthogonal, theory beside measurement), entropy and monotonicity per map, and an overview
+of every head. Endpoint: ``/quality``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+import pandas as pd
+
+from .. import figures, views
+from . import common, source as source_panel
+
+X_AXES = ("m", "FLOPs")
+
+
+@dataclass
+class QualityTab:
+    causal: gr.Checkbox
+    maps: gr.CheckboxGroup
+    seeds: gr.Slider
+    x_axis: gr.Radio
+    m: gr.Slider
+    overview_map: gr.Dropdown
+    overview_metric: gr.Dropdown
+    run: gr.Button
+    curves: gr.Plot
+    shape: gr.Plot
+    overview: gr.Plot
+    heads: gr.Dataframe
+    notices: gr.Markdown
+    view: gr.State
+    query: gr.Textbox
+    open_layer: gr.Number
+    open_head: gr.Number
+    open_button: gr.Button
+
+    @property
+    def controls(self) -> list:
+        return [self.causal, self.maps, self.seeds, self.x_axis, self.m, self.overview_map, self.overview_metric]
+
+    @property
+    def outputs(self) -> list:
+        return [self.curves, self.shape, self.overview, self.heads, self.notices, self.view, self.query]
+
+
+def render(bundle, presentation=False, x_axis="m"):
+    """(curves, shape bars, overview) figures from the stored views."""
+    if bundle is None:
+        return None, None, None
+    quality, overview = bundle
+    note = (f"Mean over {quality.seeds} seeds with a 10–90 % band. Dashed: the IID theory (an expectation; with "
+            "heavy-tailed estimates a finite set of seeds usually lands below it). Orthogonal features have no "
+            "closed form here.")
+    curves = figures.quality_curves(quality.curves, x="flops" if x_axis == "FLOPs" else "m", title=(
+        f"Random features: error against {'cost' if x_axis == 'FLOPs' else 'm'} · {quality.title}"), note=note,
+        style=presentation)
+    shape = figures.metric_bars(quality.shape_rows, title=f"Spiky and monotone like softmax, or flat? · {quality.title}",
+                                style=presentation)
+    over = None
+    if overview is not None:
+        over = figures.head_overview(overview.values, overview.layer_names, overview.metric_label, overview.map_label,
+                                     style=presentation)
+    return curves, shape, over
+
+
+def heads_table(overview) -> pd.DataFrame:
+    if overview is None:
+        return pd.DataFrame(columns=["layer", "head", "value"])
+    rows = [{"layer": layer, "head": head, overview.metric_label: overview.values[layer, head]}
+            for layer in range(overview.values.shape[0]) for head in range(overview.values.shape[1])]
+    return pd.DataFrame(rows).sort_values(overview.metric_label, ascending=False, na_position="last").round(4)
+
+
+@common.guarded
+def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None,
+                layer=2, head="3", causal=False, maps=None, seeds=10, x_axis="m", m=64, overview_map="elu+1",
+                overview_metric="map_rel_error", presentation=False, progress=gr.Progress()):
+    """Compute and draw the quality tab.
+
+    Returns (curves figure, entropy/monotonicity figure, head overview figure, heads table,
+    notices, view, query).
+    """
+    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress)
+    quality = views.quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=bool(causal), m=int(m),
+                                 progress=lambda f, msg: progress(0.1 + 0.75 * f, desc=msg))
+    overview = None
+    notices = list(quality.notices)
+    if sample.n_layers * sample.n_heads > 1:
+        progress(0.9, desc="every head")
+        overview = views.head_overview(sample, overview_map, overview_metric, bool(causal), int(m))
+    else:
+        notices.append("The head overview needs several heads: use a text (72 heads) or an upload with heads.")
+    bundle = (quality, overview)
+    curves, shape, over = render(bundle, presentation, x_axis)
+    params = {"tab": "quality", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head),
+              "causal": bool(causal), "qmaps": maps, "seeds": int(seeds), "x": x_axis, "m": int(m),
+              "omap": overview_map, "ometric": overview_metric, "present": bool(presentation)}
+    return (curves, shape, over, heads_table(overview), common.notices_markdown(notices, toast=False), bundle,
+            common.query_string(params))
+
+
+def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> QualityTab:
+    rand = views.random_map_labels()
+    others = [label for label in views.map_choices() if label != views.REFERENCE]
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1, min_width=240):
+            maps = gr.CheckboxGroup(rand, value=rand, label="Random-feature maps", elem_id="quality-maps")
+            seeds = gr.Slider(10, 30, value=10, step=1, label="Seeds (redraws of the features)")
+            x_axis = gr.Radio(list(X_AXES), value="m", label="Plot against", elem_id="quality-x",
+                              info="FLOPs: the linear path's cost at each m")
+            causal = gr.Checkbox(False, label="Causal")
+            m = gr.Slider(2, 512, value=64, step=2, label="m for the entropy / monotonicity bars")
+            overview_map = gr.Dropdown(others, value="elu+1" if "elu+1" in others else others[0],
+                                       label="Head overview: map")
+            overview_metric = gr.Dropdown(views.metric_keys(), value="map_rel_error", label="Head overview: metric")
+            run = gr.Button("Measure", variant="primary", elem_id="quality-run")
+        with gr.Column(scale=5):
+            notices = gr.Markdown(elem_id="quality-notices")
+            curves = gr.Plot(label="Error against m", show_label=False, elem_id="quality-plot")
+            shape = gr.Plot(label="Entropy and monotonicity", show_label=False, elem_id="quality-shape")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3):
+            overview = gr.Plot(label="Every head", show_label=False, elem_id="quality-overview")
+        with gr.Column(scale=2):
+            heads = gr.Dataframe(label="Heads, hardest first: select a row (or click a cell of the overview) "
+                                       "to open it in the maps tab",
+                                 interactive=False, max_height=420, elem_id="quality-heads")
+            with gr.Row():
+                open_layer = gr.Number(0, precision=0, minimum=0, label="layer", elem_id="quality-open-layer")
+                open_head = gr.Number(0, precision=0, minimum=0, label="head", elem_id="quality-open-head")
+                open_button = gr.Button("Open in the maps tab", size="sm", elem_id="quality-open")
+    with gr.Row():
+        export = gr.Button("Export figures (PNG + HTML) and table (CSV)", size="sm")
+        files = gr.File(label="Downloads", file_count="multiple", interactive=False, visible=False)
+        link = common.link_box()
+    view = gr.State(None)
+    query = gr.Textbox(visible=False)
+    tab = QualityTab(causal, maps, seeds, x_axis, m, overview_map, overview_metric, run, curves, shape, overview, heads,
+                     notices, view, query, open_layer, open_head, open_button)
+
+    inputs = panel.inputs + tab.controls + [presentation]
+    run.click(run_quality, inputs, tab.outputs, api_name="quality", concurrency_limit=2,
+              concurrency_id="quality").then(None, query, link, js=common.SET_URL_JS)
+
+    # Switching the x axis only redraws: the measurements are kept in the view.
+    def redraw(bundle, presentation, x_axis):
+        return render(bundle, presentation, x_axis)[0]
+
+    x_axis.input(redraw, [view, presentation, x_axis], curves, api_visibility="private")
+
+    @common.guarded
+    def export_quality(bundle, presentation, x_axis):
+        if bundle is None:
+            raise gr.Error("Measure first.", print_exception=False)
+        curves_fig, shape_fig, over_fig = render(bundle, presentation, x_axis)
+        quality, overview = bundle
+        return common.show_files(common.export_files("quality", {"error-vs-m": curves_fig, "entropy-monotonicity": shape_fig,
+                                               "head-overview": over_fig},
+                                   {"metrics": views.metrics_table(quality.shape_rows),
+                                    "curves": curves_table(quality), "heads": heads_table(overview)}))
+
+    export.click(export_quality, [view, presentation, x_axis], files, api_visibility="private",
+                 concurrency_limit=1, concurrency_id="export")
+    return tab
+
+
+def curves_table(quality) -> pd.DataFrame:
+    rows = []
+    for cur in quality.curves:
+        for i, m in enumerate(cur.ms):
+            for seed in range(cur.kernel_mse.shape[1]):
+                rows.append({"map": cur.label, "m": m, "linear_flops": cur.flops[i], "seed": seed,
+                             "kernel_relative_mse": cur.kernel_mse[i, seed], "map_rel_error": cur.map_error[i, seed],
+                             "theory_iid_relative_mse": None if cur.theory is None else cur.theory[i]})
+    return pd.DataFrame(rows)

@@ -1,0 +1,238 @@
+"""The app in a real browser (Debian's chromium through playwright, offline).
+
+Each tab runs with its defaults; the test waits until plotly has drawn, checks there is
+no error toast, no console error and no request to any host but the app, changes one
+control, sees the figure change, and saves a screenshot (test-artifacts/<tab>.png, copied
+to docs/screenshots/<tab>.png for the README).
+
+Under CI (CI=true) a missing browser fails the run; elsewhere it skips these tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+VIEWPORT = {"width": 1600, "height": 1000}
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
+TIMEOUT_MS = 150_000
+
+
+def _browser_missing() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} not found"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "python playwright is not installed"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    missing = _browser_missing()
+    if missing:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"browser tests must run under CI: {missing}")
+        pytest.skip(missing)
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+class Watched:
+    """A page with its console errors and the hosts it contacted."""
+
+    def __init__(self, page):
+        self.page = page
+        self.errors: list[str] = []
+        self.hosts: set[str] = set()
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("request", lambda r: self.hosts.add(urlparse(r.url).hostname or r.url))
+
+    def check_clean(self):
+        toasts = self.page.locator('[data-testid="toast-body"].error')
+        assert toasts.count() == 0, toasts.all_inner_texts()
+        assert not self.errors, self.errors
+        foreign = {h for h in self.hosts if h not in LOCAL_HOSTS and not h.startswith(("data:", "blob:"))}
+        assert not foreign, f"requests left the machine: {foreign}"
+
+
+@pytest.fixture(scope="module")
+def app(browser, app_url):
+    """One page for the whole module: tabs are visited in order, as a lecturer would."""
+    page = browser.new_page(viewport=VIEWPORT)
+    page.set_default_timeout(TIMEOUT_MS)
+    watched = Watched(page)
+    page.goto(app_url)
+    yield watched
+    page.close()
+
+
+def wait_drawn(page, plot_id: str, layer: str = ".main-svg"):
+    page.wait_for_selector(f"#{plot_id} .js-plotly-plot {layer}", timeout=TIMEOUT_MS)
+
+
+def settle(page):
+    """Let toasts of a finished event appear before checking for them."""
+    page.wait_for_timeout(800)
+
+
+# What a figure currently shows, compactly: title, font, x title, subplot titles, traces.
+SIGNATURE_JS = """(id) => { const g = document.querySelector('#' + id + ' .js-plotly-plot');
+    if (!g || !g.data || !g.layout) return '';
+    const L = g.layout;
+    return JSON.stringify([L.title && L.title.text, L.font && L.font.size,
+                           L.xaxis && L.xaxis.title && L.xaxis.title.text,
+                           (L.annotations || []).map(a => a.text),
+                           g.data.map(t => [t.name, (t.z || t.y || []).length])]); }"""
+
+
+def signature(page, plot_id: str) -> str:
+    return page.evaluate(SIGNATURE_JS, plot_id)
+
+
+def wait_changed(page, plot_id: str, before: str):
+    page.wait_for_function(f"([id, before]) => ({SIGNATURE_JS})(id) !== before && ({SIGNATURE_JS})(id) !== ''",
+                           arg=[plot_id, before], timeout=TIMEOUT_MS)
+
+
+def screenshot(page, name: str):
+    ARTIFACTS.mkdir(exist_ok=True)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
+
+
+def click_tab(page, label: str):
+    page.get_by_role("tab", name=label).click()
+
+
+# --------------------------------------------------------------------------- tests, in page order
+
+def test_maps_tab(app):
+    page = app.page
+    wait_drawn(page, "maps-plot", ".heatmaplayer image")     # drawn on load with the defaults
+    settle(page)
+    assert page.locator("#maps-plot .heatmaplayer image").count() == 9
+    assert "matches" in page.inner_text("#maps-badge")
+    app.check_clean()
+    # Hovering a cell names both tokens and gives approx, exact and their difference.
+    cell = page.locator("#maps-plot .nsewdrag").nth(1)          # the second panel: elu+1
+    cell.scroll_into_view_if_needed()
+    box = cell.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.4, box["y"] + box["height"] * 0.6)
+    page.wait_for_selector("#maps-plot .hoverlayer .hovertext", timeout=10_000)
+    hover = page.locator("#maps-plot .hoverlayer").text_content()
+    for word in ("query:", "key:", "approx:", "softmax:", "difference:"):
+        assert word in hover, hover
+    before = signature(page, "maps-plot")
+    page.locator("#maps-choice label", has_text="FAVOR+ (IID)").click()   # one more map
+    wait_changed(page, "maps-plot", before)
+    settle(page)
+    assert page.locator("#maps-plot .heatmaplayer image").count() == 11
+    assert "tab=maps" in page.url and "FAVOR" in page.url                  # the view is in the address
+    app.check_clean()
+    screenshot(page, "maps")
+
+
+def test_quality_tab(app):
+    page = app.page
+    click_tab(page, "Feature-map quality")
+    page.click("#quality-run")
+    wait_drawn(page, "quality-plot", ".scatterlayer .trace")
+    wait_drawn(page, "quality-overview", ".heatmaplayer image")
+    settle(page)
+    app.check_clean()
+    before = signature(page, "quality-plot")
+    page.locator("#quality-x label", has_text="FLOPs").click()
+    wait_changed(page, "quality-plot", before)
+    assert "FLOPs" in signature(page, "quality-plot")
+    app.check_clean()
+    screenshot(page, "quality")
+    # Clicking a cell of the head overview opens that head (layer 4, head 7) in the maps tab.
+    drag = page.locator("#quality-overview .nsewdrag").first
+    drag.scroll_into_view_if_needed()
+    box = drag.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 7.5 / 12, box["y"] + box["height"] * 4.5 / 6)
+    page.wait_for_function("""() => { const g = document.querySelector('#maps-plot .js-plotly-plot');
+                                      return g && g.layout && g.layout.title.text.includes('layer 4, head 7'); }""",
+                           timeout=TIMEOUT_MS)
+    assert page.get_by_role("tab", name="Attention maps").get_attribute("aria-selected") == "true"
+    settle(page)
+    app.check_clean()
+
+
+def test_state_tab(app):
+    page = app.page
+    click_tab(page, "Recurrent state")
+    page.click("#state-run")
+    wait_drawn(page, "state-step", ".heatmaplayer image")
+    wait_drawn(page, "state-curves", ".scatterlayer .trace")
+    settle(page)
+    app.check_clean()
+    before = signature(page, "state-step")
+    page.locator("#state-kind label", has_text="gla").click()
+    wait_changed(page, "state-step", before)
+    app.check_clean()
+    screenshot(page, "state")
+
+
+def test_complexity_tab_and_presentation_mode(app):
+    page = app.page
+    click_tab(page, "Complexity")
+    page.click("#cx-run")
+    wait_drawn(page, "cx-plot", ".scatterlayer .trace")
+    wait_drawn(page, "cx-claim", ".barlayer")
+    settle(page)
+    app.check_clean()
+    before = signature(page, "cx-plot")
+    page.locator("#presentation label").click()                 # restyles without re-running the sweep
+    wait_changed(page, "cx-plot", before)
+    assert page.evaluate("() => document.body.classList.contains('presentation')")
+    app.check_clean()
+    screenshot(page, "complexity")
+    page.locator("#presentation label").click()
+    # A long sweep stops when cancelled, and says so.
+    page.fill("#cx-nmax input", "65536")
+    page.click("#cx-run")
+    page.wait_for_timeout(2500)
+    page.click("#cx-cancel")
+    page.wait_for_function("() => document.querySelector('#cx-summary').innerText.includes('cancelled')",
+                           timeout=TIMEOUT_MS)
+    settle(page)
+    app.check_clean()
+
+
+def test_url_restores_a_view(browser, app_url):
+    page = browser.new_page(viewport=VIEWPORT)
+    page.set_default_timeout(TIMEOUT_MS)
+    watched = Watched(page)
+    page.goto(app_url + "?tab=state&src=random&preset=local&n=48&d=16&layer=0&head=0&smap=cosFormer&kind=retnet&t=20")
+    wait_drawn(page, "state-step", ".heatmaplayer image")
+    settle(page)
+    text = signature(page, "state-step")
+    assert "t = 20" in text and "RetNet" in text
+    assert page.get_by_role("tab", name="Recurrent state").get_attribute("aria-selected") == "true"
+    watched.check_clean()
+    # A stale or mistyped link opens what it can, not an error.
+    page.goto(app_url + "?tab=maps&maps=nope,elu%2B1&m=abc&layer=99&head=zz&src=bogus")
+    wait_drawn(page, "maps-plot", ".heatmaplayer image")
+    settle(page)
+    assert "layer 5" in signature(page, "maps-plot")
+    watched.check_clean()
+    page.close()

@@ -1,0 +1,178 @@
+"""Figure builders draw the engine's numbers, labelled, without merging duplicate tokens."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer import figures, views
+
+
+@pytest.fixture(scope="module")
+def random_sample():
+    return views.load_sample("random", preset="clustered", n=24, d=16, data_seed=3)
+
+
+@pytest.fixture(scope="module")
+def maps_view(random_sample):
+    return views.maps_view(random_sample, 0, 0, ["softmax", "elu+1", "FAVOR+ (IID)", "identity (q·k)"], False, 32, 1)
+
+
+def heatmaps(fig):
+    return [t for t in fig.data if t.type == "heatmap"]
+
+
+def test_attention_grid_holds_engine_numbers(maps_view):
+    fig = figures.attention_grid(maps_view.tokens, maps_view.maps, maps_view.errors,
+                                 ill_defined=maps_view.ill_defined, title="t")
+    by_name = {t.name: t for t in heatmaps(fig)}
+    for label, z in maps_view.maps.items():
+        trace = by_name[label]
+        np.testing.assert_array_equal(np.asarray(trace.z), z)
+        # hover data: the exact softmax weight and the difference, cell by cell
+        np.testing.assert_array_equal(np.asarray(trace.customdata)[..., 0], maps_view.maps["softmax"])
+        if label != "softmax":
+            np.testing.assert_array_equal(np.asarray(trace.customdata)[..., 1], maps_view.errors[label])
+            np.testing.assert_array_equal(np.asarray(by_name[f"{label} − softmax"].z), maps_view.errors[label])
+    assert "softmax − softmax" not in by_name
+
+
+def test_engine_maps_are_the_attention_maps(random_sample, maps_view):
+    from explorer import attention
+    q, k, _ = random_sample.head(0, 0)
+    np.testing.assert_allclose(maps_view.maps["softmax"], attention.softmax_map(q, k).numpy(), rtol=1e-6, atol=1e-7)
+    assert maps_view.errors["elu+1"] == pytest.approx(maps_view.maps["elu+1"] - maps_view.maps["softmax"])
+
+
+def test_attention_grid_is_labelled(maps_view):
+    fig = figures.attention_grid(maps_view.tokens, maps_view.maps, maps_view.errors)
+    layout = fig.layout
+    assert layout.coloraxis.colorbar.title.text and layout.coloraxis2.colorbar.title.text
+    assert layout.coloraxis2.cmid == 0                              # diverging, centred on zero
+    used_x = {"xaxis" + (t.xaxis or "x")[1:] for t in heatmaps(fig)}
+    used_y = {"yaxis" + (t.yaxis or "y")[1:] for t in heatmaps(fig)}
+    x_titles = {layout[a].title.text for a in used_x}
+    y_titles = {layout[a].title.text for a in used_y}
+    assert x_titles == {"key"} and y_titles == {"query"}
+    assert all(t.hovertemplate and "query" in t.hovertemplate for t in heatmaps(fig))
+
+
+def test_duplicate_tokens_stay_separate_rows():
+    tokens = ["the", "cat", "the", "mat", "the"]
+    z = np.arange(25, dtype=np.float32).reshape(5, 5) / 25
+    fig = figures.attention_grid(tokens, {"softmax": z, "elu+1": z * 0.5}, {"elu+1": -z * 0.5})
+    for t in heatmaps(fig):
+        assert len(set(t.y)) == 5 and len(set(t.x)) == 5
+        assert len(t.z) == 5
+    assert figures.unique_labels(["a", "a", "a (2)"]) != ["a", "a (2)", "a (2)"]
+    assert len(set(figures.unique_labels(["a", "a", "a (2)"]))) == 3
+
+
+def test_large_n_is_block_averaged_and_said_so():
+    sample = views.load_sample("random", preset="gaussian", n=300, d=8)
+    view = views.maps_view(sample, 0, 0, ["softmax", "elu+1"], False, 8, 0, display_max=100)
+    assert view.block == 3 and view.maps["softmax"].shape == (100, 100)
+    full = views.maps_view(sample, 0, 0, ["softmax"], False, 8, 0, display_max=1000).maps["softmax"]
+    np.testing.assert_allclose(view.maps["softmax"][0, 0], full[:3, :3].mean(), rtol=1e-5)
+    assert "3×3" in view.display_note
+    fig = figures.attention_grid(view.tokens, view.maps, view.errors, note=view.display_note)
+    assert "3×3" in fig.layout.title.subtitle.text
+
+
+def test_quality_curves_hold_engine_numbers(random_sample):
+    q = views.quality_view(random_sample, 0, 0, ["FAVOR+ (IID)", "FAVOR+ (orthogonal)"], ms=(4, 16), seeds=3, m=16)
+    fig = figures.quality_curves(q.curves)
+    measured = {t.name: t for t in fig.data if t.name and t.name.endswith("(measured)")}
+    for cur in q.curves:
+        means = [t for t in fig.data if t.name == f"{cur.label} (measured)"]
+        np.testing.assert_allclose(means[0].y, np.nanmean(cur.kernel_mse, axis=1))
+        np.testing.assert_allclose(means[1].y, np.nanmean(cur.map_error, axis=1))
+        assert list(means[0].x) == cur.ms
+    theory = [t for t in fig.data if t.name == "FAVOR+ (IID) (theory, IID)"][0]
+    np.testing.assert_allclose(theory.y, q.curves[0].theory)
+    assert not [t for t in fig.data if t.name == "FAVOR+ (orthogonal) (theory, IID)"]
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+    flops = figures.quality_curves(q.curves, x="flops")
+    assert list([t for t in flops.data if t.name == "FAVOR+ (IID) (measured)"][0].x) == q.curves[0].flops
+    assert "FLOPs" in flops.layout.xaxis.title.text
+    assert len(measured) == 2
+
+
+def test_head_overview_holds_engine_numbers():
+    sample = views.load_sample("random", preset="gaussian", n=16, d=8, heads=1)
+    values = np.arange(12, dtype=float).reshape(3, 4)
+    values[1, 2] = np.nan
+    fig = figures.head_overview(values, ["l0", "l1", "l2"], "Map error (relative)", "elu+1")
+    np.testing.assert_array_equal(fig.data[0].z, values)
+    assert fig.data[0].colorbar.title.text
+    assert fig.layout.xaxis.title.text == "head" and fig.layout.yaxis.title.text == "layer"
+    assert sample.n_heads == 1
+
+
+def test_metric_bars_hold_engine_numbers(maps_view):
+    fig = figures.metric_bars(maps_view.metrics)
+    ent, mono = fig.data[0], fig.data[1]
+    assert list(ent.x) == [r["map"] for r in maps_view.metrics]
+    assert list(ent.y) == [r["entropy_approx"] for r in maps_view.metrics]
+    assert list(mono.y) == [r["monotonicity"] for r in maps_view.metrics]
+
+
+def test_state_figures_hold_engine_numbers(random_sample):
+    sv = views.state_view(random_sample, 0, 0, "elu+1", 16, 0, 0.9, 1.0, t=5, kind="retnet", lags=(0, 2, 8))
+    step = figures.state_step(sv.step["update"], sv.step["state"], sv.step["t"], sv.step["token"], sv.step["kind"])
+    np.testing.assert_array_equal(step.data[0].z, sv.step["update"])
+    np.testing.assert_array_equal(step.data[1].z, sv.step["state"])
+    assert step.layout.coloraxis.colorbar.title.text and step.layout.coloraxis2.colorbar.title.text
+    curves = figures.state_curves(sv.ts, sv.traces, sv.recall, t_marker=5)
+    norms = [t for t in curves.data if t.name == "RetNet γ"][0]
+    np.testing.assert_allclose(norms.y, sv.traces["RetNet γ"]["state_norm"])
+    mem = figures.memory_growth(sv.mem_ts, sv.kv_bytes, sv.state_bytes)
+    np.testing.assert_allclose(mem.data[0].y, np.asarray(sv.kv_bytes) / 1024)
+    assert mem.layout.yaxis.title.text and mem.layout.xaxis.title.text
+
+
+def test_state_step_matches_full_trace(random_sample):
+    """Stepping only up to t gives the state the full run has at t."""
+    from explorer import state
+    sv = views.state_view(random_sample, 0, 0, "cosFormer", 16, 0, 0.9, 1.0, t=7, kind="gla", lags=(0, 2))
+    k, v = random_sample.k[0, 0], random_sample.v[0, 0]
+    fmap, _ = views.make_feature_map("cosFormer", k.shape[-1], 16, 0)
+    decay = state.decay_preset("gla", k.shape[0], fmap.num_features, strength=1.0, seed=0)
+    full = state.state_trace(k, v, fmap, decay, keep_states=True)
+    np.testing.assert_allclose(sv.step["state"], full.states[7].numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_complexity_figure_holds_engine_numbers():
+    rows = [
+        {"method": "sdpa", "n": 128, "time_ms": 1.0, "peak_mem_bytes": 2**20, "skipped": None},
+        {"method": "sdpa", "n": 256, "time_ms": 4.0, "peak_mem_bytes": 4 * 2**20, "skipped": None},
+        {"method": "linear_chunked", "n": 128, "time_ms": 2.0, "peak_mem_bytes": None, "skipped": None},
+        {"method": "linear_chunked", "n": 256, "time_ms": 3.0, "peak_mem_bytes": None, "skipped": None},
+        {"method": "softmax_naive", "n": 256, "time_ms": None, "peak_mem_bytes": None, "skipped": "memory"},
+    ]
+    fig = figures.complexity(rows, {"sdpa": "SDPA", "linear_chunked": "chunked"}, slopes={"sdpa": 2.0},
+                             crossover=200.0, crossover_text="chunked overtakes SDPA at N ~ 200")
+    sdpa = [t for t in fig.data if t.name and t.name.startswith("SDPA")]
+    assert list(sdpa[0].y) == [1.0, 4.0] and "slope 2.00" in sdpa[0].name
+    assert list(sdpa[1].y) == [1.0, 4.0]                    # MiB
+    assert any("N ≈ 200" in (a.text or "") for a in fig.layout.annotations)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.title.text
+
+
+def test_flop_claim_is_the_cost_model():
+    from explorer import cost
+    c = cost.flop_counts(100_000, 128)
+    fig = figures.flop_claim(100_000, 128, c["quadratic_flops"], c["linear_flops"])
+    assert list(fig.data[0].y) == [c["quadratic_flops"], c["linear_flops"]]
+    assert "775×" in fig.layout.title.text
+
+
+def test_presentation_style_is_larger_and_colour_blind_safe(maps_view):
+    small = figures.metric_bars(maps_view.metrics, style=False)
+    big = figures.metric_bars(maps_view.metrics, style=True)
+    assert big.layout.font.size >= 1.5 * small.layout.font.size
+    assert figures.Style(True).palette == figures.OKABE_ITO
+    grid = figures.attention_grid(maps_view.tokens, maps_view.maps, maps_view.errors, style=True)
+    assert grid.layout.coloraxis.colorscale[0][1] != figures.attention_grid(
+        maps_view.tokens, maps_view.maps, maps_view.errors).layout.coloraxis.colorscale[0][1]

@@ -1,0 +1,152 @@
+"""explorer.views: what each tab shows, assembled from the engine (no gradio here)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from explorer import attention, feature_maps, views
+
+
+def test_map_catalogue_follows_the_registry():
+    labels = views.map_choices()
+    assert labels[0] == "softmax"
+    assert {"FAVOR+ (IID)", "FAVOR+ (orthogonal)", "elu+1", "Taylor-2", "cosFormer"} <= set(labels)
+    names = {spec.name for spec in views.map_specs().values()}
+    assert names == set(feature_maps.names())           # a newly registered map shows up by itself
+    assert views.default_maps() == list(views.DEFAULT_MAPS)
+
+
+def test_fixed_size_maps_do_not_get_m():
+    fmap, notes = views.make_feature_map("Taylor-2", 8, 64, 0)
+    assert fmap.num_features == 1 + 8 + 36 and not notes
+    fmap, notes = views.make_feature_map("trig RFF (IID)", 8, 33, 0)
+    assert fmap.num_features == 34 and notes                 # rounded to an even count, and said so
+    assert views.make_feature_map("FAVOR+ (orthogonal)", 8, 24, 0)[0].orthogonal
+    assert not views.make_feature_map("FAVOR+ (IID)", 8, 24, 0)[0].orthogonal
+
+
+def test_maps_view_mean_over_heads():
+    sample = views.load_sample("random", preset="gaussian", n=12, d=8, heads=3)
+    view = views.maps_view(sample, 0, "mean", ["softmax", "elu+1"], False, 8, 0)
+    q, k = sample.q[0], sample.k[0]
+    np.testing.assert_allclose(view.maps["softmax"], attention.softmax_map(q, k).mean(0).numpy(), rtol=1e-5, atol=1e-7)
+    assert view.params["head"] == "mean"
+
+
+def test_maps_view_reports_ill_defined_rows_and_bad_maps():
+    sample = views.load_sample("random", preset="gaussian", n=32, d=8)
+    view = views.maps_view(sample, 0, 0, ["softmax", "identity (q·k)", "no such map"], False, 8, 0)
+    assert "identity (q·k)" in view.maps
+    assert any("no such map" in n for n in view.notices)
+    rows = {r["map"]: r for r in view.metrics}
+    assert rows["identity (q·k)"]["ill_defined_rows"] == view.ill_defined["identity (q·k)"]
+
+
+def test_text_sample_matches_model_attention():
+    sample = views.load_sample("text", text="The cat sat on the mat because the cat was tired.")
+    view = views.maps_view(sample, 1, 4, ["softmax", "elu+1"], False, 8, 0)
+    assert view.model_check is not None and view.model_check < 1e-4
+    assert len(view.tokens) == len(set(view.tokens)) == sample.n_tokens
+
+
+def test_load_sample_errors_are_clear():
+    with pytest.raises(ValueError, match="empty"):
+        views.load_sample("text", text="  ")
+    with pytest.raises(ValueError, match="no file"):
+        views.load_sample("file", path=None)
+    with pytest.raises(ValueError, match="whole number"):
+        views.load_sample("random", n="many")
+
+
+def test_theory_matches_measurement_for_iid_features():
+    """The IID variance formulas, checked by Monte Carlo where the tails are tame."""
+    gen = torch.Generator().manual_seed(0)
+    q = 0.3 * torch.randn(6, 8, generator=gen)
+    k = 0.3 * torch.randn(6, 8, generator=gen)
+    for label, name in (("FAVOR+ (IID)", "favor_plus"), ("trig RFF (IID)", "trig_rff")):
+        measured = np.mean([views.kernel_estimate_mse(q, k, views.make_feature_map(label, 8, 16, s)[0])
+                            for s in range(400)])
+        theory = views.theory_relative_mse(q, k, name, 16)
+        assert measured == pytest.approx(theory, rel=0.2), label
+    assert views.theory_relative_mse(q, k, "elu1", 16) is None
+
+
+def test_quality_view_shapes_and_guard():
+    sample = views.load_sample("random", preset="gaussian", n=16, d=8)
+    qv = views.quality_view(sample, 0, 0, None, ms=(4, 8), seeds=10, m=8)
+    assert {c.label for c in qv.curves} == set(views.random_map_labels())
+    assert all(c.kernel_mse.shape == (2, 10) for c in qv.curves)
+    assert [r["map"] for r in qv.shape_rows][0] == "softmax"
+    with pytest.raises(ValueError, match="random-feature"):
+        views.quality_view(sample, 0, 0, ["elu+1"], seeds=10)
+    big = views.load_sample("random", preset="gaussian", n=4096, d=8)
+    with pytest.raises(ValueError, match="too much work"):
+        views.quality_view(big, 0, 0, None, seeds=50)
+
+
+def test_head_overview_every_head():
+    sample = views.load_sample("random", preset="gaussian", n=16, d=8, heads=4)
+    ov = views.head_overview(sample, "elu+1", "kl_mean")
+    assert ov.values.shape == (1, 4) and np.isfinite(ov.values).all()
+    with pytest.raises(ValueError, match="metric"):
+        views.head_overview(sample, "elu+1", "nope")
+
+
+def test_state_view_memory_and_kinds():
+    sample = views.load_sample("random", preset="local", n=20, d=8)
+    sv = views.state_view(sample, 0, 0, "elu+1", 8, 0, 0.9, 2.0, t=3, kind="gla", lags=(0, 4))
+    assert set(sv.traces) == {"no decay", "RetNet γ", "GLA gates"}
+    assert sv.kv_bytes[19] == 20 * 16 * 4 and sv.state_bytes == (8 * 8 + 8) * 4 and len(sv.mem_ts) == 2048
+    # Without decay the state only grows; with RetNet's gamma it stays smaller.
+    none, retnet = sv.traces["no decay"]["normaliser_norm"], sv.traces["RetNet γ"]["normaliser_norm"]
+    assert np.all(np.diff(none) > 0) and retnet[-1] < none[-1]
+    with pytest.raises(ValueError, match="softmax"):
+        views.state_view(sample, 0, 0, "softmax")
+
+
+def test_sweep_guards():
+    assert views.sweep_lengths(256, 4096, 5) == [256, 512, 1024, 2048, 4096]
+    with pytest.raises(ValueError, match="at most"):
+        views.sweep_lengths(256, views.N_CAP * 2, 3)
+    with pytest.raises(ValueError, match="memory"):
+        views.plan_sweep([131072], 64, 64, ["softmax_naive"], 1 << 30)
+    notes = views.plan_sweep([1024, 131072], 64, 64, ["softmax_naive", "linear_chunked"], 1 << 30)
+    assert len(notes) == 1 and "131,072" in notes[0]
+
+
+def test_complexity_view_small():
+    cv = views.complexity_view(64, 128, 2, 16, None, True, "elu1", ["sdpa", "linear_parallel", "linear_chunked"],
+                               repeats=1)
+    assert {r["method"] for r in cv.rows} == {"sdpa", "linear_parallel", "linear_chunked"}
+    assert cv.claim["ratio"] == pytest.approx(775.19, rel=1e-3)
+    assert cv.claim["measured"]["n"] == 128
+    assert set(cv.theory) == {"sdpa", "linear_parallel", "linear_chunked"}
+    assert math.isfinite(cv.slopes["sdpa"])
+
+
+def test_per_map_cache_gives_the_same_view():
+    sample = views.load_sample("random", preset="clustered", n=40, d=8, data_seed=11)
+    first = views.maps_view(sample, 0, 0, ["softmax", "elu+1"], False, 8, 0)
+    more = views.maps_view(sample, 0, 0, ["softmax", "elu+1", "FAVOR+ (IID)"], False, 8, 0)  # elu+1 from cache
+    views.clear_caches()
+    cold = views.maps_view(sample, 0, 0, ["softmax", "elu+1", "FAVOR+ (IID)"], False, 8, 0)
+    assert more.metrics == cold.metrics and first.metrics == cold.metrics[:2]
+    for label in cold.maps:
+        np.testing.assert_array_equal(more.maps[label], cold.maps[label])
+    other_seed = views.maps_view(sample, 0, 0, ["softmax", "FAVOR+ (IID)"], False, 8, 1)   # m, seed are keys
+    assert other_seed.metrics[1] != cold.metrics[2]
+
+
+def test_size_guards():
+    big = views.load_sample("random", preset="gaussian", n=4096, d=32)
+    with pytest.raises(ValueError, match="cap"):
+        views.maps_view(big, 0, 0, ["softmax"], False, 8, 0)
+    with pytest.raises(ValueError, match="cap"):
+        views.state_view(big, 0, 0, "Taylor-2")
+    many = views.load_sample("random", preset="gaussian", n=1024, d=8, heads=32)
+    with pytest.raises(ValueError, match="cap"):
+        views.head_overview(many, "elu+1", "map_rel_error")
