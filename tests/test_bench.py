@@ -218,25 +218,40 @@ def test_peak_memory_sees_an_allocation():
     assert 7 * 2**20 <= small < 40 * 2**20
 
 
+FRAGMENTING = """
+import json, torch
+from explorer import bench
+mib = 2**18                                           # float32 elements in 1 MiB
+
+def fragmenting():
+    # Live peak 10 MiB (4 + 4, then 4 + 6). Served from a heap, the freed 4 MiB hole
+    # stays resident while the 6 MiB buffer is placed after it: RSS would grow 14 MiB.
+    a, b = torch.ones(4 * mib), torch.ones(4 * mib)
+    del a
+    return b, torch.ones(6 * mib)
+
+bench.measure_peak_bytes(lambda: None)               # leaves glibc's threshold high
+leftovers = [torch.ones(4 * mib) for _ in range(6)]
+pin = torch.ones(mib)          # keeps the freed 24 MiB below it as a free chunk of this heap
+del leftovers
+print(json.dumps([bench.measure_peak_bytes(fragmenting)[1] for _ in range(3)]))
+"""
+
+
 @needs_proc
 def test_peak_memory_follows_live_buffers_not_heap_leftovers():
-    mib = 2**18                                           # float32 elements in 1 MiB
+    # In a fresh process: the heap state this test builds must not be disturbed by
+    # whatever the rest of the test session allocated before.
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
 
-    def fragmenting():
-        # Live peak 10 MiB (4 + 4, then 4 + 6). Served from a heap, the freed 4 MiB hole
-        # stays resident while the 6 MiB buffer is placed after it: RSS would grow 14 MiB.
-        a, b = torch.ones(4 * mib), torch.ones(4 * mib)
-        del a
-        return b, torch.ones(6 * mib)
-
-    bench.measure_peak_bytes(lambda: None)               # leaves glibc's threshold high
-    leftovers = [torch.ones(4 * mib) for _ in range(6)]
-    pin = torch.ones(mib)          # keeps the freed 24 MiB below it as a free chunk of this heap
-    del leftovers
-    for _ in range(3):
-        _, peak = bench.measure_peak_bytes(fragmenting)
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", FRAGMENTING], cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    for peak in json.loads(out.stdout.strip().splitlines()[-1]):
         assert 9.5 * 2**20 <= peak < 12 * 2**20
-    del pin
 
 
 def test_targets_report_pass_and_miss():
