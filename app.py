@@ -4,9 +4,10 @@
     python app.py --host 0.0.0.0 --port 8080
     GRADIO_SERVER_NAME=0.0.0.0 GRADIO_SERVER_PORT=8080 python app.py
 
-Runs offline: analytics and hub look-ups are switched off before gradio is imported, the
-theme uses system fonts, and the embedded model is loaded on the first text request,
-not at start-up (the server is up in a few seconds).
+Runs offline: analytics and hub look-ups are switched off before gradio is imported, and
+the theme uses system fonts. The embedded model is loaded once the server is already
+answering (importing transformers alone takes seconds), so start-up stays short and the
+first text request usually finds the model ready.
 """
 
 import argparse
@@ -33,7 +34,11 @@ def main(argv=None):
     # Every event has its own concurrency limit; the queue bounds what waits behind them.
     demo.queue(max_size=64, default_concurrency_limit=2)
     demo.launch(server_name=args.host, server_port=args.port, max_threads=args.max_threads,
-                footer_links=["api"], **launch_kwargs())
+                footer_links=["api"], prevent_thread_lock=True, **launch_kwargs())
+    from explorer.sources.text import preload
+
+    preload()            # a request arriving meanwhile waits for it behind the loader's lock
+    demo.block_thread()
 
 
 if __name__ == "__main__":

@@ -39,8 +39,12 @@ def softmax_map(q, k, causal: bool = False) -> torch.Tensor:
     """Exact softmax attention weights, (..., N, N); future keys get weight 0 when causal."""
     s = logits(q, k)
     if causal:
-        s = s.masked_fill(~causal_mask(s.shape[-1], s.device), float("-inf"))
-    return torch.softmax(s, dim=-1)
+        future = torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).triu_(1)
+        s.masked_fill_(future, float("-inf"))
+    # In place on the one N x N buffer: at long N the map is the memory, and a second and
+    # third copy (mask, softmax output) would cost more than the arithmetic.
+    s.sub_(s.amax(-1, keepdim=True)).exp_()
+    return s.div_(s.sum(-1, keepdim=True))
 
 
 def kernel_weights(q, k, feature_map, causal: bool = False, log_decay=None) -> torch.Tensor:

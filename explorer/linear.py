@@ -78,11 +78,9 @@ def parallel(fq, fk, v, causal: bool, decay=None) -> torch.Tensor:
     if causal:
         w = weights_from_features(fq, fk, True, decay)
         return (w @ v) / w.sum(-1, keepdim=True)
-    # [V | 1]: the last column of phi(K)^T [V | 1] is z = sum phi(k), so one product gives
-    # both phi(Q) phi(K)^T V and the normaliser phi(Q) z.
-    v1 = torch.cat([v, torch.ones_like(v[..., :1])], dim=-1)
-    out = fq @ (fk.transpose(-1, -2) @ v1)          # phi(K)^T [V | 1] is (..., m, d_v + 1)
-    return out[..., :-1] / out[..., -1:]
+    kv = fk.transpose(-1, -2) @ v                   # (..., m, d_v): independent of N
+    z = fk.sum(-2)                                  # (..., m)
+    return (fq @ kv).div_(fq @ z.unsqueeze(-1))
 
 
 def recurrent(fq, fk, v, decay, causal: bool = True) -> torch.Tensor:

@@ -3,24 +3,16 @@
     from explorer.ui import build_app, launch_kwargs
     build_app().launch(**launch_kwargs())
 
-Endpoints (gradio_client): /maps, /quality, /state, /complexity. The page's address
+Endpoints (gradio_client): /maps, /quality, /state, /complexity, /learn, /hybrid. The page's address
 always holds the current view as query parameters (?tab=maps&text=...), and opening such
 an address restores it: a lecturer can put the link on a slide.
 """
 
 from __future__ import annotations
 
-import logging
-
 import gradio as gr
 
-from . import common, complexity_tab, maps_tab, quality_tab, source as source_panel, state_tab
-
-try:  # built by another issue; a tab that cannot import must not take the app down
-    from . import learn_tab
-except Exception:  # pragma: no cover - depends on what is installed
-    logging.getLogger("explorer.ui").exception("the learned-maps tab is not available")
-    learn_tab = None
+from . import common, complexity_tab, learn_tab, maps_tab, quality_tab, source as source_panel, state_tab
 
 TAB_IDS = ("maps", "quality", "state", "complexity", "learn")
 
@@ -48,9 +40,8 @@ def build_app() -> gr.Blocks:
                 state = state_tab.build(panel, presentation)
             with gr.Tab("Complexity", id="complexity", elem_id="tab-complexity"):
                 cx = complexity_tab.build(presentation)
-            if learn_tab is not None:
-                with gr.Tab("Learned maps & hybrids", id="learn", elem_id="tab-learn"):
-                    learn_tab.build(presentation)
+            with gr.Tab("Learned maps & hybrids", id="learn", elem_id="tab-learn"):
+                learn_tab.build(presentation)
 
         _wire_presentation(presentation, maps, quality, state, cx)
         _wire_open_head(panel, maps, quality, tabs, presentation)
