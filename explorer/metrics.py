@@ -193,11 +193,13 @@ def average_ranks(x, allowed=None) -> torch.Tensor:
     return ranks.scatter_(-1, order, (first + last).double() / 2.0 + 1.0)
 
 
-def row_spearman(x, y, allowed=None):
+def row_spearman(x, y, allowed=None, x_ranks=None):
     """Spearman's rank correlation between rows of x and y (Pearson on average ranks).
 
     Undefined for rows with fewer than two allowed entries, non-finite allowed values, or
     a constant x or y (zero rank variance): those rows are skipped, not given a value.
+    ``x_ranks`` may hold ``average_ranks(x, allowed)`` already computed: the logits of a
+    head are ranked once, however many maps are compared with them.
     """
     x, y = as_float_tensor(x, "x"), as_float_tensor(y, "y")
     allowed = _allowed(x, allowed)
@@ -213,11 +215,11 @@ def row_spearman(x, y, allowed=None):
     w = allowed.double()
     n = count.clamp(min=1).double().unsqueeze(-1)
 
-    def centred(t):
-        r = average_ranks(t, allowed) * w
+    def centred(t, ranks=None):
+        r = (average_ranks(t, allowed) if ranks is None else ranks) * w
         return (r - r.sum(-1, keepdim=True) / n) * w
 
-    rx, ry = centred(x), centred(y)
+    rx, ry = centred(x, x_ranks), centred(y)
     denom = ((rx * rx).sum(-1) * (ry * ry).sum(-1)).sqrt()
     rho = ((rx * ry).sum(-1) / torch.where(defined, denom, torch.ones_like(denom))).clamp(-1.0, 1.0)
     return torch.where(defined, rho, torch.full_like(rho, math.nan)), defined
@@ -285,7 +287,7 @@ def _check_map(x, name: str) -> torch.Tensor:
 
 
 def compare(reference_map, approx_map, v=None, logits=None, *, ill_defined=None, feature_dim=None,
-            causal=None, chunk_size=None, head_dim=None) -> dict:
+            causal=None, chunk_size=None, head_dim=None, logit_ranks=None) -> dict:
     """Every quality number for ``approx_map`` against ``reference_map`` (both (..., N, N)).
 
     v:           values (..., N, d_v) with the maps' leading dimensions, for the output error.
@@ -295,6 +297,7 @@ def compare(reference_map, approx_map, v=None, logits=None, *, ill_defined=None,
                  added to them. Ill-defined rows are left out of KL, entropy and
                  monotonicity; their finite weights still count in the errors (that is
                  how badly the map does there), non-finite rows cannot.
+    logit_ranks: ``average_ranks(logits, allowed)`` when the caller already has it.
     causal:      None reads it from the maps (zero above the diagonal in both).
     feature_dim, head_dim, chunk_size: for the FLOP counts (per head), which are None when
                  feature_dim is None; head_dim defaults to d_v, and without either the
@@ -377,7 +380,7 @@ def compare(reference_map, approx_map, v=None, logits=None, *, ill_defined=None,
             raise ValueError(f"logits: shape {tuple(s.shape)} does not match reference_map's {tuple(ref.shape)}")
         if not bool(_finite_rows(s, allowed).all()):
             raise ValueError("logits: contains NaN or infinite values at allowed positions")
-        rho, rho_ok = row_spearman(s, approx, allowed)
+        rho, rho_ok = row_spearman(s, approx, allowed, x_ranks=logit_ranks)
         rho_ok = rho_ok & ~bad
         out["monotonicity"] = _mean_or_none(rho, rho_ok)
         out["monotonicity_rows_defined"] = int(rho_ok.sum())

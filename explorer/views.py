@@ -320,7 +320,7 @@ class _LazyReference:
 
     def __init__(self, q, k, causal):
         self.q, self.k, self.causal = q, k, causal
-        self._ref = self._s = None
+        self._ref = self._s = self._ranks = None
 
     def reference(self):
         if self._ref is None:
@@ -335,16 +335,24 @@ class _LazyReference:
             self._s = s
         return self._s
 
+    def logit_ranks(self):
+        """Row ranks of the logits, shared by every map's monotonicity score."""
+        if self._ranks is None:
+            from . import metrics
+            allowed = attention.causal_mask(self.q.shape[-2]) if self.causal else None
+            self._ranks = metrics.average_ranks(self.logits(), allowed)
+        return self._ranks
+
 
 def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block):
     """(display array, metric row, ill-defined row count, notices) of one map at full resolution."""
     reference = lazy.reference()
     if label == REFERENCE:
-        row = _compare(reference, reference, v, lazy.logits(), None, None, causal, d)
+        row = _compare(reference, reference, v, lazy.logits(), None, None, causal, d, lazy.logit_ranks())
         return _display(reference, block), row, 0, []
     fmap, extra = make_feature_map(label, d, m, seed)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
-    row = _compare(reference, approx, v, lazy.logits(), ill, fmap.num_features, causal, d)
+    row = _compare(reference, approx, v, lazy.logits(), ill, fmap.num_features, causal, d, lazy.logit_ranks())
     return _display(approx, block), row, int(ill.sum()), extra
 
 
@@ -381,10 +389,10 @@ def clear_caches():
         _sample_cache.clear()
 
 
-def _compare(reference, approx, v, s, ill, feature_dim, causal, head_dim) -> dict:
+def _compare(reference, approx, v, s, ill, feature_dim, causal, head_dim, logit_ranks=None) -> dict:
     from . import metrics
     return metrics.compare(reference, approx, v=v, logits=s, ill_defined=ill, feature_dim=feature_dim,
-                           causal=causal, head_dim=head_dim)
+                           causal=causal, head_dim=head_dim, logit_ranks=logit_ranks)
 
 
 def _display(t: torch.Tensor, block: int) -> np.ndarray:

@@ -293,3 +293,16 @@ def test_validation_names_the_argument(kwargs, name):
     ref, approx = args.pop("reference_map"), args.pop("approx_map")
     with pytest.raises(ValueError, match=name):
         metrics.compare(ref, approx, **args)
+
+
+def test_precomputed_logit_ranks_give_the_same_monotonicity():
+    from explorer import attention, feature_maps
+    q, k = torch.randn(2, 40, 8), torch.randn(2, 40, 8)
+    for causal in (False, True):
+        ref = attention.softmax_map(q, k, causal)
+        approx = attention.kernel_map(q, k, feature_maps.create("elu1", 8), causal)
+        s = attention.logits(q, k)
+        allowed = attention.causal_mask(40) if causal else None
+        plain = metrics.compare(ref, approx, logits=s, causal=causal)
+        ranked = metrics.compare(ref, approx, logits=s, causal=causal, logit_ranks=metrics.average_ranks(s, allowed))
+        assert plain["monotonicity"] == ranked["monotonicity"]
