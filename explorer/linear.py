@@ -30,8 +30,9 @@ from .decay import is_feature_dependent, prepare_log_decay
 METHODS = ("parallel", "chunked", "recurrent")
 
 # Upper bound on the elements of the largest temporary in one block of the chunked form.
-# 2^20 float32 elements = 4 MiB, so a long sequence runs in bounded extra memory.
-BLOCK_ELEMENTS = 1 << 20
+# 2^18 float32 elements = 1 MiB: a long sequence runs in bounded extra memory, and the
+# block's temporaries stay in cache (measured: 20 ms at N = 16K against 33 ms with 4 MiB).
+BLOCK_ELEMENTS = 1 << 18
 
 
 def linear_attention(q, k, v, feature_map, causal: bool = False, method: str = "chunked",
