@@ -63,7 +63,7 @@ def heldout_comparison(quality: dict, rows: list, softmax_entropy: float, title:
                               row=1, col=col)
         fig.update_yaxes(title_text=label, row=1, col=col)
     fig.add_hline(y=softmax_entropy, line=dict(color="#444", width=max(1.5, style.line / 2), dash="dash"),
-                  row=1, col=2, annotation_text=f"softmax {softmax_entropy:.2f}", annotation_position="top left")
+                  row=1, col=2, annotation_text=f"softmax {softmax_entropy:.2f}", annotation_position="bottom left")
     fig.update_yaxes(rangemode="tozero", row=1, col=1)
     fig.update_yaxes(range=[-1.05, 1.05], row=1, col=3)
     fig.update_xaxes(title_text="feature map", tickangle=0)
@@ -143,7 +143,9 @@ def hybrid_drift(drift, linear_layers, map_label: str = "", title: str = "", sty
                                  textfont=dict(size=style.tick_font),
                                  hovertemplate="layer %{x}<br>drift %{y:.4f}<extra>" + kind + "</extra>"))
     fig.update_xaxes(title_text="layer", tickmode="array", tickvals=list(range(len(drift))))
-    fig.update_yaxes(title_text="attention drift<br>(mean row total variation, 0–1)", rangemode="tozero")
+    # Headroom above the tallest bar, so its value label (drawn outside the bar) is not cut.
+    fig.update_yaxes(title_text="attention drift<br>(mean row total variation, 0–1)",
+                     range=[0, 1.2 * max(max(drift, default=0.0), 0.05)])
     fig.update_layout(legend=dict(title=dict(text="attention in this layer"), orientation="h", y=1.02, x=1,
                                   xanchor="right", yanchor="bottom"))
     fig = _finish(fig, style, title or "Attention drift per layer against the original model",

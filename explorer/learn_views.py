@@ -15,9 +15,7 @@ for every head) does not train again.
 
 from __future__ import annotations
 
-import copy
 import queue
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -172,10 +170,12 @@ class Stopped(Exception):
 
 
 def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: int = 0, train_count=None,
-               heldout_count=None, all_heads: bool = False, progress=None, should_stop=None) -> LearnResult:
+               heldout_count=None, all_heads: bool = False, progress=None, should_stop=None,
+               on_loss=None) -> LearnResult:
     """Train Hedgehog on one head (or all heads jointly) and compare it on held-out texts.
 
-    ``progress(fraction, message)`` reports; ``should_stop()`` aborts (raises ``Stopped``).
+    ``progress(fraction, message)`` reports; ``on_loss(step, loss)`` feeds a live curve;
+    ``should_stop()`` aborts (raises ``Stopped``).
     The same settings return the cached result at once.
     """
     layer, head = (None, None) if all_heads else _check_head(layer, head)
@@ -202,7 +202,8 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
         report(fraction, message)
 
     exp = learned.hedgehog_experiment(train, heldout, layer=layer, head=head, num_features=num_features,
-                                      steps=steps, lr=LR, seed=seed, source=cached_sample, progress=relay)
+                                      steps=steps, lr=LR, seed=seed, source=cached_sample, progress=relay,
+                                      on_loss=on_loss)
     per_head, rows, softmax_entropy, ratio = _summarise(exp.quality, num_features, seed, model_shape()[2])
     result = LearnResult(layer, head, num_features, steps, seed, list(exp.run.losses), exp.run.seconds,
                          exp.train_count, exp.heldout_count, per_head, rows, softmax_entropy, ratio,
@@ -225,11 +226,6 @@ class LiveTraining:
     total_steps: int
 
 
-# hedgehog_experiment reports the training loss only inside its progress message
-# ("training: loss 1.234"); the live curve reads it from there. The final curve is the
-# exact per-step list of the finished run.
-_LOSS_RE = re.compile(r"loss ([-+0-9.eE]+|nan|inf)")
-TRAIN_SPAN = (0.05, 0.85)    # where training sits in hedgehog_experiment's progress fractions
 
 
 def learn_stream(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: int = 0, train_count=None,
@@ -247,10 +243,13 @@ def learn_stream(layer=0, head=0, num_features: int = 64, steps: int = 300, seed
     def progress(fraction, message):
         events.put(("progress", fraction, message))
 
+    def on_loss(step, loss):
+        events.put(("loss", step, loss))
+
     def work():
         try:
             stopping = lambda: stop.is_set() or (should_stop is not None and should_stop())
-            events.put(("done", learn_view(progress=progress, should_stop=stopping, **kwargs)))
+            events.put(("done", learn_view(progress=progress, should_stop=stopping, on_loss=on_loss, **kwargs)))
         except BaseException as exc:  # handed to the consumer, which re-raises it
             events.put(("error", exc))
 
@@ -268,14 +267,13 @@ def learn_stream(layer=0, head=0, num_features: int = 64, steps: int = 300, seed
                 return
             if event is not None and event[0] == "error":
                 raise event[1]
-            if event is not None:
-                _, fraction, message = event
-                live.fraction, live.message, changed = fraction, message, True
-                found = _LOSS_RE.search(message)
-                if found and message.startswith("training"):
-                    start, span = TRAIN_SPAN
-                    live.steps.append(max(1, round((fraction - start) / span * steps)))
-                    live.losses.append(float(found.group(1)))
+            if event is not None and event[0] == "loss":
+                live.steps.append(event[1])
+                live.losses.append(event[2])
+                changed = True
+            elif event is not None:
+                _, live.fraction, live.message = event
+                changed = True
             # At most one snapshot per poll_s, and only when something new arrived.
             if changed and time.monotonic() - last_yield >= poll_s:
                 last_yield, changed = time.monotonic(), False
@@ -306,10 +304,7 @@ def evaluate_map(fmap: learned.Hedgehog, layer=0, head=0, heldout_count=None, or
     report(0.1, "reading the held-out texts through the model")
     samples = [cached_sample(t) for t in heldout]
     if layer is not None:
-        samples = [replace(s, q=s.q[layer:layer + 1, head:head + 1], k=s.k[layer:layer + 1, head:head + 1],
-                           v=s.v[layer:layer + 1, head:head + 1],
-                           model_attentions=s.model_attentions[layer:layer + 1, head:head + 1],
-                           layer_names=s.layer_names[layer:layer + 1]) for s in samples]
+        samples = [learned.head_block(s, layer, head) for s in samples]
     report(0.5, "measuring on held-out texts")
     maps = {"hedgehog": fmap, **learned.baseline_maps(head_dim, fmap.num_features, 0)}
     quality = learned.heldout_quality(samples, maps)
@@ -365,23 +360,16 @@ class HybridResult:
     seconds: float
 
 
-# The hooks hybrid.linear_layers installs change the model for every caller while they are
-# in place, and they are installed outside the model's lock. Hybrids therefore run on a
-# private copy of the model, one experiment at a time, so other tabs never see a linear layer.
+# hybrid.linear_layers changes the model only for the thread that installed its hooks, so
+# hybrids run on the shared model while other tabs keep reading it. One experiment at a
+# time: each is a few hundred forward passes on a 2-core machine.
 _hybrid_lock = threading.Lock()
-_private_model = None
 _references: dict = {}
 
 
 def _hybrid_model():
-    global _private_model
-    if _private_model is None:
-        from .sources.text import get_model
-        shared = get_model()
-        with shared.lock:
-            net = copy.deepcopy(shared.model)
-        _private_model = replace(shared, model=net, lock=threading.Lock())
-    return _private_model
+    from .sources.text import get_model
+    return get_model()
 
 
 def _map_for_layer(map_name: str, trained_map, num_features: int, seed: int, n_layers: int, n_heads: int,

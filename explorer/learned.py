@@ -236,6 +236,16 @@ def heldout_quality(samples, maps: dict) -> dict:
     return {name: {key: tot / cnt for key, (tot, cnt) in per.items()} for name, per in sums.items()}
 
 
+def head_block(sample, layer=None, head=None):
+    """The sample restricted to one layer and/or head, kept as a 1 x 1 block so that every
+    tensor stays (layers, heads, N, d); None keeps every layer (or head)."""
+    rows = slice(None) if layer is None else slice(layer, layer + 1)
+    cols = slice(None) if head is None else slice(head, head + 1)
+    return replace(sample, q=sample.q[rows, cols], k=sample.k[rows, cols], v=sample.v[rows, cols],
+                   model_attentions=sample.model_attentions[rows, cols],
+                   layer_names=sample.layer_names[rows] if sample.layer_names else [])
+
+
 @dataclass
 class Experiment:
     """Hedgehog trained on some texts and judged, beside fixed maps, on others."""
@@ -260,11 +270,13 @@ def baseline_maps(head_dim: int, num_features: int, seed: int = 0) -> dict:
 
 def hedgehog_experiment(train_texts, heldout_texts, *, layer=None, head=None, num_features: int = 64,
                         steps: int = 300, lr: float = 0.05, seed: int = 0, source=None, model=None,
-                        progress=None) -> Experiment:
+                        progress=None, on_loss=None) -> Experiment:
     """Train Hedgehog on ``train_texts`` for one head (layer and head given) or all heads,
     then measure it and the baselines on ``heldout_texts`` only.
 
     ``source`` turns a text into a Sample (default ``explorer.sources.from_text``).
+    ``progress(fraction, message)`` narrates; ``on_loss(step, loss)`` receives the training
+    loss as it is reported (about 50 times), for a live curve.
     """
     check_disjoint(train_texts, heldout_texts)
     if not train_texts or not heldout_texts:
@@ -277,19 +289,15 @@ def hedgehog_experiment(train_texts, heldout_texts, *, layer=None, head=None, nu
     train = [source(t) for t in train_texts]
     heldout = [source(t) for t in heldout_texts]
 
-    # One head is kept as a 1 x 1 block so every sample stays (layers, heads, N, d).
-    rows = slice(None) if layer is None else slice(layer, layer + 1)
-    cols = slice(None) if head is None else slice(head, head + 1)
-
-    def pick(sample):
-        return replace(sample, q=sample.q[rows, cols], k=sample.k[rows, cols], v=sample.v[rows, cols],
-                       model_attentions=sample.model_attentions[rows, cols],
-                       layer_names=sample.layer_names[rows] if sample.layer_names else [])
-
-    train, heldout = [pick(s) for s in train], [pick(s) for s in heldout]
+    train = [head_block(x, layer, head) for x in train]
+    heldout = [head_block(x, layer, head) for x in heldout]
     batch = PaddedBatch.from_samples(train)
-    run = train_hedgehog(batch, num_features, steps=steps, lr=lr, seed=seed,
-                         progress=lambda f, loss: report(0.05 + 0.85 * f, f"training: loss {loss:.3f}"))
+    def training_progress(fraction, loss):
+        if on_loss is not None:
+            on_loss(max(1, round(fraction * steps)), loss)
+        report(0.05 + 0.85 * fraction, f"training: loss {loss:.3f}")
+
+    run = train_hedgehog(batch, num_features, steps=steps, lr=lr, seed=seed, progress=training_progress)
     report(0.9, "measuring on held-out texts")
     maps = {"hedgehog": run.feature_map, **baseline_maps(batch.q.shape[-1], run.feature_map.num_features, seed)}
     quality = heldout_quality(heldout, maps)

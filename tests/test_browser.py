@@ -218,6 +218,54 @@ def test_complexity_tab_and_presentation_mode(app):
     app.check_clean()
 
 
+def test_learn_tab(app):
+    page = app.page
+    click_tab(page, "Learned maps & hybrids")
+    # A quick training: one head (the default, layer 2 head 3), 40 steps, 8 + 4 texts.
+    page.fill("#learn-steps input[type=number]", "40")
+    page.get_by_role("button", name="Texts").click()            # the accordion with the text counts
+    page.get_by_label("number input for Training texts (train.txt)").fill("8")
+    page.get_by_label("number input for Held-out texts (heldout.txt)").fill("4")
+    page.click("#learn-train")
+    # The first run reads the texts through the model; the summary says when training has finished.
+    page.wait_for_function("() => document.querySelector('#learn-summary').innerText.includes('Closest to softmax')",
+                           timeout=TIMEOUT_MS)
+    wait_drawn(page, "learn-loss", ".scatterlayer .trace")
+    wait_drawn(page, "learn-comparison", ".barlayer")
+    page.wait_for_selector("#learn-table table", timeout=TIMEOUT_MS)
+    settle(page)
+    summary = page.inner_text("#learn-summary")
+    assert "40 steps" in summary and "8 training texts" in summary and "4 held-out texts" in summary, summary
+    table = page.inner_text("#learn-table")
+    for row in ("Hedgehog", "elu+1", "softmax (reference)"):
+        assert row in table, table
+    assert "Training loss" in signature(page, "learn-loss")
+    app.check_clean()
+    # The hybrid: elu+1 (the default map) in one chosen layer, on the same 4 held-out texts.
+    page.locator("#hybrid-mode label", has_text="chosen layers").click()
+    page.locator("#hybrid-layers label", has_text="3").click()   # default [2, 3]: keep layer 2 only
+    page.click("#hybrid-run")
+    page.wait_for_function("() => document.querySelector('#hybrid-summary').innerText.includes('mean embedding cosine')",
+                           timeout=TIMEOUT_MS)
+    wait_drawn(page, "hybrid-cosine", ".scatterlayer .trace")
+    wait_drawn(page, "hybrid-drift", ".barlayer")
+    settle(page)
+    assert "linear: 2" in signature(page, "hybrid-drift")
+    assert "elu+1 in layers 2," in page.inner_text("#hybrid-summary")
+    app.check_clean()
+    # Another layer: the drift figure follows.
+    before = signature(page, "hybrid-drift")
+    page.locator("#hybrid-layers label", has_text="2").click()
+    page.locator("#hybrid-layers label", has_text="4").click()
+    page.click("#hybrid-run")
+    wait_changed(page, "hybrid-drift", before)
+    settle(page)
+    assert "linear: 4" in signature(page, "hybrid-drift")
+    assert "elu+1 in layers 4," in page.inner_text("#hybrid-summary")
+    app.check_clean()
+    screenshot(page, "learn")
+
+
 def test_url_restores_a_view(browser, app_url):
     page = browser.new_page(viewport=VIEWPORT)
     page.set_default_timeout(TIMEOUT_MS)

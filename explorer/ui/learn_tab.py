@@ -315,11 +315,11 @@ def build(presentation: gr.Checkbox) -> LearnTab:
                 stop = gr.Button("Stop", variant="stop", elem_id="learn-stop")
         with gr.Column(scale=4):
             summary = gr.Markdown(label="Summary", elem_id="learn-summary")
-            loss = gr.Plot(label="Training loss", elem_id="learn-loss")
+            loss = gr.Plot(label="Training loss", show_label=False, elem_id="learn-loss")
     table = gr.Dataframe(label="Held-out comparison (mean over the heads covered)", interactive=False,
                          elem_id="learn-table")
-    comparison = gr.Plot(label="Held-out KL, entropy and monotonicity", elem_id="learn-comparison")
-    heatmap = gr.Plot(label="Per-head KL ratio (all heads only)", elem_id="learn-heatmap")
+    comparison = gr.Plot(label="Held-out KL, entropy and monotonicity", show_label=False, elem_id="learn-comparison")
+    heatmap = gr.Plot(label="Per-head KL ratio (all heads only)", show_label=False, elem_id="learn-heatmap")
     with gr.Row():
         download = gr.File(label="Trained map (.pt) to download", interactive=False, height=90,
                            elem_id="learn-download")
@@ -340,8 +340,8 @@ def build(presentation: gr.Checkbox) -> LearnTab:
             hybrid_run = gr.Button("Run the hybrid", variant="primary", elem_id="hybrid-run")
         with gr.Column(scale=4):
             hybrid_summary = gr.Markdown(label="Hybrid summary", elem_id="hybrid-summary")
-            cosine = gr.Plot(label="Embedding cosine to the original model", elem_id="hybrid-cosine")
-    drift = gr.Plot(label="Attention drift per layer", elem_id="hybrid-drift")
+            cosine = gr.Plot(label="Embedding cosine to the original model", show_label=False, elem_id="hybrid-cosine")
+    drift = gr.Plot(label="Attention drift per layer", show_label=False, elem_id="hybrid-drift")
     hybrid_table = gr.Dataframe(label="Configurations", interactive=False, elem_id="hybrid-table")
     with gr.Row():
         export = gr.Button("Export figures (PNG + HTML) and tables (CSV)", size="sm", elem_id="learn-export")
