@@ -220,7 +220,9 @@ def test_complexity_tab_and_presentation_mode(app):
 
 def test_learn_tab(app):
     page = app.page
+    wait_drawn(page, "maps-plot", ".heatmaplayer image")     # the page is live (a click before is lost)
     click_tab(page, "Learned maps & hybrids")
+    page.wait_for_selector("#learn-steps", state="visible", timeout=TIMEOUT_MS)
     # A quick training: one head (the default, layer 2 head 3), 40 steps, 8 + 4 texts.
     page.fill("#learn-steps input[type=number]", "40")
     page.get_by_role("button", name="Texts").click()            # the accordion with the text counts
