@@ -99,7 +99,6 @@ def test_hybrid_chosen_layers_and_hedgehog_needs_all_heads():
     # an (untrained) all-heads map has the right shape: each layer gets its 12 heads' maps
     h = lv.hybrid_view("hedgehog", [5], trained_map=Hedgehog(32, 8, heads=(6, 12)), heldout_count=1)
     assert h.linear_layers == (5,) and h.map_label == "Hedgehog (trained)"
-    # the hybrid runs on a private copy: the shared model other tabs read is never hooked
     from explorer.sources.text import get_model
     # the shared model is used (other threads never see the swap) and is left without the
     # swap's hooks (they are the only ones registered with kwargs)
