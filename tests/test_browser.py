@@ -220,7 +220,9 @@ def test_complexity_tab_and_presentation_mode(app):
 
 def test_learn_tab(app):
     page = app.page
-    wait_drawn(page, "maps-plot", ".heatmaplayer image")     # the page is live (a click before is lost)
+    # The page must be live before a tab click counts: the maps drawn on load say so (they
+    # may sit on a hidden tab when the earlier tests ran, hence "attached", not "visible").
+    page.wait_for_selector("#maps-plot .heatmaplayer image", state="attached", timeout=TIMEOUT_MS)
     click_tab(page, "Learned maps & hybrids")
     page.wait_for_selector("#learn-steps", state="visible", timeout=TIMEOUT_MS)
     # A quick training: one head (the default, layer 2 head 3), 40 steps, 8 + 4 texts.
