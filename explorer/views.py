@@ -29,7 +29,7 @@ REFERENCE = "softmax"
 PRETTY = {
     "identity": "identity (q·k)", "taylor1": "Taylor-1", "elu1": "elu+1", "relu": "ReLU",
     "favor_plus": "FAVOR+", "trig_rff": "trig RFF", "taylor2": "Taylor-2", "cosformer": "cosFormer",
-    "hedgehog": "Hedgehog", "sliding_window": "sliding window",
+    "hedgehog": "Hedgehog (untrained: W = I)", "sliding_window": "sliding window",
 }
 DEFAULT_MAPS = ("softmax", "elu+1", "FAVOR+ (orthogonal)", "Taylor-2", "cosFormer")
 
@@ -124,8 +124,9 @@ def default_maps() -> list[str]:
     return [label for label in DEFAULT_MAPS if label in choices]
 
 
-def make_feature_map(label: str, head_dim: int, m: int | None, seed: int):
-    """Build the map behind ``label``; returns (feature_map, notices)."""
+def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window: int = 4):
+    """Build the map behind ``label``; returns (feature_map, notices). ``window`` is the
+    sliding-window hybrid's w (ignored by every other map)."""
     specs = map_specs()
     if label not in specs:
         raise ValueError(f"maps: unknown map {label!r}; choose from {', '.join(map_choices())}")
@@ -140,6 +141,11 @@ def make_feature_map(label: str, head_dim: int, m: int | None, seed: int):
             notices.append(f"{label}: m rounded up from {m} to {m + 1} (features come in cos/sin pairs).")
             m += 1
         kwargs["num_features"] = m
+    if spec.name == "sliding_window":
+        window = int(window)
+        if window < 0:
+            raise ValueError(f"window: must be 0 or more keys, got {window}")
+        kwargs["window"] = window
     return feature_maps.create(spec.name, head_dim, seed=int(seed), **kwargs), notices
 
 
@@ -247,7 +253,7 @@ class MapsView:
 
 @torch.inference_mode()
 def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, seed=0,
-              display_max: int = DISPLAY_MAX) -> MapsView:
+              display_max: int = DISPLAY_MAX, window: int = 4) -> MapsView:
     """Softmax and every chosen kernel map for one head (or the mean over heads), with metrics.
 
     A map that fails (say, a new map that needs options) is reported in ``notices`` and
@@ -275,11 +281,12 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
             continue
         spec = specs.get(label)
         key = (id(sample), layer, head, label, causal, block,
-               (int(m), int(seed)) if spec is not None and spec.takes_m else None)
+               (int(m), int(seed)) if spec is not None and spec.takes_m else None,
+               int(window) if spec is not None and spec.name == "sliding_window" else None)
         entry = _cache_get(key, sample)
         if entry is None:
             try:
-                entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block)
+                entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window)
             except ValueError as exc:
                 notices.append(f"{label}: not shown ({exc}).")
                 continue
@@ -344,13 +351,13 @@ class _LazyReference:
         return self._ranks
 
 
-def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block):
+def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4):
     """(display array, metric row, ill-defined row count, notices) of one map at full resolution."""
     reference = lazy.reference()
     if label == REFERENCE:
         row = _compare(reference, reference, v, lazy.logits(), None, None, causal, d, lazy.logit_ranks())
         return _display(reference, block), row, 0, []
-    fmap, extra = make_feature_map(label, d, m, seed)
+    fmap, extra = make_feature_map(label, d, m, seed, window=window)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
     row = _compare(reference, approx, v, lazy.logits(), ill, fmap.num_features, causal, d, lazy.logit_ranks())
     return _display(approx, block), row, int(ill.sum()), extra

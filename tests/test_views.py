@@ -150,3 +150,14 @@ def test_size_guards():
     many = views.load_sample("random", preset="gaussian", n=1024, d=8, heads=32)
     with pytest.raises(ValueError, match="cap"):
         views.head_overview(many, "elu+1", "map_rel_error")
+
+
+def test_sliding_window_width_reaches_the_maps_view():
+    sample = views.load_sample("random", preset="local", n=20, d=8)
+    wide = views.maps_view(sample, 0, 0, ["softmax", "sliding window"], True, 8, 0, window=20)
+    np.testing.assert_allclose(wide.maps["sliding window"], wide.maps["softmax"], rtol=1e-5, atol=1e-6)
+    none = views.maps_view(sample, 0, 0, ["sliding window"], True, 8, 0, window=0)
+    taylor = views.maps_view(sample, 0, 0, ["Taylor-2"], True, 8, 0)
+    np.testing.assert_allclose(none.maps["sliding window"], taylor.maps["Taylor-2"], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="window"):
+        views.make_feature_map("sliding window", 8, None, 0, window=-1)

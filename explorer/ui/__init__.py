@@ -100,6 +100,7 @@ def _wire_url(demo, panel, presentation, tabs, maps, quality, state, cx):
             (panel.preset, "preset", str), (panel.n, "n", int), (panel.d, "d", int), (panel.data_seed, "dseed", int),
             (panel.temperature, "temp", float), (panel.layer, "layer", int), (panel.head, "head", str),
             (maps.causal, "causal", bool), (maps.maps, "maps", list), (maps.m, "m", int), (maps.seed, "seed", int),
+            (maps.window, "w", int),
             (quality.causal, "causal", bool), (quality.maps, "qmaps", list), (quality.seeds, "seeds", int),
             (quality.x_axis, "x", str), (quality.m, "m", int), (quality.overview_map, "omap", str),
             (quality.overview_metric, "ometric", str),

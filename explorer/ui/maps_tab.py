@@ -17,6 +17,7 @@ class MapsTab:
     maps: gr.CheckboxGroup
     m: gr.Slider
     seed: gr.Number
+    window: gr.Slider
     run: gr.Button
     plot: gr.Plot
     table: gr.Dataframe
@@ -27,7 +28,7 @@ class MapsTab:
 
     @property
     def controls(self) -> list:
-        return [self.causal, self.maps, self.m, self.seed]
+        return [self.causal, self.maps, self.m, self.seed, self.window]
 
     @property
     def outputs(self) -> list:
@@ -54,15 +55,16 @@ def badge(view) -> str:
 
 @common.guarded
 def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None,
-             layer=2, head="3", causal=False, maps=views.DEFAULT_MAPS, m=64, seed=0, presentation=False,
+             layer=2, head="3", causal=False, maps=views.DEFAULT_MAPS, m=64, seed=0, window=4, presentation=False,
              progress=gr.Progress()):
     """Compute and draw the maps tab. Returns (figure, metrics table, badge, notices, view, query)."""
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress)
     progress(0.5, desc="computing the maps and their metrics")
-    view = views.maps_view(sample, layer, head, maps or [], bool(causal), int(m), int(seed or 0))
+    view = views.maps_view(sample, layer, head, maps or [], bool(causal), int(m), int(seed or 0),
+                           window=int(window))
     params = {"tab": "maps", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature,
                                                       view.params["layer"], view.params["head"]),
-              "causal": bool(causal), "maps": maps, "m": int(m), "seed": int(seed or 0),
+              "causal": bool(causal), "maps": maps, "m": int(m), "seed": int(seed or 0), "w": int(window),
               "present": bool(presentation)}
     return (render(view, presentation), views.metrics_table(view.metrics), badge(view),
             common.notices_markdown(view.notices), view, common.query_string(params))
@@ -78,6 +80,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab
             m = gr.Slider(2, 1024, value=64, step=2, label="Features m (FAVOR+, trig RFF, Hedgehog)", elem_id="maps-m")
             seed = gr.Number(0, precision=0, minimum=0, label="Feature seed (a new seed = new random features)",
                              elem_id="maps-seed")
+            window = gr.Slider(0, 64, value=4, step=1, label="Window w (sliding window: exact softmax on the w "
+                               "nearest keys, the linear map beyond)", elem_id="maps-window")
             run = gr.Button("Draw the maps", variant="primary", elem_id="maps-run")
         with gr.Column(scale=5):
             badge_md = gr.Markdown(elem_id="maps-badge")
@@ -93,14 +97,14 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab
         link = common.link_box()
     view = gr.State(None)
     query = gr.Textbox(visible=False, elem_id="maps-query")
-    tab = MapsTab(causal, maps, m, seed, run, plot, table, badge_md, notices, view, query)
+    tab = MapsTab(causal, maps, m, seed, window, run, plot, table, badge_md, notices, view, query)
 
     inputs = panel.inputs + tab.controls + [presentation]
     run.click(run_maps, inputs, tab.outputs, api_name="maps", concurrency_limit=2,
               concurrency_id="compute").then(None, query, link, js=common.SET_URL_JS)
     # Small changes redraw at once; .input/.release fire on user action only, not when a
     # URL restores the controls.
-    gr.on([causal.input, maps.input, m.release, seed.submit, panel.layer.release, panel.head.input,
+    gr.on([causal.input, maps.input, m.release, seed.submit, window.release, panel.layer.release, panel.head.input,
            panel.text.submit], run_maps, inputs, tab.outputs, api_visibility="private", concurrency_limit=2,
           concurrency_id="compute", trigger_mode="always_last").then(None, query, link, js=common.SET_URL_JS)
 
