@@ -30,6 +30,15 @@ def logits(q, k) -> torch.Tensor:
     return (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
 
 
+def masked_logits(q, k, causal: bool = False) -> torch.Tensor:
+    """The logits with -inf where a causal query may not look (j > i), (..., N, N)."""
+    s = logits(q, k)
+    if causal:
+        future = torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).triu_(1)
+        s.masked_fill_(future, float("-inf"))
+    return s
+
+
 def causal_mask(n: int, device=None) -> torch.Tensor:
     """Boolean (N, N) mask, True where key j may be seen by query i (j <= i)."""
     return torch.ones(n, n, dtype=torch.bool, device=device).tril()
@@ -37,10 +46,7 @@ def causal_mask(n: int, device=None) -> torch.Tensor:
 
 def softmax_map(q, k, causal: bool = False) -> torch.Tensor:
     """Exact softmax attention weights, (..., N, N); future keys get weight 0 when causal."""
-    s = logits(q, k)
-    if causal:
-        future = torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).triu_(1)
-        s.masked_fill_(future, float("-inf"))
+    s = masked_logits(q, k, causal)
     # In place on the one N x N buffer: at long N the map is the memory, and a second and
     # third copy (mask, softmax output) would cost more than the arithmetic.
     s.sub_(s.amax(-1, keepdim=True)).exp_()

@@ -336,10 +336,7 @@ class _LazyReference:
 
     def logits(self):
         if self._s is None:
-            s = attention.logits(self.q, self.k)
-            if self.causal:
-                s = s.masked_fill(~attention.causal_mask(s.shape[-1]), float("-inf"))
-            self._s = s
+            self._s = attention.masked_logits(self.q, self.k, self.causal)
         return self._s
 
     def logit_ranks(self):
@@ -618,9 +615,7 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=Fals
     causal = bool(causal)
     reference = attention.softmax_map(q, k, causal=causal)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
-    s = attention.logits(q, k)
-    if causal:
-        s = s.masked_fill(~attention.causal_mask(s.shape[-1]), float("-inf"))
+    s = attention.masked_logits(q, k, causal)
     values = np.full(tuple(q.shape[:2]), np.nan)
     for layer in range(q.shape[0]):
         for h in range(q.shape[1]):

@@ -2,8 +2,8 @@
 
 Each tab runs with its defaults; the test waits until plotly has drawn, checks there is
 no error toast, no console error and no request to any host but the app, changes one
-control, sees the figure change, and saves a screenshot (test-artifacts/<tab>.png, copied
-to docs/screenshots/<tab>.png for the README).
+control, sees the figure change, and saves a screenshot (test-artifacts/<tab>.png; with
+UPDATE_SCREENSHOTS=1 also docs/screenshots/<tab>.png, the README's pictures).
 
 Under CI (CI=true) a missing browser fails the run; elsewhere it skips these tests.
 """
@@ -111,11 +111,14 @@ def wait_changed(page, plot_id: str, before: str):
 
 
 def screenshot(page, name: str):
+    """Always under test-artifacts/; into the README's docs/screenshots/ only when asked
+    (UPDATE_SCREENSHOTS=1), so a test run does not rewrite tracked files."""
     ARTIFACTS.mkdir(exist_ok=True)
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
-    shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
+    if os.environ.get("UPDATE_SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
 
 
 def click_tab(page, label: str):
