@@ -5,19 +5,39 @@
     GRADIO_SERVER_NAME=0.0.0.0 GRADIO_SERVER_PORT=8080 python app.py
 
 Runs offline: analytics and hub look-ups are switched off before gradio is imported, and
-the theme uses system fonts. The embedded model is loaded once the server is already
-answering (importing transformers alone takes seconds), so start-up stays short and the
-first text request usually finds the model ready.
+the theme uses system fonts. The page is built without the engine (its controls come from
+explorer.catalog), so the server answers before torch and plotly are even imported. Once
+it does, a background thread imports the engine and then loads the embedded model
+(importing transformers alone takes seconds): the first request usually finds both ready,
+and one arriving earlier waits for them.
 """
 
 import argparse
+import logging
 import os
+import sys
+import threading
 
 # Before gradio / huggingface_hub are imported: they read these at import time.
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# A server never runs inside IPython: None makes gradio's optional `import IPython` (0.4 s) fail at once.
+sys.modules.setdefault("IPython", None)
+
+
+def warm_up():
+    """Import the engine, then load the model: run in the background once the page is served."""
+    try:
+        from explorer.ui.common import import_engine
+
+        import_engine()
+        from explorer.sources.text import preload
+
+        preload()
+    except Exception:  # the server stays up; the first request that needs it retries and says why
+        logging.getLogger("explorer").exception("warming up the engine failed")
 
 
 def main(argv=None):
@@ -35,9 +55,8 @@ def main(argv=None):
     demo.queue(max_size=64, default_concurrency_limit=2)
     demo.launch(server_name=args.host, server_port=args.port, max_threads=args.max_threads,
                 footer_links=["api"], prevent_thread_lock=True, **launch_kwargs())
-    from explorer.sources.text import preload
-
-    preload()            # a request arriving meanwhile waits for it behind the loader's lock
+    # A request arriving meanwhile waits behind the engine's import lock and the model loader's.
+    threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
     demo.block_thread()
 
 

@@ -32,10 +32,9 @@ import numpy as np
 import torch
 
 from . import attention, feature_maps, linear
+from .catalog import SWEEP_METHODS as METHODS  # one list for the benchmark and the UI's choices
 from .checks import check_positive_int
 from .cost import flop_counts
-
-METHODS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent", "linear_cumsum")
 
 METHOD_LABELS = {
     "softmax_naive": "softmax, naive N x N",

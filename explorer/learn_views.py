@@ -25,6 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from . import hybrid, learned
+# The embedded model's shape (layers, heads, head dim) and the hybrid's maps: the UI builds
+# its controls from these before this module is imported, so they live in the catalogue.
+from .catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED_SHAPE re-exported
 from .checks import check_positive_int
 from .feature_maps import create
 
@@ -34,9 +37,8 @@ LOSS_NAME = "row cross-entropy  −Σⱼ Aᵢⱼ log Âᵢⱼ  (= KL(A‖Â) + e
 LR = 0.05
 MAX_STEPS = 2000             # one request must not hold the CPU for an hour
 MAX_FEATURES = 512
-HYBRID_MAPS = ("elu1", "favor_plus", "taylor2", "hedgehog")
-EMBEDDED_SHAPE = (6, 12, 32)  # all-MiniLM-L6-v2: layers, heads, head dim (the UI builds its controls from it)
-MAP_LABELS = {"hedgehog": "Hedgehog (trained)", "elu1": "elu+1", "favor_plus": "FAVOR+", "taylor2": "Taylor-2"}
+HYBRID_MAPS = tuple(HYBRID_MAP_LABELS)
+MAP_LABELS = HYBRID_MAP_LABELS
 
 
 def training_texts() -> list[str]:

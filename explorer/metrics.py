@@ -27,92 +27,11 @@ import math
 
 import torch
 
+# METRIC_INFO (key -> label with unit, one-sentence explanation) lives in the catalog,
+# which the UI reads before the engine is imported; re-exported here.
+from .catalog import METRIC_INFO  # noqa: F401
 from .checks import as_float_tensor, check_finite, check_positive_int
 from .cost import flop_counts
-
-# key -> (label with unit, one-sentence explanation); the UI shows these in its table.
-METRIC_INFO: dict[str, tuple[str, str]] = {
-    "map_rel_error": (
-        "Map error (relative, Frobenius)",
-        "‖Â − A‖_F / ‖A‖_F per head, averaged over heads; rows with non-finite weights are left out.",
-    ),
-    "output_rel_error": (
-        "Output error (relative, Frobenius)",
-        "‖ÂV − AV‖_F / ‖AV‖_F per head, averaged: the error that reaches the next layer.",
-    ),
-    "error_rows_excluded": (
-        "Rows left out of the errors (count)",
-        "Rows whose approximate weights are not finite (zero normaliser), so no error can be measured on them.",
-    ),
-    "kl_mean": (
-        "KL(softmax ‖ approx) (nats, mean per row)",
-        "How much probability mass the approximation misplaces, averaged over the rows where the KL is defined.",
-    ),
-    "kl_rows_defined": (
-        "Rows with a defined KL (count)",
-        "Rows where the approximation is positive wherever softmax is, and the row is not ill-defined.",
-    ),
-    "kl_rows_undefined": (
-        "Rows with undefined KL (count)",
-        "Rows where the approximation gives zero, negative or non-finite weight to a key softmax attends to, or is ill-defined.",
-    ),
-    "entropy_reference": (
-        "Entropy of softmax (nats, mean per row)",
-        "Low entropy means spiky attention that focuses on a few keys; log N is perfectly uniform.",
-    ),
-    "entropy_approx": (
-        "Entropy of approximation (nats, mean per row)",
-        "Compare with the softmax entropy: a much higher value means the approximation is too flat.",
-    ),
-    "entropy_approx_rows_undefined": (
-        "Rows without an approximate entropy (count)",
-        "Rows with negative or non-finite weights, or flagged ill-defined: they are not distributions.",
-    ),
-    "monotonicity": (
-        "Monotonicity (Spearman ρ, mean per row)",
-        "Rank correlation between the logit q·k/√d and the approximate weight: 1 means keys are ranked as softmax ranks them.",
-    ),
-    "monotonicity_rows_defined": (
-        "Rows with a defined ρ (count)",
-        "Rows with at least two allowed keys, finite weights and neither logits nor weights constant.",
-    ),
-    "monotonicity_rows_undefined": (
-        "Rows with undefined ρ (count)",
-        "Rows with a single key (the first causal row), constant values, or ill-defined weights.",
-    ),
-    "negative_fraction": (
-        "Negative weights (fraction)",
-        "Share of the allowed weights in finite rows that are below zero; softmax has none.",
-    ),
-    "ill_defined_rows": (
-        "Ill-defined rows (count)",
-        "Rows whose normaliser is zero, negative, tiny or non-finite: the kernel cannot be normalised there.",
-    ),
-    "total_rows": (
-        "Rows (count)",
-        "Number of attention rows compared, over every head.",
-    ),
-    "causal": (
-        "Causal (0/1)",
-        "1 when only keys j ≤ i are allowed; given by the caller or read from the zeros of both maps.",
-    ),
-    "feature_dim": (
-        "Feature dimension m",
-        "Length of φ(x); the linear path costs O(N m d) instead of O(N² d).",
-    ),
-    "quadratic_flops": (
-        "Quadratic path (FLOPs per head)",
-        "QKᵀ and AV: about 2N²(d + d_v), half of it when causal.",
-    ),
-    "linear_flops": (
-        "Linear path (FLOPs per head)",
-        "φ(K)ᵀV, φ(Q)(φ(K)ᵀV) and the normaliser: about 4N m d_v + 4N m.",
-    ),
-    "flop_ratio": (
-        "Quadratic / linear (ratio)",
-        "Above 1 the linear path does less arithmetic than the quadratic one.",
-    ),
-}
 
 
 # ---------------------------------------------------------------------------------------
@@ -177,20 +96,36 @@ def average_ranks(x, allowed=None) -> torch.Tensor:
     """
     # Sorted in the input's own precision: the maps are computed in float32, so ranking in
     # float64 would find no tie that float32 does not, and sorts half as fast.
-    allowed = _allowed(x, allowed)
-    x = torch.where(torch.isfinite(x), x, torch.zeros_like(x))
-    x = torch.where(allowed, x, torch.full_like(x, math.inf)).contiguous()
+    x = torch.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
+    if allowed is not None:
+        x = x.masked_fill(~allowed.to(torch.bool), math.inf)
+    x = x.contiguous()
     ordered, order = x.sort(dim=-1)
     n = x.shape[-1]
-    pos = torch.arange(n, device=x.device).expand_as(order)
-    starts = torch.ones_like(ordered, dtype=torch.bool)
-    starts[..., 1:] = ordered[..., 1:] != ordered[..., :-1]           # first of its run
+    sorted_ranks = torch.arange(1, n + 1, dtype=torch.float64, device=x.device).expand(order.shape)
+    tied = torch.zeros(ordered.shape, dtype=torch.bool, device=x.device)
+    # Equal to its left neighbour; the +inf of masked entries (sorted last) tie harmlessly.
+    tied[..., 1:] = (ordered[..., 1:] == ordered[..., :-1]) & (ordered[..., 1:] != math.inf)
+    rows = tied.any(-1)
+    if bool(rows.any()):
+        # Only rows that hold a tie pay for the run bookkeeping (float32 maps have few).
+        sorted_ranks = sorted_ranks.clone()
+        sorted_ranks[rows] = _tied_ranks(tied[rows])
+    ranks = torch.empty_like(x, dtype=torch.float64)
+    return ranks.scatter_(-1, order, sorted_ranks)
+
+
+def _tied_ranks(tied: torch.Tensor) -> torch.Tensor:
+    """Average ranks in sorted order for rows (R, C), given which entries equal their left
+    neighbour: a run occupying positions first..last gets (first + last) / 2 + 1."""
+    n = tied.shape[-1]
+    pos = torch.arange(n, device=tied.device, dtype=torch.int32).expand(tied.shape)
+    starts = ~tied
     ends = torch.ones_like(starts)
-    ends[..., :-1] = starts[..., 1:]                                  # last of its run
+    ends[..., :-1] = starts[..., 1:]                                   # last of its run
     first = torch.where(starts, pos, torch.zeros_like(pos)).cummax(-1).values
     last = torch.where(ends, pos, torch.full_like(pos, n - 1)).flip(-1).cummin(-1).values.flip(-1)
-    ranks = torch.empty_like(x, dtype=torch.float64)
-    return ranks.scatter_(-1, order, (first + last).double() / 2.0 + 1.0)
+    return (first + last).double() / 2.0 + 1.0
 
 
 def row_spearman(x, y, allowed=None, x_ranks=None):
@@ -290,6 +225,203 @@ def compare(reference_map, approx_map, v=None, logits=None, *, ill_defined=None,
             causal=None, chunk_size=None, head_dim=None, logit_ranks=None) -> dict:
     """Every quality number for ``approx_map`` against ``reference_map`` (both (..., N, N)).
 
+    reference_map: the softmax map, or a ``Reference`` prepared from it (then ``v``,
+                 ``logits`` and ``logit_ranks`` are the Reference's and must not be given
+                 again): the app compares several maps with one reference.
+    v:           values (..., N, d_v) with the maps' leading dimensions, for the output error.
+    logits:      s_ij (..., N, N) for the monotonicity score; entries above the diagonal may
+                 be -inf in causal mode.
+    ill_defined: (..., N) bool flags from ``kernel_map_with_flags``; non-finite rows are
+                 added to them. Ill-defined rows are left out of KL, entropy and
+                 monotonicity; their finite weights still count in the errors (that is
+                 how badly the map does there), non-finite rows cannot.
+    logit_ranks: ``average_ranks(logits, allowed)`` when the caller already has it.
+    causal:      None reads it from the maps (zero above the diagonal in both).
+    feature_dim, head_dim, chunk_size: for the FLOP counts (per head), which are None when
+                 feature_dim is None; head_dim defaults to d_v, and without either the
+                 counts are None as well.
+
+    Returns a flat dict of plain Python numbers (None where a value is undefined): the keys
+    of ``METRIC_INFO``. Equal to ``compare_plain`` up to float64 rounding.
+    """
+    if isinstance(reference_map, Reference):
+        ref = reference_map
+        if v is not None or logits is not None or logit_ranks is not None:
+            raise ValueError("v, logits, logit_ranks: already part of the Reference; pass them to Reference()")
+        if causal is not None and causal != ref.causal:
+            raise ValueError(f"causal: the Reference was prepared with causal={ref.causal}, got {causal!r}")
+    else:
+        reference = _check_map(reference_map, "reference_map")
+        approx = _check_map(approx_map, "approx_map")
+        if approx.shape != reference.shape:
+            raise ValueError(f"approx_map: shape {tuple(approx.shape)} does not match reference_map's "
+                             f"{tuple(reference.shape)}")
+        ref = Reference(reference, v, logits, _resolve_causal(causal, reference, approx), logit_ranks)
+    return ref.compare(approx_map, ill_defined=ill_defined, feature_dim=feature_dim, chunk_size=chunk_size,
+                       head_dim=head_dim)
+
+
+class Reference:
+    """The reference side of ``compare``, computed once and reused for every approximation.
+
+    Whatever depends on the reference alone is kept here: the masked map, its row norms,
+    p log p and entropy, A V, and the centred ranks of the logits. Each ``compare`` then
+    makes a handful of float64 passes over the approximate map, where the plain form
+    (``compare_plain``) makes several dozen (at N = 1024: about 60 ms against 250 ms).
+    """
+
+    def __init__(self, reference_map, v=None, logits=None, causal: bool = False, logit_ranks=None):
+        if not isinstance(causal, bool):
+            raise ValueError(f"causal: expected True or False, got {causal!r}")
+        ref = _check_map(reference_map, "reference_map").double()
+        check_finite(ref, "reference_map")
+        n = ref.shape[-1]
+        self.shape, self.n, self.causal = ref.shape, n, causal
+        # (N, N) mask of the entries that belong to a row, or None when all do.
+        self.allowed = torch.ones(n, n, dtype=torch.bool, device=ref.device).tril() if causal else None
+        # Allowed entries per row: N, or i + 1 in causal row i.
+        self.counts = (torch.arange(1, n + 1, device=ref.device) if causal
+                       else torch.full((n,), n, device=ref.device)).double()
+        self.map = ref if self.allowed is None else ref.masked_fill(~self.allowed, 0.0)
+        self.row_sq = (self.map * self.map).sum(-1)
+        self.support = self.map > 0
+        self.plogp = torch.special.xlogy(self.map, self.map)
+        self.nonnegative = (self.map >= 0).all(-1)
+        self.entropy = -self.plogp.sum(-1)
+
+        self.value_dim = self.v = self.output = self.output_row_sq = None
+        if v is not None:
+            v = as_float_tensor(v, "v")
+            if v.dim() != ref.dim() or v.shape[:-1] != ref.shape[:-1] or v.shape[-1] == 0:
+                raise ValueError(
+                    f"v: expected shape (..., N, d_v) = {tuple(ref.shape[:-1])} + (d_v,), got {tuple(v.shape)}"
+                )
+            check_finite(v, "v")
+            self.value_dim, self.v = v.shape[-1], v.double()
+            self.output = self.map @ self.v
+            self.output_row_sq = (self.output * self.output).sum(-1)
+
+        self.logit_ranks = self.logit_rank_sq = None
+        if logits is not None:
+            s = as_float_tensor(logits, "logits")
+            if s.shape != ref.shape:
+                raise ValueError(f"logits: shape {tuple(s.shape)} does not match reference_map's {tuple(ref.shape)}")
+            if not bool(_finite_rows(s, _allowed(s, self.allowed)).all()):
+                raise ValueError("logits: contains NaN or infinite values at allowed positions")
+            ranks = average_ranks(s, self.allowed) if logit_ranks is None else as_float_tensor(logit_ranks, "logit_ranks")
+            if ranks.shape != ref.shape:
+                raise ValueError(f"logit_ranks: shape {tuple(ranks.shape)} does not match the logits' {tuple(s.shape)}")
+            self.logit_ranks = self._centred(ranks.double())
+            self.logit_rank_sq = (self.logit_ranks * self.logit_ranks).sum(-1)
+
+    def _centred(self, ranks: torch.Tensor) -> torch.Tensor:
+        """Ranks minus their row mean, zero at masked entries. Average ranks of c entries sum
+        to c (c + 1) / 2 whatever the ties, so the mean is (c + 1) / 2 exactly."""
+        centred = ranks - (self.counts.unsqueeze(-1) + 1.0) / 2.0
+        return centred if self.allowed is None else centred.masked_fill_(~self.allowed, 0.0)
+
+    def compare(self, approx_map, ill_defined=None, feature_dim=None, chunk_size=None, head_dim=None) -> dict:
+        """``compare(self, approx_map, ...)``: every metric of one approximation."""
+        given = _check_map(approx_map, "approx_map")
+        if given.shape != self.shape:
+            raise ValueError(f"approx_map: shape {tuple(given.shape)} does not match reference_map's {tuple(self.shape)}")
+        a = given.double()
+        allowed = self.allowed
+        entry_ok = torch.isfinite(a) if allowed is None else torch.isfinite(a) | ~allowed
+        finite = entry_ok.all(-1)
+        bad = ~finite
+        flags = _row_flags(ill_defined, self.shape, a.device)
+        if flags is not None:
+            bad = bad | flags
+        # Zero outside the allowed entries of finite rows, as the reference is: then sums
+        # over whole rows are sums over the entries that count.
+        if bool(finite.all()):
+            a_z = a if allowed is None else a.masked_fill(~allowed, 0.0)
+        else:
+            keep = finite.unsqueeze(-1) if allowed is None else finite.unsqueeze(-1) & allowed
+            a_z = a.masked_fill(~keep, 0.0)
+
+        out: dict = {"causal": int(self.causal), "total_rows": int(finite.numel())}
+        out["map_rel_error"] = _pooled_relative_error((a_z - self.map).square_().sum(-1), self.row_sq, finite)
+        out["error_rows_excluded"] = int((~finite).sum())
+        if self.v is None:
+            out["output_rel_error"] = None
+        else:
+            diff = (a_z @ self.v).sub_(self.output)
+            out["output_rel_error"] = _pooled_relative_error(diff.square_().sum(-1), self.output_row_sq, finite)
+
+        # KL(p || q) = sum over p > 0 of p log p - p log q. xlogy(0, q) = 0; a row with q <= 0
+        # where p > 0 is undefined and left out, whatever its sum came to.
+        positive = a_z > 0
+        kl_ok = self.nonnegative & finite & (positive | ~self.support).all(-1) & ~bad
+        kl = (self.plogp - torch.special.xlogy(self.map, a_z)).sum(-1)
+        out["kl_mean"] = _mean_or_none(kl, kl_ok)
+        out["kl_rows_defined"] = int(kl_ok.sum())
+        out["kl_rows_undefined"] = int((~kl_ok).sum())
+
+        negative = a_z < 0
+        h_apx_ok = ~negative.any(-1) & ~bad
+        h_apx = -torch.special.xlogy(a_z, a_z).sum(-1)
+        out["entropy_reference"] = _mean_or_none(self.entropy, self.nonnegative)
+        out["entropy_approx"] = _mean_or_none(h_apx, h_apx_ok)
+        out["entropy_approx_rows_undefined"] = int((~h_apx_ok).sum())
+
+        if self.logit_ranks is None:
+            out["monotonicity"] = out["monotonicity_rows_defined"] = out["monotonicity_rows_undefined"] = None
+        else:
+            # Ranked in the map's own precision (ties as the map has them); a constant row
+            # has all-equal ranks, so zero rank variance marks it, as it does a row with
+            # fewer than two entries.
+            ry = self._centred(average_ranks(given, allowed))
+            ry_sq = (ry * ry).sum(-1)
+            rho_ok = (self.logit_rank_sq > 0) & (ry_sq > 0) & ~bad
+            denom = (self.logit_rank_sq * ry_sq).sqrt()
+            rho = ((self.logit_ranks * ry).sum(-1) / torch.where(rho_ok, denom, torch.ones_like(denom))).clamp(-1.0, 1.0)
+            out["monotonicity"] = _mean_or_none(rho, rho_ok)
+            out["monotonicity_rows_defined"] = int(rho_ok.sum())
+            out["monotonicity_rows_undefined"] = int((~rho_ok).sum())
+
+        considered = float((finite.double() * self.counts).sum())
+        out["negative_fraction"] = float(negative.sum()) / considered if considered else None
+        out["ill_defined_rows"] = int(bad.sum())
+        out.update(_flops(self.n, feature_dim, head_dim, self.value_dim, self.causal, chunk_size))
+        return out
+
+
+def _pooled_relative_error(diff_row_sq, ref_row_sq, rows) -> float | None:
+    """Per-head sqrt(sum of diff^2) / sqrt(sum of ref^2) over the selected rows, averaged
+    over heads; heads whose reference has zero norm there have no relative error."""
+    num = torch.where(rows, diff_row_sq, torch.zeros_like(diff_row_sq)).sum(-1).sqrt()
+    den = torch.where(rows, ref_row_sq, torch.zeros_like(ref_row_sq)).sum(-1).sqrt()
+    err = num / torch.where(den > 0, den, torch.ones_like(den))
+    return _mean_or_none(err, den > 0)
+
+
+def _row_flags(ill_defined, shape, device):
+    """``ill_defined`` as a (..., N) bool tensor (or None), with clear errors."""
+    if ill_defined is None:
+        return None
+    try:
+        flags = torch.as_tensor(ill_defined, device=device)
+    except Exception as exc:
+        raise ValueError(f"ill_defined: cannot be read as a boolean mask ({exc})") from None
+    if flags.shape != shape[:-1]:
+        raise ValueError(f"ill_defined: expected shape {tuple(shape[:-1])} (one flag per row), got {tuple(flags.shape)}")
+    if flags.dtype != torch.bool:
+        if flags.is_floating_point() or not ((flags == 0) | (flags == 1)).all():
+            raise ValueError("ill_defined: expected a boolean mask (or 0/1 integers)")
+        flags = flags.to(torch.bool)
+    return flags
+
+
+def compare_plain(reference_map, approx_map, v=None, logits=None, *, ill_defined=None, feature_dim=None,
+            causal=None, chunk_size=None, head_dim=None, logit_ranks=None) -> dict:
+    """``compare`` written as the plain composition of the row helpers above, one full pass
+    per quantity: the reference that tests hold the fast ``compare`` to. Same arguments and
+    result.
+
+    Every quality number for ``approx_map`` against ``reference_map`` (both (..., N, N)).
+
     v:           values (..., N, d_v) with the maps' leading dimensions, for the output error.
     logits:      s_ij (..., N, N) for the monotonicity score; entries above the diagonal may
                  be -inf in causal mode.
@@ -321,17 +453,8 @@ def compare(reference_map, approx_map, v=None, logits=None, *, ill_defined=None,
     # Rows whose approximation cannot be measured at all, and rows that are ill-defined.
     finite = _finite_rows(approx, allowed)
     bad = ~finite
-    if ill_defined is not None:
-        try:
-            flags = torch.as_tensor(ill_defined, device=ref.device)
-        except Exception as exc:
-            raise ValueError(f"ill_defined: cannot be read as a boolean mask ({exc})") from None
-        if flags.shape != ref.shape[:-1]:
-            raise ValueError(f"ill_defined: expected shape {tuple(ref.shape[:-1])} (one flag per row), got {tuple(flags.shape)}")
-        if flags.dtype != torch.bool:
-            if flags.is_floating_point() or not ((flags == 0) | (flags == 1)).all():
-                raise ValueError("ill_defined: expected a boolean mask (or 0/1 integers)")
-            flags = flags.to(torch.bool)
+    flags = _row_flags(ill_defined, ref.shape, ref.device)
+    if flags is not None:
         bad = bad | flags
 
     # Masked entries are structurally zero; ill-defined causal rows may hold 0/0 there.

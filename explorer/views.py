@@ -22,16 +22,12 @@ import torch
 
 from . import attention, cost, feature_maps
 
-REFERENCE = "softmax"
-
-# Readable names for the maps we know; a map added to the registry later shows under its
-# own name until someone adds a label here.
-PRETTY = {
-    "identity": "identity (q·k)", "taylor1": "Taylor-1", "elu1": "elu+1", "relu": "ReLU",
-    "favor_plus": "FAVOR+", "trig_rff": "trig RFF", "taylor2": "Taylor-2", "cosformer": "cosFormer",
-    "hedgehog": "Hedgehog (untrained: W = I)", "sliding_window": "sliding window",
-}
-DEFAULT_MAPS = ("softmax", "elu+1", "FAVOR+ (orthogonal)", "Taylor-2", "cosFormer")
+# The map catalogue, labels and limits the UI shows live in explorer.catalog (no torch
+# there, so the page is built without the engine); re-exported here for the engine's callers.
+from .catalog import (  # noqa: F401
+    DECAY_LABELS, DEFAULT_MAPS, DEFAULT_METHODS, FEATURE_MAPS, MAX_POINTS, METRIC_INFO, N_CAP, REFERENCE, MapSpec,
+    default_maps, map_choices, map_specs, metric_help, metric_keys, random_map_labels,
+)
 
 # Guards: the N x N tabs hold several float64 copies of every map (metrics), so the
 # number of attention cells per request is capped; long sequences belong to the
@@ -46,83 +42,8 @@ DISPLAY_MAX = 128
 
 
 # ---------------------------------------------------------------------------------------
-# The map catalogue: every registered feature map, random ones as IID and orthogonal.
+# Building the map behind a label of the catalogue
 # ---------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class MapSpec:
-    label: str                 # what the user picks, e.g. "FAVOR+ (orthogonal)"
-    name: str                  # registry name, e.g. "favor_plus"
-    options: tuple = ()        # extra create() keywords as (key, value) pairs
-    takes_m: bool = False      # the user chooses m (random features, Hedgehog)
-    even_m: bool = False       # features come in pairs: m must be even
-    random: bool = False       # random features with an IID / orthogonal choice
-
-
-_PROBE_DIM = 8
-_probe_lock = threading.Lock()
-_probe_cache: dict[str, tuple[bool, bool, bool]] = {}
-
-
-def _probe(name: str) -> tuple[bool, bool, bool]:
-    """(takes num_features, takes orthogonal, needs even m), found by asking create().
-
-    Asking the registry through its public function keeps this working for maps added
-    later without a list to maintain here.
-    """
-    with _probe_lock:
-        if name in _probe_cache:
-            return _probe_cache[name]
-        takes_m = takes_orth = even = False
-        try:
-            base = feature_maps.create(name, _PROBE_DIM)
-            try:
-                feature_maps.create(name, _PROBE_DIM, num_features=base.num_features + 2)
-                takes_m = True
-                try:
-                    feature_maps.create(name, _PROBE_DIM, num_features=base.num_features + 3)
-                except ValueError:
-                    even = True
-            except ValueError:
-                pass
-            try:
-                feature_maps.create(name, _PROBE_DIM, orthogonal=False)
-                takes_orth = True
-            except (ValueError, TypeError):
-                pass
-        except Exception:  # a map that cannot be built on a probe still gets listed
-            pass
-        _probe_cache[name] = (takes_m, takes_orth, even)
-        return _probe_cache[name]
-
-
-def map_specs() -> "OrderedDict[str, MapSpec]":
-    """label -> MapSpec for every map the engine offers (softmax is the reference, apart)."""
-    specs: OrderedDict[str, MapSpec] = OrderedDict()
-    for name in feature_maps.names():
-        takes_m, takes_orth, even = _probe(name)
-        pretty = PRETTY.get(name, name)
-        if takes_orth:
-            for orth in (False, True):
-                label = f"{pretty} ({'orthogonal' if orth else 'IID'})"
-                specs[label] = MapSpec(label, name, (("orthogonal", orth),), takes_m, even, random=True)
-        else:
-            specs[pretty] = MapSpec(pretty, name, (), takes_m, even)
-    return specs
-
-
-def map_choices() -> list[str]:
-    return [REFERENCE, *map_specs()]
-
-
-def random_map_labels() -> list[str]:
-    return [label for label, spec in map_specs().items() if spec.random]
-
-
-def default_maps() -> list[str]:
-    choices = set(map_choices())
-    return [label for label in DEFAULT_MAPS if label in choices]
-
 
 def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window: int = 4):
     """Build the map behind ``label``; returns (feature_map, notices). ``window`` is the
@@ -327,7 +248,7 @@ class _LazyReference:
 
     def __init__(self, q, k, causal):
         self.q, self.k, self.causal = q, k, causal
-        self._ref = self._s = self._ranks = None
+        self._ref = self._s = self._prepared = None
 
     def reference(self):
         if self._ref is None:
@@ -339,24 +260,23 @@ class _LazyReference:
             self._s = attention.masked_logits(self.q, self.k, self.causal)
         return self._s
 
-    def logit_ranks(self):
-        """Row ranks of the logits, shared by every map's monotonicity score."""
-        if self._ranks is None:
+    def metrics(self, v):
+        """The reference side of every map's metrics (``metrics.Reference``), prepared once."""
+        if self._prepared is None:
             from . import metrics
-            allowed = attention.causal_mask(self.q.shape[-2]) if self.causal else None
-            self._ranks = metrics.average_ranks(self.logits(), allowed)
-        return self._ranks
+            self._prepared = metrics.Reference(self.reference(), v, self.logits(), self.causal)
+        return self._prepared
 
 
 def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4):
     """(display array, metric row, ill-defined row count, notices) of one map at full resolution."""
     reference = lazy.reference()
     if label == REFERENCE:
-        row = _compare(reference, reference, v, lazy.logits(), None, None, causal, d, lazy.logit_ranks())
+        row = lazy.metrics(v).compare(reference, head_dim=d)
         return _display(reference, block), row, 0, []
     fmap, extra = make_feature_map(label, d, m, seed, window=window)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
-    row = _compare(reference, approx, v, lazy.logits(), ill, fmap.num_features, causal, d, lazy.logit_ranks())
+    row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d)
     return _display(approx, block), row, int(ill.sum()), extra
 
 
@@ -393,10 +313,10 @@ def clear_caches():
         _sample_cache.clear()
 
 
-def _compare(reference, approx, v, s, ill, feature_dim, causal, head_dim, logit_ranks=None) -> dict:
+def _compare(reference, approx, v, s, ill, feature_dim, causal, head_dim) -> dict:
     from . import metrics
     return metrics.compare(reference, approx, v=v, logits=s, ill_defined=ill, feature_dim=feature_dim,
-                           causal=causal, head_dim=head_dim, logit_ranks=logit_ranks)
+                           causal=causal, head_dim=head_dim)
 
 
 def _display(t: torch.Tensor, block: int) -> np.ndarray:
@@ -439,7 +359,6 @@ def block_labels(tokens: list[str], block: int) -> list[str]:
 def metrics_table(rows: list, digits: int = 4):
     """Metric rows as a DataFrame: one row per map, columns labelled from METRIC_INFO."""
     import pandas as pd
-    from .metrics import METRIC_INFO
 
     keys = []
     for row in rows:
@@ -449,11 +368,6 @@ def metrics_table(rows: list, digits: int = 4):
         label = METRIC_INFO.get(key, (key, ""))[0]
         data[label] = [_round(row.get(key), digits) for row in rows]
     return pd.DataFrame(data)
-
-
-def metric_help() -> list[tuple[str, str]]:
-    from .metrics import METRIC_INFO
-    return [info for info in METRIC_INFO.values()]
 
 
 def _round(x, digits):
@@ -552,7 +466,8 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
         raise ValueError(f"quality: N = {n} with {seeds} seeds is too much work for one request; "
                          "lower N, the seeds or the largest m")
     causal = bool(causal)
-    reference = attention.softmax_map(q, k, causal=causal)
+    from . import metrics
+    reference = metrics.Reference(attention.softmax_map(q, k, causal=causal), causal=causal)
     curves, total, done = [], len(rand) * len(ms), 0
     for label in rand:
         spec = specs[label]
@@ -566,7 +481,7 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
                 fmap, _ = make_feature_map(label, d, mm, sd)
                 kmse[i, sd] = kernel_estimate_mse(q, k, fmap)
                 approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
-                err = _compare(reference, approx, None, None, ill, None, causal, None)["map_rel_error"]
+                err = reference.compare(approx, ill_defined=ill)["map_rel_error"]
                 merr[i, sd] = np.nan if err is None else err
             done += 1
             if progress:
@@ -599,8 +514,6 @@ class HeadOverview:
 @torch.inference_mode()
 def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=False, m=64, seed=0) -> HeadOverview:
     """One metric for one map on every (layer, head): which heads are hard to approximate."""
-    from .metrics import METRIC_INFO
-
     if metric not in METRIC_INFO:
         raise ValueError(f"metric: unknown {metric!r}; choose from {', '.join(METRIC_INFO)}")
     if map_label == REFERENCE:
@@ -626,17 +539,9 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=Fals
     return HeadOverview(values, metric, METRIC_INFO[metric][0], map_label, list(sample.layer_names))
 
 
-def metric_keys() -> list[str]:
-    from .metrics import METRIC_INFO
-    return list(METRIC_INFO)
-
-
 # ---------------------------------------------------------------------------------------
 # State tab
 # ---------------------------------------------------------------------------------------
-
-DECAY_LABELS = {"none": "no decay", "retnet": "RetNet γ", "gla": "GLA gates"}
-
 
 @dataclass
 class StateView:
@@ -745,9 +650,6 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
 # Complexity tab
 # ---------------------------------------------------------------------------------------
 
-N_CAP = 131072                      # no request sweeps beyond this N
-MAX_POINTS = 12
-DEFAULT_METHODS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent")
 ARTICLE_N, ARTICLE_D = 100_000, 128
 
 
@@ -826,7 +728,7 @@ def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=No
     methods = [x for x in (methods or []) if x]
     if not methods:
         raise ValueError("methods: choose at least one method")
-    if feature_map in feature_maps.names() and not _probe(feature_map)[0] and feature_dim is not None:
+    if feature_map in FEATURE_MAPS and not FEATURE_MAPS[feature_map].takes_m and feature_dim is not None:
         feature_dim = None  # fixed-size maps (elu+1, Taylor-2) decide m themselves
     fm = feature_maps.create(feature_map, head_dim, num_features=feature_dim)
     m = fm.num_features

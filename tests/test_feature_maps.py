@@ -57,6 +57,14 @@ def test_taylor1_identity_elu_relu_kernels():
     torch.testing.assert_close(kernel(fm.create("relu", D), qf, kf).double(), (q.clamp(min=0) * k.clamp(min=0)).sum(-1), rtol=1e-5, atol=1e-5)
 
 
+def test_elu1_features_are_relatively_exact_and_stay_positive_far_below_zero():
+    x = torch.tensor([[-80.0, -30.0, -17.5, -1.0, -1e-3, 0.0, 1e-3, 2.0, 40.0]], dtype=torch.float64)
+    want = torch.where(x > 0, x + 1, torch.exp(x))          # elu(x) + 1 in float64
+    got = fm.create("elu1", x.shape[-1])(x.float()).double()
+    torch.testing.assert_close(got[:, 1:], want[:, 1:], rtol=1e-6, atol=0)  # exp(-80) is below float32's range
+    assert (got[:, 1:] > 0).all()      # elu(x) + 1 written naively rounds to 0 below about -17
+
+
 def test_cosformer_kernel_has_the_cosine_locality_term():
     n = 9
     q, k = torch.randn(n, D, dtype=torch.float64), torch.randn(n, D, dtype=torch.float64)

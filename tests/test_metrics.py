@@ -306,3 +306,79 @@ def test_precomputed_logit_ranks_give_the_same_monotonicity():
         plain = metrics.compare(ref, approx, logits=s, causal=causal)
         ranked = metrics.compare(ref, approx, logits=s, causal=causal, logit_ranks=metrics.average_ranks(s, allowed))
         assert plain["monotonicity"] == ranked["monotonicity"]
+
+
+# --- the prepared Reference against the plain composition ----------------------------
+
+def _assert_same_metrics(fast, plain):
+    assert set(fast) == set(plain)
+    for key, want in plain.items():
+        got = fast[key]
+        if want is None or got is None:
+            assert got is None and want is None, (key, got, want)
+        elif isinstance(want, int):
+            assert got == want, (key, got, want)
+        else:
+            assert got == pytest.approx(want, rel=1e-9, abs=1e-12), (key, got, want)
+
+
+def _hard_maps(q, k, causal, seed):
+    """Kernel maps that exercise every branch: negative weights and ill-defined rows
+    (identity), exact zeros and ties (relu), a random-feature map, and rows made
+    non-finite or flagged by hand."""
+    out = []
+    for name, m in (("identity", None), ("relu", None), ("favor_plus", 16), ("elu1", None)):
+        fmap = fm.create(name, q.shape[-1], num_features=m, seed=seed)
+        out.append(attention.kernel_map_with_flags(q, k, fmap, causal=causal))
+    approx, flags = out[-1]
+    broken = approx.clone()
+    broken[..., 0, 0] = math.nan
+    if broken.shape[-1] > 2:
+        broken[..., 2, 0] = math.inf
+    extra_flags = flags.clone()
+    extra_flags[..., -1] = True
+    out.append((broken, extra_flags))
+    return out
+
+
+@pytest.mark.parametrize("shape", [(1, 4), (7, 4), (33, 8), (2, 17, 4), (2, 3, 9, 4)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_compare_equals_the_plain_composition(shape, causal):
+    q, k, v = _qkv(*shape, seed=sum(shape))
+    q, k, v = q.float(), k.float(), v.float()
+    ref = attention.softmax_map(q, k, causal=causal)
+    s = attention.masked_logits(q, k, causal)
+    prepared = metrics.Reference(ref, v, s, causal)
+    for approx, flags in _hard_maps(q, k, causal, seed=len(shape)) + [(ref, None)]:
+        plain = metrics.compare_plain(ref, approx, v, s, ill_defined=flags, causal=causal, feature_dim=8)
+        _assert_same_metrics(metrics.compare(ref, approx, v, s, ill_defined=flags, causal=causal, feature_dim=8),
+                             plain)
+        _assert_same_metrics(prepared.compare(approx, ill_defined=flags, feature_dim=8), plain)
+
+
+def test_compare_equals_plain_on_ties_constant_rows_and_negative_maps():
+    gen = torch.Generator().manual_seed(3)
+    ref = torch.softmax(torch.randn(6, 6, generator=gen, dtype=torch.float64), -1)
+    approx = torch.randint(-1, 3, (6, 6), generator=gen).double()   # ties, zeros and negatives
+    approx[1] = 0.25                                                  # a constant row
+    logits = torch.randint(0, 3, (6, 6), generator=gen).double()     # tied logits
+    logits[4] = 1.0                                                   # a constant logit row
+    v = torch.randn(6, 2, generator=gen, dtype=torch.float64)
+    for causal in (False, True):
+        _assert_same_metrics(metrics.compare(ref, approx, v, logits, causal=causal),
+                             metrics.compare_plain(ref, approx, v, logits, causal=causal))
+
+
+def test_reference_refuses_what_it_already_holds():
+    q, k, v = _qkv(5, 4)
+    ref = attention.softmax_map(q, k)
+    prepared = metrics.Reference(ref, v, causal=False)
+    with pytest.raises(ValueError, match="v, logits"):
+        metrics.compare(prepared, ref, v)
+    with pytest.raises(ValueError, match="causal"):
+        metrics.compare(prepared, ref, causal=True)
+    with pytest.raises(ValueError, match="causal"):
+        metrics.Reference(ref, causal=None)
+    with pytest.raises(ValueError, match="approx_map"):
+        prepared.compare(ref[:4, :4])
+    assert metrics.compare(prepared, ref)["map_rel_error"] == 0.0

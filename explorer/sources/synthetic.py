@@ -19,10 +19,10 @@ import math
 
 import torch
 
+from ..catalog import PRESETS  # one list for the generator and the UI's choices
 from ..checks import check_positive_int
 from .sample import MAX_ELEMENTS, MAX_TOKENS, Sample, position_labels
 
-PRESETS = ("gaussian", "clustered", "local", "needle")
 MIN_TEMPERATURE, MAX_TEMPERATURE = 1e-3, 1e3   # outside this the logits overflow or vanish
 PEAK_LOGIT = 6.0          # matching logit of the structured presets (e^6 ~ 400x a neutral key)
 NEEDLE_LOGIT = 10.0       # the needle's logit: it must beat N - 1 random keys together

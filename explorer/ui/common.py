@@ -24,6 +24,26 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
 
 # ---------------------------------------------------------------------------------------
+# The engine, imported on first use: importing it pulls in torch and plotly (seconds), so
+# the page is built from explorer.catalog alone and app.py warms the engine in the
+# background once the page is served.
+# ---------------------------------------------------------------------------------------
+
+_engine_lock = threading.Lock()
+
+
+def import_engine() -> None:
+    """Import every engine module the handlers use; at once when already done.
+
+    One thread at a time: the feature-map modules import each other, and two threads
+    entering that cycle from different ends (say views and learn_views) could deadlock in
+    the import system. A request arriving during the warm-up waits here for it.
+    """
+    with _engine_lock:
+        from .. import figures, figures_learned, learn_views, views  # noqa: F401
+
+
+# ---------------------------------------------------------------------------------------
 # Errors: a clear message in the UI, never a traceback; the server stays up.
 # ---------------------------------------------------------------------------------------
 

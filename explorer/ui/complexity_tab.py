@@ -1,7 +1,7 @@
 """Complexity tab: a live, guarded sweep over N, and the article's 780x claim.
 Endpoint: ``/complexity``.
 
-Guards, so that no request can take the server down: N is capped (views.N_CAP), every
+Guards, so that no request can take the server down: N is capped (catalog.N_CAP), every
 run's memory is estimated before the sweep starts, the sweep has a time budget, a user
 runs one sweep at a time, and the server runs one sweep at a time for everybody
 (concurrency_limit=1): timings are only meaningful on an otherwise idle CPU anyway.
@@ -15,17 +15,24 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from .. import figures, views
+from .. import catalog
 from . import common
 
 TIME_BUDGET_S = float(os.environ.get("EXPLORER_SWEEP_BUDGET_S", "60"))
 MEMORY_BUDGET = int(float(os.environ.get("EXPLORER_SWEEP_MEMORY_GB", "2")) * 2**30)
-METHOD_CHOICES = ["softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent", "linear_cumsum"]
-SWEEP_MAPS = ["elu1", "relu", "favor_plus", "trig_rff", "taylor2", "cosformer"]
+METHOD_CHOICES = list(catalog.SWEEP_METHODS)
+SWEEP_MAPS = list(catalog.SWEEP_MAPS)
 
 # session -> stop flag of that user's running sweep
 _running: dict[str, threading.Event] = {}
 _running_lock = threading.Lock()
+
+
+def _engine():
+    """(figures, views), imported on first use: see common.import_engine."""
+    common.import_engine()
+    from .. import figures, views
+    return figures, views
 
 
 @dataclass
@@ -61,6 +68,7 @@ class ComplexityTab:
 def render(view, presentation=False):
     if view is None:
         return None, None
+    figures, _ = _engine()
     status = " · cancelled" if view.cancelled else (" · time budget reached" if view.truncated else "")
     p = view.params
     plot = figures.complexity(
@@ -100,9 +108,10 @@ def summary(view) -> str:
 
 @common.guarded
 def run_complexity(n_min=512, n_max=8192, points=5, d=64, m=0, causal=True, feature_map="elu1",
-                   methods=views.DEFAULT_METHODS, repeats=3, presentation=False,
+                   methods=catalog.DEFAULT_METHODS, repeats=3, presentation=False,
                    request: gr.Request = None, progress=gr.Progress()):
     """Run the sweep and draw it. Returns (plot, claim figure, table, summary, view, query)."""
+    _, views = _engine()
     key = getattr(request, "session_hash", None) or "api"
     stop = threading.Event()
     with _running_lock:
@@ -141,15 +150,15 @@ def build(presentation: gr.Checkbox) -> ComplexityTab:
         with gr.Column(scale=1, min_width=240):
             with gr.Row():
                 n_min = gr.Number(512, precision=0, minimum=16, label="N min", elem_id="cx-nmin")
-                n_max = gr.Number(8192, precision=0, minimum=16, maximum=views.N_CAP, label=f"N max (≤ {views.N_CAP:,})",
+                n_max = gr.Number(8192, precision=0, minimum=16, maximum=catalog.N_CAP, label=f"N max (≤ {catalog.N_CAP:,})",
                                   elem_id="cx-nmax")
-            points = gr.Slider(1, views.MAX_POINTS, value=5, step=1, label="points")
+            points = gr.Slider(1, catalog.MAX_POINTS, value=5, step=1, label="points")
             with gr.Row():
                 d = gr.Number(64, precision=0, minimum=1, maximum=512, label="head dim d")
                 m = gr.Number(0, precision=0, minimum=0, maximum=2048, label="m (0 = the map's default)")
             feature_map = gr.Dropdown(SWEEP_MAPS, value="elu1", label="feature map")
             causal = gr.Checkbox(True, label="Causal (adds chunked-causal and recurrent forms)")
-            methods = gr.CheckboxGroup(METHOD_CHOICES, value=list(views.DEFAULT_METHODS), label="Methods",
+            methods = gr.CheckboxGroup(METHOD_CHOICES, value=list(catalog.DEFAULT_METHODS), label="Methods",
                                        elem_id="cx-methods")
             repeats = gr.Slider(1, 10, value=3, step=1, label="timing samples per run")
             with gr.Row():
@@ -181,6 +190,7 @@ def build(presentation: gr.Checkbox) -> ComplexityTab:
     def export_complexity(view, presentation):
         if view is None:
             raise gr.Error("Run the sweep first.", print_exception=False)
+        _, views = _engine()
         plot_fig, claim_fig = render(view, presentation)
         return common.show_files(common.export_files("complexity", {"sweep": plot_fig, "claim": claim_fig},
                                    {"runs": views.complexity_table(view)}))

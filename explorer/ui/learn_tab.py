@@ -16,14 +16,12 @@ from pathlib import Path
 
 import gradio as gr
 
-from .. import figures_learned as fl
-from .. import learn_views as lv
+from .. import catalog
 from . import common
 
-N_LAYERS, N_HEADS, _ = lv.EMBEDDED_SHAPE
+N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
 ALL_HEADS = f"all {N_LAYERS * N_HEADS} heads"
-HYBRID_CHOICES = [("elu+1", "elu1"), ("FAVOR+", "favor_plus"), ("Taylor-2", "taylor2"),
-                  ("Hedgehog (trained)", "hedgehog")]
+HYBRID_CHOICES = [(label, name) for name, label in catalog.HYBRID_MAP_LABELS.items()]
 MODES = ["chosen layers", "greedy"]
 NO_MAP = (f"**Hedgehog (trained):** none yet. Train *{ALL_HEADS}* above (one head is not enough: a "
           "linear layer needs a map for each of its heads), or load a saved all-heads map.")
@@ -45,6 +43,13 @@ attention and compare its sentence embeddings (cosine) and attention maps (drift
 **Part 3 — the sliding-window hybrid** (exact softmax within a window of w keys, a linear kernel
 outside) is the map *sliding window* in the **Attention maps** tab.
 """
+
+
+def _engine():
+    """(figures_learned, learn_views), imported on first use: see common.import_engine."""
+    common.import_engine()
+    from .. import figures_learned, learn_views
+    return figures_learned, learn_views
 
 
 def guarded_stream(fn):
@@ -128,6 +133,7 @@ def render_learn(view, presentation=False):
     """(loss curve, held-out comparison, per-head KL ratio or None) for a LearnResult."""
     if view is None:
         return None, None, None
+    fl, _ = _engine()
     loss = None
     if view.losses:
         loss = fl.loss_curve(range(1, len(view.losses) + 1), view.losses, total_steps=view.steps,
@@ -145,6 +151,7 @@ def render_learn(view, presentation=False):
 def render_hybrid(view, presentation=False):
     if view is None:
         return None, None
+    fl, _ = _engine()
     cosine = fl.hybrid_cosine(view.path, view.n_layers, view.map_label, style=presentation)
     drift = fl.hybrid_drift(view.drift, view.linear_layers, view.map_label, style=presentation,
                             title=f"Attention drift per layer · linear: {', '.join(map(str, view.linear_layers)) or 'none'}")
@@ -179,6 +186,7 @@ def _export_folder() -> Path:
 
 def _finished(view, trained, presentation):
     """Every learn output for a finished (trained or loaded) result."""
+    _, lv = _engine()
     loss, comparison, heatmap = render_learn(view, presentation)
     download = str(lv.save_map(view, _export_folder())) if view.origin == "trained" else gr.skip()
     if view.all_heads:
@@ -212,6 +220,7 @@ def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count
     table, comparison figure, per-head KL ratio figure, trained map file, view, trained map,
     hybrid map status).
     """
+    fl, lv = _engine()
     all_heads = head == ALL_HEADS
     head_index = None if all_heads else _int(head, "head")
     stop = _stops[_session(request)] = threading.Event()
@@ -249,6 +258,7 @@ def load_trained(file, layer=2, head="3", heldout_count=16, presentation=False, 
     becomes the hybrid's Hedgehog. Same outputs as ``run_learn``."""
     if file is None:
         return tuple(gr.skip() for _ in range(9))
+    _, lv = _engine()
     path = Path(file if isinstance(file, str) else file.name)
     fmap = lv.load_map(path)
     head_index = 0 if head == ALL_HEADS else _int(head, "head")
@@ -264,6 +274,7 @@ def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_feat
 
     Returns (cosine figure, drift figure, table of configurations, summary, view).
     """
+    _, lv = _engine()
     if mode not in MODES:
         raise gr.Error(f"Mode must be one of {', '.join(MODES)}.", print_exception=False)
     if map_name == "hedgehog" and trained is None:
@@ -375,6 +386,7 @@ def build(presentation: gr.Checkbox) -> LearnTab:
 
     @common.guarded
     def export_learn(view, hview, presentation):
+        _, lv = _engine()
         loss_fig, comparison_fig, heatmap_fig = render_learn(view, presentation)
         cosine_fig, drift_fig = render_hybrid(hview, presentation)
         tables = {}

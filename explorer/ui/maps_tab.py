@@ -7,8 +7,15 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from .. import figures, views
+from .. import catalog
 from . import common, source as source_panel
+
+
+def _engine():
+    """(figures, views), imported on first use: see common.import_engine."""
+    common.import_engine()
+    from .. import figures, views
+    return figures, views
 
 
 @dataclass
@@ -38,7 +45,8 @@ class MapsTab:
 def render(view, presentation=False):
     if view is None:
         return None
-    return figures.attention_grid(view.tokens, view.maps, view.errors, reference=views.REFERENCE,
+    figures, _ = _engine()
+    return figures.attention_grid(view.tokens, view.maps, view.errors, reference=catalog.REFERENCE,
                                   ill_defined=view.ill_defined, title=view.title, note=view.display_note,
                                   style=presentation)
 
@@ -55,9 +63,10 @@ def badge(view) -> str:
 
 @common.guarded
 def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None,
-             layer=2, head="3", causal=False, maps=views.DEFAULT_MAPS, m=64, seed=0, window=4, presentation=False,
+             layer=2, head="3", causal=False, maps=catalog.DEFAULT_MAPS, m=64, seed=0, window=4, presentation=False,
              progress=gr.Progress()):
     """Compute and draw the maps tab. Returns (figure, metrics table, badge, notices, view, query)."""
+    _, views = _engine()
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress)
     progress(0.5, desc="computing the maps and their metrics")
     view = views.maps_view(sample, layer, head, maps or [], bool(causal), int(m), int(seed or 0),
@@ -71,10 +80,10 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
 
 
 def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab:
-    choices = views.map_choices()
+    choices = catalog.map_choices()
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
-            maps = gr.CheckboxGroup(choices, value=views.default_maps(), label="Maps", elem_id="maps-choice",
+            maps = gr.CheckboxGroup(choices, value=catalog.default_maps(), label="Maps", elem_id="maps-choice",
                                     info="softmax is the exact reference; each other map is a linear-attention kernel")
             causal = gr.Checkbox(False, label="Causal (keys j ≤ i only)", elem_id="maps-causal")
             m = gr.Slider(2, 1024, value=64, step=2, label="Features m (FAVOR+, trig RFF, Hedgehog)", elem_id="maps-m")
@@ -90,7 +99,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab
     table = gr.Dataframe(label="Metrics (full resolution, one row per map; units in the headers, meanings below)",
                          interactive=False, wrap=True, pinned_columns=1, max_height=640, elem_id="maps-table")
     with gr.Accordion("What the metrics mean", open=False):
-        gr.Markdown("\n".join(f"- **{label}**: {text}" for label, text in views.metric_help()))
+        gr.Markdown("\n".join(f"- **{label}**: {text}" for label, text in catalog.metric_help()))
     with gr.Row():
         export = gr.Button("Export figure (PNG + HTML) and table (CSV)", size="sm", elem_id="maps-export")
         files = gr.File(label="Downloads", file_count="multiple", interactive=False, visible=False)
@@ -112,6 +121,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab
     def export_maps(view, presentation):
         if view is None:
             raise gr.Error("Draw the maps first.", print_exception=False)
+        _, views = _engine()
         return common.show_files(common.export_files("maps", {"grid": render(view, presentation)},
                                    {"metrics": views.metrics_table(view.metrics)}))
 

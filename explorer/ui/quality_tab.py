@@ -9,10 +9,17 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from .. import figures, views
+from .. import catalog
 from . import common, source as source_panel
 
 X_AXES = ("m", "FLOPs")
+
+
+def _engine():
+    """(figures, views), imported on first use: see common.import_engine."""
+    common.import_engine()
+    from .. import figures, views
+    return figures, views
 
 
 @dataclass
@@ -49,6 +56,7 @@ def render(bundle, presentation=False, x_axis="m"):
     """(curves, shape bars, overview) figures from the stored views."""
     if bundle is None:
         return None, None, None
+    figures, _ = _engine()
     quality, overview = bundle
     note = (f"Mean over {quality.seeds} seeds with a 10–90 % band. Dashed: the IID theory (an expectation; with "
             "heavy-tailed estimates a finite set of seeds usually lands below it). Orthogonal features have no "
@@ -82,6 +90,7 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     Returns (curves figure, entropy/monotonicity figure, head overview figure, heads table,
     notices, view, query).
     """
+    _, views = _engine()
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress)
     quality = views.quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=bool(causal), m=int(m),
                                  progress=lambda f, msg: progress(0.1 + 0.75 * f, desc=msg))
@@ -102,8 +111,8 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
 
 
 def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> QualityTab:
-    rand = views.random_map_labels()
-    others = [label for label in views.map_choices() if label != views.REFERENCE]
+    rand = catalog.random_map_labels()
+    others = [label for label in catalog.map_choices() if label != catalog.REFERENCE]
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
             maps = gr.CheckboxGroup(rand, value=rand, label="Random-feature maps", elem_id="quality-maps")
@@ -114,7 +123,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
             m = gr.Slider(2, 512, value=64, step=2, label="m for the entropy / monotonicity bars")
             overview_map = gr.Dropdown(others, value="elu+1" if "elu+1" in others else others[0],
                                        label="Head overview: map")
-            overview_metric = gr.Dropdown(views.metric_keys(), value="map_rel_error", label="Head overview: metric")
+            overview_metric = gr.Dropdown(catalog.metric_keys(), value="map_rel_error", label="Head overview: metric")
             run = gr.Button("Measure", variant="primary", elem_id="quality-run")
         with gr.Column(scale=5):
             notices = gr.Markdown(elem_id="quality-notices")
@@ -154,6 +163,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
     def export_quality(bundle, presentation, x_axis):
         if bundle is None:
             raise gr.Error("Measure first.", print_exception=False)
+        _, views = _engine()
         curves_fig, shape_fig, over_fig = render(bundle, presentation, x_axis)
         quality, overview = bundle
         return common.show_files(common.export_files("quality", {"error-vs-m": curves_fig, "entropy-monotonicity": shape_fig,

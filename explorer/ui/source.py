@@ -7,12 +7,11 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from .. import views
-from .common import ASSETS
+from ..catalog import EMBEDDED_SHAPE, PRESETS
+from .common import ASSETS, import_engine
 
 SOURCES = ("text", "random", "file")
-PRESETS = ("gaussian", "clustered", "local", "needle")   # explorer.sources.PRESETS, without importing it
-MAX_LAYER, MAX_HEAD = 5, 11                               # all-MiniLM-L6-v2: 6 layers x 12 heads
+MAX_LAYER, MAX_HEAD = EMBEDDED_SHAPE[0] - 1, EMBEDDED_SHAPE[1] - 1   # all-MiniLM-L6-v2: 6 layers x 12 heads
 HEAD_CHOICES = ["mean"] + [str(h) for h in range(MAX_HEAD + 1)]
 
 
@@ -84,6 +83,9 @@ def build() -> SourcePanel:
 
 def load(source, text, preset, n, d, data_seed, temperature, file, progress=None):
     """The Sample for the panel's values (cached in the engine)."""
+    import_engine()
+    from .. import views
+
     if source == "text" and progress is not None:
         progress(0.05, desc="reading the text with the model (the first time loads it, a few seconds)")
     path = file if isinstance(file, str) or file is None else getattr(file, "name", None)

@@ -8,10 +8,17 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from .. import figures, views
+from .. import catalog
 from . import common, source as source_panel
 
-KINDS = list(views.DECAY_LABELS)
+KINDS = list(catalog.DECAY_LABELS)
+
+
+def _engine():
+    """(figures, views), imported on first use: see common.import_engine."""
+    common.import_engine()
+    from .. import figures, views
+    return figures, views
 
 
 @dataclass
@@ -43,6 +50,7 @@ class StateTab:
 def render(view, presentation=False):
     if view is None:
         return None, None, None
+    figures, _ = _engine()
     s = view.step
     step = figures.state_step(s["update"], s["state"], s["t"], s["token"], s["kind"], style=presentation)
     curves = figures.state_curves(view.ts, view.traces, view.recall, t_marker=s["t"], style=presentation)
@@ -61,6 +69,7 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
 
     Returns (step figure, curves figure, memory figure, notices, view, t slider, query).
     """
+    _, views = _engine()
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress)
     progress(0.4, desc="stepping the state through the sequence")
     last = sample.n_tokens - 1
@@ -80,6 +89,7 @@ def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
              layer=2, head="3", map_label="elu+1", m=32, seed=0, gamma=0.97, strength=1.0, t=0, kind="none",
              presentation=False):
     """Only the step heatmaps, for the t slider: fast enough to drag."""
+    figures, views = _engine()
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file)
     s = views.state_step(sample, layer, head, map_label, int(m), int(seed or 0), float(gamma), float(strength),
                          int(t), kind)
@@ -87,7 +97,7 @@ def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
 
 
 def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> StateTab:
-    maps = [label for label in views.map_choices() if label != views.REFERENCE]
+    maps = [label for label in catalog.map_choices() if label != catalog.REFERENCE]
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
             map_label = gr.Dropdown(maps, value="elu+1" if "elu+1" in maps else maps[0], label="Feature map φ",

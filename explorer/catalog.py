@@ -1,0 +1,220 @@
+"""What the app offers, as plain constants: maps and their labels, presets, metric names, limits.
+
+The UI builds every control from this module, before the engine is imported: importing
+the engine pulls in torch and plotly (seconds), and the page must not wait for that. So
+this module imports the standard library only. The engine takes its own copies of these
+constants from here, and ``tests/test_catalog.py`` checks the facts written down about the
+engine (which maps take m, ...) against the engine itself, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+# ---------------------------------------------------------------------------------------
+# Feature maps
+# ---------------------------------------------------------------------------------------
+
+REFERENCE = "softmax"
+
+
+@dataclass(frozen=True)
+class MapFacts:
+    """One registered feature map as the UI offers it."""
+
+    name: str                  # registry name in explorer.feature_maps, e.g. "favor_plus"
+    pretty: str                # what the user reads, e.g. "FAVOR+"
+    takes_m: bool = False      # create() accepts the number of features the user picks
+    even_m: bool = False       # ... an even one only: features come in pairs
+    random: bool = False       # random features, offered as IID and as orthogonal
+
+
+# In registry order (explorer.feature_maps.names()); a newly registered map must be added
+# here, and the catalogue test says so.
+FEATURE_MAPS: dict[str, MapFacts] = {facts.name: facts for facts in (
+    MapFacts("identity", "identity (q·k)"),
+    MapFacts("taylor1", "Taylor-1"),
+    MapFacts("elu1", "elu+1"),
+    MapFacts("relu", "ReLU"),
+    MapFacts("favor_plus", "FAVOR+", takes_m=True, random=True),
+    MapFacts("trig_rff", "trig RFF", takes_m=True, even_m=True, random=True),
+    MapFacts("taylor2", "Taylor-2"),
+    MapFacts("cosformer", "cosFormer"),
+    MapFacts("sliding_window", "sliding window"),        # its m is its inner map's, fixed by d
+    MapFacts("hedgehog", "Hedgehog (untrained: W = I)", takes_m=True, even_m=True),
+)}
+
+DEFAULT_MAPS = ("softmax", "elu+1", "FAVOR+ (orthogonal)", "Taylor-2", "cosFormer")
+
+
+@dataclass(frozen=True)
+class MapSpec:
+    label: str                 # what the user picks, e.g. "FAVOR+ (orthogonal)"
+    name: str                  # registry name, e.g. "favor_plus"
+    options: tuple = ()        # extra create() keywords as (key, value) pairs
+    takes_m: bool = False      # the user chooses m (random features, Hedgehog)
+    even_m: bool = False       # features come in pairs: m must be even
+    random: bool = False       # random features with an IID / orthogonal choice
+
+
+def _specs() -> tuple[MapSpec, ...]:
+    specs = []
+    for facts in FEATURE_MAPS.values():
+        if facts.random:
+            for orthogonal in (False, True):
+                label = f"{facts.pretty} ({'orthogonal' if orthogonal else 'IID'})"
+                specs.append(MapSpec(label, facts.name, (("orthogonal", orthogonal),), facts.takes_m, facts.even_m,
+                                     random=True))
+        else:
+            specs.append(MapSpec(facts.pretty, facts.name, (), facts.takes_m, facts.even_m))
+    return tuple(specs)
+
+
+_SPECS = _specs()
+
+
+def map_specs() -> "OrderedDict[str, MapSpec]":
+    """label -> MapSpec for every map the engine offers (softmax is the reference, apart)."""
+    return OrderedDict((spec.label, spec) for spec in _SPECS)
+
+
+def map_choices() -> list[str]:
+    return [REFERENCE, *(spec.label for spec in _SPECS)]
+
+
+def random_map_labels() -> list[str]:
+    return [spec.label for spec in _SPECS if spec.random]
+
+
+def default_maps() -> list[str]:
+    choices = set(map_choices())
+    return [label for label in DEFAULT_MAPS if label in choices]
+
+
+# ---------------------------------------------------------------------------------------
+# Metrics: key -> (label with unit, one-sentence explanation); the UI shows these in its
+# tables and help. The keys are those explorer.metrics.compare() returns.
+# ---------------------------------------------------------------------------------------
+
+METRIC_INFO: dict[str, tuple[str, str]] = {
+    "map_rel_error": (
+        "Map error (relative, Frobenius)",
+        "‖Â − A‖_F / ‖A‖_F per head, averaged over heads; rows with non-finite weights are left out.",
+    ),
+    "output_rel_error": (
+        "Output error (relative, Frobenius)",
+        "‖ÂV − AV‖_F / ‖AV‖_F per head, averaged: the error that reaches the next layer.",
+    ),
+    "error_rows_excluded": (
+        "Rows left out of the errors (count)",
+        "Rows whose approximate weights are not finite (zero normaliser), so no error can be measured on them.",
+    ),
+    "kl_mean": (
+        "KL(softmax ‖ approx) (nats, mean per row)",
+        "How much probability mass the approximation misplaces, averaged over the rows where the KL is defined.",
+    ),
+    "kl_rows_defined": (
+        "Rows with a defined KL (count)",
+        "Rows where the approximation is positive wherever softmax is, and the row is not ill-defined.",
+    ),
+    "kl_rows_undefined": (
+        "Rows with undefined KL (count)",
+        "Rows where the approximation gives zero, negative or non-finite weight to a key softmax attends to, or is ill-defined.",
+    ),
+    "entropy_reference": (
+        "Entropy of softmax (nats, mean per row)",
+        "Low entropy means spiky attention that focuses on a few keys; log N is perfectly uniform.",
+    ),
+    "entropy_approx": (
+        "Entropy of approximation (nats, mean per row)",
+        "Compare with the softmax entropy: a much higher value means the approximation is too flat.",
+    ),
+    "entropy_approx_rows_undefined": (
+        "Rows without an approximate entropy (count)",
+        "Rows with negative or non-finite weights, or flagged ill-defined: they are not distributions.",
+    ),
+    "monotonicity": (
+        "Monotonicity (Spearman ρ, mean per row)",
+        "Rank correlation between the logit q·k/√d and the approximate weight: 1 means keys are ranked as softmax ranks them.",
+    ),
+    "monotonicity_rows_defined": (
+        "Rows with a defined ρ (count)",
+        "Rows with at least two allowed keys, finite weights and neither logits nor weights constant.",
+    ),
+    "monotonicity_rows_undefined": (
+        "Rows with undefined ρ (count)",
+        "Rows with a single key (the first causal row), constant values, or ill-defined weights.",
+    ),
+    "negative_fraction": (
+        "Negative weights (fraction)",
+        "Share of the allowed weights in finite rows that are below zero; softmax has none.",
+    ),
+    "ill_defined_rows": (
+        "Ill-defined rows (count)",
+        "Rows whose normaliser is zero, negative, tiny or non-finite: the kernel cannot be normalised there.",
+    ),
+    "total_rows": (
+        "Rows (count)",
+        "Number of attention rows compared, over every head.",
+    ),
+    "causal": (
+        "Causal (0/1)",
+        "1 when only keys j ≤ i are allowed; given by the caller or read from the zeros of both maps.",
+    ),
+    "feature_dim": (
+        "Feature dimension m",
+        "Length of φ(x); the linear path costs O(N m d) instead of O(N² d).",
+    ),
+    "quadratic_flops": (
+        "Quadratic path (FLOPs per head)",
+        "QKᵀ and AV: about 2N²(d + d_v), half of it when causal.",
+    ),
+    "linear_flops": (
+        "Linear path (FLOPs per head)",
+        "φ(K)ᵀV, φ(Q)(φ(K)ᵀV) and the normaliser: about 4N m d_v + 4N m.",
+    ),
+    "flop_ratio": (
+        "Quadratic / linear (ratio)",
+        "Above 1 the linear path does less arithmetic than the quadratic one.",
+    ),
+}
+
+
+def metric_keys() -> list[str]:
+    return list(METRIC_INFO)
+
+
+def metric_help() -> list[tuple[str, str]]:
+    """(label, explanation) of every metric, in table order."""
+    return list(METRIC_INFO.values())
+
+
+# ---------------------------------------------------------------------------------------
+# Data sources
+# ---------------------------------------------------------------------------------------
+
+PRESETS = ("gaussian", "clustered", "local", "needle")   # random Q, K: explorer.sources.synthetic
+EMBEDDED_SHAPE = (6, 12, 32)   # all-MiniLM-L6-v2, the embedded model: layers, heads, head dim
+
+# ---------------------------------------------------------------------------------------
+# State tab: decay kinds of the recurrent state
+# ---------------------------------------------------------------------------------------
+
+DECAY_LABELS = {"none": "no decay", "retnet": "RetNet γ", "gla": "GLA gates"}
+
+# ---------------------------------------------------------------------------------------
+# Complexity tab: the timed forms of attention, and the guards of a sweep
+# ---------------------------------------------------------------------------------------
+
+SWEEP_METHODS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent", "linear_cumsum")
+DEFAULT_METHODS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent")
+SWEEP_MAPS = ("elu1", "relu", "favor_plus", "trig_rff", "taylor2", "cosformer")   # registry names
+N_CAP = 131072                      # no request sweeps beyond this N
+MAX_POINTS = 12
+
+# ---------------------------------------------------------------------------------------
+# Learned maps & hybrids: registry name -> label of the maps a hybrid layer can use
+# ---------------------------------------------------------------------------------------
+
+HYBRID_MAP_LABELS = {"elu1": "elu+1", "favor_plus": "FAVOR+", "taylor2": "Taylor-2", "hedgehog": "Hedgehog (trained)"}

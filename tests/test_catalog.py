@@ -1,0 +1,63 @@
+"""explorer.catalog: the constants the UI is built from, checked against the engine itself.
+
+The page is built from the catalogue alone (the engine is imported later, in the
+background), so every fact it states about the engine must hold: these tests ask the
+engine.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer import catalog, feature_maps, metrics, sources, state
+
+_PROBE_DIM = 8
+
+
+def _accepts(name: str, **options) -> bool:
+    try:
+        feature_maps.create(name, _PROBE_DIM, **options)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def test_catalogue_lists_every_registered_map_in_order():
+    # A newly registered map needs its line in catalog.FEATURE_MAPS to show in the app.
+    assert list(catalog.FEATURE_MAPS) == feature_maps.names()
+
+
+@pytest.mark.parametrize("name", feature_maps.names())
+def test_map_facts_are_what_create_accepts(name):
+    facts = catalog.FEATURE_MAPS[name]
+    base = feature_maps.create(name, _PROBE_DIM).num_features
+    takes_m = _accepts(name, num_features=base + 2)
+    assert facts.takes_m == takes_m
+    assert facts.even_m == (takes_m and not _accepts(name, num_features=base + 3))
+    assert facts.random == _accepts(name, orthogonal=False)
+
+
+def test_map_labels_are_unique_and_the_defaults_offered():
+    labels = catalog.map_choices()
+    assert len(labels) == len(set(labels)) and labels[0] == catalog.REFERENCE
+    assert catalog.default_maps() == list(catalog.DEFAULT_MAPS)
+    assert set(catalog.random_map_labels()) == {"FAVOR+ (IID)", "FAVOR+ (orthogonal)", "trig RFF (IID)",
+                                                "trig RFF (orthogonal)"}
+
+
+def test_metric_info_is_what_the_engine_computes():
+    assert catalog.METRIC_INFO == metrics.METRIC_INFO
+    assert catalog.metric_keys() == list(metrics.METRIC_INFO)
+
+
+@pytest.mark.parametrize("preset", catalog.PRESETS)
+def test_every_preset_builds_a_sample(preset):
+    assert sources.from_random(8, 4, preset=preset).n_tokens == 8
+
+
+def test_names_the_engine_must_know():
+    names = set(feature_maps.names())
+    assert set(catalog.SWEEP_MAPS) <= names
+    assert set(catalog.HYBRID_MAP_LABELS) <= names
+    assert tuple(catalog.DECAY_LABELS) == state.DECAY_KINDS
+    assert set(catalog.DEFAULT_METHODS) <= set(catalog.SWEEP_METHODS)
