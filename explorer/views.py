@@ -25,7 +25,8 @@ from . import attention, cost, feature_maps
 # The map catalogue, labels and limits the UI shows live in explorer.catalog (no torch
 # there, so the page is built without the engine); re-exported here for the engine's callers.
 from .catalog import (  # noqa: F401
-    DECAY_LABELS, DEFAULT_MAPS, DEFAULT_METHODS, FEATURE_MAPS, MAX_POINTS, METRIC_INFO, N_CAP, REFERENCE, MapSpec,
+    DECAY_LABELS, DEFAULT_MAPS, DEFAULT_METHODS, FEATURE_MAPS, HEADLINE_METRICS, MAX_POINTS, METRIC_INFO,
+    METRIC_SHORT, N_CAP, REFERENCE, MapSpec,
     default_maps, map_choices, map_specs, metric_help, metric_keys, random_map_labels,
 )
 
@@ -356,16 +357,18 @@ def block_labels(tokens: list[str], block: int) -> list[str]:
     return out
 
 
-def metrics_table(rows: list, digits: int = 4):
-    """Metric rows as a DataFrame: one row per map, columns labelled from METRIC_INFO."""
+def metrics_table(rows: list, digits: int = 4, short: bool = False):
+    """Metric rows as a DataFrame: one row per map, the headline numbers first, columns
+    labelled from METRIC_INFO (``short``: the short headers of METRIC_SHORT)."""
     import pandas as pd
 
-    keys = []
-    for row in rows:
-        keys += [key for key in row if key != "map" and key not in keys]
+    present = {key for row in rows for key in row if key != "map"}
+    order = [*HEADLINE_METRICS, *METRIC_INFO]
+    keys = [key for key in dict.fromkeys(order) if key in present]
+    keys += sorted(present - set(keys))           # anything not in the catalog, last
     data = {"map": [row["map"] for row in rows]}
     for key in keys:
-        label = METRIC_INFO.get(key, (key, ""))[0]
+        label = METRIC_SHORT.get(key, key) if short else METRIC_INFO.get(key, (key, ""))[0]
         data[label] = [_round(row.get(key), digits) for row in rows]
     return pd.DataFrame(data)
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from explorer import catalog, feature_maps, metrics, sources, state
+import torch
+
+from explorer import catalog, feature_maps, metrics, sources, state, views
 
 _PROBE_DIM = 8
 
@@ -48,6 +50,21 @@ def test_map_labels_are_unique_and_the_defaults_offered():
 def test_metric_info_is_what_the_engine_computes():
     assert catalog.METRIC_INFO == metrics.METRIC_INFO
     assert catalog.metric_keys() == list(metrics.METRIC_INFO)
+
+
+def test_every_metric_has_a_short_header_and_the_table_leads_with_the_headline():
+    assert set(catalog.METRIC_SHORT) == set(catalog.METRIC_INFO)
+    assert len(set(catalog.METRIC_SHORT.values())) == len(catalog.METRIC_SHORT)
+    assert set(catalog.HEADLINE_METRICS) <= set(catalog.METRIC_INFO)
+    q, k, v = (torch.randn(6, 4, generator=torch.Generator().manual_seed(i)) for i in range(3))
+    ref = torch.softmax(q @ k.T / 2, -1)
+    row = {"map": "softmax", **metrics.compare(ref, ref, v, q @ k.T / 2, feature_dim=4)}
+    full, short = views.metrics_table([row]), views.metrics_table([row], short=True)
+    n = len(catalog.HEADLINE_METRICS)
+    assert list(short.columns)[1:n + 1] == [catalog.METRIC_SHORT[key] for key in catalog.HEADLINE_METRICS]
+    assert list(full.columns)[1:n + 1] == [catalog.METRIC_INFO[key][0] for key in catalog.HEADLINE_METRICS]
+    assert len(full.columns) == len(short.columns) == 1 + len(catalog.METRIC_INFO)
+    assert [label.split(": ", 1)[0] for label, _ in catalog.metric_help()][:n] == list(short.columns)[1:n + 1]
 
 
 @pytest.mark.parametrize("preset", catalog.PRESETS)

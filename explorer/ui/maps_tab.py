@@ -75,31 +75,42 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
                                                       view.params["layer"], view.params["head"]),
               "causal": bool(causal), "maps": maps, "m": int(m), "seed": int(seed or 0), "w": int(window),
               "present": bool(presentation)}
-    return (render(view, presentation), views.metrics_table(view.metrics), badge(view),
+    return (render(view, presentation), views.metrics_table(view.metrics, short=True), badge(view),
             common.notices_markdown(view.notices), view, common.query_string(params))
 
 
 def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab:
     choices = catalog.map_choices()
+    # Controls in a band above, so the grid and the metrics table can sit side by side.
     with gr.Row(equal_height=False):
-        with gr.Column(scale=1, min_width=240):
+        with gr.Column(scale=3, min_width=480):
             maps = gr.CheckboxGroup(choices, value=catalog.default_maps(), label="Maps", elem_id="maps-choice",
                                     info="softmax is the exact reference; each other map is a linear-attention kernel")
-            causal = gr.Checkbox(False, label="Causal (keys j ≤ i only)", elem_id="maps-causal")
-            m = gr.Slider(2, 1024, value=64, step=2, label="Features m (FAVOR+, trig RFF, Hedgehog)", elem_id="maps-m")
-            seed = gr.Number(0, precision=0, minimum=0, label="Feature seed (a new seed = new random features)",
-                             elem_id="maps-seed")
-            window = gr.Slider(0, 64, value=4, step=1, label="Window w (sliding window: exact softmax on the w "
-                               "nearest keys, the linear map beyond)", elem_id="maps-window")
+        with gr.Column(scale=2, min_width=360):
+            with gr.Row():
+                causal = gr.Checkbox(False, label="Causal (keys j ≤ i only)", elem_id="maps-causal")
+                seed = gr.Number(0, precision=0, minimum=0, label="Feature seed (new seed = new random features)",
+                                 elem_id="maps-seed")
+            with gr.Row():
+                m = gr.Slider(2, 1024, value=64, step=2, label="Features m (FAVOR+, trig RFF, Hedgehog)",
+                              elem_id="maps-m")
+                window = gr.Slider(0, 64, value=4, step=1, label="Window w (sliding window: exact softmax on the "
+                                   "w nearest keys, the linear map beyond)", elem_id="maps-window")
             run = gr.Button("Draw the maps", variant="primary", elem_id="maps-run")
-        with gr.Column(scale=5):
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3, min_width=640):
             badge_md = gr.Markdown(elem_id="maps-badge")
             notices = gr.Markdown(elem_id="maps-notices")
-            plot = gr.Plot(label="Attention maps (top) and their errors against softmax (below)", show_label=False, elem_id="maps-plot")
-    table = gr.Dataframe(label="Metrics (full resolution, one row per map; units in the headers, meanings below)",
-                         interactive=False, wrap=True, pinned_columns=1, max_height=640, elem_id="maps-table")
-    with gr.Accordion("What the metrics mean", open=False):
-        gr.Markdown("\n".join(f"- **{label}**: {text}" for label, text in catalog.metric_help()))
+            plot = gr.Plot(label="Attention maps (top) and their errors against softmax (below)", show_label=False,
+                           elem_id="maps-plot")
+        # Beside the grid on a wide screen; below it (the row wraps) where the plot needs the width.
+        with gr.Column(scale=1, min_width=380):
+            table = gr.Dataframe(label="Metrics, one row per map (full-resolution maps; the judging numbers "
+                                 "first, scroll right for the counts; the headers are explained below)",
+                                 interactive=False, wrap=True, pinned_columns=1, max_height=900, elem_id="maps-table",
+                                 column_widths=["130px"] + ["84px"] * len(catalog.METRIC_INFO))
+            with gr.Accordion("What the metrics mean", open=False):
+                gr.Markdown("\n".join(f"- **{label}**: {text}" for label, text in catalog.metric_help()))
     with gr.Row():
         export = gr.Button("Export figure (PNG + HTML) and table (CSV)", size="sm", elem_id="maps-export")
         files = gr.File(label="Downloads", file_count="multiple", interactive=False, visible=False)
