@@ -415,28 +415,10 @@ def _row_flags(ill_defined, shape, device):
 
 
 def compare_plain(reference_map, approx_map, v=None, logits=None, *, ill_defined=None, feature_dim=None,
-            causal=None, chunk_size=None, head_dim=None, logit_ranks=None) -> dict:
+                  causal=None, chunk_size=None, head_dim=None, logit_ranks=None) -> dict:
     """``compare`` written as the plain composition of the row helpers above, one full pass
-    per quantity: the reference that tests hold the fast ``compare`` to. Same arguments and
-    result.
-
-    Every quality number for ``approx_map`` against ``reference_map`` (both (..., N, N)).
-
-    v:           values (..., N, d_v) with the maps' leading dimensions, for the output error.
-    logits:      s_ij (..., N, N) for the monotonicity score; entries above the diagonal may
-                 be -inf in causal mode.
-    ill_defined: (..., N) bool flags from ``kernel_map_with_flags``; non-finite rows are
-                 added to them. Ill-defined rows are left out of KL, entropy and
-                 monotonicity; their finite weights still count in the errors (that is
-                 how badly the map does there), non-finite rows cannot.
-    logit_ranks: ``average_ranks(logits, allowed)`` when the caller already has it.
-    causal:      None reads it from the maps (zero above the diagonal in both).
-    feature_dim, head_dim, chunk_size: for the FLOP counts (per head), which are None when
-                 feature_dim is None; head_dim defaults to d_v, and without either the
-                 counts are None as well.
-
-    Returns a flat dict of plain Python numbers (None where a value is undefined): the keys
-    of ``METRIC_INFO``.
+    per quantity: the reference that tests hold the fast ``compare`` to. Same arguments
+    (``reference_map`` a tensor only) and the same result; see ``compare``.
     """
     ref = _check_map(reference_map, "reference_map").double()
     check_finite(ref, "reference_map")
