@@ -30,7 +30,7 @@ class MapFacts:
     random: bool = False       # random features, offered as IID and as orthogonal
 
 
-# In registry order (explorer.feature_maps.names()); a newly registered map must be added
+# The order the UI offers them in; every registered map (explorer.feature_maps.names()) must be added
 # here, and the catalogue test says so.
 FEATURE_MAPS: dict[str, MapFacts] = {facts.name: facts for facts in (
     MapFacts("identity", "identity (q·k)"),

@@ -116,8 +116,9 @@ class EluPlusOne(FeatureMap):
     def features(self, x, is_query):
         # elu(x) + 1 = exp(min(x, 0)) + max(x, 0). Written this way it stays positive in
         # float32 where elu(x) + 1 = (exp(x) - 1) + 1 rounds to 0 (x < -17 or so), which
-        # would leave a zero feature row, and it is about 15% faster (two in-place passes).
-        return x.clamp(max=0.0).exp_().add_(torch.relu(x))
+        # would leave a zero feature row, and it is about 15% faster. The last add is out of
+        # place: exp's backward needs its own output intact.
+        return x.clamp(max=0.0).exp_() + torch.relu(x)
 
 
 class Relu(FeatureMap):

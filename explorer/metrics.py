@@ -248,7 +248,7 @@ def compare(reference_map, approx_map, v=None, logits=None, *, ill_defined=None,
         ref = reference_map
         if v is not None or logits is not None or logit_ranks is not None:
             raise ValueError("v, logits, logit_ranks: already part of the Reference; pass them to Reference()")
-        if causal is not None and causal != ref.causal:
+        if causal is not None and (not isinstance(causal, bool) or causal != ref.causal):
             raise ValueError(f"causal: the Reference was prepared with causal={ref.causal}, got {causal!r}")
     else:
         reference = _check_map(reference_map, "reference_map")
@@ -273,7 +273,9 @@ class Reference:
     def __init__(self, reference_map, v=None, logits=None, causal: bool = False, logit_ranks=None):
         if not isinstance(causal, bool):
             raise ValueError(f"causal: expected True or False, got {causal!r}")
-        ref = _check_map(reference_map, "reference_map").double()
+        given = _check_map(reference_map, "reference_map")
+        # A copy: what is derived below must not go stale if the caller changes the map.
+        ref = given.double() if given.dtype != torch.float64 else given.clone()
         check_finite(ref, "reference_map")
         n = ref.shape[-1]
         self.shape, self.n, self.causal = ref.shape, n, causal
@@ -297,7 +299,7 @@ class Reference:
                     f"v: expected shape (..., N, d_v) = {tuple(ref.shape[:-1])} + (d_v,), got {tuple(v.shape)}"
                 )
             check_finite(v, "v")
-            self.value_dim, self.v = v.shape[-1], v.double()
+            self.value_dim, self.v = v.shape[-1], v.double() if v.dtype != torch.float64 else v.clone()
             self.output = self.map @ self.v
             self.output_row_sq = (self.output * self.output).sum(-1)
 
@@ -308,16 +310,23 @@ class Reference:
                 raise ValueError(f"logits: shape {tuple(s.shape)} does not match reference_map's {tuple(ref.shape)}")
             if not bool(_finite_rows(s, _allowed(s, self.allowed)).all()):
                 raise ValueError("logits: contains NaN or infinite values at allowed positions")
-            ranks = average_ranks(s, self.allowed) if logit_ranks is None else as_float_tensor(logit_ranks, "logit_ranks")
-            if ranks.shape != ref.shape:
-                raise ValueError(f"logit_ranks: shape {tuple(ranks.shape)} does not match the logits' {tuple(s.shape)}")
-            self.logit_ranks = self._centred(ranks.double())
+            if logit_ranks is None:
+                self.logit_ranks = self._centred(average_ranks(s, self.allowed))
+            else:
+                ranks = as_float_tensor(logit_ranks, "logit_ranks").double()
+                if ranks.shape != ref.shape:
+                    raise ValueError(f"logit_ranks: shape {tuple(ranks.shape)} does not match the logits' {tuple(s.shape)}")
+                self.logit_ranks = self._centred(ranks, given=True)
             self.logit_rank_sq = (self.logit_ranks * self.logit_ranks).sum(-1)
 
-    def _centred(self, ranks: torch.Tensor) -> torch.Tensor:
-        """Ranks minus their row mean, zero at masked entries. Average ranks of c entries sum
-        to c (c + 1) / 2 whatever the ties, so the mean is (c + 1) / 2 exactly."""
-        centred = ranks - (self.counts.unsqueeze(-1) + 1.0) / 2.0
+    def _centred(self, ranks: torch.Tensor, given: bool = False) -> torch.Tensor:
+        """Ranks minus their row mean over the allowed entries, zero at masked ones. Average
+        ranks of c entries sum to c (c + 1) / 2 whatever the ties, so the mean is (c + 1) / 2
+        exactly; ranks the caller ``given`` are centred on their actual mean instead."""
+        if self.allowed is not None:
+            ranks = ranks.masked_fill(~self.allowed, 0.0)
+        mean = ranks.sum(-1, keepdim=True) / self.counts.unsqueeze(-1) if given else (self.counts.unsqueeze(-1) + 1.0) / 2.0
+        centred = ranks - mean
         return centred if self.allowed is None else centred.masked_fill_(~self.allowed, 0.0)
 
     def compare(self, approx_map, ill_defined=None, feature_dim=None, chunk_size=None, head_dim=None) -> dict:
@@ -394,7 +403,7 @@ def _pooled_relative_error(diff_row_sq, ref_row_sq, rows) -> float | None:
     num = torch.where(rows, diff_row_sq, torch.zeros_like(diff_row_sq)).sum(-1).sqrt()
     den = torch.where(rows, ref_row_sq, torch.zeros_like(ref_row_sq)).sum(-1).sqrt()
     err = num / torch.where(den > 0, den, torch.ones_like(den))
-    return _mean_or_none(err, den > 0)
+    return _mean_or_none(err, (den > 0) & ~torch.isnan(err))     # inf / inf (float64 overflow): none
 
 
 def _row_flags(ill_defined, shape, device):

@@ -65,6 +65,13 @@ def test_elu1_features_are_relatively_exact_and_stay_positive_far_below_zero():
     assert (got[:, 1:] > 0).all()      # elu(x) + 1 written naively rounds to 0 below about -17
 
 
+def test_elu1_gradient_is_that_of_elu():
+    x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: fm.create("elu1", 3)(t), (x,))
+    fm.create("elu1", 3)(x).sum().backward()
+    torch.testing.assert_close(x.grad, torch.where(x > 0, torch.ones_like(x), torch.exp(x)).detach())
+
+
 def test_cosformer_kernel_has_the_cosine_locality_term():
     n = 9
     q, k = torch.randn(n, D, dtype=torch.float64), torch.randn(n, D, dtype=torch.float64)

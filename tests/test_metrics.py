@@ -382,3 +382,30 @@ def test_reference_refuses_what_it_already_holds():
     with pytest.raises(ValueError, match="approx_map"):
         prepared.compare(ref[:4, :4])
     assert metrics.compare(prepared, ref)["map_rel_error"] == 0.0
+
+
+def test_reference_edge_cases_match_the_plain_form():
+    # float64 overflow of the squared norms: no relative error, as in the plain form
+    huge = torch.rand(4, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0)) * 1e300
+    assert metrics.compare(huge, huge * 1.5)["map_rel_error"] is None
+    assert metrics.compare_plain(huge, huge * 1.5)["map_rel_error"] is None
+    # ranks handed in by the caller are centred on their own mean, as the plain form does
+    q, k, v = _qkv(9, 4, seed=5)
+    ref, approx = attention.softmax_map(q, k, True), attention.kernel_map(q, k, fm.create("elu1", 4), True)
+    s = attention.masked_logits(q, k, True)
+    odd_ranks = metrics.average_ranks(s)      # ranked without the causal mask
+    assert metrics.compare(ref, approx, logits=s, causal=True, logit_ranks=odd_ranks)["monotonicity"] == \
+        pytest.approx(metrics.compare_plain(ref, approx, logits=s, causal=True, logit_ranks=odd_ranks)["monotonicity"])
+
+
+def test_reference_keeps_its_own_copy_and_wants_a_real_bool():
+    q, k, v = _qkv(6, 4, seed=2)
+    ref = attention.softmax_map(q, k)
+    prepared = metrics.Reference(ref, v, causal=False)
+    same = ref.clone()
+    ref.mul_(2.0)
+    v.mul_(3.0)
+    r = prepared.compare(same)
+    assert r["map_rel_error"] == 0.0 and r["output_rel_error"] == 0.0
+    with pytest.raises(ValueError, match="causal"):
+        metrics.compare(prepared, same, causal=0)
