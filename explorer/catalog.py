@@ -186,7 +186,7 @@ METRIC_SHORT: dict[str, str] = {
     "map_rel_error": "map err (rel)", "output_rel_error": "out err (rel)", "error_rows_excluded": "err rows out",
     "kl_mean": "KL (nats)", "kl_rows_defined": "KL rows", "kl_rows_undefined": "KL rows undef",
     "entropy_reference": "H softmax (nats)", "entropy_approx": "H approx (nats)",
-    "entropy_approx_rows_undefined": "H rows undef", "monotonicity": "ρ (Spearman)",
+    "entropy_approx_rows_undefined": "H rows undef", "monotonicity": "Spearman ρ",
     "monotonicity_rows_defined": "ρ rows", "monotonicity_rows_undefined": "ρ rows undef",
     "negative_fraction": "neg. weights", "ill_defined_rows": "ill rows", "total_rows": "rows", "causal": "causal",
     "feature_dim": "m", "quadratic_flops": "FLOPs N²", "linear_flops": "FLOPs linear", "flop_ratio": "FLOP ratio",

@@ -98,17 +98,18 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab
                                    "w nearest keys, the linear map beyond)", elem_id="maps-window")
             run = gr.Button("Draw the maps", variant="primary", elem_id="maps-run")
     with gr.Row(equal_height=False):
-        with gr.Column(scale=3, min_width=640):
+        with gr.Column(scale=3, min_width=640, elem_id="maps-main"):
             badge_md = gr.Markdown(elem_id="maps-badge")
             notices = gr.Markdown(elem_id="maps-notices")
             plot = gr.Plot(label="Attention maps (top) and their errors against softmax (below)", show_label=False,
                            elem_id="maps-plot")
-        # Beside the grid on a wide screen; below it (the row wraps) where the plot needs the width.
-        with gr.Column(scale=1, min_width=380):
+        # Beside the grid on a wide screen; below it where the plot needs the width (narrow
+        # screens and presentation mode, see app.css).
+        with gr.Column(scale=1, min_width=380, elem_id="maps-side"):
             table = gr.Dataframe(label="Metrics, one row per map (full-resolution maps; the judging numbers "
                                  "first, scroll right for the counts; the headers are explained below)",
                                  interactive=False, wrap=True, pinned_columns=1, max_height=900, elem_id="maps-table",
-                                 column_widths=["130px"] + ["84px"] * len(catalog.METRIC_INFO))
+                                 column_widths=["130px"] + ["96px"] * len(catalog.METRIC_INFO))
             with gr.Accordion("What the metrics mean", open=False):
                 gr.Markdown("\n".join(f"- **{label}**: {text}" for label, text in catalog.metric_help()))
     with gr.Row():
