@@ -179,6 +179,24 @@ def link_box() -> gr.Textbox:
                       buttons=["copy"], elem_classes=["view-link"])
 
 
+def export_band(what: str, export_id: str | None = None, query_id: str | None = None):
+    """The row under a tab's figures (export button, downloads, link to this view) and the
+    tab's hidden state (its last view, the view's query string).
+
+    Returns (export, files, link, view, query); ``wire_export`` connects the button.
+    """
+    with gr.Row():
+        export = gr.Button(f"Export {what}", size="sm", elem_id=export_id)
+        files = gr.File(label="Downloads", file_count="multiple", interactive=False, visible=False)
+        link = link_box()
+    return export, files, link, gr.State(None), gr.Textbox(visible=False, elem_id=query_id)
+
+
+def wire_export(export: gr.Button, fn, inputs: list, files: gr.File) -> None:
+    """One export at a time across the app: exports render PNGs, which is slow."""
+    export.click(fn, inputs, files, api_visibility="private", concurrency_limit=1, concurrency_id="export")
+
+
 def show_files(paths):
     """The downloads box appears only once there is something in it."""
     return gr.update(value=paths, visible=True)

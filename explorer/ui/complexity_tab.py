@@ -172,12 +172,7 @@ def build(presentation: gr.Checkbox) -> ComplexityTab:
             claim = gr.Plot(label="The article's 780× claim", show_label=False, elem_id="cx-claim")
         with gr.Column(scale=3):
             table = gr.Dataframe(label="Every run", interactive=False, max_height=420, elem_id="cx-table")
-    with gr.Row():
-        export = gr.Button("Export figures (PNG + HTML) and runs (CSV)", size="sm")
-        files = gr.File(label="Downloads", file_count="multiple", interactive=False, visible=False)
-        link = common.link_box()
-    view = gr.State(None)
-    query = gr.Textbox(visible=False)
+    export, files, link, view, query = common.export_band("figures (PNG + HTML) and runs (CSV)")
     tab = ComplexityTab(n_min, n_max, points, d, m, causal, feature_map, methods, repeats, run, stop, plot, claim,
                         table, summary_md, view, query)
 
@@ -195,6 +190,5 @@ def build(presentation: gr.Checkbox) -> ComplexityTab:
         return common.show_files(common.export_files("complexity", {"sweep": plot_fig, "claim": claim_fig},
                                    {"runs": views.complexity_table(view)}))
 
-    export.click(export_complexity, [view, presentation], files, api_visibility="private", concurrency_limit=1,
-                 concurrency_id="export")
+    common.wire_export(export, export_complexity, [view, presentation], files)
     return tab

@@ -112,12 +112,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab
                                  column_widths=["130px"] + ["96px"] * len(catalog.METRIC_INFO))
             with gr.Accordion("What the metrics mean", open=False):
                 gr.Markdown("\n".join(f"- **{label}**: {text}" for label, text in catalog.metric_help()))
-    with gr.Row():
-        export = gr.Button("Export figure (PNG + HTML) and table (CSV)", size="sm", elem_id="maps-export")
-        files = gr.File(label="Downloads", file_count="multiple", interactive=False, visible=False)
-        link = common.link_box()
-    view = gr.State(None)
-    query = gr.Textbox(visible=False, elem_id="maps-query")
+    export, files, link, view, query = common.export_band("figure (PNG + HTML) and table (CSV)",
+                                                          export_id="maps-export", query_id="maps-query")
     tab = MapsTab(causal, maps, m, seed, window, run, plot, table, badge_md, notices, view, query)
 
     inputs = panel.inputs + tab.controls + [presentation]
@@ -137,5 +133,5 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab
         return common.show_files(common.export_files("maps", {"grid": render(view, presentation)},
                                    {"metrics": views.metrics_table(view.metrics)}))
 
-    export.click(export_maps, [view, presentation], files, api_visibility="private", concurrency_limit=1, concurrency_id="export")
+    common.wire_export(export, export_maps, [view, presentation], files)
     return tab

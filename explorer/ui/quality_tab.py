@@ -140,12 +140,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
                 open_layer = gr.Number(0, precision=0, minimum=0, label="layer", elem_id="quality-open-layer")
                 open_head = gr.Number(0, precision=0, minimum=0, label="head", elem_id="quality-open-head")
                 open_button = gr.Button("Open in the maps tab", size="sm", elem_id="quality-open")
-    with gr.Row():
-        export = gr.Button("Export figures (PNG + HTML) and table (CSV)", size="sm")
-        files = gr.File(label="Downloads", file_count="multiple", interactive=False, visible=False)
-        link = common.link_box()
-    view = gr.State(None)
-    query = gr.Textbox(visible=False)
+    export, files, link, view, query = common.export_band("figures (PNG + HTML) and table (CSV)")
     tab = QualityTab(causal, maps, seeds, x_axis, m, overview_map, overview_metric, run, curves, shape, overview, heads,
                      notices, view, query, open_layer, open_head, open_button)
 
@@ -171,8 +166,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
                                    {"metrics": views.metrics_table(quality.shape_rows),
                                     "curves": curves_table(quality), "heads": heads_table(overview)}))
 
-    export.click(export_quality, [view, presentation, x_axis], files, api_visibility="private",
-                 concurrency_limit=1, concurrency_id="export")
+    common.wire_export(export, export_quality, [view, presentation, x_axis], files)
     return tab
 
 

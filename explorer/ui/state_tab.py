@@ -114,12 +114,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> StateTa
             step = gr.Plot(label="One step", show_label=False, elem_id="state-step")
     curves = gr.Plot(label="Over time", show_label=False, elem_id="state-curves")
     memory = gr.Plot(label="Memory", show_label=False, elem_id="state-memory")
-    with gr.Row():
-        export = gr.Button("Export figures (PNG + HTML) and curves (CSV)", size="sm")
-        files = gr.File(label="Downloads", file_count="multiple", interactive=False, visible=False)
-        link = common.link_box()
-    view = gr.State(None)
-    query = gr.Textbox(visible=False)
+    export, files, link, view, query = common.export_band("figures (PNG + HTML) and curves (CSV)")
     tab = StateTab(map_label, m, seed, gamma, strength, kind, t, run, step, curves, memory, notices, view, query)
 
     inputs = panel.inputs + tab.controls + [presentation]
@@ -139,8 +134,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> StateTa
         return common.show_files(common.export_files("state", {"step": step_fig, "curves": curves_fig, "memory": memory_fig},
                                    {"curves": curves_table(view)}))
 
-    export.click(export_state, [view, presentation], files, api_visibility="private", concurrency_limit=1,
-                 concurrency_id="export")
+    common.wire_export(export, export_state, [view, presentation], files)
     return tab
 
 
