@@ -161,3 +161,32 @@ def test_sliding_window_width_reaches_the_maps_view():
     np.testing.assert_allclose(none.maps["sliding window"], taylor.maps["Taylor-2"], rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="window"):
         views.make_feature_map("sliding window", 8, None, 0, window=-1)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_maps_view_metrics_are_the_plain_comparison_of_the_maps(causal):
+    """The numbers in the maps tab's table: every map's row equals metrics.compare_plain on the
+    full-resolution maps, recomputed here from the same head."""
+    from explorer import metrics
+
+    sample = views.load_sample("random", preset="clustered", n=40, d=8, data_seed=3)
+    labels = ["softmax", "elu+1", "identity (q·k)", "FAVOR+ (IID)"]
+    view = views.maps_view(sample, 0, 0, labels, causal, 16, 2)
+    q, k, v = sample.head(0, 0)
+    exact = attention.softmax_map(q, k, causal=causal)
+    s = attention.masked_logits(q, k, causal)
+    rows = {r["map"]: r for r in view.metrics}
+    assert set(rows) == set(labels)
+    for label in labels:
+        if label == "softmax":
+            approx, flags, m = exact, None, None
+        else:
+            fmap, _ = views.make_feature_map(label, 8, 16, 2)
+            (approx, flags), m = attention.kernel_map_with_flags(q, k, fmap, causal=causal), fmap.num_features
+        want = metrics.compare_plain(exact, approx, v, s, ill_defined=flags, feature_dim=m, causal=causal, head_dim=8)
+        got = {key: value for key, value in rows[label].items() if key != "map"}
+        assert set(got) == set(want)
+        for key, value in want.items():
+            assert (got[key] is None) == (value is None), (label, key)
+            if value is not None:
+                assert got[key] == pytest.approx(value, rel=1e-9, abs=1e-12), (label, key)
