@@ -14,8 +14,8 @@ import gradio as gr
 import numpy as np
 import pytest
 
-from explorer import figures_learned as fl
-from explorer import learn_views as lv
+from explorer.figures import learn as fl
+from explorer.views import learn as lv
 from explorer.learned import Hedgehog
 from explorer.ui import learn_tab
 

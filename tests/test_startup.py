@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OFFLINE = {"GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
-HEAVY = ("torch", "plotly", "explorer.views", "explorer.figures", "explorer.learn_views")
+HEAVY = ("torch", "plotly", "explorer.views", "explorer.figures", "explorer.views.learn")
 
 
 def test_building_the_app_imports_no_engine():

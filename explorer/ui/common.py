@@ -36,11 +36,13 @@ def import_engine() -> None:
     """Import every engine module the handlers use; at once when already done.
 
     One thread at a time: the feature-map modules import each other, and two threads
-    entering that cycle from different ends (say views and learn_views) could deadlock in
+    entering that cycle from different ends (say views and views.learn) could deadlock in
     the import system. A request arriving during the warm-up waits here for it.
     """
     with _engine_lock:
-        from .. import figures, figures_learned, learn_views, views  # noqa: F401
+        from .. import figures, views  # noqa: F401
+        from ..figures import learn as _fl  # noqa: F401
+        from ..views import learn as _lv  # noqa: F401
 
 
 # ---------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 real model to linear attention. Endpoints: ``/learn`` and ``/hybrid``.
 
 Training runs behind a progress bar with a live loss curve (the handler is a generator).
-Numbers come from ``explorer.learn_views``; figures from ``explorer.figures_learned``.
+Numbers come from ``explorer.views.learn``; figures from ``explorer.figures.learn``.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ outside) is the map *sliding window* in the **Attention maps** tab.
 def _engine():
     """(figures_learned, learn_views), imported on first use: see common.import_engine."""
     common.import_engine()
-    from .. import figures_learned, learn_views
+    from ..figures import learn as figures_learned
+    from ..views import learn as learn_views
     return figures_learned, learn_views
 
 

@@ -8,7 +8,7 @@ Two experiments from the article's last chapters, both on the embedded MiniLM:
 * hybrids: some layers of the real model made linear, the cost measured on its sentence
   embeddings and attention (``explorer.hybrid``).
 
-Results are plain dataclasses of numbers that ``explorer.figures_learned`` draws. Trained
+Results are plain dataclasses of numbers that ``explorer.figures.learn`` draws. Trained
 maps are cached per setting in memory, so a repeated run (or the hybrid that needs a map
 for every head) does not train again.
 """
@@ -24,15 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from . import hybrid, learned
+from .. import hybrid, learned
 # The embedded model's shape (layers, heads, head dim) and the hybrid's maps: the UI builds
 # its controls from these before this module is imported, so they live in the catalogue.
-from .catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED_SHAPE re-exported
-from .checks import check_positive_int
-from .feature_maps import create
+from ..catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED_SHAPE re-exported
+from ..checks import check_positive_int
+from ..feature_maps import create
 
 # The texts ship beside the package, so the path must not depend on the working directory.
-TEXTS_DIR = Path(__file__).resolve().parents[1] / "assets" / "texts"
+TEXTS_DIR = Path(__file__).resolve().parents[2] / "assets" / "texts"
 LOSS_NAME = "row cross-entropy  −Σⱼ Aᵢⱼ log Âᵢⱼ  (= KL(A‖Â) + entropy of A), mean over rows and heads"
 LR = 0.05
 MAX_STEPS = 2000             # one request must not hold the CPU for an hour
@@ -69,7 +69,7 @@ _samples_lock = threading.Lock()
 
 def model_shape() -> tuple[int, int, int]:
     """(layers, heads, head_dim) of the embedded model, from its config (loads it once)."""
-    from .sources.text import get_model
+    from ..sources.text import get_model
     cfg = get_model().model.config
     return cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size // cfg.num_attention_heads
 
@@ -79,7 +79,7 @@ def cached_sample(text: str):
     reading 56 of them through the model costs far more than training one head."""
     sample = _samples.get(text)
     if sample is None:
-        from .sources import from_text
+        from ..sources import from_text
         sample = from_text(text)
         with _samples_lock:
             _samples[text] = sample
@@ -370,7 +370,7 @@ _references: dict = {}
 
 
 def _hybrid_model():
-    from .sources.text import get_model
+    from ..sources.text import get_model
     return get_model()
 
 

@@ -1,6 +1,6 @@
 """Plotly figures for the learned-maps and hybrid tab: pure functions, no gradio, no math.
 
-They draw what ``explorer.learn_views`` returns: a bar's height is the engine's mean, a
+They draw what ``explorer.views.learn`` returns: a bar's height is the engine's mean, a
 box holds the engine's per-head values, a heatmap's ``z`` is the engine's KL ratio. Fonts,
 margins and the presentation style come from ``explorer.figures``.
 """
@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .figures import _finish, as_style
+from .style import as_style, finish
 
 
 def loss_curve(steps, losses, total_steps: int | None = None, live: bool = False, title: str = "",
@@ -26,7 +26,7 @@ def loss_curve(steps, losses, total_steps: int | None = None, live: bool = False
     fig.update_xaxes(title_text="training step (Adam)", range=[0, max(total_steps or 0, max(steps, default=1))])
     fig.update_yaxes(title_text="row cross-entropy (nats)")
     fig.update_layout(showlegend=False)
-    return _finish(fig, style, title or ("Training… loss so far" if live else "Training loss"),
+    return finish(fig, style, title or ("Training… loss so far" if live else "Training loss"),
                    height=480 if style.presentation else 360, note=note)
 
 
@@ -70,7 +70,7 @@ def heldout_comparison(quality: dict, rows: list, softmax_entropy: float, title:
     title = title or "Held-out texts: how close to softmax?"
     if subtitle:
         title += f"<br><sup>{subtitle}</sup>"
-    return _finish(fig, style, title, height=620 if style.presentation else 480)
+    return finish(fig, style, title, height=620 if style.presentation else 480)
 
 
 def kl_ratio_heatmap(ratio, title: str = "", style=None) -> go.Figure:
@@ -88,7 +88,7 @@ def kl_ratio_heatmap(ratio, title: str = "", style=None) -> go.Figure:
         hovertemplate="layer %{y}, head %{x}<br>KL ratio %{z:.3g}×<extra></extra>"))
     fig.update_xaxes(title_text="head", tickmode="array", tickvals=list(range(heads)))
     fig.update_yaxes(title_text="layer", tickmode="array", tickvals=list(range(layers)), autorange="reversed")
-    return _finish(fig, style, title or "How many times closer Hedgehog is than elu+1, per head",
+    return finish(fig, style, title or "How many times closer Hedgehog is than elu+1, per head",
                    height=600 if style.presentation else 440,
                    note="ratio of held-out KL(A‖Â); above 1: the learned map is closer to softmax")
 
@@ -118,7 +118,7 @@ def hybrid_cosine(path: list, n_layers: int, map_label: str = "", title: str = "
     fig.update_xaxes(title_text="k = softmax layers kept (the others linear)", range=[-0.5, n_layers + 0.5],
                      tickmode="array", tickvals=list(range(n_layers + 1)))
     fig.update_yaxes(title_text="embedding cosine<br>to the original (1 = same)")
-    fig = _finish(fig, style, title or f"Hybrid with {map_label}: how much of the model survives",
+    fig = finish(fig, style, title or f"Hybrid with {map_label}: how much of the model survives",
                   height=560 if style.presentation else 430,
                   note="points: mean over the held-out texts; whiskers reach down to the worst text")
     return fig.update_layout(margin=dict(l=140 if style.presentation else 110))
@@ -148,6 +148,6 @@ def hybrid_drift(drift, linear_layers, map_label: str = "", title: str = "", sty
                      range=[0, 1.2 * max(max(drift, default=0.0), 0.05)])
     fig.update_layout(legend=dict(title=dict(text="attention in this layer"), orientation="h", y=1.02, x=1,
                                   xanchor="right", yanchor="bottom"))
-    fig = _finish(fig, style, title or "Attention drift per layer against the original model",
+    fig = finish(fig, style, title or "Attention drift per layer against the original model",
                   height=520 if style.presentation else 420)
     return fig.update_layout(margin=dict(l=140 if style.presentation else 110))

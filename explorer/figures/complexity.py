@@ -1,0 +1,93 @@
+"""The complexity tab's figures: measured time and memory against N on log axes with fitted
+slopes and FLOP lines, and the FLOP-model claim.
+"""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+from .style import as_style, finish, log_ticks
+
+
+def complexity(rows: list, method_labels: dict, theory: dict | None = None, slopes: dict | None = None,
+               crossover: float | None = None, crossover_text: str = "", title: str = "", note: str = "",
+               style=None) -> go.Figure:
+    """Measured time and peak memory against N (log-log), one line per method.
+
+    ``rows`` are bench rows (method, n, time_ms, peak_mem_bytes, skipped). ``theory`` is
+    method -> (ns, ms) from the FLOP model at the measured matmul rate, drawn dotted.
+    Slopes go into the legend; the crossover N is a vertical line with its value written.
+    """
+    style = as_style(style)
+    slopes = slopes or {}
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=("time per call (median)", "extra peak memory per call"))
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    for i, method in enumerate(methods):
+        colour = style.colour(i)
+        pts = sorted((r["n"], r) for r in rows if r["method"] == method and not r.get("skipped")
+                     and r.get("time_ms") is not None)
+        if not pts:
+            continue
+        label = method_labels.get(method, method)
+        if method in slopes:
+            label += f"  (slope {slopes[method]:.2f})"
+        ns = [n for n, _ in pts]
+        fig.add_trace(go.Scatter(x=ns, y=[r["time_ms"] for _, r in pts], mode="lines+markers", name=label,
+                                 legendgroup=method, line=dict(color=colour, width=style.line),
+                                 marker=dict(size=style.marker),
+                                 hovertemplate=f"{method_labels.get(method, method)}<br>N=%{{x}}<br>%{{y:.3g}} ms<extra></extra>"),
+                      row=1, col=1)
+        mem = [(n, r["peak_mem_bytes"] / 2**20) for n, r in pts if r.get("peak_mem_bytes")]
+        if mem:
+            fig.add_trace(go.Scatter(x=[n for n, _ in mem], y=[b for _, b in mem], mode="lines+markers", name=label,
+                                     legendgroup=method, showlegend=False, line=dict(color=colour, width=style.line),
+                                     marker=dict(size=style.marker),
+                                     hovertemplate="N=%{x}<br>%{y:.3g} MiB<extra></extra>"),
+                          row=1, col=2)
+        if theory and method in theory:
+            tn, tms = theory[method]
+            fig.add_trace(go.Scatter(x=list(tn), y=list(tms), mode="lines", name=f"{method}: FLOPs at matmul rate",
+                                     legendgroup=method, showlegend=False,
+                                     line=dict(color=colour, width=max(1, style.line / 2), dash="dot"),
+                                     hovertemplate="FLOP model<br>N=%{x}<br>%{y:.3g} ms<extra></extra>"),
+                          row=1, col=1)
+    if crossover:
+        fig.add_vline(x=crossover, line=dict(color="#444", width=max(1, style.line / 2), dash="dash"), row=1, col=1)
+        fig.add_annotation(x=math.log10(crossover), y=0.02, xref="x", yref="y domain", yanchor="bottom",
+                           text=f"crossover<br>N ≈ {crossover:,.0f}", showarrow=False,
+                           font=dict(size=style.font), bgcolor="rgba(255,255,255,0.85)")
+    ns_all = sorted({r["n"] for r in rows})
+    if 1 < len(ns_all) <= 12:
+        fig.update_xaxes(tickmode="array", tickvals=ns_all, ticktext=[f"{n:,}" for n in ns_all])
+    log_ticks(fig, style)
+    fig.update_xaxes(type="log", title_text="sequence length N")
+    fig.update_yaxes(type="log", title_text="time (ms)", row=1, col=1)
+    fig.update_yaxes(type="log", title_text="extra peak memory (MiB)", row=1, col=2)
+    fig.update_layout(legend=dict(orientation="h", y=-0.2, x=0, yanchor="top"))
+    full_note = ". ".join(x for x in (crossover_text, note, "Dotted: the FLOP model at the measured matmul rate") if x)
+    fig = finish(fig, style, title or "Measured cost against N", height=760 if style.presentation else 600,
+                  note=full_note)
+    fig.update_layout(margin=dict(b=230 if style.presentation else 170))
+    return fig
+
+
+def flop_claim(n: int, head_dim: int, quadratic: float, linear: float, measured: dict | None = None,
+               style=None) -> go.Figure:
+    """The article's claim as two bars (log scale): FLOPs of the quadratic and linear path."""
+    style = as_style(style)
+    fig = go.Figure(go.Bar(x=["softmax (N×N)", "linear φ(Q)(φ(K)ᵀV)"], y=[quadratic, linear],
+                           marker_color=[style.colour(3), style.colour(0)],
+                           text=[f"{quadratic:.3g}", f"{linear:.3g}"], textposition="inside", insidetextanchor="end",
+                           textfont=dict(size=style.font, color="white")))
+    # Log scale from 1 so that both bars have visible length and room for their labels.
+    fig.update_yaxes(type="log", title_text="FLOPs per head", range=[0, math.log10(quadratic) * 1.08], dtick=2)
+    fig.update_xaxes(title_text="path")
+    title = f"{quadratic / linear:,.0f}× fewer FLOPs<br>N = {n:,}, d = {head_dim}, one head"
+    note = ""
+    if measured:
+        note = (f"measured at N = {measured['n']:,}: softmax {measured['quadratic_ms']:.3g} ms, linear "
+                f"{measured['linear_ms']:.3g} ms ({measured['ratio']:.1f}× faster)")
+    return finish(fig, style, title, height=520 if style.presentation else 420, note=note, width=0.4)

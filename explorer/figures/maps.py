@@ -1,0 +1,135 @@
+"""The maps tab's figures: the grid of heatmaps with error maps beneath, and metric bars.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+from .style import as_style, finish, finite_values, unique_labels
+
+
+def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax", ill_defined: dict | None = None,
+                   title: str = "", note: str = "", style=None, cols: int | None = None) -> go.Figure:
+    """A grid of attention heatmaps, each with its error map (approx - softmax) beneath it.
+
+    ``maps`` is label -> (n, n) array, the reference first; ``errors`` is label -> (n, n)
+    for every map but the reference. All maps share one colour axis (weight) and all
+    errors one symmetric diverging axis. Hovering a cell shows the query and key tokens,
+    the approximate and exact weights and their difference.
+
+    The layout is written as plain dicts and validated once: make_subplots and per-panel
+    updates cost ~0.3 s for ten panels, most of the maps tab's time budget.
+    """
+    style = as_style(style)
+    labels = unique_labels(tokens)
+    names = list(maps)
+    # Two big panels a row on a projector, three otherwise: token labels need the room.
+    cols = max(1, min(cols or (2 if style.presentation else 3), len(names)))
+    rows = 2 * math.ceil(len(names) / cols)
+    h_space = 0.16 if style.presentation else 0.13   # room for long token labels and the y title
+    v_space = 0.32 / rows
+    width = (1 - h_space * (cols - 1)) / cols
+    height = (1 - v_space * (rows - 1)) / rows
+
+    exact = np.asarray(maps[reference]) if reference in maps else None
+    weights = finite_values(maps.values())
+    lo = min(0.0, float(np.percentile(weights, 0.1))) if weights.size else 0.0
+    hi = float(np.percentile(weights, 99.9)) if weights.size else 1.0
+    if exact is not None and np.isfinite(exact).any():
+        hi = max(hi, float(np.nanmax(exact)))
+    errs = np.abs(finite_values(errors.values())) if errors else np.zeros(0)
+    emax = float(np.percentile(errs, 99.9)) if errs.size else 0.0
+    emax = emax if emax > 0 else 1e-6
+
+    hover_map = ("query: %{y}<br>key: %{x}<br>approx: %{z:.4g}<br>softmax: %{customdata[0]:.4g}"
+                 "<br>difference: %{customdata[1]:+.3g}<extra>%{fullData.name}</extra>")
+    hover_err = ("query: %{y}<br>key: %{x}<br>approx: %{customdata[0]:.4g}<br>softmax: %{customdata[1]:.4g}"
+                 "<br>difference: %{z:+.3g}<extra>%{fullData.name}</extra>")
+    tick = dict(size=style.tick_font)
+    axis_title = dict(size=style.font)
+    data, layout, annotations = [], {}, []
+
+    def panel(row: int, col: int, z, customdata, name, coloraxis, hover, subtitle):
+        index = row * cols + col + 1
+        suffix = "" if index == 1 else str(index)
+        x0 = col * (width + h_space)
+        y1 = 1 - row * (height + v_space)
+        data.append(dict(type="heatmap", z=z, x=labels, y=labels, customdata=customdata, name=name,
+                         coloraxis=coloraxis, hovertemplate=hover, xaxis="x" + suffix, yaxis="y" + suffix))
+        layout["xaxis" + suffix] = dict(domain=[max(0.0, x0), min(1.0, x0 + width)], anchor="y" + suffix, type="category",
+                                        title=dict(text="key", font=axis_title), tickangle=-60, tickfont=tick)
+        layout["yaxis" + suffix] = dict(domain=[max(0.0, y1 - height), min(1.0, y1)], anchor="x" + suffix, type="category",
+                                        autorange="reversed", title=dict(text="query", font=axis_title),
+                                        tickfont=tick)
+        annotations.append(dict(text=subtitle, x=x0 + width / 2, y=y1, xref="paper", yref="paper",
+                                xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=style.font)))
+
+    for i, name in enumerate(names):
+        row, col = 2 * (i // cols), i % cols
+        z = np.asarray(maps[name])
+        ref = exact if exact is not None else z
+        err = np.asarray(errors[name]) if name in errors else np.zeros_like(z)
+        panel(row, col, z, np.stack([ref, err], axis=-1), name, "coloraxis", hover_map,
+              _panel_title(name, ill_defined))
+        if name in errors:
+            panel(row + 1, col, err, np.stack([z, ref], axis=-1), f"{name} − {reference}", "coloraxis2", hover_err,
+                  f"{name} − {reference}")
+
+    bar = 22 if style.presentation else 14
+    layout.update(
+        annotations=annotations,
+        coloraxis=dict(colorscale=style.sequential, cmin=lo, cmax=hi,
+                       colorbar=dict(title=dict(text="attention<br>weight", side="top"), len=0.45, y=1.0,
+                                     yanchor="top", thickness=bar)),
+        coloraxis2=dict(colorscale=style.diverging, cmid=0.0, cmin=-emax, cmax=emax,
+                        colorbar=dict(title=dict(text="approx −<br>softmax", side="top"), len=0.45, y=0.0,
+                                      yanchor="bottom", thickness=bar)),
+    )
+    fig = go.Figure(data=data, layout=layout)
+    panel_px = 560 if style.presentation else 430
+    return finish(fig, style, title or "Attention maps", height=rows * panel_px + 120, note=note, fonts_done=True)
+
+
+def _panel_title(name, ill_defined):
+    bad = (ill_defined or {}).get(name, 0)
+    return f"{name}  ⚠ {bad} ill-defined rows" if bad else name
+
+
+def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monotonicity"), labels: dict | None = None,
+                title: str = "", style=None) -> go.Figure:
+    """Entropy and monotonicity per map: spiky and monotone like softmax, or flat.
+
+    ``rows`` are metric dicts with a "map" key (the engine's ``compare`` output).
+    """
+    style = as_style(style)
+    labels = labels or {}
+    names = [r["map"] for r in rows]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Entropy per row (nats, mean)", "Monotonicity (Spearman ρ)"),
+                        horizontal_spacing=0.12)
+    ent = [r.get("entropy_approx") for r in rows]
+    fig.add_trace(go.Bar(x=names, y=ent, name=labels.get("entropy_approx", "entropy of the map"),
+                         marker_color=style.colour(0)), row=1, col=1)
+    ref = next((r.get("entropy_reference") for r in rows if r.get("entropy_reference") is not None), None)
+    if ref is not None:
+        fig.add_hline(y=ref, line=dict(color=style.colour(3), width=style.line, dash="dash"), row=1, col=1,
+                      annotation_text="softmax", annotation_position="top left")
+    mono = [r.get("monotonicity") for r in rows]
+    fig.add_trace(go.Bar(x=names, y=mono, name=labels.get("monotonicity", "monotonicity"),
+                         marker_color=style.colour(2)), row=1, col=2)
+    # A missing bar would read as zero: say that the value is undefined (negative weights,
+    # ill-defined rows), as the metrics table does.
+    for col, values in ((1, ent), (2, mono)):
+        missing = [name for name, value in zip(names, values) if value is None]
+        if missing:
+            fig.add_trace(go.Scatter(x=missing, y=[0] * len(missing), mode="text", text=["n/a"] * len(missing),
+                                     textposition="top center", textfont=dict(size=style.tick_font, color="#b00"),
+                                     showlegend=False, hoverinfo="skip"), row=1, col=col)
+    fig.update_yaxes(title_text="entropy (nats)", row=1, col=1)
+    fig.update_yaxes(title_text="Spearman ρ(logit, weight)", range=[min(-0.1, min([x for x in mono if x is not None] or [0])), 1.05],
+                     row=1, col=2)
+    fig.update_xaxes(title_text="map", tickangle=-30)
+    fig.update_layout(showlegend=False)
+    return finish(fig, style, title or "Spiky and monotone like softmax, or flat?", height=560 if style.presentation else 430)

@@ -1,0 +1,213 @@
+"""What the tabs share: building a map from its catalogue label, loading samples (cached),
+picking a head, the request caps, and reducing a map for display. Plain data, no gradio.
+
+Each tab's view lives in a module named after it (``explorer.views.maps``, ``.quality``,
+``.state``, ``.complexity``); ``explorer.views`` re-exports what the UI, the API and the
+tests call, so ``views.maps_view(...)`` keeps working.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+
+import numpy as np
+import torch
+
+from .. import feature_maps
+from ..catalog import HEADLINE_METRICS, METRIC_INFO, METRIC_SHORT, map_choices, map_specs
+
+
+# Guards: the N x N tabs hold several float64 copies of every map (metrics), so the
+# number of attention cells per request is capped; long sequences belong to the
+# complexity tab, which never forms what it does not need.
+MAX_MAP_CELLS = 2048 * 2048            # heads x N x N for one maps view
+MAX_OVERVIEW_CELLS = 24 * 2 ** 20      # layers x heads x N x N for the head overview
+MAX_STATE_ELEMENTS = 16 * 2 ** 20      # N x m x d_v recorded states in the state tab
+
+# Largest side of a heatmap sent to the browser. 1024 x 1024 x 10 panels is ~100 MB of
+# JSON; 128 x 128 block means keep the picture and stay fast.
+DISPLAY_MAX = 128
+
+
+# ---------------------------------------------------------------------------------------
+# Building the map behind a label of the catalogue
+# ---------------------------------------------------------------------------------------
+
+def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window: int = 4):
+    """Build the map behind ``label``; returns (feature_map, notices). ``window`` is the
+    sliding-window hybrid's w (ignored by every other map)."""
+    specs = map_specs()
+    if label not in specs:
+        raise ValueError(f"maps: unknown map {label!r}; choose from {', '.join(map_choices())}")
+    spec = specs[label]
+    notices = []
+    kwargs = dict(spec.options)
+    if spec.takes_m and m is not None:
+        m = int(m)
+        if m < 1:
+            raise ValueError(f"m: the number of features must be at least 1, got {m}")
+        if spec.even_m and m % 2:
+            notices.append(f"{label}: m rounded up from {m} to {m + 1} (features come in cos/sin pairs).")
+            m += 1
+        kwargs["num_features"] = m
+    if spec.name == "sliding_window":
+        window = int(window)
+        if window < 0:
+            raise ValueError(f"window: must be 0 or more keys, got {window}")
+        kwargs["window"] = window
+    return feature_maps.create(spec.name, head_dim, seed=int(seed), **kwargs), notices
+
+
+# ---------------------------------------------------------------------------------------
+# Samples: loading, cached so that re-drawing a view does not re-run the model.
+# ---------------------------------------------------------------------------------------
+
+_sample_cache: "OrderedDict[tuple, object]" = OrderedDict()
+_sample_lock = threading.Lock()
+SAMPLE_CACHE_SIZE = 8
+
+
+def load_sample(source: str = "text", text: str = "", preset: str = "gaussian", n: int = 64, d: int = 32,
+                data_seed: int = 0, temperature: float = 1.0, path: str | None = None, heads: int = 1):
+    """A Sample from the chosen source. Errors are ValueErrors with a message for the user."""
+    from .. import sources  # lazy: importing the text source pulls in transformers
+
+    if source == "text":
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("text: the text is empty; type a sentence or pick an example")
+        key = ("text", text)
+        make = lambda: sources.from_text(text)  # noqa: E731
+    elif source == "random":
+        n, d, data_seed, heads = _int(n, "N"), _int(d, "d"), _int(data_seed, "data seed"), _int(heads, "heads")
+        key = ("random", preset, n, d, data_seed, float(temperature), heads)
+        make = lambda: sources.from_random(n, d, preset=preset, seed=data_seed,  # noqa: E731
+                                           temperature=float(temperature), heads=heads)
+    elif source == "file":
+        if not path:
+            raise ValueError("file: no file uploaded; upload a .npy, .npz or .pt file with q and k")
+        key = None
+        make = lambda: sources.load_file(path)  # noqa: E731
+    else:
+        raise ValueError(f"source: expected text, random or file, got {source!r}")
+    if key is None:
+        return make()
+    with _sample_lock:
+        if key in _sample_cache:
+            _sample_cache.move_to_end(key)
+            return _sample_cache[key]
+    sample = make()
+    with _sample_lock:
+        _sample_cache[key] = sample
+        while len(_sample_cache) > SAMPLE_CACHE_SIZE:
+            _sample_cache.popitem(last=False)
+    return sample
+
+
+def clear_sample_cache():
+    with _sample_lock:
+        _sample_cache.clear()
+
+
+def _int(value, name: str) -> int:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a whole number, got {value!r}") from None
+    if not math.isfinite(f) or f != int(f):
+        raise ValueError(f"{name}: expected a whole number, got {value!r}")
+    return int(f)
+
+
+def select_head(sample, layer, head):
+    """(q, k, v, layer, head_or_None, notices): one head (N, d), or all heads (H, N, d) for the mean.
+
+    ``head`` is an int or "mean". Out-of-range picks are clamped with a notice, so a URL
+    made for the text model still opens on a one-head random sample.
+    """
+    notices = []
+    layer = _int(layer, "layer")
+    if not 0 <= layer < sample.n_layers:
+        fixed = min(max(layer, 0), sample.n_layers - 1)
+        if sample.n_layers > 1:  # a one-layer sample has nothing else to show: no need to say so
+            notices.append(f"Layer {layer} does not exist here (0..{sample.n_layers - 1}); showing layer {fixed}.")
+        layer = fixed
+    if head in (None, "mean", "mean over heads"):
+        return sample.q[layer], sample.k[layer], sample.v[layer], layer, None, notices
+    head = _int(head, "head")
+    if not 0 <= head < sample.n_heads:
+        fixed = min(max(head, 0), sample.n_heads - 1)
+        if sample.n_heads > 1:
+            notices.append(f"Head {head} does not exist here (0..{sample.n_heads - 1}); showing head {fixed}.")
+        head = fixed
+    return sample.q[layer, head], sample.k[layer, head], sample.v[layer, head], layer, head, notices
+
+
+def _compare(reference, approx, v, s, ill, feature_dim, causal, head_dim) -> dict:
+    from .. import metrics
+    return metrics.compare(reference, approx, v=v, logits=s, ill_defined=ill, feature_dim=feature_dim,
+                           causal=causal, head_dim=head_dim)
+
+
+def _display(t: torch.Tensor, block: int) -> np.ndarray:
+    """The map as shown: mean over heads when there are several, then block means."""
+    a = t.detach().double()
+    if a.dim() == 3:
+        a = a.mean(0)
+    a = a.numpy()
+    if block > 1:
+        a = block_mean(a, block)
+    return a.astype(np.float32)
+
+
+def block_mean(a: np.ndarray, block: int) -> np.ndarray:
+    """Means of block x block tiles of a 2-d array (the last tiles may be smaller).
+
+    Non-finite entries (ill-defined rows) propagate, so a bad row stays visible.
+    """
+    n0, n1 = a.shape
+    r0, r1 = math.ceil(n0 / block), math.ceil(n1 / block)
+    padded = np.zeros((r0 * block, r1 * block))
+    count = np.zeros_like(padded)
+    padded[:n0, :n1] = a
+    count[:n0, :n1] = 1
+    sums = padded.reshape(r0, block, r1, block).sum(axis=(1, 3))
+    counts = count.reshape(r0, block, r1, block).sum(axis=(1, 3))
+    return sums / counts
+
+
+def block_labels(tokens: list[str], block: int) -> list[str]:
+    if block <= 1:
+        return tokens
+    out = []
+    for start in range(0, len(tokens), block):
+        stop = min(start + block, len(tokens)) - 1
+        out.append(f"{start}–{stop}")
+    return out
+
+
+def metrics_table(rows: list, digits: int = 4, short: bool = False):
+    """Metric rows as a DataFrame: one row per map, the headline numbers first, columns
+    labelled from METRIC_INFO (``short``: the short headers of METRIC_SHORT)."""
+    import pandas as pd
+
+    present = {key for row in rows for key in row if key != "map"}
+    order = [*HEADLINE_METRICS, *METRIC_INFO]
+    keys = [key for key in dict.fromkeys(order) if key in present]
+    keys += sorted(present - set(keys))           # anything not in the catalog, last
+    data = {"map": [row["map"] for row in rows]}
+    for key in keys:
+        label = METRIC_SHORT.get(key, key) if short else METRIC_INFO.get(key, (key, ""))[0]
+        data[label] = [_round(row.get(key), digits) for row in rows]
+    return pd.DataFrame(data)
+
+
+def _round(x, digits):
+    if x is None or isinstance(x, bool):
+        return x
+    if isinstance(x, int):
+        return x
+    if not math.isfinite(x) or x == 0:
+        return x
+    return float(f"{x:.{digits}g}")
