@@ -1,14 +1,32 @@
-"""The FLOP model shared by the metrics table, the benchmark and the complexity plots.
+"""What a request will cost, decided before anything is allocated.
 
-Counting multiply-adds as 2 FLOPs and ignoring the O(N d) elementwise work:
-- quadratic (softmax or any N x N map): Q K^T is 2 N^2 d, A V is 2 N^2 d_v;
-- linear: phi(K)^T V is 2 N m d_v, phi(Q) (phi(K)^T V) is 2 N m d_v, plus the normaliser
-  phi(Q) z and z itself, 4 N m.
-A causal quadratic map needs only the lower triangle, about half; the linear form does the
-same work causal or not (the chunked form adds 2 N C (m + d_v) inside chunks).
+Two models live here, one for every path of the app:
+
+- the FLOP model shared by the metrics table, the benchmark and the complexity plots
+  (``flop_counts``): multiply-adds count 2 FLOPs, O(N d) elementwise work is ignored;
+  quadratic (softmax or any N x N map): Q K^T is 2 N^2 d, A V is 2 N^2 d_v; linear:
+  phi(K)^T V is 2 N m d_v, phi(Q) (phi(K)^T V) is 2 N m d_v, plus the normaliser phi(Q) z
+  and z itself, 4 N m. A causal quadratic map needs only the lower triangle, about half;
+  the linear form does the same work causal or not (the chunked form adds 2 N C (m + d_v)
+  inside chunks).
+- the request model (``estimate`` and ``check``): the peak memory and the time of what a
+  view is about to compute, from the feature count each map really has (Taylor-2 has
+  1 + d + d(d+1)/2 features, FAVOR+ and trig RFF m, Hedgehog m, cosFormer 2d), the N x N
+  maps, and the float64 copies the metrics make. Every view calls
+  ``check(estimate(path, **shape))`` before it allocates; a refusal is a ValueError with
+  one plain sentence that says what is needed, the limit, and what to lower.
+
+The byte counts are calibrated against measured peaks (tests/test_cost.py holds them to
+``explorer.bench.measure_peak_bytes``: the estimate must not be below what a call really
+takes, nor wildly above it). Seconds come from the FLOPs at a deliberately low rate, so a
+busy server still meets them.
 """
 
 from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
 
 from .checks import check_positive_int
 
@@ -27,3 +45,270 @@ def flop_counts(n: int, head_dim: int, feature_dim: int | None = None, value_dim
     if causal and chunk_size:
         linear += 2 * n * min(chunk_size, n) * (m + dv)
     return {"quadratic_flops": quadratic, "linear_flops": linear, "ratio": quadratic / linear}
+
+
+# ---------------------------------------------------------------------------------------
+# Limits: one request at a time may use this much (two run at once on the server).
+# ---------------------------------------------------------------------------------------
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if math.isfinite(value) and value > 0 else default
+
+
+LIMIT_BYTES = int(_env_float("EXPLORER_REQUEST_MEMORY_GB", 2.0) * 2 ** 30)
+LIMIT_SECONDS = _env_float("EXPLORER_REQUEST_SECONDS", 120.0)
+# The rate seconds are estimated at: a fraction of a quiet 2-core machine's dense matmul
+# (100-200 GFLOP/s), since the N x N paths are elementwise-heavy and the CPU is shared.
+ASSUMED_GFLOPS = 2.0
+
+F32, F64 = 4, 8
+# Bytes per attention cell (heads x N x N) of the N x N paths, measured (see module doc):
+# the softmax map and its logits (float32), and the metrics' float64 reference and ranks.
+REFERENCE_BYTES_PER_CELL = 48
+# One approximate map: its weights and normalised copy (float32), then the metrics'
+# float64 copies of it (the map, its errors, its ranks) while it is compared.
+MAP_BYTES_PER_CELL = 48
+# Features phi(Q), phi(K) and the temporaries of building them (Taylor-2 gathers two
+# index copies and their product before concatenating).
+FEATURE_COPIES = 5
+# Allocator and arena overhead: measured peaks wobble by several MiB at any size.
+SLACK_BYTES = 16 << 20
+# Elementwise work per attention cell of the metrics (sorting for ranks, logs, several passes).
+METRIC_FLOPS_PER_CELL = 120
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The peak memory and the time a request is expected to take, and what it is."""
+
+    bytes: int
+    seconds: float
+    what: str                    # "Taylor-2 at N = 2048, d = 1024 (525,825 features)"
+    lower: str = "N"             # what to lower to make it fit, e.g. "d or N"
+
+    def __add__(self, other: "Estimate") -> "Estimate":
+        return Estimate(self.bytes + other.bytes, self.seconds + other.seconds, self.what, self.lower)
+
+
+def human_bytes(n: float) -> str:
+    """1.9 GB, 512 MB: decimal units, as the messages read them aloud."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            value = n / size
+            return f"{value:.1f} {unit}" if value < 100 else f"{value:,.0f} {unit}"
+    return f"{int(n)} bytes"
+
+
+def check(estimate: Estimate, limit_bytes: int | None = None, limit_seconds: float | None = None) -> Estimate:
+    """Raise ValueError with one plain sentence when ``estimate`` is over a limit; else return it."""
+    limit_bytes = LIMIT_BYTES if limit_bytes is None else limit_bytes
+    limit_seconds = LIMIT_SECONDS if limit_seconds is None else limit_seconds
+    if estimate.bytes > limit_bytes:
+        raise ValueError(f"{estimate.what} needs about {human_bytes(estimate.bytes)} of memory; the limit on this "
+                         f"server is {human_bytes(limit_bytes)}: lower {estimate.lower}")
+    if estimate.seconds > limit_seconds:
+        raise ValueError(f"{estimate.what} would take about {estimate.seconds:,.0f} s; the limit on this server is "
+                         f"{limit_seconds:,.0f} s: lower {estimate.lower}")
+    return estimate
+
+
+def fits(estimate: Estimate, limit_bytes: int | None = None, limit_seconds: float | None = None) -> bool:
+    try:
+        check(estimate, limit_bytes, limit_seconds)
+        return True
+    except ValueError:
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+# Feature counts, from the catalogue's names and labels (no torch needed).
+# ---------------------------------------------------------------------------------------
+
+def feature_count(map_name: str, head_dim: int, m: int | None = None) -> int:
+    """The number of features the map really has for head dimension ``head_dim``.
+
+    ``map_name`` is a registry name ("taylor2") or a catalogue label ("Taylor-2",
+    "FAVOR+ (orthogonal)"). tests/test_cost.py checks every map against the engine.
+    """
+    name = _registry_name(map_name)
+    d = int(head_dim)
+    if name in ("identity", "elu1", "relu"):
+        return d
+    if name == "taylor1":
+        return 1 + d
+    if name in ("taylor2", "sliding_window"):     # the sliding window's inner map is Taylor-2
+        return 1 + d + d * (d + 1) // 2
+    if name == "cosformer":
+        return 2 * d
+    if name in ("favor_plus", "trig_rff", "hedgehog"):
+        m = 2 * d if m is None and name == "hedgehog" else (d if m is None else int(m))
+        return m + 1 if name in ("trig_rff", "hedgehog") and m % 2 else m
+    if name == "softmax":
+        return 0
+    raise ValueError(f"map: unknown map {map_name!r}")
+
+
+def _registry_name(label: str) -> str:
+    from .catalog import FEATURE_MAPS, REFERENCE, map_specs
+    if label == REFERENCE:
+        return "softmax"
+    if label in FEATURE_MAPS:
+        return label
+    spec = map_specs().get(label)
+    if spec is None:
+        raise ValueError(f"map: unknown map {label!r}")
+    return spec.name
+
+
+def _pretty(label: str) -> str:
+    from .catalog import FEATURE_MAPS
+    return FEATURE_MAPS[label].pretty if label in FEATURE_MAPS else label
+
+
+# ---------------------------------------------------------------------------------------
+# The paths
+# ---------------------------------------------------------------------------------------
+
+def estimate(path: str, **shape) -> Estimate:
+    """Peak memory and time of ``path`` for the given shape (keywords per path below).
+
+    sample:     n, d, heads=1, layers=1                Q, K, V of a random or uploaded sample
+    reference:  n, heads=1                             softmax, logits and the metrics' reference
+    map:        n, d, label, heads=1, m=None           one kernel map, its features and metrics
+    maps:       n, d, heads=1, maps=(), m=None         the maps tab (or any N x N view of several maps)
+    overview:   n, d, layers, heads, label, m=None     one metric of one map on every head
+    quality:    n, d, heads=1, labels, ms, seeds       random-feature error against m
+    state:      n, d, dv=d, label, m=None, kinds=3     the recorded recurrent state per decay kind
+    complexity: ns, d, m, methods, repeats=3           the live sweep (bench's own per-run estimate)
+    learn:      n, layers, heads, d, m, steps, texts   training Hedgehog on the embedded model
+    hybrid:     n, layers, heads, d, m, texts, budget  linear layers in the embedded model
+    lecture:    same as maps (a chapter's N x N figures)
+    """
+    if path not in _PATHS:
+        raise ValueError(f"path: expected one of {', '.join(_PATHS)}, got {path!r}")
+    found = _PATHS[path](**shape)
+    return Estimate(found.bytes + SLACK_BYTES, found.seconds, found.what, found.lower)
+
+
+def _seconds(flops: float) -> float:
+    return flops / (ASSUMED_GFLOPS * 1e9)
+
+
+def _sample(n, d, heads=1, layers=1) -> Estimate:
+    elements = 3 * layers * heads * n * d
+    return Estimate(elements * F32 * 2, _seconds(elements * 10),
+                    f"the sample (N = {n:,}, d = {d:,}, {layers * heads} head(s))", "N or d")
+
+
+def _reference(n, heads=1, causal=False) -> Estimate:
+    cells = heads * n * n
+    return Estimate(cells * REFERENCE_BYTES_PER_CELL, _seconds(cells * METRIC_FLOPS_PER_CELL),
+                    f"the softmax reference at N = {n:,}" + (f" over {heads} heads" if heads > 1 else ""),
+                    "N (or pick one head instead of the mean)" if heads > 1 else "N")
+
+
+def _map(n, d, label, heads=1, m=None, causal=False) -> Estimate:
+    features = feature_count(label, d, m)
+    if features == 0:                           # softmax: the reference pays for it
+        return Estimate(0, 0.0, label)
+    cells = heads * n * n
+    nbytes = heads * n * features * F32 * FEATURE_COPIES + cells * MAP_BYTES_PER_CELL
+    flops = 2 * cells * features + 2 * heads * n * features * d + cells * METRIC_FLOPS_PER_CELL
+    name = _registry_name(label)
+    if name == "sliding_window":                # the window's own N x N logits and weights
+        nbytes += 3 * cells * F32
+    what = f"{_pretty(label)} at N = {n:,}, d = {d:,} ({features:,} features)"
+    fixed = name in ("taylor2", "sliding_window", "cosformer", "taylor1")
+    lower = "d or N" if fixed else ("m or N" if name in ("favor_plus", "trig_rff", "hedgehog") else "N")
+    return Estimate(nbytes, _seconds(flops), what, lower)
+
+
+def _maps(n, d, heads=1, maps=(), m=None, causal=False) -> Estimate:
+    """The shared reference plus the largest single map (maps are computed one at a time;
+    softmax's own metrics row costs as much as comparing one map)."""
+    base = _reference(n, heads, causal)
+    own = Estimate(heads * n * n * MAP_BYTES_PER_CELL, 0.0, base.what, base.lower)
+    parts = [own] + [_map(n, d, label, heads, m, causal) for label in maps]
+    worst = max(parts, key=lambda e: e.bytes)
+    seconds = base.seconds + sum(p.seconds for p in parts)
+    return Estimate(base.bytes + worst.bytes, seconds, worst.what, worst.lower)
+
+
+def _overview(n, d, layers, heads, label, m=None, causal=False) -> Estimate:
+    """All heads at once: the softmax map, the kernel map and the logits of every head,
+    then one head's metrics at a time."""
+    cells = layers * heads * n * n
+    features = feature_count(label, d, m)
+    nbytes = cells * 3 * F32 * 2 + layers * heads * n * features * F32 * FEATURE_COPIES \
+        + n * n * (REFERENCE_BYTES_PER_CELL + MAP_BYTES_PER_CELL)
+    flops = 2 * cells * (d + features) + cells * METRIC_FLOPS_PER_CELL * 2
+    return Estimate(nbytes, _seconds(flops),
+                    f"the overview of {layers * heads} heads at N = {n:,} with {_pretty(label)} ({features:,} features)",
+                    "N (use a shorter text)")
+
+
+def _quality(n, d, heads=1, labels=(), ms=(), seeds=1, causal=False) -> Estimate:
+    """Per redraw: the kernel estimate in float64 (logits, exp, estimate: three squares and
+    the features), and the normalised map with its metrics; the reference beside."""
+    cells = heads * n * n
+    m_max = max([int(x) + 1 for x in ms] or [1])
+    per_draw = cells * (5 * F64 + MAP_BYTES_PER_CELL) + heads * n * m_max * (F64 + F32) * FEATURE_COPIES
+    nbytes = _reference(n, heads, causal).bytes + per_draw
+    draws = len(labels) * seeds
+    flops = draws * sum(4 * cells * int(x) + cells * METRIC_FLOPS_PER_CELL for x in ms)
+    return Estimate(nbytes, _seconds(flops), f"the quality curves at N = {n:,} ({len(labels)} map(s) × {seeds} seeds, "
+                    f"m up to {m_max - 1:,})", "N, the seeds or the largest m")
+
+
+def _state(n, d, dv=None, label="elu1", m=None, kinds=3) -> Estimate:
+    """state_trace keeps per-step norms and one (m x d_v) state at a time; the step view
+    records every state up to t (N x m x d_v), and the features are N x m."""
+    dv = d if dv is None else dv
+    features = feature_count(label, d, m)
+    recorded = n * features * dv * F32 * 2        # the states and the updates of the step view
+    nbytes = recorded + n * features * F32 * FEATURE_COPIES + n * features * F32 * 2
+    flops = kinds * n * features * dv * 8 + n * features * dv * 4
+    return Estimate(nbytes, _seconds(flops),
+                    f"the recurrent state of {_pretty(label)} over N = {n:,} steps ({features:,} features × d_v = {dv})",
+                    "N or m")
+
+
+def _complexity(ns, d, m, methods, repeats=3, batch_heads=1) -> Estimate:
+    from . import bench      # the per-run memory estimate lives beside the timed code
+    worst, flops = 0, 0
+    for method in methods:
+        for n in ns:
+            worst = max(worst, bench.estimate_memory_bytes(method, n, d, m, batch_heads))
+            flops += bench.method_flops(method, n, d, m) * (repeats + 2)
+    inputs = 3 * max(ns) * d * F32 * batch_heads
+    return Estimate(worst + inputs, _seconds(flops) / 20, f"the sweep up to N = {max(ns):,} (d = {d}, m = {m:,})",
+                    "N max")
+
+
+def _learn(n=128, layers=6, heads=12, d=32, m=64, steps=300, texts=40, all_heads=False) -> Estimate:
+    """Training runs a padded batch of texts through every covered head: the logits, the
+    softmax and the kernel map (float32, with gradients: x3) and the features."""
+    covered = layers * heads if all_heads else 1
+    cells = texts * covered * n * n
+    nbytes = cells * F32 * 3 * 3 + texts * covered * n * m * F32 * FEATURE_COPIES * 3
+    flops = steps * (cells * (4 * m + 2 * d + 30)) * 3
+    return Estimate(nbytes, _seconds(flops) / 10, f"training on {texts} texts ({covered} head(s), m = {m}, {steps} steps)",
+                    "the steps, m or the number of texts")
+
+
+def _hybrid(n=128, layers=6, heads=12, d=32, m=64, texts=16, budget=2) -> Estimate:
+    runs = 1 + layers * max(1, budget)                 # greedy: every candidate layer per step
+    cells = texts * heads * n * n
+    nbytes = layers * cells * F32 * 3 + texts * heads * n * m * F32 * FEATURE_COPIES
+    flops = runs * layers * (cells * (2 * m + 2 * d) + texts * n * 384 * 384 * 12)
+    return Estimate(nbytes, _seconds(flops) / 10, f"the hybrid search on {texts} texts (m = {m})",
+                    "m or the number of texts")
+
+
+_PATHS = {"sample": _sample, "reference": _reference, "map": _map, "maps": _maps, "overview": _overview,
+          "quality": _quality, "state": _state, "complexity": _complexity, "learn": _learn, "hybrid": _hybrid,
+          "lecture": _maps}
