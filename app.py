@@ -26,6 +26,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # A server never runs inside IPython: None makes gradio's optional `import IPython` (0.4 s) fail at once.
 sys.modules.setdefault("IPython", None)
 
+# Uploads larger than this are refused by gradio itself, before anything is stored.
+MAX_UPLOAD = "128mb"
+# Gradio's own copies of uploads and downloads: swept every 10 minutes, kept an hour.
+DELETE_CACHE = (600, 3600)
+
 
 def warm_up():
     """Import the engine, then load the model: run in the background once the page is served."""
@@ -48,13 +53,16 @@ def main(argv=None):
     parser.add_argument("--max-threads", type=int, default=8)
     args = parser.parse_args(argv)
 
+    from explorer import memory
     from explorer.ui import build_app, launch_kwargs
 
+    memory.limit_arenas(2)   # before the server's threads start: see explorer.memory
     demo = build_app()
+    demo.delete_cache = DELETE_CACHE
     # Every event has its own concurrency limit; the queue bounds what waits behind them.
     demo.queue(max_size=64, default_concurrency_limit=2)
     demo.launch(server_name=args.host, server_port=args.port, max_threads=args.max_threads,
-                footer_links=["api"], prevent_thread_lock=True, **launch_kwargs())
+                footer_links=["api"], prevent_thread_lock=True, max_file_size=MAX_UPLOAD, **launch_kwargs())
     # A request arriving meanwhile waits behind the engine's import lock and the model loader's.
     threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
     demo.block_thread()

@@ -232,6 +232,15 @@ N_CAP = 131072                      # no request sweeps beyond this N
 MAX_POINTS = 12
 
 # ---------------------------------------------------------------------------------------
+# Bounds every numeric control shares (UI, API, links): the engine refuses beyond them,
+# the page's controls stop there, and a link beyond them is clamped with a notice.
+# ---------------------------------------------------------------------------------------
+
+MAX_TOKENS = 8192                   # sequence length N of random and uploaded data
+MAX_HEAD_DIM = 1024                 # head dimension d of random and uploaded data
+MAX_SEED = 2 ** 32 - 1              # seeds are taken modulo 2^32 (numpy's and torch's common range)
+
+# ---------------------------------------------------------------------------------------
 # Learned maps & hybrids: registry name -> label of the maps a hybrid layer can use
 # ---------------------------------------------------------------------------------------
 

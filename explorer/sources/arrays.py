@@ -17,6 +17,7 @@ bool, complex, object, string and structured arrays are refused.
 from __future__ import annotations
 
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -24,9 +25,13 @@ import numpy as np
 import torch
 
 from ..checks import check_qkv
-from .sample import MAX_ELEMENTS, MAX_TOKENS, Sample, position_labels
+from .sample import MAX_ELEMENTS, MAX_HEAD_DIM, MAX_TOKENS, Sample, position_labels
 
-MAX_FILE_BYTES = 128 * 2 ** 20    # on disk, and unpacked for .npz (zip bombs)
+MAX_FILE_BYTES = 128 * 2 ** 20    # on disk, and unpacked for .npz and .pt (zip bombs)
+MAX_MEMBERS = 4096                # entries of an .npz or .pt archive
+MAX_RATIO = 50                    # unpacked / packed size of one member: arrays never deflate further
+MAX_PICKLE_BYTES = 4 * 2 ** 20    # the .pt's data.pkl: a dict of three tensors is a few hundred bytes
+MAX_LISTED = 8                    # names listed in a notice; the rest are counted
 ARRAY_NAMES = ("q", "k", "v")
 VALUE_SEED = 0
 
@@ -46,6 +51,8 @@ def from_arrays(q, k, v=None) -> Sample:
     n = q.shape[-2]
     if n > MAX_TOKENS:
         raise ValueError(f"q: N = {n} tokens is over the cap of {MAX_TOKENS}")
+    if q.shape[-1] > MAX_HEAD_DIM:
+        raise ValueError(f"q: head dimension d = {q.shape[-1]} is over the cap of {MAX_HEAD_DIM}")
     if v is None:
         gen = torch.Generator().manual_seed(VALUE_SEED)
         v = torch.randn(k.shape, generator=gen)
@@ -61,6 +68,10 @@ def from_arrays(q, k, v=None) -> Sample:
 def _as_float32(x, name: str, notices: list[str]) -> torch.Tensor:
     """x as a float32 tensor (N, d) or (H, N, d); refuses dtypes that are not numbers."""
     if isinstance(x, torch.Tensor):
+        if x.is_quantized or x.layout != torch.strided:
+            kind = "quantized" if x.is_quantized else f"sparse ({x.layout})"
+            raise ValueError(f"{name}: {kind} tensors are refused; save a dense float tensor "
+                             "(t.dequantize() or t.to_dense())")
         x = x.detach().cpu()
         if x.dtype == torch.bool or x.is_complex():
             raise ValueError(f"{name}: dtype {x.dtype} is refused; give real numbers")
@@ -118,13 +129,49 @@ def _unstack(stacked, what: str) -> dict:
 
 
 def _pick_named(found: dict, what: str, notices: list[str]) -> dict:
+    names = [str(name) for name in found]
     missing = [name for name in ("q", "k") if name not in found]
     if missing:
-        raise ValueError(f"path: {what} needs arrays named 'q' and 'k' (optionally 'v'); found {sorted(found)}")
-    extra = sorted(set(found) - set(ARRAY_NAMES))
+        raise ValueError(f"path: {what} needs arrays named 'q' and 'k' (optionally 'v'); found {_listed(names)}")
+    extra = sorted(set(names) - set(ARRAY_NAMES))
     if extra:
-        notices.append(f"Ignored arrays other than q, k, v: {', '.join(map(str, extra))}.")
+        notices.append(f"Ignored arrays other than q, k, v: {_listed(extra)}.")
     return {name: found[name] for name in ARRAY_NAMES if name in found}
+
+
+def _listed(names: list[str]) -> str:
+    """A bounded list of names for a message: the first few, shortened, and a count of the rest."""
+    shown = [name if len(name) <= 40 else name[:37] + "..." for name in sorted(names)[:MAX_LISTED]]
+    rest = len(names) - len(shown)
+    return ", ".join(shown) + (f" and {rest:,} more" if rest > 0 else "") if names else "nothing"
+
+
+def _check_archive(file: Path, what: str) -> list:
+    """The members of a zip archive, refused before anything is unpacked when the archive
+    holds too many of them, unpacks beyond MAX_FILE_BYTES, or deflates suspiciously far."""
+    try:
+        with zipfile.ZipFile(file) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ValueError(f"path: {file.name} is not a readable {what} archive ({_first_line(exc)})") from None
+    if len(members) > MAX_MEMBERS:
+        raise ValueError(f"path: {file.name} holds {len(members):,} entries, over the limit of {MAX_MEMBERS:,}")
+    unpacked = sum(member.file_size for member in members)
+    if unpacked > MAX_FILE_BYTES:
+        raise ValueError(f"path: {file.name} unpacks to {unpacked:,} bytes, over the limit of {MAX_FILE_BYTES:,}")
+    for member in members:
+        if member.file_size > 2 ** 20 and member.file_size > MAX_RATIO * max(member.compress_size, 1):
+            raise ValueError(f"path: {file.name} was refused: its entry {_listed([member.filename])} deflates "
+                             f"{member.file_size // max(member.compress_size, 1):,}-fold, which no array of "
+                             "numbers does")
+    return members
+
+
+def _first_line(exc) -> str:
+    """The first line of an exception's message, without terminal colour codes."""
+    text = re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]", "", str(exc)).strip()
+    line = text.splitlines()[0].strip() if text else type(exc).__name__
+    return line if len(line) <= 200 else line[:197] + "..."
 
 
 def _read_npy(file: Path, notices: list[str]) -> dict:
@@ -139,30 +186,38 @@ def _read_npy(file: Path, notices: list[str]) -> dict:
 
 
 def _read_npz(file: Path, notices: list[str]) -> dict:
+    _check_archive(file, ".npz")
     try:
-        with zipfile.ZipFile(file) as archive:
-            unpacked = sum(member.file_size for member in archive.infolist())
-        if unpacked > MAX_FILE_BYTES:
-            raise ValueError(f"path: {file.name} unpacks to {unpacked} bytes, over the limit of {MAX_FILE_BYTES}")
         with np.load(file, allow_pickle=False) as archive:
-            found = {name: archive[name] for name in archive.files}
+            # Read only q, k, v: the other entries are named in a notice, never unpacked.
+            found = {name: (archive[name] if name in ARRAY_NAMES else None) for name in archive.files}
     except ValueError as exc:
-        if str(exc).startswith("path:"):
-            raise
-        raise ValueError(f"path: {file.name} holds something other than plain arrays ({exc})") from None
+        raise ValueError(f"path: {file.name} holds something other than plain arrays ({_first_line(exc)})") from None
     except Exception as exc:
-        raise ValueError(f"path: {file.name} is not a readable .npz archive ({exc})") from None
+        raise ValueError(f"path: {file.name} is not a readable .npz archive ({_first_line(exc)})") from None
     return _pick_named(found, "an .npz file", notices)
 
 
 def _read_pt(file: Path, notices: list[str]) -> dict:
+    # torch.load unpacks every storage before anything can be checked: read the archive's
+    # own directory first (a .pt is a zip since torch 1.6; the older format is refused).
+    if not zipfile.is_zipfile(file):
+        raise ValueError(f"path: {file.name} is not a .pt archive saved by torch.save (torch 1.6 or later)")
+    members = _check_archive(file, ".pt")
+    pickles = [m for m in members if m.filename.endswith(".pkl")]
+    if any(m.file_size > MAX_PICKLE_BYTES for m in pickles):
+        raise ValueError(f"path: {file.name} was refused: its object description is larger than a dict of "
+                         "tensors can be")
+    storages = [m for m in members if "/data/" in m.filename and not m.filename.endswith(".pkl")]
+    if sum(m.file_size for m in storages) > 3 * MAX_ELEMENTS * 8:
+        raise ValueError(f"path: {file.name} stores more numbers than q, k and v may hold "
+                         f"({MAX_ELEMENTS:,} elements each)")
     try:
         data = torch.load(file, map_location="cpu", weights_only=True)
     except Exception as exc:
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(
             f"path: {file.name} was refused: a .pt upload may hold only tensors (nothing else is "
-            f"unpickled) ({first_line})"
+            f"unpickled) ({_first_line(exc)})"
         ) from None
     if isinstance(data, torch.Tensor):
         return _unstack(data, "a .pt file holding one tensor")

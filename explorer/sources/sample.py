@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..catalog import MAX_HEAD_DIM, MAX_TOKENS  # noqa: F401 - the shared bounds, re-exported
+
 # Caps that keep one request from exhausting the server's memory through the UI.
-MAX_TOKENS = 8192            # sequence length N for random and uploaded data
 MAX_ELEMENTS = 2 ** 22       # elements in one of q, k, v (16 MiB of float32)
 
 

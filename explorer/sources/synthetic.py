@@ -21,7 +21,7 @@ import torch
 
 from ..catalog import PRESETS  # one list for the generator and the UI's choices
 from ..checks import check_positive_int
-from .sample import MAX_ELEMENTS, MAX_TOKENS, Sample, position_labels
+from .sample import MAX_ELEMENTS, MAX_HEAD_DIM, MAX_TOKENS, Sample, position_labels
 
 MIN_TEMPERATURE, MAX_TEMPERATURE = 1e-3, 1e3   # outside this the logits overflow or vanish
 PEAK_LOGIT = 6.0          # matching logit of the structured presets (e^6 ~ 400x a neutral key)
@@ -36,6 +36,8 @@ def from_random(n, d, preset: str = "gaussian", seed=0, temperature=1.0, heads=1
     heads = check_positive_int(heads, "heads")
     if n > MAX_TOKENS:
         raise ValueError(f"n: at most {MAX_TOKENS} tokens, got {n}")
+    if d > MAX_HEAD_DIM:
+        raise ValueError(f"d: at most {MAX_HEAD_DIM} dimensions on this server, got {d:,}")
     if n * d * heads > MAX_ELEMENTS:
         raise ValueError(f"n, d, heads: n*d*heads = {n * d * heads} is over the cap of {MAX_ELEMENTS}")
     if preset not in PRESETS:

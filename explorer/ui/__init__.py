@@ -114,12 +114,14 @@ def _wire_url(demo, panel, presentation, tabs, maps, quality, state, cx):
     def restore(request: gr.Request):
         q = dict(request.query_params) if request is not None else {}
         tab = q.get("tab") if q.get("tab") in TAB_IDS else "maps"
-        out = [gr.Tabs(selected=tab)]
+        out, notices = [gr.Tabs(selected=tab)], []
         for component, key, kind in keys:
-            value = common.fit(component, common.param(q, key, kind))
+            value = common.fit(component, common.param(q, key, kind, notices=notices), notices, key)
             if component is panel.head and value is not None and value != "mean" and not str(value).isdigit():
                 value = None                     # the head box accepts custom values; a link must not
             out.append(gr.skip() if value is None else value)
+        for notice in list(dict.fromkeys(notices))[:4]:
+            gr.Warning(notice)
         return out
 
     restored = [tabs] + [component for component, _, _ in keys]

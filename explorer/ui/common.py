@@ -6,13 +6,19 @@ what gradio shows.
 
 from __future__ import annotations
 
+import atexit
+import base64
 import functools
 import logging
+import math
+import re
+import shutil
 import tempfile
 import threading
 import time
 import uuid
 import warnings
+import zlib
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -58,6 +64,9 @@ def guarded(fn):
     """
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        args, kwargs, replaced = clean_arguments(args, kwargs)
+        if replaced:
+            gr.Warning(f"Replaced {replaced} invalid character(s) (lone surrogates) with U+FFFD.")
         try:
             return fn(*args, **kwargs)
         except gr.Error:
@@ -69,15 +78,61 @@ def guarded(fn):
                            title="Too large", print_exception=False) from None
         except Exception as exc:  # the app must survive anything a request throws
             log.exception("handler %s failed", getattr(fn, "__name__", fn))
-            raise gr.Error(f"Something went wrong ({type(exc).__name__}: {exc}). The app is still running; "
+            raise gr.Error(f"Something went wrong ({type(exc).__name__}: {plain(exc)}). The app is still running; "
                            "try other settings.", title="Internal error", print_exception=False) from None
+        finally:
+            from .. import memory
+            memory.release_after_request()
     return wrapper
+
+
+def clean_text(value: str) -> tuple[str, int]:
+    """``value`` with lone surrogates (which UTF-8 cannot encode) replaced by U+FFFD, and how many."""
+    try:
+        value.encode("utf-8")
+        return value, 0
+    except UnicodeEncodeError:
+        bad = sum(1 for ch in value if 0xD800 <= ord(ch) <= 0xDFFF)
+        return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in value), bad
+
+
+def clean_arguments(args, kwargs):
+    """Every string argument of a request cleaned at the edge (see clean_text), and the count replaced."""
+    total = 0
+
+    def fix(value):
+        nonlocal total
+        if isinstance(value, str):
+            value, bad = clean_text(value)
+            total += bad
+        elif isinstance(value, list):
+            value = [fix(v) for v in value]
+        return value
+
+    args = tuple(fix(a) for a in args)
+    kwargs = {key: fix(value) for key, value in kwargs.items()}
+    return args, kwargs, total
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+def plain(message, limit: int = 300) -> str:
+    """A message fit for the page: no terminal colour codes, one line, bounded length."""
+    text = _ANSI.sub("", str(message)).strip()
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+MAX_NOTICES = 20
 
 
 def notices_markdown(notices, toast: bool = True) -> str:
     """Notices as a short markdown list (kept in the page, and in API results); the first
     few also pop up as warnings."""
-    notices = [str(n) for n in dict.fromkeys(notices or [])]
+    notices = [plain(n, 600) for n in dict.fromkeys(notices or [])]
+    if len(notices) > MAX_NOTICES:
+        notices = notices[:MAX_NOTICES] + [f"... and {len(notices) - MAX_NOTICES} more notices."]
     if toast:
         for n in notices[:3]:
             gr.Warning(n)
@@ -92,11 +147,66 @@ def notices_markdown(notices, toast: bool = True) -> str:
 
 _kaleido_lock = threading.Lock()
 _kaleido_started = False
-EXPORT_ROOT = Path(tempfile.gettempdir()) / "attention-explorer-exports"
+
+# Exports and trained maps: one folder per process, pruned as it grows and removed at exit.
+EXPORT_ROOT = Path(tempfile.mkdtemp(prefix="attention-explorer-"))
+EXPORT_MAX_AGE_S = 3600            # a download link older than this has been used or forgotten
+EXPORT_MAX_BYTES = 512 * 2 ** 20   # and the folder never holds more than this
+_export_lock = threading.Lock()
+
+
+def _remove_export_root():
+    shutil.rmtree(EXPORT_ROOT, ignore_errors=True)
+
+
+atexit.register(_remove_export_root)
+
+
+def prune_exports(max_age_s: float = EXPORT_MAX_AGE_S, max_bytes: int = EXPORT_MAX_BYTES, now: float | None = None):
+    """Delete export folders older than ``max_age_s``, then the oldest until the rest fit in ``max_bytes``."""
+    now = time.time() if now is None else now
+    folders = []
+    for folder in EXPORT_ROOT.glob("*"):
+        try:
+            size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+            folders.append((folder.stat().st_mtime, size, folder))
+        except OSError:
+            continue
+    folders.sort()
+    total = sum(size for _, size, _ in folders)
+    for mtime, size, folder in folders:
+        if now - mtime > max_age_s or total > max_bytes:
+            shutil.rmtree(folder, ignore_errors=True)
+            total -= size
+
+
+def export_folder() -> Path:
+    """A fresh folder for one export (or one trained map), after pruning the old ones."""
+    with _export_lock:
+        EXPORT_ROOT.mkdir(parents=True, exist_ok=True)
+        prune_exports()
+        folder = EXPORT_ROOT / f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+
+def _stop_kaleido():
+    global _kaleido_started
+    with _kaleido_lock:
+        if _kaleido_started:
+            try:
+                import kaleido
+                kaleido.stop_sync_server(silence_warnings=True)
+            except Exception:  # shutting down anyway
+                pass
+            _kaleido_started = False
 
 
 def _png(fig, path: Path) -> bool:
-    """Write a PNG with kaleido (Chromium); False if no browser is available."""
+    """Write a PNG with kaleido (Chromium); False if no browser is available.
+
+    One browser for the whole process (kaleido's sync server), started on the first PNG
+    and stopped at exit, so no Chromium outlives the app."""
     global _kaleido_started
     with _kaleido_lock:  # one Chromium at a time; the sync server makes later PNGs fast
         try:
@@ -104,6 +214,7 @@ def _png(fig, path: Path) -> bool:
                 import kaleido
                 kaleido.start_sync_server(silence_warnings=True)
                 _kaleido_started = True
+                atexit.register(_stop_kaleido)
             with warnings.catch_warnings():  # plotly passes options the running server ignores, and says so
                 warnings.filterwarnings("ignore", message="The kopts argument is ignored")
                 fig.write_image(str(path), format="png", width=1600,
@@ -119,8 +230,7 @@ def export_files(prefix: str, figures: dict, tables: dict, png: bool = True) -> 
 
     The HTML embeds plotly.js so it opens offline, e.g. on a lecture-hall laptop.
     """
-    folder = EXPORT_ROOT / f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = export_folder()
     paths = []
     for name, fig in figures.items():
         if fig is None:
@@ -145,7 +255,18 @@ def export_files(prefix: str, figures: dict, tables: dict, png: bool = True) -> 
 # URL parameters: the current view as a query string, so a slide can link to it.
 # ---------------------------------------------------------------------------------------
 
-def query_string(params: dict) -> str:
+# A link must open wherever it is pasted: proxies (nginx: 8 KiB request lines) and gradio's
+# own page handler (fails near 70K characters) refuse long ones. A text that makes the query
+# longer than LINK_BUDGET travels compressed (zlib, base64url) under ``tz``; if even that is
+# too long, the link carries the first part of the text and says how long the whole was.
+LINK_BUDGET = 7000
+COMPRESSED_KEYS = {"text": "tz"}
+CUT_KEY = "tcut"                   # the full text's length, when the link holds only its start
+MAX_LINK_TEXT = 100_000            # characters a link's text may unpack to (the text source's own limit)
+
+
+def query_string(params: dict, budget: int = LINK_BUDGET) -> str:
+    """The view's parameters as a query string that always fits in ``budget`` characters."""
     clean = {}
     for key, value in params.items():
         if value is None or value == "":
@@ -154,8 +275,44 @@ def query_string(params: dict) -> str:
             value = int(value)
         if isinstance(value, (list, tuple)):
             value = ",".join(str(v) for v in value)
+        if isinstance(value, str):
+            value = clean_text(value)[0]
         clean[key] = value
-    return urlencode(clean)
+    query = urlencode(clean)
+    for key, short in COMPRESSED_KEYS.items():
+        if len(query) <= budget or not isinstance(clean.get(key), str):
+            continue
+        text = clean.pop(key)
+        rest = urlencode(clean)
+        room = budget - len(rest) - len(short) - 2 - len(CUT_KEY) - 10
+        packed = _pack(text)
+        if len(packed) > room:                  # keep the longest start of the text that fits
+            lo, hi = 0, len(text)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if len(_pack(text[:mid])) <= room:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            clean[CUT_KEY] = len(text)
+            packed = _pack(text[:lo])
+        clean[short] = packed
+        query = urlencode(clean)
+    return query
+
+
+def _pack(text: str) -> str:
+    return base64.urlsafe_b64encode(zlib.compress(text.encode("utf-8"), 9)).decode("ascii").rstrip("=")
+
+
+def _unpack(packed: str, limit_chars: int = MAX_LINK_TEXT) -> str:
+    """The text of a ``tz`` value; refuses anything that is not one or unpacks too far."""
+    data = base64.urlsafe_b64decode(packed + "=" * (-len(packed) % 4))
+    inflate = zlib.decompressobj()
+    raw = inflate.decompress(data, 4 * limit_chars + 4)
+    if inflate.unconsumed_tail:
+        raise ValueError("the text in this link is longer than the app accepts")
+    return raw.decode("utf-8", errors="replace")
 
 
 # Runs in the browser after a tab's run: put the view into the address bar without a
@@ -211,36 +368,90 @@ PRESENT_JS = ("(...args) => { document.body.classList.toggle('presentation', !!a
               "return args.length === 1 ? args[0] : args; }")
 
 
-def param(query: dict, key: str, kind=str, default=None):
-    """Read one query parameter, falling back to ``default`` when missing or malformed."""
+# Numbers a component without its own bounds may receive from a link: JSON (orjson)
+# refuses integers of 2^64 and more, so nothing near that may reach the page.
+SAFE_INT = 2 ** 53
+
+
+def param(query: dict, key: str, kind=str, default=None, notices: list | None = None):
+    """Read one query parameter, falling back to ``default`` when missing or malformed.
+
+    Never raises, whatever the link holds (integers of any size, garbage, a broken
+    ``tz``); when ``notices`` is a list, what was ignored or changed is said there.
+    """
+    say = notices.append if notices is not None else (lambda message: None)
+    if key in COMPRESSED_KEYS and COMPRESSED_KEYS[key] in query:
+        try:
+            text = clean_text(_unpack(str(query[COMPRESSED_KEYS[key]])))[0]
+        except Exception:
+            say(f"The link's {key} could not be read; showing the default.")
+            return default
+        cut = query.get(CUT_KEY)
+        if cut is not None and str(cut).isdigit() and len(str(cut)) < 12 and int(cut) > len(text):
+            say(f"This link holds the first {len(text):,} of {int(cut):,} characters of the text "
+                "(a link cannot carry more); paste the rest to see it all.")
+        return text
     if key not in query:
         return default
-    raw = query[key]
+    raw = str(query[key])
     try:
         if kind is bool:
-            return str(raw).lower() in ("1", "true", "yes", "on")
+            return raw.lower() in ("1", "true", "yes", "on")
         if kind is list:
-            return [x for x in str(raw).split(",") if x]
+            return [x for x in raw.split(",") if x]
+        if kind is str:
+            return clean_text(raw)[0]
+        if kind is int:
+            text = raw.strip()
+            if len(text) > 40:                   # Python refuses > 4300 digits; nobody means > 40
+                raise ValueError(text)
+            try:
+                return int(text)
+            except ValueError:
+                value = float(text)              # "1e3", "12.0"
+                if not math.isfinite(value) or value != int(value):
+                    raise
+                return int(value)
+        if kind is float:
+            value = float(raw)
+            if value != value:
+                raise ValueError(raw)
+            return value
         return kind(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
+        shown = raw if len(raw) <= 24 else raw[:20] + "…"
+        say(f"Link parameter {key}={shown!r} is not a valid {getattr(kind, '__name__', kind)}; ignored.")
         return default
 
 
-def fit(component, value):
+def _number(x) -> str:
+    if abs(x) < 1e15 and float(x).is_integer():
+        return f"{int(x):,}"
+    return f"{x:.4g}"
+
+
+def fit(component, value, notices: list | None = None, key: str | None = None):
     """``value`` made acceptable to ``component`` (clamped to a slider's or number's range,
     kept only if among the choices), or None when it cannot be: a link with a stale or
-    mistyped parameter opens the default view instead of an error."""
+    mistyped parameter opens the default view instead of an error. Clamping is said in
+    ``notices`` when given."""
     if value is None:
         return None
+    say = notices.append if notices is not None else (lambda message: None)
     lo, hi = getattr(component, "minimum", None), getattr(component, "maximum", None)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if value != value:  # NaN
             return None
-        if lo is not None:
-            value = max(value, lo)
-        if hi is not None:
-            value = min(value, hi)
-        return value
+        if hi is None:
+            hi = SAFE_INT
+        if lo is None:
+            lo = -SAFE_INT
+        fixed = min(max(value, lo), hi)
+        if fixed != value:
+            name = key or getattr(component, "label", None) or "a value"
+            say(f"Link parameter {name} = {_number(value)} is outside {_number(lo)}..{_number(hi)}; "
+                f"using {_number(fixed)}.")
+        return type(value)(fixed) if isinstance(value, int) else fixed
     choices = getattr(component, "choices", None)
     if choices and not getattr(component, "allow_custom_value", False):
         allowed = [c[1] if isinstance(c, (tuple, list)) else c for c in choices]

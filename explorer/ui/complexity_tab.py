@@ -149,7 +149,7 @@ def build(presentation: gr.Checkbox) -> ComplexityTab:
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
             with gr.Row():
-                n_min = gr.Number(512, precision=0, minimum=16, label="N min", elem_id="cx-nmin")
+                n_min = gr.Number(512, precision=0, minimum=16, maximum=catalog.N_CAP, label="N min", elem_id="cx-nmin")
                 n_max = gr.Number(8192, precision=0, minimum=16, maximum=catalog.N_CAP, label=f"N max (≤ {catalog.N_CAP:,})",
                                   elem_id="cx-nmax")
             points = gr.Slider(1, catalog.MAX_POINTS, value=5, step=1, label="points")

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import functools
 import threading
-import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,9 +178,7 @@ def map_status(fmap, origin: str) -> str:
 
 
 def _export_folder() -> Path:
-    folder = common.EXPORT_ROOT / f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return common.export_folder()
 
 
 def _finished(view, trained, presentation):
@@ -318,7 +314,7 @@ def build(presentation: gr.Checkbox) -> LearnTab:
             num_features = gr.Slider(2, 256, value=64, step=2, label="Feature dimension m (Hedgehog, FAVOR+)",
                                      elem_id="learn-m")
             steps = gr.Slider(10, 1000, value=300, step=10, label="Training steps", elem_id="learn-steps")
-            seed = gr.Number(0, precision=0, minimum=0, label="Seed", elem_id="learn-seed")
+            seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label="Seed", elem_id="learn-seed")
             with gr.Accordion("Texts", open=False):
                 train_count = gr.Slider(1, 40, value=40, step=1, label="Training texts (train.txt)")
                 heldout_count = gr.Slider(1, 16, value=16, step=1, label="Held-out texts (heldout.txt)")

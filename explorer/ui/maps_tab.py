@@ -89,7 +89,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab
         with gr.Column(scale=2, min_width=360):
             with gr.Row():
                 causal = gr.Checkbox(False, label="Causal (keys j ≤ i only)", elem_id="maps-causal")
-                seed = gr.Number(0, precision=0, minimum=0, label="Feature seed (new seed = new random features)",
+                seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label="Feature seed (new seed = new random features)",
                                  elem_id="maps-seed")
             with gr.Row():
                 m = gr.Slider(2, 1024, value=64, step=2, label="Features m (FAVOR+, trig RFF, Hedgehog)",

@@ -137,8 +137,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
                                        "to open it in the maps tab",
                                  interactive=False, max_height=420, elem_id="quality-heads")
             with gr.Row():
-                open_layer = gr.Number(0, precision=0, minimum=0, label="layer", elem_id="quality-open-layer")
-                open_head = gr.Number(0, precision=0, minimum=0, label="head", elem_id="quality-open-head")
+                open_layer = gr.Number(0, precision=0, minimum=0, maximum=64, label="layer", elem_id="quality-open-layer")
+                open_head = gr.Number(0, precision=0, minimum=0, maximum=64, label="head", elem_id="quality-open-head")
                 open_button = gr.Button("Open in the maps tab", size="sm", elem_id="quality-open")
     export, files, link, view, query = common.export_band("figures (PNG + HTML) and table (CSV)")
     tab = QualityTab(causal, maps, seeds, x_axis, m, overview_map, overview_metric, run, curves, shape, overview, heads,

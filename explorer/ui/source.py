@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from ..catalog import EMBEDDED_SHAPE, PRESETS
+from ..catalog import EMBEDDED_SHAPE, MAX_HEAD_DIM, MAX_SEED, MAX_TOKENS, PRESETS
 from .common import ASSETS, import_engine
 
 SOURCES = ("text", "random", "file")
@@ -64,10 +64,10 @@ def build() -> SourcePanel:
             with gr.Column(scale=3, visible=False) as random_box:
                 with gr.Row():
                     preset = gr.Dropdown(list(PRESETS), value="clustered", label="Preset", elem_id="preset")
-                    n = gr.Number(128, precision=0, minimum=1, label="N tokens", elem_id="n")
-                    d = gr.Number(32, precision=0, minimum=1, label="head dim d", elem_id="d")
+                    n = gr.Number(128, precision=0, minimum=1, maximum=MAX_TOKENS, label="N tokens", elem_id="n")
+                    d = gr.Number(32, precision=0, minimum=1, maximum=MAX_HEAD_DIM, label="head dim d", elem_id="d")
                 with gr.Row():
-                    data_seed = gr.Number(0, precision=0, minimum=0, label="data seed")
+                    data_seed = gr.Number(0, precision=0, minimum=0, maximum=MAX_SEED, label="data seed")
                     temperature = gr.Slider(0.1, 10, value=1.0, step=0.1, label="temperature (divides the logits)")
             with gr.Column(scale=3, visible=False) as file_box:
                 file = gr.File(label="q, k (and v): .npz with arrays q, k, v; .npy stacked (2 or 3, [H,] N, d); "

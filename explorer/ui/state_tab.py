@@ -103,7 +103,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> StateTa
             map_label = gr.Dropdown(maps, value="elu+1" if "elu+1" in maps else maps[0], label="Feature map φ",
                                     elem_id="state-map")
             m = gr.Slider(2, 256, value=32, step=2, label="Features m (FAVOR+, trig RFF, Hedgehog)")
-            seed = gr.Number(0, precision=0, minimum=0, label="Seed (features and GLA gates)")
+            seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label="Seed (features and GLA gates)")
             gamma = gr.Slider(0.5, 1.0, value=0.97, step=0.005, label="RetNet γ (decay per token)", elem_id="state-gamma")
             strength = gr.Slider(0.0, 8.0, value=1.0, step=0.1, label="GLA gate strength (0 = never forget)")
             kind = gr.Radio(KINDS, value="none", label="Decay shown in the step view", elem_id="state-kind")

@@ -8,6 +8,7 @@ tests call, so ``views.maps_view(...)`` keeps working.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from collections import OrderedDict
@@ -16,7 +17,7 @@ import numpy as np
 import torch
 
 from .. import feature_maps
-from ..catalog import HEADLINE_METRICS, METRIC_INFO, METRIC_SHORT, map_choices, map_specs
+from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, METRIC_SHORT, map_choices, map_specs
 
 
 # Guards: the N x N tabs hold several float64 copies of every map (metrics), so the
@@ -42,7 +43,7 @@ def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window
     if label not in specs:
         raise ValueError(f"maps: unknown map {label!r}; choose from {', '.join(map_choices())}")
     spec = specs[label]
-    notices = []
+    seed, notices = reduce_seed(seed, "feature seed")
     kwargs = dict(spec.options)
     if spec.takes_m and m is not None:
         m = int(m)
@@ -57,7 +58,18 @@ def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window
         if window < 0:
             raise ValueError(f"window: must be 0 or more keys, got {window}")
         kwargs["window"] = window
-    return feature_maps.create(spec.name, head_dim, seed=int(seed), **kwargs), notices
+    return feature_maps.create(spec.name, head_dim, seed=seed, **kwargs), notices
+
+
+def reduce_seed(seed, name: str) -> tuple[int, list[str]]:
+    """(seed in 0..MAX_SEED, notices): a larger or negative whole number is taken modulo
+    2^32 and the notice says so (torch's generators overflow on huge seeds)."""
+    seed = _int(seed or 0, name)
+    if 0 <= seed <= MAX_SEED:
+        return seed, []
+    reduced = seed % (MAX_SEED + 1)
+    shown = f"{seed:,}" if abs(seed) < 10 ** 15 else f"{seed:.3g}"
+    return reduced, [f"The {name} {shown} is outside 0..{MAX_SEED:,}; using it modulo 2^32 = {reduced:,}."]
 
 
 # ---------------------------------------------------------------------------------------
@@ -67,6 +79,7 @@ def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window
 _sample_cache: "OrderedDict[tuple, object]" = OrderedDict()
 _sample_lock = threading.Lock()
 SAMPLE_CACHE_SIZE = 8
+SAMPLE_CACHE_BYTES = 160 * 2 ** 20
 
 
 def load_sample(source: str = "text", text: str = "", preset: str = "gaussian", n: int = 64, d: int = 32,
@@ -80,7 +93,8 @@ def load_sample(source: str = "text", text: str = "", preset: str = "gaussian", 
         key = ("text", text)
         make = lambda: sources.from_text(text)  # noqa: E731
     elif source == "random":
-        n, d, data_seed, heads = _int(n, "N"), _int(d, "d"), _int(data_seed, "data seed"), _int(heads, "heads")
+        n, d, heads = _int(n, "N"), _int(d, "d"), _int(heads, "heads")
+        data_seed, seed_notices = reduce_seed(data_seed, "data seed")
         key = ("random", preset, n, d, data_seed, float(temperature), heads)
         make = lambda: sources.from_random(n, d, preset=preset, seed=data_seed,  # noqa: E731
                                            temperature=float(temperature), heads=heads)
@@ -94,15 +108,25 @@ def load_sample(source: str = "text", text: str = "", preset: str = "gaussian", 
     if key is None:
         return make()
     with _sample_lock:
-        if key in _sample_cache:
+        sample = _sample_cache.get(key)
+        if sample is not None:
             _sample_cache.move_to_end(key)
-            return _sample_cache[key]
-    sample = make()
-    with _sample_lock:
-        _sample_cache[key] = sample
-        while len(_sample_cache) > SAMPLE_CACHE_SIZE:
-            _sample_cache.popitem(last=False)
+    if sample is None:
+        sample = make()
+        with _sample_lock:
+            _sample_cache[key] = sample
+            # Bounded in count and in bytes: eight random samples at the element cap would be 400 MB.
+            while len(_sample_cache) > 1 and (len(_sample_cache) > SAMPLE_CACHE_SIZE
+                                              or sum(map(_sample_bytes, _sample_cache.values())) > SAMPLE_CACHE_BYTES):
+                _sample_cache.popitem(last=False)
+    if source == "random" and seed_notices:     # said on this answer only, not stored with the sample
+        sample = dataclasses.replace(sample, notices=list(sample.notices) + seed_notices)
     return sample
+
+
+def _sample_bytes(sample) -> int:
+    tensors = [getattr(sample, name, None) for name in ("q", "k", "v", "model_attentions")]
+    return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
 
 
 def clear_sample_cache():

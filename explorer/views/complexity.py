@@ -4,6 +4,7 @@ live, with fitted slopes, the FLOP model and the crossover.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,7 +60,8 @@ def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes):
 
     notes, runnable = [], 0
     for method in methods:
-        over = [n for n in ns if bench.estimate_memory_bytes(method, n, head_dim, feature_dim) > budget_bytes]
+        over = [n for n in ns if not cost.fits(cost.estimate("complexity", ns=[n], d=head_dim, m=feature_dim,
+                                                             methods=[method]), budget_bytes, math.inf)]
         runnable += len(ns) - len(over)
         if over:
             notes.append(f"{bench.METHOD_LABELS.get(method, method)}: skipped at N ≥ {min(over):,} "

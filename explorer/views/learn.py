@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import hybrid, learned
+from .. import cost, hybrid, learned
 # The embedded model's shape (layers, heads, head dim) and the hybrid's maps: the UI builds
 # its controls from these before this module is imported, so they live in the catalogue.
 from ..catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED_SHAPE re-exported
@@ -190,6 +190,8 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
     seed = int(seed or 0)
     train = _take(training_texts(), train_count, "train_count")
     heldout = _take(heldout_texts(), heldout_count, "heldout_count")
+    cost.check(cost.estimate("learn", n=max(map(len, train)) // 3 + 2, m=num_features, steps=steps, texts=len(train), all_heads=all_heads),
+               limit_seconds=float("inf"))   # training streams its progress and can be stopped; MAX_STEPS bounds it
     key = (layer, head, num_features, steps, seed, len(train), len(heldout))
     with _trained_lock:
         if key in _trained:
@@ -399,6 +401,7 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
     """
     n_layers, n_heads, head_dim = model_shape()
     texts = _take(heldout_texts(), heldout_count, "heldout_count")
+    cost.check(cost.estimate("hybrid", n=max(map(len, texts)) // 3 + 2, layers=n_layers, heads=n_heads, d=head_dim, m=int(num_features), texts=len(texts), budget=int(budget)))
     map_for_layer = _map_for_layer(map_name, trained_map, num_features, int(seed or 0), n_layers, n_heads, head_dim)
     report = progress or (lambda fraction, message: None)
     start = time.perf_counter()

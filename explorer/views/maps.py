@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .. import attention
+from .. import attention, cost
 from ..catalog import DEFAULT_MAPS, REFERENCE, map_specs
 from .common import DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map, select_head
 
@@ -56,6 +56,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
         raise ValueError(f"N: {cells:,} attention cells ({'heads × ' if q.dim() == 3 else ''}N × N, N = {n}) is over "
                          f"this tab's cap of {MAX_MAP_CELLS:,} (N = 2048 for one head); pick one head or a shorter "
                          "sequence (the complexity tab times long sequences)")
+    cost.check(cost.estimate("maps", n=n, d=d, heads=q.shape[0] if q.dim() == 3 else 1))
     block = max(1, math.ceil(n / display_max))
     specs = map_specs()
     lazy = _LazyReference(q, k, causal)
@@ -134,6 +135,7 @@ class _LazyReference:
 
 def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4):
     """(display array, metric row, ill-defined row count, notices) of one map at full resolution."""
+    cost.check(cost.estimate("maps", n=q.shape[-2], d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[label], m=m))
     reference = lazy.reference()
     if label == REFERENCE:
         row = lazy.metrics(v).compare(reference, head_dim=d)

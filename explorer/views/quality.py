@@ -96,6 +96,7 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     if work > MAX_QUALITY_WORK:
         raise ValueError(f"quality: N = {n} with {seeds} seeds is too much work for one request; "
                          "lower N, the seeds or the largest m")
+    cost.check(cost.estimate("quality", n=n, d=d, heads=heads, labels=rand, ms=ms, seeds=seeds))
     causal = bool(causal)
     from .. import metrics
     reference = metrics.Reference(attention.softmax_map(q, k, causal=causal), causal=causal)
@@ -155,6 +156,7 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=Fals
     if cells > MAX_OVERVIEW_CELLS:
         raise ValueError(f"N: the overview of {q.shape[0] * q.shape[1]} heads at N = {q.shape[2]} is "
                          f"{cells:,} attention cells, over the cap of {MAX_OVERVIEW_CELLS:,}; use a shorter text")
+    cost.check(cost.estimate("overview", n=q.shape[2], d=d, layers=q.shape[0], heads=q.shape[1], label=map_label, m=m))
     fmap, _ = make_feature_map(map_label, d, m, seed)
     causal = bool(causal)
     reference = attention.softmax_map(q, k, causal=causal)

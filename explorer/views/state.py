@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .. import cost
 from ..catalog import DECAY_LABELS, REFERENCE
 from .common import MAX_STATE_ELEMENTS, _int, make_feature_map, select_head
 
@@ -36,6 +37,7 @@ def _state_inputs(sample, layer, head, map_label, m, seed):
     q, k, v, layer, head, more = select_head(sample, layer, head)
     if map_label == REFERENCE:
         raise ValueError("map: softmax has no finite state; choose a feature map such as elu+1")
+    cost.check(cost.estimate("state", n=k.shape[0], d=k.shape[-1], dv=v.shape[-1], label=map_label, m=m))
     fmap, extra = make_feature_map(map_label, k.shape[-1], m, seed)
     size = k.shape[0] * fmap.num_features * v.shape[-1]
     if size > MAX_STATE_ELEMENTS:
