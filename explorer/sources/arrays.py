@@ -202,7 +202,7 @@ def _read_pt(file: Path, notices: list[str]) -> dict:
     # torch.load unpacks every storage before anything can be checked: read the archive's
     # own directory first (a .pt is a zip since torch 1.6; the older format is refused).
     if not zipfile.is_zipfile(file):
-        raise ValueError(f"path: {file.name} is not a .pt archive saved by torch.save (torch 1.6 or later)")
+        raise ValueError(f"path: {file.name} was refused: it is not a .pt archive saved by torch.save (torch 1.6 or later)")
     members = _check_archive(file, ".pt")
     pickles = [m for m in members if m.filename.endswith(".pkl")]
     if any(m.file_size > MAX_PICKLE_BYTES for m in pickles):
