@@ -62,7 +62,10 @@ def main(argv=None):
     # Every event has its own concurrency limit; the queue bounds what waits behind them.
     demo.queue(max_size=64, default_concurrency_limit=2)
     demo.launch(server_name=args.host, server_port=args.port, max_threads=args.max_threads,
-                footer_links=["api"], prevent_thread_lock=True, max_file_size=MAX_UPLOAD, **launch_kwargs())
+                footer_links=["api"], prevent_thread_lock=True, max_file_size=MAX_UPLOAD,
+                # Our handlers turn every error into a gr.Error; what is left is gradio's own refusals
+                # (a file path it will not read, ...), whose messages are meant for the user.
+                show_error=True, **launch_kwargs())
     # A request arriving meanwhile waits behind the engine's import lock and the model loader's.
     threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
     demo.block_thread()

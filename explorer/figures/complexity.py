@@ -13,12 +13,14 @@ from .style import as_style, finish, log_ticks
 
 def complexity(rows: list, method_labels: dict, theory: dict | None = None, slopes: dict | None = None,
                crossover: float | None = None, crossover_text: str = "", title: str = "", note: str = "",
-               style=None) -> go.Figure:
+               style=None, disturbed: str = "") -> go.Figure:
     """Measured time and peak memory against N (log-log), one line per method.
 
     ``rows`` are bench rows (method, n, time_ms, peak_mem_bytes, skipped). ``theory`` is
     method -> (ns, ms) from the FLOP model at the measured matmul rate, drawn dotted.
     Slopes go into the legend; the crossover N is a vertical line with its value written.
+    ``disturbed`` (the reason, when other load moved the timings): every point carries its
+    spread (fastest to slowest round), lines are dashed, and the figure says so in red.
     """
     style = as_style(style)
     slopes = slopes or {}
@@ -35,8 +37,14 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
         if method in slopes:
             label += f"  (slope {slopes[method]:.2f})"
         ns = [n for n, _ in pts]
+        spread = None
+        if disturbed and all(r.get("time_min_ms") is not None and r.get("time_max_ms") is not None for _, r in pts):
+            spread = dict(type="data", symmetric=False, visible=True, color=colour, thickness=max(1, style.line / 2),
+                          array=[r["time_max_ms"] - r["time_ms"] for _, r in pts],
+                          arrayminus=[r["time_ms"] - r["time_min_ms"] for _, r in pts])
         fig.add_trace(go.Scatter(x=ns, y=[r["time_ms"] for _, r in pts], mode="lines+markers", name=label,
-                                 legendgroup=method, line=dict(color=colour, width=style.line),
+                                 legendgroup=method, error_y=spread,
+                                 line=dict(color=colour, width=style.line, dash="dash" if disturbed else None),
                                  marker=dict(size=style.marker),
                                  hovertemplate=f"{method_labels.get(method, method)}<br>N=%{{x}}<br>%{{y:.3g}} ms<extra></extra>"),
                       row=1, col=1)
@@ -68,8 +76,11 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
     fig.update_yaxes(type="log", title_text="extra peak memory (MiB)", row=1, col=2)
     fig.update_layout(legend=dict(orientation="h", y=-0.2, x=0, yanchor="top"))
     full_note = ". ".join(x for x in (crossover_text, note, "Dotted: the FLOP model at the measured matmul rate") if x)
-    fig = finish(fig, style, title or "Measured cost against N", height=760 if style.presentation else 600,
-                  note=full_note)
+    title = title or "Measured cost against N"
+    if disturbed:
+        title = f"⚠ Measurement disturbed by other load: bars show the spread · {title}"
+        full_note = f"{disturbed}. {full_note}"
+    fig = finish(fig, style, title, height=760 if style.presentation else 600, note=full_note)
     fig.update_layout(margin=dict(b=230 if style.presentation else 170))
     return fig
 

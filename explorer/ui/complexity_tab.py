@@ -75,7 +75,8 @@ def render(view, presentation=False):
         view.rows, view.method_labels, theory=view.theory, slopes=view.slopes, crossover=view.crossover,
         crossover_text=view.crossover_text,
         title=f"Cost against N · d = {p['d']}, {p['map']} m = {p['m']}, {'causal' if p['causal'] else 'non-causal'}{status}",
-        note=f"dense matmul in the same run: {view.matmul_gflops or 0:.0f} GFLOP/s", style=presentation)
+        note=f"dense matmul in the same run: {view.matmul_gflops or 0:.0f} GFLOP/s", style=presentation,
+        disturbed="; ".join(getattr(view, "disturbance", [])))
     c = view.claim
     claim = figures.flop_claim(c["n"], c["head_dim"], c["quadratic_flops"], c["linear_flops"], c["measured"],
                                style=presentation)
@@ -98,6 +99,10 @@ def summary(view) -> str:
         lines.append("Fitted log-log slopes: " + ", ".join(f"{view.method_labels.get(k, k)} {v:.2f}"
                                                           for k, v in view.slopes.items()))
     lines.append(f"Crossover: {view.crossover_text}.")
+    if getattr(view, "disturbed", False):
+        lines.insert(0, "**⚠ Measurement disturbed by other load** (" + "; ".join(view.disturbance) +
+                     "): the times below are not this machine's quiet speed; the plot shows each point's spread. "
+                     "Run again when the machine is idle.")
     if view.cancelled:
         lines.append("⚠ Sweep cancelled: the plot shows what was measured before.")
     if view.truncated:

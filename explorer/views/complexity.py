@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import cost, feature_maps
+from .. import cost, feature_maps, live_timing
 from ..catalog import DEFAULT_METHODS, FEATURE_MAPS, MAX_POINTS, N_CAP
 from .common import _int
 
@@ -49,6 +49,8 @@ class ComplexityView:
     truncated: bool = False
     csv: str = ""
     params: dict = field(default_factory=dict)
+    disturbed: bool = False        # live_timing's verdict: other load moved the numbers
+    disturbance: list = field(default_factory=list)
 
 
 def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes):
@@ -73,8 +75,9 @@ def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes):
 
 def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=None, causal=True,
                     feature_map="elu1", methods=DEFAULT_METHODS, repeats=3, memory_budget_bytes=2 << 30,
-                    time_budget_s=60.0, progress=None, should_stop=None) -> ComplexityView:
-    """Run a guarded sweep and assemble what the complexity tab draws."""
+                    time_budget_s=60.0, progress=None, should_stop=None, **timing) -> ComplexityView:
+    """Run a guarded sweep and assemble what the complexity tab draws. ``timing``: live_timing.sweep's
+    injectable timer, rate and stall probes (tests)."""
     from .. import bench
 
     ns = sweep_lengths(n_min, n_max, points)
@@ -98,10 +101,10 @@ def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=No
     fm = feature_maps.create(feature_map, head_dim, num_features=feature_dim)
     m = fm.num_features
     notes = plan_sweep(ns, head_dim, m, methods, memory_budget_bytes)
-    result = bench.sweep(ns, head_dim=head_dim, feature_map=feature_map, feature_dim=feature_dim,
-                         methods=methods, causal=bool(causal), repeats=repeats, warmup=1,
-                         memory_budget_bytes=memory_budget_bytes, time_budget_s=time_budget_s,
-                         progress=progress, should_stop=should_stop)
+    result = live_timing.sweep(ns, head_dim=head_dim, feature_map=feature_map, feature_dim=feature_dim,
+                               methods=methods, causal=bool(causal), repeats=repeats, warmup=1,
+                               memory_budget_bytes=memory_budget_bytes, time_budget_s=time_budget_s,
+                               progress=progress, should_stop=should_stop, **timing)
     theory = {}
     if result.matmul_gflops:
         for method in dict.fromkeys(r["method"] for r in result.rows):
@@ -125,14 +128,16 @@ def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=No
         matmul_gflops=result.matmul_gflops, cancelled=result.cancelled, truncated=result.truncated,
         csv=result.to_csv(),
         params={"ns": ns, "d": head_dim, "m": m, "causal": bool(causal), "map": feature_map},
+        disturbed=result.disturbed, disturbance=list(result.disturbance),
     )
 
 
 def complexity_table(view: ComplexityView):
     import pandas as pd
-    cols = ["label", "n", "causal", "time_ms", "time_iqr_ms", "gflops", "peak_mem_bytes", "flops", "skipped"]
+    cols = ["label", "n", "causal", "time_ms", "time_min_ms", "time_max_ms", "time_iqr_ms", "gflops", "peak_mem_bytes", "flops", "skipped"]
     frame = pd.DataFrame([{c: r.get(c) for c in cols} for r in view.rows], columns=cols)
     frame = frame.rename(columns={"label": "method", "n": "N", "time_ms": "time (ms, median)",
-                                  "time_iqr_ms": "IQR (ms)", "gflops": "GFLOP/s", "peak_mem_bytes": "extra peak (bytes)",
+                                  "time_min_ms": "fastest round (ms)",
+                                  "time_max_ms": "slowest round (ms)", "time_iqr_ms": "IQR (ms)", "gflops": "GFLOP/s", "peak_mem_bytes": "extra peak (bytes)",
                                   "flops": "FLOPs (model)", "skipped": "skipped because"})
     return frame.round(4)
