@@ -145,7 +145,9 @@ def feature_count(map_name: str, head_dim: int, m: int | None = None) -> int:
     if name == "cosformer":
         return 2 * d
     if name in ("favor_plus", "trig_rff", "hedgehog"):
-        m = 2 * d if m is None and name == "hedgehog" else (d if m is None else int(m))
+        if m is None:                           # the engine's defaults: FAVOR+ d, the paired maps 2d
+            return d if name == "favor_plus" else 2 * d
+        m = int(m)
         return m + 1 if name in ("trig_rff", "hedgehog") and m % 2 else m
     if name == "softmax":
         return 0
@@ -158,6 +160,9 @@ def _registry_name(label: str) -> str:
         return "softmax"
     if label in FEATURE_MAPS:
         return label
+    pretty = {facts.pretty: name for name, facts in FEATURE_MAPS.items()}
+    if label in pretty:
+        return pretty[label]
     spec = map_specs().get(label)
     if spec is None:
         raise ValueError(f"map: unknown map {label!r}")

@@ -215,9 +215,10 @@ def _read_pt(file: Path, notices: list[str]) -> dict:
     try:
         data = torch.load(file, map_location="cpu", weights_only=True)
     except Exception as exc:
+        why = "it holds objects other than tensors" if "Weights only load failed" in str(exc) else _first_line(exc)
         raise ValueError(
             f"path: {file.name} was refused: a .pt upload may hold only tensors (nothing else is "
-            f"unpickled) ({_first_line(exc)})"
+            f"unpickled) ({why})"
         ) from None
     if isinstance(data, torch.Tensor):
         return _unstack(data, "a .pt file holding one tensor")
