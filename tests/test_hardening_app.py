@@ -1,0 +1,78 @@
+"""The hardening defects that only the running server shows (a `python app.py` subprocess,
+shared with tests/test_app_api.py): links the app makes open, uploads over the limit are
+refused before they are stored, a refused file path and a lone surrogate get real answers."""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import httpx
+
+from explorer.ui import common
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import crafted  # noqa: E402
+
+
+def _get(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r:
+            return r.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_the_apps_own_link_for_an_8000_character_chinese_text_opens(app_url):
+    query = common.query_string({"tab": "maps", "src": "text", "text": crafted.long_chinese_text(8000),
+                                 "layer": 2, "head": 3, "m": 64})
+    assert _get(f"{app_url}?{query}") == 200
+    assert _get(f"{app_url}?{crafted.huge_int_query()}") == 200
+
+
+def _call(app_url: str, endpoint: str, data: list) -> tuple[str, str]:
+    """(event, payload) of the last SSE message of one API call made over plain HTTP."""
+    base = f"{app_url}gradio_api/call/{endpoint}"
+    body = json.dumps({"data": data}).encode()          # ensure_ascii: a lone surrogate travels as \\ud800
+    request = urllib.request.Request(base, body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as r:
+        event_id = json.loads(r.read())["event_id"]
+    with urllib.request.urlopen(f"{base}/{event_id}", timeout=300) as r:
+        text = r.read().decode()
+    events = [block for block in text.strip().split("\n\n") if block.startswith("event:")]
+    event, payload = events[-1].split("\n", 1)
+    return event.removeprefix("event:").strip(), payload.removeprefix("data:").strip()
+
+
+MAPS_ARGS = ["text", "The cat sat.", "clustered", 128, 32, 0, 1.0, None, 2, "3", False, ["softmax", "elu+1"], 64, 0,
+             4, False]
+
+
+def test_a_lone_surrogate_through_the_api_is_cleaned(app_url):
+    args = list(MAPS_ARGS)
+    args[1] = "abc \ud800 def"
+    event, payload = _call(app_url, "maps", args)
+    assert event == "complete", payload
+    assert "%EF%BF%BD" in payload                        # the link holds U+FFFD
+
+
+def test_a_refused_file_path_says_why(app_url):
+    args = list(MAPS_ARGS)
+    args[0], args[7] = "file", {"path": "/etc/passwd.npy", "meta": {"_type": "gradio.FileData"}}
+    event, payload = _call(app_url, "maps", args)
+    assert event == "error"
+    message = json.loads(payload)["error"]
+    assert message and "not uploaded" in message            # was {"error": null}
+
+
+def test_an_upload_over_the_limit_is_refused_before_it_is_stored(app_url, tmp_path):
+    big = tmp_path / "big.npy"
+    with open(big, "wb") as fh:                             # sparse: no disk used here
+        fh.truncate(130 * 2 ** 20)
+    with open(big, "rb") as fh:
+        response = httpx.post(f"{app_url}gradio_api/upload", files={"files": ("big.npy", fh)}, timeout=120)
+    assert response.status_code == 413, response.text[:200]
+    assert "size" in response.text.lower()
