@@ -65,8 +65,12 @@ def many_member_npz(path, members: int = 50_000) -> Path:
 
 
 def quantized_pt(path) -> Path:
+    import warnings
+
     import torch
-    q = torch.quantize_per_tensor(torch.randn(4, 2), 0.1, 0, torch.qint8)
+    with warnings.catch_warnings():     # torch says quantized tensors are deprecated: that is the point
+        warnings.simplefilter("ignore")
+        q = torch.quantize_per_tensor(torch.randn(4, 2), 0.1, 0, torch.qint8)
     torch.save({"q": q, "k": q}, path)
     return Path(path)
 
