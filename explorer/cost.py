@@ -306,6 +306,8 @@ def _learn(n=128, layers=6, heads=12, d=32, m=64, steps=300, texts=40, all_heads
 
 
 def _hybrid(n=128, layers=6, heads=12, d=32, m=64, texts=16, budget=2) -> Estimate:
+    m = int(m) if isinstance(m, (int, float)) and m > 0 else 64
+    budget = int(budget) if isinstance(budget, (int, float)) else 2
     runs = 1 + layers * max(1, budget)                 # greedy: every candidate layer per step
     cells = texts * heads * n * n
     nbytes = layers * cells * F32 * 3 + texts * heads * n * m * F32 * FEATURE_COPIES

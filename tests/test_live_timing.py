@@ -16,11 +16,10 @@ from explorer import figures, live_timing, views
 
 
 def fake_timer(times: dict, log: list):
-    """A timer that runs nothing: seconds per call from ``times[method label]`` (a list, popped in order)."""
+    """A timer that runs nothing: seconds per call from ``times[name]`` (a list, popped in order)."""
     def timer(fn, number):
-        name = fn.__name__ if hasattr(fn, "__name__") else str(fn)
-        log.append(name)
-        return times[name].pop(0)
+        log.append(fn.__name__)
+        return times[fn.__name__].pop(0)
     return timer
 
 
@@ -54,21 +53,18 @@ def test_verdict_quiet_moved_rate_wide_spread_and_stall():
 def _sweep_view(rates, times, stall=1.0):
     """complexity_view at N = 512 with two methods, every clock reading made up."""
     rates = list(rates)
-    log = []
 
     def timer(fn, number):
-        # The sweep's callables are lambdas: tell the methods apart by their order in a round.
-        return times.pop(0)
+        return times.pop(0)          # the readings in the order the rounds take them
 
-    view = views.complexity_view(512, 512, 1, 32, None, True, "elu1", ["sdpa", "linear_chunked"], 3,
+    return views.complexity_view(512, 512, 1, 32, None, True, "elu1", ["sdpa", "linear_chunked"], 3,
                                  time_budget_s=None, timer=timer, rate=lambda: rates.pop(0), stall=lambda: stall)
-    return view, log
 
 
 def test_complexity_view_reports_quiet_run_as_clean():
     # rounds: (sdpa, chunked), (chunked, sdpa), (sdpa, chunked)
     times = [0.010, 0.001, 0.001, 0.010, 0.010, 0.001]
-    view, _ = _sweep_view([150.0, 148.0], times)
+    view = _sweep_view([150.0, 148.0], times)
     assert not view.disturbed and view.disturbance == []
     row = {r["method"]: r for r in view.rows}
     assert row["sdpa"]["time_ms"] == pytest.approx(10.0) and row["linear_chunked"]["time_ms"] == pytest.approx(1.0)
@@ -78,7 +74,7 @@ def test_complexity_view_reports_quiet_run_as_clean():
 
 def test_complexity_view_and_figure_say_disturbed_when_the_rate_moved():
     times = [0.010, 0.001, 0.001, 0.010, 0.010, 0.001]
-    view, _ = _sweep_view([150.0, 50.0], times)
+    view = _sweep_view([150.0, 50.0], times)
     assert view.disturbed and "150 to 50" in view.disturbance[0]
     fig = figures.complexity(view.rows, view.method_labels, disturbed="; ".join(view.disturbance))
     layout = json.dumps(fig.to_plotly_json()["layout"], ensure_ascii=False)
@@ -89,8 +85,8 @@ def test_complexity_view_and_figure_say_disturbed_when_the_rate_moved():
 
 def test_complexity_view_disturbed_by_spread_and_by_stalled_threads():
     wide = [0.010, 0.001, 0.001, 0.030, 0.010, 0.001]     # sdpa's rounds: 10, 30, 10 ms
-    view, _ = _sweep_view([150.0, 150.0], wide)
+    view = _sweep_view([150.0, 150.0], wide)
     assert view.disturbed and "varied by 200%" in view.disturbance[0]
     steady = [0.010, 0.001, 0.001, 0.010, 0.010, 0.001]
-    view, _ = _sweep_view([150.0, 150.0], steady, stall=250.0)
+    view = _sweep_view([150.0, 150.0], steady, stall=250.0)
     assert view.disturbed and "stall" in view.disturbance[0]

@@ -190,7 +190,8 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
     seed = int(seed or 0)
     train = _take(training_texts(), train_count, "train_count")
     heldout = _take(heldout_texts(), heldout_count, "heldout_count")
-    cost.check(cost.estimate("learn", n=max(map(len, train)) // 3 + 2, m=num_features, steps=steps, texts=len(train), all_heads=all_heads),
+    cost.check(cost.estimate("learn", n=max(map(len, train)) // 3 + 2, m=num_features, steps=steps,  # ~3 chars a token
+                             texts=len(train), all_heads=all_heads),
                limit_seconds=float("inf"))   # training streams its progress and can be stopped; MAX_STEPS bounds it
     key = (layer, head, num_features, steps, seed, len(train), len(heldout))
     with _trained_lock:
@@ -401,7 +402,8 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
     """
     n_layers, n_heads, head_dim = model_shape()
     texts = _take(heldout_texts(), heldout_count, "heldout_count")
-    cost.check(cost.estimate("hybrid", n=max(map(len, texts)) // 3 + 2, layers=n_layers, heads=n_heads, d=head_dim, m=int(num_features), texts=len(texts), budget=int(budget)))
+    cost.check(cost.estimate("hybrid", n=max(map(len, texts)) // 3 + 2, layers=n_layers, heads=n_heads, d=head_dim,
+                             m=num_features, texts=len(texts), budget=budget))
     map_for_layer = _map_for_layer(map_name, trained_map, num_features, int(seed or 0), n_layers, n_heads, head_dim)
     report = progress or (lambda fraction, message: None)
     start = time.perf_counter()
