@@ -81,6 +81,9 @@ def test_complexity_view_and_figure_say_disturbed_when_the_rate_moved():
     assert "Measurement disturbed by other load" in layout
     bars = [t for t in fig.data if t.error_y is not None and t.error_y.array is not None]
     assert bars, "a disturbed sweep shows each point's spread"
+    measured = {"n": 512, "quadratic_ms": 10.0, "linear_ms": 1.0, "ratio": 10.0, "flop_ratio": 8.0, "disturbed": True}
+    claim = figures.flop_claim(100_000, 128, 1e15, 1e12, measured)
+    assert "disturbed by other load" in json.dumps(claim.to_plotly_json()["layout"], ensure_ascii=False)
 
 
 def test_complexity_view_disturbed_by_spread_and_by_stalled_threads():

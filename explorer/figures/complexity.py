@@ -20,7 +20,7 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
     method -> (ns, ms) from the FLOP model at the measured matmul rate, drawn dotted.
     Slopes go into the legend; the crossover N is a vertical line with its value written.
     ``disturbed`` (the reason, when other load moved the timings): every point carries its
-    spread (fastest to slowest round), lines are dashed, and the figure says so in red.
+    spread (fastest to slowest round), lines are dashed, and the title and note say why.
     """
     style = as_style(style)
     slopes = slopes or {}
@@ -101,4 +101,6 @@ def flop_claim(n: int, head_dim: int, quadratic: float, linear: float, measured:
     if measured:
         note = (f"measured at N = {measured['n']:,}: softmax {measured['quadratic_ms']:.3g} ms, linear "
                 f"{measured['linear_ms']:.3g} ms ({measured['ratio']:.1f}× faster)")
+        if measured.get("disturbed"):
+            note += " — measurement disturbed by other load"
     return finish(fig, style, title, height=520 if style.presentation else 420, note=note, width=0.4)

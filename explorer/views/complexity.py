@@ -120,7 +120,7 @@ def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=No
         tq, tl = result.time_ms("sdpa", n), result.time_ms("linear_parallel", n)
         if tq and tl:
             claim["measured"] = {"n": n, "quadratic_ms": tq, "linear_ms": tl, "ratio": tq / tl,
-                                 "flop_ratio": cost.flop_counts(n, head_dim, m)["ratio"]}
+                                 "flop_ratio": cost.flop_counts(n, head_dim, m)["ratio"], "disturbed": result.disturbed}
             break
     return ComplexityView(
         rows=result.rows, method_labels=dict(bench.METHOD_LABELS), theory=theory, slopes=result.slopes(),
