@@ -221,8 +221,8 @@ def _measure_n(result, n, methods, fmap, m, causal, caps, budget_bytes, time_bud
             else:
                 per_call = bench._prior_seconds(method, n, flops, result.rate_before or 50.0)
             # A round's sample is ``number`` calls plus the Timer's own warm-up of max(number // 100, 2).
-            number = int(min(bench.MAX_CALLS_PER_SAMPLE, max(1, bench.MIN_SAMPLE_S // max(per_call, 1e-9))))
-            predicted = per_call * (warmup + int(memory) + rounds * (number + max(number // 100, 2)))
+            calls_each = int(min(bench.MAX_CALLS_PER_SAMPLE, max(1, bench.MIN_SAMPLE_S // max(per_call, 1e-9))))
+            predicted = per_call * (warmup + int(memory) + rounds * (calls_each + max(calls_each // 100, 2)))
             left = time_budget_s - (time.perf_counter() - started)
             if predicted > left:
                 row["skipped"] = f"time budget: predicted {predicted:.1f} s, {max(left, 0):.1f} s left"

@@ -86,6 +86,14 @@ def test_complexity_view_and_figure_say_disturbed_when_the_rate_moved():
     assert "disturbed by other load" in json.dumps(claim.to_plotly_json()["layout"], ensure_ascii=False)
 
 
+def test_time_budget_path_runs_with_a_fake_clock():
+    times = [0.010, 0.001, 0.001, 0.010, 0.010, 0.001]
+    view = views.complexity_view(512, 512, 1, 32, None, True, "elu1", ["sdpa", "linear_chunked"], 3,
+                                 time_budget_s=600, timer=lambda fn, number: times.pop(0),
+                                 rate=lambda: 150.0, stall=lambda: 1.0)
+    assert [r["skipped"] for r in view.rows] == [None, None] and not view.disturbed
+
+
 def test_complexity_view_disturbed_by_spread_and_by_stalled_threads():
     wide = [0.010, 0.001, 0.001, 0.030, 0.010, 0.001]     # sdpa's rounds: 10, 30, 10 ms
     view = _sweep_view([150.0, 150.0], wide)
