@@ -55,7 +55,8 @@ def build_app() -> gr.Blocks:
                                        "colour-blind-safe", elem_id="presentation", scale=0, min_width=220)
         # Placed here, drawn between the tab row and the tab's content (see panel_css).
         panel = source_panel.build()
-        current = gr.State("maps")
+        # The open tab; a hidden textbox, not a State: the browser-side link code reads it.
+        current = gr.Textbox("maps", visible=False, elem_id="current-tab")
         with gr.Tabs(selected="maps", elem_id="tabs") as tabs:
             with gr.Tab("Attention maps", id="maps", elem_id="tab-maps", elem_classes=["uses-data"]) as t_maps:
                 maps = maps_tab.build(panel, presentation)
@@ -118,7 +119,7 @@ class Links:
     address). A tab that has not drawn yet is linked as ``?tab=<id>`` (and ``present=1``).
     """
 
-    def __init__(self, pages: dict, current: gr.State):
+    def __init__(self, pages: dict, current: gr.Textbox):
         self.ids = list(pages)
         self.current = current
         self.queries = [p.query for p in pages.values()]

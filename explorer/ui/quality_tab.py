@@ -133,9 +133,9 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
             curves = gr.Plot(label="Error against m", show_label=False, elem_id="quality-plot")
             shape = gr.Plot(label="Entropy and monotonicity", show_label=False, elem_id="quality-shape")
     with gr.Row(equal_height=False):
-        with gr.Column(scale=3):
+        with gr.Column(scale=3, min_width=520, elem_id="quality-overview-col"):
             overview = gr.Plot(label="Every head", show_label=False, elem_id="quality-overview")
-        with gr.Column(scale=2):
+        with gr.Column(scale=2, min_width=380, elem_id="quality-heads-col"):
             heads = gr.Dataframe(label="Heads, hardest first: select a row (or click a cell of the overview) "
                                        "to open it in the maps tab",
                                  headers=["layer", "head", "value"], interactive=False, max_height=420,
