@@ -21,6 +21,17 @@
   const later = () => { if (!pending) { pending = requestAnimationFrame(() => { pending = null; fixGradients(); }); } };
   window.addEventListener('resize', () => { later(); setTimeout(fixGradients, 400); });
 
+  // A figure redrawn while its tab was hidden (presentation mode toggled elsewhere) was
+  // laid out with zero-sized text: titles ran into subtitles. Lay the shown tab's figures
+  // out again when a tab is opened.
+  const relayoutShown = () => window.dispatchEvent(new Event('resize'));
+  document.addEventListener('click', (event) => {
+    if (event.target.closest && event.target.closest('.tab-wrapper')) {
+      setTimeout(relayoutShown, 60);
+      setTimeout(relayoutShown, 500);
+    }
+  }, true);
+
   // Clicking a cell of the quality tab's head overview opens that head in the maps tab:
   // the click fills the layer/head boxes under the table and presses "Open in the maps tab".
   const setNumber = (id, value) => {

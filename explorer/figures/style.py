@@ -149,10 +149,14 @@ def fit_panel_titles(fig: go.Figure, style: Style, px: float, fonts_done: bool) 
         near = [d for d in x_domains if d[0] - 1e-6 <= (ann.x or 0) <= d[1] + 1e-6]
         share = min((d[1] - d[0] for d in near), default=1.0)
         text = ann.text.replace("<br>", " ")
+        # A second line grows upwards: fine in the top margin, not into the row above.
+        top_row = (ann.y or 0) >= 0.99
         for font in range(int(size), int(style.tick_font) - 1, -1):
             lines = wrap(text, max(8, int(share * plot_px / (CHAR_EM * font))))
-            if len(lines) <= 2:
+            if len(lines) <= (2 if top_row else 1):
                 break
+        if not top_row:
+            lines = [text]
         ann.text, ann.font.size = "<br>".join(lines), font
         if (ann.y or 0) >= 0.99:
             extra = max(extra, len(lines) - 1)

@@ -339,7 +339,7 @@ def build(presentation: gr.Checkbox) -> LearnTab:
             layer = gr.Slider(0, N_LAYERS - 1, value=2, step=1, label="Layer", elem_id="learn-layer")
             head = gr.Dropdown([str(h) for h in range(N_HEADS)] + [ALL_HEADS], value="3", label="Head",
                                elem_id="learn-head", info=f"{ALL_HEADS}: one joint training, needed for the hybrid")
-            num_features = gr.Slider(2, 256, value=64, step=2, label="Feature dimension m (Hedgehog, FAVOR+)",
+            num_features = gr.Slider(2, 256, value=64, step=2, label="Features m", info="Hedgehog and FAVOR+",
                                      elem_id="learn-m")
             steps = gr.Slider(10, 1000, value=300, step=10, label="Training steps", elem_id="learn-steps")
             seed = gr.Number(0, precision=0, minimum=0, label="Seed", elem_id="learn-seed")
@@ -359,16 +359,17 @@ def build(presentation: gr.Checkbox) -> LearnTab:
     comparison = gr.Plot(label="Held-out KL, entropy and monotonicity", show_label=False, elem_id="learn-comparison")
     heatmap = gr.Plot(label="Per-head KL ratio (all heads only)", show_label=False, elem_id="learn-heatmap")
     with gr.Row():
-        download = gr.File(label="Trained map (.pt) to download", interactive=False, height=140,
+        # No fixed height: the boxes size to their content (a fixed one clipped the upload box).
+        download = gr.File(label="Trained map (.pt) to download", interactive=False,
                            elem_id="learn-download")
-        upload = gr.File(label="Load a saved map (.pt)", file_types=[".pt"], type="filepath", height=140,
+        upload = gr.File(label="Load a saved map (.pt)", file_types=[".pt"], type="filepath",
                          elem_id="learn-upload")
 
     gr.Markdown("### 2 · Hybrid model: some layers linear")
     trained_md = gr.Markdown(NO_MAP, label="Hedgehog for the hybrid", elem_id="learn-map-status")
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
-            hybrid_map = gr.Radio(HYBRID_CHOICES, value="elu1", label="Linear map for the swapped layers",
+            hybrid_map = gr.Radio(HYBRID_CHOICES, value="elu1", label="Linear map", info="for the swapped layers",
                                   elem_id="hybrid-map")
             mode = gr.Radio(MODES, value="greedy", label="Which layers become linear", elem_id="hybrid-mode")
             layers = gr.CheckboxGroup(list(range(N_LAYERS)), value=[2, 3], label="Linear layers (chosen layers)",
