@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from explorer import bench, catalog
-from explorer.figures import complexity as fcx, quality as fq, state as fs
+from explorer.figures import quality as fq, state as fs
 from explorer.figures.style import CHAR_EM, NOMINAL_WIDTH_PX, Style, finish
 
 INTERNAL_IDS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent", "linear_cumsum",
@@ -139,7 +139,6 @@ def test_flop_claim_and_sweep_figures_keep_legends_below_the_plots(sweep):
 
 @pytest.fixture(scope="module")
 def page():
-    import gradio as gr
     from explorer import ui
     demo = ui.build_app()
     return demo, [b for b in demo.blocks.values()]
@@ -197,3 +196,31 @@ def test_hybrid_error_is_plain_text():
         learn_tab.run_hybrid(map_name="hedgehog", trained=None)
     message = str(excinfo.value.message if hasattr(excinfo.value, "message") else excinfo.value)
     assert "*" not in message and "Hedgehog" in message
+
+
+# --------------------------------------------------------------------------- README pictures
+
+def screenshots_script():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "scripts" / "screenshots.py"
+    spec = importlib.util.spec_from_file_location("screenshots", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_screenshots_refuse_timings_from_a_busy_machine(sweep):
+    from explorer.ui import complexity_tab
+    script = screenshots_script()
+    plot, _ = complexity_tab.render(sweep, presentation=False)
+    text = plot.layout.title.text + " " + (plot.layout.title.subtitle.text or "")
+
+    class Page:               # what the script reads from the browser: the figure's title and note
+        def evaluate(self, _js):
+            return text
+    rate = script.measured_rate(Page(), "#cx-plot")
+    assert rate == pytest.approx(round(sweep.matmul_gflops), abs=0.51)
+    assert script.quiet_enough(150 / 2, 150) and not script.quiet_enough(150 / 2 - 1, 150)
+    assert not script.quiet_enough(None, 150)                          # no rate printed: no picture
+    assert "complexity" in script.TIMED and "complexity" in script.README
