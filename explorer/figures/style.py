@@ -88,9 +88,11 @@ def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = ""
     parts = title.split("<br>")
     head, rest = parts[0], parts[1:]
     fits = int((px - 20) / (CHAR_EM * title_font))
-    if len(head) > fits and " · " in head:
-        head, tail = head.split(" · ", 1)
-        rest.insert(0, tail)
+    for sep, keep in ((" · ", ""), (": ", ":")):       # what follows a separator leads the subtitle
+        if len(head) > fits and sep in head:
+            head, tail = head.split(sep, 1)
+            head += keep
+            rest.insert(0, tail)
     if len(head) > fits:        # still too long: a smaller title font, down to the body font
         title_font = max(style.font, int((px - 20) / (CHAR_EM * len(head))))
         fits = int((px - 20) / (CHAR_EM * title_font))

@@ -176,7 +176,10 @@ def build(presentation: gr.Checkbox) -> ComplexityTab:
                 stop = gr.Button("Cancel", variant="stop", elem_id="cx-cancel")
         with gr.Column(scale=5):
             plot = gr.Plot(label="Time and memory against N", show_label=False, elem_id="cx-plot")
-            summary_md = gr.Markdown(elem_id="cx-summary")
+            # Timing takes the whole CPU for up to a minute: it runs on request (or from a link), not on opening.
+            summary_md = gr.Markdown("Press **Run the sweep** to time every method at each N (it takes up to "
+                                     f"{TIME_BUDGET_S:.0f} s and the whole CPU), or open a complexity link.",
+                                     elem_id="cx-summary")
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
             claim = gr.Plot(label="The article's 780× claim", show_label=False, elem_id="cx-claim")

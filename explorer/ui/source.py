@@ -27,7 +27,7 @@ DEFAULT_TEXT = examples()[0]
 
 @dataclass
 class SourcePanel:
-    source: gr.Radio
+    source: gr.Dropdown
     text: gr.Textbox
     preset: gr.Dropdown
     n: gr.Number
@@ -63,8 +63,8 @@ def build() -> SourcePanel:
     texts = examples()
     with gr.Accordion("Data: where Q, K, V come from", open=True, elem_id="data-panel") as accordion:
         with gr.Row(equal_height=False, elem_id="data-row"):
-            source = gr.Radio(list(SOURCES), value="text", label="Source", elem_id="source", scale=0, min_width=250,
-                              info="text: read by all-MiniLM-L6-v2")
+            source = gr.Dropdown(list(SOURCES), value="text", label="Source", elem_id="source", scale=0,
+                                 min_width=170, info="text: all-MiniLM-L6-v2 reads it", filterable=False)
             with gr.Column(scale=4, min_width=320, visible=True) as text_box:
                 with gr.Row(equal_height=False):
                     # One line that grows: Enter submits (redraws), Shift+Enter adds a line.
