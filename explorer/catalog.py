@@ -228,6 +228,15 @@ DECAY_LABELS = {"none": "no decay", "retnet": "RetNet γ", "gla": "GLA gates"}
 SWEEP_METHODS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent", "linear_cumsum")
 DEFAULT_METHODS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent")
 SWEEP_MAPS = ("elu1", "relu", "favor_plus", "trig_rff", "taylor2", "cosformer")   # registry names
+# What the page calls each timed form (explorer.bench.METHOD_LABELS; the catalogue test holds them equal).
+SWEEP_METHOD_LABELS = {
+    "softmax_naive": "softmax, naive N x N",
+    "sdpa": "softmax, torch SDPA",
+    "linear_parallel": "linear, non-causal (always)",
+    "linear_chunked": "linear, chunked",
+    "linear_recurrent": "linear, recurrent (causal)",
+    "linear_cumsum": "linear, cumsum reference (causal)",
+}
 N_CAP = 131072                      # no request sweeps beyond this N
 MAX_POINTS = 12
 

@@ -74,3 +74,38 @@ def server_alive():
         except OSError:
             return False
     return alive
+
+
+# ---------------------------------------------------------------------------------------
+# Chromium for the browser test modules (Debian's chromium through playwright, offline),
+# one per module: two sync playwright sessions cannot be open at once in one thread.
+# Under CI (CI=true) a missing browser fails the run; elsewhere it skips.
+# ---------------------------------------------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _browser_missing() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} not found"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "python playwright is not installed"
+    return None
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    missing = _browser_missing()
+    if missing:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"browser tests must run under CI: {missing}")
+        pytest.skip(missing)
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -2,54 +2,29 @@
 
 Each tab runs with its defaults; the test waits until plotly has drawn, checks there is
 no error toast, no console error and no request to any host but the app, changes one
-control, sees the figure change, and saves a screenshot (test-artifacts/<tab>.png; with
-UPDATE_SCREENSHOTS=1 also docs/screenshots/<tab>.png, the README's pictures).
+control, sees the figure change, and saves a screenshot (test-artifacts/<tab>.png).
 
 Under CI (CI=true) a missing browser fails the run; elsewhere it skips these tests.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
-SCREENSHOTS = ROOT / "docs" / "screenshots"
 VIEWPORT = {"width": 1600, "height": 1000}
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 TIMEOUT_MS = 150_000
 
 
-def _browser_missing() -> str | None:
-    if not Path(CHROMIUM).exists():
-        return f"{CHROMIUM} not found"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "python playwright is not installed"
-    return None
-
-
 @pytest.fixture(scope="module")
-def browser():
-    missing = _browser_missing()
-    if missing:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"browser tests must run under CI: {missing}")
-        pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+def browser(chromium):
+    """The session's Chromium (tests/conftest.py)."""
+    return chromium
 
 
 class Watched:
@@ -111,14 +86,10 @@ def wait_changed(page, plot_id: str, before: str):
 
 
 def screenshot(page, name: str):
-    """Always under test-artifacts/; into the README's docs/screenshots/ only when asked
-    (UPDATE_SCREENSHOTS=1), so a test run does not rewrite tracked files."""
+    """Under test-artifacts/ only: the README's pictures come from scripts/screenshots.py
+    --readme, which refuses timing pictures taken on a busy machine."""
     ARTIFACTS.mkdir(exist_ok=True)
-    path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    if os.environ.get("UPDATE_SCREENSHOTS") == "1":
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def click_tab(page, label: str):

@@ -11,6 +11,9 @@ from plotly.subplots import make_subplots
 from .style import as_style, finish, log_ticks
 
 
+FLOP_MODEL_LEGEND = "dotted: FLOP count ÷ the measured matmul rate"
+
+
 def complexity(rows: list, method_labels: dict, theory: dict | None = None, slopes: dict | None = None,
                crossover: float | None = None, crossover_text: str = "", title: str = "", note: str = "",
                style=None, disturbed: str = "") -> go.Figure:
@@ -57,11 +60,16 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
                           row=1, col=2)
         if theory and method in theory:
             tn, tms = theory[method]
-            fig.add_trace(go.Scatter(x=list(tn), y=list(tms), mode="lines", name=f"{method}: FLOPs at matmul rate",
+            fig.add_trace(go.Scatter(x=list(tn), y=list(tms), mode="lines",
+                                     name=f"{method_labels.get(method, method)}: FLOPs at the matmul rate",
                                      legendgroup=method, showlegend=False,
                                      line=dict(color=colour, width=max(1, style.line / 2), dash="dot"),
                                      hovertemplate="FLOP model<br>N=%{x}<br>%{y:.3g} ms<extra></extra>"),
                           row=1, col=1)
+    if theory and any(method in theory for method in methods):
+        # One legend entry for the dotted style (each dotted line has its method's colour).
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=FLOP_MODEL_LEGEND, hoverinfo="skip",
+                                 line=dict(color="#555", width=max(1, style.line / 2), dash="dot")), row=1, col=1)
     if crossover:
         fig.add_vline(x=crossover, line=dict(color="#444", width=max(1, style.line / 2), dash="dash"), row=1, col=1)
         fig.add_annotation(x=math.log10(crossover), y=0.02, xref="x", yref="y domain", yanchor="bottom",
@@ -75,7 +83,7 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
     fig.update_yaxes(type="log", title_text="time (ms)", row=1, col=1)
     fig.update_yaxes(type="log", title_text="extra peak memory (MiB)", row=1, col=2)
     fig.update_layout(legend=dict(orientation="h", y=-0.2, x=0, yanchor="top"))
-    full_note = ". ".join(x for x in (crossover_text, note, "Dotted: the FLOP model at the measured matmul rate") if x)
+    full_note = ". ".join(x for x in (crossover_text, note) if x)
     title = title or "Measured cost against N"
     if disturbed:
         title = f"⚠ Measurement disturbed by other load: bars show the spread · {title}"

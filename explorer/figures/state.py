@@ -16,23 +16,30 @@ def state_step(update, state, t: int, token: str = "", kind: str = "", style=Non
     """Step t of the RNN view: the outer product φ(k_t) v_tᵀ added, and the state S_t."""
     style = as_style(style)
     update, state = np.asarray(update), np.asarray(state)
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.16,
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=(f"φ(k_t) v_tᵀ added at t = {t}" + (f" ({token})" if token else ""),
                                         f"state S_t after t = {t}" + (f", decay: {kind}" if kind else "")))
     for col, z, axis, label in ((1, update, "coloraxis", "update"), (2, state, "coloraxis2", "S_t")):
         fig.add_trace(go.Heatmap(z=z, coloraxis=axis, name=label,
                                  hovertemplate="feature %{y}, value dim %{x}<br>%{z:.4g}<extra>" + label + "</extra>"),
                       row=1, col=col)
-    for axis, z, x in (("coloraxis", update, 0.43), ("coloraxis2", state, 1.0)):
+    # Each colour bar lies under its own heatmap: beside it, its ticks would run into the
+    # next heatmap's axis title.
+    for axis, z, col, label in (("coloraxis", update, 1, "update"), ("coloraxis2", state, 2, "S_t entry")):
         vmax = finite_values([z])
         vmax = float(np.abs(vmax).max()) if vmax.size else 1.0
+        x0, x1 = fig.layout["xaxis" + ("" if col == 1 else "2")].domain
         fig.update_layout({axis: dict(colorscale=style.diverging, cmid=0, cmin=-vmax or -1, cmax=vmax or 1,
-                                      colorbar=dict(x=x, title=dict(text="update" if axis == "coloraxis" else "S_t entry",
-                                                                     side="top")))})
+                                      colorbar=dict(orientation="h", x=(x0 + x1) / 2, xanchor="center",
+                                                    len=x1 - x0, lenmode="fraction", y=-0.2, yanchor="top",
+                                                    thickness=18 if style.presentation else 12,
+                                                    title=dict(text=label, side="top")))})
     fig.update_xaxes(title_text="value dimension j")
     fig.update_yaxes(title_text="key feature i of φ", autorange="reversed")
-    return finish(fig, style, "Causal linear attention as an RNN: S_t = G_t ⊙ S_{t−1} + φ(k_t) v_tᵀ",
-                   height=620 if style.presentation else 480)
+    fig = finish(fig, style, "Causal linear attention as an RNN: S_t = G_t ⊙ S_{t−1} + φ(k_t) v_tᵀ",
+                 height=720 if style.presentation else 560)
+    fig.update_layout(margin=dict(b=200 if style.presentation else 150))
+    return fig
 
 
 def state_curves(ts, traces: dict, recall: dict, t_marker: int | None = None, style=None) -> go.Figure:
@@ -72,8 +79,11 @@ def state_curves(ts, traces: dict, recall: dict, t_marker: int | None = None, st
     fig.update_yaxes(title_text="‖z_t‖₂", row=1, col=2)
     fig.update_yaxes(title_text="effective rank", row=2, col=1)
     fig.update_yaxes(title_text="cosine(read-out, value)", row=2, col=2)
-    fig.update_layout(legend=dict(title=dict(text="decay"), orientation="h", y=1.12, x=1, xanchor="right"))
-    return finish(fig, style, "What the fixed-size state holds over time", height=860 if style.presentation else 700)
+    # The legend under the panels: above them it would share the line with the title.
+    fig.update_layout(legend=dict(title=dict(text="decay"), orientation="h", y=-0.1, x=0, yanchor="top"))
+    fig = finish(fig, style, "What the fixed-size state holds over time", height=900 if style.presentation else 740)
+    fig.update_layout(margin=dict(b=150 if style.presentation else 120))
+    return fig
 
 
 def memory_growth(ts, kv_bytes, state_bytes: float, labels=("softmax KV cache", "linear-attention state"),
@@ -94,6 +104,8 @@ def memory_growth(ts, kv_bytes, state_bytes: float, labels=("softmax KV cache", 
     # Log-log: the cache is a line of slope 1, the state a flat line, both visible at once.
     fig.update_xaxes(title_text="tokens seen t", type="log")
     fig.update_yaxes(title_text="memory per head (KiB, float32)", type="log")
-    # Upper left is empty on log-log axes: the cache starts low and the crossing is further right.
-    fig.update_layout(legend=dict(x=0.01, y=0.98, xanchor="left", yanchor="top", bgcolor="rgba(255,255,255,0.85)"))
-    return finish(fig, style, "Memory while decoding: KV cache vs fixed state", height=520 if style.presentation else 400)
+    # The legend under the plot: inside it, it would cover the crossing's note.
+    fig.update_layout(legend=dict(orientation="h", x=0, y=-0.3, xanchor="left", yanchor="top"))
+    fig = finish(fig, style, "Memory while decoding: KV cache vs fixed state", height=600 if style.presentation else 480)
+    fig.update_layout(margin=dict(b=190 if style.presentation else 150))
+    return fig

@@ -5,6 +5,7 @@ leave room for both), and small helpers the tab modules share.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,33 +63,53 @@ def as_style(style) -> Style:
     return Style(presentation=bool(style))
 
 
+# The width a full-width figure gets on a 1280-px screen beside a column of controls: titles,
+# subplot titles and cell labels are fitted to it, so they hold on a 1280x720 projector and
+# anything wider. ``finish(width=...)`` scales it for figures that get a share of the page.
+NOMINAL_WIDTH_PX = 900
+CHAR_EM = 0.6                # mean advance of DejaVu Sans, in em, with margin
+MODEBAR_PX = 26              # plotly's toolbar (hover, normal mode only): the title starts below it
+
+
 def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = "", fonts_done: bool = False,
-            width: float = 1.0) -> go.Figure:
+           width: float = 1.0) -> go.Figure:
     """Shared layout: fonts, white template, the title and an optional note as its subtitle.
 
     Both are pinned to the top of the figure and wrapped to the width a browser gives the
-    plot, and the top margin is made tall enough for them and for subplot titles, so that
-    nothing overlaps at either font size.
+    plot (at least NOMINAL_WIDTH_PX * width), and the top margin is made tall enough for
+    them, for the toolbar above the title and for subplot titles (wrapped to their panel),
+    so that nothing overlaps at either font size. Log axes label decades (or 1-2-5) at the
+    full tick size, and cell labels of heatmaps shrink to fit their cells.
     """
+    px = NOMINAL_WIDTH_PX * width
     # One-line titles: plotly anchors a multi-line title by its first line, so further lines
     # would run into the plot. What does not fit (the sample, the head) leads the subtitle.
-    limit = int((70 if style.presentation else 115) * width)   # width: share of the page the plot gets
-    chars = int((95 if style.presentation else 150) * width)
+    title_font = style.title_font
     parts = title.split("<br>")
     head, rest = parts[0], parts[1:]
-    if len(head) > limit and " · " in head:
-        head, tail = head.split(" · ", 1)
-        rest.insert(0, tail)
-    title = head
+    fits = int((px - 20) / (CHAR_EM * title_font))
+    for sep, keep in ((" · ", ""), (": ", ":")):       # what follows a separator leads the subtitle
+        if len(head) > fits and sep in head:
+            head, tail = head.split(sep, 1)
+            head += keep
+            rest.insert(0, tail)
+    if len(head) > fits:        # still too long: a smaller title font, down to the body font
+        title_font = max(style.font, int((px - 20) / (CHAR_EM * len(head))))
+        fits = int((px - 20) / (CHAR_EM * title_font))
+    if len(head) > fits:        # and then what is left leads the subtitle
+        lines = wrap(head, fits)
+        head, rest = lines[0], [" ".join(lines[1:])] + rest
+    note_font = max(style.font - 2, 11)
+    chars = int((px - 20) / (CHAR_EM * note_font))
     note_lines = [line for part in rest for line in wrap(part, chars)]
     note_lines += wrap(note, chars)
-    title_lines = 1
-    note_font = max(style.font - 2, 11)
+    extra_panel_lines = fit_panel_titles(fig, style, px, fonts_done)
     has_panel_titles = any(a.yanchor == "bottom" and a.yref == "paper" for a in fig.layout.annotations or ())
-    top = int(14 + title_lines * style.title_font * 1.35 + len(note_lines) * note_font * 1.5
-              + (style.font * 1.8 if has_panel_titles else style.font * 0.8))
-    title_spec = dict(text=title, font=dict(size=style.title_font), x=0.01, xanchor="left",
-                      yref="container", y=1.0, yanchor="top", pad=dict(t=10))
+    toolbar = 0 if style.presentation else MODEBAR_PX
+    top = int(14 + toolbar + title_font * 1.35 + len(note_lines) * note_font * 1.5
+              + (style.font * 1.8 if has_panel_titles else style.font * 0.8) + extra_panel_lines * style.font * 1.3)
+    title_spec = dict(text=head, font=dict(size=title_font), x=0.01, xanchor="left",
+                      yref="container", y=1.0, yanchor="top", pad=dict(t=10 + toolbar))
     if note_lines:
         title_spec["subtitle"] = dict(text="<br>".join(note_lines), font=dict(size=note_font, color="#555"))
     fig.update_layout(
@@ -101,10 +122,100 @@ def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = ""
         legend=dict(font=dict(size=style.font)),
     )
     if not fonts_done:  # builders with many panels set these themselves (the updates are slow)
-        fig.update_annotations(font_size=style.font)  # subplot titles
         fig.update_xaxes(tickfont=dict(size=style.tick_font), title_font=dict(size=style.font))
         fig.update_yaxes(tickfont=dict(size=style.tick_font), title_font=dict(size=style.font))
+    tidy_log_axes(fig, style)
+    fit_cell_text(fig, px)
     return fig
+
+
+def _axis_domain(fig: go.Figure, name: str) -> tuple[float, float]:
+    axis = fig.layout[name] if name in fig.layout else None
+    domain = getattr(axis, "domain", None) if axis is not None else None
+    return tuple(domain) if domain else (0.0, 1.0)
+
+
+def fit_panel_titles(fig: go.Figure, style: Style, px: float, fonts_done: bool) -> int:
+    """Wrap each subplot title to its panel's width (two lines at most, then a smaller
+    font): side by side, long titles would run into each other. Returns the extra lines
+    the top row's titles now take."""
+    plot_px = px - 130                                        # the margins finish() sets
+    x_domains = [_axis_domain(fig, name) for name in fig.layout if name.startswith("xaxis")]
+    extra = 0
+    for ann in fig.layout.annotations or ():
+        if not (ann.yanchor == "bottom" and ann.yref == "paper" and ann.xref == "paper" and ann.text):
+            continue
+        size = style.font if not fonts_done or ann.font.size is None else ann.font.size
+        if not fonts_done:
+            ann.font.size = size
+        near = [d for d in x_domains if d[0] - 1e-6 <= (ann.x or 0) <= d[1] + 1e-6]
+        share = min((d[1] - d[0] for d in near), default=1.0)
+        text = ann.text.replace("<br>", " ")
+        # A second line grows upwards: fine in the top margin, not into the row above.
+        top_row = (ann.y or 0) >= 0.99
+        for font in range(int(size), int(style.tick_font) - 1, -1):
+            lines = wrap(text, max(8, int(share * plot_px / (CHAR_EM * font))))
+            if len(lines) <= (2 if top_row else 1):
+                break
+        if not top_row:
+            lines = [text]
+        ann.text, ann.font.size = "<br>".join(lines), font
+        if (ann.y or 0) >= 0.99:
+            extra = max(extra, len(lines) - 1)
+    return extra
+
+
+def tidy_log_axes(fig: go.Figure, style: Style) -> None:
+    """Log axes with labels at full size: decades where the data spans one or more
+    (plotly's 2-and-5 minor labels are tiny and crowd), else 1-2-5 values; powers of ten
+    written out as such beyond four decades."""
+    spans: dict[str, list[float]] = {}
+    for trace in fig.data:
+        for letter in ("x", "y"):
+            values = getattr(trace, letter, None)
+            if values is None:
+                continue
+            ref = getattr(trace, letter + "axis", None) or letter
+            name = letter + "axis" + ref[1:]
+            try:
+                arr = np.asarray([v for v in values if v is not None], dtype=np.float64)
+            except (TypeError, ValueError):
+                continue
+            arr = arr[np.isfinite(arr) & (arr > 0)]
+            if arr.size:
+                spans.setdefault(name, []).extend([float(arr.min()), float(arr.max())])
+    for name, values in spans.items():
+        axis = fig.layout[name] if name in fig.layout else None
+        if axis is None or axis.type != "log" or axis.tickvals is not None:
+            continue
+        lo, hi = math.log10(min(values)), math.log10(max(values))
+        if axis.dtick is not None:          # set by the figure: only the exponent format
+            if hi - lo > 4 or hi > 4 or lo < -3:
+                axis.exponentformat = "power"
+            continue
+        if hi - lo >= 1:
+            axis.dtick = 1
+            if hi - lo > 4 or hi > 4 or lo < -3:
+                axis.exponentformat = "power"
+        else:
+            ticks = [m * 10.0 ** e for e in range(math.floor(lo), math.ceil(hi) + 1) for m in (1, 2, 5)]
+            ticks = [t for t in ticks if 10 ** lo / 1.01 <= t <= 10 ** hi * 1.01] or [10 ** round(lo)]
+            axis.tickmode, axis.tickvals, axis.ticktext = "array", ticks, [f"{t:g}" for t in ticks]
+
+
+def fit_cell_text(fig: go.Figure, px: float) -> None:
+    """Numbers written in heatmap cells shrink to fit their cells ("0.630.670.87" otherwise)."""
+    for trace in fig.data:
+        if trace.type != "heatmap" or not trace.texttemplate or trace.text is None:
+            continue
+        z = np.asarray(trace.z if trace.z is not None else [[0]], dtype=object)
+        cols = z.shape[1] if z.ndim == 2 else 1
+        ref = getattr(trace, "xaxis", None) or "x"
+        share = _axis_domain(fig, "xaxis" + ref[1:])
+        cell_px = (share[1] - share[0]) * (px - 130 - 90) / max(cols, 1)   # 90: a colour bar
+        longest = max((len(str(t)) for row in trace.text for t in row), default=1)
+        size = trace.textfont.size or 12
+        trace.textfont.size = max(7, min(size, int(0.9 * cell_px / (CHAR_EM * max(longest, 1)))))
 
 
 def wrap(text: str, width: int) -> list[str]:
@@ -113,7 +224,8 @@ def wrap(text: str, width: int) -> list[str]:
 
 
 def log_ticks(fig: go.Figure, style: Style, axes: str = "y") -> None:
-    """On a projector the 2-and-5 minor labels of a log axis crowd out the decades."""
+    """On a projector the 2-and-5 minor labels of a log axis crowd out the decades
+    (``finish`` now does this for every log axis, in both styles)."""
     if style.presentation:
         (fig.update_yaxes if axes == "y" else fig.update_xaxes)(dtick=1)
 

@@ -5,56 +5,169 @@
 
 Endpoints (gradio_client): /maps, /quality, /state, /complexity, /learn, /hybrid. The page's address
 always holds the current view as query parameters (?tab=maps&text=...), and opening such
-an address restores it: a lecturer can put the link on a slide.
+an address restores it and draws it: a lecturer can put the link on a slide.
+
+Page behaviour wired here, the same for every tab:
+- the data panel sits between the tab row and the tab, and shows only on the tabs that use it;
+- a data tab draws itself with its current controls the first time it is opened;
+- Enter in the text box, choosing an example, or another layer/head redraws the open tab;
+- the address and every tab's link box follow the open tab, and presentation mode, at once.
 """
 
 from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from urllib.parse import parse_qsl
 
 import gradio as gr
 
 from . import common, complexity_tab, learn_tab, maps_tab, quality_tab, source as source_panel, state_tab
 
 TAB_IDS = ("maps", "quality", "state", "complexity", "learn")
+DATA_TABS = ("maps", "quality", "state")        # the tabs that read Q, K, V from the data panel
 
 INTRO = (
-    "# Attention Kernel Explorer\n"
-    "Softmax attention is kernel regression with the kernel exp(q·k/√d). Replace it by φ(q)·φ(k) and "
-    "associativity turns O(N²) into O(N): **(φ(Q)φ(K)ᵀ)V = φ(Q)(φ(K)ᵀV)**. "
-    "Compare the maps, measure the approximation, watch the recurrent state, and time it."
+    "**Attention Kernel Explorer** · softmax attention is kernel regression with the kernel exp(q·k/√d); "
+    "replace it by φ(q)·φ(k) and associativity turns O(N²) into O(N): **(φ(Q)φ(K)ᵀ)V = φ(Q)(φ(K)ᵀV)**."
 )
+
+
+@dataclass
+class PageTab:
+    """What the page needs to know of one tab: how to draw it, and its link."""
+
+    tab_id: str
+    query: gr.Textbox                 # the tab's view as a query string (hidden)
+    link: gr.Textbox                  # the "link to this view" box
+    draw: object = None               # handler drawing the tab from its controls, or None
+    inputs: list | None = None
+    outputs: list | None = None
+    view: gr.State | None = None      # None until the tab has drawn
+    concurrency_id: str = "compute"
 
 
 def build_app() -> gr.Blocks:
     with gr.Blocks(title="Attention Kernel Explorer") as demo:
-        with gr.Row(equal_height=True):
+        with gr.Row(equal_height=True, elem_id="header"):
             gr.Markdown(INTRO, elem_id="intro")
-            presentation = gr.Checkbox(False, label="Presentation mode (large fonts, thick lines, colour-blind-safe)",
-                                       elem_id="presentation", scale=0, min_width=260)
+            presentation = gr.Checkbox(False, label="Presentation mode", info="large fonts, thick lines, "
+                                       "colour-blind-safe", elem_id="presentation", scale=0, min_width=220)
+        # Placed here, drawn between the tab row and the tab's content (see panel_css).
         panel = source_panel.build()
+        # The open tab; a hidden textbox, not a State: the browser-side link code reads it.
+        current = gr.Textbox("maps", visible=False, elem_id="current-tab")
         with gr.Tabs(selected="maps", elem_id="tabs") as tabs:
-            with gr.Tab("Attention maps", id="maps", elem_id="tab-maps"):
+            with gr.Tab("Attention maps", id="maps", elem_id="tab-maps", elem_classes=["uses-data"]) as t_maps:
                 maps = maps_tab.build(panel, presentation)
-            with gr.Tab("Feature-map quality", id="quality", elem_id="tab-quality"):
+            with gr.Tab("Feature-map quality", id="quality", elem_id="tab-quality",
+                        elem_classes=["uses-data"]) as t_quality:
                 quality = quality_tab.build(panel, presentation)
-            with gr.Tab("Recurrent state", id="state", elem_id="tab-state"):
+            with gr.Tab("Recurrent state", id="state", elem_id="tab-state", elem_classes=["uses-data"]) as t_state:
                 state = state_tab.build(panel, presentation)
-            with gr.Tab("Complexity", id="complexity", elem_id="tab-complexity"):
+            with gr.Tab("Complexity", id="complexity", elem_id="tab-complexity") as t_cx:
                 cx = complexity_tab.build(presentation)
-            with gr.Tab("Learned maps & hybrids", id="learn", elem_id="tab-learn"):
-                learn_tab.build(presentation)
+            with gr.Tab("Learned maps & hybrids", id="learn", elem_id="tab-learn") as t_learn:
+                learn = learn_tab.build(presentation)
 
-        _wire_presentation(presentation, maps, quality, state, cx)
-        _wire_open_head(panel, maps, quality, tabs, presentation)
-        _wire_url(demo, panel, presentation, tabs, maps, quality, state, cx)
+        pages = {
+            "maps": PageTab("maps", maps.query, maps.link, maps_tab.run_maps, panel.inputs + maps.controls,
+                            maps.outputs, maps.view),
+            "quality": PageTab("quality", quality.query, quality.link, quality_tab.run_quality,
+                               panel.inputs + quality.controls, quality.outputs, quality.view, "quality"),
+            "state": PageTab("state", state.query, state.link, state_tab.run_state, panel.inputs + state.controls,
+                             state.outputs, state.view),
+            "complexity": PageTab("complexity", cx.query, cx.link, complexity_tab.run_complexity, cx.controls,
+                                  cx.outputs, cx.view, "sweep"),
+            "learn": PageTab("learn", learn.query, learn.link),
+        }
+        links = Links(pages, current)
+        _wire_presentation(presentation, maps, quality, state, cx, links)
+        _wire_tabs({"maps": t_maps, "quality": t_quality, "state": t_state, "complexity": t_cx, "learn": t_learn},
+                   pages, current, presentation, learn, links)
+        _wire_redraw(panel, pages, current, presentation, links)
+        _wire_open_head(panel, maps, quality, tabs, current, presentation, links)
+        _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx, learn, pages, links)
     return demo
 
 
 def launch_kwargs() -> dict:
     """Theme and CSS go to launch() in gradio 6."""
-    return {"theme": common.theme(), "css": common.css(), "js": common.page_js()}
+    return {"theme": common.theme(), "css": common.css() + panel_css(DATA_TABS), "js": common.page_js()}
 
 
-def _wire_presentation(presentation, maps, quality, state, cx):
+def panel_css(data_tabs) -> str:
+    """Show the data panel only while a tab that uses it is open.
+
+    Gradio keeps a visited tab in the page with an inline ``display: none``, and an
+    unvisited one out of it, so "a .uses-data tab without 'none' in its style" is the
+    open one. A new tab needs nothing here: without the class it hides the panel.
+    """
+    assert data_tabs   # the tabs that use it carry elem_classes=["uses-data"]
+    return ("\n.gradio-container:not(:has(#tabs > .tabitem.uses-data:not([style*='none']))) #data-panel "
+            "{ display: none !important; }\n")
+
+
+# ---------------------------------------------------------------------------------------
+# Links: the address bar and every tab's link box
+# ---------------------------------------------------------------------------------------
+
+class Links:
+    """Puts the open tab's view into the address bar and fills every tab's link box.
+
+    Runs in the browser (inside an iframe, e.g. on Spaces, only the page knows its own
+    address). A tab that has not drawn yet is linked as ``?tab=<id>`` (and ``present=1``).
+    """
+
+    def __init__(self, pages: dict, current: gr.Textbox):
+        self.ids = list(pages)
+        self.current = current
+        self.queries = [p.query for p in pages.values()]
+        self.boxes = [p.link for p in pages.values()]
+        ids = "[" + ",".join(f"'{i}'" for i in self.ids) + "]"
+        self.js = """(current, ...rest) => {
+  const ids = %s, n = ids.length;
+  const queries = rest.slice(0, n), links = rest.slice(n, 2 * n);
+  const tab = ids.includes(current) ? current : ids[0];
+  let q = queries[ids.indexOf(tab)];
+  if (!q) {
+    const p = new URLSearchParams({tab: tab});
+    if (document.body.classList.contains('presentation')) { p.set('present', '1'); }
+    q = p.toString();
+  }
+  window.history.replaceState(null, '', '?' + q);
+  if (window.explorerFixGradients) { window.explorerFixGradients(); }
+  const base = window.location.href.split('#')[0].split('?')[0];
+  return ids.map((id, j) => queries[j] ? base + '?' + queries[j] : (id === tab ? base + '?' + q : links[j]));
+}""" % ids
+
+    @property
+    def inputs(self) -> list:
+        return [self.current, *self.queries, *self.boxes]
+
+    def after(self, dependency):
+        """Update the address and the link boxes once ``dependency`` has finished."""
+        return dependency.then(None, self.inputs, self.boxes, js=self.js, api_visibility="private")
+
+
+def with_present(flag, *queries):
+    """Every tab's query with present= set to the checkbox: the link follows the mode at once."""
+    out = []
+    for q in queries:
+        if not q:
+            out.append(q)
+            continue
+        params = dict(parse_qsl(q, keep_blank_values=True))
+        params["present"] = bool(flag)
+        out.append(common.query_string(params))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------
+# Wiring
+# ---------------------------------------------------------------------------------------
+
+def _wire_presentation(presentation, maps, quality, state, cx, links):
     """Toggling presentation mode restyles the figures already drawn; nothing is recomputed."""
     def restyle(flag, maps_view, quality_view, x_axis, state_view, cx_view):
         flag = bool(flag)
@@ -69,9 +182,60 @@ def _wire_presentation(presentation, maps, quality, state, cx):
         restyle, [presentation, maps.view, quality.view, quality.x_axis, state.view, cx.view],
         [maps.plot, quality.curves, quality.shape, quality.overview, state.step, state.curves, state.memory,
          cx.plot, cx.claim], js=common.PRESENT_JS, api_visibility="private")
+    links.after(presentation.change(with_present, [presentation, *links.queries], links.queries,
+                                    api_visibility="private", queue=False))
 
 
-def _wire_open_head(panel, maps, quality, tabs, presentation):
+def _gated(tab_id: str, fn, n_outputs: int, only_if_empty: bool = False):
+    """``fn`` run only when ``tab_id`` is the open tab (and, if asked, has not drawn yet);
+    otherwise every output is left as it is. Takes (current tab, the tab's view, *fn's inputs)."""
+    takes_progress = "progress" in inspect.signature(fn).parameters
+
+    def run(current, view, *args, progress=gr.Progress()):
+        if current != tab_id or (only_if_empty and view is not None):
+            return tuple(gr.skip() for _ in range(n_outputs)) if n_outputs > 1 else gr.skip()
+        return fn(*args, progress=progress) if takes_progress else fn(*args)
+    run.__name__ = f"{getattr(fn, '__name__', 'draw')}_{tab_id}"
+    return run
+
+
+def _draw(page: PageTab, trigger_dependency_or_triggers, current, presentation, only_if_empty=False):
+    """Chain (or attach) the page's gated draw, then the link update is up to the caller."""
+    inputs = [current, page.view, *page.inputs, presentation]
+    fn = _gated(page.tab_id, page.draw, len(page.outputs), only_if_empty)
+    kwargs = dict(api_visibility="private", concurrency_limit=1 if page.concurrency_id == "sweep" else 2,
+                  concurrency_id=page.concurrency_id)
+    if isinstance(trigger_dependency_or_triggers, list):
+        return gr.on(trigger_dependency_or_triggers, fn, inputs, page.outputs, trigger_mode="always_last", **kwargs)
+    return trigger_dependency_or_triggers.then(fn, inputs, page.outputs, **kwargs)
+
+
+def _wire_tabs(tab_objects, pages, current, presentation, learn, links):
+    """Opening a tab makes it current; a data tab draws itself the first time; the address follows."""
+    for tab_id, tab in tab_objects.items():
+        opened = tab.select(lambda t=tab_id: t, None, current, api_visibility="private", queue=False)
+        page = pages[tab_id]
+        if tab_id in DATA_TABS:
+            opened = _draw(page, opened, current, presentation, only_if_empty=True)
+        elif tab_id == "learn":
+            opened = opened.then(learn_tab.learn_query, learn.link_controls + [presentation], learn.query,
+                                 api_visibility="private", queue=False)
+        links.after(opened)
+
+
+def _wire_redraw(panel, pages, current, presentation, links):
+    """The data panel's own actions redraw whichever data tab is open."""
+    def fill(text):
+        return gr.skip() if not text else text
+
+    chosen = panel.example.input(fill, panel.example, panel.text, api_visibility="private", queue=False)
+    triggers = [panel.text.submit, panel.layer.release, panel.head.input]
+    for tab_id in DATA_TABS:
+        links.after(_draw(pages[tab_id], triggers, current, presentation))
+        links.after(_draw(pages[tab_id], chosen, current, presentation))
+
+
+def _wire_open_head(panel, maps, quality, tabs, current, presentation, links):
     """Choosing a head in the quality tab's overview opens it in the maps tab."""
     def from_row(table, evt: gr.SelectData):
         try:
@@ -81,20 +245,22 @@ def _wire_open_head(panel, maps, quality, tabs, presentation):
             return gr.skip(), gr.skip()
 
     def open_head(layer, head):
-        return gr.update(value=int(layer or 0)), gr.update(value=str(int(head or 0))), gr.Tabs(selected="maps")
+        return (gr.update(value=int(layer or 0)), gr.update(value=str(int(head or 0))), gr.Tabs(selected="maps"),
+                "maps")
 
     maps_inputs = panel.inputs + maps.controls + [presentation]
-    quality.heads.select(from_row, quality.heads, [quality.open_layer, quality.open_head],
-                         api_visibility="private").then(
-        open_head, [quality.open_layer, quality.open_head], [panel.layer, panel.head, tabs],
-        api_visibility="private").then(maps_tab.run_maps, maps_inputs, maps.outputs, api_visibility="private")
-    quality.open_button.click(open_head, [quality.open_layer, quality.open_head], [panel.layer, panel.head, tabs],
-                              api_visibility="private").then(
-        maps_tab.run_maps, maps_inputs, maps.outputs, api_visibility="private")
+    targets = [panel.layer, panel.head, tabs, current]
+    selected = quality.heads.select(from_row, quality.heads, [quality.open_layer, quality.open_head],
+                                    api_visibility="private").then(
+        open_head, [quality.open_layer, quality.open_head], targets, api_visibility="private")
+    links.after(selected.then(maps_tab.run_maps, maps_inputs, maps.outputs, api_visibility="private"))
+    clicked = quality.open_button.click(open_head, [quality.open_layer, quality.open_head], targets,
+                                        api_visibility="private")
+    links.after(clicked.then(maps_tab.run_maps, maps_inputs, maps.outputs, api_visibility="private"))
 
 
-def _wire_url(demo, panel, presentation, tabs, maps, quality, state, cx):
-    """On page load, restore the view from the query parameters, then draw it."""
+def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx, learn, pages, links):
+    """On page load, restore the view from the query parameters, then draw the tab it names."""
     # (component, query key, type) for every control a link can set; the file cannot travel.
     keys = [(presentation, "present", bool), (panel.source, "src", str), (panel.text, "text", str),
             (panel.preset, "preset", str), (panel.n, "n", int), (panel.d, "d", int), (panel.data_seed, "dseed", int),
@@ -109,14 +275,16 @@ def _wire_url(demo, panel, presentation, tabs, maps, quality, state, cx):
             (state.kind, "kind", str),
             (cx.n_min, "nmin", int), (cx.n_max, "nmax", int), (cx.points, "points", int), (cx.d, "cd", int),
             (cx.m, "cm", int), (cx.causal, "ccausal", bool), (cx.feature_map, "cmap", str),
-            (cx.methods, "methods", list), (cx.repeats, "repeats", int)]
+            (cx.methods, "methods", list), (cx.repeats, "repeats", int),
+            *[(component, key, kind) for component, key, kind in learn.link_keys]]
 
     def restore(request: gr.Request):
         q = dict(request.query_params) if request is not None else {}
         tab = q.get("tab") if q.get("tab") in TAB_IDS else "maps"
-        out, notices = [gr.Tabs(selected=tab)], []
+        out, notices = [gr.Tabs(selected=tab), tab], []
         for component, key, kind in keys:
-            value = common.fit(component, common.param(q, key, kind, notices=notices), notices, key)
+            value = common.fit(component, _typed_list(component, common.param(q, key, kind, notices=notices)),
+                               notices, key)
             if component is panel.head and value is not None and value != "mean" and not str(value).isdigit():
                 value = None                     # the head box accepts custom values; a link must not
             out.append(gr.skip() if value is None else value)
@@ -124,35 +292,23 @@ def _wire_url(demo, panel, presentation, tabs, maps, quality, state, cx):
             gr.Warning(notice)
         return out
 
-    restored = [tabs] + [component for component, _, _ in keys]
-
-    tab_name = gr.Textbox(visible=False)
-
-    def which(request: gr.Request):
-        q = dict(request.query_params) if request is not None else {}
-        return q.get("tab") if q.get("tab") in TAB_IDS else "maps"
-
-    maps_inputs = panel.inputs + maps.controls + [presentation]
-    quality_inputs = panel.inputs + quality.controls + [presentation]
-    state_inputs = panel.inputs + state.controls + [presentation]
-
-    outputs_of = {"quality": quality.outputs, "state": state.outputs}
-
-    def maybe(tab, fn):
-        """Run ``fn`` only when the URL asked for ``tab`` (the maps tab always draws)."""
-        def run(name, *args):
-            if name != tab:
-                return tuple(gr.skip() for _ in outputs_of[tab])
-            return fn(*args)
-        return run
-
-    # The .then chain: restore controls, draw the maps (cheap, and the first thing anyone sees),
-    # then draw the tab the link pointed at, if it is another data tab.
+    restored = [tabs, current] + [component for component, _, _ in keys]
     load = demo.load(restore, None, restored, api_visibility="private")
-    load = load.then(which, None, tab_name, api_visibility="private")
-    load = load.then(maps_tab.run_maps, maps_inputs, maps.outputs, api_visibility="private")
-    load = load.then(maybe("quality", quality_tab.run_quality), [tab_name, *quality_inputs], quality.outputs,
-                     api_visibility="private")
-    load = load.then(maybe("state", state_tab.run_state), [tab_name, *state_inputs], state.outputs,
-                     api_visibility="private")
+    # The open tab draws (each gated on being the one the link named), then the address and
+    # the link boxes follow; the learn tab only restores its controls (training is a button).
+    for page in pages.values():
+        if page.draw is not None:
+            links.after(_draw(page, load, current, presentation))
+    learned = load.then(_gated("learn", learn_tab.learn_query, 1), [current, learn.query, *learn.link_controls,
+                                                                     presentation], learn.query, api_visibility="private")
+    links.after(learned)
     load.then(None, presentation, None, js=common.PRESENT_JS)
+
+
+def _typed_list(component, value):
+    """A list read from a link as strings, as ints where the component's choices are ints."""
+    choices = getattr(component, "choices", None) or []
+    values = [c[1] if isinstance(c, (tuple, list)) else c for c in choices]
+    if isinstance(value, list) and values and all(isinstance(v, int) for v in values):
+        return [int(v) for v in value if str(v).isdigit() and len(str(v)) < 6]
+    return value

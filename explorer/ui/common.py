@@ -317,19 +317,13 @@ def _unpack(packed: str, limit_chars: int = MAX_LINK_TEXT) -> str:
 
 # Runs in the browser after a tab's run: put the view into the address bar without a
 # reload, and return the full link for the "link to this view" box (inside an iframe, e.g.
-# on Spaces, the address bar is not the user's). Plotly fills colour bars with
-# url("<page address>#gradient"), so changing the address orphans gradients already drawn:
-# point them at the new address (now and once more after late draws).
+# on Spaces, the address bar is not the user's). Plotly's colour bars refer to the page's
+# address: assets/app.js (explorerFixGradients) points them at the new one.
 SET_URL_JS = """(q) => {
   if (!q) { return ''; }
   window.history.replaceState(null, '', '?' + q);
-  const here = window.location.href.split('#')[0];
-  const fix = () => document.querySelectorAll('.js-plotly-plot [style*="url("]').forEach((el) => {
-    const fill = el.style.fill;
-    if (fill && fill.includes('#')) { el.style.fill = fill.replace(/url\\(["']?[^#"')]*#/, 'url("' + here + '#'); }
-  });
-  fix(); setTimeout(fix, 300); setTimeout(fix, 1500);
-  return here;
+  if (window.explorerFixGradients) { window.explorerFixGradients(); }
+  return window.location.href.split('#')[0];
 }"""
 
 

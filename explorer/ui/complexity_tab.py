@@ -20,8 +20,11 @@ from . import common
 
 TIME_BUDGET_S = float(os.environ.get("EXPLORER_SWEEP_BUDGET_S", "60"))
 MEMORY_BUDGET = int(float(os.environ.get("EXPLORER_SWEEP_MEMORY_GB", "2")) * 2**30)
-METHOD_CHOICES = list(catalog.SWEEP_METHODS)
-SWEEP_MAPS = list(catalog.SWEEP_MAPS)
+# (what the user reads, what the engine gets): plain labels, never internal ids.
+METHOD_CHOICES = [(catalog.SWEEP_METHOD_LABELS[m], m) for m in catalog.SWEEP_METHODS]
+RUN_COLUMNS = ["method", "N", "causal", "time (ms, median)", "IQR (ms)", "GFLOP/s", "extra peak (bytes)",
+               "FLOPs (model)", "skipped because"]           # views.complexity_table's columns
+SWEEP_MAPS = [(catalog.FEATURE_MAPS[name].pretty, name) for name in catalog.SWEEP_MAPS]
 
 # session -> stop flag of that user's running sweep
 _running: dict[str, threading.Event] = {}
@@ -54,6 +57,7 @@ class ComplexityTab:
     summary: gr.Markdown
     view: gr.State
     query: gr.Textbox
+    link: gr.Textbox
 
     @property
     def controls(self) -> list:
@@ -74,13 +78,18 @@ def render(view, presentation=False):
     plot = figures.complexity(
         view.rows, view.method_labels, theory=view.theory, slopes=view.slopes, crossover=view.crossover,
         crossover_text=view.crossover_text,
-        title=f"Cost against N · d = {p['d']}, {p['map']} m = {p['m']}, {'causal' if p['causal'] else 'non-causal'}{status}",
+        title=f"Cost against N · d = {p['d']}, {map_label(p['map'])} m = {p['m']}, {'causal' if p['causal'] else 'non-causal'}{status}",
         note=f"dense matmul in the same run: {view.matmul_gflops or 0:.0f} GFLOP/s", style=presentation,
         disturbed="; ".join(getattr(view, "disturbance", [])))
     c = view.claim
     claim = figures.flop_claim(c["n"], c["head_dim"], c["quadratic_flops"], c["linear_flops"], c["measured"],
                                style=presentation)
     return plot, claim
+
+
+def map_label(name: str) -> str:
+    facts = catalog.FEATURE_MAPS.get(name)
+    return facts.pretty if facts else name
 
 
 def summary(view) -> str:
@@ -155,31 +164,36 @@ def build(presentation: gr.Checkbox) -> ComplexityTab:
         with gr.Column(scale=1, min_width=240):
             with gr.Row():
                 n_min = gr.Number(512, precision=0, minimum=16, maximum=catalog.N_CAP, label="N min", elem_id="cx-nmin")
-                n_max = gr.Number(8192, precision=0, minimum=16, maximum=catalog.N_CAP, label=f"N max (≤ {catalog.N_CAP:,})",
+                n_max = gr.Number(8192, precision=0, minimum=16, maximum=catalog.N_CAP, label="N max", info=f"≤ {catalog.N_CAP:,}",
                                   elem_id="cx-nmax")
-            points = gr.Slider(1, catalog.MAX_POINTS, value=5, step=1, label="points")
+            points = gr.Slider(1, catalog.MAX_POINTS, value=5, step=1, label="Points", elem_id="cx-points")
             with gr.Row():
-                d = gr.Number(64, precision=0, minimum=1, maximum=512, label="head dim d")
-                m = gr.Number(0, precision=0, minimum=0, maximum=2048, label="m (0 = the map's default)")
-            feature_map = gr.Dropdown(SWEEP_MAPS, value="elu1", label="feature map")
-            causal = gr.Checkbox(True, label="Causal (adds chunked-causal and recurrent forms)")
+                d = gr.Number(64, precision=0, minimum=1, maximum=512, label="head dim d", elem_id="cx-d")
+                m = gr.Number(0, precision=0, minimum=0, maximum=2048, label="features m", info="0: the map's own",
+                               elem_id="cx-m")
+            feature_map = gr.Dropdown(SWEEP_MAPS, value="elu1", label="Feature map", elem_id="cx-map")
+            causal = gr.Checkbox(True, label="Causal", info="adds the chunked and recurrent forms", elem_id="cx-causal")
             methods = gr.CheckboxGroup(METHOD_CHOICES, value=list(catalog.DEFAULT_METHODS), label="Methods",
                                        elem_id="cx-methods")
-            repeats = gr.Slider(1, 10, value=3, step=1, label="timing samples per run")
+            repeats = gr.Slider(1, 10, value=3, step=1, label="Timing samples", info="per run", elem_id="cx-repeats")
             with gr.Row():
                 run = gr.Button("Run the sweep", variant="primary", elem_id="cx-run")
                 stop = gr.Button("Cancel", variant="stop", elem_id="cx-cancel")
         with gr.Column(scale=5):
-            summary_md = gr.Markdown(elem_id="cx-summary")
             plot = gr.Plot(label="Time and memory against N", show_label=False, elem_id="cx-plot")
+            # Timing takes the whole CPU for up to a minute: it runs on request (or from a link), not on opening.
+            summary_md = gr.Markdown("Press **Run the sweep** to time every method at each N (it takes up to "
+                                     f"{TIME_BUDGET_S:.0f} s and the whole CPU), or open a complexity link.",
+                                     elem_id="cx-summary")
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
             claim = gr.Plot(label="The article's 780× claim", show_label=False, elem_id="cx-claim")
         with gr.Column(scale=3):
-            table = gr.Dataframe(label="Every run", interactive=False, max_height=420, elem_id="cx-table")
+            table = gr.Dataframe(label="Every run", headers=RUN_COLUMNS, interactive=False, max_height=420,
+                                 elem_id="cx-table")
     export, files, link, view, query = common.export_band("figures (PNG + HTML) and runs (CSV)")
     tab = ComplexityTab(n_min, n_max, points, d, m, causal, feature_map, methods, repeats, run, stop, plot, claim,
-                        table, summary_md, view, query)
+                        table, summary_md, view, query, link)
 
     run.click(run_complexity, tab.controls + [presentation], tab.outputs, api_name="complexity",
               concurrency_limit=1, concurrency_id="sweep").then(None, query, link, js=common.SET_URL_JS)

@@ -21,8 +21,9 @@ N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
 ALL_HEADS = f"all {N_LAYERS * N_HEADS} heads"
 HYBRID_CHOICES = [(label, name) for name, label in catalog.HYBRID_MAP_LABELS.items()]
 MODES = ["chosen layers", "greedy"]
-NO_MAP = (f"**Hedgehog (trained):** none yet. Train *{ALL_HEADS}* above (one head is not enough: a "
-          "linear layer needs a map for each of its heads), or load a saved all-heads map.")
+NO_MAP_TEXT = (f"No trained Hedgehog yet. Train \"{ALL_HEADS}\" above (one head is not enough: a linear layer "
+               "needs a map for each of its heads), or load a saved all-heads map.")
+NO_MAP = f"**Hedgehog (trained):** {NO_MAP_TEXT[0].lower()}{NO_MAP_TEXT[1:]}"
 
 HELP = f"""
 **Part 1 — learned feature maps (Hedgehog).** φ(x) = [softmax(Wx′+b), softmax(−Wx′−b)], W starting
@@ -104,6 +105,20 @@ class LearnTab:
     hybrid_table: gr.Dataframe
     hybrid_summary: gr.Markdown
     hybrid_view: gr.State
+    query: gr.Textbox
+    link: gr.Textbox
+
+    @property
+    def link_keys(self) -> list:
+        """(component, query key, type) of every control the tab's link holds."""
+        return [(self.layer, "llayer", int), (self.head, "lhead", str), (self.num_features, "lm", int),
+                (self.steps, "steps", int), (self.seed, "lseed", int), (self.train_count, "ntrain", int),
+                (self.heldout_count, "nheld", int), (self.hybrid_map, "hmap", str), (self.mode, "hmode", str),
+                (self.layers, "hlayers", list), (self.budget, "hk", int), (self.hybrid_m, "hm", int)]
+
+    @property
+    def link_controls(self) -> list:
+        return [component for component, _, _ in self.link_keys]
 
     @property
     def learn_controls(self) -> list:
@@ -275,7 +290,7 @@ def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_feat
     if mode not in MODES:
         raise gr.Error(f"Mode must be one of {', '.join(MODES)}.", print_exception=False)
     if map_name == "hedgehog" and trained is None:
-        raise gr.Error(NO_MAP.replace("**", ""), title="No trained map", print_exception=False)
+        raise gr.Error(NO_MAP_TEXT, title="No trained map", print_exception=False)
     chosen = "greedy" if mode == "greedy" else [_int(i, "layers") for i in (layers or [])]
     if chosen != "greedy" and not chosen:
         raise gr.Error("Tick at least one layer to make linear, or choose greedy.", print_exception=False)
@@ -289,6 +304,15 @@ def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_feat
                f"**{kept}**: mean embedding cosine to the original **{view.cosine_mean:.4f}** (worst text "
                f"{view.cosine_min:.4f}) over {view.n_texts} held-out texts · {view.seconds:.1f} s.")
     return cosine, drift, lv.hybrid_table(view), summary, view
+
+
+def learn_query(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=16,
+                hybrid_map="elu1", mode="greedy", layers=(2, 3), budget=2, hybrid_m=64, presentation=False) -> str:
+    """The tab's controls as the query string of its link (in the order of ``LearnTab.link_keys``)."""
+    return common.query_string({
+        "tab": "learn", "llayer": layer, "lhead": head, "lm": num_features, "steps": steps, "lseed": seed,
+        "ntrain": train_count, "nheld": heldout_count, "hmap": hybrid_map, "hmode": mode,
+        "hlayers": list(layers or []), "hk": budget, "hm": hybrid_m, "present": bool(presentation)})
 
 
 def _int(value, name: str) -> int:
@@ -311,7 +335,7 @@ def build(presentation: gr.Checkbox) -> LearnTab:
             layer = gr.Slider(0, N_LAYERS - 1, value=2, step=1, label="Layer", elem_id="learn-layer")
             head = gr.Dropdown([str(h) for h in range(N_HEADS)] + [ALL_HEADS], value="3", label="Head",
                                elem_id="learn-head", info=f"{ALL_HEADS}: one joint training, needed for the hybrid")
-            num_features = gr.Slider(2, 256, value=64, step=2, label="Feature dimension m (Hedgehog, FAVOR+)",
+            num_features = gr.Slider(2, 256, value=64, step=2, label="Features m", info="Hedgehog and FAVOR+",
                                      elem_id="learn-m")
             steps = gr.Slider(10, 1000, value=300, step=10, label="Training steps", elem_id="learn-steps")
             seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label="Seed", elem_id="learn-seed")
@@ -325,20 +349,23 @@ def build(presentation: gr.Checkbox) -> LearnTab:
             summary = gr.Markdown(label="Summary", elem_id="learn-summary")
             loss = gr.Plot(label="Training loss", show_label=False, elem_id="learn-loss")
     table = gr.Dataframe(label="Held-out comparison (mean over the heads covered)", interactive=False,
+                         headers=["map", "features m", "held-out KL (nats)", "entropy (nats)",
+                                  "monotonicity (Spearman ρ)"],
                          elem_id="learn-table")
     comparison = gr.Plot(label="Held-out KL, entropy and monotonicity", show_label=False, elem_id="learn-comparison")
     heatmap = gr.Plot(label="Per-head KL ratio (all heads only)", show_label=False, elem_id="learn-heatmap")
     with gr.Row():
-        download = gr.File(label="Trained map (.pt) to download", interactive=False, height=90,
+        # No fixed height: the boxes size to their content (a fixed one clipped the upload box).
+        download = gr.File(label="Trained map (.pt) to download", interactive=False,
                            elem_id="learn-download")
-        upload = gr.File(label="Load a saved map (.pt)", file_types=[".pt"], type="filepath", height=90,
+        upload = gr.File(label="Load a saved map (.pt)", file_types=[".pt"], type="filepath",
                          elem_id="learn-upload")
 
     gr.Markdown("### 2 · Hybrid model: some layers linear")
     trained_md = gr.Markdown(NO_MAP, label="Hedgehog for the hybrid", elem_id="learn-map-status")
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
-            hybrid_map = gr.Radio(HYBRID_CHOICES, value="elu1", label="Linear map for the swapped layers",
+            hybrid_map = gr.Radio(HYBRID_CHOICES, value="elu1", label="Linear map", info="for the swapped layers",
                                   elem_id="hybrid-map")
             mode = gr.Radio(MODES, value="greedy", label="Which layers become linear", elem_id="hybrid-mode")
             layers = gr.CheckboxGroup(list(range(N_LAYERS)), value=[2, 3], label="Linear layers (chosen layers)",
@@ -350,19 +377,27 @@ def build(presentation: gr.Checkbox) -> LearnTab:
             hybrid_summary = gr.Markdown(label="Hybrid summary", elem_id="hybrid-summary")
             cosine = gr.Plot(label="Embedding cosine to the original model", show_label=False, elem_id="hybrid-cosine")
     drift = gr.Plot(label="Attention drift per layer", show_label=False, elem_id="hybrid-drift")
-    hybrid_table = gr.Dataframe(label="Configurations", interactive=False, elem_id="hybrid-table")
+    hybrid_table = gr.Dataframe(label="Configurations", interactive=False, elem_id="hybrid-table",
+                                headers=["softmax layers k", "softmax layers", "linear layers", "mean cosine",
+                                         "worst cosine"])
     with gr.Row():
         export = gr.Button("Export figures (PNG + HTML) and tables (CSV)", size="sm", elem_id="learn-export")
         files = gr.File(label="Downloads", file_count="multiple", interactive=False, height=120)
+        link = common.link_box()
+    query = gr.Textbox(visible=False, elem_id="learn-query")
 
     tab = LearnTab(layer, head, num_features, steps, seed, train_count, heldout_count, train, stop, loss, summary,
                    table, comparison, heatmap, download, upload, gr.State(None), gr.State(None), trained_md,
                    hybrid_map, mode, layers, budget, hybrid_m, hybrid_run, cosine, drift, hybrid_table,
-                   hybrid_summary, gr.State(None))
+                   hybrid_summary, gr.State(None), query, link)
 
     # Training holds both cores for a while: one at a time for the whole server.
     training = train.click(run_learn, tab.learn_controls + [presentation, tab.trained], tab.learn_outputs,
                            api_name="learn", concurrency_limit=1, concurrency_id="learn-train")
+    # The link holds the controls (a link restores them; training stays a button press).
+    for event in (train.click, hybrid_run.click):
+        event(learn_query, tab.link_controls + [presentation], query, api_visibility="private",
+              queue=False).then(None, query, link, js=common.SET_URL_JS)
     # The flag ends the worker thread at its next step; cancelling ends the event in the page.
     stop.click(stop_learn, None, None, cancels=[training], api_visibility="private", queue=False)
     upload.upload(load_trained, [upload, layer, head, heldout_count, presentation, tab.trained], tab.learn_outputs,

@@ -32,6 +32,7 @@ class MapsTab:
     notices: gr.Markdown
     view: gr.State
     query: gr.Textbox
+    link: gr.Textbox
 
     @property
     def controls(self) -> list:
@@ -81,49 +82,46 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
 
 def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab:
     choices = catalog.map_choices()
-    # Controls in a band above, so the grid and the metrics table can sit side by side.
+    # Controls in a column at the left, so the grid starts at the top of the tab; the metrics
+    # table beside the grid on a wide screen, below it where the grid needs the width
+    # (narrow screens and presentation mode, see app.css).
     with gr.Row(equal_height=False):
-        with gr.Column(scale=3, min_width=480):
+        with gr.Column(scale=1, min_width=250, elem_classes=["controls"]):
             maps = gr.CheckboxGroup(choices, value=catalog.default_maps(), label="Maps", elem_id="maps-choice",
-                                    info="softmax is the exact reference; each other map is a linear-attention kernel")
-        with gr.Column(scale=2, min_width=360):
-            with gr.Row():
-                causal = gr.Checkbox(False, label="Causal (keys j ≤ i only)", elem_id="maps-causal")
-                seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label="Feature seed (new seed = new random features)",
-                                 elem_id="maps-seed")
-            with gr.Row():
-                m = gr.Slider(2, 1024, value=64, step=2, label="Features m (FAVOR+, trig RFF, Hedgehog)",
-                              elem_id="maps-m")
-                window = gr.Slider(0, 64, value=4, step=1, label="Window w (sliding window: exact softmax on the "
-                                   "w nearest keys, the linear map beyond)", elem_id="maps-window")
+                                    info="softmax is the exact reference; the others are linear-attention kernels")
+            causal = gr.Checkbox(False, label="Causal (keys j ≤ i only)", elem_id="maps-causal")
+            m = gr.Slider(2, 1024, value=64, step=2, label="Features m", info="FAVOR+, trig RFF, Hedgehog",
+                          elem_id="maps-m")
+            window = gr.Slider(0, 64, value=4, step=1, label="Window w", info="sliding window: exact softmax on "
+                               "the w nearest keys, the linear map beyond", elem_id="maps-window")
+            seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label="Feature seed", info="new seed = new random features",
+                             elem_id="maps-seed")
             run = gr.Button("Draw the maps", variant="primary", elem_id="maps-run")
-    with gr.Row(equal_height=False):
-        with gr.Column(scale=3, min_width=640, elem_id="maps-main"):
+        with gr.Column(scale=4, min_width=600, elem_id="maps-main"):
             badge_md = gr.Markdown(elem_id="maps-badge")
             notices = gr.Markdown(elem_id="maps-notices")
             plot = gr.Plot(label="Attention maps (top) and their errors against softmax (below)", show_label=False,
                            elem_id="maps-plot")
-        # Beside the grid on a wide screen; below it where the plot needs the width (narrow
-        # screens and presentation mode, see app.css).
         with gr.Column(scale=1, min_width=380, elem_id="maps-side"):
             table = gr.Dataframe(label="Metrics, one row per map (full-resolution maps; the judging numbers "
                                  "first, scroll right for the counts; the headers are explained below)",
+                                 headers=["map"] + [catalog.METRIC_SHORT[k] for k in catalog.HEADLINE_METRICS],
                                  interactive=False, wrap=True, pinned_columns=1, max_height=900, elem_id="maps-table",
                                  column_widths=["130px"] + ["96px"] * len(catalog.METRIC_INFO))
             with gr.Accordion("What the metrics mean", open=False):
                 gr.Markdown("\n".join(f"- **{label}**: {text}" for label, text in catalog.metric_help()))
     export, files, link, view, query = common.export_band("figure (PNG + HTML) and table (CSV)",
                                                           export_id="maps-export", query_id="maps-query")
-    tab = MapsTab(causal, maps, m, seed, window, run, plot, table, badge_md, notices, view, query)
+    tab = MapsTab(causal, maps, m, seed, window, run, plot, table, badge_md, notices, view, query, link)
 
     inputs = panel.inputs + tab.controls + [presentation]
     run.click(run_maps, inputs, tab.outputs, api_name="maps", concurrency_limit=2,
               concurrency_id="compute").then(None, query, link, js=common.SET_URL_JS)
     # Small changes redraw at once; .input/.release fire on user action only, not when a
-    # URL restores the controls.
-    gr.on([causal.input, maps.input, m.release, seed.submit, window.release, panel.layer.release, panel.head.input,
-           panel.text.submit], run_maps, inputs, tab.outputs, api_visibility="private", concurrency_limit=2,
-          concurrency_id="compute", trigger_mode="always_last").then(None, query, link, js=common.SET_URL_JS)
+    # URL restores the controls. The data panel's changes are wired in ui/__init__.
+    gr.on([causal.input, maps.input, m.release, seed.submit, window.release], run_maps, inputs, tab.outputs,
+          api_visibility="private", concurrency_limit=2, concurrency_id="compute",
+          trigger_mode="always_last").then(None, query, link, js=common.SET_URL_JS)
 
     @common.guarded
     def export_maps(view, presentation):

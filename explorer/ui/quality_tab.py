@@ -39,6 +39,7 @@ class QualityTab:
     notices: gr.Markdown
     view: gr.State
     query: gr.Textbox
+    link: gr.Textbox
     open_layer: gr.Number
     open_head: gr.Number
     open_button: gr.Button
@@ -116,11 +117,13 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
             maps = gr.CheckboxGroup(rand, value=rand, label="Random-feature maps", elem_id="quality-maps")
-            seeds = gr.Slider(10, 30, value=10, step=1, label="Seeds (redraws of the features)")
+            seeds = gr.Slider(10, 30, value=10, step=1, label="Seeds", info="redraws of the features",
+                              elem_id="quality-seeds")
             x_axis = gr.Radio(list(X_AXES), value="m", label="Plot against", elem_id="quality-x",
                               info="FLOPs: the linear path's cost at each m")
-            causal = gr.Checkbox(False, label="Causal")
-            m = gr.Slider(2, 512, value=64, step=2, label="m for the entropy / monotonicity bars")
+            causal = gr.Checkbox(False, label="Causal", elem_id="quality-causal")
+            m = gr.Slider(2, 512, value=64, step=2, label="Features m", info="for the entropy and monotonicity bars",
+                          elem_id="quality-m")
             overview_map = gr.Dropdown(others, value="elu+1" if "elu+1" in others else others[0],
                                        label="Head overview: map")
             overview_metric = gr.Dropdown(catalog.metric_keys(), value="map_rel_error", label="Head overview: metric")
@@ -130,19 +133,20 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
             curves = gr.Plot(label="Error against m", show_label=False, elem_id="quality-plot")
             shape = gr.Plot(label="Entropy and monotonicity", show_label=False, elem_id="quality-shape")
     with gr.Row(equal_height=False):
-        with gr.Column(scale=3):
+        with gr.Column(scale=3, min_width=520, elem_id="quality-overview-col"):
             overview = gr.Plot(label="Every head", show_label=False, elem_id="quality-overview")
-        with gr.Column(scale=2):
+        with gr.Column(scale=2, min_width=380, elem_id="quality-heads-col"):
             heads = gr.Dataframe(label="Heads, hardest first: select a row (or click a cell of the overview) "
                                        "to open it in the maps tab",
-                                 interactive=False, max_height=420, elem_id="quality-heads")
+                                 headers=["layer", "head", "value"], interactive=False, max_height=420,
+                                 elem_id="quality-heads")
             with gr.Row():
                 open_layer = gr.Number(0, precision=0, minimum=0, maximum=64, label="layer", elem_id="quality-open-layer")
                 open_head = gr.Number(0, precision=0, minimum=0, maximum=64, label="head", elem_id="quality-open-head")
                 open_button = gr.Button("Open in the maps tab", size="sm", elem_id="quality-open")
     export, files, link, view, query = common.export_band("figures (PNG + HTML) and table (CSV)")
     tab = QualityTab(causal, maps, seeds, x_axis, m, overview_map, overview_metric, run, curves, shape, overview, heads,
-                     notices, view, query, open_layer, open_head, open_button)
+                     notices, view, query, link, open_layer, open_head, open_button)
 
     inputs = panel.inputs + tab.controls + [presentation]
     run.click(run_quality, inputs, tab.outputs, api_name="quality", concurrency_limit=2,

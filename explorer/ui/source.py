@@ -1,5 +1,5 @@
 """The data panel shared by the maps, quality and state tabs: where Q, K, V come from,
-and which layer and head to look at."""
+and which layer and head to look at. Compact (one row), so that the figures come first."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ DEFAULT_TEXT = examples()[0]
 
 @dataclass
 class SourcePanel:
-    source: gr.Radio
+    source: gr.Dropdown
     text: gr.Textbox
     preset: gr.Dropdown
     n: gr.Number
@@ -37,6 +37,8 @@ class SourcePanel:
     file: gr.File
     layer: gr.Slider
     head: gr.Dropdown
+    example: gr.Dropdown        # choosing one fills the text box (and redraws, see ui/__init__)
+    accordion: gr.Accordion
 
     @property
     def data_inputs(self) -> list:
@@ -47,38 +49,51 @@ class SourcePanel:
         return self.data_inputs + [self.layer, self.head]
 
 
+TEXT_PLACEHOLDER = "Type or paste a text: Enter redraws, Shift+Enter starts a new line"
+
+
+def example_choices(texts: list[str], width: int = 48) -> list[tuple[str, str]]:
+    """(short label, full text) pairs for the examples menu."""
+    return [(t if len(t) <= width else t[:width - 1].rstrip() + "…", t) for t in texts]
+
+
 def build() -> SourcePanel:
-    """The data accordion; its controls are inputs of every data-driven endpoint."""
+    """The data panel: one compact row (source, text or random settings or file, layer, head),
+    collapsible, and shown only on the tabs that use it (see ui/__init__.panel_css)."""
     texts = examples()
-    with gr.Accordion("Data: where Q, K, V come from", open=True, elem_id="data-panel"):
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=1, min_width=180):
-                source = gr.Radio(list(SOURCES), value="text", label="Source", elem_id="source",
-                                  info="text: all-MiniLM-L6-v2 reads it (6 layers × 12 heads, d = 32)")
-                layer = gr.Slider(0, MAX_LAYER, value=2, step=1, label="Layer", elem_id="layer")
-                head = gr.Dropdown(HEAD_CHOICES, value="3", label="Head", allow_custom_value=True, elem_id="head",
-                                   info="'mean' averages the maps over all heads of the layer")
-            with gr.Column(scale=3, visible=True) as text_box:
-                text = gr.Textbox(texts[0], lines=3, max_lines=8, label="Text (up to 512 tokens)", elem_id="text")
-                gr.Examples([[t] for t in texts], inputs=[text], label="Examples")
-            with gr.Column(scale=3, visible=False) as random_box:
-                with gr.Row():
-                    preset = gr.Dropdown(list(PRESETS), value="clustered", label="Preset", elem_id="preset")
-                    n = gr.Number(128, precision=0, minimum=1, maximum=MAX_TOKENS, label="N tokens", elem_id="n")
-                    d = gr.Number(32, precision=0, minimum=1, maximum=MAX_HEAD_DIM, label="head dim d", elem_id="d")
-                with gr.Row():
-                    data_seed = gr.Number(0, precision=0, minimum=0, maximum=MAX_SEED, label="data seed")
-                    temperature = gr.Slider(0.1, 10, value=1.0, step=0.1, label="temperature (divides the logits)")
-            with gr.Column(scale=3, visible=False) as file_box:
+    with gr.Accordion("Data: where Q, K, V come from", open=True, elem_id="data-panel") as accordion:
+        with gr.Row(equal_height=False, elem_id="data-row"):
+            source = gr.Dropdown(list(SOURCES), value="text", label="Source", elem_id="source", scale=0,
+                                 min_width=170, info="text: all-MiniLM-L6-v2 reads it", filterable=False)
+            with gr.Column(scale=4, min_width=320, visible=True) as text_box:
+                with gr.Row(equal_height=False):
+                    # One line that grows: Enter submits (redraws), Shift+Enter adds a line.
+                    text = gr.Textbox(texts[0], lines=1, max_lines=6, label="Text (up to 512 tokens)",
+                                      placeholder=TEXT_PLACEHOLDER, elem_id="text", scale=4, min_width=260)
+                    example = gr.Dropdown(example_choices(texts), value=None, label="Examples", info="choose one to draw it",
+                                          elem_id="examples", scale=1, min_width=150, filterable=False)
+            with gr.Column(scale=4, min_width=320, visible=False) as random_box:
+                with gr.Row(equal_height=False):
+                    preset = gr.Dropdown(list(PRESETS), value="clustered", label="Preset", elem_id="preset",
+                                         min_width=120)
+                    n = gr.Number(128, precision=0, minimum=1, maximum=MAX_TOKENS, label="N tokens", elem_id="n", min_width=90)
+                    d = gr.Number(32, precision=0, minimum=1, maximum=MAX_HEAD_DIM, label="head dim d", elem_id="d", min_width=90)
+                    data_seed = gr.Number(0, precision=0, minimum=0, maximum=MAX_SEED, label="data seed", elem_id="dseed", min_width=90)
+                    temperature = gr.Slider(0.1, 10, value=1.0, step=0.1, label="temperature",
+                                            info="divides the logits", elem_id="temp", min_width=160)
+            with gr.Column(scale=4, min_width=320, visible=False) as file_box:
                 file = gr.File(label="q, k (and v): .npz with arrays q, k, v; .npy stacked (2 or 3, [H,] N, d); "
-                                     ".pt dict", file_types=[".npy", ".npz", ".pt"], type="filepath")
+                                     ".pt dict", file_types=[".npy", ".npz", ".pt"], type="filepath", height=90)
+            layer = gr.Slider(0, MAX_LAYER, value=2, step=1, label="Layer", elem_id="layer", scale=0, min_width=160)
+            head = gr.Dropdown(HEAD_CHOICES, value="3", label="Head", allow_custom_value=True, elem_id="head",
+                               info="'mean': all heads", scale=0, min_width=120)
 
     def show(choice):
         return (gr.update(visible=choice == "text"), gr.update(visible=choice == "random"),
                 gr.update(visible=choice == "file"))
 
     source.change(show, source, [text_box, random_box, file_box], queue=False, api_visibility="private")
-    return SourcePanel(source, text, preset, n, d, data_seed, temperature, file, layer, head)
+    return SourcePanel(source, text, preset, n, d, data_seed, temperature, file, layer, head, example, accordion)
 
 
 def load(source, text, preset, n, d, data_seed, temperature, file, progress=None):

@@ -37,6 +37,7 @@ class StateTab:
     notices: gr.Markdown
     view: gr.State
     query: gr.Textbox
+    link: gr.Textbox
 
     @property
     def controls(self) -> list:
@@ -102,10 +103,13 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> StateTa
         with gr.Column(scale=1, min_width=240):
             map_label = gr.Dropdown(maps, value="elu+1" if "elu+1" in maps else maps[0], label="Feature map φ",
                                     elem_id="state-map")
-            m = gr.Slider(2, 256, value=32, step=2, label="Features m (FAVOR+, trig RFF, Hedgehog)")
-            seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label="Seed (features and GLA gates)")
-            gamma = gr.Slider(0.5, 1.0, value=0.97, step=0.005, label="RetNet γ (decay per token)", elem_id="state-gamma")
-            strength = gr.Slider(0.0, 8.0, value=1.0, step=0.1, label="GLA gate strength (0 = never forget)")
+            m = gr.Slider(2, 256, value=32, step=2, label="Features m", info="FAVOR+, trig RFF, Hedgehog", elem_id="state-m")
+            seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label="Seed", info="random features and GLA gates",
+                             elem_id="state-seed")
+            gamma = gr.Slider(0.5, 1.0, value=0.97, step=0.005, label="RetNet γ",
+                              info="decay per token", elem_id="state-gamma")
+            strength = gr.Slider(0.0, 8.0, value=1.0, step=0.1, label="GLA gate strength", info="0 = never forget",
+                                 elem_id="state-strength")
             kind = gr.Radio(KINDS, value="none", label="Decay shown in the step view", elem_id="state-kind")
             run = gr.Button("Run the RNN", variant="primary", elem_id="state-run")
         with gr.Column(scale=5):
@@ -115,7 +119,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> StateTa
     curves = gr.Plot(label="Over time", show_label=False, elem_id="state-curves")
     memory = gr.Plot(label="Memory", show_label=False, elem_id="state-memory")
     export, files, link, view, query = common.export_band("figures (PNG + HTML) and curves (CSV)")
-    tab = StateTab(map_label, m, seed, gamma, strength, kind, t, run, step, curves, memory, notices, view, query)
+    tab = StateTab(map_label, m, seed, gamma, strength, kind, t, run, step, curves, memory, notices, view, query, link)
 
     inputs = panel.inputs + tab.controls + [presentation]
     run.click(run_state, inputs, tab.outputs, api_name="state", concurrency_limit=2,

@@ -113,6 +113,8 @@ def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=No
                 pts = [(r["n"], r["flops"] / (result.matmul_gflops * 1e9) * 1e3) for r in measured]
                 theory[method] = ([p[0] for p in pts], [p[1] for p in pts])
     cross, cross_text = result.crossover_info("sdpa", "linear_chunked")
+    for method, label in bench.METHOD_LABELS.items():     # the page shows labels, never internal ids
+        cross_text = cross_text.replace(method, label)
     counts = cost.flop_counts(ARTICLE_N, ARTICLE_D)
     claim = {"n": ARTICLE_N, "head_dim": ARTICLE_D, "quadratic_flops": counts["quadratic_flops"],
              "linear_flops": counts["linear_flops"], "ratio": counts["ratio"], "measured": None}
