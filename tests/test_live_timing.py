@@ -83,7 +83,9 @@ def test_complexity_view_and_figure_say_disturbed_when_the_rate_moved():
     assert bars, "a disturbed sweep shows each point's spread"
     measured = {"n": 512, "quadratic_ms": 10.0, "linear_ms": 1.0, "ratio": 10.0, "flop_ratio": 8.0, "disturbed": True}
     claim = figures.flop_claim(100_000, 128, 1e15, 1e12, measured)
-    assert "disturbed by other load" in json.dumps(claim.to_plotly_json()["layout"], ensure_ascii=False)
+    # The note is wrapped to the figure's width: line breaks read as spaces.
+    claim_text = json.dumps(claim.to_plotly_json()["layout"], ensure_ascii=False).replace("<br>", " ")
+    assert "disturbed by other load" in claim_text
 
 
 def test_time_budget_path_runs_with_a_fake_clock():
