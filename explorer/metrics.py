@@ -354,8 +354,10 @@ class Reference:
         centred = ranks - mean
         return centred if self.allowed is None else centred.masked_fill_(~self.allowed, 0.0)
 
-    def compare(self, approx_map, ill_defined=None, feature_dim=None, chunk_size=None, head_dim=None) -> dict:
-        """``compare(self, approx_map, ...)``: every metric of one approximation."""
+    def _prepare(self, approx_map):
+        """(given, a_z, finite): the map as given, in float64 with the masked entries and the
+        non-finite rows zeroed (as the reference is: sums over whole rows are then sums over
+        the entries that count), and which rows are finite."""
         given = _check_map(approx_map, "approx_map")
         if given.shape != self.shape:
             raise ValueError(f"approx_map: shape {tuple(given.shape)} does not match reference_map's {tuple(self.shape)}")
@@ -363,17 +365,27 @@ class Reference:
         allowed = self.allowed
         entry_ok = torch.isfinite(a) if allowed is None else torch.isfinite(a) | ~allowed
         finite = entry_ok.all(-1)
-        bad = ~finite
-        flags = _row_flags(ill_defined, self.shape, a.device)
-        if flags is not None:
-            bad = bad | flags
-        # Zero outside the allowed entries of finite rows, as the reference is: then sums
-        # over whole rows are sums over the entries that count.
         if bool(finite.all()):
             a_z = a if allowed is None else a.masked_fill(~allowed, 0.0)
         else:
             keep = finite.unsqueeze(-1) if allowed is None else finite.unsqueeze(-1) & allowed
             a_z = a.masked_fill(~keep, 0.0)
+        return given, a_z, finite
+
+    def map_error(self, approx_map) -> float | None:
+        """``compare(...)["map_rel_error"]`` alone, for callers that need only it (the quality
+        tab measures it for every m and seed)."""
+        _, a_z, finite = self._prepare(approx_map)
+        return _pooled_relative_error((a_z - self.map).square_().sum(-1), self.row_sq, finite)
+
+    def compare(self, approx_map, ill_defined=None, feature_dim=None, chunk_size=None, head_dim=None) -> dict:
+        """``compare(self, approx_map, ...)``: every metric of one approximation."""
+        given, a_z, finite = self._prepare(approx_map)
+        allowed = self.allowed
+        bad = ~finite
+        flags = _row_flags(ill_defined, self.shape, a_z.device)
+        if flags is not None:
+            bad = bad | flags
 
         out: dict = {"causal": int(self.causal), "total_rows": int(finite.numel())}
         out["map_rel_error"] = _pooled_relative_error((a_z - self.map).square_().sum(-1), self.row_sq, finite)

@@ -83,9 +83,12 @@ def test_quality_view_shapes_and_guard():
     assert [r["map"] for r in qv.shape_rows][0] == "softmax"
     with pytest.raises(ValueError, match="random-feature"):
         views.quality_view(sample, 0, 0, ["elu+1"], seeds=10)
-    big = views.load_sample("random", preset="gaussian", n=4096, d=8)
+    big = views.load_sample("random", preset="gaussian", n=2048, d=8)
     with pytest.raises(ValueError, match="too much work"):
         views.quality_view(big, 0, 0, None, seeds=50)
+    huge = views.load_sample("random", preset="gaussian", n=4096, d=8)
+    with pytest.raises(ValueError, match="cap"):
+        views.quality_view(huge, 0, 0, None, seeds=1)
 
 
 def test_head_overview_every_head():
@@ -190,3 +193,44 @@ def test_maps_view_metrics_are_the_plain_comparison_of_the_maps(causal):
             assert (got[key] is None) == (value is None), (label, key)
             if value is not None:
                 assert got[key] == pytest.approx(value, rel=1e-9, abs=1e-12), (label, key)
+
+
+@pytest.mark.parametrize("label", ["FAVOR+ (IID)", "FAVOR+ (orthogonal)", "trig RFF (IID)", "trig RFF (orthogonal)"])
+@pytest.mark.parametrize("shape, causal", [((1, 8), False), ((37, 8), False), ((37, 8), True), ((3, 20, 16), True),
+                                           ((3, 20, 16), False)])
+def test_fast_redraw_measure_equals_the_plain_one(label, shape, causal):
+    """One N x N product gives the kernel MSE and the map error that the plain path (float64
+    estimate, kernel_map_with_flags, full compare) gives."""
+    from explorer import metrics
+    gen = torch.Generator().manual_seed(len(shape) * 100 + shape[-2])
+    q = 0.7 * torch.randn(*shape, generator=gen)
+    k = 0.7 * torch.randn(*shape, generator=gen)
+    fmap = views.make_feature_map(label, shape[-1], 24, 5)[0]
+    reference = metrics.Reference(attention.softmax_map(q, k, causal=causal), causal=causal)
+    exact = torch.exp(attention.logits(q, k).double())
+    fast = views.measure_redraw(q, k, fmap, reference, exact, float((exact * exact).mean()), causal)
+    plain = views.measure_redraw_plain(q, k, fmap, causal)
+    np.testing.assert_allclose(fast, plain, rtol=2e-5, atol=1e-9)
+
+
+def test_quality_grid_reaches_4096_with_fewer_redraws_at_large_m():
+    assert views.QUALITY_MS[-1] == 4096 and views.QUALITY_MS[0] == 4
+    assert [views.seeds_at(m, 10) for m in (4, 512, 1024, 2048, 4096)] == [10, 10, 5, 3, 3]
+    assert views.seeds_at(4096, 2) == 2                       # never more than asked
+    sample = views.load_sample("random", preset="gaussian", n=12, d=8)
+    qv = views.quality_view(sample, 0, 0, ["FAVOR+ (IID)"], ms=(4, 2048), seeds=6, m=8)
+    cur = qv.curves[0]
+    assert cur.seeds_used == [6, 3]
+    assert np.isfinite(cur.kernel_mse[1, :3]).all() and np.isnan(cur.kernel_mse[1, 3:]).all()
+    assert "6 redraws per m up to 4, then 3 at 2048" == qv.seed_note
+
+
+def test_quality_view_says_which_m_the_variance_formula_asks_for():
+    from explorer import rf_theory
+    sample = views.load_sample("random", preset="gaussian", n=16, d=8)
+    qv = views.quality_view(sample, 0, 0, ["FAVOR+ (IID)"], ms=(4, 8), seeds=2, m=8)
+    q, k = sample.q[0, 0], sample.k[0, 0]
+    np.testing.assert_allclose(qv.norms["q_norms"], rf_theory.favor_norms(q, k)["q_norms"])
+    assert qv.favor_need["m_required"] == pytest.approx(
+        rf_theory.favor_required_features(q, k, views.REQUIRED_ERROR)["m_required"])
+    assert qv.favor_need["rel_error"] == views.REQUIRED_ERROR == 0.1
