@@ -176,3 +176,30 @@ def test_presentation_style_is_larger_and_colour_blind_safe(maps_view):
     grid = figures.attention_grid(maps_view.tokens, maps_view.maps, maps_view.errors, style=True)
     assert grid.layout.coloraxis.colorscale[0][1] != figures.attention_grid(
         maps_view.tokens, maps_view.maps, maps_view.errors).layout.coloraxis.colorscale[0][1]
+
+
+def test_norms_panel_holds_engine_numbers_and_says_the_m_needed():
+    from explorer import rf_theory
+    sample = views.load_sample("random", preset="gaussian", n=20, d=8, data_seed=1)
+    q, k = sample.q[0, 0], sample.k[0, 0]
+    norms = rf_theory.favor_norms(q, k)
+    need = rf_theory.favor_required_features(q, k, 0.1)
+    fig = figures.favor_norms(norms, need, title="head")
+    hist = {t.name: t for t in fig.data}
+    np.testing.assert_array_equal(hist["‖q′‖ (queries)"].x, norms["q_norms"])
+    np.testing.assert_array_equal(hist["‖k′‖ (keys)"].x, norms["k_norms"])
+    assert figures.quality.sci(need["m_required"]) in fig.layout.title.text
+    assert "10%" in fig.layout.title.text and "exp(|q′+k′|²)" in fig.layout.title.subtitle.text
+    assert figures.quality.sci(1070.0) == "1.1 × 10³" and figures.quality.sci(35.2) == "35.2"
+    assert figures.quality.sci(float("inf")) == "∞" and figures.quality.sci(9.96e8) == "1.0 × 10⁹"
+
+
+def test_quality_curves_mark_the_m_the_formula_asks_for(random_sample):
+    q = views.quality_view(random_sample, 0, 0, ["FAVOR+ (IID)"], ms=(4, 16), seeds=2, m=16)
+    inside = dict(q.favor_need, m_required=8.0)
+    fig = figures.quality_curves(q.curves, favor_need=inside)
+    assert [s for s in fig.layout.shapes if s.x0 == 8.0]                       # a marker at m = 8
+    assert any("m ≈ 8" in (a.text or "") for a in fig.layout.annotations)
+    beyond = dict(q.favor_need, m_required=3.0e9)
+    fig = figures.quality_curves(q.curves, favor_need=beyond)
+    assert "3.0 × 10⁹" in fig.layout.title.subtitle.text and not fig.layout.shapes

@@ -234,3 +234,62 @@ def test_quality_view_says_which_m_the_variance_formula_asks_for():
     assert qv.favor_need["m_required"] == pytest.approx(
         rf_theory.favor_required_features(q, k, views.REQUIRED_ERROR)["m_required"])
     assert qv.favor_need["rel_error"] == views.REQUIRED_ERROR == 0.1
+
+
+def _default_text():
+    from explorer.ui import source
+    return source.DEFAULT_TEXT
+
+
+def test_state_defaults_show_decay_on_the_default_text_and_more_on_the_preset():
+    from explorer import catalog
+    gamma, strength = catalog.STATE_DEFAULTS["gamma"], catalog.STATE_DEFAULTS["strength"]
+    for text, ratio in ((_default_text(), 1.5), (catalog.STATE_PRESET["text"], 3.0)):
+        sample = views.load_sample("text", text=text)
+        sv = views.state_view(sample, 2, 3, "elu+1", 32, 0, gamma, strength)
+        final = {kind: tr["state_norm"][-1] for kind, tr in sv.traces.items()}
+        assert final["no decay"] > ratio * final["RetNet γ"], (text, final)
+        assert final["no decay"] > ratio * final["GLA gates"], (text, final)
+    assert catalog.STATE_PRESET["gamma"] == gamma and sample.n_tokens > 50
+
+
+def test_state_view_recalls_an_early_and_a_recent_key_and_says_the_keys_are_synthetic():
+    from explorer import state
+    sample = views.load_sample("random", preset="local", n=20, d=8)
+    sv = views.state_view(sample, 0, 0, "elu+1", 8, 0, 0.8, 2.0, lags=(1, 16, 64))
+    retnet = sv.recall["RetNet γ"]
+    fmap = views.make_feature_map("elu+1", 8, 8, 0)[0]
+    recent = state.recall_probe(fmap, 8, [1, 16, 64], "retnet", gamma=0.8, strength=2.0, seed=0, position="recent")
+    np.testing.assert_allclose(retnet["recent_cosine"], recent.cosine.numpy())
+    # Decay forgets the early key and keeps the recent one clean.
+    assert retnet["recent_cosine"][-1] > retnet["cosine"][-1] + 0.3
+    assert any("synthetic" in n and "1–64" in n for n in sv.notices)
+
+
+def test_state_curves_draw_both_recall_curves():
+    sample = views.load_sample("random", preset="local", n=20, d=8)
+    sv = views.state_view(sample, 0, 0, "elu+1", 8, 0, 0.8, 2.0, lags=(1, 16, 64))
+    from explorer import figures
+    fig = figures.state_curves(sv.ts, sv.traces, sv.recall)
+    recent = [t for t in fig.data if t.name == "RetNet γ (recent key)"]
+    assert recent and list(recent[0].y) == list(sv.recall["RetNet γ"]["recent_cosine"].astype(float))
+    assert recent[0].line.dash == "dash"
+    assert any("synthetic" in (a.text or "") for a in fig.layout.annotations)
+
+
+def test_quality_preset_converges_within_the_grid():
+    """On the preset the random-feature error falls by decades along m, and the m the variance
+    formula asks for lies inside the grid; on the default text it lies far beyond."""
+    from explorer import catalog
+    p = catalog.QUALITY_PRESET
+    sample = views.load_sample(p["source"], preset=p["preset"], n=p["n"], d=p["d"], data_seed=p["data_seed"],
+                               temperature=p["temperature"])
+    qv = views.quality_view(sample, 0, 0, ["FAVOR+ (IID)"], seeds=4, m=16)
+    cur = qv.curves[0]
+    kmse = np.nanmean(cur.kernel_mse, axis=1)
+    assert cur.ms[-1] == 4096 and kmse[-1] < kmse[0] / 100
+    assert cur.theory[-1] / 3 < kmse[-1] < cur.theory[-1] * 3          # on the theory line at large m
+    assert qv.favor_need["m_required"] < 4096
+    text = views.load_sample("text", text=_default_text())
+    real = views.quality_view(text, 2, 3, ["FAVOR+ (IID)"], ms=(4, 8), seeds=2, m=16)
+    assert real.favor_need["m_required"] > 1e5

@@ -67,7 +67,7 @@ def _wire_presentation(presentation, maps, quality, state, cx):
 
     presentation.change(
         restyle, [presentation, maps.view, quality.view, quality.x_axis, state.view, cx.view],
-        [maps.plot, quality.curves, quality.shape, quality.overview, state.step, state.curves, state.memory,
+        [maps.plot, quality.curves, quality.norms, quality.shape, quality.overview, state.step, state.curves, state.memory,
          cx.plot, cx.claim], js=common.PRESENT_JS, api_visibility="private")
 
 
