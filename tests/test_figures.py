@@ -203,3 +203,30 @@ def test_quality_curves_mark_the_m_the_formula_asks_for(random_sample):
     beyond = dict(q.favor_need, m_required=3.0e9)
     fig = figures.quality_curves(q.curves, favor_need=beyond)
     assert "3.0 × 10⁹" in fig.layout.title.subtitle.text and not fig.layout.shapes
+
+
+def test_a_map_with_negative_weights_gets_its_own_scale_and_softmax_stays_readable():
+    """Issue 10, point 2: identity (q·k) on a 'needle' sample runs far below zero and, on one
+    shared scale, turned softmax and every positive map into one flat colour."""
+    sample = views.load_sample("random", preset="needle", n=32, d=16, data_seed=0)
+    view = views.maps_view(sample, 0, 0, ["softmax", "elu+1", "identity (q·k)", "Taylor-2"], True, 16, 0)
+    assert view.maps["identity (q·k)"].min() < -1                     # the case of the issue
+    fig = figures.attention_grid(view.tokens, view.maps, view.errors, ill_defined=view.ill_defined)
+    by_name = {t.name: t for t in heatmaps(fig)}
+    shared = fig.layout.coloraxis
+    positive = np.concatenate([np.asarray(view.maps[n]).ravel() for n in ("softmax", "elu+1", "Taylor-2")])
+    assert shared.cmin == 0 and shared.cmax <= np.nanmax(positive) + 1e-6
+    assert np.nanmax(view.maps["softmax"]) >= 0.5 * shared.cmax         # softmax spans the scale
+    for name in ("softmax", "elu+1", "Taylor-2"):
+        assert by_name[name].coloraxis == "coloraxis"
+    ident = by_name["identity (q·k)"]
+    own = fig.layout[ident.coloraxis]
+    assert ident.coloraxis not in ("coloraxis", "coloraxis2") and own.cmid == 0 and own.cmin < 0 < own.cmax
+    assert own.cmax == pytest.approx(np.percentile(np.abs(view.maps["identity (q·k)"]), 99.9), rel=1e-6)
+    err = by_name["identity (q·k) − softmax"]
+    assert err.coloraxis not in ("coloraxis", "coloraxis2", ident.coloraxis)
+    errs = np.abs(np.concatenate([view.errors[n].ravel() for n in ("elu+1", "Taylor-2")]))
+    assert fig.layout.coloraxis2.cmax <= errs.max() + 1e-6            # the others' errors keep their scale
+    titles = [a.text for a in fig.layout.annotations]
+    assert any(t.startswith("identity (q·k)") and "own scale ±" in t for t in titles)
+    assert not any(t.startswith("elu+1") and "own scale" in t for t in titles)

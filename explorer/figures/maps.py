@@ -16,9 +16,12 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     """A grid of attention heatmaps, each with its error map (approx - softmax) beneath it.
 
     ``maps`` is label -> (n, n) array, the reference first; ``errors`` is label -> (n, n)
-    for every map but the reference. All maps share one colour axis (weight) and all
-    errors one symmetric diverging axis. Hovering a cell shows the query and key tokens,
-    the approximate and exact weights and their difference.
+    for every map but the reference. Softmax and every map without negative weights share
+    one colour axis (weight, 0 up), and their errors one symmetric diverging axis. A map
+    with negative weights (identity, Taylor-1, trig RFF can have them) would stretch those
+    axes until softmax is one flat colour, so it gets its own diverging scale, map and
+    error each, said in its panel titles with the range. Hovering a cell shows the query
+    and key tokens, the approximate and exact weights and their difference.
 
     The layout is written as plain dicts and validated once: make_subplots and per-panel
     updates cost ~0.3 s for ten panels, most of the maps tab's time budget.
@@ -35,14 +38,20 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     height = (1 - v_space * (rows - 1)) / rows
 
     exact = np.asarray(maps[reference]) if reference in maps else None
-    weights = finite_values(maps.values())
-    lo = min(0.0, float(np.percentile(weights, 0.1))) if weights.size else 0.0
+    signed = {name for name in names if name != reference and has_negative(maps[name])}
+    weights = finite_values([maps[name] for name in names if name not in signed])
+    lo = 0.0 if weights.size == 0 or weights.min() >= 0 else float(np.percentile(weights, 0.1))
     hi = float(np.percentile(weights, 99.9)) if weights.size else 1.0
     if exact is not None and np.isfinite(exact).any():
         hi = max(hi, float(np.nanmax(exact)))
-    errs = np.abs(finite_values(errors.values())) if errors else np.zeros(0)
-    emax = float(np.percentile(errs, 99.9)) if errs.size else 0.0
-    emax = emax if emax > 0 else 1e-6
+    hi = hi if hi > lo else lo + 1e-6
+    emax = symmetric_range([errors[name] for name in errors if name not in signed])
+    own_axes = {}           # signed map name -> (map axis, error axis, map range, error range)
+    for name in names:
+        if name in signed:
+            index = 3 + 2 * len(own_axes)
+            own_axes[name] = (f"coloraxis{index}", f"coloraxis{index + 1}", symmetric_range([maps[name]]),
+                              symmetric_range([errors[name]]) if name in errors else 1e-6)
 
     hover_map = ("query: %{y}<br>key: %{x}<br>approx: %{z:.4g}<br>softmax: %{customdata[0]:.4g}"
                  "<br>difference: %{customdata[1]:+.3g}<extra>%{fullData.name}</extra>")
@@ -72,12 +81,22 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         z = np.asarray(maps[name])
         ref = exact if exact is not None else z
         err = np.asarray(errors[name]) if name in errors else np.zeros_like(z)
-        panel(row, col, z, np.stack([ref, err], axis=-1), name, "coloraxis", hover_map,
-              _panel_title(name, ill_defined))
+        map_axis, err_axis, map_range, err_range = own_axes.get(name, ("coloraxis", "coloraxis2", None, None))
+        title = _panel_title(name, ill_defined)
+        err_title = f"{name} − {reference}"
+        if name in own_axes:
+            # One line: a second would run into the token labels of the panel above.
+            title += f" · own scale ±{map_range:.2g}"
+            err_title += f" · own scale ±{err_range:.2g}"
+        panel(row, col, z, np.stack([ref, err], axis=-1), name, map_axis, hover_map, title)
         if name in errors:
-            panel(row + 1, col, err, np.stack([z, ref], axis=-1), f"{name} − {reference}", "coloraxis2", hover_err,
-                  f"{name} − {reference}")
+            panel(row + 1, col, err, np.stack([z, ref], axis=-1), f"{name} − {reference}", err_axis, hover_err,
+                  err_title)
 
+    for map_axis, err_axis, map_range, err_range in own_axes.values():
+        # No colour bar of their own (one per panel would crowd the grid): the title gives the range.
+        layout[map_axis] = dict(colorscale=style.diverging, cmid=0.0, cmin=-map_range, cmax=map_range, showscale=False)
+        layout[err_axis] = dict(colorscale=style.diverging, cmid=0.0, cmin=-err_range, cmax=err_range, showscale=False)
     bar = 22 if style.presentation else 14
     layout.update(
         annotations=annotations,
@@ -91,6 +110,20 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     fig = go.Figure(data=data, layout=layout)
     panel_px = 560 if style.presentation else 430
     return finish(fig, style, title or "Attention maps", height=rows * panel_px + 120, note=note, fonts_done=True)
+
+
+def has_negative(values) -> bool:
+    """Whether a map holds a negative (finite) weight."""
+    flat = finite_values([values])
+    return bool(flat.size) and float(flat.min()) < 0
+
+
+def symmetric_range(arrays) -> float:
+    """The 99.9th percentile of |values| (a few extreme cells must not flatten the rest),
+    never 0: the half-width of a diverging scale centred on zero."""
+    flat = np.abs(finite_values(arrays)) if arrays else np.zeros(0)
+    top = float(np.percentile(flat, 99.9)) if flat.size else 0.0
+    return top if top > 0 else 1e-6
 
 
 def _panel_title(name, ill_defined):
