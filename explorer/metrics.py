@@ -574,3 +574,73 @@ def _flops(n, feature_dim, head_dim, value_dim, causal, chunk_size) -> dict:
     result.update(quadratic_flops=int(counts["quadratic_flops"]), linear_flops=int(counts["linear_flops"]),
                   flop_ratio=float(counts["ratio"]))
     return result
+
+
+# ---------------------------------------------------------------------------------------
+# Showing a metric honestly: a mean over rows says how many rows had no value
+# ---------------------------------------------------------------------------------------
+
+# metric key -> (key of the count of rows that have no value for it, why such a row has none)
+UNDEFINED_ROWS = {
+    "map_rel_error": ("error_rows_excluded", "their weights are not finite (a zero normaliser)"),
+    "output_rel_error": ("error_rows_excluded", "their weights are not finite (a zero normaliser)"),
+    "kl_mean": ("kl_rows_undefined", "the map gives zero, negative or non-finite weight to a key softmax attends "
+                                     "to, or the row is ill-defined"),
+    "entropy_approx": ("entropy_approx_rows_undefined", "they hold negative or non-finite weights, or are "
+                                                        "ill-defined: not probability distributions"),
+    "monotonicity": ("monotonicity_rows_undefined", "they have a single key (the first causal row), constant "
+                                                    "weights or logits, or are ill-defined"),
+}
+
+
+def undefined_share(row: dict, key: str) -> tuple[int, int]:
+    """(rows without a value for ``key``, rows compared) of one ``compare`` row; (0, total)
+    for metrics that are not means over rows."""
+    total = int(row.get("total_rows") or 0)
+    count_key = UNDEFINED_ROWS.get(key, (None, ""))[0]
+    count = int(row.get(count_key) or 0) if count_key else 0
+    return count, total
+
+
+def mostly_undefined(row: dict, key: str) -> bool:
+    """No value, or a mean over fewer than half of the rows: not a number to show bare. (The
+    'needle' preset with the identity map: KL defined on 1 row of 128 and 0 there.)"""
+    count, total = undefined_share(row, key)
+    return row.get(key) is None or (total > 0 and 2 * count > total)
+
+
+def shown_value(row: dict, key: str, digits: int = 4):
+    """What a table shows for ``key``: the number when every row has one; "0.123 (5 of 128
+    rows n/a)" when most rows do; "n/a (127 of 128 rows)" when most do not (or none does)."""
+    value = row.get(key)
+    count, total = undefined_share(row, key)
+    if mostly_undefined(row, key):
+        return f"n/a ({count} of {total} rows)" if count else ("n/a" if value is None else value)
+    number = _round(value, digits)
+    return f"{number:.{digits}g} ({count} of {total} rows n/a)" if count else number
+
+
+def undefined_notes(rows: list) -> list[str]:
+    """One sentence per table cell that is n/a or partly so: which map, how many rows and why
+    (the explanation a hover would give; the table cell has room for the count only)."""
+    from .catalog import METRIC_SHORT
+    notes = []
+    for row in rows:
+        for key, (_, why) in UNDEFINED_ROWS.items():
+            count, total = undefined_share(row, key)
+            if key not in row or not count:
+                continue
+            defined_mean = row.get(key)
+            tail = "" if defined_mean is None else f"; over the other {total - count}: {defined_mean:.4g}"
+            verdict = "n/a" if mostly_undefined(row, key) else "partly n/a"
+            notes.append(f"{row['map']}, {METRIC_SHORT.get(key, key)} {verdict}: no value on {count} of {total} "
+                         f"rows because {why}{tail}.")
+    return notes
+
+
+def _round(x, digits):
+    if x is None or isinstance(x, bool) or isinstance(x, int):
+        return x
+    if not math.isfinite(x) or x == 0:
+        return x
+    return float(f"{x:.{digits}g}")

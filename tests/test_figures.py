@@ -114,8 +114,11 @@ def test_metric_bars_hold_engine_numbers(maps_view):
     fig = figures.metric_bars(maps_view.metrics)
     ent, mono = fig.data[0], fig.data[1]
     assert list(ent.x) == [r["map"] for r in maps_view.metrics]
-    assert list(ent.y) == [r["entropy_approx"] for r in maps_view.metrics]
-    assert list(mono.y) == [r["monotonicity"] for r in maps_view.metrics]
+    from explorer.metrics import mostly_undefined
+    assert list(ent.y) == [None if mostly_undefined(r, "entropy_approx") else r["entropy_approx"]
+                           for r in maps_view.metrics]
+    assert list(mono.y) == [None if mostly_undefined(r, "monotonicity") else r["monotonicity"]
+                            for r in maps_view.metrics]
 
 
 def test_state_figures_hold_engine_numbers(random_sample):
@@ -230,3 +233,19 @@ def test_a_map_with_negative_weights_gets_its_own_scale_and_softmax_stays_readab
     titles = [a.text for a in fig.layout.annotations]
     assert any(t.startswith("identity (q·k)") and "own scale ±" in t for t in titles)
     assert not any(t.startswith("elu+1") and "own scale" in t for t in titles)
+
+
+def test_a_value_defined_on_few_rows_is_no_bar_and_says_why():
+    """Issue 10, point 3: 'needle', causal, identity had KL and entropy 0 from 1 row of 128."""
+    sample = views.load_sample("random", preset="needle", n=128, d=32)
+    view = views.maps_view(sample, 0, 0, ["softmax", "identity (q·k)", "elu+1"], True, 16, 0)
+    row = {r["map"]: r for r in view.metrics}["identity (q·k)"]
+    assert row["entropy_approx"] == 0.0 and row["entropy_approx_rows_undefined"] == 127      # the trap
+    fig = figures.metric_bars(view.metrics)
+    assert fig.data[0].y[1] is None and fig.data[0].y[2] == pytest.approx(row_of(view, "elu+1")["entropy_approx"])
+    na = [t for t in fig.data if t.type == "scatter" and t.mode == "text"][0]
+    assert list(na.x) == ["identity (q·k)"] and "127 of 128" in na.hovertext[0]
+
+
+def row_of(view, name):
+    return {r["map"]: r for r in view.metrics}[name]

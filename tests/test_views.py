@@ -293,3 +293,34 @@ def test_quality_preset_converges_within_the_grid():
     text = views.load_sample("text", text=_default_text())
     real = views.quality_view(text, 2, 3, ["FAVOR+ (IID)"], ms=(4, 8), seeds=2, m=16)
     assert real.favor_need["m_required"] > 1e5
+
+
+def test_metrics_table_writes_n_a_with_the_row_count_where_a_mean_is_undefined():
+    """Issue 10, point 3: a KL of 0 from 1 defined row of 128 showed as 0, the count off-screen."""
+    from explorer import metrics
+    sample = views.load_sample("random", preset="needle", n=128, d=32)
+    view = views.maps_view(sample, 0, 0, ["softmax", "identity (q·k)", "elu+1"], True, 16, 0)
+    rows = {r["map"]: r for r in view.metrics}
+    ident = rows["identity (q·k)"]
+    assert ident["kl_mean"] == 0.0 and ident["kl_rows_undefined"] == 127                 # the trap
+    for short in (True, False):
+        table = views.metrics_table(view.metrics, short=short).set_index("map")
+        kl = table.loc["identity (q·k)", "KL (nats)" if short else views.METRIC_INFO["kl_mean"][0]]
+        assert kl == "n/a (127 of 128 rows)"
+    table = views.metrics_table(view.metrics, short=True).set_index("map")
+    assert table.loc["elu+1", "KL (nats)"] == pytest.approx(rows["elu+1"]["kl_mean"], rel=1e-3)   # all rows: a number
+    rho = table.loc["elu+1", "Spearman ρ"]                                 # first causal row has no ρ
+    assert rho.endswith("(1 of 128 rows n/a)") and float(rho.split()[0]) == pytest.approx(rows["elu+1"]["monotonicity"],
+                                                                                            rel=1e-3)
+    notes = metrics.undefined_notes(view.metrics)
+    assert any(n.startswith("identity (q·k), KL (nats) n/a: no value on 127 of 128 rows because") for n in notes)
+    assert metrics.shown_value({"kl_mean": None, "kl_rows_undefined": 5, "total_rows": 5}, "kl_mean") == "n/a (5 of 5 rows)"
+
+
+def test_maps_tab_says_why_each_cell_is_n_a():
+    from explorer.ui import maps_tab
+    sample = views.load_sample("random", preset="needle", n=64, d=16)
+    view = views.maps_view(sample, 0, 0, ["softmax", "identity (q·k)"], True, 16, 0)
+    text = maps_tab.notices_with_undefined(view)
+    import re
+    assert re.search(r"^- n/a: identity \(q·k\), KL \(nats\) n/a: no value on \d+ of 64 rows because", text, re.M)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from .style import as_style, finish, finite_values, unique_labels
+from .style import as_style, finish, finite_values, unique_labels, wrap
 
 
 def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax", ill_defined: dict | None = None,
@@ -142,24 +142,30 @@ def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monoto
     names = [r["map"] for r in rows]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Entropy per row (nats, mean)", "Monotonicity (Spearman ρ)"),
                         horizontal_spacing=0.12)
-    ent = [r.get("entropy_approx") for r in rows]
+    from ..metrics import mostly_undefined, undefined_notes   # plain-dict helpers: no computation here
+    # A mean over fewer than half of the rows is no value to draw as a bar (it read as 0 for
+    # the identity map on 'needle': 1 row of 128): n/a, with the reason on hover.
+    ent = [None if mostly_undefined(r, "entropy_approx") else r.get("entropy_approx") for r in rows]
     fig.add_trace(go.Bar(x=names, y=ent, name=labels.get("entropy_approx", "entropy of the map"),
                          marker_color=style.colour(0)), row=1, col=1)
     ref = next((r.get("entropy_reference") for r in rows if r.get("entropy_reference") is not None), None)
     if ref is not None:
         fig.add_hline(y=ref, line=dict(color=style.colour(3), width=style.line, dash="dash"), row=1, col=1,
                       annotation_text="softmax", annotation_position="top left")
-    mono = [r.get("monotonicity") for r in rows]
+    mono = [None if mostly_undefined(r, "monotonicity") else r.get("monotonicity") for r in rows]
     fig.add_trace(go.Bar(x=names, y=mono, name=labels.get("monotonicity", "monotonicity"),
                          marker_color=style.colour(2)), row=1, col=2)
     # A missing bar would read as zero: say that the value is undefined (negative weights,
     # ill-defined rows), as the metrics table does.
-    for col, values in ((1, ent), (2, mono)):
-        missing = [name for name, value in zip(names, values) if value is None]
+    for col, values, key in ((1, ent, "H approx"), (2, mono, "Spearman ρ")):
+        missing = [(name, row) for name, row, value in zip(names, rows, values) if value is None]
         if missing:
-            fig.add_trace(go.Scatter(x=missing, y=[0] * len(missing), mode="text", text=["n/a"] * len(missing),
-                                     textposition="top center", textfont=dict(size=style.tick_font, color="#b00"),
-                                     showlegend=False, hoverinfo="skip"), row=1, col=col)
+            why = [next((n for n in undefined_notes([row]) if key in n), f"{name}: no value") for name, row in missing]
+            fig.add_trace(go.Scatter(x=[name for name, _ in missing], y=[0] * len(missing), mode="text",
+                                     text=["n/a"] * len(missing), textposition="top center",
+                                     textfont=dict(size=style.tick_font, color="#b00"), showlegend=False,
+                                     hovertext=["<br>".join(wrap(w, 60)) for w in why], hoverinfo="text"),
+                          row=1, col=col)
     fig.update_yaxes(title_text="entropy (nats)", row=1, col=1)
     fig.update_yaxes(title_text="Spearman ρ(logit, weight)", range=[min(-0.1, min([x for x in mono if x is not None] or [0])), 1.05],
                      row=1, col=2)

@@ -189,8 +189,12 @@ def block_labels(tokens: list[str], block: int) -> list[str]:
 
 def metrics_table(rows: list, digits: int = 4, short: bool = False):
     """Metric rows as a DataFrame: one row per map, the headline numbers first, columns
-    labelled from METRIC_INFO (``short``: the short headers of METRIC_SHORT)."""
+    labelled from METRIC_INFO (``short``: the short headers of METRIC_SHORT). A mean over
+    rows that some rows lack says so in its cell ("n/a (127 of 128 rows)", or the number
+    with the count): ``metrics.shown_value``."""
     import pandas as pd
+
+    from ..metrics import UNDEFINED_ROWS, shown_value
 
     present = {key for row in rows for key in row if key != "map"}
     order = [*HEADLINE_METRICS, *METRIC_INFO]
@@ -199,7 +203,8 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False):
     data = {"map": [row["map"] for row in rows]}
     for key in keys:
         label = METRIC_SHORT.get(key, key) if short else METRIC_INFO.get(key, (key, ""))[0]
-        data[label] = [_round(row.get(key), digits) for row in rows]
+        data[label] = [shown_value(row, key, digits) if key in UNDEFINED_ROWS else _round(row.get(key), digits)
+                       for row in rows]
     return pd.DataFrame(data)
 
 
