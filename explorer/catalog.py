@@ -56,6 +56,10 @@ class MapSpec:
     takes_m: bool = False      # the user chooses m (random features, Hedgehog)
     even_m: bool = False       # features come in pairs: m must be even
     random: bool = False       # random features with an IID / orthogonal choice
+    trained: bool = False      # the Hedgehog trained (or loaded) in the learn tab, not a fresh one
+
+
+TRAINED_HEDGEHOG = "Hedgehog (trained)"
 
 
 def _specs() -> tuple[MapSpec, ...]:
@@ -68,6 +72,9 @@ def _specs() -> tuple[MapSpec, ...]:
                                      random=True))
         else:
             specs.append(MapSpec(facts.pretty, facts.name, (), facts.takes_m, facts.even_m))
+        if facts.name == "hedgehog":
+            # Its m and weights are the trained map's; the grid shows it once one exists.
+            specs.append(MapSpec(TRAINED_HEDGEHOG, facts.name, trained=True))
     return tuple(specs)
 
 

@@ -324,3 +324,54 @@ def test_maps_tab_says_why_each_cell_is_n_a():
     text = maps_tab.notices_with_undefined(view)
     import re
     assert re.search(r"^- n/a: identity \(q·k\), KL \(nats\) n/a: no value on \d+ of 64 rows because", text, re.M)
+
+
+def test_the_trained_hedgehog_is_offered_in_the_maps_grid():
+    """Issue 10, point 9: the grid offered only 'Hedgehog (untrained: W = I)'."""
+    from explorer import learned
+    from explorer.views import common
+    label = "Hedgehog (trained)"
+    assert label in views.map_choices()
+    sample = views.load_sample("random", preset="clustered", n=24, d=8, heads=3, data_seed=4)
+    common.set_trained_hedgehog(None)
+    view = views.maps_view(sample, 0, 1, ["softmax", label], False, 8, 0)
+    assert label not in view.maps and any("no Hedgehog trained yet" in n for n in view.notices)
+    fmap = learned.Hedgehog(8, 16, seed=0, heads=(1, 3))
+    with torch.no_grad():
+        for p in fmap.parameters():
+            p.add_(0.3 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    try:
+        common.set_trained_hedgehog(fmap, origin="test")
+        one = views.maps_view(sample, 0, 1, ["softmax", label], False, 8, 0)
+        q, k = sample.q[0, 1], sample.k[0, 1]
+        expected = attention.kernel_map(q, k, fmap.select(0, 1)).detach().numpy()
+        np.testing.assert_allclose(one.maps[label], expected, rtol=1e-5, atol=1e-7)
+        assert not np.allclose(expected, attention.kernel_map(q, k, fmap.select(0, 0)).detach().numpy())   # its own head
+        mean = views.maps_view(sample, 0, "mean", ["softmax", label], False, 8, 0)
+        np.testing.assert_allclose(mean.maps[label], attention.kernel_map(sample.q[0], sample.k[0], fmap.select(0))
+                                   .mean(0).detach().numpy(), rtol=1e-5, atol=1e-7)
+        # A newer map replaces the cached picture of the older one.
+        other = learned.Hedgehog(8, 16, seed=1, heads=(1, 3))
+        common.set_trained_hedgehog(other, origin="test 2")
+        again = views.maps_view(sample, 0, 1, ["softmax", label], False, 8, 0)
+        np.testing.assert_allclose(again.maps[label], attention.kernel_map(q, k, other.select(0, 1)).detach().numpy(),
+                                   rtol=1e-5, atol=1e-7)
+        wrong_d = views.load_sample("random", preset="gaussian", n=8, d=4)
+        assert any("head dimension" in n for n in views.maps_view(wrong_d, 0, 0, ["softmax", label]).notices)
+    finally:
+        common.set_trained_hedgehog(None)
+
+
+def test_a_map_loaded_in_the_learn_tab_becomes_the_trained_hedgehog():
+    from explorer import learned
+    from explorer.views import common, learn
+    fmap = learned.Hedgehog(32, 8, seed=0, heads=(6, 12))
+    try:
+        learn.evaluate_map(fmap, heldout_count=1, origin="saved.pt")
+        sample = views.load_sample("text", text="The cat sat on the mat.")
+        view = views.maps_view(sample, 2, 5, ["softmax", "Hedgehog (trained)"], False, 8, 0)
+        q, k = sample.q[2, 5], sample.k[2, 5]
+        np.testing.assert_allclose(view.maps["Hedgehog (trained)"],
+                                   attention.kernel_map(q, k, fmap.select(2, 5)).detach().numpy(), rtol=1e-5, atol=1e-7)
+    finally:
+        common.set_trained_hedgehog(None)

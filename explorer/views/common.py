@@ -35,13 +35,16 @@ DISPLAY_MAX = 128
 # Building the map behind a label of the catalogue
 # ---------------------------------------------------------------------------------------
 
-def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window: int = 4):
+def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window: int = 4, layer=None, head=None):
     """Build the map behind ``label``; returns (feature_map, notices). ``window`` is the
-    sliding-window hybrid's w (ignored by every other map)."""
+    sliding-window hybrid's w (ignored by every other map); ``layer`` and ``head`` pick the
+    trained Hedgehog's head (ignored by every other map)."""
     specs = map_specs()
     if label not in specs:
         raise ValueError(f"maps: unknown map {label!r}; choose from {', '.join(map_choices())}")
     spec = specs[label]
+    if spec.trained:
+        return trained_hedgehog_for(head_dim, layer, head)
     notices = []
     kwargs = dict(spec.options)
     if spec.takes_m and m is not None:
@@ -58,6 +61,59 @@ def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window
             raise ValueError(f"window: must be 0 or more keys, got {window}")
         kwargs["window"] = window
     return feature_maps.create(spec.name, head_dim, seed=int(seed), **kwargs), notices
+
+
+# ---------------------------------------------------------------------------------------
+# The trained Hedgehog: the last one trained or loaded in this process (the learn tab),
+# which the other tabs offer as "Hedgehog (trained)".
+# ---------------------------------------------------------------------------------------
+
+_trained_lock = threading.Lock()
+_trained = {"map": None, "layer": None, "head": None, "origin": "", "version": 0}
+
+
+def set_trained_hedgehog(fmap, layer=None, head=None, origin: str = "trained") -> None:
+    """Offer ``fmap`` (a learned.Hedgehog for every head, or for ``layer``, ``head``) in the
+    other tabs. The version changes with every call, so cached maps of an older one are
+    not shown as this one."""
+    with _trained_lock:
+        _trained.update(map=fmap, layer=layer, head=head, origin=str(origin), version=_trained["version"] + 1)
+
+
+def trained_hedgehog_version() -> int:
+    """0 while there is none; otherwise a number that changes with every new one."""
+    with _trained_lock:
+        return _trained["version"] if _trained["map"] is not None else 0
+
+
+def trained_hedgehog_for(head_dim: int, layer=None, head=None):
+    """(feature_map, notices): the trained Hedgehog for one head (``head`` an int), for
+    every head of ``layer`` (``head`` None: the mean over heads), or for every layer and
+    head (``layer`` "all")."""
+    with _trained_lock:
+        fmap, t_layer, t_head, origin = _trained["map"], _trained["layer"], _trained["head"], _trained["origin"]
+    if fmap is None:
+        raise ValueError("no Hedgehog trained yet: train one (or load a saved map) in the learn tab")
+    if fmap.head_dim != head_dim:
+        raise ValueError(f"the trained Hedgehog is for head dimension {fmap.head_dim}, this sample's is {head_dim}")
+    heads = tuple(fmap.heads)
+    notices = []
+    if layer == "all":                     # every layer and head at once (the head overview)
+        if len(heads) != 2:
+            raise ValueError("the trained Hedgehog covers one head; train 'all heads' for an overview of every head")
+        return fmap, notices
+    if len(heads) == 2:                    # one map per (layer, head) of the model
+        layer = 0 if layer is None else int(layer)
+        if not 0 <= layer < heads[0] or (head is not None and not 0 <= int(head) < heads[1]):
+            raise ValueError(f"the trained Hedgehog covers {heads[0]} layers × {heads[1]} heads; "
+                             f"layer {layer}, head {head} is not among them")
+        fmap = fmap.select(layer) if head is None else fmap.select(layer, int(head))
+    elif heads:
+        raise ValueError(f"the trained Hedgehog covers heads {heads}; expected one head or layers × heads")
+    elif t_layer is not None and (t_layer, t_head) != (layer, head):
+        notices.append(f"Hedgehog (trained) was trained on layer {t_layer}, head {t_head} ({origin}); "
+                       f"shown here on layer {layer}, head {'mean' if head is None else head}.")
+    return fmap, notices
 
 
 # ---------------------------------------------------------------------------------------

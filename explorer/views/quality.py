@@ -10,8 +10,9 @@ import numpy as np
 import torch
 
 from .. import attention, cost
-from ..catalog import METRIC_INFO, REFERENCE, map_choices, map_specs, random_map_labels
-from .common import MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, select_head
+from ..catalog import METRIC_INFO, REFERENCE, TRAINED_HEDGEHOG, map_choices, map_specs, random_map_labels
+from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, select_head,
+                     trained_hedgehog_version)
 from .maps import maps_view
 
 
@@ -160,8 +161,8 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
         flops = [cost.flop_counts(n, d, mm)["linear_flops"] for mm in used_ms]
         curves.append(QualityCurve(label, used_ms, flops, kmse, merr, theory, used_seeds))
 
-    shape = maps_view(sample, layer, "mean" if head is None else head, [label for label in map_choices()],
-                      causal, m, 0, display_max=8)
+    offered = [label for label in map_choices() if label != TRAINED_HEDGEHOG or trained_hedgehog_version()]
+    shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8)
     where = f"layer {layer}, " + ("mean over heads" if head is None else f"head {head}")
     return QualityView(curves=curves, shape_rows=shape.metrics, n_tokens=n, seeds=seeds,
                        notices=notices + [x for x in shape.notices if x not in notices],
@@ -234,7 +235,7 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=Fals
     if cells > MAX_OVERVIEW_CELLS:
         raise ValueError(f"N: the overview of {q.shape[0] * q.shape[1]} heads at N = {q.shape[2]} is "
                          f"{cells:,} attention cells, over the cap of {MAX_OVERVIEW_CELLS:,}; use a shorter text")
-    fmap, _ = make_feature_map(map_label, d, m, seed)
+    fmap, _ = make_feature_map(map_label, d, m, seed, layer="all")
     causal = bool(causal)
     reference = attention.softmax_map(q, k, causal=causal)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)

@@ -36,7 +36,7 @@ def _state_inputs(sample, layer, head, map_label, m, seed):
     q, k, v, layer, head, more = select_head(sample, layer, head)
     if map_label == REFERENCE:
         raise ValueError("map: softmax has no finite state; choose a feature map such as elu+1")
-    fmap, extra = make_feature_map(map_label, k.shape[-1], m, seed)
+    fmap, extra = make_feature_map(map_label, k.shape[-1], m, seed, layer=layer, head=head)
     size = k.shape[0] * fmap.num_features * v.shape[-1]
     if size > MAX_STATE_ELEMENTS:
         raise ValueError(f"N: recording the state at every step is N × m × d_v = {size:,} numbers, over the cap of "
