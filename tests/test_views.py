@@ -375,3 +375,14 @@ def test_a_map_loaded_in_the_learn_tab_becomes_the_trained_hedgehog():
                                    attention.kernel_map(q, k, fmap.select(2, 5)).detach().numpy(), rtol=1e-5, atol=1e-7)
     finally:
         common.set_trained_hedgehog(None)
+
+
+@pytest.mark.parametrize("shape, block", [((12, 12), 4), ((13, 10), 4), ((8, 8), 1), ((1, 1), 3)])
+def test_block_mean_equals_a_plain_loop(shape, block):
+    a = np.random.default_rng(0).normal(size=shape)
+    a[0, 0] = np.nan                                   # a bad cell stays visible in its block
+    got = views.block_mean(a, block) if block > 1 else a
+    for i in range(got.shape[0]):
+        for j in range(got.shape[1]):
+            cell = a[i * block:(i + 1) * block, j * block:(j + 1) * block]
+            np.testing.assert_allclose(got[i, j], cell.mean(), rtol=1e-12)

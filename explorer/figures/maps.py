@@ -21,7 +21,8 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     with negative weights (identity, Taylor-1, trig RFF can have them) would stretch those
     axes until softmax is one flat colour, so it gets its own diverging scale, map and
     error each, said in its panel titles with the range. Hovering a cell shows the query
-    and key tokens, the approximate and exact weights and their difference.
+    and key tokens, the approximate and exact weights and their difference (the error
+    panels: the difference).
 
     The layout is written as plain dicts and validated once: make_subplots and per-panel
     updates cost ~0.3 s for ten panels, most of the maps tab's time budget.
@@ -55,8 +56,9 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
 
     hover_map = ("query: %{y}<br>key: %{x}<br>approx: %{z:.4g}<br>softmax: %{customdata[0]:.4g}"
                  "<br>difference: %{customdata[1]:+.3g}<extra>%{fullData.name}</extra>")
-    hover_err = ("query: %{y}<br>key: %{x}<br>approx: %{customdata[0]:.4g}<br>softmax: %{customdata[1]:.4g}"
-                 "<br>difference: %{z:+.3g}<extra>%{fullData.name}</extra>")
+    # The error panels carry no hover data of their own: the weights behind a difference are
+    # one panel up, and two more N x N arrays per map made the reply with every map ~7 MB.
+    hover_err = "query: %{y}<br>key: %{x}<br>difference: %{z:+.3g}<extra>%{fullData.name}</extra>"
     tick = dict(size=style.tick_font)
     axis_title = dict(size=style.font)
     data, layout, annotations = [], {}, []
@@ -66,8 +68,11 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         suffix = "" if index == 1 else str(index)
         x0 = col * (width + h_space)
         y1 = 1 - row * (height + v_space)
-        data.append(dict(type="heatmap", z=z, x=labels, y=labels, customdata=customdata, name=name,
-                         coloraxis=coloraxis, hovertemplate=hover, xaxis="x" + suffix, yaxis="y" + suffix))
+        trace = dict(type="heatmap", z=z, x=labels, y=labels, name=name, coloraxis=coloraxis, hovertemplate=hover,
+                     xaxis="x" + suffix, yaxis="y" + suffix)
+        if customdata is not None:
+            trace["customdata"] = customdata
+        data.append(trace)
         layout["xaxis" + suffix] = dict(domain=[max(0.0, x0), min(1.0, x0 + width)], anchor="y" + suffix, type="category",
                                         title=dict(text="key", font=axis_title), tickangle=-60, tickfont=tick)
         layout["yaxis" + suffix] = dict(domain=[max(0.0, y1 - height), min(1.0, y1)], anchor="x" + suffix, type="category",
@@ -90,7 +95,7 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
             err_title += f" · own scale ±{err_range:.2g}"
         panel(row, col, z, np.stack([ref, err], axis=-1), name, map_axis, hover_map, title)
         if name in errors:
-            panel(row + 1, col, err, np.stack([z, ref], axis=-1), f"{name} − {reference}", err_axis, hover_err,
+            panel(row + 1, col, err, None, f"{name} − {reference}", err_axis, hover_err,
                   err_title)
 
     for map_axis, err_axis, map_range, err_range in own_axes.values():
