@@ -386,3 +386,12 @@ def test_block_mean_equals_a_plain_loop(shape, block):
         for j in range(got.shape[1]):
             cell = a[i * block:(i + 1) * block, j * block:(j + 1) * block]
             np.testing.assert_allclose(got[i, j], cell.mean(), rtol=1e-12)
+
+
+def test_reused_random_maps_are_the_ones_a_seed_draws():
+    from explorer.views import quality
+    first = quality._random_map("FAVOR+ (orthogonal)", 8, 24, 3)
+    assert quality._random_map("FAVOR+ (orthogonal)", 8, 24, 3) is first          # reused, not redrawn
+    fresh = views.make_feature_map("FAVOR+ (orthogonal)", 8, 24, 3)[0]
+    assert torch.equal(first.projection, fresh.projection)
+    assert not torch.equal(quality._random_map("FAVOR+ (orthogonal)", 8, 24, 4).projection, fresh.projection)

@@ -4,6 +4,8 @@ IID variance formula), and one metric for one map over every head.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -148,7 +150,7 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
             count = seeds_at(mm, seeds)
             used_seeds.append(count)
             for sd in range(count):
-                fmap, _ = make_feature_map(label, d, mm, sd)
+                fmap = _random_map(label, d, mm, sd)
                 kmse[i, sd], merr[i, sd] = measure_redraw(q, k, fmap, reference, exact, exact_sq_mean, causal)
             done += 1
             if progress:
@@ -170,6 +172,32 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
                        norms=rf_theory.favor_norms(q, k),
                        favor_need=rf_theory.favor_required_features(q, k, REQUIRED_ERROR, causal=causal),
                        seed_note=seed_note(ms, seeds))
+
+
+# Random feature maps by (label, d, m, seed): a seed always draws the same W, so the next
+# Measure (another head, another text) reuses them instead of drawing again; drawing the
+# orthogonal ones (a QR per d x d block) was a quarter of a Measure. Bounded by bytes.
+_RANDOM_MAPS: "OrderedDict[tuple, torch.nn.Module]" = OrderedDict()
+_RANDOM_MAPS_BYTES = 64 * 2 ** 20
+_random_maps_lock = threading.Lock()
+
+
+def _random_map(label: str, d: int, m: int, seed: int):
+    key = (label, int(d), int(m), int(seed))
+    with _random_maps_lock:
+        if key in _RANDOM_MAPS:
+            _RANDOM_MAPS.move_to_end(key)
+            return _RANDOM_MAPS[key]
+    fmap, _ = make_feature_map(label, d, m, seed)
+    with _random_maps_lock:
+        _RANDOM_MAPS[key] = fmap
+        while sum(_map_bytes(x) for x in _RANDOM_MAPS.values()) > _RANDOM_MAPS_BYTES and len(_RANDOM_MAPS) > 1:
+            _RANDOM_MAPS.popitem(last=False)
+    return fmap
+
+
+def _map_bytes(fmap) -> int:
+    return sum(b.numel() * b.element_size() for b in fmap.buffers())
 
 
 def seed_note(ms, seeds: int) -> str:
