@@ -24,7 +24,8 @@ def heatmaps(fig):
 
 def test_attention_grid_holds_engine_numbers(maps_view):
     fig = figures.attention_grid(maps_view.tokens, maps_view.maps, maps_view.errors,
-                                 ill_defined=maps_view.ill_defined, title="t")
+                                 ill_defined=maps_view.ill_defined, title="sample · layer 0, head 0")
+    assert fig.layout.title.text == "sample · layer 0, head 0"                  # the figure's, not a panel's
     by_name = {t.name: t for t in heatmaps(fig)}
     for label, z in maps_view.maps.items():
         trace = by_name[label]

@@ -87,13 +87,13 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         ref = exact if exact is not None else z
         err = np.asarray(errors[name]) if name in errors else np.zeros_like(z)
         map_axis, err_axis, map_range, err_range = own_axes.get(name, ("coloraxis", "coloraxis2", None, None))
-        title = _panel_title(name, ill_defined)
+        map_title = _panel_title(name, ill_defined)
         err_title = f"{name} − {reference}"
         if name in own_axes:
             # One line: a second would run into the token labels of the panel above.
-            title += f" · own scale ±{map_range:.2g}"
+            map_title += f" · own scale ±{map_range:.2g}"
             err_title += f" · own scale ±{err_range:.2g}"
-        panel(row, col, z, np.stack([ref, err], axis=-1), name, map_axis, hover_map, title)
+        panel(row, col, z, np.stack([ref, err], axis=-1), name, map_axis, hover_map, map_title)
         if name in errors:
             panel(row + 1, col, err, None, f"{name} − {reference}", err_axis, hover_err,
                   err_title)
