@@ -23,6 +23,10 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Before torch is imported (OpenMP reads it once): threads that spin while waiting steal the
+# cores from each other and from other work on a shared machine; under load the quality and
+# maps views ran ~10x slower with spinning threads than with passive ones (scripts/bench_app.py).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # A server never runs inside IPython: None makes gradio's optional `import IPython` (0.4 s) fail at once.
 sys.modules.setdefault("IPython", None)
 

@@ -56,6 +56,10 @@ class MapSpec:
     takes_m: bool = False      # the user chooses m (random features, Hedgehog)
     even_m: bool = False       # features come in pairs: m must be even
     random: bool = False       # random features with an IID / orthogonal choice
+    trained: bool = False      # the Hedgehog trained (or loaded) in the learn tab, not a fresh one
+
+
+TRAINED_HEDGEHOG = "Hedgehog (trained)"
 
 
 def _specs() -> tuple[MapSpec, ...]:
@@ -68,6 +72,9 @@ def _specs() -> tuple[MapSpec, ...]:
                                      random=True))
         else:
             specs.append(MapSpec(facts.pretty, facts.name, (), facts.takes_m, facts.even_m))
+        if facts.name == "hedgehog":
+            # Its m and weights are the trained map's; the grid shows it once one exists.
+            specs.append(MapSpec(TRAINED_HEDGEHOG, facts.name, trained=True))
     return tuple(specs)
 
 
@@ -220,6 +227,30 @@ EMBEDDED_SHAPE = (6, 12, 32)   # all-MiniLM-L6-v2, the embedded model: layers, h
 # ---------------------------------------------------------------------------------------
 
 DECAY_LABELS = {"none": "no decay", "retnet": "RetNet γ", "gla": "GLA gates"}
+
+# Decay strong enough to show on a sentence: with γ = 0.97 (RetNet's first head) a 16-token
+# text keeps 60 % of its first token and the three kinds look alike; with 0.9 it keeps 20 %.
+STATE_DEFAULTS = {"gamma": 0.9, "strength": 2.0}
+
+# ---------------------------------------------------------------------------------------
+# Presets: one click sets the data panel (and a tab's controls) to where the tab's point
+# shows best. Keys are the data panel's (source, text, preset, n, d, data_seed, temperature)
+# and the tab's control names.
+# ---------------------------------------------------------------------------------------
+
+LONG_TEXT = ("In 1964 Nadaraya and Watson proposed a kernel estimator that weights each sample by its similarity to "
+             "the query point, and sixty years later the Transformer computes exactly that average for every token in "
+             "the sequence, which is why its cost grows with the square of the length.")
+
+# The state tab: a 59-token text, where no decay keeps growing and RetNet / GLA level off.
+STATE_PRESET = {"label": "Try: a longer text, where forgetting shows", "source": "text", "text": LONG_TEXT,
+                "gamma": 0.9, "strength": 2.0}
+
+# The quality tab: random Q, K with small |q'|, |k'| (d = 8, logits / 8), where the FAVOR+
+# variance formula asks for ~1000 features for 10 % error: the curves fall along the IID
+# theory line within the m grid. On real heads they stay flat (norms too large).
+QUALITY_PRESET = {"label": "Try: small norms, where random features converge", "source": "random",
+                  "preset": "gaussian", "n": 256, "d": 8, "data_seed": 0, "temperature": 8.0}
 
 # ---------------------------------------------------------------------------------------
 # Complexity tab: the timed forms of attention, and the guards of a sweep

@@ -106,7 +106,7 @@ def test_maps_no_map_chosen(client):
 # --------------------------------------------------------------------------- quality
 
 def test_quality_defaults(client):
-    curves, shape, overview, heads, notices, query = client.predict(seeds=10, api_name="/quality")
+    curves, norms, shape, overview, heads, notices, query = client.predict(seeds=10, api_name="/quality")
     fig = plotly_json(curves)
     names = {t.get("name") for t in fig["data"]}
     assert "FAVOR+ (IID) (theory, IID)" in names and "FAVOR+ (orthogonal) (measured)" in names
@@ -114,6 +114,7 @@ def test_quality_defaults(client):
     over = plotly_json(overview)
     assert np.asarray(_decode(over["data"][0]["z"])).shape == (6, 12)
     assert len(heads["data"]) == 72
+    assert "FAVOR+ needs m" in plotly_json(norms)["layout"]["title"]["text"]
 
 
 def test_quality_without_random_map(client, app_url, server_alive):

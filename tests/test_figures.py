@@ -24,7 +24,8 @@ def heatmaps(fig):
 
 def test_attention_grid_holds_engine_numbers(maps_view):
     fig = figures.attention_grid(maps_view.tokens, maps_view.maps, maps_view.errors,
-                                 ill_defined=maps_view.ill_defined, title="t")
+                                 ill_defined=maps_view.ill_defined, title="sample · layer 0, head 0")
+    assert fig.layout.title.text == "sample · layer 0, head 0"                  # the figure's, not a panel's
     by_name = {t.name: t for t in heatmaps(fig)}
     for label, z in maps_view.maps.items():
         trace = by_name[label]
@@ -114,8 +115,11 @@ def test_metric_bars_hold_engine_numbers(maps_view):
     fig = figures.metric_bars(maps_view.metrics)
     ent, mono = fig.data[0], fig.data[1]
     assert list(ent.x) == [r["map"] for r in maps_view.metrics]
-    assert list(ent.y) == [r["entropy_approx"] for r in maps_view.metrics]
-    assert list(mono.y) == [r["monotonicity"] for r in maps_view.metrics]
+    from explorer.metrics import mostly_undefined
+    assert list(ent.y) == [None if mostly_undefined(r, "entropy_approx") else r["entropy_approx"]
+                           for r in maps_view.metrics]
+    assert list(mono.y) == [None if mostly_undefined(r, "monotonicity") else r["monotonicity"]
+                            for r in maps_view.metrics]
 
 
 def test_state_figures_hold_engine_numbers(random_sample):
@@ -176,3 +180,73 @@ def test_presentation_style_is_larger_and_colour_blind_safe(maps_view):
     grid = figures.attention_grid(maps_view.tokens, maps_view.maps, maps_view.errors, style=True)
     assert grid.layout.coloraxis.colorscale[0][1] != figures.attention_grid(
         maps_view.tokens, maps_view.maps, maps_view.errors).layout.coloraxis.colorscale[0][1]
+
+
+def test_norms_panel_holds_engine_numbers_and_says_the_m_needed():
+    from explorer import rf_theory
+    sample = views.load_sample("random", preset="gaussian", n=20, d=8, data_seed=1)
+    q, k = sample.q[0, 0], sample.k[0, 0]
+    norms = rf_theory.favor_norms(q, k)
+    need = rf_theory.favor_required_features(q, k, 0.1)
+    fig = figures.favor_norms(norms, need, title="head")
+    hist = {t.name: t for t in fig.data}
+    np.testing.assert_array_equal(hist["‖q′‖ (queries)"].x, norms["q_norms"])
+    np.testing.assert_array_equal(hist["‖k′‖ (keys)"].x, norms["k_norms"])
+    assert figures.quality.sci(need["m_required"]) in fig.layout.title.text
+    assert "10%" in fig.layout.title.text and "exp(|q′+k′|²)" in fig.layout.title.subtitle.text
+    assert figures.quality.sci(1070.0) == "1.1 × 10³" and figures.quality.sci(35.2) == "35.2"
+    assert figures.quality.sci(float("inf")) == "∞" and figures.quality.sci(9.96e8) == "1.0 × 10⁹"
+
+
+def test_quality_curves_mark_the_m_the_formula_asks_for(random_sample):
+    q = views.quality_view(random_sample, 0, 0, ["FAVOR+ (IID)"], ms=(4, 16), seeds=2, m=16)
+    inside = dict(q.favor_need, m_required=8.0)
+    fig = figures.quality_curves(q.curves, favor_need=inside)
+    assert [s for s in fig.layout.shapes if s.x0 == 8.0]                       # a marker at m = 8
+    assert any("m ≈ 8" in (a.text or "") for a in fig.layout.annotations)
+    beyond = dict(q.favor_need, m_required=3.0e9)
+    fig = figures.quality_curves(q.curves, favor_need=beyond)
+    assert "3.0 × 10⁹" in fig.layout.title.subtitle.text and not fig.layout.shapes
+
+
+def test_a_map_with_negative_weights_gets_its_own_scale_and_softmax_stays_readable():
+    """Issue 10, point 2: identity (q·k) on a 'needle' sample runs far below zero and, on one
+    shared scale, turned softmax and every positive map into one flat colour."""
+    sample = views.load_sample("random", preset="needle", n=32, d=16, data_seed=0)
+    view = views.maps_view(sample, 0, 0, ["softmax", "elu+1", "identity (q·k)", "Taylor-2"], True, 16, 0)
+    assert view.maps["identity (q·k)"].min() < -1                     # the case of the issue
+    fig = figures.attention_grid(view.tokens, view.maps, view.errors, ill_defined=view.ill_defined)
+    by_name = {t.name: t for t in heatmaps(fig)}
+    shared = fig.layout.coloraxis
+    positive = np.concatenate([np.asarray(view.maps[n]).ravel() for n in ("softmax", "elu+1", "Taylor-2")])
+    assert shared.cmin == 0 and shared.cmax <= np.nanmax(positive) + 1e-6
+    assert np.nanmax(view.maps["softmax"]) >= 0.5 * shared.cmax         # softmax spans the scale
+    for name in ("softmax", "elu+1", "Taylor-2"):
+        assert by_name[name].coloraxis == "coloraxis"
+    ident = by_name["identity (q·k)"]
+    own = fig.layout[ident.coloraxis]
+    assert ident.coloraxis not in ("coloraxis", "coloraxis2") and own.cmid == 0 and own.cmin < 0 < own.cmax
+    assert own.cmax == pytest.approx(np.percentile(np.abs(view.maps["identity (q·k)"]), 99.9), rel=1e-6)
+    err = by_name["identity (q·k) − softmax"]
+    assert err.coloraxis not in ("coloraxis", "coloraxis2", ident.coloraxis)
+    errs = np.abs(np.concatenate([view.errors[n].ravel() for n in ("elu+1", "Taylor-2")]))
+    assert fig.layout.coloraxis2.cmax <= errs.max() + 1e-6            # the others' errors keep their scale
+    titles = [a.text for a in fig.layout.annotations]
+    assert any(t.startswith("identity (q·k)") and "own scale ±" in t for t in titles)
+    assert not any(t.startswith("elu+1") and "own scale" in t for t in titles)
+
+
+def test_a_value_defined_on_few_rows_is_no_bar_and_says_why():
+    """Issue 10, point 3: 'needle', causal, identity had KL and entropy 0 from 1 row of 128."""
+    sample = views.load_sample("random", preset="needle", n=128, d=32)
+    view = views.maps_view(sample, 0, 0, ["softmax", "identity (q·k)", "elu+1"], True, 16, 0)
+    row = {r["map"]: r for r in view.metrics}["identity (q·k)"]
+    assert row["entropy_approx"] == 0.0 and row["entropy_approx_rows_undefined"] == 127      # the trap
+    fig = figures.metric_bars(view.metrics)
+    assert fig.data[0].y[1] is None and fig.data[0].y[2] == pytest.approx(row_of(view, "elu+1")["entropy_approx"])
+    na = [t for t in fig.data if t.type == "scatter" and t.mode == "text"][0]
+    assert list(na.x) == ["identity (q·k)"] and "127 of 128" in na.hovertext[0]
+
+
+def row_of(view, name):
+    return {r["map"]: r for r in view.metrics}[name]

@@ -83,9 +83,12 @@ def test_quality_view_shapes_and_guard():
     assert [r["map"] for r in qv.shape_rows][0] == "softmax"
     with pytest.raises(ValueError, match="random-feature"):
         views.quality_view(sample, 0, 0, ["elu+1"], seeds=10)
-    big = views.load_sample("random", preset="gaussian", n=4096, d=8)
+    big = views.load_sample("random", preset="gaussian", n=2048, d=8)
     with pytest.raises(ValueError, match="too much work"):
         views.quality_view(big, 0, 0, None, seeds=50)
+    huge = views.load_sample("random", preset="gaussian", n=4096, d=8)
+    with pytest.raises(ValueError, match="cap"):
+        views.quality_view(huge, 0, 0, None, seeds=1)
 
 
 def test_head_overview_every_head():
@@ -190,3 +193,205 @@ def test_maps_view_metrics_are_the_plain_comparison_of_the_maps(causal):
             assert (got[key] is None) == (value is None), (label, key)
             if value is not None:
                 assert got[key] == pytest.approx(value, rel=1e-9, abs=1e-12), (label, key)
+
+
+@pytest.mark.parametrize("label", ["FAVOR+ (IID)", "FAVOR+ (orthogonal)", "trig RFF (IID)", "trig RFF (orthogonal)"])
+@pytest.mark.parametrize("shape, causal", [((1, 8), False), ((37, 8), False), ((37, 8), True), ((3, 20, 16), True),
+                                           ((3, 20, 16), False)])
+def test_fast_redraw_measure_equals_the_plain_one(label, shape, causal):
+    """One N x N product gives the kernel MSE and the map error that the plain path (float64
+    estimate, kernel_map_with_flags, full compare) gives."""
+    from explorer import metrics
+    gen = torch.Generator().manual_seed(len(shape) * 100 + shape[-2])
+    q = 0.7 * torch.randn(*shape, generator=gen)
+    k = 0.7 * torch.randn(*shape, generator=gen)
+    fmap = views.make_feature_map(label, shape[-1], 24, 5)[0]
+    reference = metrics.Reference(attention.softmax_map(q, k, causal=causal), causal=causal)
+    exact = torch.exp(attention.logits(q, k).double())
+    fast = views.measure_redraw(q, k, fmap, reference, exact, float((exact * exact).mean()), causal)
+    plain = views.measure_redraw_plain(q, k, fmap, causal)
+    np.testing.assert_allclose(fast, plain, rtol=2e-5, atol=1e-9)
+
+
+def test_quality_grid_reaches_4096_with_fewer_redraws_at_large_m():
+    assert views.QUALITY_MS[-1] == 4096 and views.QUALITY_MS[0] == 4
+    assert [views.seeds_at(m, 10) for m in (4, 512, 1024, 2048, 4096)] == [10, 10, 5, 3, 3]
+    assert views.seeds_at(4096, 2) == 2                       # never more than asked
+    sample = views.load_sample("random", preset="gaussian", n=12, d=8)
+    qv = views.quality_view(sample, 0, 0, ["FAVOR+ (IID)"], ms=(4, 2048), seeds=6, m=8)
+    cur = qv.curves[0]
+    assert cur.seeds_used == [6, 3]
+    assert np.isfinite(cur.kernel_mse[1, :3]).all() and np.isnan(cur.kernel_mse[1, 3:]).all()
+    assert "6 redraws per m up to 4, then 3 at 2048" == qv.seed_note
+
+
+def test_quality_view_says_which_m_the_variance_formula_asks_for():
+    from explorer import rf_theory
+    sample = views.load_sample("random", preset="gaussian", n=16, d=8)
+    qv = views.quality_view(sample, 0, 0, ["FAVOR+ (IID)"], ms=(4, 8), seeds=2, m=8)
+    q, k = sample.q[0, 0], sample.k[0, 0]
+    np.testing.assert_allclose(qv.norms["q_norms"], rf_theory.favor_norms(q, k)["q_norms"])
+    assert qv.favor_need["m_required"] == pytest.approx(
+        rf_theory.favor_required_features(q, k, views.REQUIRED_ERROR)["m_required"])
+    assert qv.favor_need["rel_error"] == views.REQUIRED_ERROR == 0.1
+
+
+def _default_text():
+    from explorer.ui import source
+    return source.DEFAULT_TEXT
+
+
+def test_state_defaults_show_decay_on_the_default_text_and_more_on_the_preset():
+    from explorer import catalog
+    gamma, strength = catalog.STATE_DEFAULTS["gamma"], catalog.STATE_DEFAULTS["strength"]
+    for text, ratio in ((_default_text(), 1.5), (catalog.STATE_PRESET["text"], 3.0)):
+        sample = views.load_sample("text", text=text)
+        sv = views.state_view(sample, 2, 3, "elu+1", 32, 0, gamma, strength)
+        final = {kind: tr["state_norm"][-1] for kind, tr in sv.traces.items()}
+        assert final["no decay"] > ratio * final["RetNet γ"], (text, final)
+        assert final["no decay"] > ratio * final["GLA gates"], (text, final)
+    assert catalog.STATE_PRESET["gamma"] == gamma and sample.n_tokens > 50
+
+
+def test_state_view_recalls_an_early_and_a_recent_key_and_says_the_keys_are_synthetic():
+    from explorer import state
+    sample = views.load_sample("random", preset="local", n=20, d=8)
+    sv = views.state_view(sample, 0, 0, "elu+1", 8, 0, 0.8, 2.0, lags=(1, 16, 64))
+    retnet = sv.recall["RetNet γ"]
+    fmap = views.make_feature_map("elu+1", 8, 8, 0)[0]
+    recent = state.recall_probe(fmap, 8, [1, 16, 64], "retnet", gamma=0.8, strength=2.0, seed=0, position="recent")
+    np.testing.assert_allclose(retnet["recent_cosine"], recent.cosine.numpy())
+    # Decay forgets the early key and keeps the recent one clean.
+    assert retnet["recent_cosine"][-1] > retnet["cosine"][-1] + 0.3
+    assert any("synthetic" in n and "1–64" in n for n in sv.notices)
+
+
+def test_state_curves_draw_both_recall_curves():
+    sample = views.load_sample("random", preset="local", n=20, d=8)
+    sv = views.state_view(sample, 0, 0, "elu+1", 8, 0, 0.8, 2.0, lags=(1, 16, 64))
+    from explorer import figures
+    fig = figures.state_curves(sv.ts, sv.traces, sv.recall)
+    recent = [t for t in fig.data if t.name == "RetNet γ (recent key)"]
+    assert recent and list(recent[0].y) == list(sv.recall["RetNet γ"]["recent_cosine"].astype(float))
+    assert recent[0].line.dash == "dash"
+    assert any("synthetic" in (a.text or "") for a in fig.layout.annotations)
+
+
+def test_quality_preset_converges_within_the_grid():
+    """On the preset the random-feature error falls by decades along m, and the m the variance
+    formula asks for lies inside the grid; on the default text it lies far beyond."""
+    from explorer import catalog
+    p = catalog.QUALITY_PRESET
+    sample = views.load_sample(p["source"], preset=p["preset"], n=p["n"], d=p["d"], data_seed=p["data_seed"],
+                               temperature=p["temperature"])
+    qv = views.quality_view(sample, 0, 0, ["FAVOR+ (IID)"], seeds=4, m=16)
+    cur = qv.curves[0]
+    kmse = np.nanmean(cur.kernel_mse, axis=1)
+    assert cur.ms[-1] == 4096 and kmse[-1] < kmse[0] / 100
+    assert cur.theory[-1] / 3 < kmse[-1] < cur.theory[-1] * 3          # on the theory line at large m
+    assert qv.favor_need["m_required"] < 4096
+    text = views.load_sample("text", text=_default_text())
+    real = views.quality_view(text, 2, 3, ["FAVOR+ (IID)"], ms=(4, 8), seeds=2, m=16)
+    assert real.favor_need["m_required"] > 1e5
+
+
+def test_metrics_table_writes_n_a_with_the_row_count_where_a_mean_is_undefined():
+    """Issue 10, point 3: a KL of 0 from 1 defined row of 128 showed as 0, the count off-screen."""
+    from explorer import metrics
+    sample = views.load_sample("random", preset="needle", n=128, d=32)
+    view = views.maps_view(sample, 0, 0, ["softmax", "identity (q·k)", "elu+1"], True, 16, 0)
+    rows = {r["map"]: r for r in view.metrics}
+    ident = rows["identity (q·k)"]
+    assert ident["kl_mean"] == 0.0 and ident["kl_rows_undefined"] == 127                 # the trap
+    for short in (True, False):
+        table = views.metrics_table(view.metrics, short=short).set_index("map")
+        kl = table.loc["identity (q·k)", "KL (nats)" if short else views.METRIC_INFO["kl_mean"][0]]
+        assert kl == "n/a (127 of 128 rows)"
+    table = views.metrics_table(view.metrics, short=True).set_index("map")
+    assert table.loc["elu+1", "KL (nats)"] == pytest.approx(rows["elu+1"]["kl_mean"], rel=1e-3)   # all rows: a number
+    rho = table.loc["elu+1", "Spearman ρ"]                                 # first causal row has no ρ
+    assert rho.endswith("(1 of 128 rows n/a)") and float(rho.split()[0]) == pytest.approx(rows["elu+1"]["monotonicity"],
+                                                                                            rel=1e-3)
+    notes = metrics.undefined_notes(view.metrics)
+    assert any(n.startswith("identity (q·k), KL (nats) n/a: no value on 127 of 128 rows because") for n in notes)
+    assert metrics.shown_value({"kl_mean": None, "kl_rows_undefined": 5, "total_rows": 5}, "kl_mean") == "n/a (5 of 5 rows)"
+
+
+def test_maps_tab_says_why_each_cell_is_n_a():
+    from explorer.ui import maps_tab
+    sample = views.load_sample("random", preset="needle", n=64, d=16)
+    view = views.maps_view(sample, 0, 0, ["softmax", "identity (q·k)"], True, 16, 0)
+    text = maps_tab.notices_with_undefined(view)
+    import re
+    assert re.search(r"^- n/a: identity \(q·k\), KL \(nats\) n/a: no value on \d+ of 64 rows because", text, re.M)
+
+
+def test_the_trained_hedgehog_is_offered_in_the_maps_grid():
+    """Issue 10, point 9: the grid offered only 'Hedgehog (untrained: W = I)'."""
+    from explorer import learned
+    from explorer.views import common
+    label = "Hedgehog (trained)"
+    assert label in views.map_choices()
+    sample = views.load_sample("random", preset="clustered", n=24, d=8, heads=3, data_seed=4)
+    common.set_trained_hedgehog(None)
+    view = views.maps_view(sample, 0, 1, ["softmax", label], False, 8, 0)
+    assert label not in view.maps and any("no Hedgehog trained yet" in n for n in view.notices)
+    fmap = learned.Hedgehog(8, 16, seed=0, heads=(1, 3))
+    with torch.no_grad():
+        for p in fmap.parameters():
+            p.add_(0.3 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    try:
+        common.set_trained_hedgehog(fmap, origin="test")
+        one = views.maps_view(sample, 0, 1, ["softmax", label], False, 8, 0)
+        q, k = sample.q[0, 1], sample.k[0, 1]
+        expected = attention.kernel_map(q, k, fmap.select(0, 1)).detach().numpy()
+        np.testing.assert_allclose(one.maps[label], expected, rtol=1e-5, atol=1e-7)
+        assert not np.allclose(expected, attention.kernel_map(q, k, fmap.select(0, 0)).detach().numpy())   # its own head
+        mean = views.maps_view(sample, 0, "mean", ["softmax", label], False, 8, 0)
+        np.testing.assert_allclose(mean.maps[label], attention.kernel_map(sample.q[0], sample.k[0], fmap.select(0))
+                                   .mean(0).detach().numpy(), rtol=1e-5, atol=1e-7)
+        # A newer map replaces the cached picture of the older one.
+        other = learned.Hedgehog(8, 16, seed=1, heads=(1, 3))
+        common.set_trained_hedgehog(other, origin="test 2")
+        again = views.maps_view(sample, 0, 1, ["softmax", label], False, 8, 0)
+        np.testing.assert_allclose(again.maps[label], attention.kernel_map(q, k, other.select(0, 1)).detach().numpy(),
+                                   rtol=1e-5, atol=1e-7)
+        wrong_d = views.load_sample("random", preset="gaussian", n=8, d=4)
+        assert any("head dimension" in n for n in views.maps_view(wrong_d, 0, 0, ["softmax", label]).notices)
+    finally:
+        common.set_trained_hedgehog(None)
+
+
+def test_a_map_loaded_in_the_learn_tab_becomes_the_trained_hedgehog():
+    from explorer import learned
+    from explorer.views import common, learn
+    fmap = learned.Hedgehog(32, 8, seed=0, heads=(6, 12))
+    try:
+        learn.evaluate_map(fmap, heldout_count=1, origin="saved.pt")
+        sample = views.load_sample("text", text="The cat sat on the mat.")
+        view = views.maps_view(sample, 2, 5, ["softmax", "Hedgehog (trained)"], False, 8, 0)
+        q, k = sample.q[2, 5], sample.k[2, 5]
+        np.testing.assert_allclose(view.maps["Hedgehog (trained)"],
+                                   attention.kernel_map(q, k, fmap.select(2, 5)).detach().numpy(), rtol=1e-5, atol=1e-7)
+    finally:
+        common.set_trained_hedgehog(None)
+
+
+@pytest.mark.parametrize("shape, block", [((12, 12), 4), ((13, 10), 4), ((8, 8), 1), ((1, 1), 3)])
+def test_block_mean_equals_a_plain_loop(shape, block):
+    a = np.random.default_rng(0).normal(size=shape)
+    a[0, 0] = np.nan                                   # a bad cell stays visible in its block
+    got = views.block_mean(a, block) if block > 1 else a
+    for i in range(got.shape[0]):
+        for j in range(got.shape[1]):
+            cell = a[i * block:(i + 1) * block, j * block:(j + 1) * block]
+            np.testing.assert_allclose(got[i, j], cell.mean(), rtol=1e-12)
+
+
+def test_reused_random_maps_are_the_ones_a_seed_draws():
+    from explorer.views import quality
+    first = quality._random_map("FAVOR+ (orthogonal)", 8, 24, 3)
+    assert quality._random_map("FAVOR+ (orthogonal)", 8, 24, 3) is first          # reused, not redrawn
+    fresh = views.make_feature_map("FAVOR+ (orthogonal)", 8, 24, 3)[0]
+    assert torch.equal(first.projection, fresh.projection)
+    assert not torch.equal(quality._random_map("FAVOR+ (orthogonal)", 8, 24, 4).projection, fresh.projection)

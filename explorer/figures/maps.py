@@ -8,7 +8,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from .style import as_style, finish, finite_values, unique_labels
+from .style import as_style, finish, finite_values, unique_labels, wrap
 
 
 def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax", ill_defined: dict | None = None,
@@ -16,9 +16,13 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     """A grid of attention heatmaps, each with its error map (approx - softmax) beneath it.
 
     ``maps`` is label -> (n, n) array, the reference first; ``errors`` is label -> (n, n)
-    for every map but the reference. All maps share one colour axis (weight) and all
-    errors one symmetric diverging axis. Hovering a cell shows the query and key tokens,
-    the approximate and exact weights and their difference.
+    for every map but the reference. Softmax and every map without negative weights share
+    one colour axis (weight, 0 up), and their errors one symmetric diverging axis. A map
+    with negative weights (identity, Taylor-1, trig RFF can have them) would stretch those
+    axes until softmax is one flat colour, so it gets its own diverging scale, map and
+    error each, said in its panel titles with the range. Hovering a cell shows the query
+    and key tokens, the approximate and exact weights and their difference (the error
+    panels: the difference).
 
     The layout is written as plain dicts and validated once: make_subplots and per-panel
     updates cost ~0.3 s for ten panels, most of the maps tab's time budget.
@@ -35,19 +39,26 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     height = (1 - v_space * (rows - 1)) / rows
 
     exact = np.asarray(maps[reference]) if reference in maps else None
-    weights = finite_values(maps.values())
-    lo = min(0.0, float(np.percentile(weights, 0.1))) if weights.size else 0.0
+    signed = {name for name in names if name != reference and has_negative(maps[name])}
+    weights = finite_values([maps[name] for name in names if name not in signed])
+    lo = 0.0 if weights.size == 0 or weights.min() >= 0 else float(np.percentile(weights, 0.1))
     hi = float(np.percentile(weights, 99.9)) if weights.size else 1.0
     if exact is not None and np.isfinite(exact).any():
         hi = max(hi, float(np.nanmax(exact)))
-    errs = np.abs(finite_values(errors.values())) if errors else np.zeros(0)
-    emax = float(np.percentile(errs, 99.9)) if errs.size else 0.0
-    emax = emax if emax > 0 else 1e-6
+    hi = hi if hi > lo else lo + 1e-6
+    emax = symmetric_range([errors[name] for name in errors if name not in signed])
+    own_axes = {}           # signed map name -> (map axis, error axis, map range, error range)
+    for name in names:
+        if name in signed:
+            index = 3 + 2 * len(own_axes)
+            own_axes[name] = (f"coloraxis{index}", f"coloraxis{index + 1}", symmetric_range([maps[name]]),
+                              symmetric_range([errors[name]]) if name in errors else 1e-6)
 
     hover_map = ("query: %{y}<br>key: %{x}<br>approx: %{z:.4g}<br>softmax: %{customdata[0]:.4g}"
                  "<br>difference: %{customdata[1]:+.3g}<extra>%{fullData.name}</extra>")
-    hover_err = ("query: %{y}<br>key: %{x}<br>approx: %{customdata[0]:.4g}<br>softmax: %{customdata[1]:.4g}"
-                 "<br>difference: %{z:+.3g}<extra>%{fullData.name}</extra>")
+    # The error panels carry no hover data of their own: the weights behind a difference are
+    # one panel up, and two more N x N arrays per map made the reply with every map ~7 MB.
+    hover_err = "query: %{y}<br>key: %{x}<br>difference: %{z:+.3g}<extra>%{fullData.name}</extra>"
     tick = dict(size=style.tick_font)
     axis_title = dict(size=style.font)
     data, layout, annotations = [], {}, []
@@ -57,8 +68,11 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         suffix = "" if index == 1 else str(index)
         x0 = col * (width + h_space)
         y1 = 1 - row * (height + v_space)
-        data.append(dict(type="heatmap", z=z, x=labels, y=labels, customdata=customdata, name=name,
-                         coloraxis=coloraxis, hovertemplate=hover, xaxis="x" + suffix, yaxis="y" + suffix))
+        trace = dict(type="heatmap", z=z, x=labels, y=labels, name=name, coloraxis=coloraxis, hovertemplate=hover,
+                     xaxis="x" + suffix, yaxis="y" + suffix)
+        if customdata is not None:
+            trace["customdata"] = customdata
+        data.append(trace)
         layout["xaxis" + suffix] = dict(domain=[max(0.0, x0), min(1.0, x0 + width)], anchor="y" + suffix, type="category",
                                         title=dict(text="key", font=axis_title), tickangle=-60, tickfont=tick)
         layout["yaxis" + suffix] = dict(domain=[max(0.0, y1 - height), min(1.0, y1)], anchor="x" + suffix, type="category",
@@ -72,12 +86,22 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         z = np.asarray(maps[name])
         ref = exact if exact is not None else z
         err = np.asarray(errors[name]) if name in errors else np.zeros_like(z)
-        panel(row, col, z, np.stack([ref, err], axis=-1), name, "coloraxis", hover_map,
-              _panel_title(name, ill_defined))
+        map_axis, err_axis, map_range, err_range = own_axes.get(name, ("coloraxis", "coloraxis2", None, None))
+        map_title = _panel_title(name, ill_defined)
+        err_title = f"{name} − {reference}"
+        if name in own_axes:
+            # One line: a second would run into the token labels of the panel above.
+            map_title += f" · own scale ±{map_range:.2g}"
+            err_title += f" · own scale ±{err_range:.2g}"
+        panel(row, col, z, np.stack([ref, err], axis=-1), name, map_axis, hover_map, map_title)
         if name in errors:
-            panel(row + 1, col, err, np.stack([z, ref], axis=-1), f"{name} − {reference}", "coloraxis2", hover_err,
-                  f"{name} − {reference}")
+            panel(row + 1, col, err, None, f"{name} − {reference}", err_axis, hover_err,
+                  err_title)
 
+    for map_axis, err_axis, map_range, err_range in own_axes.values():
+        # No colour bar of their own (one per panel would crowd the grid): the title gives the range.
+        layout[map_axis] = dict(colorscale=style.diverging, cmid=0.0, cmin=-map_range, cmax=map_range, showscale=False)
+        layout[err_axis] = dict(colorscale=style.diverging, cmid=0.0, cmin=-err_range, cmax=err_range, showscale=False)
     bar = 22 if style.presentation else 14
     layout.update(
         annotations=annotations,
@@ -91,6 +115,20 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     fig = go.Figure(data=data, layout=layout)
     panel_px = 560 if style.presentation else 430
     return finish(fig, style, title or "Attention maps", height=rows * panel_px + 120, note=note, fonts_done=True)
+
+
+def has_negative(values) -> bool:
+    """Whether a map holds a negative (finite) weight."""
+    flat = finite_values([values])
+    return bool(flat.size) and float(flat.min()) < 0
+
+
+def symmetric_range(arrays) -> float:
+    """The 99.9th percentile of |values| (a few extreme cells must not flatten the rest),
+    never 0: the half-width of a diverging scale centred on zero."""
+    flat = np.abs(finite_values(arrays)) if arrays else np.zeros(0)
+    top = float(np.percentile(flat, 99.9)) if flat.size else 0.0
+    return top if top > 0 else 1e-6
 
 
 def _panel_title(name, ill_defined):
@@ -109,24 +147,30 @@ def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monoto
     names = [r["map"] for r in rows]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Entropy per row (nats, mean)", "Monotonicity (Spearman ρ)"),
                         horizontal_spacing=0.12)
-    ent = [r.get("entropy_approx") for r in rows]
+    from ..metrics import mostly_undefined, undefined_notes   # plain-dict helpers: no computation here
+    # A mean over fewer than half of the rows is no value to draw as a bar (it read as 0 for
+    # the identity map on 'needle': 1 row of 128): n/a, with the reason on hover.
+    ent = [None if mostly_undefined(r, "entropy_approx") else r.get("entropy_approx") for r in rows]
     fig.add_trace(go.Bar(x=names, y=ent, name=labels.get("entropy_approx", "entropy of the map"),
                          marker_color=style.colour(0)), row=1, col=1)
     ref = next((r.get("entropy_reference") for r in rows if r.get("entropy_reference") is not None), None)
     if ref is not None:
         fig.add_hline(y=ref, line=dict(color=style.colour(3), width=style.line, dash="dash"), row=1, col=1,
                       annotation_text="softmax", annotation_position="top left")
-    mono = [r.get("monotonicity") for r in rows]
+    mono = [None if mostly_undefined(r, "monotonicity") else r.get("monotonicity") for r in rows]
     fig.add_trace(go.Bar(x=names, y=mono, name=labels.get("monotonicity", "monotonicity"),
                          marker_color=style.colour(2)), row=1, col=2)
     # A missing bar would read as zero: say that the value is undefined (negative weights,
     # ill-defined rows), as the metrics table does.
-    for col, values in ((1, ent), (2, mono)):
-        missing = [name for name, value in zip(names, values) if value is None]
+    for col, values, key in ((1, ent, "H approx"), (2, mono, "Spearman ρ")):
+        missing = [(name, row) for name, row, value in zip(names, rows, values) if value is None]
         if missing:
-            fig.add_trace(go.Scatter(x=missing, y=[0] * len(missing), mode="text", text=["n/a"] * len(missing),
-                                     textposition="top center", textfont=dict(size=style.tick_font, color="#b00"),
-                                     showlegend=False, hoverinfo="skip"), row=1, col=col)
+            why = [next((n for n in undefined_notes([row]) if key in n), f"{name}: no value") for name, row in missing]
+            fig.add_trace(go.Scatter(x=[name for name, _ in missing], y=[0] * len(missing), mode="text",
+                                     text=["n/a"] * len(missing), textposition="top center",
+                                     textfont=dict(size=style.tick_font, color="#b00"), showlegend=False,
+                                     hovertext=["<br>".join(wrap(w, 60)) for w in why], hoverinfo="text"),
+                          row=1, col=col)
     fig.update_yaxes(title_text="entropy (nats)", row=1, col=1)
     fig.update_yaxes(title_text="Spearman ρ(logit, weight)", range=[min(-0.1, min([x for x in mono if x is not None] or [0])), 1.05],
                      row=1, col=2)

@@ -4,6 +4,7 @@ the head overview.
 
 from __future__ import annotations
 
+import math
 
 import numpy as np
 import plotly.graph_objects as go
@@ -11,11 +12,14 @@ from plotly.subplots import make_subplots
 from .style import as_style, finish, log_ticks
 
 
-def quality_curves(curves: list, x: str = "m", title: str = "", note: str = "", style=None) -> go.Figure:
+def quality_curves(curves: list, x: str = "m", title: str = "", note: str = "", style=None,
+                   favor_need: dict | None = None) -> go.Figure:
     """Error against m (or FLOPs), log-log: mean over seeds with a 10-90 % band, theory dashed.
 
     ``curves`` are objects with label, ms, flops, kernel_mse (len(ms), seeds),
     map_error (len(ms), seeds) and theory (list or None), as ``views.quality_view`` returns.
+    ``favor_need`` (``rf_theory.favor_required_features``): where the m it asks for lies on
+    the m axis it is marked there; beyond the axis, the note says how far.
     """
     style = as_style(style)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
@@ -50,6 +54,19 @@ def quality_curves(curves: list, x: str = "m", title: str = "", note: str = "", 
     fig.update_yaxes(type="log", title_text="relative error", row=1, col=2)
     fig.update_layout(legend=dict(orientation="h", y=-0.2, x=0, yanchor="top"))
     log_ticks(fig, style)
+    if favor_need:
+        need, target = favor_need["m_required"], favor_need["rel_error"]
+        all_ms = [mm for cur in curves for mm in cur.ms]
+        if x == "m" and all_ms and min(all_ms) <= need <= max(all_ms):
+            fig.add_vline(x=need, line=dict(color="#555", dash="dot", width=max(1, style.line / 2)), row=1, col=1)
+            fig.add_annotation(x=math.log10(need), y=1, xref="x", yref="paper", yanchor="top", xanchor="left",
+                               showarrow=False, text=f" FAVOR+ (IID): {target:.0%} at m ≈ {sci(need)}",
+                               font=dict(size=style.tick_font, color="#555"))
+        elif all_ms and need > max(all_ms):
+            extra = (f"FAVOR+ (IID) would need m ≈ {sci(need)} features for {target:.0%} error on the median "
+                     f"(q, k) pair of this head (|q′+k′|² ≈ {favor_need['sq_norm_sum']['median']:.3g}): far beyond "
+                     f"m = {max(all_ms)}, so its curves stay flat here.")
+            note = f"{note} {extra}".strip()
     height = 760 if style.presentation else 600
     fig = finish(fig, style, title or "Random features: error against m", height=height, note=note)
     fig.update_layout(margin=dict(b=210 if style.presentation else 160))
@@ -82,3 +99,44 @@ def head_overview(values, layer_names=None, metric_label: str = "", map_label: s
     title = f"{map_label}: {metric_label} on every head"
     return finish(fig, style, title, height=620 if style.presentation else 480,
                    note="Click a cell (or a row of the table) to open that head in the maps tab.")
+
+
+def sci(x: float) -> str:
+    """1070 -> '1.1 × 10³', 35 -> '35', inf -> '∞': counts that span many decades."""
+    if not math.isfinite(x):
+        return "∞"
+    if x < 1000:
+        return f"{x:.3g}"
+    exponent = int(math.floor(math.log10(x)))
+    mantissa = x / 10 ** exponent
+    if mantissa >= 9.95:
+        mantissa, exponent = 1.0, exponent + 1
+    sup = str(exponent).translate(str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"))
+    return f"{mantissa:.1f} × 10{sup}"
+
+
+def favor_norms(norms: dict, need: dict, title: str = "", style=None) -> go.Figure:
+    """Histograms of ‖q′‖ and ‖k′‖ (x′ = x / d^¼) of a head, and the number of IID FAVOR+
+    features its variance formula asks for: why random features converge on small norms
+    and not on real heads.
+
+    ``norms``: ``rf_theory.favor_norms`` output; ``need``: ``rf_theory.favor_required_features``.
+    """
+    style = as_style(style)
+    fig = go.Figure()
+    for i, (key, name) in enumerate((("q_norms", "‖q′‖ (queries)"), ("k_norms", "‖k′‖ (keys)"))):
+        values = np.asarray(norms[key], dtype=np.float64).ravel()
+        fig.add_trace(go.Histogram(x=values, name=name, opacity=0.65, marker_color=style.colour(i),
+                                   hovertemplate=name + " %{x}<br>%{y} rows<extra></extra>"))
+    fig.update_layout(barmode="overlay", legend=dict(orientation="h", x=1, xanchor="right", y=1.02, yanchor="bottom"))
+    fig.update_xaxes(title_text="norm after scaling by d^¼ (the kernel is exp(q′·k′))")
+    fig.update_yaxes(title_text="rows")
+    target, spread = need["rel_error"], need["m_quantiles"]
+    u2 = need["sq_norm_sum"]
+    note = (f"The IID FAVOR+ estimate of one pair has relative variance (exp(|q′+k′|²) − 1) / m. Here the median "
+            f"pair has |q′+k′|² ≈ {u2['median']:.3g}, so {target:.0%} relative error needs m ≈ {sci(need['m_required'])} "
+            f"features (10–90 % of pairs: {sci(spread[0.1])} to {sci(spread[0.9])}). Norms near 1 need hundreds; "
+            "trained heads have large norms.")
+    head = f"FAVOR+ needs m ≈ {sci(need['m_required'])} for {target:.0%} error"
+    return finish(fig, style, f"{head} · {title}" if title else head, note=note,
+                  height=460 if style.presentation else 360)

@@ -51,7 +51,7 @@ def state_curves(ts, traces: dict, recall: dict, t_marker: int | None = None, st
     style = as_style(style)
     fig = make_subplots(rows=2, cols=2, vertical_spacing=0.18, horizontal_spacing=0.1,
                         subplot_titles=("‖S_t‖ (Frobenius)", "‖z_t‖ (normaliser)", "effective rank of S_t",
-                                        "recall of an early key (cosine)"))
+                                        "recall, synthetic keys: early (solid), recent (dashed)"))
     ts = list(ts)
     for i, (kind, tr) in enumerate(traces.items()):
         colour = style.colour(i)
@@ -67,14 +67,23 @@ def state_curves(ts, traces: dict, recall: dict, t_marker: int | None = None, st
             fig.add_trace(go.Scatter(x=lags, y=list(cos), mode="lines+markers", name=kind, legendgroup=kind,
                                      showlegend=False, line=dict(color=colour, width=style.line),
                                      marker=dict(size=style.marker),
-                                     error_y=dict(type="data", array=list(std), visible=True, thickness=1)),
+                                     error_y=dict(type="data", array=list(std), visible=True, thickness=1),
+                                     hovertemplate=f"{kind}, early key<br>lag %{{x}}: cosine %{{y:.2f}}<extra></extra>"),
                           row=2, col=2)
+            if "recent_cosine" in rc:      # a key written last: what decay keeps clean
+                fig.add_trace(go.Scatter(x=lags, y=list(np.asarray(rc["recent_cosine"], dtype=np.float64)),
+                                         mode="lines+markers", name=f"{kind} (recent key)", legendgroup=kind,
+                                         showlegend=False, line=dict(color=colour, width=style.line, dash="dash"),
+                                         marker=dict(size=style.marker, symbol="diamond"),
+                                         hovertemplate=f"{kind}, recent key<br>lag %{{x}}: cosine %{{y:.2f}}"
+                                                       "<extra></extra>"),
+                              row=2, col=2)
     if t_marker is not None:
         for r, c in ((1, 1), (1, 2), (2, 1)):
             fig.add_vline(x=t_marker, line=dict(color="#777", dash="dot", width=max(1, style.line / 2)), row=r, col=c)
     for r, c in ((1, 1), (1, 2), (2, 1)):
         fig.update_xaxes(title_text="token t", row=r, col=c)
-    fig.update_xaxes(title_text="lag (tokens written after the key)", type="log", row=2, col=2)
+    fig.update_xaxes(title_text="lag (other keys written after / before it)", type="log", row=2, col=2)
     fig.update_yaxes(title_text="‖S_t‖_F", row=1, col=1)
     fig.update_yaxes(title_text="‖z_t‖₂", row=1, col=2)
     fig.update_yaxes(title_text="effective rank", row=2, col=1)

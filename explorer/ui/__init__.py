@@ -180,7 +180,7 @@ def _wire_presentation(presentation, maps, quality, state, cx, links):
 
     presentation.change(
         restyle, [presentation, maps.view, quality.view, quality.x_axis, state.view, cx.view],
-        [maps.plot, quality.curves, quality.shape, quality.overview, state.step, state.curves, state.memory,
+        [maps.plot, quality.curves, quality.norms, quality.shape, quality.overview, state.step, state.curves, state.memory,
          cx.plot, cx.claim], js=common.PRESENT_JS, api_visibility="private")
     links.after(presentation.change(with_present, [presentation, *links.queries], links.queries,
                                     api_visibility="private", queue=False))

@@ -77,7 +77,15 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
               "causal": bool(causal), "maps": maps, "m": int(m), "seed": int(seed or 0), "w": int(window),
               "present": bool(presentation)}
     return (render(view, presentation), views.metrics_table(view.metrics, short=True), badge(view),
-            common.notices_markdown(view.notices), view, common.query_string(params))
+            notices_with_undefined(view), view, common.query_string(params))
+
+
+def notices_with_undefined(view) -> str:
+    """The view's notices (the first few pop up), then why each n/a cell of the table is n/a."""
+    from .. import metrics
+    text = common.notices_markdown(view.notices)
+    why = metrics.undefined_notes(view.metrics)
+    return "\n".join([text] * bool(text) + [f"- n/a: {line}" for line in why])
 
 
 def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab:

@@ -33,6 +33,7 @@ class QualityTab:
     overview_metric: gr.Dropdown
     run: gr.Button
     curves: gr.Plot
+    norms: gr.Plot
     shape: gr.Plot
     overview: gr.Plot
     heads: gr.Dataframe
@@ -50,28 +51,29 @@ class QualityTab:
 
     @property
     def outputs(self) -> list:
-        return [self.curves, self.shape, self.overview, self.heads, self.notices, self.view, self.query]
+        return [self.curves, self.norms, self.shape, self.overview, self.heads, self.notices, self.view, self.query]
 
 
 def render(bundle, presentation=False, x_axis="m"):
-    """(curves, shape bars, overview) figures from the stored views."""
+    """(curves, norms, shape bars, overview) figures from the stored views."""
     if bundle is None:
-        return None, None, None
+        return None, None, None, None
     figures, _ = _engine()
     quality, overview = bundle
-    note = (f"Mean over {quality.seeds} seeds with a 10–90 % band. Dashed: the IID theory (an expectation; with "
-            "heavy-tailed estimates a finite set of seeds usually lands below it). Orthogonal features have no "
-            "closed form here.")
+    note = (f"Mean over the redraws ({quality.seed_note}) with a 10–90 % band. Dashed: the IID theory (an "
+            "expectation; with heavy-tailed estimates a finite set of seeds usually lands below it). Orthogonal "
+            "features have no closed form here.")
     curves = figures.quality_curves(quality.curves, x="flops" if x_axis == "FLOPs" else "m", title=(
         f"Random features: error against {'cost' if x_axis == 'FLOPs' else 'm'} · {quality.title}"), note=note,
-        style=presentation)
+        style=presentation, favor_need=quality.favor_need)
+    norms = figures.favor_norms(quality.norms, quality.favor_need, title=quality.title, style=presentation)
     shape = figures.metric_bars(quality.shape_rows, title=f"Spiky and monotone like softmax, or flat? · {quality.title}",
                                 style=presentation)
     over = None
     if overview is not None:
         over = figures.head_overview(overview.values, overview.layer_names, overview.metric_label, overview.map_label,
                                      style=presentation)
-    return curves, shape, over
+    return curves, norms, shape, over
 
 
 def heads_table(overview) -> pd.DataFrame:
@@ -88,8 +90,8 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
                 overview_metric="map_rel_error", presentation=False, progress=gr.Progress()):
     """Compute and draw the quality tab.
 
-    Returns (curves figure, entropy/monotonicity figure, head overview figure, heads table,
-    notices, view, query).
+    Returns (curves figure, norms figure, entropy/monotonicity figure, head overview figure,
+    heads table, notices, view, query).
     """
     _, views = _engine()
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress)
@@ -103,11 +105,11 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     else:
         notices.append("The head overview needs several heads: use a text (72 heads) or an upload with heads.")
     bundle = (quality, overview)
-    curves, shape, over = render(bundle, presentation, x_axis)
+    curves, norms, shape, over = render(bundle, presentation, x_axis)
     params = {"tab": "quality", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head),
               "causal": bool(causal), "qmaps": maps, "seeds": int(seeds), "x": x_axis, "m": int(m),
               "omap": overview_map, "ometric": overview_metric, "present": bool(presentation)}
-    return (curves, shape, over, heads_table(overview), common.notices_markdown(notices, toast=False), bundle,
+    return (curves, norms, shape, over, heads_table(overview), common.notices_markdown(notices, toast=False), bundle,
             common.query_string(params))
 
 
@@ -128,9 +130,11 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
                                        label="Head overview: map")
             overview_metric = gr.Dropdown(catalog.metric_keys(), value="map_rel_error", label="Head overview: metric")
             run = gr.Button("Measure", variant="primary", elem_id="quality-run")
+            try_preset = gr.Button(catalog.QUALITY_PRESET["label"], size="sm", elem_id="quality-preset")
         with gr.Column(scale=5):
             notices = gr.Markdown(elem_id="quality-notices")
             curves = gr.Plot(label="Error against m", show_label=False, elem_id="quality-plot")
+            norms = gr.Plot(label="Norms and the m FAVOR+ needs", show_label=False, elem_id="quality-norms")
             shape = gr.Plot(label="Entropy and monotonicity", show_label=False, elem_id="quality-shape")
     with gr.Row(equal_height=False):
         with gr.Column(scale=3, min_width=520, elem_id="quality-overview-col"):
@@ -145,12 +149,19 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
                 open_head = gr.Number(0, precision=0, minimum=0, maximum=64, label="head", elem_id="quality-open-head")
                 open_button = gr.Button("Open in the maps tab", size="sm", elem_id="quality-open")
     export, files, link, view, query = common.export_band("figures (PNG + HTML) and table (CSV)")
-    tab = QualityTab(causal, maps, seeds, x_axis, m, overview_map, overview_metric, run, curves, shape, overview, heads,
-                     notices, view, query, link, open_layer, open_head, open_button)
+    tab = QualityTab(causal, maps, seeds, x_axis, m, overview_map, overview_metric, run, curves, norms, shape, overview,
+                     heads, notices, view, query, link, open_layer, open_head, open_button)
 
     inputs = panel.inputs + tab.controls + [presentation]
     run.click(run_quality, inputs, tab.outputs, api_name="quality", concurrency_limit=2,
               concurrency_id="quality").then(None, query, link, js=common.SET_URL_JS)
+
+    preset = catalog.QUALITY_PRESET
+    try_preset.click(lambda: tuple(preset[key] for key in ("source", "preset", "n", "d", "data_seed", "temperature")),
+                     None, [panel.source, panel.preset, panel.n, panel.d, panel.data_seed, panel.temperature],
+                     api_visibility="private", queue=False).then(
+        run_quality, inputs, tab.outputs, api_visibility="private", concurrency_limit=2,
+        concurrency_id="quality").then(None, query, link, js=common.SET_URL_JS)
 
     # Switching the x axis only redraws: the measurements are kept in the view.
     def redraw(bundle, presentation, x_axis):
@@ -163,9 +174,10 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
         if bundle is None:
             raise gr.Error("Measure first.", print_exception=False)
         _, views = _engine()
-        curves_fig, shape_fig, over_fig = render(bundle, presentation, x_axis)
+        curves_fig, norms_fig, shape_fig, over_fig = render(bundle, presentation, x_axis)
         quality, overview = bundle
-        return common.show_files(common.export_files("quality", {"error-vs-m": curves_fig, "entropy-monotonicity": shape_fig,
+        return common.show_files(common.export_files("quality", {"error-vs-m": curves_fig, "norms": norms_fig,
+                                                                        "entropy-monotonicity": shape_fig,
                                                "head-overview": over_fig},
                                    {"metrics": views.metrics_table(quality.shape_rows),
                                     "curves": curves_table(quality), "heads": heads_table(overview)}))
@@ -178,7 +190,7 @@ def curves_table(quality) -> pd.DataFrame:
     rows = []
     for cur in quality.curves:
         for i, m in enumerate(cur.ms):
-            for seed in range(cur.kernel_mse.shape[1]):
+            for seed in range(cur.seeds_used[i] if cur.seeds_used else cur.kernel_mse.shape[1]):
                 rows.append({"map": cur.label, "m": m, "linear_flops": cur.flops[i], "seed": seed,
                              "kernel_relative_mse": cur.kernel_mse[i, seed], "map_rel_error": cur.map_error[i, seed],
                              "theory_iid_relative_mse": None if cur.theory is None else cur.theory[i]})

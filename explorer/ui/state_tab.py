@@ -64,8 +64,9 @@ def render(view, presentation=False):
 
 @common.guarded
 def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None,
-              layer=2, head="3", map_label="elu+1", m=32, seed=0, gamma=0.97, strength=1.0, t=None, kind="none",
-              presentation=False, progress=gr.Progress()):
+              layer=2, head="3", map_label="elu+1", m=32, seed=0, gamma=catalog.STATE_DEFAULTS["gamma"],
+              strength=catalog.STATE_DEFAULTS["strength"], t=None, kind="none", presentation=False,
+              progress=gr.Progress()):
     """Compute and draw the state tab.
 
     Returns (step figure, curves figure, memory figure, notices, view, t slider, query).
@@ -87,8 +88,8 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
 
 @common.guarded
 def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None,
-             layer=2, head="3", map_label="elu+1", m=32, seed=0, gamma=0.97, strength=1.0, t=0, kind="none",
-             presentation=False):
+             layer=2, head="3", map_label="elu+1", m=32, seed=0, gamma=catalog.STATE_DEFAULTS["gamma"],
+             strength=catalog.STATE_DEFAULTS["strength"], t=0, kind="none", presentation=False):
     """Only the step heatmaps, for the t slider: fast enough to drag."""
     figures, views = _engine()
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file)
@@ -106,12 +107,13 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> StateTa
             m = gr.Slider(2, 256, value=32, step=2, label="Features m", info="FAVOR+, trig RFF, Hedgehog", elem_id="state-m")
             seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label="Seed", info="random features and GLA gates",
                              elem_id="state-seed")
-            gamma = gr.Slider(0.5, 1.0, value=0.97, step=0.005, label="RetNet γ",
+            gamma = gr.Slider(0.5, 1.0, value=catalog.STATE_DEFAULTS["gamma"], step=0.005, label="RetNet γ",
                               info="decay per token", elem_id="state-gamma")
-            strength = gr.Slider(0.0, 8.0, value=1.0, step=0.1, label="GLA gate strength", info="0 = never forget",
+            strength = gr.Slider(0.0, 8.0, value=catalog.STATE_DEFAULTS["strength"], step=0.1, label="GLA gate strength", info="0 = never forget",
                                  elem_id="state-strength")
             kind = gr.Radio(KINDS, value="none", label="Decay shown in the step view", elem_id="state-kind")
             run = gr.Button("Run the RNN", variant="primary", elem_id="state-run")
+            try_preset = gr.Button(catalog.STATE_PRESET["label"], size="sm", elem_id="state-preset")
         with gr.Column(scale=5):
             notices = gr.Markdown(elem_id="state-notices")
             t = gr.Slider(0, 511, value=8, step=1, label="Step t", elem_id="state-t")
@@ -124,6 +126,11 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> StateTa
     inputs = panel.inputs + tab.controls + [presentation]
     run.click(run_state, inputs, tab.outputs, api_name="state", concurrency_limit=2,
               concurrency_id="compute").then(None, query, link, js=common.SET_URL_JS)
+    preset = catalog.STATE_PRESET
+    try_preset.click(lambda: (preset["source"], preset["text"], preset["gamma"], preset["strength"]), None,
+                     [panel.source, panel.text, gamma, strength], api_visibility="private", queue=False).then(
+        run_state, inputs, tab.outputs, api_visibility="private", concurrency_limit=2,
+        concurrency_id="compute").then(None, query, link, js=common.SET_URL_JS)
     gr.on([t.release, kind.input], run_step, inputs, step, api_visibility="private", trigger_mode="always_last",
           concurrency_limit=2, concurrency_id="compute")
     gr.on([gamma.release, strength.release, map_label.input], run_state, inputs, tab.outputs,

@@ -36,13 +36,16 @@ DISPLAY_MAX = 128
 # Building the map behind a label of the catalogue
 # ---------------------------------------------------------------------------------------
 
-def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window: int = 4):
+def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window: int = 4, layer=None, head=None):
     """Build the map behind ``label``; returns (feature_map, notices). ``window`` is the
-    sliding-window hybrid's w (ignored by every other map)."""
+    sliding-window hybrid's w (ignored by every other map); ``layer`` and ``head`` pick the
+    trained Hedgehog's head (ignored by every other map)."""
     specs = map_specs()
     if label not in specs:
         raise ValueError(f"maps: unknown map {label!r}; choose from {', '.join(map_choices())}")
     spec = specs[label]
+    if spec.trained:
+        return trained_hedgehog_for(head_dim, layer, head)
     seed, notices = reduce_seed(seed, "feature seed")
     kwargs = dict(spec.options)
     if spec.takes_m and m is not None:
@@ -70,6 +73,59 @@ def reduce_seed(seed, name: str) -> tuple[int, list[str]]:
     reduced = seed % (MAX_SEED + 1)
     shown = f"{seed:,}" if abs(seed) < 10 ** 15 else f"{seed:.3g}"
     return reduced, [f"The {name} {shown} is outside 0..{MAX_SEED:,}; using it modulo 2^32 = {reduced:,}."]
+
+
+# ---------------------------------------------------------------------------------------
+# The trained Hedgehog: the last one trained or loaded in this process (the learn tab),
+# which the other tabs offer as "Hedgehog (trained)".
+# ---------------------------------------------------------------------------------------
+
+_trained_lock = threading.Lock()
+_trained = {"map": None, "layer": None, "head": None, "origin": "", "version": 0}
+
+
+def set_trained_hedgehog(fmap, layer=None, head=None, origin: str = "trained") -> None:
+    """Offer ``fmap`` (a learned.Hedgehog for every head, or for ``layer``, ``head``) in the
+    other tabs. The version changes with every call, so cached maps of an older one are
+    not shown as this one."""
+    with _trained_lock:
+        _trained.update(map=fmap, layer=layer, head=head, origin=str(origin), version=_trained["version"] + 1)
+
+
+def trained_hedgehog_version() -> int:
+    """0 while there is none; otherwise a number that changes with every new one."""
+    with _trained_lock:
+        return _trained["version"] if _trained["map"] is not None else 0
+
+
+def trained_hedgehog_for(head_dim: int, layer=None, head=None):
+    """(feature_map, notices): the trained Hedgehog for one head (``head`` an int), for
+    every head of ``layer`` (``head`` None: the mean over heads), or for every layer and
+    head (``layer`` "all")."""
+    with _trained_lock:
+        fmap, t_layer, t_head, origin = _trained["map"], _trained["layer"], _trained["head"], _trained["origin"]
+    if fmap is None:
+        raise ValueError("no Hedgehog trained yet: train one (or load a saved map) in the learn tab")
+    if fmap.head_dim != head_dim:
+        raise ValueError(f"the trained Hedgehog is for head dimension {fmap.head_dim}, this sample's is {head_dim}")
+    heads = tuple(fmap.heads)
+    notices = []
+    if layer == "all":                     # every layer and head at once (the head overview)
+        if len(heads) != 2:
+            raise ValueError("the trained Hedgehog covers one head; train 'all heads' for an overview of every head")
+        return fmap, notices
+    if len(heads) == 2:                    # one map per (layer, head) of the model
+        layer = 0 if layer is None else int(layer)
+        if not 0 <= layer < heads[0] or (head is not None and not 0 <= int(head) < heads[1]):
+            raise ValueError(f"the trained Hedgehog covers {heads[0]} layers × {heads[1]} heads; "
+                             f"layer {layer}, head {head} is not among them")
+        fmap = fmap.select(layer) if head is None else fmap.select(layer, int(head))
+    elif heads:
+        raise ValueError(f"the trained Hedgehog covers heads {heads}; expected one head or layers × heads")
+    elif t_layer is not None and (t_layer, t_head) != (layer, head):
+        notices.append(f"Hedgehog (trained) was trained on layer {t_layer}, head {t_head} ({origin}); "
+                       f"shown here on layer {layer}, head {'mean' if head is None else head}.")
+    return fmap, notices
 
 
 # ---------------------------------------------------------------------------------------
@@ -191,6 +247,8 @@ def block_mean(a: np.ndarray, block: int) -> np.ndarray:
     Non-finite entries (ill-defined rows) propagate, so a bad row stays visible.
     """
     n0, n1 = a.shape
+    if n0 % block == 0 and n1 % block == 0:      # the common case (N = 1024, 2048): no padding
+        return a.reshape(n0 // block, block, n1 // block, block).mean(axis=(1, 3))
     r0, r1 = math.ceil(n0 / block), math.ceil(n1 / block)
     padded = np.zeros((r0 * block, r1 * block))
     count = np.zeros_like(padded)
@@ -213,8 +271,12 @@ def block_labels(tokens: list[str], block: int) -> list[str]:
 
 def metrics_table(rows: list, digits: int = 4, short: bool = False):
     """Metric rows as a DataFrame: one row per map, the headline numbers first, columns
-    labelled from METRIC_INFO (``short``: the short headers of METRIC_SHORT)."""
+    labelled from METRIC_INFO (``short``: the short headers of METRIC_SHORT). A mean over
+    rows that some rows lack says so in its cell ("n/a (127 of 128 rows)", or the number
+    with the count): ``metrics.shown_value``."""
     import pandas as pd
+
+    from ..metrics import UNDEFINED_ROWS, shown_value
 
     present = {key for row in rows for key in row if key != "map"}
     order = [*HEADLINE_METRICS, *METRIC_INFO]
@@ -223,7 +285,8 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False):
     data = {"map": [row["map"] for row in rows]}
     for key in keys:
         label = METRIC_SHORT.get(key, key) if short else METRIC_INFO.get(key, (key, ""))[0]
-        data[label] = [_round(row.get(key), digits) for row in rows]
+        data[label] = [shown_value(row, key, digits) if key in UNDEFINED_ROWS else _round(row.get(key), digits)
+                       for row in rows]
     return pd.DataFrame(data)
 
 

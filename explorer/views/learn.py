@@ -30,6 +30,7 @@ from .. import cost, hybrid, learned
 from ..catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED_SHAPE re-exported
 from ..checks import check_positive_int
 from ..feature_maps import create
+from .common import set_trained_hedgehog
 
 # The texts ship beside the package, so the path must not depend on the working directory.
 TEXTS_DIR = Path(__file__).resolve().parents[2] / "assets" / "texts"
@@ -197,7 +198,9 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
     with _trained_lock:
         if key in _trained:
             _trained.move_to_end(key)
-            return _trained[key]
+            hit = _trained[key]
+            set_trained_hedgehog(hit.feature_map, hit.layer, hit.head, "trained")   # offered in the maps tab
+            return hit
 
     report = progress or (lambda fraction, message: None)
 
@@ -217,6 +220,7 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
         _trained[key] = result
         while len(_trained) > TRAINED_CACHE_SIZE:
             _trained.popitem(last=False)
+    set_trained_hedgehog(result.feature_map, layer, head, "trained")
     return result
 
 
@@ -315,6 +319,7 @@ def evaluate_map(fmap: learned.Hedgehog, layer=0, head=0, heldout_count=None, or
     quality = learned.heldout_quality(samples, maps)
     per_head, rows, softmax_entropy, ratio = _summarise(quality, fmap.num_features, 0, head_dim)
     report(1.0, "done")
+    set_trained_hedgehog(fmap, layer, head, origin)
     return LearnResult(layer, head, fmap.num_features, 0, 0, [], 0.0, 0, len(heldout), per_head, rows,
                        softmax_entropy, ratio, fmap, origin=origin)
 

@@ -14,7 +14,8 @@ import torch
 
 from .. import attention, cost
 from ..catalog import DEFAULT_MAPS, REFERENCE, map_specs
-from .common import DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map, select_head
+from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
+                     select_head, trained_hedgehog_version)
 
 
 @dataclass
@@ -68,11 +69,12 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
         spec = specs.get(label)
         key = (id(sample), layer, head, label, causal, block,
                (int(m), int(seed)) if spec is not None and spec.takes_m else None,
-               int(window) if spec is not None and spec.name == "sliding_window" else None)
+               int(window) if spec is not None and spec.name == "sliding_window" else None,
+               trained_hedgehog_version() if spec is not None and spec.trained else None)
         entry = _cache_get(key, sample)
         if entry is None:
             try:
-                entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window)
+                entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head)
             except ValueError as exc:
                 notices.append(f"{label}: not shown ({exc}).")
                 continue
@@ -133,14 +135,14 @@ class _LazyReference:
         return self._prepared
 
 
-def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4):
+def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4, layer=None, head=None):
     """(display array, metric row, ill-defined row count, notices) of one map at full resolution."""
     cost.check(cost.estimate("maps", n=q.shape[-2], d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[label], m=m))
     reference = lazy.reference()
     if label == REFERENCE:
         row = lazy.metrics(v).compare(reference, head_dim=d)
         return _display(reference, block), row, 0, []
-    fmap, extra = make_feature_map(label, d, m, seed, window=window)
+    fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
     row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d)
     return _display(approx, block), row, int(ill.sum()), extra

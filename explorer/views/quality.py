@@ -4,14 +4,17 @@ IID variance formula), and one metric for one map over every head.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from .. import attention, cost
-from ..catalog import METRIC_INFO, REFERENCE, map_choices, map_specs, random_map_labels
-from .common import MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, select_head
+from ..catalog import METRIC_INFO, REFERENCE, TRAINED_HEDGEHOG, map_choices, map_specs, random_map_labels
+from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, select_head,
+                     trained_hedgehog_version)
 from .maps import maps_view
 
 
@@ -56,9 +59,10 @@ class QualityCurve:
     label: str
     ms: list                     # feature counts
     flops: list                  # linear-path FLOPs per head at each m
-    kernel_mse: np.ndarray       # (len(ms), seeds) relative MSE of the kernel estimate
-    map_error: np.ndarray        # (len(ms), seeds) map_rel_error from metrics.compare
+    kernel_mse: np.ndarray       # (len(ms), seeds) relative MSE of the kernel estimate; NaN = seed not drawn
+    map_error: np.ndarray        # (len(ms), seeds) map_rel_error from metrics; NaN = seed not drawn
     theory: list | None = None   # IID theory for the kernel MSE at each m (None if unknown)
+    seeds_used: list = field(default_factory=list)   # redraws measured at each m
 
 
 @dataclass
@@ -69,16 +73,39 @@ class QualityView:
     seeds: int
     notices: list = field(default_factory=list)
     title: str = ""
+    norms: dict = field(default_factory=dict)       # rf_theory.favor_norms of the head: q_norms, k_norms
+    favor_need: dict = field(default_factory=dict)  # rf_theory.favor_required_features at REQUIRED_ERROR
+    seed_note: str = ""          # how many redraws each m got, in words
 
 
-QUALITY_MS = (4, 8, 16, 32, 64, 128, 256)
-MAX_QUALITY_WORK = 4.0e9     # multiply-adds across all curves: keeps a request near a few seconds
+QUALITY_MS = tuple(2 ** i for i in range(2, 13))      # 4 ... 4096
+FULL_SEEDS_UP_TO = 512       # above this m, fewer redraws: the spread shrinks as 1/m anyway
+MIN_SEEDS = 3
+REQUIRED_ERROR = 0.1         # the relative error the FAVOR+ variance formula is asked about
+MAX_QUALITY_WORK = 2.0e10    # multiply-adds of the kernel estimates across all curves (~0.2-0.5 s)
+MIN_GRID_TOP = 64            # a request that cannot measure up to this m is refused, not cut
+
+
+def seeds_at(m: int, seeds: int) -> int:
+    """Redraws measured at m: all of them up to FULL_SEEDS_UP_TO, then proportionally fewer
+    (never below MIN_SEEDS, never above ``seeds``), so that each m costs about the same."""
+    if m <= FULL_SEEDS_UP_TO:
+        return seeds
+    return min(seeds, max(MIN_SEEDS, round(seeds * FULL_SEEDS_UP_TO / m)))
+
+
+def _work(n_maps, ms, seeds, n, heads) -> float:
+    return float(n_maps * sum(seeds_at(mm, seeds) * mm for mm in ms) * n * n * heads)
 
 
 @torch.inference_mode()
 def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, causal=False, m=64,
                  progress=None) -> QualityView:
-    """Error against m for every random-feature map (IID and orthogonal), over ``seeds`` redraws."""
+    """Error against m for every random-feature map (IID and orthogonal), over redraws
+    (``seeds`` up to m = FULL_SEEDS_UP_TO, fewer beyond), with the IID theory, the norms
+    ‖q'‖, ‖k'‖ of the head and the m the FAVOR+ variance formula asks for."""
+    from .. import metrics, rf_theory
+
     q, k, v, layer, head, notices = select_head(sample, layer, head)
     notices = list(getattr(sample, "notices", [])) + notices
     seeds = _int(seeds, "seeds")
@@ -90,31 +117,42 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     if not rand:
         raise ValueError("maps: choose at least one random-feature map (FAVOR+, trig RFF)")
     ms = sorted({int(x) for x in ms})
+    if not ms or ms[0] < 1:
+        raise ValueError(f"ms: feature counts must be at least 1, got {ms}")
     n, d = q.shape[-2], q.shape[-1]
     heads = 1 if q.dim() == 2 else q.shape[0]
-    work = len(rand) * seeds * sum(ms) * n * n * heads
-    if work > MAX_QUALITY_WORK:
+    if n * n * heads > MAX_MAP_CELLS:
+        raise ValueError(f"N: {n * n * heads:,} attention cells is over this tab's cap of {MAX_MAP_CELLS:,} "
+                         "(N = 2048 for one head); pick one head or a shorter sequence")
+    smallest = [mm for mm in ms if mm <= MIN_GRID_TOP] or ms[:1]
+    if _work(len(rand), smallest, seeds, n, heads) > MAX_QUALITY_WORK:
         raise ValueError(f"quality: N = {n} with {seeds} seeds is too much work for one request; "
-                         "lower N, the seeds or the largest m")
+                         "lower N or the seeds")
+    asked = ms
+    while _work(len(rand), ms, seeds, n, heads) > MAX_QUALITY_WORK:
+        ms = ms[:-1]
+    if ms != asked:
+        notices.append(f"At N = {n} the m grid stops at {ms[-1]} (not {asked[-1]}) to keep the request to a few "
+                       "seconds; a shorter sequence measures further.")
     cost.check(cost.estimate("quality", n=n, d=d, heads=heads, labels=rand, ms=ms, seeds=seeds))
     causal = bool(causal)
-    from .. import metrics
     reference = metrics.Reference(attention.softmax_map(q, k, causal=causal), causal=causal)
+    exact = torch.exp(attention.logits(q, k).double())     # the kernel every estimate aims at
+    exact_sq_mean = float((exact * exact).mean())
     curves, total, done = [], len(rand) * len(ms), 0
     for label in rand:
         spec = specs[label]
         kmse = np.full((len(ms), seeds), np.nan)
         merr = np.full((len(ms), seeds), np.nan)
-        used_ms = []
+        used_ms, used_seeds = [], []
         for i, mm in enumerate(ms):
             mm = mm + 1 if spec.even_m and mm % 2 else mm
             used_ms.append(mm)
-            for sd in range(seeds):
-                fmap, _ = make_feature_map(label, d, mm, sd)
-                kmse[i, sd] = kernel_estimate_mse(q, k, fmap)
-                approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
-                err = reference.compare(approx, ill_defined=ill)["map_rel_error"]
-                merr[i, sd] = np.nan if err is None else err
+            count = seeds_at(mm, seeds)
+            used_seeds.append(count)
+            for sd in range(count):
+                fmap = _random_map(label, d, mm, sd)
+                kmse[i, sd], merr[i, sd] = measure_redraw(q, k, fmap, reference, exact, exact_sq_mean, causal)
             done += 1
             if progress:
                 progress(done / total, f"{label}, m = {mm}")
@@ -124,14 +162,84 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
             vals = [theory_relative_mse(q, k, spec.name, mm) for mm in used_ms]
             theory = None if any(x is None for x in vals) else vals
         flops = [cost.flop_counts(n, d, mm)["linear_flops"] for mm in used_ms]
-        curves.append(QualityCurve(label, used_ms, flops, kmse, merr, theory))
+        curves.append(QualityCurve(label, used_ms, flops, kmse, merr, theory, used_seeds))
 
-    shape = maps_view(sample, layer, "mean" if head is None else head, [label for label in map_choices()],
-                      causal, m, 0, display_max=8)
+    offered = [label for label in map_choices() if label != TRAINED_HEDGEHOG or trained_hedgehog_version()]
+    shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8)
     where = f"layer {layer}, " + ("mean over heads" if head is None else f"head {head}")
     return QualityView(curves=curves, shape_rows=shape.metrics, n_tokens=n, seeds=seeds,
                        notices=notices + [x for x in shape.notices if x not in notices],
-                       title=f"{getattr(sample, 'source', '')} · {where}")
+                       title=f"{getattr(sample, 'source', '')} · {where}",
+                       norms=rf_theory.favor_norms(q, k),
+                       favor_need=rf_theory.favor_required_features(q, k, REQUIRED_ERROR, causal=causal),
+                       seed_note=seed_note(ms, seeds))
+
+
+# Random feature maps by (label, d, m, seed): a seed always draws the same W, so the next
+# Measure (another head, another text) reuses them instead of drawing again; drawing the
+# orthogonal ones (a QR per d x d block) was a quarter of a Measure. Bounded by bytes.
+_RANDOM_MAPS: "OrderedDict[tuple, torch.nn.Module]" = OrderedDict()
+_RANDOM_MAPS_BYTES = 64 * 2 ** 20
+_random_maps_lock = threading.Lock()
+
+
+def _random_map(label: str, d: int, m: int, seed: int):
+    key = (label, int(d), int(m), int(seed))
+    with _random_maps_lock:
+        if key in _RANDOM_MAPS:
+            _RANDOM_MAPS.move_to_end(key)
+            return _RANDOM_MAPS[key]
+    fmap, _ = make_feature_map(label, d, m, seed)
+    with _random_maps_lock:
+        _RANDOM_MAPS[key] = fmap
+        while sum(_map_bytes(x) for x in _RANDOM_MAPS.values()) > _RANDOM_MAPS_BYTES and len(_RANDOM_MAPS) > 1:
+            _RANDOM_MAPS.popitem(last=False)
+    return fmap
+
+
+def _map_bytes(fmap) -> int:
+    return sum(b.numel() * b.element_size() for b in fmap.buffers())
+
+
+def seed_note(ms, seeds: int) -> str:
+    """'10 redraws per m up to 512, then 5 at 1024, 3 at 2048 and 4096' (what was measured)."""
+    full = [mm for mm in ms if seeds_at(mm, seeds) == seeds]
+    rest = [(mm, seeds_at(mm, seeds)) for mm in ms if seeds_at(mm, seeds) != seeds]
+    text = f"{seeds} redraw{'s' if seeds != 1 else ''} per m" + (f" up to {full[-1]}" if full and rest else "")
+    if rest:
+        text += ", then " + ", ".join(f"{count} at {mm}" for mm, count in rest)
+    return text
+
+
+def measure_redraw(q, k, fmap, reference, exact, exact_sq_mean: float, causal: bool) -> tuple[float, float]:
+    """(relative kernel MSE, map error) of one draw of random features, from one N x N product.
+
+    The attention map needs phi(q) as a query (which may carry a positive per-row constant:
+    explorer.feature_maps), the kernel estimate phi(q) as a key (unbiased). The map's
+    product is formed once and the estimate derived from it by that row constant, read off
+    as the ratio of the two feature rows' norms. ``measure_redraw_plain`` is the reference.
+    """
+    fq = fmap(q, is_query=True)
+    fk = fmap(k)
+    weights = fq @ fk.transpose(-1, -2)                       # float32: the error measured is >> 1e-7
+    row_scale = fmap(q).norm(dim=-1) / fq.norm(dim=-1)        # phi_key(q_i) = c_i phi_query(q_i)
+    estimate = weights.double() * row_scale.double().unsqueeze(-1)
+    kernel_mse = float((estimate - exact).square_().mean() / exact_sq_mean)
+    if causal:
+        weights = weights.masked_fill(~attention.causal_mask(weights.shape[-1], weights.device), 0.0)
+    norm = attention.normalisers(weights)
+    err = reference.map_error(weights / norm.sums.unsqueeze(-1))
+    return kernel_mse, (np.nan if err is None else err)
+
+
+def measure_redraw_plain(q, k, fmap, causal: bool) -> tuple[float, float]:
+    """``measure_redraw`` the plain way: the float64 kernel estimate, the map from
+    ``attention.kernel_map_with_flags`` and the full ``metrics.compare``."""
+    from .. import metrics
+    reference = attention.softmax_map(q, k, causal=causal)
+    approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
+    err = metrics.compare(reference, approx, ill_defined=ill, causal=causal)["map_rel_error"]
+    return kernel_estimate_mse(q, k, fmap), (np.nan if err is None else err)
 
 
 @dataclass
@@ -157,7 +265,7 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=Fals
         raise ValueError(f"N: the overview of {q.shape[0] * q.shape[1]} heads at N = {q.shape[2]} is "
                          f"{cells:,} attention cells, over the cap of {MAX_OVERVIEW_CELLS:,}; use a shorter text")
     cost.check(cost.estimate("overview", n=q.shape[2], d=d, layers=q.shape[0], heads=q.shape[1], label=map_label, m=m))
-    fmap, _ = make_feature_map(map_label, d, m, seed)
+    fmap, _ = make_feature_map(map_label, d, m, seed, layer="all")
     causal = bool(causal)
     reference = attention.softmax_map(q, k, causal=causal)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)

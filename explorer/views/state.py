@@ -19,7 +19,7 @@ class StateView:
     mem_ts: list                 # 1..max(N, MEMORY_HORIZON): tokens seen, for the memory plot
     tokens: list
     traces: dict                 # kind label -> dict(state_norm, normaliser_norm, effective_rank) arrays
-    recall: dict                 # kind label -> dict(lags, cosine, cosine_std)
+    recall: dict                 # kind label -> dict(lags, cosine, cosine_std, recent_cosine, recent_cosine_std)
     kv_bytes: list               # softmax KV cache per head after each of mem_ts tokens
     state_bytes: int             # S and z per head, any t
     feature_dim: int
@@ -38,7 +38,7 @@ def _state_inputs(sample, layer, head, map_label, m, seed):
     if map_label == REFERENCE:
         raise ValueError("map: softmax has no finite state; choose a feature map such as elu+1")
     cost.check(cost.estimate("state", n=k.shape[0], d=k.shape[-1], dv=v.shape[-1], label=map_label, m=m))
-    fmap, extra = make_feature_map(map_label, k.shape[-1], m, seed)
+    fmap, extra = make_feature_map(map_label, k.shape[-1], m, seed, layer=layer, head=head)
     size = k.shape[0] * fmap.num_features * v.shape[-1]
     if size > MAX_STATE_ELEMENTS:
         raise ValueError(f"N: recording the state at every step is N × m × d_v = {size:,} numbers, over the cap of "
@@ -86,6 +86,7 @@ class _prefix_map(torch.nn.Module):
 
 
 RECALL_LAGS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+RECALL_TRIALS = 16      # explorer.state.recall_probe's default
 MEMORY_HORIZON = 2048   # the memory plot runs at least this far: a short text never shows the cache outgrow the state
 
 
@@ -102,9 +103,21 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
         decay = _decay(kd, n, fmap, gamma, strength, seed, head)
         tr = state.state_trace(k, v, fmap, decay)
         traces[label] = {key: getattr(tr, key).numpy() for key in ("state_norm", "normaliser_norm", "effective_rank")}
-        rc = state.recall_probe(fmap, d, list(lags), kd, gamma=float(gamma), strength=float(strength), seed=int(seed),
-                                position="early")
-        recall[label] = {"lags": rc.lags.numpy(), "cosine": rc.cosine.numpy(), "cosine_std": rc.cosine_std.numpy()}
+        # Synthetic (random Gaussian keys and values, not the text): recall needs a known
+        # target value, and lags far beyond a short text. An early key (written first, then
+        # `lag` others) is what decay forgets; a recent one (written last, after `lag` others)
+        # is what it keeps clean.
+        early = state.recall_probe(fmap, d, list(lags), kd, gamma=float(gamma), strength=float(strength),
+                                   seed=int(seed), position="early", trials=RECALL_TRIALS)
+        recent = state.recall_probe(fmap, d, list(lags), kd, gamma=float(gamma), strength=float(strength),
+                                    seed=int(seed), position="recent", trials=RECALL_TRIALS)
+        recall[label] = {"lags": early.lags.numpy(), "cosine": early.cosine.numpy(),
+                         "cosine_std": early.cosine_std.numpy(), "recent_cosine": recent.cosine.numpy(),
+                         "recent_cosine_std": recent.cosine_std.numpy()}
+    if lags:
+        notices.append(f"Recall is probed with synthetic random keys and values (lags {min(lags)}–{max(lags)} "
+                       f"tokens, {RECALL_TRIALS} trials), not with the text: it needs a known target and lags "
+                       "longer than a sentence.")
     t = n - 1 if t is None else t
     step = state_step(sample, layer, head, map_label, m, seed, gamma, strength, t, kind)
     return StateView(
