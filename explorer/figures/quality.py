@@ -128,7 +128,8 @@ def favor_norms(norms: dict, need: dict, title: str = "", style=None) -> go.Figu
         values = np.asarray(norms[key], dtype=np.float64).ravel()
         fig.add_trace(go.Histogram(x=values, name=name, opacity=0.65, marker_color=style.colour(i),
                                    hovertemplate=name + " %{x}<br>%{y} rows<extra></extra>"))
-    fig.update_layout(barmode="overlay", legend=dict(orientation="h", x=1, xanchor="right", y=1.02, yanchor="bottom"))
+    # The legend under the plot: above it, it would share the lines of the title and the note.
+    fig.update_layout(barmode="overlay", legend=dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top"))
     fig.update_xaxes(title_text="norm after scaling by d^¼ (the kernel is exp(q′·k′))")
     fig.update_yaxes(title_text="rows")
     target, spread = need["rel_error"], need["m_quantiles"]
