@@ -4,7 +4,6 @@ controls are consistent, and the numbers it prints are the engine's."""
 import re
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 from explorer.figures.lecture import chapter_figures
