@@ -4,6 +4,7 @@ controls are consistent, and the numbers it prints are the engine's."""
 import re
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from explorer.figures.lecture import chapter_figures
@@ -110,6 +111,7 @@ def test_numbers_are_the_engines(views):
     assert views[2].numbers["max_rel_diff"] <= 1e-5
     assert 770 < views[2].numbers["article_model_ratio"] < 790
     assert views[4].numbers["max_rel_diff"] <= 1e-5
+    assert np.allclose(views[4].data["recall"]["cosine"], views[4].data["recall_recent"]["cosine"])  # no decay
     assert views[4].numbers["recall_lag_1"] > views[4].numbers["recall_lag_1024"] + 0.3
     gap = views[5].numbers
     assert gap["recent_minus_early_at_256[retnet]"] > 0.1 and abs(gap["recent_minus_early_at_256[none]"]) < 1e-6
@@ -180,3 +182,22 @@ def test_hybrid_curve_ends_at_the_original_model(views):
     assert [p["k"] for p in path] == list(range(7))
     assert path[-1]["cosine"] == pytest.approx(1.0, abs=1e-5)
     assert path[0]["cosine"] < 0.99
+
+
+def test_chapter_three_prints_the_variance_formulas_m(views):
+    from explorer import rf_theory
+
+    view = views[3]
+    sample = load_sample("text", text=TEXT)
+    q, k = sample.q[view.controls["layer"], view.controls["head"]], sample.k[view.controls["layer"], view.controls["head"]]
+    assert view.numbers["m_required"] == pytest.approx(rf_theory.favor_required_features(q, k, 0.1)["m_required"])
+    assert view.numbers["m_required"] > 1000 * view.numbers["m_required_well"]   # why the real head does not converge
+    assert view.numbers["rf_error_real_m_max_orthogonal"] > 5 * view.numbers["rf_error_well_m_max_orthogonal"]
+
+
+def test_reverse_kernel_table_in_both_languages():
+    for lang in ("en", "zh"):
+        table = lecture_text.reverse_kernel_table(lang)
+        assert len(table) == 6 and all(len(row) == 3 for row in table)
+        assert all(cell.strip() for row in table[1:] for cell in row)
+    assert CJK.search(lecture_text.reverse_kernel_table("zh")[1][1])

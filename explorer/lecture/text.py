@@ -298,3 +298,14 @@ def notice(key: str, lang: str = "en", **values) -> str:
     if not key.startswith("notice."):
         raise KeyError(f"{key!r} is not a notice")
     return t(key, lang, **values)
+
+
+REVERSE_KERNEL_ROWS = ("goal", "works", "phi", "cost", "price")
+
+
+def reverse_kernel_table(lang: str = "en") -> list[list[str]]:
+    """Chapter 3's two-column comparison (SVM's kernel trick against linear attention's
+    reverse use of it) as rows of text: a header row, then one row per aspect."""
+    header = [t("rk.header.aspect", lang), t("rk.header.svm", lang), t("rk.header.linear", lang)]
+    return [header] + [[t(f"rk.row.{row}.{col}", lang) for col in ("aspect", "svm", "linear")]
+                       for row in REVERSE_KERNEL_ROWS]

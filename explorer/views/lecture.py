@@ -208,9 +208,10 @@ def _ch3(sample, c, progress) -> ChapterView:
     if budget is None:
         view.notice_items.append(("notice.no_rf_theory", {}))
     else:
-        view.numbers["m_required"] = budget["m_required"]
         well = kernels.favor_budget(wq, wk, 0.1)
-        view.numbers["m_required_well"] = well["m_required"]
+        view.numbers.update(m_required=budget["m_required"], m_required_well=well["m_required"],
+                            log10_m_required=float(budget["details"]["log10_m_required"]),
+                            log10_m_required_well=float(well["details"]["log10_m_required"]))
     view.data["reverse_kernel"] = [(f"rk.row.{row}.aspect", f"rk.row.{row}.svm", f"rk.row.{row}.linear")
                                    for row in ("goal", "works", "phi", "cost", "price")]
     view.numbers.update({
@@ -238,7 +239,9 @@ def _ch4(sample, c, progress) -> ChapterView:
     both = rnn.recurrent_vs_parallel(q, k, v, fmap)
     mem = rnn.memory(d, fmap.num_features, v.shape[-1])
     early = rnn.recall(fmap, d, "none", "early")
+    recent = rnn.recall(fmap, d, "none", "recent")    # without decay the same curve: order is not kept
     view.data.update(step=step, token=sample.tokens[t], tokens=list(sample.tokens), memory=mem, recall=early,
+                     recall_recent=recent,
                      recurrent=both["recurrent"][t], parallel=both["parallel"][t])
     view.notice_items.append(("notice.recall_synthetic", {"d": d}))
     lags = early["lags"]
