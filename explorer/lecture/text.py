@@ -251,9 +251,10 @@ TEXT: dict[str, dict[str, str]] = {
         "zh": "本版本中没有 FAVOR+ 方差公式模块（explorer.rf_theory），因此不显示它所需的 m。"},
     "notice.hedgehog_untrained": {
         "en": "No trained Hedgehog for layer {layer}, head {head} yet: showing the untrained map (W = I). Press "
-              "“train Hedgehog now” (about {seconds} s) to train it on the training texts.",
+              "“train Hedgehog now” to train it on the training texts (the first run also reads those texts "
+              "through the model, which takes the longest).",
         "zh": "第 {layer} 层第 {head} 个头还没有训练好的 Hedgehog：图中是未训练的映射（W = I）。"
-              "点击“现在训练 Hedgehog”（约 {seconds} 秒）即可在训练文本上训练。"},
+              "点击“现在训练 Hedgehog”即可在训练文本上训练（第一次还要让模型读一遍这些文本，耗时最长）。"},
     "notice.recall_synthetic": {
         "en": "Recall is probed with random keys and values of this head's dimension (d = {d}), written into the "
               "state of the chosen map: it shows the memory, not this text.",

@@ -271,8 +271,7 @@ def _ch5(sample, c, progress) -> ChapterView:
     trained = _hedgehog(sample, c, progress)
     if trained is None:
         hh = feature_maps.create("hedgehog", d, num_features=c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
-        view.notice_items.append(("notice.hedgehog_untrained", {"layer": c["layer"], "head": c["head"],
-                                                                "seconds": 60}))
+        view.notice_items.append(("notice.hedgehog_untrained", {"layer": c["layer"], "head": c["head"]}))
         hh_label = "Hedgehog (W = I)"
     else:
         hh, hh_label = trained, "Hedgehog (trained)"
