@@ -201,3 +201,15 @@ def test_reverse_kernel_table_in_both_languages():
         assert len(table) == 6 and all(len(row) == 3 for row in table)
         assert all(cell.strip() for row in table[1:] for cell in row)
     assert CJK.search(lecture_text.reverse_kernel_table("zh")[1][1])
+
+
+def test_chapter_one_names_its_reference_for_what_it_is():
+    """On data without a model the comparison is with the engine's softmax, and the legend says so."""
+    sample = load_sample("random", n=12, d=8, heads=2)
+    for lang in ("en", "zh"):
+        fig = chapter_figures(lecture.chapter_view(1, sample=sample, layer=0, head=0, query=3), lang)[1]
+        names = [trace.name for trace in fig.data if trace.name]
+        assert lecture_text.t("legend.engine_output", lang) in names
+        assert lecture_text.t("legend.model_output", lang) not in names
+    fig = chapter_figures(lecture.chapter_view(1, text=TEXT), "en")[1]
+    assert lecture_text.t("legend.model_output", "en") in [trace.name for trace in fig.data]

@@ -110,7 +110,7 @@ def _ch1(view, lang, style):
     fig2.update_xaxes(tickvals=list(range(len(tokens))), ticktext=tokens, title_text=t("axis.key", lang),
                       row=1, col=1)
     dims = list(range(len(head["output"])))
-    ref_name = "legend.model_output" if head["reference_kind"] == "model" else "legend.model_output"
+    ref_name = "legend.model_output" if head["reference_kind"] == "model" else "legend.engine_output"
     fig2.add_bar(x=dims, y=head["output"], name=t("legend.nw_output", lang), marker_color=style.colour(1),
                  row=1, col=2)
     fig2.add_scatter(x=dims, y=head["reference"], mode="markers", name=t(ref_name, lang),

@@ -160,6 +160,8 @@ TEXT: dict[str, dict[str, str]] = {
     "legend.query": {"en": "query x", "zh": "查询点 x"},
     "legend.nw_output": {"en": "Σ wⱼ vⱼ (computed here)", "zh": "Σ wⱼ vⱼ（此处计算）"},
     "legend.model_output": {"en": "the model's attention output", "zh": "模型自身的注意力输出"},
+    "legend.engine_output": {"en": "softmax(QKᵀ/√d)V by the engine (no model here)",
+                             "zh": "引擎计算的 softmax(QKᵀ/√d)V（此处没有模型）"},
     "legend.left": {"en": "(φ(Q)φ(K)ᵀ)V", "zh": "(φ(Q)φ(K)ᵀ)V"},
     "legend.right": {"en": "φ(Q)(φ(K)ᵀV)", "zh": "φ(Q)(φ(K)ᵀV)"},
     "legend.exp": {"en": "exp(s)", "zh": "exp(s)"},
