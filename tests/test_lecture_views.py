@@ -213,3 +213,21 @@ def test_chapter_one_names_its_reference_for_what_it_is():
         assert lecture_text.t("legend.model_output", lang) not in names
     fig = chapter_figures(lecture.chapter_view(1, text=TEXT), "en")[1]
     assert lecture_text.t("legend.model_output", "en") in [trace.name for trace in fig.data]
+
+
+def _subtitle(fig) -> str:
+    return fig.layout.title.subtitle.text or ""
+
+
+def test_ratios_below_one_are_printed_as_they_are():
+    """At short N the linear path costs more (ratio N / (d + 1) < 1): the note must not say 0×."""
+    view = lecture.chapter_view(0, n=64, d=128)
+    ratio = view.numbers["flop_ratio"]
+    assert ratio == pytest.approx(64 / 129)
+    note = _subtitle(chapter_figures(view, "en")[0])
+    assert f"= {ratio:.2g}×" in note and "= 0×" not in note
+    view = lecture.chapter_view(2, text=TEXT, n=16, d=64, m=64)
+    ratio = view.numbers["flop_ratio"]
+    assert ratio == pytest.approx(2 * 16 ** 2 * 128 / (4 * 16 * 64 * 64 + 4 * 16 * 64))
+    note = _subtitle(chapter_figures(view, "en")[1])
+    assert f"FLOPs ×{ratio:.2g} " in note and "×0 " not in note

@@ -36,6 +36,14 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
+def _times(ratio: float) -> str:
+    """A ratio as a multiplier; below 10 with two significant digits, so that a ratio under
+    1 (the linear path costing more at short N) never reads as 0."""
+    if ratio is None or not math.isfinite(ratio):
+        return "—"
+    return f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:.2g}"
+
+
 def _bytes(b: float) -> str:
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if b >= size:
@@ -63,7 +71,7 @@ def _ch0(view, lang, style):
     log_ticks(fig, style)
     note = (f"N = {now:,}: {_fmt(view.numbers['pairs'])} · float32 {_bytes(view.numbers['bytes_f32'])} · "
             f"float16 {_bytes(view.numbers['bytes_f16'])} · FLOPs {_fmt(view.numbers['quadratic_flops'])} "
-            f"(N²) / {_fmt(view.numbers['linear_flops'])} (linear) = {view.numbers['flop_ratio']:.0f}×")
+            f"(N²) / {_fmt(view.numbers['linear_flops'])} (linear) = {_times(view.numbers['flop_ratio'])}×")
     first = finish(fig, style, t("ch0.fig1.title", lang, n=f"{now:,}"), HEIGHT, note)
 
     n0, n1 = view.numbers["article_n_from"], view.numbers["article_n_to"]
@@ -172,9 +180,9 @@ def _ch2(view, lang, style):
         fig2.add_bar(x=names, y=[a, b], marker_color=[style.colour(3), style.colour(2)], text=[fmt(a), fmt(b)],
                      textposition="outside", cliponaxis=False, showlegend=False, row=1, col=col)
         fig2.update_yaxes(type="log", row=1, col=col)
-    note2 = (f"FLOPs ×{n['flop_ratio']:.0f} · time ×{n['time_ratio']:.0f} at N = {n['timed_n']:,.0f} "
-             f"(FLOP model there ×{n['timed_flop_ratio']:.0f}; matmul {n['matmul_gflops']:.0f} GFLOP/s now) · "
-             f"N = 100K, d = 128: ×{n['article_model_ratio']:.0f} (N/d = {n['article_leading_ratio']:.0f})")
+    note2 = (f"FLOPs ×{_times(n['flop_ratio'])} · time ×{_times(n['time_ratio'])} at N = {n['timed_n']:,.0f} "
+             f"(FLOP model there ×{_times(n['timed_flop_ratio'])}; matmul {n['matmul_gflops']:.0f} GFLOP/s now) · "
+             f"N = 100K, d = 128: ×{_times(n['article_model_ratio'])} (N/d = {n['article_leading_ratio']:.0f})")
     second = finish(fig2, style, t("ch2.fig2.title", lang, n=f"{o['n']:,}"), HEIGHT, note2)
     return [first, second]
 
