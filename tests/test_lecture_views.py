@@ -231,3 +231,14 @@ def test_ratios_below_one_are_printed_as_they_are():
     assert ratio == pytest.approx(2 * 16 ** 2 * 128 / (4 * 16 * 64 * 64 + 4 * 16 * 64))
     note = _subtitle(chapter_figures(view, "en")[1])
     assert f"FLOPs ×{ratio:.2g} " in note and "×0 " not in note
+
+
+def test_taylor_panel_marks_where_order_one_goes_negative(views):
+    view = views[3]
+    grid = view.data["taylor"]["s"]
+    assert grid[0] < -1 < grid[-1]           # the default head has logits on both sides of -1
+    fig = chapter_figures(view, "en")[0]
+    shaded = [s for s in fig.layout.shapes if s.type == "rect" and s.yref == "paper"]
+    assert len(shaded) == 1 and shaded[0].x0 == pytest.approx(grid[0]) and shaded[0].x1 == -1.0
+    order1 = view.data["taylor"]["order1"]
+    assert np.all((order1 < 0) == (grid < -1))   # the shaded span is exactly where 1 + s < 0

@@ -198,6 +198,13 @@ def _ch3(view, lang, style):
         fig.add_scatter(x=tay["s"], y=tay[f"order{order}"], mode="lines", name=t("legend.order", lang, k=order),
                         line=dict(color=style.colour(i), width=style.line, dash="dash"), row=1, col=1)
     fig.add_hline(y=0, line_color="#888", row=1, col=1)
+    if tay["s"][0] < -1.0:
+        # Where 1 + s < 0 the first-order "kernel" is negative. Shaded on both panels, so it
+        # stays visible when large logits stretch the kernel axis and the dip looks flat.
+        fig.add_shape(type="rect", xref="x", yref="paper", x0=float(tay["s"][0]), x1=-1.0, y0=0, y1=1,
+                      fillcolor=style.colour(3), opacity=0.1, line_width=0, layer="below")
+        fig.add_annotation(xref="x", yref="paper", x=-1.0, y=1.0, xanchor="right", yanchor="top", showarrow=False,
+                           text=t("legend.taylor1_negative", lang), font=dict(size=style.tick_font))
     # exp(s) at the largest logits would flatten everything else: show up to where most pairs lie.
     top = float(np.exp(np.percentile(view.data["logits"], 98)))
     fig.update_yaxes(range=[-max(4.0, 0.25 * top), max(4.0, 1.3 * top)], row=1, col=1)

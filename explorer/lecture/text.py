@@ -166,6 +166,7 @@ TEXT: dict[str, dict[str, str]] = {
     "legend.right": {"en": "φ(Q)(φ(K)ᵀV)", "zh": "φ(Q)(φ(K)ᵀV)"},
     "legend.exp": {"en": "exp(s)", "zh": "exp(s)"},
     "legend.order": {"en": "Taylor order {k}", "zh": "{k} 阶泰勒"},
+    "legend.taylor1_negative": {"en": "1 + s < 0: order 1 is negative", "zh": "1 + s < 0：一阶展开为负"},
     "legend.identity": {"en": "identity line", "zh": "对角线 y = x"},
     "legend.well": {"en": "well-conditioned sample", "zh": "条件良好的样本"},
     "legend.real": {"en": "this head", "zh": "本注意力头"},
