@@ -242,3 +242,29 @@ def test_taylor_panel_marks_where_order_one_goes_negative(views):
     assert len(shaded) == 1 and shaded[0].x0 == pytest.approx(grid[0]) and shaded[0].x1 == -1.0
     order1 = view.data["taylor"]["order1"]
     assert np.all((order1 < 0) == (grid < -1))   # the shaded span is exactly where 1 + s < 0
+
+
+def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
+    """KL = 0 (a row the map gets exactly) or -1e-17 (rounding) vanish from a log axis: the
+    figures leave them out of the drawn data and say so in the note, in the chosen language."""
+    import copy
+
+    five = copy.deepcopy(views[5])
+    name = next(iter(five.data["kl"]))
+    five.data["kl"][name]["kl"][:3] = (0.0, -1e-17, np.nan)
+    for lang in ("en", "zh"):
+        fig = chapter_figures(five, lang)[1]
+        assert np.all(np.asarray(fig.data[0].y) > 0)
+        assert lecture_text.t("note.kl_not_drawn", lang, map=name, count=2) in _subtitle(fig)
+
+    six = copy.deepcopy(views[6])
+    six.data["points"][0]["median_kl"] = 0.0
+    six.data["frontier"] = [0] + [i for i in six.data["frontier"] if i != 0]
+    label = six.data["points"][0]["label"]
+    fig = chapter_figures(six, "zh")[0]
+    assert all(y > 0 for trace in fig.data for y in trace.y)
+    assert lecture_text.t("note.kl_zero", "zh", map=label, kl="0") in _subtitle(fig)
+    undefined = [p["label"] for p in views[6].data["points"] if not np.isfinite(p["median_kl"])]
+    assert undefined        # identity and Taylor-1 on a real head
+    note = _subtitle(chapter_figures(views[6], "zh")[0])
+    assert all(lecture_text.t("note.kl_undefined", "zh", map=lab) in note for lab in undefined)

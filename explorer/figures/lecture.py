@@ -335,12 +335,16 @@ def _ch5(view, lang, style):
 
     kl = view.data["kl"]
     fig2 = go.Figure()
+    hidden = []
     for i, (name, r) in enumerate(kl.items()):
         values = r["kl"][np.isfinite(r["kl"])]
-        fig2.add_box(y=values, name=f"{name} (m = {r['m']})", marker_color=style.colour(i), boxmean=True)
+        drawn = values[values > 0]                # a log axis cannot show KL = 0 (or -1e-17 from rounding)
+        if drawn.size < values.size:
+            hidden.append(t("note.kl_not_drawn", lang, map=name, count=values.size - drawn.size))
+        fig2.add_box(y=drawn, name=f"{name} (m = {r['m']})", marker_color=style.colour(i), boxmean=True)
     fig2.update_yaxes(type="log", title_text=t("axis.kl", lang))
     second = finish(fig2, style, t("ch5.fig2.title", lang), HEIGHT,
-                    " · ".join(f"{name}: {r['mean']:.3f}" for name, r in kl.items()))
+                    " · ".join([f"{name}: {r['mean']:.3f}" for name, r in kl.items()] + hidden))
     figs = [first, second]
 
     path = view.data.get("hybrid")
@@ -360,12 +364,14 @@ def _ch5(view, lang, style):
 def _ch6(view, lang, style):
     points = view.data["points"]
     front = view.data["frontier"]
-    good = [p for p in points if math.isfinite(p["median_kl"])]
-    bad = [p for p in points if not math.isfinite(p["median_kl"])]
+    # A log axis drops values <= 0 without a word: such points are named in the note instead.
+    good = [p for p in points if math.isfinite(p["median_kl"]) and p["median_kl"] > 0]
+    bad = [p for p in points if p not in good]
     fig = go.Figure()
     fig.add_scatter(x=[p["cost"] for p in good], y=[p["median_kl"] for p in good], mode="markers+text",
                     text=[f"{p['label']} (m={p['m']})" for p in good], textposition="top center", cliponaxis=False,
                     marker=dict(size=style.marker * 1.5, color=style.colour(0)), name=t("legend.maps", lang))
+    front = [i for i in front if points[i] in good]
     fig.add_scatter(x=[points[i]["cost"] for i in front], y=[points[i]["median_kl"] for i in front],
                     mode="lines", line=dict(color=style.colour(3), width=style.line, shape="hv"),
                     name=t("legend.frontier", lang))
@@ -375,7 +381,8 @@ def _ch6(view, lang, style):
     fig.update_xaxes(type="log", title_text=t("axis.flops_token", lang),
                      range=[costs.min() - pad_x, costs.max() + pad_x])
     fig.update_yaxes(type="log", title_text=t("axis.median_kl", lang), range=[kls.min() - pad_y, kls.max() + 2 * pad_y])
-    note = " · ".join(f"{p['label']}: KL undefined" for p in bad)
+    note = " · ".join(t("note.kl_undefined" if not math.isfinite(p["median_kl"]) else "note.kl_zero", lang,
+                        map=p["label"], kl=f"{p['median_kl']:.2g}") for p in bad)
     first = finish(fig, style, t("ch6.fig1.title", lang, layer=view.controls["layer"]), HEIGHT + 60, note)
 
     road = view.data["roadmap"]

@@ -186,6 +186,11 @@ TEXT: dict[str, dict[str, str]] = {
     "legend.update": {"en": "φ(k_t)v_tᵀ", "zh": "φ(k_t)v_tᵀ"},
     "legend.state_t": {"en": "S_t", "zh": "S_t"},
     "num.max_diff": {"en": "max |difference|", "zh": "最大绝对差"},
+    "note.kl_undefined": {"en": "{map}: median KL undefined", "zh": "{map}：KL 中位数无定义"},
+    "note.kl_zero": {"en": "{map}: median KL {kl}, not drawn on the log axis",
+                     "zh": "{map}：KL 中位数为 {kl}，无法画在对数坐标上"},
+    "note.kl_not_drawn": {"en": "{map}: {count} rows with KL ≤ 0 not drawn on the log axis",
+                          "zh": "{map}：{count} 行 KL ≤ 0，无法画在对数坐标上"},
 
     # ---------------------------------------------------------------- the reverse kernel trick (ch 3)
     "rk.header.aspect": {"en": "", "zh": ""},
