@@ -79,12 +79,14 @@ TEXT: dict[str, dict[str, str]] = {
     "ch6.title": {"en": "6 · The trade-off", "zh": "6 · 权衡"},
     "ch6.claim": {
         "en": "Every map buys speed with accuracy: more features cost more and usually copy softmax better. Plotted "
-              "as cost against the distance to softmax on this text, the useful maps lie on the Pareto frontier. "
-              "The 2020–2025 roadmap is a walk along that frontier, and the numbers on it are measured here, not "
-              "quoted.",
+              "as cost against the distance to softmax on this text, the useful maps lie on the Pareto frontier, "
+              "where no other map is both cheaper and closer. The 2020–2025 roadmap carries the distance each "
+              "step's map reaches here, measured rather than quoted, so a step that does not help on this text "
+              "(an untrained learned map, say) shows it.",
         "zh": "每种映射都在用精度换速度：特征越多，代价越高，通常也越接近 softmax。以代价为横轴、以在这段文本上"
-              "与 softmax 的差距为纵轴，真正值得用的映射都落在帕累托前沿上。2020–2025 年的发展路线就是沿着这条前沿"
-              "前进，图上的数值是在这里实测的，而不是引用的。"},
+              "与 softmax 的差距为纵轴，真正值得用的映射都落在帕累托前沿上：没有别的映射既更便宜又更接近。"
+              "2020–2025 年的路线图标出的是每一步的映射在这里实测的差距，而不是引用的数字；哪一步在这段文本上"
+              "没有帮助（比如未经训练的可学习映射），图上就会显示出来。"},
 
     # ---------------------------------------------------------------- figure titles
     "ch0.fig1.title": {"en": "N × N attention table at N = {n}", "zh": "N = {n} 时的 N × N 注意力表"},
