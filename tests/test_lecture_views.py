@@ -268,3 +268,73 @@ def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
     assert undefined        # identity and Taylor-1 on a real head
     note = _subtitle(chapter_figures(views[6], "zh")[0])
     assert all(lecture_text.t("note.kl_undefined", "zh", map=lab) in note for lab in undefined)
+
+
+# -- the printed numbers against plain formulas written out here ---------------------------
+
+def test_chapter_zero_numbers_are_the_plain_counts():
+    from explorer.cost import flop_counts
+
+    for n, d in ((64, 128), (1000, 64), (100_000, 128)):
+        num = lecture.chapter_view(0, n=n, d=d).numbers
+        assert num["pairs"] == n * n and num["bytes_f32"] == 4 * n * n and num["bytes_f16"] == 2 * n * n
+        quadratic = 2 * n * n * d + 2 * n * n * d                # Q K^T, then A V
+        linear = 2 * n * d * d + 2 * n * d * d + 4 * n * d      # phi(K)^T V, phi(Q) (..), normaliser; m = d
+        assert num["quadratic_flops"] == quadratic and num["linear_flops"] == linear
+        assert num["flop_ratio"] == pytest.approx(quadratic / linear) == pytest.approx(n / (d + 1))
+        assert num["quadratic_flops"] == flop_counts(n, d)["quadratic_flops"]   # the one FLOP model
+
+
+def test_chapter_two_numbers_are_the_plain_counts():
+    for n, d, m, name in ((300, 16, 32, "FAVOR+ (orthogonal)"), (2048, 64, 64, "elu+1"), (20_000, 32, 8, "elu+1")):
+        view = lecture.chapter_view(2, text=TEXT, n=n, d=d, m=m, map=name)
+        num = view.numbers
+        m_used = m if "FAVOR" in name else d                    # elu+1 has m = d features
+        assert num["m"] == m_used
+        assert num["left_flops"] == 2 * n * n * m_used + 2 * n * n * d
+        assert num["right_flops"] == 2 * n * m_used * d + 2 * n * m_used * d + 4 * n * m_used
+        assert num["left_intermediate_bytes"] == 4 * n * n and num["right_intermediate_bytes"] == 4 * m_used * d
+        assert num["timed_n"] == min(n, 8192)
+        assert any("timed" in note or "measured at" in note for note in view.notices) == (n > 8192)
+        assert num["max_rel_diff"] <= 1e-5
+
+
+def test_chapter_three_budget_is_the_variance_formula_written_out(views):
+    view = views[3]
+    sample = load_sample("text", text=TEXT)
+    layer, head = view.controls["layer"], view.controls["head"]
+    q, k = sample.q[layer, head].double().numpy(), sample.k[layer, head].double().numpy()
+    d = q.shape[1]
+    qs, ks = q / d ** 0.25, k / d ** 0.25
+    u2 = ((qs[:, None, :] + ks[None, :, :]) ** 2).sum(-1).ravel()       # |q' + k'|^2 per pair
+    m_pairs = np.expm1(u2) / 0.1 ** 2                                      # m for 10 % relative error
+    assert u2.size % 2 == 1                                                # an odd count: the median is a pair's
+    assert view.numbers["m_required"] == pytest.approx(float(np.median(m_pairs)), rel=1e-9)
+    assert view.numbers["q_norm_median"] == pytest.approx(float(np.median(np.linalg.norm(qs, axis=1))))
+
+
+def test_chapter_four_memory_is_the_plain_count(views):
+    num = views[4].numbers
+    n, d, m = load_sample("text", text=TEXT).n_tokens, 32, num["m"]
+    assert num["kv_bytes_at_n"] == 4 * n * (d + d)                         # K and V rows, float32
+    assert num["state_bytes"] == 4 * (m * d + m)                           # S and z
+    assert num["break_even_tokens"] == pytest.approx((m * d + m) / (2 * d))
+
+
+def test_chapter_six_quality_is_the_median_row_kl_over_the_layer(views):
+    view = views[6]
+    sample = load_sample("text", text=TEXT)
+    layer = view.controls["layer"]
+    q, k = sample.q[layer].double().numpy(), sample.k[layer].double().numpy()   # (H, N, d)
+    d = q.shape[-1]
+    s = q @ k.transpose(0, 2, 1) / np.sqrt(d)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    elu = lambda x: np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))  # noqa: E731
+    w = elu(q) @ elu(k).transpose(0, 2, 1)
+    a = w / w.sum(-1, keepdims=True)
+    kl = (p * (np.log(p) - np.log(a))).sum(-1).ravel()                     # every row of every head
+    point = next(pt for pt in view.data["points"] if pt["label"] == "elu+1")
+    assert point["rows"] == kl.size
+    assert point["median_kl"] == pytest.approx(float(np.median(kl)), rel=1e-5)
+    assert point["cost"] == 4 * d * d + 4 * d
