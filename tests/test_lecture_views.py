@@ -338,3 +338,22 @@ def test_chapter_six_quality_is_the_median_row_kl_over_the_layer(views):
     assert point["rows"] == kl.size
     assert point["median_kl"] == pytest.approx(float(np.median(kl)), rel=1e-5)
     assert point["cost"] == 4 * d * d + 4 * d
+
+
+def test_a_new_seed_recomputes_only_the_maps_that_draw_something(monkeypatch):
+    from explorer.lecture import tradeoff
+
+    lecture.chapter_view(6, text=TEXT, seed=11)
+    computed = []
+    original = tradeoff._layer_quality
+    monkeypatch.setattr(tradeoff, "_layer_quality", lambda q, k, fmap, *a: computed.append(fmap.name) or
+                        original(q, k, fmap, *a))
+    view = lecture.chapter_view(6, text=TEXT, seed=12)
+    assert sorted(computed) == ["favor_plus", "favor_plus", "trig_rff"]      # IID, orthogonal, trig RFF
+    computed.clear()
+    again = lecture.chapter_view(6, text=TEXT, seed=11)
+    assert computed == []
+    deterministic = {"elu+1", "Taylor-2", "ReLU", "cosFormer"}
+    for a, b in zip(view.data["points"], again.data["points"]):
+        if a["label"] in deterministic:
+            assert a["median_kl"] == b["median_kl"]

@@ -26,6 +26,7 @@ from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls l
     _effective, chapter_controls, go_deeper, try_this,
 )
 from ..lecture.memo import memo
+from ..catalog import map_specs
 from .common import load_sample, make_feature_map, select_head
 
 
@@ -325,7 +326,7 @@ def _ch6(sample, c, progress) -> ChapterView:
     for label in labels:
         m = c["m"] if "FAVOR" in label or "RFF" in label else None
         fmap = _cached_map(label, d, m, c["seed"])
-        qual = tradeoff.layer_quality(q, k, fmap, key=(label, m, c["seed"]))
+        qual = tradeoff.layer_quality(q, k, fmap, key=_map_key(label, m, c["seed"]))
         points.append({"label": label, "m": fmap.num_features,
                        "cost": tradeoff.flops_per_token(fmap.num_features, dv), **qual})
     trained = _hedgehog_all(sample, layer, c)
@@ -347,10 +348,20 @@ def _ch6(sample, c, progress) -> ChapterView:
     return view
 
 
+def _map_key(label: str, m, seed) -> tuple:
+    """What the map behind ``label`` depends on: m only where the user picks it, the seed only
+    where it draws something (random features, Hedgehog's extra columns). A seed change then
+    recomputes the random maps only."""
+    spec = map_specs()[label]
+    drawn = spec.random or spec.takes_m
+    return (label, int(m) if spec.takes_m and m is not None else None, int(seed) if drawn else None)
+
+
 def _cached_map(label: str, d: int, m, seed: int):
     """The catalogue's map behind ``label``, built once per setting (random maps draw and
     orthogonalise their projection when built)."""
-    return memo(("map", label, d, m, seed), lambda: make_feature_map(label, d, m, seed)[0])
+    key = _map_key(label, m, seed)
+    return memo(("map", d, *key), lambda: make_feature_map(label, d, key[1], seed)[0])
 
 
 def _hedgehog_all(sample, layer, c):
@@ -383,7 +394,7 @@ def _roadmap(sample, layer, c, points, trained) -> list[dict]:
                         "median_kl": qual["median_kl"], "causal": False})
         elif label == "sliding window":
             fmap = _cached_map("sliding window", d, None, c["seed"])
-            qual = tradeoff.layer_quality(q, k, fmap, key=("sliding window", None, c["seed"]))
+            qual = tradeoff.layer_quality(q, k, fmap, key=_map_key("sliding window", None, c["seed"]))
             out.append({"year": year, "what": what, "map": label, "median_kl": qual["median_kl"], "causal": False})
     return out
 
