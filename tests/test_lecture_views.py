@@ -357,3 +357,17 @@ def test_a_new_seed_recomputes_only_the_maps_that_draw_something(monkeypatch):
     for a, b in zip(view.data["points"], again.data["points"]):
         if a["label"] in deterministic:
             assert a["median_kl"] == b["median_kl"]
+
+
+def test_associativity_blocks_are_drawn_at_the_engines_sides():
+    for n in (100, 4096):
+        view = lecture.chapter_view(2, text=TEXT, n=n, d=32, m=32)
+        fig = chapter_figures(view, "en")[0]
+        rects = [(s.y1 - s.y0, s.x1 - s.x0) for s in fig.layout.shapes if s.type == "rect"]
+        drawn = np.array(rects)
+        expected = np.concatenate([view.data["left_sides"], view.data["right_sides"]])
+        assert np.allclose(drawn, expected)
+        labels = [a.text for a in fig.layout.annotations]
+        assert f"<b>φ(Q)φ(K)ᵀ</b><br>{n:,} × {n:,}" in labels and "<b>φ(K)ᵀV</b><br>32 × 32" in labels
+        compressed = lecture_text.t("notice.sides_compressed", "en")
+        assert (compressed in _subtitle(fig).replace("<br>", " ")) == view.data["sides_compressed"] == (n > 512)

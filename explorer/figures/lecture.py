@@ -131,44 +131,52 @@ def _ch1(view, lang, style):
 
 # -- 2 ----------------------------------------------------------------------------------
 
-def _blocks(fig, blocks, sides, y0, slot, style, ops):
-    """Draw one order left to right: each block centred in a slot of width ``slot``, its top
-    edge at y0, its name and true size under it, the operators between the slots."""
+def _blocks(blocks, sides, y0, slot, ops) -> tuple[list, list]:
+    """One order left to right as layout shapes and annotations (plain dicts): each block
+    centred in a slot of width ``slot``, its top edge at y0, its name and true size under
+    it, the operators between the slots."""
     colours = {"operand": "#9ecae1", "intermediate": "#fdae6b", "output": "#a1d99b"}
+    shapes, notes = [], []
     for i, (block, (h, w)) in enumerate(zip(blocks, sides)):
         centre = (i + 0.5) * slot * 1.25
-        fig.add_shape(type="rect", x0=centre - w / 2, x1=centre + w / 2, y0=y0 - h, y1=y0,
-                      line=dict(color="#333", width=1.5), fillcolor=colours[block["role"]])
-        fig.add_annotation(x=centre, y=y0 - h, yshift=-4, yanchor="top", showarrow=False,
-                           text=f"<b>{block['name']}</b><br>{block['rows']:,} × {block['cols']:,}",
-                           font=dict(size=style.tick_font))
+        shapes.append(dict(type="rect", x0=centre - w / 2, x1=centre + w / 2, y0=y0 - h, y1=y0,
+                           line=dict(color="#333", width=1.5), fillcolor=colours[block["role"]]))
+        notes.append(dict(x=centre, y=y0 - h, yshift=-4, yanchor="top", showarrow=False,
+                          text=f"<b>{block['name']}</b><br>{block['rows']:,} × {block['cols']:,}"))
         if i < len(ops):
-            fig.add_annotation(x=centre + slot * 0.625, y=y0 - slot * 0.15, text=ops[i], showarrow=False,
-                               font=dict(size=style.title_font))
+            notes.append(dict(x=centre + slot * 0.625, y=y0 - slot * 0.15, text=ops[i], showarrow=False))
+    return shapes, notes
 
 
 def _ch2(view, lang, style):
     o = view.data["orders"]
     left, right = view.data["left_sides"], view.data["right_sides"]
     slot = float(max(left.max(), right.max()))
-    fig = go.Figure()
     row_gap = slot * 0.9          # room for the size labels under the first row
     top_right = -float(left[:, 0].max()) - row_gap
-    _blocks(fig, o["left"], left, 0.0, slot, style, ("×", "→", "×", "→"))
-    _blocks(fig, o["right"], right, top_right, slot, style, ("×", "→", "·", "→"))
+    shapes, notes = _blocks(o["left"], left, 0.0, slot, ("×", "→", "×", "→"))
+    more_shapes, more_notes = _blocks(o["right"], right, top_right, slot, ("×", "→", "·", "→"))
+    notes += more_notes
     for y, key, flops in ((0.0, "legend.left", o["left_flops"]), (top_right, "legend.right", o["right_flops"])):
-        fig.add_annotation(x=0, y=y, yshift=6, xanchor="left", yanchor="bottom", showarrow=False,
-                           text=f"{t(key, lang)} · {_fmt(flops)} FLOPs", font=dict(size=style.font))
+        notes.append(dict(x=0, y=y, yshift=6, xanchor="left", yanchor="bottom", showarrow=False,
+                          text=f"{t(key, lang)} · {_fmt(flops)} FLOPs"))
+    for note in notes:
+        note["font"] = dict(size=style.font)
+    # One layout for every block and label: plotly re-validates the whole list on each
+    # add_shape / add_annotation, which made this figure the slowest of the lecture.
     width = 5 * slot * 1.25
-    fig.update_xaxes(visible=False, range=[0, width])
-    fig.update_yaxes(visible=False, range=[top_right - float(right[:, 0].max()) - row_gap * 0.6, row_gap * 0.5],
-                     scaleanchor="x", scaleratio=1)
+    fig = go.Figure(layout=dict(
+        shapes=shapes + more_shapes, annotations=notes,
+        xaxis=dict(visible=False, range=[0, width]),
+        yaxis=dict(visible=False, range=[top_right - float(right[:, 0].max()) - row_gap * 0.6, row_gap * 0.5],
+                   scaleanchor="x", scaleratio=1)))
     n = view.numbers
-    scale_note = t("notice.sides_compressed", lang) if o["n"] > 512 else ""
+    scale_note = t("notice.sides_compressed", lang) if view.data["sides_compressed"] else ""
     note = (f"{t('num.max_diff', lang)} = {n['max_abs_diff']:.2e} (rel. {n['max_rel_diff']:.1e}) · "
             f"N×N: {_bytes(n['left_intermediate_bytes'])} · m×d: {_bytes(n['right_intermediate_bytes'])}"
             + (f" · {scale_note}" if scale_note else ""))
-    first = finish(fig, style, t("ch2.fig1.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), HEIGHT + 120, note)
+    first = finish(fig, style, t("ch2.fig1.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), HEIGHT + 120, note,
+                   fonts_done=True)
 
     names = [t("legend.left", lang), t("legend.right", lang)]
     fig2 = make_subplots(rows=1, cols=3, subplot_titles=(t("axis.flops", lang), t("axis.bytes", lang),

@@ -161,6 +161,7 @@ def _ch2(sample, c, progress) -> ChapterView:
     largest = max(n, m, d)
     view.data["left_sides"] = associativity.block_sides(shapes["left"], largest)
     view.data["right_sides"] = associativity.block_sides(shapes["right"], largest)
+    view.data["sides_compressed"] = largest > associativity.LINEAR_DRAW_LIMIT
     view.numbers.update({
         "n": float(n), "d": float(d), "m": float(m), "timed_n": float(timed_n),
         "left_flops": float(shapes["left_flops"]), "right_flops": float(shapes["right_flops"]),
