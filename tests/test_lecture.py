@@ -248,3 +248,29 @@ def test_layer_quality_is_the_median_row_kl_over_heads():
     causal = tradeoff.layer_quality(q, k, fmap, causal=True)
     assert causal["rows"] == 36 and math.isfinite(causal["median_kl"])
     assert tradeoff.flops_per_token(64, 32) == 4 * 64 * 32 + 4 * 64
+
+
+def test_measure_runs_each_order_only_as_often_as_it_times_it(monkeypatch):
+    calls = {"left": 0, "right": 0}
+    left, right = associativity.left_order, associativity.right_order
+
+    def counted(name, fn):
+        def run(*args):
+            calls[name] += 1
+            return fn(*args)
+        return run
+
+    monkeypatch.setattr(associativity, "left_order", counted("left", left))
+    monkeypatch.setattr(associativity, "right_order", counted("right", right))
+    q, k, v = associativity.random_qkv(50, 8, seed=3)
+    fmap = feature_maps.create("elu1", 8)
+    for repeats in (1, 3):
+        calls.update(left=0, right=0)
+        out = associativity.measure(q, k, v, fmap, repeats=repeats)
+        assert calls == {"left": repeats, "right": repeats}
+        assert out["left_seconds"] > 0 and out["right_seconds"] > 0
+        fq, fk = fmap(q, is_query=True).double(), fmap(k).double()
+        w = fq @ fk.T
+        expected = ((w @ v.double()) / w.sum(-1, keepdim=True)).numpy()
+        assert np.abs(out["out_left"] - expected).max() <= 1e-5 * np.abs(expected).max()
+        assert np.abs(out["out_right"] - expected).max() <= 1e-5 * np.abs(expected).max()
