@@ -164,6 +164,18 @@ def test_random_features_converge_when_well_conditioned_only():
     assert bad["orthogonal"][1] > 0.3
 
 
+@pytest.mark.parametrize("n,d,scale", [(1, 4, 1.0), (7, 8, 0.3), (33, 16, 2.0), (20, 32, 1.0)])
+def test_stacked_random_feature_errors_equal_the_plain_loop(n, d, scale):
+    gen = torch.Generator().manual_seed(n)
+    q, k = torch.randn(n, d, generator=gen) * scale, torch.randn(n, d, generator=gen) * scale
+    ms = (4, 12, 64)
+    fast = kernels._rf_convergence(q, k, ms, 3)
+    plain = kernels.rf_convergence_reference(q, k, ms, seeds=3)
+    assert set(fast) == set(plain)
+    for key in plain:
+        assert np.allclose(fast[key], plain[key], rtol=1e-5, atol=1e-7), key
+
+
 # -- 4: the RNN ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("n,name", [(1, "elu1"), (5, "elu1"), (37, "favor_plus"), (20, "taylor2")])
