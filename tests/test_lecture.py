@@ -286,3 +286,17 @@ def test_measure_runs_each_order_only_as_often_as_it_times_it(monkeypatch):
         expected = ((w @ v.double()) / w.sum(-1, keepdim=True)).numpy()
         assert np.abs(out["out_left"] - expected).max() <= 1e-5 * np.abs(expected).max()
         assert np.abs(out["out_right"] - expected).max() <= 1e-5 * np.abs(expected).max()
+
+
+def test_lru_keeps_the_most_recently_used_results():
+    from explorer.lecture.memo import LRU
+
+    lru, calls = LRU(2), []
+    compute = lambda name: (lambda: calls.append(name) or name.upper())  # noqa: E731
+    assert lru.get(("a",), compute("a")) == "A" and lru.get(("b",), compute("b")) == "B"
+    assert lru.get(("a",), compute("a")) == "A"           # a hit: a becomes the most recent
+    lru.get(("c",), compute("c"))                          # drops b, the least recently used
+    assert len(lru) == 2 and calls == ["a", "b", "c"]
+    lru.get(("a",), compute("a"))
+    lru.get(("b",), compute("b"))
+    assert calls == ["a", "b", "c", "b"]

@@ -10,15 +10,13 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import numpy as np
 import torch
 
 from .. import attention, hybrid, metrics
 from . import rnn
 from .chapters import HYBRID_MODES
+from .memo import LRU
 
 DECAY_KINDS = ("none", "retnet", "gla")
 POSITIONS = ("early", "recent")
@@ -61,9 +59,7 @@ def row_kl_by_map(q, k, maps: dict) -> dict:
     return out
 
 
-_hybrid_cache: "OrderedDict[tuple, list]" = OrderedDict()
-_hybrid_lock = threading.Lock()
-HYBRID_CACHE_SIZE = 16
+_hybrid_curves = LRU(16)
 
 
 def hybrid_curve(loaded, text: str, map_for_layer, map_key: str, mode: str = "last", progress=None) -> list[dict]:
@@ -75,11 +71,11 @@ def hybrid_curve(loaded, text: str, map_for_layer, map_key: str, mode: str = "la
     """
     if mode not in HYBRID_MODES:
         raise ValueError(f"hybrid: expected one of {', '.join(HYBRID_MODES)}, got {mode!r}")
-    key = (loaded.path, text, map_key, mode)
-    with _hybrid_lock:
-        if key in _hybrid_cache:
-            _hybrid_cache.move_to_end(key)
-            return _hybrid_cache[key]
+    return _hybrid_curves.get((loaded.path, text, map_key, mode),
+                              lambda: _hybrid_curve(loaded, text, map_for_layer, mode, progress))
+
+
+def _hybrid_curve(loaded, text: str, map_for_layer, mode: str, progress) -> list[dict]:
     n_layers = len(loaded.model.encoder.layer)
     if mode == "greedy":
         steps = hybrid.greedy_softmax_layers(loaded, [text], map_for_layer, n_layers, progress=progress)
@@ -92,9 +88,4 @@ def hybrid_curve(loaded, text: str, map_for_layer, map_key: str, mode: str = "la
             steps.append((softmax_layers, hybrid.evaluate(loaded, [text], maps, reference)))
             if progress is not None:
                 progress((kept + 1) / (n_layers + 1), f"{kept} softmax layers kept")
-    out = [{"k": len(kept), "kept": tuple(kept), "cosine": rep.cosine_mean} for kept, rep in steps]
-    with _hybrid_lock:
-        _hybrid_cache[key] = out
-        while len(_hybrid_cache) > HYBRID_CACHE_SIZE:
-            _hybrid_cache.popitem(last=False)
-    return out
+    return [{"k": len(kept), "kept": tuple(kept), "cosine": rep.cosine_mean} for kept, rep in steps]

@@ -1,9 +1,12 @@
-"""A small shared memo for chapter results that do not change while a speaker talks.
+"""Small shared memos for chapter results that do not change while a speaker talks.
 
 Redrawing a chapter with the same text and controls (a language switch, a window resize,
 going back a chapter) must not redo seconds of work. Keys name the inputs by value: a
 tensor enters a key as a digest of its bytes, so two samples with the same numbers share
 results and a changed sample never reuses stale ones.
+
+``memo(key, compute)`` uses the lecture's general memo; results that are large or few
+(the model's attention outputs, hybrid curves) keep their own ``LRU`` of a size that fits them.
 """
 
 from __future__ import annotations
@@ -16,9 +19,6 @@ import torch
 
 MEMO_SIZE = 256
 
-_memo: "OrderedDict[tuple, object]" = OrderedDict()
-_lock = threading.Lock()
-
 
 def tensor_key(*tensors) -> str:
     """A digest of the tensors' shapes, dtypes and bytes."""
@@ -30,20 +30,45 @@ def tensor_key(*tensors) -> str:
     return h.hexdigest()
 
 
+class LRU:
+    """At most ``size`` results, the least recently used dropped first; safe across threads
+    (two threads asking for the same new key may both compute it, and the second one's
+    result is kept)."""
+
+    def __init__(self, size: int):
+        self.size = int(size)
+        self._items: "OrderedDict[tuple, object]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, compute):
+        """``compute()`` once per ``key`` while it stays among the ``size`` most recent."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = compute()
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+_memo = LRU(MEMO_SIZE)
+
+
 def memo(key: tuple, compute):
-    """``compute()`` once per ``key`` (least recently used results are dropped)."""
-    with _lock:
-        if key in _memo:
-            _memo.move_to_end(key)
-            return _memo[key]
-    value = compute()
-    with _lock:
-        _memo[key] = value
-        while len(_memo) > MEMO_SIZE:
-            _memo.popitem(last=False)
-    return value
+    """``compute()`` once per ``key`` in the lecture's general memo."""
+    return _memo.get(key, compute)
 
 
 def clear() -> None:
-    with _lock:
-        _memo.clear()
+    _memo.clear()

@@ -11,12 +11,11 @@ chapter can print how far apart the two are.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import torch
 
 from ..checks import check_positive_int
+from .memo import LRU
 
 X_RANGE = (0.0, 10.0)
 
@@ -83,9 +82,7 @@ def head_query(q, k, v, i: int) -> dict:
     return {"logits": s.numpy(), "kernel": kernel.numpy(), "weights": weights.numpy(), "output": out.numpy()}
 
 
-_context_cache: dict = {}
-_context_lock = threading.Lock()
-CONTEXT_CACHE_SIZE = 8
+_contexts = LRU(8)        # (layers, heads, N, d_v) each: a few MB for a long text
 
 
 def model_attention_output(sample) -> torch.Tensor | None:
@@ -105,10 +102,10 @@ def model_attention_output(sample) -> torch.Tensor | None:
     loaded = get_model()
     if loaded.family != "bert" or info.get("path") not in (None, loaded.path):
         return None
-    key = (loaded.path, tuple(ids))
-    with _context_lock:
-        if key in _context_cache:
-            return _context_cache[key]
+    return _contexts.get((loaded.path, tuple(ids)), lambda: _forward_contexts(loaded, ids))
+
+
+def _forward_contexts(loaded, ids) -> torch.Tensor:
     modules = [layer.attention.self for layer in loaded.model.encoder.layer]
     n_heads = loaded.model.config.num_attention_heads
     outputs = [None] * len(modules)
@@ -126,9 +123,4 @@ def model_attention_output(sample) -> torch.Tensor | None:
             for h in handles:
                 h.remove()
     n = len(ids)
-    context = torch.stack([o[0].reshape(n, n_heads, -1).transpose(0, 1) for o in outputs]).float()
-    with _context_lock:
-        _context_cache[key] = context
-        while len(_context_cache) > CONTEXT_CACHE_SIZE:
-            _context_cache.pop(next(iter(_context_cache)))
-    return context
+    return torch.stack([o[0].reshape(n, n_heads, -1).transpose(0, 1) for o in outputs]).float()

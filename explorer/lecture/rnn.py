@@ -11,14 +11,12 @@ since the probe does not depend on the text (random keys of the head's dimension
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import numpy as np
 import torch
 
 from .. import linear, state
 from ..checks import check_positive_int
+from .memo import LRU
 
 RECALL_LAGS = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 MEMORY_TOKENS = (1, 16, 64, 256, 1024, 4096, 16384, 65536)
@@ -70,9 +68,7 @@ def _break_even(head_dim: int, dv: int, feature_dim: int) -> float:
     return (feature_dim * dv + feature_dim) / (head_dim + dv)
 
 
-_recall_cache: "OrderedDict[tuple, dict]" = OrderedDict()
-_recall_lock = threading.Lock()
-RECALL_CACHE_SIZE = 64
+_recalls = LRU(64)        # curves per setting: a few hundred floats each
 
 
 def recall(feature_map, head_dim: int, kind: str = "none", position: str = "early", lags=RECALL_LAGS,
@@ -82,19 +78,12 @@ def recall(feature_map, head_dim: int, kind: str = "none", position: str = "earl
     key = (feature_map.name, getattr(feature_map, "seed", None), getattr(feature_map, "orthogonal", None),
            feature_map.num_features, head_dim, kind, position, tuple(lags), float(gamma), float(strength),
            int(seed), int(trials))
-    cacheable = feature_map.name != "hedgehog"        # learned maps differ with their weights
-    if cacheable:
-        with _recall_lock:
-            if key in _recall_cache:
-                _recall_cache.move_to_end(key)
-                return _recall_cache[key]
-    rc = state.recall_probe(feature_map, head_dim, list(lags), kind, gamma=gamma, strength=strength, seed=seed,
-                            position=position, trials=trials)
-    out = {"lags": rc.lags.numpy(), "cosine": rc.cosine.numpy(), "cosine_std": rc.cosine_std.numpy(),
-           "kind": kind, "position": position}
-    if cacheable:
-        with _recall_lock:
-            _recall_cache[key] = out
-            while len(_recall_cache) > RECALL_CACHE_SIZE:
-                _recall_cache.popitem(last=False)
-    return out
+    def probe():
+        rc = state.recall_probe(feature_map, head_dim, list(lags), kind, gamma=gamma, strength=strength, seed=seed,
+                                position=position, trials=trials)
+        return {"lags": rc.lags.numpy(), "cosine": rc.cosine.numpy(), "cosine_std": rc.cosine_std.numpy(),
+                "kind": kind, "position": position}
+
+    if feature_map.name == "hedgehog":         # learned maps differ with their weights: never remembered
+        return probe()
+    return _recalls.get(key, probe)
