@@ -49,7 +49,6 @@ def _head(default=0):
     return ControlSpec("head", "int", default, 0, N_HEADS - 1, label_key="ctl.head", step=1)
 
 
-PROFILE_MAP_CHOICES = ("elu+1", "FAVOR+ (orthogonal)", "ReLU")
 RNN_MAPS = ("elu+1", "FAVOR+ (orthogonal)", "FAVOR+ (IID)", "ReLU", "Taylor-2")
 HYBRID_MAPS = ("elu1", "favor_plus", "taylor2")
 

@@ -22,7 +22,6 @@ from ..feature_maps import create
 from .memo import memo, tensor_key
 
 TAYLOR_ORDERS = (1, 2, 3)
-PROFILE_MAPS = ("taylor1", "elu1", "favor_plus", "taylor2")
 RF_FEATURES = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
 WELL_CONDITIONED_NORM2 = 0.25          # E|x'|^2 of the well-conditioned sample
 MAX_PROFILE_PAIRS = 4096               # pairs drawn per map (a seeded subset beyond this)

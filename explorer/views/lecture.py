@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import attention, feature_maps
+from .. import attention, feature_maps, state
 from ..lecture import associativity, bottleneck, closing, kernels, nadaraya_watson, rnn, text, tradeoff
 from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls live there, torch-free)
-    CHAPTERS, HEAD_DIM, HYBRID_MAPS, N_HEADS, N_LAYERS, PROFILE_MAP_CHOICES, RNN_MAPS, ControlSpec, _check_ch,
-    _effective, chapter_controls, go_deeper, try_this,
+    CHAPTERS, HEAD_DIM, ControlSpec, _check_ch, _effective, chapter_controls, go_deeper, try_this,
 )
 from ..lecture.memo import memo
 from ..catalog import map_specs
@@ -144,7 +143,6 @@ def _ch2(sample, c, progress) -> ChapterView:
     n, d = c["n"], c["d"]
     label = c["map"]
     fmap = _cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
-    extra = []
     m = fmap.num_features
     c["m"] = m if "FAVOR" in label else c["m"]
     shapes = associativity.orders(n, d, m)
@@ -175,7 +173,6 @@ def _ch2(sample, c, progress) -> ChapterView:
         "article_model_ratio": article["model_ratio"], "article_leading_ratio": article["leading_ratio"],
         "matmul_gflops": rate / 1e9,
     })
-    view.sample_notices.extend(extra)
     return view
 
 
@@ -249,7 +246,7 @@ def _ch4(sample, c, progress) -> ChapterView:
     lags = early["lags"]
     view.numbers.update({
         "t": float(t), "max_abs_diff": both["max_abs_diff"], "max_rel_diff": both["max_rel_diff"],
-        "state_bytes": mem["state_bytes"], "kv_bytes_at_n": float(rnn.state.kv_cache_bytes(n, d, v.shape[-1])),
+        "state_bytes": mem["state_bytes"], "kv_bytes_at_n": float(state.kv_cache_bytes(n, d, v.shape[-1])),
         "break_even_tokens": mem["break_even_tokens"], "m": float(fmap.num_features),
         "recall_lag_1": float(early["cosine"][np.flatnonzero(lags == 1)[0]]),
         f"recall_lag_{int(lags[-1])}": float(early["cosine"][-1]),
