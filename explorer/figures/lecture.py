@@ -241,8 +241,11 @@ def _ch3(view, lang, style):
         hi = float(max(p["exact"].max(), p["approx"][ok].max() if ok.any() else p["exact"].max()))
         fig2.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="#000", dash="dot"),
                          name=t("legend.identity", lang), showlegend=index == 0, row=row, col=col)
-        fig2.update_xaxes(type="log", title_text=t("axis.exact", lang) if row == rows else None, row=row, col=col)
-        fig2.update_yaxes(type="log", title_text=t("axis.approx", lang) if col == 1 else None, row=row, col=col)
+    # Whole rows and columns at once: every update_*axes call walks all panels.
+    fig2.update_xaxes(type="log")
+    fig2.update_yaxes(type="log")
+    fig2.update_xaxes(title_text=t("axis.exact", lang), row=rows)
+    fig2.update_yaxes(title_text=t("axis.approx", lang), col=1)
     second = finish(fig2, style, t("ch3.fig2.title", lang), HEIGHT + 260)
 
     fig3 = go.Figure()
