@@ -161,22 +161,32 @@ def chunked(q, k, v, decay, feature_map, causal: bool, chunk_size: int) -> torch
         return noncausal(q, k, v, feature_map, chunk_size)
     bsz, n, _ = q.shape
     m, dv = feature_map.num_features, v.shape[-1]
-    block = _block_rows(bsz, max(chunk_size, m, dv + 1), chunk_size)
+    block_rows = _block_rows(bsz, max(chunk_size, m, dv + 1), chunk_size)
     out = q.new_empty(bsz, n, dv)
-    fq_buf, fk_buf = q.new_empty(bsz, min(block, n), m), q.new_empty(bsz, min(block, n), m)
+    fq_buf, fk_buf = q.new_empty(bsz, min(block_rows, n), m), q.new_empty(bsz, min(block_rows, n), m)
     state = q.new_zeros(bsz, m, dv + 1)             # [S | z]: z rides along as one more column
-    for start, stop in _segments(decay, n, block, chunk_size):
+    # Outside autograd each block's output is divided straight into ``out``.
+    direct = not any(records_grad(t, feature_map) for t in (q, k, v, decay) if t is not None)
+
+    def block(s, e, fq, fk, state):
+        dst = out[:, s:e] if direct else None
+        result, state = _causal_block(fq, fk, v[:, s:e], state, chunk_size, dst)
+        if not direct:
+            out[:, s:e] = result
+        return state
+
+    for start in range(0, n, block_rows):
+        stop = min(start + block_rows, n)
         g = stop - start
         fq = feature_map(q[:, start:stop], is_query=True, offset=start, total=n, out=fq_buf[:, :g])
         fk = feature_map(k[:, start:stop], offset=start, total=n, out=fk_buf[:, :g])
         if decay is None:
-            out[:, start:stop], state = _causal_block(fq, fk, v[:, start:stop], state, chunk_size)
+            state = block(start, stop, fq, fk, state)
             continue
-        q_scale, k_scale, carry_in, carry_out = _gate_factors(decay[:, start:stop])
-        fq = _scaled(fq, q_scale, fq_buf)
-        fk = _scaled(fk, k_scale, fk_buf)
-        out[:, start:stop], state = _causal_block(fq, fk, v[:, start:stop], state * carry_in, chunk_size)
-        state = state * carry_out
+        gates = GateFactors(decay[:, start:stop], chunk_size)
+        fq, fk = _scaled(fq, gates.q_scale, fq_buf), _scaled(fk, gates.k_scale, fk_buf)
+        for (s, e), enter, leave in zip(gates.segments, gates.enter, gates.leave):
+            state = block(start + s, start + e, fq[:, s:e], fk[:, s:e], state * enter) * leave
     return out
 
 
@@ -203,43 +213,66 @@ def noncausal(q, k, v, feature_map, chunk_size: int = 64) -> torch.Tensor:
     return out
 
 
-def _segments(decay, n: int, block: int, chunk_size: int):
-    """Token ranges [start, stop) that the causal walk takes one at a time: at most
-    ``block`` long and, with decay, short enough that the log decay summed over every token
-    but the first stays >= -GATE_SPAN for every row and feature. Ranges longer than a chunk
-    end on a whole chunk, so only the last one is padded."""
-    if decay is None:
-        return [(start, min(start + block, n)) for start in range(0, n, block)]
-    # An upper bound on the fall of any row and feature: the sum of the per-token worst.
-    worst = decay.detach().amin(dim=(0, 2)).neg_().double().cumsum(0).cpu().numpy()
-    segments, start = [], 0
-    while start < n:
-        stop = min(int(np.searchsorted(worst, worst[start] + GATE_SPAN, side="right")), start + block, n)
-        if stop < n and stop - start > chunk_size:
-            stop = start + (stop - start) // chunk_size * chunk_size
-        segments.append((start, stop))
-        start = stop
-    return segments
+class GateFactors:
+    """One block's decay as factors on features, for a (B, G, r) log decay (r = 1 or m).
 
-
-def _gate_factors(a):
-    """Factors that turn one segment's decay into rescaled features, for a (B, G, r) log decay.
-
-    With x_i = a_{s+1} + ... + a_i (0 at the first token, >= -GATE_SPAN) and the centre
-    c = x_last / 2, the weight of key j for query i is exp(x_i - c) exp(c - x_j), the state
-    entering the segment reaches query i as exp(a_s + x_i) = exp(x_i - c) exp(a_s + c), and
-    the state leaving it is exp(x_last - c) times what the ungated algorithm accumulates.
-    Returns (query factor, key factor) shaped (B, G, r) and the state's (B, r, 1) factors on
-    entry and exit; computed in float64, so each is exact to float32 rounding.
+    The block is cut into ``segments`` [s, e) inside which the cumulative log decay C
+    (inclusive, from the block's start) falls by at most GATE_SPAN after the first token,
+    for every row and feature. With the reference c = (C_s + C_{e-1}) / 2 mid-way:
+    - the weight of key j for query i is exp(C_i - C_j) = exp(C_i - c) exp(c - C_j):
+      ``q_scale`` and ``k_scale``, both within exp(+-GATE_SPAN / 2);
+    - the state before the segment (after token s - 1) reaches query i as
+      exp(C_i - C_{s-1}) = exp(C_i - c) exp(c - C_{s-1}): ``enter``, exponent <= 0;
+    - the state after it is exp(C_{e-1} - c) times what the ungated algorithm accumulates
+      from the rescaled features: ``leave``, exponent <= 0.
+    Everything is computed in float64, so each factor is exact to float32 rounding.
+    ``enter`` and ``leave`` are (B, r, 1) per segment, to scale the state's rows.
     """
-    x = a.double().cumsum(1)
-    x = x - x[:, :1]
-    centre = x[:, -1:] * 0.5
-    q_scale = torch.exp(x - centre).to(a.dtype)
-    k_scale = torch.exp(centre - x).to(a.dtype)
-    carry_in = torch.exp(a[:, :1].double() + centre).to(a.dtype).transpose(1, 2)
-    carry_out = torch.exp(centre).to(a.dtype).transpose(1, 2)
-    return q_scale, k_scale, carry_in, carry_out
+
+    def __init__(self, a: torch.Tensor, chunk_size: int):
+        cum = a.double().cumsum(1)                                          # C, (B, G, r)
+        self.segments = _segments(a, cum, chunk_size)
+        starts = torch.tensor([s for s, _ in self.segments], device=a.device)
+        ends = torch.tensor([e - 1 for _, e in self.segments], device=a.device)
+        lengths = ends - starts + 1
+        ref = (cum[:, starts] + cum[:, ends]) * 0.5                           # (B, S, r)
+        before = torch.nn.functional.pad(cum, (0, 0, 1, 0))[:, starts]        # C_{s-1}, 0 at the start
+        x = cum - ref.repeat_interleave(lengths, dim=1, output_size=cum.shape[1])
+        self.q_scale = torch.exp(x).to(a.dtype)
+        self.k_scale = torch.exp(x.neg_()).to(a.dtype)
+        self.enter = torch.exp(ref - before).to(a.dtype).unsqueeze(-1).unbind(1)
+        self.leave = torch.exp(cum[:, ends] - ref).to(a.dtype).unsqueeze(-1).unbind(1)
+
+
+def _segments(a: torch.Tensor, cum: torch.Tensor, chunk: int) -> list[tuple[int, int]]:
+    """Segments [s, e) covering the G tokens of ``a`` (B, G, r), C = ``cum``: whole chunks
+    where they fit, single tokens' worth only where one chunk alone falls by more than
+    GATE_SPAN. The fall is bounded from above, per chunk exactly (the largest fall over
+    rows and features inside it, its first token included), and across chunks or tokens by
+    adding those bounds: each segment is valid, and long where the gates are mild."""
+    g = a.shape[1]
+    full = g // chunk
+    # Bounds on each chunk's fall and each token's, as running sums over the block.
+    by_chunk = np.zeros(1)                                                   # bound before chunk j: [j]
+    if full:
+        ends = cum.detach()[:, chunk - 1:full * chunk:chunk]                 # C at chunk ends
+        chunk_fall = (torch.nn.functional.pad(ends, (0, 0, 1, 0))[:, :-1] - ends).amax(dim=(0, 2))
+        by_chunk = np.concatenate([by_chunk, chunk_fall.cumsum(0).cpu().numpy()])
+    by_token = a.detach().amin(dim=(0, 2)).neg_().double().cumsum(0).cpu().numpy()
+    segments, s = [], 0
+    while s < g:
+        j = s // chunk
+        if s % chunk == 0 and j < full:
+            fit = int(np.searchsorted(by_chunk, by_chunk[j] + GATE_SPAN, side="right")) - 1
+            if fit > j:                                # chunks j .. fit-1 together fall <= GATE_SPAN
+                segments.append((s, fit * chunk))
+                s = fit * chunk
+                continue
+        e = int(np.searchsorted(by_token, by_token[s] + GATE_SPAN, side="right"))
+        e = min(e, (j + 1) * chunk if j < full else g)
+        segments.append((s, e))
+        s = e
+    return segments
 
 
 def _scaled(features, factor, buf):
@@ -249,12 +282,12 @@ def _scaled(features, factor, buf):
     return features * factor
 
 
-def _causal_block(fq, fk, v, state, c: int):
+def _causal_block(fq, fk, v, state, c: int, dst=None):
     """Causal output of one block of G tokens (B, G, d_v), and the state after it.
 
     ``state`` is [S | z] (B, m, d_v + 1) before the block. The block is cut into chunks of
     c tokens (the last one zero-padded: a zero key adds nothing to any state, and padded
-    queries are dropped).
+    queries are dropped). The output is written into ``dst`` when one is given.
     """
     bsz, g, m = fq.shape
     dv = v.shape[-1]
@@ -269,7 +302,7 @@ def _causal_block(fq, fk, v, state, c: int):
     if pad:
         v1[:, g:] = 0.0
         fq, fk = (torch.nn.functional.pad(t, (0, 0, 0, pad)) for t in (fq, fk))
-    fq, fk, v1 = fq.view(bsz, nc, c, m), fk.view(bsz, nc, c, m), v1.view(bsz, nc, c, dv + 1)
+    fq, fk, v1 = fq.reshape(bsz, nc, c, m), fk.reshape(bsz, nc, c, m), v1.view(bsz, nc, c, dv + 1)
 
     scores = torch.matmul(fq, fk.transpose(-1, -2)).tril_()                 # (B, nc, c, c), causal
     kv = torch.matmul(fk.transpose(-1, -2), v1)                             # (B, nc, m, dv+1)
@@ -278,7 +311,9 @@ def _causal_block(fq, fk, v, state, c: int):
     num = torch.matmul(fq, states[:, :-1])
     num.view(-1, c, dv + 1).baddbmm_(scores.view(-1, c, c), v1.view(-1, c, dv + 1))
     num = num.view(bsz, nc * c, dv + 1)[:, :g]       # padded queries are 0/0: never divide them
-    return num[..., :dv] / num[..., dv:], states[:, -1]
+    if dst is None:
+        return num[..., :dv] / num[..., dv:], states[:, -1]
+    return torch.div(num[..., :dv], num[..., dv:], out=dst), states[:, -1]
 
 
 def causal_cumsum(fq, fk, v) -> torch.Tensor:
