@@ -239,7 +239,7 @@ class GateFactors:
         before = torch.nn.functional.pad(cum, (0, 0, 1, 0))[:, starts]        # C_{s-1}, 0 at the start
         x = cum - ref.repeat_interleave(lengths, dim=1, output_size=cum.shape[1])
         self.q_scale = torch.exp(x).to(a.dtype)
-        self.k_scale = torch.exp(x.neg_()).to(a.dtype)
+        self.k_scale = self.q_scale.reciprocal()      # exact to rounding as well, and in range
         self.enter = torch.exp(ref - before).to(a.dtype).unsqueeze(-1).unbind(1)
         self.leave = torch.exp(cum[:, ends] - ref).to(a.dtype).unsqueeze(-1).unbind(1)
 
@@ -258,7 +258,7 @@ def _segments(a: torch.Tensor, cum: torch.Tensor, chunk: int) -> list[tuple[int,
         ends = cum.detach()[:, chunk - 1:full * chunk:chunk]                 # C at chunk ends
         chunk_fall = (torch.nn.functional.pad(ends, (0, 0, 1, 0))[:, :-1] - ends).amax(dim=(0, 2))
         by_chunk = np.concatenate([by_chunk, chunk_fall.cumsum(0).cpu().numpy()])
-    by_token = a.detach().amin(dim=(0, 2)).neg_().double().cumsum(0).cpu().numpy()
+    by_token = None
     segments, s = [], 0
     while s < g:
         j = s // chunk
@@ -268,6 +268,8 @@ def _segments(a: torch.Tensor, cum: torch.Tensor, chunk: int) -> list[tuple[int,
                 segments.append((s, fit * chunk))
                 s = fit * chunk
                 continue
+        if by_token is None:                           # only strong gates and the tail get here
+            by_token = a.detach().amin(dim=(0, 2)).neg_().double().cumsum(0).cpu().numpy()
         e = int(np.searchsorted(by_token, by_token[s] + GATE_SPAN, side="right"))
         e = min(e, (j + 1) * chunk if j < full else g)
         segments.append((s, e))
