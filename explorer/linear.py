@@ -168,9 +168,13 @@ def chunked(q, k, v, decay, feature_map, causal: bool, chunk_size: int) -> torch
     # Outside autograd each block's output is divided straight into ``out``.
     direct = not any(records_grad(t, feature_map) for t in (q, k, v, decay) if t is not None)
 
+    # [v | 1] for every block, its column of ones written once (outside autograd).
+    rows = -(-min(block_rows, n) // chunk_size) * chunk_size
+    v1_buf = q.new_ones(bsz, rows, dv + 1) if direct else None
+
     def block(s, e, fq, fk, state):
         dst = out[:, s:e] if direct else None
-        result, state = _causal_block(fq, fk, v[:, s:e], state, chunk_size, dst)
+        result, state = _causal_block(fq, fk, v[:, s:e], state, chunk_size, dst, v1_buf)
         if not direct:
             out[:, s:e] = result
         return state
@@ -202,14 +206,14 @@ def noncausal(q, k, v, feature_map, chunk_size: int = 64) -> torch.Tensor:
         fk = feature_map(k[:, start:stop], offset=start, total=n, out=buf[:, :stop - start])
         kv.baddbmm_(fk.transpose(1, 2), v[:, start:stop])
         z.add_(fk.sum(1))
-    z = z.unsqueeze(-1)
+    # The normaliser as one more column: phi(q) [KV | z] gives numerator and denominator at once.
+    kvz = torch.cat([kv, z.unsqueeze(-1)], dim=-1)
     out = q.new_empty(bsz, n, dv)
     for start in range(0, n, rows):
         stop = min(start + rows, n)
         fq = feature_map(q[:, start:stop], is_query=True, offset=start, total=n, out=buf[:, :stop - start])
-        den = torch.bmm(fq, z)
-        block = torch.bmm(fq, kv, out=out[:, start:stop])
-        block.div_(den)
+        num = torch.bmm(fq, kvz)
+        torch.div(num[..., :dv], num[..., dv:], out=out[:, start:stop])
     return out
 
 
@@ -284,12 +288,13 @@ def _scaled(features, factor, buf):
     return features * factor
 
 
-def _causal_block(fq, fk, v, state, c: int, dst=None):
+def _causal_block(fq, fk, v, state, c: int, dst=None, v1_buf=None):
     """Causal output of one block of G tokens (B, G, d_v), and the state after it.
 
     ``state`` is [S | z] (B, m, d_v + 1) before the block. The block is cut into chunks of
     c tokens (the last one zero-padded: a zero key adds nothing to any state, and padded
     queries are dropped). The output is written into ``dst`` when one is given.
+    ``v1_buf``, when given, is a reusable [v | 1] buffer whose last column is already 1.
     """
     bsz, g, m = fq.shape
     dv = v.shape[-1]
@@ -297,21 +302,25 @@ def _causal_block(fq, fk, v, state, c: int, dst=None):
     pad = nc * c - g
     # A column of ones appended to v makes every product below carry the normaliser too:
     # the last column of phi(q) S' is phi(q).z, so numerator and denominator come out of
-    # the same matmuls, and S' = [S | z] is one state.
-    v1 = fq.new_empty(bsz, nc * c, dv + 1)
-    v1[:, :g, :dv] = v
-    v1[:, :g, dv] = 1.0
+    # the same matmuls, and S' = [S | z] is one state. Rows past G only meet zero keys and
+    # masked scores, so they only need to be finite (a reused buffer holds earlier values).
+    if v1_buf is None:
+        v1 = fq.new_zeros(bsz, nc * c, dv + 1)
+        v1[:, :g, :dv] = v
+        v1[:, :g, dv] = 1.0
+    else:
+        v1 = v1_buf[:, :nc * c]
+        v1[:, :g, :dv] = v
     if pad:
-        v1[:, g:] = 0.0
         fq, fk = (torch.nn.functional.pad(t, (0, 0, 0, pad)) for t in (fq, fk))
-    fq, fk, v1 = fq.reshape(bsz, nc, c, m), fk.reshape(bsz, nc, c, m), v1.view(bsz, nc, c, dv + 1)
+    fq, fk, v1 = fq.reshape(bsz, nc, c, m), fk.reshape(bsz, nc, c, m), v1.reshape(bsz, nc, c, dv + 1)
 
     scores = torch.matmul(fq, fk.transpose(-1, -2)).tril_()                 # (B, nc, c, c), causal
     kv = torch.matmul(fk.transpose(-1, -2), v1)                             # (B, nc, m, dv+1)
     # States before each chunk and after the last: the carry, then running sums.
     states = torch.cat([state.unsqueeze(1), kv], dim=1).cumsum_(1)          # (B, nc+1, m, dv+1)
     num = torch.matmul(fq, states[:, :-1])
-    num.view(-1, c, dv + 1).baddbmm_(scores.view(-1, c, c), v1.view(-1, c, dv + 1))
+    num.view(-1, c, dv + 1).baddbmm_(scores.view(-1, c, c), v1.reshape(-1, c, dv + 1))
     num = num.view(bsz, nc * c, dv + 1)[:, :g]       # padded queries are 0/0: never divide them
     if dst is None:
         return num[..., :dv] / num[..., dv:], states[:, -1]
