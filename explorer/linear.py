@@ -206,14 +206,19 @@ def noncausal(q, k, v, feature_map, chunk_size: int = 64) -> torch.Tensor:
         fk = feature_map(k[:, start:stop], offset=start, total=n, out=buf[:, :stop - start])
         kv.baddbmm_(fk.transpose(1, 2), v[:, start:stop])
         z.add_(fk.sum(1))
-    # The normaliser as one more column: phi(q) [KV | z] gives numerator and denominator at once.
-    kvz = torch.cat([kv, z.unsqueeze(-1)], dim=-1)
+    z = z.unsqueeze(-1)
     out = q.new_empty(bsz, n, dv)
     for start in range(0, n, rows):
         stop = min(start + rows, n)
         fq = feature_map(q[:, start:stop], is_query=True, offset=start, total=n, out=buf[:, :stop - start])
-        num = torch.bmm(fq, kvz)
-        torch.div(num[..., :dv], num[..., dv:], out=out[:, start:stop])
+        den = torch.bmm(fq, z)
+        if m > dv:
+            torch.bmm(fq, kv, out=out[:, start:stop]).div_(den)
+            continue
+        # Normalise phi(q) while it sits in cache (no more columns than the output has),
+        # then one matmul straight into out.
+        fq = fq.div_(den) if fq.data_ptr() == buf.data_ptr() else fq / den
+        torch.bmm(fq, kv, out=out[:, start:stop])
     return out
 
 
