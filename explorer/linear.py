@@ -161,7 +161,7 @@ def chunked(q, k, v, decay, feature_map, causal: bool, chunk_size: int) -> torch
         return noncausal(q, k, v, feature_map, chunk_size)
     bsz, n, _ = q.shape
     m, dv = feature_map.num_features, v.shape[-1]
-    block_rows = _block_rows(bsz, max(chunk_size, m, dv + 1), chunk_size)
+    block_rows = _block_rows(bsz, max(chunk_size, m, dv), chunk_size)
     out = q.new_empty(bsz, n, dv)
     fq_buf, fk_buf = q.new_empty(bsz, min(block_rows, n), m), q.new_empty(bsz, min(block_rows, n), m)
     state = q.new_zeros(bsz, m, dv + 1)             # [S | z]: z rides along as one more column
@@ -172,25 +172,26 @@ def chunked(q, k, v, decay, feature_map, causal: bool, chunk_size: int) -> torch
     rows = -(-min(block_rows, n) // chunk_size) * chunk_size
     v1_buf = q.new_ones(bsz, rows, dv + 1) if direct else None
 
-    def block(s, e, fq, fk, state):
-        dst = out[:, s:e] if direct else None
-        result, state = _causal_block(fq, fk, v[:, s:e], state, chunk_size, dst, v1_buf)
-        if not direct:
-            out[:, s:e] = result
-        return state
-
-    for start in range(0, n, block_rows):
-        stop = min(start + block_rows, n)
-        g = stop - start
-        fq = feature_map(q[:, start:stop], is_query=True, offset=start, total=n, out=fq_buf[:, :g])
-        fk = feature_map(k[:, start:stop], offset=start, total=n, out=fk_buf[:, :g])
-        if decay is None:
-            state = block(start, stop, fq, fk, state)
-            continue
-        gates = GateFactors(decay[:, start:stop], chunk_size)
-        fq, fk = _scaled(fq, gates.q_scale, fq_buf), _scaled(fk, gates.k_scale, fk_buf)
-        for (s, e), enter, leave in zip(gates.segments, gates.enter, gates.leave):
-            state = block(start + s, start + e, fq[:, s:e], fk[:, s:e], state * enter) * leave
+    # Gate factors are prepared for a range of tokens at a time: the whole sequence for one
+    # gate per token (a few numbers per token), a block's worth for per-feature gates.
+    gate_range = n if decay is None or decay.shape[-1] == 1 else block_rows
+    for g0 in range(0, n, gate_range):
+        g1 = min(g0 + gate_range, n)
+        gates = None if decay is None else GateFactors(decay[:, g0:g1], chunk_size, block_rows)
+        segments = gates.segments if gates else [(s, min(s + block_rows, g1 - g0)) for s in range(0, g1 - g0, block_rows)]
+        for i, (s, e) in enumerate(segments):
+            start, stop = g0 + s, g0 + e
+            fq = feature_map(q[:, start:stop], is_query=True, offset=start, total=n, out=fq_buf[:, :e - s])
+            fk = feature_map(k[:, start:stop], offset=start, total=n, out=fk_buf[:, :e - s])
+            if gates:
+                fq, fk = _scaled(fq, gates.q_scale[:, s:e], fq_buf), _scaled(fk, gates.k_scale[:, s:e], fk_buf)
+                state = state * gates.enter[i]
+            dst = out[:, start:stop] if direct else None
+            result, state = _causal_block(fq, fk, v[:, start:stop], state, chunk_size, dst, v1_buf)
+            if not direct:
+                out[:, start:stop] = result
+            if gates:
+                state = state * gates.leave[i]
     return out
 
 
@@ -238,9 +239,9 @@ class GateFactors:
     ``enter`` and ``leave`` are (B, r, 1) per segment, to scale the state's rows.
     """
 
-    def __init__(self, a: torch.Tensor, chunk_size: int):
+    def __init__(self, a: torch.Tensor, chunk_size: int, max_len: int):
         cum = a.double().cumsum(1)                                          # C, (B, G, r)
-        self.segments = _segments(a, cum, chunk_size)
+        self.segments = _segments(a, cum, chunk_size, max_len)
         starts = torch.tensor([s for s, _ in self.segments], device=a.device)
         ends = torch.tensor([e - 1 for _, e in self.segments], device=a.device)
         lengths = ends - starts + 1
@@ -253,12 +254,13 @@ class GateFactors:
         self.leave = torch.exp(cum[:, ends] - ref).to(a.dtype).unsqueeze(-1).unbind(1)
 
 
-def _segments(a: torch.Tensor, cum: torch.Tensor, chunk: int) -> list[tuple[int, int]]:
-    """Segments [s, e) covering the G tokens of ``a`` (B, G, r), C = ``cum``: whole chunks
-    where they fit, single tokens' worth only where one chunk alone falls by more than
-    GATE_SPAN. The fall is bounded from above, per chunk exactly (the largest fall over
-    rows and features inside it, its first token included), and across chunks or tokens by
-    adding those bounds: each segment is valid, and long where the gates are mild."""
+def _segments(a: torch.Tensor, cum: torch.Tensor, chunk: int, max_len: int) -> list[tuple[int, int]]:
+    """Segments [s, e) covering the G tokens of ``a`` (B, G, r), C = ``cum``, none longer
+    than ``max_len`` (a multiple of ``chunk``): whole chunks where they fit, single tokens'
+    worth only where one chunk alone falls by more than GATE_SPAN. The fall is bounded from
+    above, per chunk exactly (the largest fall over rows and features inside it, its first
+    token included), and across chunks or tokens by adding those bounds: each segment is
+    valid, and long where the gates are mild."""
     g = a.shape[1]
     full = g // chunk
     # Bounds on each chunk's fall and each token's, as running sums over the block.
@@ -272,7 +274,8 @@ def _segments(a: torch.Tensor, cum: torch.Tensor, chunk: int) -> list[tuple[int,
     while s < g:
         j = s // chunk
         if s % chunk == 0 and j < full:
-            fit = int(np.searchsorted(by_chunk, by_chunk[j] + GATE_SPAN, side="right")) - 1
+            fit = min(int(np.searchsorted(by_chunk, by_chunk[j] + GATE_SPAN, side="right")) - 1,
+                      j + max_len // chunk)
             if fit > j:                                # chunks j .. fit-1 together fall <= GATE_SPAN
                 segments.append((s, fit * chunk))
                 s = fit * chunk
@@ -280,7 +283,7 @@ def _segments(a: torch.Tensor, cum: torch.Tensor, chunk: int) -> list[tuple[int,
         if by_token is None:                           # only strong gates and the tail get here
             by_token = a.detach().amin(dim=(0, 2)).neg_().double().cumsum(0).cpu().numpy()
         e = int(np.searchsorted(by_token, by_token[s] + GATE_SPAN, side="right"))
-        e = min(e, (j + 1) * chunk if j < full else g)
+        e = min(e, (j + 1) * chunk if j < full else g, s + max_len)
         segments.append((s, e))
         s = e
     return segments

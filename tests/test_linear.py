@@ -216,7 +216,7 @@ def test_segments_cover_the_sequence_and_bound_the_gate_span(span, monkeypatch):
     n, block, chunk = 500, 128, 16
     a = _gates("mild", (3, n, D), seed=13) * torch.linspace(0.1, 5.0, D)      # features decay unevenly
     segments = [(s + b, e + b) for b in range(0, n, block)
-                for s, e in li._segments(a[:, b:b + block], a[:, b:b + block].double().cumsum(1), chunk)]
+                for s, e in li._segments(a[:, b:b + block], a[:, b:b + block].double().cumsum(1), chunk, block)]
     assert segments[0][0] == 0 and segments[-1][1] == n
     assert all(s1 == s0 for (_, s0), (s1, _) in zip(segments, segments[1:]))
     for start, stop in segments:
