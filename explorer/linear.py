@@ -75,9 +75,6 @@ def linear_attention(q, k, v, feature_map, causal: bool = False, method: str = "
         if method == "parallel":
             return parallel(fq, fk, v, True, decay)
         return recurrent(*_flatten(fq, fk, v, decay), causal).reshape(shape)
-    if not causal and any(records_grad(t, feature_map) for t in (q, k, v)):
-        # Autograd: the plain form (the fast one writes into reused buffers).
-        return parallel(feature_map(q, is_query=True), feature_map(k), v, False)
     return chunked(*_flatten(q, k, v, decay), feature_map, causal, chunk_size).reshape(shape)
 
 
@@ -172,6 +169,7 @@ def chunked(q, k, v, decay, feature_map, causal: bool, chunk_size: int) -> torch
     rows = -(-min(block_rows, n) // chunk_size) * chunk_size
     v1_buf = q.new_ones(bsz, rows, dv + 1) if direct else None
 
+    features = _BlockFeatures(feature_map, n, fast=direct)
     # Gate factors are prepared for a range of tokens at a time: the whole sequence for one
     # gate per token (a few numbers per token), a block's worth for per-feature gates.
     gate_range = n if decay is None or decay.shape[-1] == 1 else block_rows
@@ -181,8 +179,8 @@ def chunked(q, k, v, decay, feature_map, causal: bool, chunk_size: int) -> torch
         segments = gates.segments if gates else [(s, min(s + block_rows, g1 - g0)) for s in range(0, g1 - g0, block_rows)]
         for i, (s, e) in enumerate(segments):
             start, stop = g0 + s, g0 + e
-            fq = feature_map(q[:, start:stop], is_query=True, offset=start, total=n, out=fq_buf[:, :e - s])
-            fk = feature_map(k[:, start:stop], offset=start, total=n, out=fk_buf[:, :e - s])
+            fq = features(q[:, start:stop], start, fq_buf[:, :e - s], is_query=True)
+            fk = features(k[:, start:stop], start, fk_buf[:, :e - s])
             if gates:
                 fq, fk = _scaled(fq, gates.q_scale[:, s:e], fq_buf), _scaled(fk, gates.k_scale[:, s:e], fk_buf)
                 state = state * gates.enter[i]
@@ -197,30 +195,51 @@ def chunked(q, k, v, decay, feature_map, causal: bool, chunk_size: int) -> torch
 
 def noncausal(q, k, v, feature_map, chunk_size: int = 64) -> torch.Tensor:
     """phi(Q) (phi(K)^T V) / phi(Q) z on (B, N, d) inputs, in two passes over row blocks."""
+    if any(records_grad(t, feature_map) for t in (q, k, v)):
+        # Autograd: the plain form (the fast one writes into reused buffers).
+        return parallel(feature_map(q, is_query=True), feature_map(k), v, False)
     bsz, n, _ = q.shape
     m, dv = feature_map.num_features, v.shape[-1]
     rows = min(n, _block_rows(bsz, max(m, dv), chunk_size))
+    features = _BlockFeatures(feature_map, n, fast=True)
     buf = q.new_empty(bsz, rows, m)                 # every block's features, keys then queries
     kv, z = q.new_zeros(bsz, m, dv), q.new_zeros(bsz, m)
-    for start in range(0, n, rows):
-        stop = min(start + rows, n)
-        fk = feature_map(k[:, start:stop], offset=start, total=n, out=buf[:, :stop - start])
-        kv.baddbmm_(fk.transpose(1, 2), v[:, start:stop])
+    for start, k_b, v_b in zip(range(0, n, rows), k.split(rows, 1), v.split(rows, 1)):
+        fk = features(k_b, start, buf if k_b.shape[1] == rows else buf[:, :k_b.shape[1]])
+        kv.baddbmm_(fk.transpose(1, 2), v_b)
         z.add_(fk.sum(1))
     z = z.unsqueeze(-1)
     out = q.new_empty(bsz, n, dv)
-    for start in range(0, n, rows):
-        stop = min(start + rows, n)
-        fq = feature_map(q[:, start:stop], is_query=True, offset=start, total=n, out=buf[:, :stop - start])
+    for start, q_b, out_b in zip(range(0, n, rows), q.split(rows, 1), out.split(rows, 1)):
+        b = buf if q_b.shape[1] == rows else buf[:, :q_b.shape[1]]
+        fq = features(q_b, start, b, is_query=True)
         den = torch.bmm(fq, z)
         if m > dv:
-            torch.bmm(fq, kv, out=out[:, start:stop]).div_(den)
+            torch.bmm(fq, kv, out=out_b).div_(den)
             continue
         # Normalise phi(q) while it sits in cache (no more columns than the output has),
         # then one matmul straight into out.
-        fq = fq.div_(den) if fq.data_ptr() == buf.data_ptr() else fq / den
-        torch.bmm(fq, kv, out=out[:, start:stop])
+        fq = fq.div_(den) if fq.data_ptr() == b.data_ptr() else fq / den
+        torch.bmm(fq, kv, out=out_b)
     return out
+
+
+class _BlockFeatures:
+    """phi on row blocks of one sequence of length n. The first block goes through the map's
+    public call, which checks the input's shape against the map; later blocks (the same
+    shape but for their length), when ``fast`` and the map writes in place, go straight to
+    its writer: the same features, without the per-call checks."""
+
+    def __init__(self, feature_map, n: int, fast: bool):
+        self.map, self.n = feature_map, n
+        self.into = getattr(feature_map, "features_into", None) if fast else None
+        self.checked = False
+
+    def __call__(self, x, start: int, out, is_query: bool = False):
+        if self.into is not None and self.checked:
+            return self.into(x, is_query, out)
+        self.checked = True
+        return self.map(x, is_query=is_query, offset=start, total=self.n, out=out)
 
 
 class GateFactors:
