@@ -54,7 +54,8 @@ class FeatureMap(nn.Module):
         ``out`` is an optional buffer shaped like the result, (..., N, m). Elementwise maps
         write into it (no allocation: the O(N) forms reuse one buffer for every block);
         the others ignore it, and so does every map while autograd is recording. Always
-        use the returned tensor.
+        use the returned tensor. Such maps define ``features_into(x, is_query, out,
+        scratch=None)``, where ``scratch`` is a second buffer like ``out`` for temporaries.
         """
         x = as_float_tensor(x, "x")
         if x.dim() < 2 or x.shape[-1] != self.head_dim:
@@ -103,7 +104,7 @@ class Identity(FeatureMap):
     def features(self, x, is_query):
         return _softmax_scale(x)
 
-    def features_into(self, x, is_query, out):
+    def features_into(self, x, is_query, out, scratch=None):
         return torch.mul(x, x.shape[-1] ** -0.25, out=out)
 
 
@@ -145,9 +146,10 @@ class EluPlusOne(FeatureMap):
             return x.clamp(max=0.0).exp_() + torch.relu(x)
         return self.features_into(x, is_query, torch.empty_like(x))
 
-    def features_into(self, x, is_query, out):
-        torch.clamp(x, max=0.0, out=out).exp_()
-        return out.add_(x.clamp(min=0.0))
+    def features_into(self, x, is_query, out, scratch=None):
+        # exp(x) clamped at 1 is exp(min(x, 0)) in one pass less (exp(x) = inf above ~88 is fine).
+        torch.exp(x, out=out).clamp_(max=1.0)
+        return out.add_(x.clamp(min=0.0) if scratch is None else torch.clamp(x, min=0.0, out=scratch))
 
 
 class Relu(FeatureMap):
@@ -166,7 +168,7 @@ class Relu(FeatureMap):
     def features(self, x, is_query):
         return torch.relu(x)
 
-    def features_into(self, x, is_query, out):
+    def features_into(self, x, is_query, out, scratch=None):
         return torch.clamp(x, min=0.0, out=out)
 
 

@@ -169,7 +169,7 @@ def chunked(q, k, v, decay, feature_map, causal: bool, chunk_size: int) -> torch
     rows = -(-min(block_rows, n) // chunk_size) * chunk_size
     v1_buf = q.new_ones(bsz, rows, dv + 1) if direct else None
 
-    features = _BlockFeatures(feature_map, n, fast=direct)
+    features = _BlockFeatures(feature_map, n, fast=direct, like=fq_buf)
     # Gate factors are prepared for a range of tokens at a time: the whole sequence for one
     # gate per token (a few numbers per token), a block's worth for per-feature gates.
     gate_range = n if decay is None or decay.shape[-1] == 1 else block_rows
@@ -201,8 +201,8 @@ def noncausal(q, k, v, feature_map, chunk_size: int = 64) -> torch.Tensor:
     bsz, n, _ = q.shape
     m, dv = feature_map.num_features, v.shape[-1]
     rows = min(n, _block_rows(bsz, max(m, dv), chunk_size))
-    features = _BlockFeatures(feature_map, n, fast=True)
     buf = q.new_empty(bsz, rows, m)                 # every block's features, keys then queries
+    features = _BlockFeatures(feature_map, n, fast=True, like=buf)
     kv, z = q.new_zeros(bsz, m, dv), q.new_zeros(bsz, m)
     for start, k_b, v_b in zip(range(0, n, rows), k.split(rows, 1), v.split(rows, 1)):
         fk = features(k_b, start, buf if k_b.shape[1] == rows else buf[:, :k_b.shape[1]])
@@ -230,14 +230,16 @@ class _BlockFeatures:
     shape but for their length), when ``fast`` and the map writes in place, go straight to
     its writer: the same features, without the per-call checks."""
 
-    def __init__(self, feature_map, n: int, fast: bool):
+    def __init__(self, feature_map, n: int, fast: bool, like: torch.Tensor):
         self.map, self.n = feature_map, n
         self.into = getattr(feature_map, "features_into", None) if fast else None
+        self.scratch = torch.empty_like(like) if self.into is not None else None
         self.checked = False
 
     def __call__(self, x, start: int, out, is_query: bool = False):
         if self.into is not None and self.checked:
-            return self.into(x, is_query, out)
+            scratch = self.scratch if out.shape == self.scratch.shape else self.scratch[:, :out.shape[1]]
+            return self.into(x, is_query, out, scratch)
         self.checked = True
         return self.map(x, is_query=is_query, offset=start, total=self.n, out=out)
 
