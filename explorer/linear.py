@@ -345,9 +345,16 @@ def _causal_block(fq, fk, v, state, c: int, dst=None, v1_buf=None):
     fq, fk, v1 = fq.reshape(bsz, nc, c, m), fk.reshape(bsz, nc, c, m), v1.reshape(bsz, nc, c, dv + 1)
 
     scores = torch.matmul(fq, fk.transpose(-1, -2)).tril_()                 # (B, nc, c, c), causal
-    kv = torch.matmul(fk.transpose(-1, -2), v1)                             # (B, nc, m, dv+1)
-    # States before each chunk and after the last: the carry, then running sums.
-    states = torch.cat([state.unsqueeze(1), kv], dim=1).cumsum_(1)          # (B, nc+1, m, dv+1)
+    # States before each chunk and after the last: the carry, then running sums of each
+    # chunk's phi(K)^T [V | 1] (written in place outside autograd, else concatenated).
+    if dst is None:
+        kv = torch.matmul(fk.transpose(-1, -2), v1)                         # (B, nc, m, dv+1)
+        states = torch.cat([state.unsqueeze(1), kv], dim=1)
+    else:
+        states = fq.new_empty(bsz, nc + 1, m, dv + 1)
+        states[:, 0] = state
+        torch.matmul(fk.transpose(-1, -2), v1, out=states[:, 1:])
+    states.cumsum_(1)                                                       # (B, nc+1, m, dv+1)
     num = torch.matmul(fq, states[:, :-1])
     num.view(-1, c, dv + 1).baddbmm_(scores.view(-1, c, c), v1.reshape(-1, c, dv + 1))
     num = num.view(bsz, nc * c, dv + 1)[:, :g]       # padded queries are 0/0: never divide them
