@@ -176,7 +176,10 @@ def chunked(q, k, v, decay, feature_map, causal: bool, chunk_size: int) -> torch
     for g0 in range(0, n, gate_range):
         g1 = min(g0 + gate_range, n)
         gates = None if decay is None else GateFactors(decay[:, g0:g1], chunk_size, block_rows)
-        segments = gates.segments if gates else [(s, min(s + block_rows, g1 - g0)) for s in range(0, g1 - g0, block_rows)]
+        if gates is None:
+            segments = [(s, min(s + block_rows, g1 - g0)) for s in range(0, g1 - g0, block_rows)]
+        else:
+            segments = gates.segments
         for i, (s, e) in enumerate(segments):
             start, stop = g0 + s, g0 + e
             fq = features(q[:, start:stop], start, fq_buf[:, :e - s], is_query=True)

@@ -352,7 +352,8 @@ def test_peers_report_puts_ours_beside_them_with_ratios():
     assert all(len(ts) == 2 and min(ts) > 0 for ts in result["times"].values())
     ratios = peers.ratios(entries, result["times"])
     med = {name: sorted(ts)[0] / 2 + sorted(ts)[1] / 2 for name, ts in result["times"].items()}
-    assert ratios["ours chunked, causal"] == pytest.approx(med["fla naive_chunk_linear_attn"] / med["ours chunked, causal"])
+    want = med["fla naive_chunk_linear_attn"] / med["ours chunked, causal"]
+    assert ratios["ours chunked, causal"] == pytest.approx(want)
     text = peers.report(entries, result, 128, 16, "cpu", 2, agree)
     assert "cpu, " in text and "dense matmul" in text and text.count("x the best peer") == 4
     assert json.loads(text.splitlines()[-1]).keys() == ratios.keys()
