@@ -39,7 +39,14 @@ def _add_bench(sub) -> None:
     p.add_argument("--methods", nargs="+", choices=bench.METHODS, default=list(bench.METHODS))
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--warmup", type=int, default=1)
-    p.add_argument("--device", default="cpu", help="cpu or cuda (an error if CUDA is unavailable)")
+    p.add_argument("--device", default=None,
+                   help="cpu or cuda (an error if CUDA is unavailable); default cpu, and for --peers "
+                        "cuda where available")
+    p.add_argument("--peers", action="store_true",
+                   help="instead of the sweep: ours beside performer-pytorch and flash-linear-attention "
+                        "at one N (the first of --ns, default 16384) in interleaved rounds, with ratios; "
+                        "needs those libraries importable (not dependencies: says so and exits 0 without)")
+    p.add_argument("--rounds", type=int, default=9, help="interleaved rounds for --peers (default 9)")
     p.add_argument("--slow-max-n", type=int, default=SLOPE_NS[-1],
                    help="largest N for the quadratic, recurrent and cumsum forms; only "
                         "linear_parallel and linear_chunked go beyond (default %(default)s)")
@@ -61,6 +68,9 @@ def _progress(fraction: float, message: str) -> None:
 def run_bench(args) -> int:
     from . import bench
 
+    if args.peers:
+        return _run_peers(args)
+    args.device = args.device or "cpu"
     ns = args.ns or [*SLOPE_NS, LONG_N]
     caps = dict.fromkeys(SLOW_METHODS, args.slow_max_n)
     started = time.perf_counter()
@@ -105,6 +115,19 @@ def run_bench(args) -> int:
         with open(args.csv, "w") as fh:
             fh.write(result.to_csv())
     return 0
+
+
+def _run_peers(args) -> int:
+    from . import peers
+
+    try:
+        status, text = peers.run(n=args.ns[0] if args.ns else 16384, head_dim=args.head_dim,
+                                 rounds=args.rounds, device=args.device)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(text)
+    return status
 
 
 def _sources() -> dict | None:

@@ -66,10 +66,12 @@ def prepare_log_decay(log_decay, batch_shape: tuple, n: int, m: int, dtype, devi
         t = torch.tensor(float(log_decay), dtype=dtype, device=device)
     else:
         t = as_float_tensor(log_decay, "log_decay").to(dtype=dtype, device=device)
-    if not torch.isfinite(t).all():
+    # One pass: NaN propagates into both extremes, and -inf / +inf show up in them.
+    low, high = (float(x) for x in torch.aminmax(t.detach())) if t.numel() else (0.0, 0.0)
+    if not (math.isfinite(low) and math.isfinite(high)):
         raise ValueError("log_decay: contains NaN or infinite values; use a large negative number for a full reset")
-    if (t > 0).any():
-        raise ValueError(f"log_decay: the log of a decay must be <= 0, got a maximum of {float(t.max()):.4g}")
+    if high > 0:
+        raise ValueError(f"log_decay: the log of a decay must be <= 0, got a maximum of {high:.4g}")
     if t.dim() > len(target):
         raise ValueError(f"log_decay: shape {tuple(t.shape)} has more dimensions than (..., N, m) = {target}")
     try:

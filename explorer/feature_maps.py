@@ -45,21 +45,42 @@ class FeatureMap(nn.Module):
     def features(self, x: torch.Tensor, is_query: bool) -> torch.Tensor:
         raise NotImplementedError
 
-    def forward(self, x, is_query: bool = False, offset: int = 0, total: int | None = None) -> torch.Tensor:
+    def forward(self, x, is_query: bool = False, offset: int = 0, total: int | None = None,
+                out: torch.Tensor | None = None) -> torch.Tensor:
         """phi(x) for x shaped (..., N, d). ``offset`` and ``total`` matter to positional
         maps only: the rows of x sit at positions offset..offset+N-1 of a sequence of
-        length ``total`` (default N), so a long sequence can be mapped block by block."""
+        length ``total`` (default N), so a long sequence can be mapped block by block.
+
+        ``out`` is an optional buffer shaped like the result, (..., N, m). Elementwise maps
+        write into it (no allocation: the O(N) forms reuse one buffer for every block);
+        the others ignore it, and so does every map while autograd is recording. Always
+        use the returned tensor. Such maps define ``features_into(x, is_query, out,
+        scratch=None)``, where ``scratch`` is a second buffer like ``out`` for temporaries.
+        """
         x = as_float_tensor(x, "x")
         if x.dim() < 2 or x.shape[-1] != self.head_dim:
             raise ValueError(
                 f"x: expected shape (..., N, {self.head_dim}) for map {self.name!r}, got {tuple(x.shape)}"
             )
+        if out is not None and hasattr(self, "features_into") and not records_grad(x, self):
+            if out.shape != (*x.shape[:-1], self.num_features) or out.dtype != x.dtype or out.device != x.device:
+                raise ValueError(f"out: expected a {x.dtype} buffer shaped {(*x.shape[:-1], self.num_features)}, "
+                                 f"got {out.dtype} {tuple(out.shape)}")
+            return self.features_into(x, is_query, out)
         if self.positional:
             return self.features(x, is_query, offset=offset, total=total)
         return self.features(x, is_query)
 
     def extra_repr(self) -> str:
         return f"head_dim={self.head_dim}, num_features={self.num_features}"
+
+
+def records_grad(x: torch.Tensor, module: nn.Module | None = None) -> bool:
+    """True when autograd is recording through ``x`` or ``module``'s parameters: in-place
+    work and ``out=`` buffers are then off limits."""
+    if not torch.is_grad_enabled():
+        return False
+    return x.requires_grad or (module is not None and any(p.requires_grad for p in module.parameters()))
 
 
 def _softmax_scale(x: torch.Tensor) -> torch.Tensor:
@@ -82,6 +103,9 @@ class Identity(FeatureMap):
 
     def features(self, x, is_query):
         return _softmax_scale(x)
+
+    def features_into(self, x, is_query, out, scratch=None):
+        return torch.mul(x, x.shape[-1] ** -0.25, out=out)
 
 
 class Taylor1(FeatureMap):
@@ -116,9 +140,16 @@ class EluPlusOne(FeatureMap):
     def features(self, x, is_query):
         # elu(x) + 1 = exp(min(x, 0)) + max(x, 0). Written this way it stays positive in
         # float32 where elu(x) + 1 = (exp(x) - 1) + 1 rounds to 0 (x < -17 or so), which
-        # would leave a zero feature row, and it is about 15% faster. The last add is out of
-        # place: exp's backward needs its own output intact.
-        return x.clamp(max=0.0).exp_() + torch.relu(x)
+        # would leave a zero feature row, and it is about 15% faster. While autograd records,
+        # the last add is out of place: exp's backward needs its own output intact.
+        if records_grad(x):
+            return x.clamp(max=0.0).exp_() + torch.relu(x)
+        return self.features_into(x, is_query, torch.empty_like(x))
+
+    def features_into(self, x, is_query, out, scratch=None):
+        # exp(x) clamped at 1 is exp(min(x, 0)) in one pass less (exp(x) = inf above ~88 is fine).
+        torch.exp(x, out=out).clamp_(max=1.0)
+        return out.add_(x.clamp(min=0.0) if scratch is None else torch.clamp(x, min=0.0, out=scratch))
 
 
 class Relu(FeatureMap):
@@ -136,6 +167,9 @@ class Relu(FeatureMap):
 
     def features(self, x, is_query):
         return torch.relu(x)
+
+    def features_into(self, x, is_query, out, scratch=None):
+        return torch.clamp(x, min=0.0, out=out)
 
 
 def gaussian_projection(

@@ -311,3 +311,57 @@ def test_memory_estimate_covers_the_measured_peak(method):
         fn(q, k, v)
         _, peak = bench.measure_peak_bytes(lambda: fn(q, k, v))
     assert 0 < peak <= bench.estimate_memory_bytes(method, n, 64, 64)
+
+
+# ----------------------------------------------------------------------------- beside the peers
+
+
+def test_peers_missing_is_said_and_not_an_error(capsys, monkeypatch):
+    from explorer import peers
+    monkeypatch.setattr(peers, "load_peers", lambda: (None, "performer-pytorch and fla-core are not importable here"))
+    assert main(["bench", "--peers", "--ns", "128", "--rounds", "1"]) == 0
+    assert "skipped" in capsys.readouterr().out
+    assert main(["bench", "--peers", "--ns", "100"]) == 2          # FLA's chunked forms need multiples of 64
+
+
+def _stand_in_peers():
+    """Plain-torch stand-ins with the peers' signatures: performer takes features, FLA takes
+    (B, N, H, D) tensors. The first two compute what ours computes, so ``agreement`` must
+    find them equal; the gated ones only need to run."""
+    def performer(fq, fk, v):
+        return (fq @ (fk.transpose(-1, -2) @ v)) / (fq @ fk.sum(-2).unsqueeze(-1))
+
+    def fla_chunk(fq, fk, v, scale=1.0, normalize=True):
+        fq, fk, v = (t.transpose(1, 2) for t in (fq, fk, v))
+        w = (fq @ fk.transpose(-1, -2)).tril()
+        return ((w @ v) / w.sum(-1, keepdim=True)).transpose(1, 2)
+
+    def gated(q, k, v, g):
+        return v * 2.0, None
+    return {"performer": performer, "fla_chunk": fla_chunk, "fla_simple_gla": gated, "fla_recurrent_gla": gated}
+
+
+def test_peers_report_puts_ours_beside_them_with_ratios():
+    from explorer import peers
+    entries = peers.build_entries(_stand_in_peers(), 128, head_dim=16)
+    assert {e.mode for e in entries} == set(peers.MODES)
+    agree = peers.agreement(entries)
+    assert set(agree) == {"ours parallel, non-causal", "ours chunked, causal"}
+    assert max(agree.values()) < 1e-5
+    result = peers.measure(entries, rounds=2, matmul_size=64)
+    assert all(len(ts) == 2 and min(ts) > 0 for ts in result["times"].values())
+    ratios = peers.ratios(entries, result["times"])
+    med = {name: sorted(ts)[0] / 2 + sorted(ts)[1] / 2 for name, ts in result["times"].items()}
+    want = med["fla naive_chunk_linear_attn"] / med["ours chunked, causal"]
+    assert ratios["ours chunked, causal"] == pytest.approx(want)
+    text = peers.report(entries, result, 128, 16, "cpu", 2, agree)
+    assert "cpu, " in text and "dense matmul" in text and text.count("x the best peer") == 4
+    assert json.loads(text.splitlines()[-1]).keys() == ratios.keys()
+
+
+def test_peers_agreement_catches_a_peer_that_differs():
+    from explorer import peers
+    wrong = _stand_in_peers()
+    wrong["performer"] = lambda fq, fk, v: v
+    agree = peers.agreement(peers.build_entries(wrong, 64, head_dim=8))
+    assert agree["ours parallel, non-causal"] > 1e-2

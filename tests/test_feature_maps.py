@@ -167,3 +167,30 @@ def test_orthogonal_projection_rows_are_orthogonal_within_a_block():
 def test_bad_input_names_the_argument(call, arg):
     with pytest.raises(ValueError, match=arg):
         call()
+
+
+@pytest.mark.parametrize("name", ["identity", "elu1", "relu", "favor_plus", "taylor2"])
+def test_out_buffer_gives_the_same_features(name):
+    """``out=``: elementwise maps write into the buffer, the others ignore it; either way the
+    returned features are those of the plain call, and the input is left untouched."""
+    phi = fm.create(name, D)
+    x = torch.randn(3, 40, D, generator=torch.Generator().manual_seed(4))
+    x0 = x.clone()
+    want = phi(x, is_query=True)
+    buf = torch.full((3, 40, phi.num_features), float("nan"))
+    got = phi(x, is_query=True, out=buf)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    assert torch.equal(x, x0)
+    if name in ("identity", "elu1", "relu"):
+        assert got.data_ptr() == buf.data_ptr()
+
+
+def test_out_buffer_is_checked_and_ignored_while_autograd_records():
+    phi = fm.create("elu1", D)
+    x = torch.randn(5, D)
+    with pytest.raises(ValueError, match="out"):
+        phi(x, out=torch.empty(5, D + 1))
+    xg = x.clone().requires_grad_()
+    buf = torch.empty(5, D)
+    y = phi(xg, out=buf)
+    assert y.data_ptr() != buf.data_ptr() and y.requires_grad

@@ -161,3 +161,108 @@ def test_missing_values_are_an_error():
     q, k, _ = inputs(4)
     with pytest.raises(ValueError, match="v"):
         li.linear_attention(q, k, None, fm.create("elu1", D))
+
+
+# ----------------------------------------------------------------------------- gated segments
+
+
+def _gates(kind, shape, seed):
+    """Log gates of several characters: mild (GLA-like), strong (cumulative far below -200),
+    and resets (isolated tokens that wipe the state)."""
+    g = torch.Generator().manual_seed(seed)
+    if kind == "mild":
+        return torch.nn.functional.logsigmoid(torch.randn(*shape, generator=g) + 4.0)
+    if kind == "strong":
+        return -3.0 * torch.rand(*shape, generator=g)
+    a = -0.05 * torch.rand(*shape, generator=g)
+    resets = torch.rand(*shape[:-1], 1, generator=g) < 0.05
+    return torch.where(resets, torch.full_like(a, -1000.0), a)
+
+
+@pytest.mark.parametrize("per_feature", [False, True])
+@pytest.mark.parametrize("kind", ["mild", "strong", "reset"])
+@pytest.mark.parametrize("n,chunk", [(1, 16), (17, 16), (64, 64), (203, 16), (300, 64)])
+def test_gated_chunked_equals_the_reference(per_feature, kind, n, chunk):
+    """Per-token scalar gates (..., N, 1) and per-feature gates (..., N, m), on several batch
+    shapes, lengths that are not a multiple of the chunk, and N = 1."""
+    for batch in ((H,), (2, 3)):
+        q, k, v = inputs(n, seed=n + chunk, batch=batch)
+        phi = fm.create("elu1", D)
+        a = _gates(kind, (*batch, n, phi.num_features if per_feature else 1), seed=n)
+        ref = at.kernel_map(q, k, phi, causal=True, log_decay=a) @ v
+        out = li.linear_attention(q, k, v, phi, causal=True, method="chunked", chunk_size=chunk, log_decay=a)
+        assert torch.isfinite(out).all()
+        assert rel_err(out, ref) <= 1e-5, (batch, kind)
+
+
+def test_strong_scalar_gates_below_minus_200_stay_exact():
+    n = 400
+    q, k, v = inputs(n, seed=11)
+    phi = fm.create("favor_plus", D, num_features=16, seed=3)
+    a = _gates("strong", (H, n, 1), seed=12)
+    assert a.sum(-2).max() < -200
+    ref = at.kernel_map(q, k, phi, causal=True, log_decay=a) @ v
+    for chunk in (16, 64):
+        out = li.linear_attention(q, k, v, phi, causal=True, method="chunked", chunk_size=chunk, log_decay=a)
+        assert torch.isfinite(out).all() and rel_err(out, ref) <= 1e-5, chunk
+
+
+@pytest.mark.parametrize("span", [0.5, 5.0, 60.0])
+def test_segments_cover_the_sequence_and_bound_the_gate_span(span, monkeypatch):
+    """Every token in exactly one segment, none longer than a block, and inside each the
+    log gate after the first token sums to >= -GATE_SPAN for every row and feature; the
+    output is the same whatever the span (a small span means many segments)."""
+    monkeypatch.setattr(li, "GATE_SPAN", span)
+    n, block, chunk = 500, 128, 16
+    a = _gates("mild", (3, n, D), seed=13) * torch.linspace(0.1, 5.0, D)      # features decay unevenly
+    segments = [(s + b, e + b) for b in range(0, n, block)
+                for s, e in li._segments(a[:, b:b + block], a[:, b:b + block].double().cumsum(1), chunk, block)]
+    assert segments[0][0] == 0 and segments[-1][1] == n
+    assert all(s1 == s0 for (_, s0), (s1, _) in zip(segments, segments[1:]))
+    for start, stop in segments:
+        assert 0 < stop - start <= block
+        assert (a[:, start + 1:stop].sum(1) >= -span - 1e-9).all()
+        if stop < n and stop - start > chunk:
+            assert (stop - start) % chunk == 0
+    q, k, v = inputs(n, seed=14, batch=(3,))
+    phi = fm.create("elu1", D)
+    ref = at.kernel_map(q, k, phi, causal=True, log_decay=a) @ v
+    out = li.linear_attention(q, k, v, phi, causal=True, method="chunked", chunk_size=chunk, log_decay=a)
+    assert rel_err(out, ref) <= 1e-5
+
+
+def test_zero_decay_is_the_ungated_form():
+    q, k, v = inputs(130, seed=15)
+    phi = fm.create("elu1", D)
+    plain = li.linear_attention(q, k, v, phi, causal=True)
+    for zero in (0.0, torch.zeros(H, 130, 1), torch.zeros(H, 130, D)):
+        torch.testing.assert_close(li.linear_attention(q, k, v, phi, causal=True, log_decay=zero), plain,
+                                   rtol=1e-6, atol=1e-6)
+
+
+def test_noncausal_forms_over_many_blocks_and_batch_dims(monkeypatch):
+    monkeypatch.setattr(li, "BLOCK_ELEMENTS", 64 * 16)
+    q, k, v = inputs(203, seed=16, batch=(3, H))
+    for name in ("elu1", "relu", "taylor2", "favor_plus", "cosformer"):   # positive kernels: well conditioned
+        phi = fm.create(name, D)
+        ref, ok = reference(q, k, v, phi, False)
+        for method in ("parallel", "chunked"):
+            assert_matches(li.linear_attention(q, k, v, phi, causal=False, method=method), ref, ok, (name, method))
+
+
+@pytest.mark.parametrize("causal,method,gated", [(False, "parallel", False), (True, "chunked", False),
+                                                 (True, "chunked", True)])
+def test_gradients_flow_and_match_the_reference(causal, method, gated):
+    """Autograd through the fast forms gives the reference's gradients (buffers and
+    in-place work switch off while autograd records)."""
+    n = 70
+    q, k, v = (t.double().requires_grad_() for t in inputs(n, seed=17))
+    phi = fm.create("elu1", D)
+    a = _gates("mild", (H, n, D), seed=18).double().requires_grad_() if gated else None
+    out = li.linear_attention(q, k, v, phi, causal=causal, method=method, chunk_size=16, log_decay=a)
+    wanted = [q, k, v] + ([a] if gated else [])
+    grads = torch.autograd.grad(out.square().sum(), wanted)
+    ref = at.kernel_map(q, k, phi, causal=causal, log_decay=a) @ v
+    ref_grads = torch.autograd.grad(ref.square().sum(), wanted)
+    for got, want in zip(grads, ref_grads):
+        torch.testing.assert_close(got, want, rtol=1e-7, atol=1e-9)
