@@ -7,21 +7,58 @@ decided here is the look and the words, in English or Chinese (``explorer.lectur
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..lecture.text import t
-from .style import as_style, finish, log_ticks, unique_labels
+from .style import CHAR_EM, NOMINAL_WIDTH_PX, as_style, finish, log_ticks, unique_labels
 
 HEIGHT = 460
+# The lecture's figures sit in the right-hand column of the lecture screen, 5 parts of 7 of
+# a 1280-px projector less the page's padding: titles, notes and labels are fitted to it.
+COLUMN_PX = 0.7 * 1280 - 40
 
 
 def chapter_figures(view, lang: str = "en", style=None) -> list[go.Figure]:
     """The chapter's figures, titles and axis labels in ``lang``."""
     style = as_style(style)
     return _DRAW[view.ch](view, lang, style)
+
+
+def _em(char: str) -> float:
+    """Advance of one character in em, with margin: CJK is a full em, digits and capitals
+    of DejaVu Sans run wider than ``CHAR_EM``, the rest fits it."""
+    if unicodedata.east_asian_width(char) in "WF":
+        return 1.0
+    if char in "mwMW":
+        return 1.0
+    if char.isdigit():
+        return 0.64
+    if char.isupper():
+        return 0.76
+    return CHAR_EM
+
+
+def text_px(text: str, font: float) -> float:
+    """Estimated width of one line of ``text`` at ``font`` px (tags left out)."""
+    plain = re.sub(r"<[^>]+>", "", text)
+    return sum(_em(c) for c in plain) * font
+
+
+def _share(*texts: str) -> float:
+    """``finish``'s width for a lecture figure: the column's share of the nominal width,
+    narrowed where the text's characters run wider than ``finish`` counts them (Chinese:
+    a full em each), so that wrapped titles and notes stay inside the figure."""
+    widest = max((text_px(t, 1.0) / len(t) for t in texts if t), default=CHAR_EM)
+    return 0.96 * COLUMN_PX / NOMINAL_WIDTH_PX * min(1.0, CHAR_EM / widest)     # 4 %: the estimate's error
+
+
+def _finish(fig, style, title, height, note="", **kw):
+    return finish(fig, style, title, height, note, width=_share(title, note), **kw)
 
 
 def _fmt(x: float) -> str:
@@ -72,7 +109,7 @@ def _ch0(view, lang, style):
     note = (f"N = {now:,}: {_fmt(view.numbers['pairs'])} · float32 {_bytes(view.numbers['bytes_f32'])} · "
             f"float16 {_bytes(view.numbers['bytes_f16'])} · FLOPs {_fmt(view.numbers['quadratic_flops'])} "
             f"(N²) / {_fmt(view.numbers['linear_flops'])} (linear) = {_times(view.numbers['flop_ratio'])}×")
-    first = finish(fig, style, t("ch0.fig1.title", lang, n=f"{now:,}"), HEIGHT, note)
+    first = _finish(fig, style, t("ch0.fig1.title", lang, n=f"{now:,}"), HEIGHT, note)
 
     n0, n1 = view.numbers["article_n_from"], view.numbers["article_n_to"]
     p0, p1 = view.numbers["article_pairs_from"], view.numbers["article_pairs_to"]
@@ -81,7 +118,7 @@ def _ch0(view, lang, style):
                             text=[_fmt(p0), _fmt(p1)], textposition="outside", cliponaxis=False))
     fig2.update_yaxes(type="log", title_text=t("axis.pairs", lang))
     log_ticks(fig2, style)
-    second = finish(fig2, style, t("ch0.fig2.title", lang), HEIGHT, f"× {view.numbers['article_growth']:,.0f}")
+    second = _finish(fig2, style, t("ch0.fig2.title", lang), HEIGHT, f"× {view.numbers['article_growth']:,.0f}")
     return [first, second]
 
 
@@ -106,7 +143,7 @@ def _ch1(view, lang, style):
     fig.update_yaxes(title_text=t("axis.y", lang), row=1, col=1)
     fig.update_yaxes(title_text=t("axis.weight", lang), row=2, col=1)
     fig.update_xaxes(title_text=t("axis.x", lang), row=2, col=1)
-    first = finish(fig, style, t("ch1.fig1.title", lang, h=f"{toy['h']:g}", x=f"{toy['x']:g}"), HEIGHT + 80,
+    first = _finish(fig, style, t("ch1.fig1.title", lang, h=f"{toy['h']:g}", x=f"{toy['x']:g}"), HEIGHT + 80,
                    f"f̂(x) = {toy['fx']:.4f}")
 
     head = view.data["head"]
@@ -125,7 +162,7 @@ def _ch1(view, lang, style):
                      marker=dict(color="#000", size=style.marker, symbol="line-ew-open", line_width=3), row=1, col=2)
     fig2.update_xaxes(title_text=t("axis.value_dim", lang), row=1, col=2)
     note = f"{t('num.max_diff', lang)} = {view.numbers['max_abs_diff']:.2e}"
-    second = finish(fig2, style, t("ch1.fig2.title", lang, token=head["token"]), HEIGHT, note)
+    second = _finish(fig2, style, t("ch1.fig2.title", lang, token=head["token"]), HEIGHT, note)
     return [first, second]
 
 
@@ -175,7 +212,7 @@ def _ch2(view, lang, style):
     note = (f"{t('num.max_diff', lang)} = {n['max_abs_diff']:.2e} (rel. {n['max_rel_diff']:.1e}) · "
             f"N×N: {_bytes(n['left_intermediate_bytes'])} · m×d: {_bytes(n['right_intermediate_bytes'])}"
             + (f" · {scale_note}" if scale_note else ""))
-    first = finish(fig, style, t("ch2.fig1.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), HEIGHT + 120, note,
+    first = _finish(fig, style, t("ch2.fig1.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), HEIGHT + 120, note,
                    fonts_done=True)
 
     names = [t("legend.left", lang), t("legend.right", lang)]
@@ -191,7 +228,7 @@ def _ch2(view, lang, style):
     note2 = (f"FLOPs ×{_times(n['flop_ratio'])} · time ×{_times(n['time_ratio'])} at N = {n['timed_n']:,.0f} "
              f"(FLOP model there ×{_times(n['timed_flop_ratio'])}; matmul {n['matmul_gflops']:.0f} GFLOP/s now) · "
              f"N = 100K, d = 128: ×{_times(n['article_model_ratio'])} (N/d = {n['article_leading_ratio']:.0f})")
-    second = finish(fig2, style, t("ch2.fig2.title", lang, n=f"{o['n']:,}"), HEIGHT, note2)
+    second = _finish(fig2, style, t("ch2.fig2.title", lang, n=f"{o['n']:,}"), HEIGHT, note2)
     return [first, second]
 
 
@@ -222,7 +259,7 @@ def _ch3(view, lang, style):
     fig.update_xaxes(title_text=t("axis.s", lang), row=2, col=1)
     n = view.numbers
     note = (f"s ∈ [{n['s_min']:.2f}, {n['s_max']:.2f}] · 1 + s < 0: {100 * n['negative_taylor1_fraction']:.1f} %")
-    first = finish(fig, style, t("ch3.fig1.title", lang), HEIGHT + 80, note)
+    first = _finish(fig, style, t("ch3.fig1.title", lang), HEIGHT + 80, note)
 
     profiles = view.data["profiles"]
     labels = list(profiles)
@@ -246,7 +283,7 @@ def _ch3(view, lang, style):
     fig2.update_yaxes(type="log")
     fig2.update_xaxes(title_text=t("axis.exact", lang), row=rows)
     fig2.update_yaxes(title_text=t("axis.approx", lang), col=1)
-    second = finish(fig2, style, t("ch3.fig2.title", lang), HEIGHT + 260)
+    second = _finish(fig2, style, t("ch3.fig2.title", lang), HEIGHT + 260)
 
     fig3 = go.Figure()
     for i, (key, name) in enumerate((("rf_well", "legend.well"), ("rf_real", "legend.real"))):
@@ -259,7 +296,7 @@ def _ch3(view, lang, style):
     fig3.update_xaxes(type="log", title_text=t("axis.m", lang))
     fig3.update_yaxes(type="log", title_text=t("axis.map_error", lang))
     log_ticks(fig3, style)
-    third = finish(fig3, style, t("ch3.fig3.title", lang), HEIGHT)
+    third = _finish(fig3, style, t("ch3.fig3.title", lang), HEIGHT)
 
     norms = view.data["norms"]
     fig4 = go.Figure()
@@ -275,7 +312,7 @@ def _ch3(view, lang, style):
     if "m_required" in n:
         note4 = (f"m for 10 % error: {_fmt(n['m_required'])} ({t('legend.real', lang)}) · "
                  f"{_fmt(n['m_required_well'])} ({t('legend.well', lang)})")
-    fourth = finish(fig4, style, t("ch3.fig4.title", lang), HEIGHT, note4)
+    fourth = _finish(fig4, style, t("ch3.fig4.title", lang), HEIGHT, note4)
     return [first, second, third, fourth]
 
 
@@ -296,7 +333,7 @@ def _ch4(view, lang, style):
     n = view.numbers
     note = (f"recurrent o_t vs parallel: {t('num.max_diff', lang)} = {n['max_abs_diff']:.2e} "
             f"(rel. {n['max_rel_diff']:.1e}) · φ(q_t)·z_t = {step['denominator']:.4g}")
-    first = finish(fig, style, t("ch4.fig1.title", lang, t=step["t"], token=view.data["token"]), HEIGHT, note)
+    first = _finish(fig, style, t("ch4.fig1.title", lang, t=step["t"], token=view.data["token"]), HEIGHT, note)
 
     mem = view.data["memory"]
     fig2 = go.Figure()
@@ -307,7 +344,7 @@ def _ch4(view, lang, style):
     fig2.update_xaxes(type="log", title_text=t("axis.tokens_seen", lang))
     fig2.update_yaxes(type="log", title_text=t("axis.bytes", lang))
     log_ticks(fig2, style)
-    second = finish(fig2, style, t("ch4.fig2.title", lang), HEIGHT,
+    second = _finish(fig2, style, t("ch4.fig2.title", lang), HEIGHT,
                     f"m = {n['m']:.0f}: state {_bytes(n['state_bytes'])}; equal at t ≈ {n['break_even_tokens']:.1f}")
 
     rc = view.data["recall"]
@@ -323,7 +360,7 @@ def _ch4(view, lang, style):
                          line=dict(color=style.colour(1), width=style.line, dash="dot"))
     fig3.update_xaxes(type="log", title_text=t("axis.lag", lang))
     fig3.update_yaxes(title_text=t("axis.cosine", lang), range=[-0.2, 1.05])
-    third = finish(fig3, style, t("ch4.fig3.title", lang), HEIGHT)
+    third = _finish(fig3, style, t("ch4.fig3.title", lang), HEIGHT)
     return [first, second, third]
 
 
@@ -342,7 +379,7 @@ def _ch5(view, lang, style):
                             line=dict(color=style.colour(i), width=style.line), row=1, col=col)
         fig.update_xaxes(type="log", title_text=t("axis.lag", lang) if col == 1 else None, row=1, col=col)
     fig.update_yaxes(title_text=t("axis.cosine", lang), range=[-0.2, 1.05], row=1, col=1)
-    first = finish(fig, style, t("ch5.fig1.title", lang), HEIGHT)
+    first = _finish(fig, style, t("ch5.fig1.title", lang), HEIGHT)
 
     kl = view.data["kl"]
     fig2 = go.Figure()
@@ -354,7 +391,7 @@ def _ch5(view, lang, style):
             hidden.append(t("note.kl_not_drawn", lang, map=name, count=values.size - drawn.size))
         fig2.add_box(y=drawn, name=f"{name} (m = {r['m']})", marker_color=style.colour(i), boxmean=True)
     fig2.update_yaxes(type="log", title_text=t("axis.kl", lang))
-    second = finish(fig2, style, t("ch5.fig2.title", lang), HEIGHT,
+    second = _finish(fig2, style, t("ch5.fig2.title", lang), HEIGHT,
                     " · ".join([f"{name}: {r['mean']:.3f}" for name, r in kl.items()] + hidden))
     figs = [first, second]
 
@@ -366,7 +403,7 @@ def _ch5(view, lang, style):
                          line=dict(color=style.colour(2), width=style.line))
     fig3.update_xaxes(title_text=t("axis.k_softmax", lang), dtick=1)
     fig3.update_yaxes(title_text=t("axis.embedding_cos", lang))
-    figs.append(finish(fig3, style, t("ch5.fig3.title", lang), HEIGHT))
+    figs.append(_finish(fig3, style, t("ch5.fig3.title", lang), HEIGHT))
     return figs
 
 
@@ -394,7 +431,7 @@ def _ch6(view, lang, style):
     fig.update_yaxes(type="log", title_text=t("axis.median_kl", lang), range=[kls.min() - pad_y, kls.max() + 2 * pad_y])
     note = " · ".join(t("note.kl_undefined" if not math.isfinite(p["median_kl"]) else "note.kl_zero", lang,
                         map=p["label"], kl=f"{p['median_kl']:.2g}") for p in bad)
-    first = finish(fig, style, t("ch6.fig1.title", lang, layer=view.controls["layer"]), HEIGHT + 60, note)
+    first = _finish(fig, style, t("ch6.fig1.title", lang, layer=view.controls["layer"]), HEIGHT + 60, note)
 
     road = view.data["roadmap"]
     fig2 = go.Figure(go.Scatter(x=[r["year"] for r in road], y=[r["median_kl"] for r in road], mode="lines+markers+text",
@@ -405,7 +442,7 @@ def _ch6(view, lang, style):
                                             symbol=["diamond" if r["causal"] else "circle" for r in road])))
     fig2.update_xaxes(title_text=t("axis.year", lang), dtick=1, range=[2019.5, 2025.8])
     fig2.update_yaxes(type="log", title_text=t("axis.median_kl", lang))
-    second = finish(fig2, style, t("ch6.fig2.title", lang), HEIGHT + 60)
+    second = _finish(fig2, style, t("ch6.fig2.title", lang), HEIGHT + 60)
     return [first, second]
 
 

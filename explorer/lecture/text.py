@@ -63,11 +63,11 @@ TEXT: dict[str, dict[str, str]] = {
               "在真实的注意力头上向量很长，需要的 m 远远超出实际可用的规模。"},
     "ch4.title": {"en": "4 · Linear attention is an RNN", "zh": "4 · 线性注意力是一个 RNN"},
     "ch4.claim": {
-        "en": "With a causal mask, the sum φ(K)ᵀV up to token t is a running state: S_t = S_{t−1} + φ(k_t)v_tᵀ, and "
+        "en": "With a causal mask, the sum φ(K)ᵀV up to token t is a running state: S_t = S_(t−1) + φ(k_t)v_tᵀ, and "
               "the output is read from it as φ(q_t)S_t / φ(q_t)z_t. The state has a fixed size, unlike a KV cache "
               "that grows with every token. But it only ever adds: old keys are never removed, so recall of any "
               "one of them fades as the sequence grows.",
-        "zh": "加上因果掩码后，到第 t 个词元为止的 φ(K)ᵀV 就是一个不断累加的状态：S_t = S_{t−1} + φ(k_t)v_tᵀ，"
+        "zh": "加上因果掩码后，到第 t 个词元为止的 φ(K)ᵀV 就是一个不断累加的状态：S_t = S_(t−1) + φ(k_t)v_tᵀ，"
               "输出按 φ(q_t)S_t / φ(q_t)z_t 读出。这个状态大小固定，而 KV 缓存每多一个词元就变大一点。"
               "可是状态只加不减，旧的键永远留在里面，序列越长，想取回其中某一个就越难。"},
     "ch5.title": {"en": "5 · Closing the gap", "zh": "5 · 缩小差距"},
