@@ -90,19 +90,36 @@ def _bytes(b: float) -> str:
 
 # -- 0 ----------------------------------------------------------------------------------
 
+def _headroom(values, label_px: float, plot_px: float) -> list[float]:
+    """A log axis range (log10 units) with ``label_px`` of room above the tallest bar for
+    its label, and the shortest bar still visible."""
+    logs = np.log10([v for v in values if v > 0] or [1.0])
+    lo, hi = float(logs.min()) - 0.3, float(logs.max())
+    room = (label_px + 8) / max(plot_px - label_px - 8, 1.0)
+    return [lo, hi + room * (hi - lo)]
+
+
 def _ch0(view, lang, style):
     ladder = view.data["ladder"]
     labels = [f"{row['n']:,}" for row in ladder]
     now = view.data["current"]["n"]
+    plot_px = HEIGHT - 150                     # finish(): the plot's share of the height
     fig = go.Figure()
+    longest, every = 0.0, []
     for i, (key, name) in enumerate((("pairs", "legend.pairs"), ("bytes_f32", "legend.float32"),
                                      ("bytes_f16", "legend.float16"))):
         values = [row[key] for row in ladder]
         text = [_fmt(v) if key == "pairs" else _bytes(v) for v in values]
+        longest = max(longest, max(text_px(x, style.tick_font) for x in text))
+        every += values
+        # Upright, at the tick size: 18 bars share the width, and plotly would otherwise
+        # shrink each label to its bar's width (unreadable on a projector).
         fig.add_bar(x=labels, y=values, name=t(name, lang), marker_color=style.colour(i), text=text,
-                    textposition="outside", cliponaxis=False,
+                    textposition="outside", textangle=-90, constraintext="none", cliponaxis=False,
+                    textfont=dict(size=style.tick_font),
                     marker_line_width=[4 if row["n"] == now else 0 for row in ladder], marker_line_color="#000")
-    fig.update_yaxes(type="log", title_text=f"{t('axis.pairs', lang)} / {t('axis.bytes', lang)}")
+    fig.update_yaxes(type="log", title_text=f"{t('axis.pairs', lang)} / {t('axis.bytes', lang)}",
+                     range=_headroom(every, longest, plot_px))
     fig.update_xaxes(title_text=t("axis.n", lang), type="category")
     fig.update_layout(barmode="group")
     log_ticks(fig, style)
@@ -115,8 +132,10 @@ def _ch0(view, lang, style):
     p0, p1 = view.numbers["article_pairs_from"], view.numbers["article_pairs_to"]
     fig2 = go.Figure(go.Bar(x=[f"N = {n0:,.0f}", f"N = {n1:,.0f}"], y=[p0, p1], marker_color=[style.colour(0),
                                                                                               style.colour(3)],
-                            text=[_fmt(p0), _fmt(p1)], textposition="outside", cliponaxis=False))
-    fig2.update_yaxes(type="log", title_text=t("axis.pairs", lang))
+                            text=[_fmt(p0), _fmt(p1)], textposition="outside", cliponaxis=False,
+                            constraintext="none", textfont=dict(size=style.font)))
+    fig2.update_yaxes(type="log", title_text=t("axis.pairs", lang),
+                      range=_headroom([p0, p1], style.font * 1.3, plot_px))
     log_ticks(fig2, style)
     second = _finish(fig2, style, t("ch0.fig2.title", lang), HEIGHT, f"× {view.numbers['article_growth']:,.0f}")
     return [first, second]
@@ -168,20 +187,42 @@ def _ch1(view, lang, style):
 
 # -- 2 ----------------------------------------------------------------------------------
 
-def _blocks(blocks, sides, y0, slot, ops) -> tuple[list, list]:
+SLOT = 1.25            # block centres are this many slots apart: a quarter slot of air between
+
+
+def _size_labels(orders, spacing_px: float, style) -> tuple[int, bool]:
+    """Font and form of the blocks' size labels so that neighbours keep apart: one line
+    ("4,096 × 64") at the body font down to the tick font, else two ("4,096 ×" over "64"),
+    at the largest font that fits ``spacing_px`` less the operator between them."""
+    room = spacing_px - text_px("→", style.font) - 10
+    blocks = orders["left"] + orders["right"]
+    one = [f"{b['rows']:,} × {b['cols']:,}" for b in blocks]
+    two = [part for b in blocks for part in (f"{b['rows']:,} ×", f"{b['cols']:,}")]
+    names = [b["name"] for b in blocks]
+    for split, lines in ((False, one), (True, two)):
+        for font in range(style.font, style.tick_font - 1 if not split else 7, -1):
+            widest = max(max(text_px(x, font) for x in lines), max(text_px(x, font) * 1.1 for x in names))
+            if widest <= room:
+                return font, split
+    return 7, True
+
+
+def _blocks(blocks, sides, y0, slot, ops, font, split, op_font) -> tuple[list, list]:
     """One order left to right as layout shapes and annotations (plain dicts): each block
     centred in a slot of width ``slot``, its top edge at y0, its name and true size under
     it, the operators between the slots."""
     colours = {"operand": "#9ecae1", "intermediate": "#fdae6b", "output": "#a1d99b"}
     shapes, notes = [], []
     for i, (block, (h, w)) in enumerate(zip(blocks, sides)):
-        centre = (i + 0.5) * slot * 1.25
+        centre = (i + 0.5) * slot * SLOT
         shapes.append(dict(type="rect", x0=centre - w / 2, x1=centre + w / 2, y0=y0 - h, y1=y0,
                            line=dict(color="#333", width=1.5), fillcolor=colours[block["role"]]))
-        notes.append(dict(x=centre, y=y0 - h, yshift=-4, yanchor="top", showarrow=False,
-                          text=f"<b>{block['name']}</b><br>{block['rows']:,} × {block['cols']:,}"))
+        size = f"{block['rows']:,} ×<br>{block['cols']:,}" if split else f"{block['rows']:,} × {block['cols']:,}"
+        notes.append(dict(x=centre, y=y0 - h, yshift=-4, yanchor="top", showarrow=False, font=dict(size=font),
+                          text=f"<b>{block['name']}</b><br>{size}"))
         if i < len(ops):
-            notes.append(dict(x=centre + slot * 0.625, y=y0 - slot * 0.15, text=ops[i], showarrow=False))
+            notes.append(dict(x=centre + slot * SLOT / 2, y=y0 - slot * 0.15, text=ops[i], showarrow=False,
+                              font=dict(size=op_font)))
     return shapes, notes
 
 
@@ -189,30 +230,37 @@ def _ch2(view, lang, style):
     o = view.data["orders"]
     left, right = view.data["left_sides"], view.data["right_sides"]
     slot = float(max(left.max(), right.max()))
-    row_gap = slot * 0.9          # room for the size labels under the first row
+    width = 5 * slot * SLOT
+    # Sized in px for the lecture column, then turned into data units (one scale on both
+    # axes): the labels under a row and the next row's heading need this much room.
+    unit = (COLUMN_PX - 130) / width                       # px per data unit; 130: finish()'s margins
+    font, split = _size_labels(o, slot * SLOT * unit, style)
+    label_px = (3 + split) * font * 1.25 + 8
+    heading_px = style.font * 1.3 + 10
+    row_gap = (label_px + heading_px + 6) / unit
     top_right = -float(left[:, 0].max()) - row_gap
-    shapes, notes = _blocks(o["left"], left, 0.0, slot, ("×", "→", "×", "→"))
-    more_shapes, more_notes = _blocks(o["right"], right, top_right, slot, ("×", "→", "·", "→"))
+    top, bottom = heading_px / unit, top_right - float(right[:, 0].max()) - label_px / unit
+    shapes, notes = _blocks(o["left"], left, 0.0, slot, ("×", "→", "×", "→"), font, split, style.font)
+    more_shapes, more_notes = _blocks(o["right"], right, top_right, slot, ("×", "→", "·", "→"), font, split,
+                                      style.font)
     notes += more_notes
     for y, key, flops in ((0.0, "legend.left", o["left_flops"]), (top_right, "legend.right", o["right_flops"])):
         notes.append(dict(x=0, y=y, yshift=6, xanchor="left", yanchor="bottom", showarrow=False,
-                          text=f"{t(key, lang)} · {_fmt(flops)} FLOPs"))
-    for note in notes:
-        note["font"] = dict(size=style.font)
+                          text=f"{t(key, lang)} · {_fmt(flops)} FLOPs", font=dict(size=style.font)))
     # One layout for every block and label: plotly re-validates the whole list on each
     # add_shape / add_annotation, which made this figure the slowest of the lecture.
-    width = 5 * slot * 1.25
     fig = go.Figure(layout=dict(
         shapes=shapes + more_shapes, annotations=notes,
         xaxis=dict(visible=False, range=[0, width]),
-        yaxis=dict(visible=False, range=[top_right - float(right[:, 0].max()) - row_gap * 0.6, row_gap * 0.5],
-                   scaleanchor="x", scaleratio=1)))
+        yaxis=dict(visible=False, range=[bottom, top], scaleanchor="x", scaleratio=1)))
+    plot_height = int((top - bottom) * unit) + 10          # tall enough that the width sets the scale
     n = view.numbers
     scale_note = t("notice.sides_compressed", lang) if view.data["sides_compressed"] else ""
     note = (f"{t('num.max_diff', lang)} = {n['max_abs_diff']:.2e} (rel. {n['max_rel_diff']:.1e}) · "
             f"N×N: {_bytes(n['left_intermediate_bytes'])} · m×d: {_bytes(n['right_intermediate_bytes'])}"
             + (f" · {scale_note}" if scale_note else ""))
-    first = _finish(fig, style, t("ch2.fig1.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), HEIGHT + 120, note,
+    first = _finish(fig, style, t("ch2.fig1.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]),
+                    max(HEIGHT + 120, plot_height + 150), note,
                    fonts_done=True)
 
     names = [t("legend.left", lang), t("legend.right", lang)]
