@@ -176,3 +176,22 @@ def test_every_number_of_every_chapter_has_a_readable_label(views):
             assert inner.group(1) in labels["en"], (key, labels["en"])    # which map, kept as named
     with pytest.raises(KeyError):
         lecture_text.number_label("no_such_number", "en")
+
+
+def test_finish_assigns_the_white_template_and_the_figure_is_the_same(views):
+    import plotly.graph_objects as go
+    from explorer.figures.style import finish
+
+    sample = go.Figure(go.Scatter(x=[1, 10, 100], y=[3, 1, 2]))
+    sample.update_yaxes(type="log")
+    figs = [finish(sample, PROJECTOR, "A title · with a tail", 400, "a note")]
+    figs += chapter_figures(views[0], "zh", PROJECTOR)[:1]
+    for fig in figs:
+        by_name = go.Figure(fig)
+        by_name.update_layout(template="plotly_white")        # how finish() set it before
+        assert json.loads(fig.to_json()) == json.loads(by_name.to_json())
+        assert fig.layout.template.layout.paper_bgcolor == "white"
+    # Each figure holds its own copy: changing one leaves the next figure as it was.
+    figs[0].layout.template.layout.font.size = 99
+    again = finish(go.Figure(go.Scatter(x=[1], y=[1])), PROJECTOR, "t", 400)
+    assert again.layout.template.layout.font.size != 99

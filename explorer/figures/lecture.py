@@ -271,8 +271,9 @@ def _ch2(view, lang, style):
                                        (n["left_seconds"], n["right_seconds"], lambda s: f"{s * 1e3:.3g} ms")),
                                       start=1):
         fig2.add_bar(x=names, y=[a, b], marker_color=[style.colour(3), style.colour(2)], text=[fmt(a), fmt(b)],
-                     textposition="outside", cliponaxis=False, showlegend=False, row=1, col=col)
-        fig2.update_yaxes(type="log", row=1, col=col)
+                     textposition="outside", cliponaxis=False, constraintext="none",
+                     textfont=dict(size=style.tick_font), showlegend=False, row=1, col=col)
+        fig2.update_yaxes(type="log", range=_headroom([a, b], style.tick_font * 1.3, HEIGHT - 150), row=1, col=col)
     note2 = (f"FLOPs ×{_times(n['flop_ratio'])} · time ×{_times(n['time_ratio'])} at N = {n['timed_n']:,.0f} "
              f"(FLOP model there ×{_times(n['timed_flop_ratio'])}; matmul {n['matmul_gflops']:.0f} GFLOP/s now) · "
              f"N = 100K, d = 128: ×{_times(n['article_model_ratio'])} (N/d = {n['article_leading_ratio']:.0f})")
