@@ -216,7 +216,13 @@ def test_chapter_one_names_its_reference_for_what_it_is():
 
 
 def _subtitle(fig) -> str:
-    return fig.layout.title.subtitle.text or ""
+    """The note as one line (English wraps at spaces: the lines join with one)."""
+    return (fig.layout.title.subtitle.text or "").replace("<br>", " ")
+
+
+def _flat(text: str) -> str:
+    """Without line breaks and spaces: Chinese wraps anywhere, so lines join with none."""
+    return re.sub(r"\s+|<br>", "", text)
 
 
 def test_ratios_below_one_are_printed_as_they_are():
@@ -255,7 +261,7 @@ def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
     for lang in ("en", "zh"):
         fig = chapter_figures(five, lang)[1]
         assert np.all(np.asarray(fig.data[0].y) > 0)
-        assert lecture_text.t("note.kl_not_drawn", lang, map=name, count=2) in _subtitle(fig)
+        assert _flat(lecture_text.t("note.kl_not_drawn", lang, map=name, count=2)) in _flat(_subtitle(fig))
 
     six = copy.deepcopy(views[6])
     six.data["points"][0]["median_kl"] = 0.0
@@ -263,11 +269,11 @@ def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
     label = six.data["points"][0]["label"]
     fig = chapter_figures(six, "zh")[0]
     assert all(y > 0 for trace in fig.data for y in trace.y)
-    assert lecture_text.t("note.kl_zero", "zh", map=label, kl="0") in _subtitle(fig)
+    assert _flat(lecture_text.t("note.kl_zero", "zh", map=label, kl="0")) in _flat(_subtitle(fig))
     undefined = [p["label"] for p in views[6].data["points"] if not np.isfinite(p["median_kl"])]
     assert undefined        # identity and Taylor-1 on a real head
-    note = _subtitle(chapter_figures(views[6], "zh")[0])
-    assert all(lecture_text.t("note.kl_undefined", "zh", map=lab) in note for lab in undefined)
+    note = _flat(_subtitle(chapter_figures(views[6], "zh")[0]))
+    assert all(_flat(lecture_text.t("note.kl_undefined", "zh", map=lab)) in note for lab in undefined)
 
 
 # -- the printed numbers against plain formulas written out here ---------------------------
@@ -367,7 +373,7 @@ def test_associativity_blocks_are_drawn_at_the_engines_sides():
         drawn = np.array(rects)
         expected = np.concatenate([view.data["left_sides"], view.data["right_sides"]])
         assert np.allclose(drawn, expected)
-        labels = [a.text for a in fig.layout.annotations]
+        labels = [a.text.replace(" ×<br>", " × ") for a in fig.layout.annotations]   # one line or two
         assert f"<b>φ(Q)φ(K)ᵀ</b><br>{n:,} × {n:,}" in labels and "<b>φ(K)ᵀV</b><br>32 × 32" in labels
         compressed = lecture_text.t("notice.sides_compressed", "en")
         assert (compressed in _subtitle(fig).replace("<br>", " ")) == view.data["sides_compressed"] == (n > 512)

@@ -7,21 +7,58 @@ decided here is the look and the words, in English or Chinese (``explorer.lectur
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..lecture.text import t
-from .style import as_style, finish, log_ticks, unique_labels
+from .style import CHAR_EM, NOMINAL_WIDTH_PX, as_style, finish, log_ticks, unique_labels
 
 HEIGHT = 460
+# The lecture's figures sit in the right-hand column of the lecture screen, 5 parts of 7 of
+# a 1280-px projector less the page's padding: titles, notes and labels are fitted to it.
+COLUMN_PX = 0.7 * 1280 - 40
 
 
 def chapter_figures(view, lang: str = "en", style=None) -> list[go.Figure]:
     """The chapter's figures, titles and axis labels in ``lang``."""
     style = as_style(style)
     return _DRAW[view.ch](view, lang, style)
+
+
+def _em(char: str) -> float:
+    """Advance of one character in em, with margin: CJK is a full em, digits and capitals
+    of DejaVu Sans run wider than ``CHAR_EM``, the rest fits it."""
+    if unicodedata.east_asian_width(char) in "WF":
+        return 1.0
+    if char in "mwMW":
+        return 1.0
+    if char.isdigit():
+        return 0.64
+    if char.isupper():
+        return 0.76
+    return CHAR_EM
+
+
+def text_px(text: str, font: float) -> float:
+    """Estimated width of one line of ``text`` at ``font`` px (tags left out)."""
+    plain = re.sub(r"<[^>]+>", "", text)
+    return sum(_em(c) for c in plain) * font
+
+
+def _share(*texts: str) -> float:
+    """``finish``'s width for a lecture figure: the column's share of the nominal width,
+    narrowed where the text's characters run wider than ``finish`` counts them (Chinese:
+    a full em each), so that wrapped titles and notes stay inside the figure."""
+    widest = max((text_px(t, 1.0) / len(t) for t in texts if t), default=CHAR_EM)
+    return 0.96 * COLUMN_PX / NOMINAL_WIDTH_PX * min(1.0, CHAR_EM / widest)     # 4 %: the estimate's error
+
+
+def _finish(fig, style, title, height, note="", **kw):
+    return finish(fig, style, title, height, note, width=_share(title, note), **kw)
 
 
 def _fmt(x: float) -> str:
@@ -53,35 +90,54 @@ def _bytes(b: float) -> str:
 
 # -- 0 ----------------------------------------------------------------------------------
 
+def _headroom(values, label_px: float, plot_px: float) -> list[float]:
+    """A log axis range (log10 units) with ``label_px`` of room above the tallest bar for
+    its label, and the shortest bar still visible."""
+    logs = np.log10([v for v in values if v > 0] or [1.0])
+    lo, hi = float(logs.min()) - 0.3, float(logs.max())
+    room = (label_px + 8) / max(plot_px - label_px - 8, 1.0)
+    return [lo, hi + room * (hi - lo)]
+
+
 def _ch0(view, lang, style):
     ladder = view.data["ladder"]
     labels = [f"{row['n']:,}" for row in ladder]
     now = view.data["current"]["n"]
+    plot_px = HEIGHT - 150                     # finish(): the plot's share of the height
     fig = go.Figure()
+    longest, every = 0.0, []
     for i, (key, name) in enumerate((("pairs", "legend.pairs"), ("bytes_f32", "legend.float32"),
                                      ("bytes_f16", "legend.float16"))):
         values = [row[key] for row in ladder]
         text = [_fmt(v) if key == "pairs" else _bytes(v) for v in values]
+        longest = max(longest, max(text_px(x, style.tick_font) for x in text))
+        every += values
+        # Upright, at the tick size: 18 bars share the width, and plotly would otherwise
+        # shrink each label to its bar's width (unreadable on a projector).
         fig.add_bar(x=labels, y=values, name=t(name, lang), marker_color=style.colour(i), text=text,
-                    textposition="outside", cliponaxis=False,
+                    textposition="outside", textangle=-90, constraintext="none", cliponaxis=False,
+                    textfont=dict(size=style.tick_font),
                     marker_line_width=[4 if row["n"] == now else 0 for row in ladder], marker_line_color="#000")
-    fig.update_yaxes(type="log", title_text=f"{t('axis.pairs', lang)} / {t('axis.bytes', lang)}")
+    fig.update_yaxes(type="log", title_text=f"{t('axis.pairs', lang)} / {t('axis.bytes', lang)}",
+                     range=_headroom(every, longest, plot_px))
     fig.update_xaxes(title_text=t("axis.n", lang), type="category")
     fig.update_layout(barmode="group")
     log_ticks(fig, style)
     note = (f"N = {now:,}: {_fmt(view.numbers['pairs'])} · float32 {_bytes(view.numbers['bytes_f32'])} · "
             f"float16 {_bytes(view.numbers['bytes_f16'])} · FLOPs {_fmt(view.numbers['quadratic_flops'])} "
             f"(N²) / {_fmt(view.numbers['linear_flops'])} (linear) = {_times(view.numbers['flop_ratio'])}×")
-    first = finish(fig, style, t("ch0.fig1.title", lang, n=f"{now:,}"), HEIGHT, note)
+    first = _finish(fig, style, t("ch0.fig1.title", lang, n=f"{now:,}"), HEIGHT, note)
 
     n0, n1 = view.numbers["article_n_from"], view.numbers["article_n_to"]
     p0, p1 = view.numbers["article_pairs_from"], view.numbers["article_pairs_to"]
     fig2 = go.Figure(go.Bar(x=[f"N = {n0:,.0f}", f"N = {n1:,.0f}"], y=[p0, p1], marker_color=[style.colour(0),
                                                                                               style.colour(3)],
-                            text=[_fmt(p0), _fmt(p1)], textposition="outside", cliponaxis=False))
-    fig2.update_yaxes(type="log", title_text=t("axis.pairs", lang))
+                            text=[_fmt(p0), _fmt(p1)], textposition="outside", cliponaxis=False,
+                            constraintext="none", textfont=dict(size=style.font)))
+    fig2.update_yaxes(type="log", title_text=t("axis.pairs", lang),
+                      range=_headroom([p0, p1], style.font * 1.3, plot_px))
     log_ticks(fig2, style)
-    second = finish(fig2, style, t("ch0.fig2.title", lang), HEIGHT, f"× {view.numbers['article_growth']:,.0f}")
+    second = _finish(fig2, style, t("ch0.fig2.title", lang), HEIGHT, f"× {view.numbers['article_growth']:,.0f}")
     return [first, second]
 
 
@@ -106,7 +162,7 @@ def _ch1(view, lang, style):
     fig.update_yaxes(title_text=t("axis.y", lang), row=1, col=1)
     fig.update_yaxes(title_text=t("axis.weight", lang), row=2, col=1)
     fig.update_xaxes(title_text=t("axis.x", lang), row=2, col=1)
-    first = finish(fig, style, t("ch1.fig1.title", lang, h=f"{toy['h']:g}", x=f"{toy['x']:g}"), HEIGHT + 80,
+    first = _finish(fig, style, t("ch1.fig1.title", lang, h=f"{toy['h']:g}", x=f"{toy['x']:g}"), HEIGHT + 80,
                    f"f̂(x) = {toy['fx']:.4f}")
 
     head = view.data["head"]
@@ -125,26 +181,48 @@ def _ch1(view, lang, style):
                      marker=dict(color="#000", size=style.marker, symbol="line-ew-open", line_width=3), row=1, col=2)
     fig2.update_xaxes(title_text=t("axis.value_dim", lang), row=1, col=2)
     note = f"{t('num.max_diff', lang)} = {view.numbers['max_abs_diff']:.2e}"
-    second = finish(fig2, style, t("ch1.fig2.title", lang, token=head["token"]), HEIGHT, note)
+    second = _finish(fig2, style, t("ch1.fig2.title", lang, token=head["token"]), HEIGHT, note)
     return [first, second]
 
 
 # -- 2 ----------------------------------------------------------------------------------
 
-def _blocks(blocks, sides, y0, slot, ops) -> tuple[list, list]:
+SLOT = 1.25            # block centres are this many slots apart: a quarter slot of air between
+
+
+def _size_labels(orders, spacing_px: float, style) -> tuple[int, bool]:
+    """Font and form of the blocks' size labels so that neighbours keep apart: one line
+    ("4,096 × 64") at the body font down to the tick font, else two ("4,096 ×" over "64"),
+    at the largest font that fits ``spacing_px`` less the operator between them."""
+    room = spacing_px - text_px("→", style.font) - 10
+    blocks = orders["left"] + orders["right"]
+    one = [f"{b['rows']:,} × {b['cols']:,}" for b in blocks]
+    two = [part for b in blocks for part in (f"{b['rows']:,} ×", f"{b['cols']:,}")]
+    names = [b["name"] for b in blocks]
+    for split, lines in ((False, one), (True, two)):
+        for font in range(style.font, style.tick_font - 1 if not split else 7, -1):
+            widest = max(max(text_px(x, font) for x in lines), max(text_px(x, font) * 1.1 for x in names))
+            if widest <= room:
+                return font, split
+    return 7, True
+
+
+def _blocks(blocks, sides, y0, slot, ops, font, split, op_font) -> tuple[list, list]:
     """One order left to right as layout shapes and annotations (plain dicts): each block
     centred in a slot of width ``slot``, its top edge at y0, its name and true size under
     it, the operators between the slots."""
     colours = {"operand": "#9ecae1", "intermediate": "#fdae6b", "output": "#a1d99b"}
     shapes, notes = [], []
     for i, (block, (h, w)) in enumerate(zip(blocks, sides)):
-        centre = (i + 0.5) * slot * 1.25
+        centre = (i + 0.5) * slot * SLOT
         shapes.append(dict(type="rect", x0=centre - w / 2, x1=centre + w / 2, y0=y0 - h, y1=y0,
                            line=dict(color="#333", width=1.5), fillcolor=colours[block["role"]]))
-        notes.append(dict(x=centre, y=y0 - h, yshift=-4, yanchor="top", showarrow=False,
-                          text=f"<b>{block['name']}</b><br>{block['rows']:,} × {block['cols']:,}"))
+        size = f"{block['rows']:,} ×<br>{block['cols']:,}" if split else f"{block['rows']:,} × {block['cols']:,}"
+        notes.append(dict(x=centre, y=y0 - h, yshift=-4, yanchor="top", showarrow=False, font=dict(size=font),
+                          text=f"<b>{block['name']}</b><br>{size}"))
         if i < len(ops):
-            notes.append(dict(x=centre + slot * 0.625, y=y0 - slot * 0.15, text=ops[i], showarrow=False))
+            notes.append(dict(x=centre + slot * SLOT / 2, y=y0 - slot * 0.15, text=ops[i], showarrow=False,
+                              font=dict(size=op_font)))
     return shapes, notes
 
 
@@ -152,30 +230,37 @@ def _ch2(view, lang, style):
     o = view.data["orders"]
     left, right = view.data["left_sides"], view.data["right_sides"]
     slot = float(max(left.max(), right.max()))
-    row_gap = slot * 0.9          # room for the size labels under the first row
+    width = 5 * slot * SLOT
+    # Sized in px for the lecture column, then turned into data units (one scale on both
+    # axes): the labels under a row and the next row's heading need this much room.
+    unit = (COLUMN_PX - 130) / width                       # px per data unit; 130: finish()'s margins
+    font, split = _size_labels(o, slot * SLOT * unit, style)
+    label_px = (3 + split) * font * 1.25 + 8
+    heading_px = style.font * 1.3 + 10
+    row_gap = (label_px + heading_px + 6) / unit
     top_right = -float(left[:, 0].max()) - row_gap
-    shapes, notes = _blocks(o["left"], left, 0.0, slot, ("×", "→", "×", "→"))
-    more_shapes, more_notes = _blocks(o["right"], right, top_right, slot, ("×", "→", "·", "→"))
+    top, bottom = heading_px / unit, top_right - float(right[:, 0].max()) - label_px / unit
+    shapes, notes = _blocks(o["left"], left, 0.0, slot, ("×", "→", "×", "→"), font, split, style.font)
+    more_shapes, more_notes = _blocks(o["right"], right, top_right, slot, ("×", "→", "·", "→"), font, split,
+                                      style.font)
     notes += more_notes
     for y, key, flops in ((0.0, "legend.left", o["left_flops"]), (top_right, "legend.right", o["right_flops"])):
         notes.append(dict(x=0, y=y, yshift=6, xanchor="left", yanchor="bottom", showarrow=False,
-                          text=f"{t(key, lang)} · {_fmt(flops)} FLOPs"))
-    for note in notes:
-        note["font"] = dict(size=style.font)
+                          text=f"{t(key, lang)} · {_fmt(flops)} FLOPs", font=dict(size=style.font)))
     # One layout for every block and label: plotly re-validates the whole list on each
     # add_shape / add_annotation, which made this figure the slowest of the lecture.
-    width = 5 * slot * 1.25
     fig = go.Figure(layout=dict(
         shapes=shapes + more_shapes, annotations=notes,
         xaxis=dict(visible=False, range=[0, width]),
-        yaxis=dict(visible=False, range=[top_right - float(right[:, 0].max()) - row_gap * 0.6, row_gap * 0.5],
-                   scaleanchor="x", scaleratio=1)))
+        yaxis=dict(visible=False, range=[bottom, top], scaleanchor="x", scaleratio=1)))
+    plot_height = int((top - bottom) * unit) + 10          # tall enough that the width sets the scale
     n = view.numbers
     scale_note = t("notice.sides_compressed", lang) if view.data["sides_compressed"] else ""
     note = (f"{t('num.max_diff', lang)} = {n['max_abs_diff']:.2e} (rel. {n['max_rel_diff']:.1e}) · "
             f"N×N: {_bytes(n['left_intermediate_bytes'])} · m×d: {_bytes(n['right_intermediate_bytes'])}"
             + (f" · {scale_note}" if scale_note else ""))
-    first = finish(fig, style, t("ch2.fig1.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), HEIGHT + 120, note,
+    first = _finish(fig, style, t("ch2.fig1.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]),
+                    max(HEIGHT + 120, plot_height + 150), note,
                    fonts_done=True)
 
     names = [t("legend.left", lang), t("legend.right", lang)]
@@ -186,12 +271,13 @@ def _ch2(view, lang, style):
                                        (n["left_seconds"], n["right_seconds"], lambda s: f"{s * 1e3:.3g} ms")),
                                       start=1):
         fig2.add_bar(x=names, y=[a, b], marker_color=[style.colour(3), style.colour(2)], text=[fmt(a), fmt(b)],
-                     textposition="outside", cliponaxis=False, showlegend=False, row=1, col=col)
-        fig2.update_yaxes(type="log", row=1, col=col)
+                     textposition="outside", cliponaxis=False, constraintext="none",
+                     textfont=dict(size=style.tick_font), showlegend=False, row=1, col=col)
+        fig2.update_yaxes(type="log", range=_headroom([a, b], style.tick_font * 1.3, HEIGHT - 150), row=1, col=col)
     note2 = (f"FLOPs ×{_times(n['flop_ratio'])} · time ×{_times(n['time_ratio'])} at N = {n['timed_n']:,.0f} "
              f"(FLOP model there ×{_times(n['timed_flop_ratio'])}; matmul {n['matmul_gflops']:.0f} GFLOP/s now) · "
              f"N = 100K, d = 128: ×{_times(n['article_model_ratio'])} (N/d = {n['article_leading_ratio']:.0f})")
-    second = finish(fig2, style, t("ch2.fig2.title", lang, n=f"{o['n']:,}"), HEIGHT, note2)
+    second = _finish(fig2, style, t("ch2.fig2.title", lang, n=f"{o['n']:,}"), HEIGHT, note2)
     return [first, second]
 
 
@@ -222,7 +308,7 @@ def _ch3(view, lang, style):
     fig.update_xaxes(title_text=t("axis.s", lang), row=2, col=1)
     n = view.numbers
     note = (f"s ∈ [{n['s_min']:.2f}, {n['s_max']:.2f}] · 1 + s < 0: {100 * n['negative_taylor1_fraction']:.1f} %")
-    first = finish(fig, style, t("ch3.fig1.title", lang), HEIGHT + 80, note)
+    first = _finish(fig, style, t("ch3.fig1.title", lang), HEIGHT + 80, note)
 
     profiles = view.data["profiles"]
     labels = list(profiles)
@@ -246,7 +332,7 @@ def _ch3(view, lang, style):
     fig2.update_yaxes(type="log")
     fig2.update_xaxes(title_text=t("axis.exact", lang), row=rows)
     fig2.update_yaxes(title_text=t("axis.approx", lang), col=1)
-    second = finish(fig2, style, t("ch3.fig2.title", lang), HEIGHT + 260)
+    second = _finish(fig2, style, t("ch3.fig2.title", lang), HEIGHT + 260)
 
     fig3 = go.Figure()
     for i, (key, name) in enumerate((("rf_well", "legend.well"), ("rf_real", "legend.real"))):
@@ -259,7 +345,7 @@ def _ch3(view, lang, style):
     fig3.update_xaxes(type="log", title_text=t("axis.m", lang))
     fig3.update_yaxes(type="log", title_text=t("axis.map_error", lang))
     log_ticks(fig3, style)
-    third = finish(fig3, style, t("ch3.fig3.title", lang), HEIGHT)
+    third = _finish(fig3, style, t("ch3.fig3.title", lang), HEIGHT)
 
     norms = view.data["norms"]
     fig4 = go.Figure()
@@ -275,7 +361,7 @@ def _ch3(view, lang, style):
     if "m_required" in n:
         note4 = (f"m for 10 % error: {_fmt(n['m_required'])} ({t('legend.real', lang)}) · "
                  f"{_fmt(n['m_required_well'])} ({t('legend.well', lang)})")
-    fourth = finish(fig4, style, t("ch3.fig4.title", lang), HEIGHT, note4)
+    fourth = _finish(fig4, style, t("ch3.fig4.title", lang), HEIGHT, note4)
     return [first, second, third, fourth]
 
 
@@ -296,7 +382,7 @@ def _ch4(view, lang, style):
     n = view.numbers
     note = (f"recurrent o_t vs parallel: {t('num.max_diff', lang)} = {n['max_abs_diff']:.2e} "
             f"(rel. {n['max_rel_diff']:.1e}) · φ(q_t)·z_t = {step['denominator']:.4g}")
-    first = finish(fig, style, t("ch4.fig1.title", lang, t=step["t"], token=view.data["token"]), HEIGHT, note)
+    first = _finish(fig, style, t("ch4.fig1.title", lang, t=step["t"], token=view.data["token"]), HEIGHT, note)
 
     mem = view.data["memory"]
     fig2 = go.Figure()
@@ -307,7 +393,7 @@ def _ch4(view, lang, style):
     fig2.update_xaxes(type="log", title_text=t("axis.tokens_seen", lang))
     fig2.update_yaxes(type="log", title_text=t("axis.bytes", lang))
     log_ticks(fig2, style)
-    second = finish(fig2, style, t("ch4.fig2.title", lang), HEIGHT,
+    second = _finish(fig2, style, t("ch4.fig2.title", lang), HEIGHT,
                     f"m = {n['m']:.0f}: state {_bytes(n['state_bytes'])}; equal at t ≈ {n['break_even_tokens']:.1f}")
 
     rc = view.data["recall"]
@@ -323,7 +409,7 @@ def _ch4(view, lang, style):
                          line=dict(color=style.colour(1), width=style.line, dash="dot"))
     fig3.update_xaxes(type="log", title_text=t("axis.lag", lang))
     fig3.update_yaxes(title_text=t("axis.cosine", lang), range=[-0.2, 1.05])
-    third = finish(fig3, style, t("ch4.fig3.title", lang), HEIGHT)
+    third = _finish(fig3, style, t("ch4.fig3.title", lang), HEIGHT)
     return [first, second, third]
 
 
@@ -342,7 +428,7 @@ def _ch5(view, lang, style):
                             line=dict(color=style.colour(i), width=style.line), row=1, col=col)
         fig.update_xaxes(type="log", title_text=t("axis.lag", lang) if col == 1 else None, row=1, col=col)
     fig.update_yaxes(title_text=t("axis.cosine", lang), range=[-0.2, 1.05], row=1, col=1)
-    first = finish(fig, style, t("ch5.fig1.title", lang), HEIGHT)
+    first = _finish(fig, style, t("ch5.fig1.title", lang), HEIGHT)
 
     kl = view.data["kl"]
     fig2 = go.Figure()
@@ -354,7 +440,7 @@ def _ch5(view, lang, style):
             hidden.append(t("note.kl_not_drawn", lang, map=name, count=values.size - drawn.size))
         fig2.add_box(y=drawn, name=f"{name} (m = {r['m']})", marker_color=style.colour(i), boxmean=True)
     fig2.update_yaxes(type="log", title_text=t("axis.kl", lang))
-    second = finish(fig2, style, t("ch5.fig2.title", lang), HEIGHT,
+    second = _finish(fig2, style, t("ch5.fig2.title", lang), HEIGHT,
                     " · ".join([f"{name}: {r['mean']:.3f}" for name, r in kl.items()] + hidden))
     figs = [first, second]
 
@@ -366,7 +452,7 @@ def _ch5(view, lang, style):
                          line=dict(color=style.colour(2), width=style.line))
     fig3.update_xaxes(title_text=t("axis.k_softmax", lang), dtick=1)
     fig3.update_yaxes(title_text=t("axis.embedding_cos", lang))
-    figs.append(finish(fig3, style, t("ch5.fig3.title", lang), HEIGHT))
+    figs.append(_finish(fig3, style, t("ch5.fig3.title", lang), HEIGHT))
     return figs
 
 
@@ -394,7 +480,7 @@ def _ch6(view, lang, style):
     fig.update_yaxes(type="log", title_text=t("axis.median_kl", lang), range=[kls.min() - pad_y, kls.max() + 2 * pad_y])
     note = " · ".join(t("note.kl_undefined" if not math.isfinite(p["median_kl"]) else "note.kl_zero", lang,
                         map=p["label"], kl=f"{p['median_kl']:.2g}") for p in bad)
-    first = finish(fig, style, t("ch6.fig1.title", lang, layer=view.controls["layer"]), HEIGHT + 60, note)
+    first = _finish(fig, style, t("ch6.fig1.title", lang, layer=view.controls["layer"]), HEIGHT + 60, note)
 
     road = view.data["roadmap"]
     fig2 = go.Figure(go.Scatter(x=[r["year"] for r in road], y=[r["median_kl"] for r in road], mode="lines+markers+text",
@@ -405,7 +491,7 @@ def _ch6(view, lang, style):
                                             symbol=["diamond" if r["causal"] else "circle" for r in road])))
     fig2.update_xaxes(title_text=t("axis.year", lang), dtick=1, range=[2019.5, 2025.8])
     fig2.update_yaxes(type="log", title_text=t("axis.median_kl", lang))
-    second = finish(fig2, style, t("ch6.fig2.title", lang), HEIGHT + 60)
+    second = _finish(fig2, style, t("ch6.fig2.title", lang), HEIGHT + 60)
     return [first, second]
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -69,6 +70,9 @@ def as_style(style) -> Style:
 NOMINAL_WIDTH_PX = 900
 CHAR_EM = 0.6                # mean advance of DejaVu Sans, in em, with margin
 MODEBAR_PX = 26              # plotly's toolbar (hover, normal mode only): the title starts below it
+# Looked up once: ``template="plotly_white"`` by name makes plotly look the name up and rebuild
+# the template on every figure; assigning the built object skips the lookup (same figure).
+WHITE_TEMPLATE = pio.templates["plotly_white"]
 
 
 def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = "", fonts_done: bool = False,
@@ -112,8 +116,8 @@ def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = ""
                       yref="container", y=1.0, yanchor="top", pad=dict(t=10 + toolbar))
     if note_lines:
         title_spec["subtitle"] = dict(text="<br>".join(note_lines), font=dict(size=note_font, color="#555"))
+    fig.layout.template = WHITE_TEMPLATE
     fig.update_layout(
-        template="plotly_white",
         font=dict(size=style.font, family="DejaVu Sans, Arial, sans-serif"),
         title=title_spec,
         height=height + top - 80,

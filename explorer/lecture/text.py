@@ -15,6 +15,8 @@ offered), formatted with ``values``. A missing key is a KeyError: a blank title 
 
 from __future__ import annotations
 
+import re
+
 LANGS = ("en", "zh")
 
 # A sentence that makes the point on every chapter: a pronoun that must find its noun far
@@ -54,18 +56,18 @@ TEXT: dict[str, dict[str, str]] = {
     "ch3.claim": {
         "en": "exp(s) has no finite feature map, so every linear method picks a finite φ whose kernel only "
               "resembles it: a truncated Taylor series, elu+1, or random features. Random features are right on "
-              "average, but their variance grows like e^{|q′+k′|²}: on a real head, where the vectors are long, "
+              "average, but their variance grows like exp(‖q′+k′‖²): on a real head, where the vectors are long, "
               "the m they need is far beyond what anyone uses.",
         "zh": "exp(s) 没有有限维的特征映射，所以每种线性方法都只能选一个有限的 φ，让它的核尽量像 exp："
-              "截断的泰勒级数、elu+1，或随机特征。随机特征在期望上是准的，但方差随 e^{|q′+k′|²} 增长；"
+              "截断的泰勒级数、elu+1，或随机特征。随机特征在期望上是准的，但方差随 exp(‖q′+k′‖²) 增长；"
               "在真实的注意力头上向量很长，需要的 m 远远超出实际可用的规模。"},
     "ch4.title": {"en": "4 · Linear attention is an RNN", "zh": "4 · 线性注意力是一个 RNN"},
     "ch4.claim": {
-        "en": "With a causal mask, the sum φ(K)ᵀV up to token t is a running state: S_t = S_{t−1} + φ(k_t)v_tᵀ, and "
+        "en": "With a causal mask, the sum φ(K)ᵀV up to token t is a running state: S_t = S_(t−1) + φ(k_t)v_tᵀ, and "
               "the output is read from it as φ(q_t)S_t / φ(q_t)z_t. The state has a fixed size, unlike a KV cache "
               "that grows with every token. But it only ever adds: old keys are never removed, so recall of any "
               "one of them fades as the sequence grows.",
-        "zh": "加上因果掩码后，到第 t 个词元为止的 φ(K)ᵀV 就是一个不断累加的状态：S_t = S_{t−1} + φ(k_t)v_tᵀ，"
+        "zh": "加上因果掩码后，到第 t 个词元为止的 φ(K)ᵀV 就是一个不断累加的状态：S_t = S_(t−1) + φ(k_t)v_tᵀ，"
               "输出按 φ(q_t)S_t / φ(q_t)z_t 读出。这个状态大小固定，而 KV 缓存每多一个词元就变大一点。"
               "可是状态只加不减，旧的键永远留在里面，序列越长，想取回其中某一个就越难。"},
     "ch5.title": {"en": "5 · Closing the gap", "zh": "5 · 缩小差距"},
@@ -298,6 +300,94 @@ def t(key: str, lang: str = "en", **values) -> str:
     entry = TEXT[key]
     text = entry.get(lang) or entry["en"]
     return text.format(**values) if values else text
+
+
+# ---------------------------------------------------------------- the numbers table
+# Labels of the keys of ``ChapterView.numbers``: plain keys, then the per-map / per-step
+# families, whose part in brackets (or suffix) is a name that stays as it is.
+NUMBER_LABELS: dict[str, dict[str, str]] = {
+    "n": {"en": "N (tokens)", "zh": "N（词元数）"},
+    "d": {"en": "d (head dimension)", "zh": "d（头维度）"},
+    "m": {"en": "m (features)", "zh": "m（特征数）"},
+    "t": {"en": "step t", "zh": "第 t 步"},
+    "pairs": {"en": "token pairs (N²)", "zh": "词元对数（N²）"},
+    "bytes_f32": {"en": "N × N table, float32 (bytes)", "zh": "N × N 表，float32（字节）"},
+    "bytes_f16": {"en": "N × N table, float16 (bytes)", "zh": "N × N 表，float16（字节）"},
+    "quadratic_flops": {"en": "FLOPs, softmax order (N²)", "zh": "浮点运算数，softmax 顺序（N²）"},
+    "linear_flops": {"en": "FLOPs, linear order", "zh": "浮点运算数，线性顺序"},
+    "flop_ratio": {"en": "FLOP ratio, quadratic / linear", "zh": "浮点运算数之比（平方 / 线性）"},
+    "article_n_from": {"en": "article's step: N from", "zh": "文中的跨度：起点 N"},
+    "article_n_to": {"en": "article's step: N to", "zh": "文中的跨度：终点 N"},
+    "article_pairs_from": {"en": "article's step: pairs at the start", "zh": "文中的跨度：起点的词元对数"},
+    "article_pairs_to": {"en": "article's step: pairs at the end", "zh": "文中的跨度：终点的词元对数"},
+    "article_growth": {"en": "article's step: growth of the pairs (×)", "zh": "文中的跨度：词元对数增长倍数"},
+    "fx": {"en": "f̂(x), the 1-D estimate", "zh": "f̂(x)，一维估计值"},
+    "max_abs_diff": {"en": "max |difference| to the reference", "zh": "与参照的最大绝对差"},
+    "max_rel_diff": {"en": "max relative difference", "zh": "最大相对差"},
+    "query": {"en": "query position", "zh": "查询位置"},
+    "top_weight": {"en": "largest kernel weight", "zh": "最大的核权重"},
+    "timed_n": {"en": "N timed live", "zh": "实测计时的 N"},
+    "left_flops": {"en": "FLOPs, (φ(Q)φ(K)ᵀ)V", "zh": "浮点运算数，(φ(Q)φ(K)ᵀ)V"},
+    "right_flops": {"en": "FLOPs, φ(Q)(φ(K)ᵀV)", "zh": "浮点运算数，φ(Q)(φ(K)ᵀV)"},
+    "left_intermediate_bytes": {"en": "N × N intermediate (bytes)", "zh": "N × N 中间矩阵（字节）"},
+    "right_intermediate_bytes": {"en": "m × d intermediate (bytes)", "zh": "m × d 中间矩阵（字节）"},
+    "left_seconds": {"en": "time, (φ(Q)φ(K)ᵀ)V (s)", "zh": "耗时，(φ(Q)φ(K)ᵀ)V（秒）"},
+    "right_seconds": {"en": "time, φ(Q)(φ(K)ᵀV) (s)", "zh": "耗时，φ(Q)(φ(K)ᵀV)（秒）"},
+    "time_ratio": {"en": "time ratio, left / right order", "zh": "耗时之比（左 / 右顺序）"},
+    "timed_flop_ratio": {"en": "FLOP ratio at the timed N", "zh": "计时 N 处的浮点运算数之比"},
+    "article_model_ratio": {"en": "FLOP ratio at N = 100K, d = 128", "zh": "N = 10 万、d = 128 时的浮点运算数之比"},
+    "article_leading_ratio": {"en": "N / d at N = 100K, d = 128", "zh": "N = 10 万、d = 128 时的 N / d"},
+    "matmul_gflops": {"en": "matrix multiply rate now (GFLOP/s)", "zh": "当前矩阵乘法速度（GFLOP/s）"},
+    "m_required": {"en": "m for 10 % error, this head", "zh": "误差 10 % 所需的 m，本注意力头"},
+    "m_required_well": {"en": "m for 10 % error, well-conditioned sample",
+                        "zh": "误差 10 % 所需的 m，条件良好的样本"},
+    "log10_m_required": {"en": "log₁₀ of m for 10 % error, this head", "zh": "误差 10 % 所需 m 的 log₁₀，本注意力头"},
+    "log10_m_required_well": {"en": "log₁₀ of m for 10 % error, well-conditioned sample",
+                              "zh": "误差 10 % 所需 m 的 log₁₀，条件良好的样本"},
+    "s_min": {"en": "smallest logit s", "zh": "最小的 logit s"},
+    "s_max": {"en": "largest logit s", "zh": "最大的 logit s"},
+    "negative_taylor1_fraction": {"en": "share of pairs with 1 + s < 0", "zh": "1 + s < 0 的词元对比例"},
+    "q_norm_median": {"en": "median ‖q′‖", "zh": "‖q′‖ 的中位数"},
+    "k_norm_median": {"en": "median ‖k′‖", "zh": "‖k′‖ 的中位数"},
+    "rf_error_real_m_max_orthogonal": {"en": "random-feature error at the largest m, this head (orthogonal)",
+                                       "zh": "最大 m 处的随机特征误差，本注意力头（正交）"},
+    "rf_error_well_m_max_orthogonal": {"en": "random-feature error at the largest m, well-conditioned (orthogonal)",
+                                       "zh": "最大 m 处的随机特征误差，条件良好的样本（正交）"},
+    "state_bytes": {"en": "state size (bytes)", "zh": "状态大小（字节）"},
+    "kv_bytes_at_n": {"en": "KV cache at this N (bytes)", "zh": "此 N 下的 KV 缓存（字节）"},
+    "break_even_tokens": {"en": "tokens where state and KV cache are equal", "zh": "状态与 KV 缓存一样大时的词元数"},
+}
+
+# key families: (regular expression, label with {name} for what the key carries)
+_NUMBER_FAMILIES = (
+    (r"kernel_rel_error\[(?P<name>.+)\]", {"en": "kernel relative error, {name}", "zh": "核函数相对误差，{name}"}),
+    (r"mean_kl\[(?P<name>.+)\]", {"en": "mean row KL to softmax, {name}", "zh": "与 softmax 的平均逐行 KL，{name}"}),
+    (r"median_kl\[(?P<name>.+)\]", {"en": "median row KL to softmax, {name}",
+                                      "zh": "与 softmax 的逐行 KL 中位数，{name}"}),
+    (r"roadmap\[(?P<name>.+)\]", {"en": "roadmap {name}: median row KL", "zh": "路线图 {name}：逐行 KL 中位数"}),
+    (r"recent_minus_early_at_(?P<lag>\d+)\[(?P<kind>\w+)\]",
+     {"en": "recall at lag {lag}, recent minus early key, {name}", "zh": "滞后 {lag} 时近期键减早期键的取回，{name}"}),
+    (r"recall_lag_(?P<lag>\d+)", {"en": "recall cosine at lag {lag}", "zh": "滞后 {lag} 时的取回余弦"}),
+    (r"hybrid_cosine_k(?P<k>\d+)", {"en": "sentence-embedding cosine, {k} softmax layers kept",
+                                     "zh": "句向量余弦，保留 {k} 层 softmax"}),
+)
+
+
+def number_label(key: str, lang: str = "en") -> str:
+    """A readable label, in ``lang``, for a key of a chapter's ``numbers`` dict
+    ("median_kl[elu+1]" -> "median row KL to softmax, elu+1"). An unknown key is a
+    KeyError, like ``t``: a raw key in the table is a bug."""
+    if key in NUMBER_LABELS:
+        entry = NUMBER_LABELS[key]
+        return entry.get(lang) or entry["en"]
+    for pattern, entry in _NUMBER_FAMILIES:
+        match = re.fullmatch(pattern, key)
+        if match:
+            parts = match.groupdict()
+            if "kind" in parts:          # a decay kind: its legend name
+                parts["name"] = t(f"legend.{parts.pop('kind')}", lang)
+            return (entry.get(lang) or entry["en"]).format(**parts)
+    raise KeyError(f"no label for the number {key!r}")
 
 
 def keys() -> list[str]:
