@@ -1,0 +1,530 @@
+"""The lecture tab: one view per chapter of the article, as plain data (no gradio).
+
+    chapter_view(ch, sample=None, text=None, **controls) -> ChapterView
+    chapter_controls(ch) -> list[ControlSpec]      the chapter's own controls, for the UI
+    try_this(ch) -> dict                            a telling preset of those controls
+    go_deeper(ch, **controls) -> dict               the full tab that shows more, as query params
+
+Each chapter calls its module in ``explorer.lecture`` and the engine it builds on; the
+figures (``explorer.figures.lecture``) draw ``ChapterView.data`` and the numbers are in
+``ChapterView.numbers``. Notices are kept as (key, values) so that the UI can show them
+in either language (``ChapterView.notices_in(lang)``); ``notices`` holds them in English
+plus any the sample brought with it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .. import attention, feature_maps
+from ..catalog import EMBEDDED_SHAPE
+from ..lecture import associativity, bottleneck, closing, kernels, nadaraya_watson, rnn, text, tradeoff
+from .common import _int, load_sample, make_feature_map, select_head
+
+CHAPTERS: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6)
+N_LAYERS, N_HEADS, HEAD_DIM = EMBEDDED_SHAPE
+
+
+@dataclass(frozen=True)
+class ControlSpec:
+    """One control of a chapter: the UI builds a slider, dropdown or checkbox from it."""
+
+    name: str
+    kind: str                      # "int", "float", "choice" or "bool"
+    default: object
+    min: float | None = None
+    max: float | None = None
+    choices: tuple = ()
+    label_key: str = ""            # key into explorer.lecture.text.TEXT
+    step: float | None = None
+
+
+@dataclass
+class ChapterView:
+    ch: int
+    controls: dict                 # the effective control values (after clamping), for links
+    numbers: dict                  # name -> float, every number the chapter prints
+    data: dict                     # plain arrays and labels for the figures
+    notices: list = field(default_factory=list)          # English, including the sample's own
+    notice_items: list = field(default_factory=list)     # (key, values) of the lecture's notices
+    sample_notices: list = field(default_factory=list)   # from the source, English only
+    seconds: float = 0.0
+
+    def notices_in(self, lang: str = "en") -> list[str]:
+        """The notices in ``lang``: the lecture's own translated, the source's as they are."""
+        return [text.notice(key, lang, **values) for key, values in self.notice_items] + list(self.sample_notices)
+
+
+# ---------------------------------------------------------------------------------------
+# Controls
+# ---------------------------------------------------------------------------------------
+
+def _layer(default=2):
+    return ControlSpec("layer", "int", default, 0, N_LAYERS - 1, label_key="ctl.layer", step=1)
+
+
+def _head(default=0):
+    return ControlSpec("head", "int", default, 0, N_HEADS - 1, label_key="ctl.head", step=1)
+
+
+PROFILE_MAP_CHOICES = ("elu+1", "FAVOR+ (orthogonal)", "ReLU")
+RNN_MAPS = ("elu+1", "FAVOR+ (orthogonal)", "FAVOR+ (IID)", "ReLU", "Taylor-2")
+HYBRID_MAPS = ("elu1", "favor_plus", "taylor2")
+
+_CONTROLS: dict[int, list[ControlSpec]] = {
+    0: [ControlSpec("n", "int", 100_000, 64, 100_000, label_key="ctl.n", step=64),
+        ControlSpec("d", "int", 128, 8, 512, label_key="ctl.d", step=8)],
+    1: [ControlSpec("x", "float", 3.0, 0.0, 10.0, label_key="ctl.x", step=0.05),
+        ControlSpec("h", "float", 0.6, 0.05, 5.0, label_key="ctl.h", step=0.05),
+        ControlSpec("points", "int", 30, 3, 200, label_key="ctl.points", step=1),
+        ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1),
+        _layer(2), _head(0),
+        ControlSpec("query", "int", 9, 0, 511, label_key="ctl.query", step=1)],
+    2: [ControlSpec("n", "int", 4096, 16, 100_000, label_key="ctl.n", step=16),
+        ControlSpec("d", "int", 64, 8, 256, label_key="ctl.d", step=8),
+        ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
+        ControlSpec("map", "choice", "elu+1", choices=("elu+1", "FAVOR+ (orthogonal)"), label_key="ctl.map"),
+        ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1)],
+    3: [_layer(2), _head(0),
+        ControlSpec("m", "int", 64, 4, 1024, label_key="ctl.m", step=4),
+        ControlSpec("orthogonal", "bool", True, label_key="ctl.orthogonal"),
+        ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1)],
+    4: [_layer(2), _head(0),
+        ControlSpec("map", "choice", "elu+1", choices=RNN_MAPS, label_key="ctl.map"),
+        ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
+        ControlSpec("t", "int", -1, -1, 511, label_key="ctl.t", step=1)],
+    5: [_layer(2), _head(0),
+        ControlSpec("m", "int", 64, 8, 256, label_key="ctl.m", step=8),
+        ControlSpec("gamma", "float", 0.97, 0.5, 1.0, label_key="ctl.gamma", step=0.005),
+        ControlSpec("strength", "float", 1.0, 0.0, 8.0, label_key="ctl.strength", step=0.25),
+        ControlSpec("train", "bool", False, label_key="ctl.train"),
+        ControlSpec("steps", "int", 300, 10, 2000, label_key="ctl.steps", step=10),
+        ControlSpec("hybrid", "choice", "last", choices=closing.HYBRID_MODES, label_key="ctl.hybrid"),
+        ControlSpec("hybrid_map", "choice", "elu1", choices=HYBRID_MAPS, label_key="ctl.hybrid_map")],
+    6: [_layer(2),
+        ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
+        ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1)],
+}
+
+_TRY_THIS: dict[int, dict] = {
+    0: {"n": 100_000, "d": 128},
+    1: {"h": 0.15, "x": 5.0, "points": 30},
+    2: {"n": 8192, "d": 64, "m": 64, "map": "elu+1"},
+    3: {"m": 16, "orthogonal": False},
+    4: {"map": "elu+1", "t": -1},
+    5: {"gamma": 0.9, "strength": 3.0, "hybrid": "greedy"},
+    6: {"m": 256},
+}
+
+
+def _check_ch(ch) -> int:
+    ch = _int(ch, "chapter")
+    if ch not in CHAPTERS:
+        raise ValueError(f"chapter: expected one of {', '.join(map(str, CHAPTERS))}, got {ch}")
+    return ch
+
+
+def chapter_controls(ch) -> list[ControlSpec]:
+    return list(_CONTROLS[_check_ch(ch)])
+
+
+def try_this(ch) -> dict:
+    return dict(_TRY_THIS[_check_ch(ch)])
+
+
+def go_deeper(ch, text_value: str | None = None, **controls) -> dict:
+    """The full tab that shows this chapter's idea at length, as query parameters
+    (``tab`` plus the tab's own keys), filled from the chapter's controls."""
+    ch = _check_ch(ch)
+    c = _effective(ch, controls)
+    src = {"src": "text", "text": text_value or text.DEFAULT_TEXT}
+    if ch == 0:
+        return {"tab": "complexity", "nmin": 256, "nmax": min(int(c["n"]), 131072), "cd": int(c["d"])}
+    if ch == 1:
+        return {"tab": "maps", **src, "layer": c["layer"], "head": c["head"], "maps": ["softmax", "elu+1"]}
+    if ch == 2:
+        return {"tab": "complexity", "nmin": 256, "nmax": max(512, min(int(c["n"]), 131072)), "cd": int(c["d"]),
+                "cm": int(c["m"]), "cmap": "elu1" if c["map"] == "elu+1" else "favor_plus"}
+    if ch == 3:
+        return {"tab": "quality", **src, "layer": c["layer"], "head": c["head"], "m": int(c["m"]),
+                "qmaps": ["FAVOR+ (IID)", "FAVOR+ (orthogonal)"]}
+    if ch == 4:
+        return {"tab": "state", **src, "layer": c["layer"], "head": c["head"], "smap": c["map"], "sm": int(c["m"]),
+                "kind": "none"}
+    if ch == 5:
+        return {"tab": "learn"}
+    return {"tab": "quality", **src, "layer": c["layer"], "head": "mean", "m": int(c["m"])}
+
+
+def _effective(ch: int, controls: dict) -> dict:
+    """Every control of the chapter with its value: given ones checked and clamped to range."""
+    specs = {spec.name: spec for spec in _CONTROLS[ch]}
+    unknown = set(controls) - set(specs)
+    if unknown:
+        raise ValueError(f"chapter {ch}: unknown control(s) {', '.join(sorted(unknown))}; "
+                         f"this chapter takes {', '.join(specs)}")
+    out = {}
+    for name, spec in specs.items():
+        value = controls.get(name, spec.default)
+        if value is None:
+            value = spec.default
+        if spec.kind == "int":
+            value = _int(value, name)
+        elif spec.kind == "float":
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name}: expected a number, got {value!r}") from None
+            if not math.isfinite(value):
+                raise ValueError(f"{name}: expected a finite number, got {value!r}")
+        elif spec.kind == "bool":
+            value = value in (True, 1, "1", "true", "True", "yes")
+        elif value not in spec.choices:
+            raise ValueError(f"{name}: expected one of {', '.join(map(str, spec.choices))}, got {value!r}")
+        if spec.kind in ("int", "float"):
+            if spec.min is not None and value < spec.min:
+                raise ValueError(f"{name}: must be at least {spec.min}, got {value}")
+            if spec.max is not None and value > spec.max:
+                raise ValueError(f"{name}: must be at most {spec.max}, got {value}")
+        out[name] = value
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# The view
+# ---------------------------------------------------------------------------------------
+
+def chapter_view(ch, sample=None, text: str | None = None, progress=None, **controls) -> ChapterView:
+    """Chapter ``ch`` on ``sample`` (or on ``text`` read by the embedded model, or on the
+    default sentence). ``progress(fraction, message)`` reports long work (training)."""
+    ch = _check_ch(ch)
+    start = time.perf_counter()
+    c = _effective(ch, controls)
+    if sample is None and ch != 0:
+        sample = load_sample("text", text=text if text and text.strip() else _default_text())
+    build = _BUILDERS[ch]
+    view = build(sample, c, progress) if ch != 0 else build(c)
+    if sample is not None:
+        count, total = unk_count(sample)
+        if count:
+            view.notice_items.insert(0, ("notice.unk", {"count": count, "total": total}))
+        view.sample_notices = list(getattr(sample, "notices", []))
+        view.data.setdefault("source", getattr(sample, "source", ""))
+    view.notices = view.notices_in("en")
+    view.seconds = time.perf_counter() - start
+    return view
+
+
+def _default_text() -> str:
+    return text.DEFAULT_TEXT
+
+
+def unk_count(sample) -> tuple[int, int]:
+    """(tokens the model read as [UNK], tokens) of a text sample; (0, N) otherwise."""
+    strings = (getattr(sample, "info", None) or {}).get("token_strings") or []
+    return sum(1 for s in strings if s == "[UNK]"), sample.n_tokens
+
+
+def _head_of(sample, c):
+    q, k, v, layer, head, notes = select_head(sample, c["layer"], c["head"])
+    c["layer"], c["head"] = layer, head
+    return q, k, v, notes
+
+
+def _new(ch, c, notes=()) -> ChapterView:
+    return ChapterView(ch=ch, controls=c, numbers={}, data={}, sample_notices=list(notes))
+
+
+# -- 0 ----------------------------------------------------------------------------------
+
+def _ch0(c) -> ChapterView:
+    view = _new(0, c)
+    now = bottleneck.bottleneck(c["n"], c["d"])
+    view.numbers.update({k: float(v) for k, v in now.items()})
+    step = bottleneck.article_step(c["d"])
+    view.numbers.update({f"article_{k}": float(v) for k, v in step.items()})
+    view.data["ladder"] = bottleneck.ladder(c["n"], c["d"])
+    view.data["current"] = now
+    return view
+
+
+# -- 1 ----------------------------------------------------------------------------------
+
+def _ch1(sample, c, progress) -> ChapterView:
+    q, k, v, notes = _head_of(sample, c)
+    view = _new(1, c, notes)
+    xs, ys = nadaraya_watson.toy_points(c["points"], c["seed"])
+    grid = np.linspace(*nadaraya_watson.X_RANGE, 300)
+    curve, _ = nadaraya_watson.nw_regression(grid, xs, ys, c["h"])
+    fx, w = nadaraya_watson.nw_regression([c["x"]], xs, ys, c["h"])
+    view.data["toy"] = {"xs": xs, "ys": ys, "grid": grid, "curve": curve, "truth": nadaraya_watson.truth(grid),
+                        "x": c["x"], "fx": float(fx[0]), "weights": w[0], "h": c["h"]}
+    n = q.shape[0]
+    if c["query"] >= n:
+        c["query"] = n - 1
+    i = c["query"]
+    nw = nadaraya_watson.head_query(q, k, v, i)
+    context = nadaraya_watson.model_attention_output(sample)
+    if context is not None:
+        reference = context[c["layer"], c["head"], i].double().numpy()
+        reference_kind = "model"
+    else:
+        reference = (attention.softmax_map(q, k).double() @ v.double())[i].numpy()
+        reference_kind = "engine"
+        view.notice_items.append(("notice.no_model_output", {}))
+    diff = float(np.abs(nw["output"] - reference).max())
+    view.data["head"] = {"tokens": list(sample.tokens), "weights": nw["weights"], "logits": nw["logits"],
+                         "output": nw["output"], "reference": reference, "reference_kind": reference_kind,
+                         "query": i, "token": sample.tokens[i]}
+    view.numbers.update({"fx": float(fx[0]), "max_abs_diff": diff, "query": float(i),
+                         "top_weight": float(nw["weights"].max())})
+    return view
+
+
+# -- 2 ----------------------------------------------------------------------------------
+
+def _ch2(sample, c, progress) -> ChapterView:
+    view = _new(2, c)
+    n, d = c["n"], c["d"]
+    label = c["map"]
+    fmap, extra = make_feature_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
+    m = fmap.num_features
+    c["m"] = m if "FAVOR" in label else c["m"]
+    shapes = associativity.orders(n, d, m)
+    timed_n = min(n, associativity.MAX_TIMED_N)
+    if timed_n < n:
+        view.notice_items.append(("notice.timed_cap", {"n": f"{n:,}", "cap": f"{timed_n:,}", "cells": f"{n * n:,}"}))
+    view.notice_items.append(("notice.random_data", {"tokens": sample.n_tokens if sample is not None else 0}))
+    q, k, v = associativity.random_qkv(timed_n, d, c["seed"])
+    measured = associativity.measure(q, k, v, fmap, repeats=3 if timed_n <= 4096 else 1)
+    timed = associativity.orders(timed_n, d, m)
+    article = associativity.article_ratio()
+    rate = associativity.matmul_rate()
+    view.data["orders"] = shapes
+    view.data["left_sides"] = associativity.block_sides(shapes["left"], shapes["log_scale"])
+    view.data["right_sides"] = associativity.block_sides(shapes["right"], shapes["log_scale"])
+    view.numbers.update({
+        "n": float(n), "d": float(d), "m": float(m), "timed_n": float(timed_n),
+        "left_flops": float(shapes["left_flops"]), "right_flops": float(shapes["right_flops"]),
+        "flop_ratio": float(shapes["flop_ratio"]),
+        "left_intermediate_bytes": float(shapes["left_intermediate_bytes"]),
+        "right_intermediate_bytes": float(shapes["right_intermediate_bytes"]),
+        "left_seconds": measured["left_seconds"], "right_seconds": measured["right_seconds"],
+        "time_ratio": measured["left_seconds"] / max(measured["right_seconds"], 1e-12),
+        "timed_flop_ratio": float(timed["flop_ratio"]),
+        "max_abs_diff": measured["max_abs_diff"], "max_rel_diff": measured["max_rel_diff"],
+        "article_model_ratio": article["model_ratio"], "article_leading_ratio": article["leading_ratio"],
+        "matmul_gflops": rate / 1e9,
+    })
+    view.sample_notices.extend(extra)
+    return view
+
+
+# -- 3 ----------------------------------------------------------------------------------
+
+def _ch3(sample, c, progress) -> ChapterView:
+    q, k, v, notes = _head_of(sample, c)
+    view = _new(3, c, notes)
+    d = q.shape[-1]
+    logits = kernels.logit_summary(q, k)
+    view.data["taylor"] = kernels.taylor_curves(logits["s"])
+    view.data["logits"] = logits["s"]
+    profiles = {}
+    for label in ("Taylor-1", "elu+1", f"FAVOR+ ({'orthogonal' if c['orthogonal'] else 'IID'})", "Taylor-2"):
+        fmap, _ = make_feature_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
+        prof = kernels.kernel_profile(q, k, fmap)
+        profiles[label] = prof
+        if prof["nonpositive"]:
+            view.notice_items.append(("notice.not_shown_log", {"map": label, "count": prof["nonpositive"],
+                                                               "pairs": prof["pairs"]}))
+    first = next(iter(profiles.values()))
+    if first["shown"] < first["pairs"]:
+        view.notice_items.append(("notice.profile_subset", {"shown": first["shown"], "pairs": first["pairs"]}))
+    view.data["profiles"] = profiles
+    n = q.shape[0]
+    wq, wk, _ = kernels.well_conditioned(n, d, c["seed"])
+    view.data["rf_well"] = kernels.rf_convergence(wq, wk, seeds=3)
+    view.data["rf_real"] = kernels.rf_convergence(q, k, seeds=3)
+    view.data["norms"] = {"q": kernels.scaled_norms(q), "k": kernels.scaled_norms(k),
+                          "q_well": kernels.scaled_norms(wq), "k_well": kernels.scaled_norms(wk)}
+    budget = kernels.favor_budget(q, k, 0.1)
+    if budget is None:
+        view.notice_items.append(("notice.no_rf_theory", {}))
+    else:
+        view.numbers["m_required"] = budget["m_required"]
+        well = kernels.favor_budget(wq, wk, 0.1)
+        view.numbers["m_required_well"] = well["m_required"]
+    view.data["reverse_kernel"] = [(f"rk.row.{row}.aspect", f"rk.row.{row}.svm", f"rk.row.{row}.linear")
+                                   for row in ("goal", "works", "phi", "cost", "price")]
+    view.numbers.update({
+        "s_min": logits["s_min"], "s_max": logits["s_max"],
+        "negative_taylor1_fraction": logits["negative_taylor1_fraction"],
+        "q_norm_median": float(np.median(view.data["norms"]["q"])),
+        "k_norm_median": float(np.median(view.data["norms"]["k"])),
+        **{f"kernel_rel_error[{label}]": p["kernel_rel_error"] for label, p in profiles.items()},
+        "rf_error_real_m_max_orthogonal": float(view.data["rf_real"]["orthogonal"][-1]),
+        "rf_error_well_m_max_orthogonal": float(view.data["rf_well"]["orthogonal"][-1]),
+    })
+    return view
+
+
+# -- 4 ----------------------------------------------------------------------------------
+
+def _ch4(sample, c, progress) -> ChapterView:
+    q, k, v, notes = _head_of(sample, c)
+    view = _new(4, c, notes)
+    d, n = q.shape[-1], q.shape[0]
+    fmap, extra = make_feature_map(c["map"], d, c["m"] if "FAVOR" in c["map"] else None, 0)
+    view.sample_notices.extend(extra)
+    t = n - 1 if c["t"] < 0 or c["t"] >= n else c["t"]
+    c["t"] = t
+    step = rnn.step_to(q, k, v, fmap, t)
+    both = rnn.recurrent_vs_parallel(q, k, v, fmap)
+    mem = rnn.memory(d, fmap.num_features, v.shape[-1])
+    early = rnn.recall(fmap, d, "none", "early")
+    view.data.update(step=step, token=sample.tokens[t], tokens=list(sample.tokens), memory=mem, recall=early,
+                     recurrent=both["recurrent"][t], parallel=both["parallel"][t])
+    view.notice_items.append(("notice.recall_synthetic", {"d": d}))
+    lags = early["lags"]
+    view.numbers.update({
+        "t": float(t), "max_abs_diff": both["max_abs_diff"], "max_rel_diff": both["max_rel_diff"],
+        "state_bytes": mem["state_bytes"], "kv_bytes_at_n": float(rnn.state.kv_cache_bytes(n, d, v.shape[-1])),
+        "break_even_tokens": mem["break_even_tokens"], "m": float(fmap.num_features),
+        "recall_lag_1": float(early["cosine"][np.flatnonzero(lags == 1)[0]]),
+        f"recall_lag_{int(lags[-1])}": float(early["cosine"][-1]),
+    })
+    return view
+
+
+# -- 5 ----------------------------------------------------------------------------------
+
+def _ch5(sample, c, progress) -> ChapterView:
+    q, k, v, notes = _head_of(sample, c)
+    view = _new(5, c, notes)
+    d = q.shape[-1]
+    elu = feature_maps.create("elu1", d)
+    curves = closing.decay_recall(elu, d, gamma=c["gamma"], strength=c["strength"])
+    view.data["recall"] = curves
+    view.notice_items.append(("notice.recall_synthetic", {"d": d}))
+    gap = closing.recall_gap(curves, 256)
+    view.numbers.update({f"recent_minus_early_at_256[{kind}]": g for kind, g in gap.items()})
+
+    trained = _hedgehog(sample, c, progress)
+    if trained is None:
+        hh = feature_maps.create("hedgehog", d, num_features=c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
+        view.notice_items.append(("notice.hedgehog_untrained", {"layer": c["layer"], "head": c["head"],
+                                                                "seconds": 60}))
+        hh_label = "Hedgehog (W = I)"
+    else:
+        hh, hh_label = trained, "Hedgehog (trained)"
+    maps = {"elu+1": elu, "FAVOR+ (orthogonal)": feature_maps.create("favor_plus", d, num_features=c["m"], seed=0),
+            hh_label: hh}
+    kl = closing.row_kl_by_map(q, k, maps)
+    view.data["kl"] = kl
+    view.data["hedgehog_trained"] = trained is not None
+    view.numbers.update({f"mean_kl[{name}]": r["mean"] for name, r in kl.items()})
+
+    view.data["hybrid"] = None
+    if getattr(sample, "text", None) and getattr(sample, "model_attentions", None) is not None:
+        from ..sources.text import get_model
+        loaded = get_model()
+        if loaded.family == "bert":
+            name = c["hybrid_map"]
+            m = c["m"] if name == "favor_plus" else None
+            path = closing.hybrid_curve(loaded, sample.text, lambda i: feature_maps.create(name, d, num_features=m),
+                                        f"{name}:{m}", c["hybrid"], progress=progress)
+            view.data["hybrid"] = path
+            view.numbers.update({f"hybrid_cosine_k{p['k']}": p["cosine"] for p in path})
+    if view.data["hybrid"] is None:
+        view.notice_items.append(("notice.hybrid_no_model", {}))
+    return view
+
+
+def _hedgehog(sample, c, progress):
+    """The trained Hedgehog for (layer, head) from the learn tab's cache, training it first
+    when the speaker asked (``train``); None when none is trained and none was asked for."""
+    if getattr(sample, "model_attentions", None) is None or sample.head_dim != HEAD_DIM:
+        return None
+    from . import learn
+    m = c["m"] if c["m"] % 2 == 0 else c["m"] + 1
+    cached = learn.cached_result(c["layer"], c["head"], m, c["steps"])
+    if cached is None and c["train"]:
+        cached = learn.learn_view(c["layer"], c["head"], m, c["steps"], progress=progress)
+    return None if cached is None else cached.feature_map
+
+
+# -- 6 ----------------------------------------------------------------------------------
+
+def _ch6(sample, c, progress) -> ChapterView:
+    layer = min(max(c["layer"], 0), sample.n_layers - 1)
+    c["layer"] = layer
+    view = _new(6, c)
+    q, k = sample.q[layer], sample.k[layer]
+    d, dv = q.shape[-1], sample.v.shape[-1]
+    points = []
+    labels = ["identity (q·k)", "Taylor-1", "elu+1", "ReLU", "FAVOR+ (IID)", "FAVOR+ (orthogonal)",
+              "trig RFF (orthogonal)", "Taylor-2", "cosFormer"]
+    for label in labels:
+        fmap, _ = make_feature_map(label, d, c["m"] if "FAVOR" in label or "RFF" in label else None, c["seed"])
+        qual = tradeoff.layer_quality(q, k, fmap)
+        points.append({"label": label, "m": fmap.num_features,
+                       "cost": tradeoff.flops_per_token(fmap.num_features, dv), **qual})
+    trained = _hedgehog_all(sample, layer, c)
+    if trained is not None:
+        qual = tradeoff.layer_quality(q, k, trained)
+        points.append({"label": "Hedgehog (trained)", "m": trained.num_features,
+                       "cost": tradeoff.flops_per_token(trained.num_features, dv), **qual})
+    for p in points:
+        if p["undefined_rows"]:
+            view.notice_items.append(("notice.undefined_kl", {"map": p["label"], "count": p["undefined_rows"],
+                                                              "rows": p["rows"]}))
+    front = tradeoff.pareto_frontier([p["cost"] for p in points], [p["median_kl"] for p in points])
+    view.data["points"] = points
+    view.data["frontier"] = front
+    view.data["roadmap"] = _roadmap(sample, layer, c, points, trained)
+    view.notice_items.append(("notice.causal_roadmap", {}))
+    view.numbers.update({f"median_kl[{p['label']}]": p["median_kl"] for p in points})
+    view.numbers.update({f"roadmap[{r['year']} {r['what']}]": r["median_kl"] for r in view.data["roadmap"]})
+    return view
+
+
+def _hedgehog_all(sample, layer, c):
+    """A trained Hedgehog for the whole layer, when one is cached for every head of it."""
+    if getattr(sample, "model_attentions", None) is None or sample.head_dim != HEAD_DIM:
+        return None
+    from . import learn
+    return learn.cached_layer_map(layer, c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
+
+
+def _roadmap(sample, layer, c, points, trained) -> list[dict]:
+    by_label = {p["label"]: p for p in points}
+    q, k = sample.q[layer], sample.k[layer]
+    d = q.shape[-1]
+    out = []
+    for year, what, label in tradeoff.ROADMAP:
+        if label in by_label:
+            p = by_label[label]
+            out.append({"year": year, "what": what, "map": label, "median_kl": p["median_kl"], "causal": False})
+        elif label == "elu+1 + RetNet γ":
+            from ..decay import retnet_log_decay
+            decay = retnet_log_decay(q.shape[0])
+            qual = tradeoff.layer_quality(q, k, feature_maps.create("elu1", d), causal=True, log_decay=decay)
+            out.append({"year": year, "what": what, "map": label, "median_kl": qual["median_kl"], "causal": True})
+        elif label == "Hedgehog":
+            fmap = trained or feature_maps.create("hedgehog", d, num_features=2 * d)
+            qual = tradeoff.layer_quality(q, k, fmap)
+            out.append({"year": year, "what": what, "map": "Hedgehog (trained)" if trained else "Hedgehog (W = I)",
+                        "median_kl": qual["median_kl"], "causal": False})
+        elif label == "sliding window":
+            fmap, _ = make_feature_map("sliding window", d, None, c["seed"])
+            qual = tradeoff.layer_quality(q, k, fmap)
+            out.append({"year": year, "what": what, "map": label, "median_kl": qual["median_kl"], "causal": False})
+    return out
+
+
+_BUILDERS = {0: _ch0, 1: _ch1, 2: _ch2, 3: _ch3, 4: _ch4, 5: _ch5, 6: _ch6}
