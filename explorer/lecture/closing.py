@@ -18,10 +18,10 @@ import torch
 
 from .. import attention, hybrid, metrics
 from . import rnn
+from .chapters import HYBRID_MODES
 
 DECAY_KINDS = ("none", "retnet", "gla")
 POSITIONS = ("early", "recent")
-HYBRID_MODES = ("greedy", "last")
 
 
 def decay_recall(feature_map, head_dim: int, lags=rnn.RECALL_LAGS, gamma: float = 0.97, strength: float = 1.0,
