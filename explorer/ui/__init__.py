@@ -3,7 +3,7 @@
     from explorer.ui import build_app, launch_kwargs
     build_app().launch(**launch_kwargs())
 
-Endpoints (gradio_client): /maps, /quality, /state, /complexity, /learn, /hybrid. The page's address
+Endpoints (gradio_client): /lecture, /maps, /quality, /state, /complexity, /learn, /hybrid. The page's address
 always holds the current view as query parameters (?tab=maps&text=...), and opening such
 an address restores it: a lecturer can put the link on a slide.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import gradio as gr
 
-from . import common, complexity_tab, learn_tab, maps_tab, quality_tab, source as source_panel, state_tab
+from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, quality_tab, source as source_panel, state_tab
 
-TAB_IDS = ("maps", "quality", "state", "complexity", "learn")
+TAB_IDS = ("lecture", "maps", "quality", "state", "complexity", "learn")   # the first is where a plain address lands
 
 INTRO = (
     "# Attention Kernel Explorer\n"
@@ -28,30 +28,37 @@ def build_app() -> gr.Blocks:
     with gr.Blocks(title="Attention Kernel Explorer") as demo:
         with gr.Row(equal_height=True):
             gr.Markdown(INTRO, elem_id="intro")
-            presentation = gr.Checkbox(False, label="Presentation mode (large fonts, thick lines, colour-blind-safe)",
+            presentation = gr.Checkbox(False, label=i18n.label("presentation"),
                                        elem_id="presentation", scale=0, min_width=260)
+            lang = lecture_tab.language_switch()
         panel = source_panel.build()
-        with gr.Tabs(selected="maps", elem_id="tabs") as tabs:
-            with gr.Tab("Attention maps", id="maps", elem_id="tab-maps"):
+        with gr.Tabs(selected=TAB_IDS[0], elem_id="tabs") as tabs:
+            with gr.Tab(i18n.label("tab_lecture"), id="lecture", elem_id="tab-lecture") as lecture_item:
+                lecture = lecture_tab.build(panel, presentation, lang)
+            with gr.Tab(i18n.label("tab_maps"), id="maps", elem_id="tab-maps"):
                 maps = maps_tab.build(panel, presentation)
-            with gr.Tab("Feature-map quality", id="quality", elem_id="tab-quality"):
+            with gr.Tab(i18n.label("tab_quality"), id="quality", elem_id="tab-quality"):
                 quality = quality_tab.build(panel, presentation)
-            with gr.Tab("Recurrent state", id="state", elem_id="tab-state"):
+            with gr.Tab(i18n.label("tab_state"), id="state", elem_id="tab-state"):
                 state = state_tab.build(panel, presentation)
-            with gr.Tab("Complexity", id="complexity", elem_id="tab-complexity"):
+            with gr.Tab(i18n.label("tab_complexity"), id="complexity", elem_id="tab-complexity"):
                 cx = complexity_tab.build(presentation)
-            with gr.Tab("Learned maps & hybrids", id="learn", elem_id="tab-learn"):
+            with gr.Tab(i18n.label("tab_learn"), id="learn", elem_id="tab-learn"):
                 learn_tab.build(presentation)
 
         _wire_presentation(presentation, maps, quality, state, cx)
         _wire_open_head(panel, maps, quality, tabs, presentation)
         _wire_url(demo, panel, presentation, tabs, maps, quality, state, cx)
+        lecture_tab.wire_load(demo, lecture, panel, presentation, lang, lecture_item)
     return demo
 
 
 def launch_kwargs() -> dict:
-    """Theme and CSS go to launch() in gradio 6."""
-    return {"theme": common.theme(), "css": common.css(), "js": common.page_js()}
+    """Theme, CSS, page script and translations go to launch() in gradio 6."""
+    scripts = [js for js in (common.page_js(), lecture_tab.page_js()) if js]
+    page_js = "() => {" + "".join(f" ({js})();" for js in scripts) + " }"
+    return {"theme": common.theme(), "css": common.css() + lecture_tab.css(), "js": page_js,
+            "i18n": i18n.translations()}
 
 
 def _wire_presentation(presentation, maps, quality, state, cx):
@@ -113,7 +120,7 @@ def _wire_url(demo, panel, presentation, tabs, maps, quality, state, cx):
 
     def restore(request: gr.Request):
         q = dict(request.query_params) if request is not None else {}
-        tab = q.get("tab") if q.get("tab") in TAB_IDS else "maps"
+        tab = q.get("tab") if q.get("tab") in TAB_IDS else TAB_IDS[0]
         out = [gr.Tabs(selected=tab)]
         for component, key, kind in keys:
             value = common.fit(component, common.param(q, key, kind))
@@ -128,7 +135,7 @@ def _wire_url(demo, panel, presentation, tabs, maps, quality, state, cx):
 
     def which(request: gr.Request):
         q = dict(request.query_params) if request is not None else {}
-        return q.get("tab") if q.get("tab") in TAB_IDS else "maps"
+        return q.get("tab") if q.get("tab") in TAB_IDS else TAB_IDS[0]
 
     maps_inputs = panel.inputs + maps.controls + [presentation]
     quality_inputs = panel.inputs + quality.controls + [presentation]

@@ -59,6 +59,7 @@ EN: dict[str, str] = {
     "lecture_controls": "This chapter's controls",
     "lecture_numbers": "Numbers",
     "lecture_keys": "← / → or PageUp / PageDown: previous / next chapter",
+    "lecture_deeper": "Go deeper: the {tab} tab on this view",
 }
 
 ZH: dict[str, str] = {
@@ -91,6 +92,7 @@ ZH: dict[str, str] = {
     "lecture_controls": "本章的控件",
     "lecture_numbers": "数值",
     "lecture_keys": "← / → 或 PageUp / PageDown：上一章 / 下一章",
+    "lecture_deeper": "深入一步：在“{tab}”标签页中打开同一视图",
 }
 
 STRINGS = {"en": EN, "zh": ZH}

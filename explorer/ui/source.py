@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from ..catalog import EMBEDDED_SHAPE, PRESETS
+from . import i18n
 from .common import ASSETS, import_engine
 
 SOURCES = ("text", "random", "file")
@@ -50,28 +51,27 @@ class SourcePanel:
 def build() -> SourcePanel:
     """The data accordion; its controls are inputs of every data-driven endpoint."""
     texts = examples()
-    with gr.Accordion("Data: where Q, K, V come from", open=True, elem_id="data-panel"):
+    with gr.Accordion(i18n.label("panel_title"), open=True, elem_id="data-panel"):
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=180):
-                source = gr.Radio(list(SOURCES), value="text", label="Source", elem_id="source",
-                                  info="text: all-MiniLM-L6-v2 reads it (6 layers × 12 heads, d = 32)")
-                layer = gr.Slider(0, MAX_LAYER, value=2, step=1, label="Layer", elem_id="layer")
-                head = gr.Dropdown(HEAD_CHOICES, value="3", label="Head", allow_custom_value=True, elem_id="head",
-                                   info="'mean' averages the maps over all heads of the layer")
+                source = gr.Radio(list(SOURCES), value="text", label=i18n.label("panel_source"), elem_id="source",
+                                  info=i18n.label("panel_source_info"))
+                layer = gr.Slider(0, MAX_LAYER, value=2, step=1, label=i18n.label("panel_layer"), elem_id="layer")
+                head = gr.Dropdown(HEAD_CHOICES, value="3", label=i18n.label("panel_head"), allow_custom_value=True, elem_id="head",
+                                   info=i18n.label("panel_head_info"))
             with gr.Column(scale=3, visible=True) as text_box:
-                text = gr.Textbox(texts[0], lines=3, max_lines=8, label="Text (up to 512 tokens)", elem_id="text")
-                gr.Examples([[t] for t in texts], inputs=[text], label="Examples")
+                text = gr.Textbox(texts[0], lines=3, max_lines=8, label=i18n.label("panel_text"), elem_id="text")
+                gr.Examples([[t] for t in texts], inputs=[text], label=i18n.label("panel_examples"))
             with gr.Column(scale=3, visible=False) as random_box:
                 with gr.Row():
-                    preset = gr.Dropdown(list(PRESETS), value="clustered", label="Preset", elem_id="preset")
-                    n = gr.Number(128, precision=0, minimum=1, label="N tokens", elem_id="n")
-                    d = gr.Number(32, precision=0, minimum=1, label="head dim d", elem_id="d")
+                    preset = gr.Dropdown(list(PRESETS), value="clustered", label=i18n.label("panel_preset"), elem_id="preset")
+                    n = gr.Number(128, precision=0, minimum=1, label=i18n.label("panel_n"), elem_id="n")
+                    d = gr.Number(32, precision=0, minimum=1, label=i18n.label("panel_d"), elem_id="d")
                 with gr.Row():
-                    data_seed = gr.Number(0, precision=0, minimum=0, label="data seed")
-                    temperature = gr.Slider(0.1, 10, value=1.0, step=0.1, label="temperature (divides the logits)")
+                    data_seed = gr.Number(0, precision=0, minimum=0, label=i18n.label("panel_seed"))
+                    temperature = gr.Slider(0.1, 10, value=1.0, step=0.1, label=i18n.label("panel_temperature"))
             with gr.Column(scale=3, visible=False) as file_box:
-                file = gr.File(label="q, k (and v): .npz with arrays q, k, v; .npy stacked (2 or 3, [H,] N, d); "
-                                     ".pt dict", file_types=[".npy", ".npz", ".pt"], type="filepath")
+                file = gr.File(label=i18n.label("panel_file"), file_types=[".npy", ".npz", ".pt"], type="filepath")
 
     def show(choice):
         return (gr.update(visible=choice == "text"), gr.update(visible=choice == "random"),
