@@ -123,41 +123,44 @@ def _ch1(view, lang, style):
 
 # -- 2 ----------------------------------------------------------------------------------
 
-def _blocks(fig, blocks, sides, y0, style, row_label):
-    """Draw blocks left to right at height y0 (top edge), sides as given; return the x extent."""
-    x = 0.0
-    gap = max(float(sides.max()) * 0.15, 1.0)
+def _blocks(fig, blocks, sides, y0, slot, style, ops):
+    """Draw one order left to right: each block centred in a slot of width ``slot``, its top
+    edge at y0, its name and true size under it, the operators between the slots."""
     colours = {"operand": "#9ecae1", "intermediate": "#fdae6b", "output": "#a1d99b"}
-    for block, (h, w) in zip(blocks, sides):
-        fig.add_shape(type="rect", x0=x, x1=x + w, y0=y0 - h, y1=y0, line=dict(color="#333", width=1.5),
-                      fillcolor=colours[block["role"]])
-        fig.add_annotation(x=x + w / 2, y=y0 - h / 2, text=f"{block['name']}<br>{block['rows']:,}×{block['cols']:,}",
-                           showarrow=False, font=dict(size=style.tick_font))
-        x += w + gap
-    fig.add_annotation(x=0, y=y0 + gap * 0.6, text=row_label, showarrow=False, xanchor="left",
-                       font=dict(size=style.font))
-    return x
+    for i, (block, (h, w)) in enumerate(zip(blocks, sides)):
+        centre = (i + 0.5) * slot * 1.25
+        fig.add_shape(type="rect", x0=centre - w / 2, x1=centre + w / 2, y0=y0 - h, y1=y0,
+                      line=dict(color="#333", width=1.5), fillcolor=colours[block["role"]])
+        fig.add_annotation(x=centre, y=y0 - h, yshift=-4, yanchor="top", showarrow=False,
+                           text=f"<b>{block['name']}</b><br>{block['rows']:,} × {block['cols']:,}",
+                           font=dict(size=style.tick_font))
+        if i < len(ops):
+            fig.add_annotation(x=centre + slot * 0.625, y=y0 - slot * 0.15, text=ops[i], showarrow=False,
+                               font=dict(size=style.title_font))
 
 
 def _ch2(view, lang, style):
     o = view.data["orders"]
     left, right = view.data["left_sides"], view.data["right_sides"]
+    slot = float(max(left.max(), right.max()))
     fig = go.Figure()
-    top = 0.0
-    height_left = float(left[:, 0].max())
-    height_right = float(right[:, 0].max())
-    gap = max(height_left, height_right) * 0.5
-    x1 = _blocks(fig, o["left"], left, top, style, f"{t('legend.left', lang)} · {_fmt(o['left_flops'])} FLOPs")
-    x2 = _blocks(fig, o["right"], right, top - height_left - gap, style,
-                 f"{t('legend.right', lang)} · {_fmt(o['right_flops'])} FLOPs")
-    fig.update_xaxes(visible=False, range=[-1, max(x1, x2)])
-    fig.update_yaxes(visible=False, range=[top - height_left - gap - height_right - 1, gap], scaleanchor="x")
-    scale_note = "log₂ sides" if o["log_scale"] else ""
+    row_gap = slot * 0.9          # room for the size labels under the first row
+    top_right = -float(left[:, 0].max()) - row_gap
+    _blocks(fig, o["left"], left, 0.0, slot, style, ("×", "→", "×", "→"))
+    _blocks(fig, o["right"], right, top_right, slot, style, ("×", "→", "·", "→"))
+    for y, key, flops in ((0.0, "legend.left", o["left_flops"]), (top_right, "legend.right", o["right_flops"])):
+        fig.add_annotation(x=0, y=y, yshift=6, xanchor="left", yanchor="bottom", showarrow=False,
+                           text=f"{t(key, lang)} · {_fmt(flops)} FLOPs", font=dict(size=style.font))
+    width = 5 * slot * 1.25
+    fig.update_xaxes(visible=False, range=[0, width])
+    fig.update_yaxes(visible=False, range=[top_right - float(right[:, 0].max()) - row_gap * 0.6, row_gap * 0.5],
+                     scaleanchor="x", scaleratio=1)
     n = view.numbers
+    scale_note = t("notice.sides_compressed", lang) if o["n"] > 512 else ""
     note = (f"{t('num.max_diff', lang)} = {n['max_abs_diff']:.2e} (rel. {n['max_rel_diff']:.1e}) · "
             f"N×N: {_bytes(n['left_intermediate_bytes'])} · m×d: {_bytes(n['right_intermediate_bytes'])}"
             + (f" · {scale_note}" if scale_note else ""))
-    first = finish(fig, style, t("ch2.fig1.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), HEIGHT, note)
+    first = finish(fig, style, t("ch2.fig1.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), HEIGHT + 120, note)
 
     names = [t("legend.left", lang), t("legend.right", lang)]
     fig2 = make_subplots(rows=1, cols=3, subplot_titles=(t("axis.flops", lang), t("axis.bytes", lang),
@@ -187,6 +190,9 @@ def _ch3(view, lang, style):
         fig.add_scatter(x=tay["s"], y=tay[f"order{order}"], mode="lines", name=t("legend.order", lang, k=order),
                         line=dict(color=style.colour(i), width=style.line, dash="dash"), row=1, col=1)
     fig.add_hline(y=0, line_color="#888", row=1, col=1)
+    # exp(s) at the largest logits would flatten everything else: show up to where most pairs lie.
+    top = float(np.exp(np.percentile(view.data["logits"], 98)))
+    fig.update_yaxes(range=[-max(4.0, 0.25 * top), max(4.0, 1.3 * top)], row=1, col=1)
     fig.add_histogram(x=view.data["logits"], nbinsx=60, marker_color=style.colour(5), showlegend=False, row=2, col=1)
     fig.update_yaxes(title_text=t("axis.kernel", lang), row=1, col=1)
     fig.update_yaxes(title_text=t("axis.count", lang), row=2, col=1)
@@ -197,22 +203,24 @@ def _ch3(view, lang, style):
 
     profiles = view.data["profiles"]
     labels = list(profiles)
-    fig2 = make_subplots(rows=1, cols=len(labels), subplot_titles=[f"{lab} (m = {profiles[lab]['m']})"
-                                                                   for lab in labels])
-    for col, label in enumerate(labels, start=1):
+    cols = 2
+    rows = -(-len(labels) // cols)
+    fig2 = make_subplots(rows=rows, cols=cols, vertical_spacing=0.16, horizontal_spacing=0.1,
+                         subplot_titles=[f"{lab} (m = {profiles[lab]['m']})" for lab in labels])
+    for index, label in enumerate(labels):
+        row, col = index // cols + 1, index % cols + 1
         p = profiles[label]
         ok = p["approx"] > 0
         fig2.add_scatter(x=p["exact"][ok], y=p["approx"][ok], mode="markers", showlegend=False,
-                         marker=dict(size=max(style.marker - 3, 3), color=style.colour(col - 1), opacity=0.5),
-                         row=1, col=col)
+                         marker=dict(size=max(style.marker - 3, 3), color=style.colour(index), opacity=0.5),
+                         row=row, col=col)
         lo = float(min(p["exact"].min(), p["approx"][ok].min() if ok.any() else p["exact"].min()))
         hi = float(max(p["exact"].max(), p["approx"][ok].max() if ok.any() else p["exact"].max()))
         fig2.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="#000", dash="dot"),
-                         name=t("legend.identity", lang), showlegend=col == 1, row=1, col=col)
-        fig2.update_xaxes(type="log", title_text=t("axis.exact", lang), row=1, col=col)
-        fig2.update_yaxes(type="log", row=1, col=col)
-    fig2.update_yaxes(title_text=t("axis.approx", lang), row=1, col=1)
-    second = finish(fig2, style, t("ch3.fig2.title", lang), HEIGHT)
+                         name=t("legend.identity", lang), showlegend=index == 0, row=row, col=col)
+        fig2.update_xaxes(type="log", title_text=t("axis.exact", lang) if row == rows else None, row=row, col=col)
+        fig2.update_yaxes(type="log", title_text=t("axis.approx", lang) if col == 1 else None, row=row, col=col)
+    second = finish(fig2, style, t("ch3.fig2.title", lang), HEIGHT + 260)
 
     fig3 = go.Figure()
     for i, (key, name) in enumerate((("rf_well", "legend.well"), ("rf_real", "legend.real"))):
@@ -277,8 +285,9 @@ def _ch4(view, lang, style):
                     f"m = {n['m']:.0f}: state {_bytes(n['state_bytes'])}; equal at t ≈ {n['break_even_tokens']:.1f}")
 
     rc = view.data["recall"]
-    fig3 = go.Figure(go.Scatter(x=np.maximum(rc["lags"], 0.5), y=rc["cosine"], mode="lines+markers",
-                                error_y=dict(type="data", array=rc["cosine_std"], visible=True),
+    shown = rc["lags"] > 0          # log axis: lag 0 (nothing written over the target) is left out
+    fig3 = go.Figure(go.Scatter(x=rc["lags"][shown], y=rc["cosine"][shown], mode="lines+markers",
+                                error_y=dict(type="data", array=rc["cosine_std"][shown], visible=True),
                                 name=t("legend.early", lang), line=dict(color=style.colour(0), width=style.line)))
     fig3.update_xaxes(type="log", title_text=t("axis.lag", lang))
     fig3.update_yaxes(title_text=t("axis.cosine", lang), range=[-0.2, 1.05])
@@ -295,7 +304,8 @@ def _ch5(view, lang, style):
     for col, pos in enumerate(("early", "recent"), start=1):
         for i, kind in enumerate(("none", "retnet", "gla")):
             rc = curves[(kind, pos)]
-            fig.add_scatter(x=np.maximum(rc["lags"], 0.5), y=rc["cosine"], mode="lines+markers",
+            shown = rc["lags"] > 0
+            fig.add_scatter(x=rc["lags"][shown], y=rc["cosine"][shown], mode="lines+markers",
                             name=t(f"legend.{kind}", lang), showlegend=col == 1,
                             line=dict(color=style.colour(i), width=style.line), row=1, col=col)
         fig.update_xaxes(type="log", title_text=t("axis.lag", lang) if col == 1 else None, row=1, col=col)
@@ -333,20 +343,25 @@ def _ch6(view, lang, style):
     bad = [p for p in points if not math.isfinite(p["median_kl"])]
     fig = go.Figure()
     fig.add_scatter(x=[p["cost"] for p in good], y=[p["median_kl"] for p in good], mode="markers+text",
-                    text=[f"{p['label']} (m={p['m']})" for p in good], textposition="top center",
+                    text=[f"{p['label']} (m={p['m']})" for p in good], textposition="top center", cliponaxis=False,
                     marker=dict(size=style.marker * 1.5, color=style.colour(0)), name=t("legend.maps", lang))
     fig.add_scatter(x=[points[i]["cost"] for i in front], y=[points[i]["median_kl"] for i in front],
                     mode="lines", line=dict(color=style.colour(3), width=style.line, shape="hv"),
                     name=t("legend.frontier", lang))
-    fig.update_xaxes(type="log", title_text=t("axis.flops_token", lang))
-    fig.update_yaxes(type="log", title_text=t("axis.median_kl", lang))
+    costs = np.log10([p["cost"] for p in good] or [1.0])
+    kls = np.log10([p["median_kl"] for p in good] or [1.0])
+    pad_x, pad_y = 0.15 * max(np.ptp(costs), 0.5), 0.15 * max(np.ptp(kls), 0.2)
+    fig.update_xaxes(type="log", title_text=t("axis.flops_token", lang),
+                     range=[costs.min() - pad_x, costs.max() + pad_x])
+    fig.update_yaxes(type="log", title_text=t("axis.median_kl", lang), range=[kls.min() - pad_y, kls.max() + 2 * pad_y])
     note = " · ".join(f"{p['label']}: KL undefined" for p in bad)
     first = finish(fig, style, t("ch6.fig1.title", lang, layer=view.controls["layer"]), HEIGHT + 60, note)
 
     road = view.data["roadmap"]
     fig2 = go.Figure(go.Scatter(x=[r["year"] for r in road], y=[r["median_kl"] for r in road], mode="lines+markers+text",
                                 text=[f"{r['what']}<br>{r['map']}: {r['median_kl']:.3f}" for r in road],
-                                textposition="top center", line=dict(color=style.colour(2), width=style.line),
+                                textposition="top center", cliponaxis=False,
+                                line=dict(color=style.colour(2), width=style.line),
                                 marker=dict(size=style.marker * 1.5,
                                             symbol=["diamond" if r["causal"] else "circle" for r in road])))
     fig2.update_xaxes(title_text=t("axis.year", lang), dtick=1, range=[2019.5, 2025.8])

@@ -48,15 +48,21 @@ def orders(n: int, head_dim: int, num_features: int, value_dim: int | None = Non
         "left_intermediate_elements": n * n, "right_intermediate_elements": m * dv,
         "left_intermediate_bytes": 4 * n * n, "right_intermediate_bytes": 4 * m * dv,
         "left_flops": flops["quadratic_flops"], "right_flops": flops["linear_flops"], "flop_ratio": flops["ratio"],
-        "log_scale": n > LINEAR_DRAW_LIMIT,
     }
 
 
-def display_side(size: int, log_scale: bool) -> float:
-    """How long a block's side is drawn: the size itself, or 1 + log2(size) when sizes span
-    too many decades to show on one linear scale (monotone either way)."""
-    size = check_positive_int(size, "size")
-    return 1.0 + math.log2(size) if log_scale else float(size)
+def display_side(size: int, largest: int) -> float:
+    """How long a block's side is drawn when the largest side in the picture is ``largest``.
+
+    Up to LINEAR_DRAW_LIMIT the sizes are drawn as they are. Beyond it they are compressed
+    on a log scale, side = size^a with a = log(LINEAR_DRAW_LIMIT) / log(largest), so that
+    the largest side is drawn LINEAR_DRAW_LIMIT long; the order of sizes (and equal sizes)
+    is kept, and N x N still dwarfs m x d.
+    """
+    size, largest = check_positive_int(size, "size"), check_positive_int(largest, "largest")
+    if largest <= LINEAR_DRAW_LIMIT:
+        return float(size)
+    return float(size) ** (math.log(LINEAR_DRAW_LIMIT) / math.log(largest))
 
 
 def article_ratio() -> dict:
@@ -121,6 +127,6 @@ def matmul_rate(size: int = 256, repeats: int = 3) -> float:
     return 2 * size ** 3 / max(seconds, 1e-9)
 
 
-def block_sides(blocks: list[dict], log_scale: bool) -> np.ndarray:
-    """(rows, cols) as drawn for each block."""
-    return np.array([[display_side(b["rows"], log_scale), display_side(b["cols"], log_scale)] for b in blocks])
+def block_sides(blocks: list[dict], largest: int) -> np.ndarray:
+    """(rows, cols) as drawn for each block (``display_side``)."""
+    return np.array([[display_side(b["rows"], largest), display_side(b["cols"], largest)] for b in blocks])

@@ -272,6 +272,9 @@ TEXT: dict[str, dict[str, str]] = {
     "notice.not_shown_log": {
         "en": "{map}: {count} of {pairs} kernel values are ≤ 0 and cannot be drawn on log axes.",
         "zh": "{map}：{pairs} 个核函数值中有 {count} 个 ≤ 0，无法画在对数坐标上。"},
+    "notice.sides_compressed": {
+        "en": "sides compressed on a log scale (side = size^a) so N × N fits; the printed sizes are the true ones",
+        "zh": "边长按对数尺度压缩（边长 = 尺寸^a），以便画下 N × N；标注的是真实尺寸"},
     "notice.profile_subset": {
         "en": "Kernel profiles show {shown} of {pairs} pairs (a seeded random subset).",
         "zh": "核函数剖面只画出 {pairs} 对中的 {shown} 对（固定种子的随机子集）。"},

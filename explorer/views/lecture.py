@@ -156,8 +156,9 @@ def _ch2(sample, c, progress) -> ChapterView:
     article = associativity.article_ratio()
     rate = associativity.matmul_rate()
     view.data["orders"] = shapes
-    view.data["left_sides"] = associativity.block_sides(shapes["left"], shapes["log_scale"])
-    view.data["right_sides"] = associativity.block_sides(shapes["right"], shapes["log_scale"])
+    largest = max(n, m, d)
+    view.data["left_sides"] = associativity.block_sides(shapes["left"], largest)
+    view.data["right_sides"] = associativity.block_sides(shapes["right"], largest)
     view.numbers.update({
         "n": float(n), "d": float(d), "m": float(m), "timed_n": float(timed_n),
         "left_flops": float(shapes["left_flops"]), "right_flops": float(shapes["right_flops"]),
