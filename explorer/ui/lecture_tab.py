@@ -14,6 +14,7 @@ control specs come from a torch-free module, so the page still builds without th
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ import gradio as gr
 
 from . import common, i18n, source as source_panel
 
-MAX_FIGURES = 3                 # plot slots; a chapter shows as many as its figures
+MAX_FIGURES = 4                 # plot slots; a chapter shows as many as its figures
 VIEW_CACHE_SIZE = 64            # views kept for going back and forth during a talk
 URL_PREFIX = "c_"               # chapter controls in the address: c_<name>, clear of the other tabs' keys
 
@@ -87,7 +88,8 @@ class LectureTab:
 def language_switch() -> gr.Radio:
     """The visible language switch (the header puts it beside presentation mode)."""
     return gr.Radio([(name, code) for code, name in i18n.LANG_NAMES.items()], value=i18n.DEFAULT_LANG,
-                    label=i18n.label("language"), elem_id="language", scale=0, min_width=170)
+                    label=i18n.label("language"), show_label=False, container=False, elem_id="language",
+                    scale=0, min_width=220)
 
 
 def _component(spec):
@@ -117,11 +119,11 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
     titles = [(_text(f"ch{ch}.title", i18n.DEFAULT_LANG), ch) for ch in chapters]
     with gr.Column(elem_id="lecture"):
         with gr.Row(equal_height=True, elem_id="lecture-nav"):
-            prev = gr.Button(i18n.label("lecture_prev"), elem_id="lecture-prev", scale=0, min_width=130,
+            prev = gr.Button(i18n.label("lecture_prev"), elem_id="lecture-prev", scale=0, min_width=180,
                              interactive=False)
             chapter = gr.Dropdown(titles, value=chapters[0], label=i18n.label("lecture_chapter"), show_label=False,
                                   elem_id="lecture-chapter", scale=3, container=False)
-            next_ = gr.Button(i18n.label("lecture_next"), elem_id="lecture-next", scale=0, min_width=130,
+            next_ = gr.Button(i18n.label("lecture_next"), elem_id="lecture-next", scale=0, min_width=180,
                               variant="primary")
         with gr.Row(equal_height=False, elem_id="lecture-screen"):
             with gr.Column(scale=2, min_width=300, elem_id="lecture-side"):
@@ -382,7 +384,8 @@ def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: st
     chapter: 0 ... 6. text: what the model reads ("" = the chapter's own default sentence).
     lang: "en" or "zh". controls: a JSON object of the chapter's own controls (names as in
     the chapter's link, without the c_ prefix); missing ones take their defaults.
-    Returns {"chapter", "lang", "controls", "numbers", "notices", "figures": [plotly JSON], "query"}.
+    Returns {"chapter", "lang", "controls", "numbers" (None where undefined), "notices",
+    "figures": [plotly JSON], "query"}.
     """
     plan = _plan()
     chapters = tuple(plan.CHAPTERS)
@@ -412,7 +415,7 @@ def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: st
     figs = figures.chapter_figures(view, lang=lang, style=bool(presentation))
     params = link_params(view, lang, presentation, text_, None, None)
     return {"chapter": ch, "lang": lang, "controls": dict(view.controls),
-            "numbers": {k: float(v) for k, v in view.numbers.items()},
+            "numbers": {k: float(v) if math.isfinite(float(v)) else None for k, v in view.numbers.items()},
             "notices": [str(n) for n in view.notices_in(lang)],
             "figures": [json.loads(f.to_json()) for f in figs],
             "query": common.query_string(params)}
