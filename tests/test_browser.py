@@ -129,6 +129,7 @@ def click_tab(page, label: str):
 
 def test_maps_tab(app):
     page = app.page
+    click_tab(page, "Attention maps")                          # the page lands on the lecture
     wait_drawn(page, "maps-plot", ".heatmaplayer image")     # drawn on load with the defaults
     settle(page)
     assert page.locator("#maps-plot .heatmaplayer image").count() == 9
