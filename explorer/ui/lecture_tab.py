@@ -235,8 +235,43 @@ def _deeper_html(ch: int, params: dict, lang: str) -> str:
 # Running a chapter
 # ---------------------------------------------------------------------------------------
 
-_views: OrderedDict = OrderedDict()
-_views_lock = threading.Lock()
+class _Cache:
+    """Finished work by key, the most recent ``size`` kept. A caller asking for a key that
+    another thread is computing (the prefetch of the next chapter, say) waits for it
+    instead of doing it twice."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.done: OrderedDict = OrderedDict()
+        self.running: dict = {}
+        self.lock = threading.Lock()
+
+    def get(self, key, make):
+        with self.lock:
+            if key in self.done:
+                self.done.move_to_end(key)
+                return self.done[key]
+            running = self.running.get(key)
+            if running is None:
+                self.running[key] = threading.Event()
+        if running is not None:
+            running.wait()
+            return self.get(key, make)          # done now, or failed there: then it is ours to try
+        try:
+            value = make()
+            with self.lock:
+                self.done[key] = value
+                while len(self.done) > self.size:
+                    self.done.popitem(last=False)
+            return value
+        finally:
+            with self.lock:
+                self.running.pop(key).set()
+
+
+_views = _Cache(VIEW_CACHE_SIZE)            # (chapter, text, data, controls) -> ChapterView
+_figures = _Cache(VIEW_CACHE_SIZE)          # (view key, language, presentation) -> [go.Figure]
+_prefetching = threading.Lock()
 
 
 def _panel_choice(source, text, preset, n, d, data_seed, temperature, file):
@@ -274,31 +309,54 @@ def _coerce(spec, value):
     return value
 
 
+def view_key(ch: int, text, sample_key, controls: dict) -> tuple:
+    return ch, text, sample_key, tuple(sorted((k, repr(v)) for k, v in controls.items()))
+
+
 def compute(ch: int, text, sample_key, controls: dict, panel_values=None, progress=None):
     """The chapter's view, from the cache when the same chapter, data and controls ran before."""
     _, views = _engine()
-    key = (ch, text, sample_key, tuple(sorted((k, repr(v)) for k, v in controls.items())))
-    with _views_lock:
-        if key in _views:
-            _views.move_to_end(key)
-            return _views[key]
-    sample = source_panel.load(*panel_values) if sample_key is not None else None
-    view = views.chapter_view(ch, sample=sample, text=text, progress=progress, **controls)
-    with _views_lock:
-        _views[key] = view
-        while len(_views) > VIEW_CACHE_SIZE:
-            _views.popitem(last=False)
-    return view
+
+    def make():
+        sample = source_panel.load(*panel_values) if sample_key is not None else None
+        return views.chapter_view(ch, sample=sample, text=text, progress=progress, **controls)
+    return _views.get(view_key(ch, text, sample_key, controls), make)
 
 
-def render(view, lang, presentation):
-    """The chapter's figures in ``lang``, padded to the plot slots (unused slots hidden)."""
+def chapter_figures(view, lang, presentation, key=None) -> list:
+    """The chapter's figures in ``lang``; cached with the view's key when given."""
     figures, _ = _engine()
+    lang, presentation = i18n.normal_lang(lang), bool(presentation)
+
+    def make():
+        return list(figures.chapter_figures(view, lang=lang, style=presentation))
+    return make() if key is None else _figures.get((key, lang, presentation), make)
+
+
+def render(view, lang, presentation, key=None):
+    """The chapter's figures, padded to the plot slots (unused slots hidden)."""
     if view is None:
         return [gr.skip() for _ in range(MAX_FIGURES)]
-    figs = list(figures.chapter_figures(view, lang=i18n.normal_lang(lang), style=bool(presentation)))[:MAX_FIGURES]
+    figs = chapter_figures(view, lang, presentation, key)[:MAX_FIGURES]
     return [gr.update(value=figs[i], visible=True) if i < len(figs) else gr.update(value=None, visible=False)
             for i in range(MAX_FIGURES)]
+
+
+def prefetch(ch: int, text, sample_key, controls: dict, panel_values, lang, presentation) -> None:
+    """Compute and draw chapter ``ch`` in the background while the speaker talks, so that
+    the next → finds it ready. One at a time; never a training run (it takes a minute)."""
+    if controls.get("train") or not _prefetching.acquire(blocking=False):
+        return
+
+    def work():
+        try:
+            key = view_key(ch, text, sample_key, controls)
+            chapter_figures(compute(ch, text, sample_key, controls, panel_values), lang, presentation, key)
+        except Exception:  # the speaker's own request will say what is wrong
+            common.log.info("prefetching lecture chapter %s failed", ch, exc_info=True)
+        finally:
+            _prefetching.release()
+    threading.Thread(target=work, name=f"lecture-prefetch-{ch}", daemon=True).start()
 
 
 def link_params(view, lang, presentation, text, sample_key, panel_values) -> dict:
@@ -342,7 +400,9 @@ def make_draw(specs: dict):
         controls = chapter_values(ch, flat, specs)
         view = compute(ch, text_, sample_key, controls, panel_values,
                        progress=lambda fraction, message="": progress(fraction, desc=message))
-        figs = render(view, lang, presentation)
+        figs = render(view, lang, presentation, view_key(ch, text_, sample_key, controls))
+        if ch != chapters[-1]:
+            prefetch(ch + 1, text_, sample_key, chapter_values(ch + 1, flat, specs), panel_values, lang, presentation)
         link = common.query_string(link_params(view, lang, presentation, text_, sample_key, panel_values))
         deeper = _deeper_html(ch, deeper_params(view, lang, presentation, text_, sample_key, panel_values), lang)
         return (*figs, _tables_markdown(view, lang), _numbers_markdown(view.numbers, lang),
@@ -409,10 +469,9 @@ def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: st
         raise ValueError(f"chapter {ch} has no control {', '.join(unknown)}; its controls are "
                          f"{', '.join(specs) or 'none'}")
     values = {name: _coerce(spec, given.get(name, spec.default)) for name, spec in specs.items()}
-    figures, _ = _engine()
     text_ = (text or "").strip() or None
     view = compute(ch, text_, None, values)
-    figs = figures.chapter_figures(view, lang=lang, style=bool(presentation))
+    figs = chapter_figures(view, lang, presentation, view_key(ch, text_, None, values))
     params = link_params(view, lang, presentation, text_, None, None)
     return {"chapter": ch, "lang": lang, "controls": dict(view.controls),
             "numbers": {k: float(v) if math.isfinite(float(v)) else None for k, v in view.numbers.items()},
