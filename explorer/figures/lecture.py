@@ -110,7 +110,7 @@ def _ch1(view, lang, style):
     fig2.update_xaxes(tickvals=list(range(len(tokens))), ticktext=tokens, title_text=t("axis.key", lang),
                       row=1, col=1)
     dims = list(range(len(head["output"])))
-    ref_name = "legend.model_output" if head["reference_kind"] == "model" else "legend.model_output"
+    ref_name = "legend.model_output" if head["reference_kind"] == "model" else "legend.engine_output"
     fig2.add_bar(x=dims, y=head["output"], name=t("legend.nw_output", lang), marker_color=style.colour(1),
                  row=1, col=2)
     fig2.add_scatter(x=dims, y=head["reference"], mode="markers", name=t(ref_name, lang),
@@ -289,6 +289,12 @@ def _ch4(view, lang, style):
     fig3 = go.Figure(go.Scatter(x=rc["lags"][shown], y=rc["cosine"][shown], mode="lines+markers",
                                 error_y=dict(type="data", array=rc["cosine_std"][shown], visible=True),
                                 name=t("legend.early", lang), line=dict(color=style.colour(0), width=style.line)))
+    recent = view.data.get("recall_recent")
+    if recent is not None:
+        shown = recent["lags"] > 0
+        fig3.add_scatter(x=recent["lags"][shown], y=recent["cosine"][shown], mode="lines+markers",
+                         name=t("legend.recent", lang),
+                         line=dict(color=style.colour(1), width=style.line, dash="dot"))
     fig3.update_xaxes(type="log", title_text=t("axis.lag", lang))
     fig3.update_yaxes(title_text=t("axis.cosine", lang), range=[-0.2, 1.05])
     third = finish(fig3, style, t("ch4.fig3.title", lang), HEIGHT)

@@ -62,7 +62,7 @@ _CONTROLS: dict[int, list[ControlSpec]] = {
         ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1),
         _layer(2), _head(0),
         ControlSpec("query", "int", 9, 0, 511, label_key="ctl.query", step=1)],
-    2: [ControlSpec("n", "int", 4096, 16, 100_000, label_key="ctl.n", step=16),
+    2: [ControlSpec("n", "int", 2048, 16, 100_000, label_key="ctl.n", step=16),
         ControlSpec("d", "int", 64, 8, 256, label_key="ctl.d", step=8),
         ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
         ControlSpec("map", "choice", "elu+1", choices=("elu+1", "FAVOR+ (orthogonal)"), label_key="ctl.map"),

@@ -19,6 +19,7 @@ import torch
 from .. import attention, metrics
 from ..checks import check_positive_int
 from ..feature_maps import create
+from .memo import memo, tensor_key
 
 TAYLOR_ORDERS = (1, 2, 3)
 PROFILE_MAPS = ("taylor1", "elu1", "favor_plus", "taylor2")
@@ -96,18 +97,29 @@ def well_conditioned(n: int, head_dim: int, seed: int = 0, norm2: float = WELL_C
     return q, k, torch.randn(n, head_dim, generator=gen)
 
 
-@torch.inference_mode()
+def favor_map(head_dim: int, m: int, seed: int, orthogonal: bool):
+    """FAVOR+ with these settings, built once (an orthogonal draw costs m/d QR factorisations)."""
+    return memo(("favor_map", head_dim, int(m), int(seed), bool(orthogonal)),
+                lambda: create("favor_plus", head_dim, num_features=int(m), seed=int(seed), orthogonal=orthogonal))
+
+
 def rf_convergence(q, k, ms=RF_FEATURES, seeds: int = 4) -> dict:
     """Relative Frobenius error of FAVOR+'s normalised map to softmax, per m, IID and
-    orthogonal features, mean and spread over ``seeds`` redraws."""
+    orthogonal features, mean and spread over ``seeds`` redraws (remembered per input)."""
     seeds = check_positive_int(seeds, "seeds")
+    key = ("rf_convergence", tensor_key(q, k), tuple(int(m) for m in ms), seeds)
+    return memo(key, lambda: _rf_convergence(q, k, ms, seeds))
+
+
+@torch.inference_mode()
+def _rf_convergence(q, k, ms, seeds: int) -> dict:
     reference = attention.softmax_map(q, k).double()
     out = {"m": np.array(ms, dtype=np.int64)}
     for kind, orthogonal in (("iid", False), ("orthogonal", True)):
         errs = np.empty((len(ms), seeds))
         for a, m in enumerate(ms):
             for b in range(seeds):
-                fmap = create("favor_plus", q.shape[-1], num_features=int(m), seed=b, orthogonal=orthogonal)
+                fmap = favor_map(q.shape[-1], m, b, orthogonal)
                 approx = attention.kernel_map(q, k, fmap).double()
                 errs[a, b] = float(metrics.relative_error(approx, reference))
         out[kind] = errs.mean(1)

@@ -160,6 +160,8 @@ TEXT: dict[str, dict[str, str]] = {
     "legend.query": {"en": "query x", "zh": "查询点 x"},
     "legend.nw_output": {"en": "Σ wⱼ vⱼ (computed here)", "zh": "Σ wⱼ vⱼ（此处计算）"},
     "legend.model_output": {"en": "the model's attention output", "zh": "模型自身的注意力输出"},
+    "legend.engine_output": {"en": "softmax(QKᵀ/√d)V by the engine (no model here)",
+                             "zh": "引擎计算的 softmax(QKᵀ/√d)V（此处没有模型）"},
     "legend.left": {"en": "(φ(Q)φ(K)ᵀ)V", "zh": "(φ(Q)φ(K)ᵀ)V"},
     "legend.right": {"en": "φ(Q)(φ(K)ᵀV)", "zh": "φ(Q)(φ(K)ᵀV)"},
     "legend.exp": {"en": "exp(s)", "zh": "exp(s)"},
@@ -251,9 +253,10 @@ TEXT: dict[str, dict[str, str]] = {
         "zh": "本版本中没有 FAVOR+ 方差公式模块（explorer.rf_theory），因此不显示它所需的 m。"},
     "notice.hedgehog_untrained": {
         "en": "No trained Hedgehog for layer {layer}, head {head} yet: showing the untrained map (W = I). Press "
-              "“train Hedgehog now” (about {seconds} s) to train it on the training texts.",
+              "“train Hedgehog now” to train it on the training texts (the first run also reads those texts "
+              "through the model, which takes the longest).",
         "zh": "第 {layer} 层第 {head} 个头还没有训练好的 Hedgehog：图中是未训练的映射（W = I）。"
-              "点击“现在训练 Hedgehog”（约 {seconds} 秒）即可在训练文本上训练。"},
+              "点击“现在训练 Hedgehog”即可在训练文本上训练（第一次还要让模型读一遍这些文本，耗时最长）。"},
     "notice.recall_synthetic": {
         "en": "Recall is probed with random keys and values of this head's dimension (d = {d}), written into the "
               "state of the chosen map: it shows the memory, not this text.",
@@ -298,3 +301,14 @@ def notice(key: str, lang: str = "en", **values) -> str:
     if not key.startswith("notice."):
         raise KeyError(f"{key!r} is not a notice")
     return t(key, lang, **values)
+
+
+REVERSE_KERNEL_ROWS = ("goal", "works", "phi", "cost", "price")
+
+
+def reverse_kernel_table(lang: str = "en") -> list[list[str]]:
+    """Chapter 3's two-column comparison (SVM's kernel trick against linear attention's
+    reverse use of it) as rows of text: a header row, then one row per aspect."""
+    header = [t("rk.header.aspect", lang), t("rk.header.svm", lang), t("rk.header.linear", lang)]
+    return [header] + [[t(f"rk.row.{row}.{col}", lang) for col in ("aspect", "svm", "linear")]
+                       for row in REVERSE_KERNEL_ROWS]

@@ -13,6 +13,7 @@ import torch
 
 from .. import attention, metrics
 from ..cost import flop_counts
+from .memo import memo, tensor_key
 
 # The roadmap of the article, 2020 -> 2025: (year, what, the map measured here for it).
 ROADMAP = (
@@ -29,9 +30,19 @@ def flops_per_token(feature_dim: int, value_dim: int) -> float:
     return float(flop_counts(1, value_dim, feature_dim=feature_dim, value_dim=value_dim)["linear_flops"])
 
 
+def layer_quality(q, k, fmap, causal: bool = False, log_decay=None, key=None) -> dict:
+    """Median (and mean) row KL(softmax || kernel map) over all heads of a layer, q, k (H, N, d).
+
+    With ``key`` (anything that names the map and its settings exactly) the result is
+    remembered for these q, k."""
+    if key is None:
+        return _layer_quality(q, k, fmap, causal, log_decay)
+    return memo(("layer_quality", tensor_key(q, k), key, bool(causal)),
+                lambda: _layer_quality(q, k, fmap, causal, log_decay))
+
+
 @torch.inference_mode()
-def layer_quality(q, k, fmap, causal: bool = False, log_decay=None) -> dict:
-    """Median (and mean) row KL(softmax || kernel map) over all heads of a layer, q, k (H, N, d)."""
+def _layer_quality(q, k, fmap, causal, log_decay) -> dict:
     reference = attention.softmax_map(q, k, causal=causal).double()
     approx = attention.kernel_map(q, k, fmap, causal=causal, log_decay=log_decay).double()
     allowed = attention.causal_mask(q.shape[-2]) if causal else None

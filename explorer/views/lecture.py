@@ -18,7 +18,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import torch
 
 from .. import attention, feature_maps
 from ..lecture import associativity, bottleneck, closing, kernels, nadaraya_watson, rnn, text, tradeoff
@@ -26,6 +25,7 @@ from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls l
     CHAPTERS, HEAD_DIM, HYBRID_MAPS, N_HEADS, N_LAYERS, PROFILE_MAP_CHOICES, RNN_MAPS, ControlSpec, _check_ch,
     _effective, chapter_controls, go_deeper, try_this,
 )
+from ..lecture.memo import memo
 from .common import load_sample, make_feature_map, select_head
 
 
@@ -142,7 +142,8 @@ def _ch2(sample, c, progress) -> ChapterView:
     view = _new(2, c)
     n, d = c["n"], c["d"]
     label = c["map"]
-    fmap, extra = make_feature_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
+    fmap = _cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
+    extra = []
     m = fmap.num_features
     c["m"] = m if "FAVOR" in label else c["m"]
     shapes = associativity.orders(n, d, m)
@@ -151,7 +152,7 @@ def _ch2(sample, c, progress) -> ChapterView:
         view.notice_items.append(("notice.timed_cap", {"n": f"{n:,}", "cap": f"{timed_n:,}", "cells": f"{n * n:,}"}))
     view.notice_items.append(("notice.random_data", {"tokens": sample.n_tokens if sample is not None else 0}))
     q, k, v = associativity.random_qkv(timed_n, d, c["seed"])
-    measured = associativity.measure(q, k, v, fmap, repeats=3 if timed_n <= 4096 else 1)
+    measured = associativity.measure(q, k, v, fmap, repeats=3 if timed_n <= 1024 else 2 if timed_n <= 4096 else 1)
     timed = associativity.orders(timed_n, d, m)
     article = associativity.article_ratio()
     rate = associativity.matmul_rate()
@@ -187,7 +188,7 @@ def _ch3(sample, c, progress) -> ChapterView:
     view.data["logits"] = logits["s"]
     profiles = {}
     for label in ("Taylor-1", "elu+1", f"FAVOR+ ({'orthogonal' if c['orthogonal'] else 'IID'})", "Taylor-2"):
-        fmap, _ = make_feature_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
+        fmap = _cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
         prof = kernels.kernel_profile(q, k, fmap)
         profiles[label] = prof
         if prof["nonpositive"]:
@@ -207,9 +208,10 @@ def _ch3(sample, c, progress) -> ChapterView:
     if budget is None:
         view.notice_items.append(("notice.no_rf_theory", {}))
     else:
-        view.numbers["m_required"] = budget["m_required"]
         well = kernels.favor_budget(wq, wk, 0.1)
-        view.numbers["m_required_well"] = well["m_required"]
+        view.numbers.update(m_required=budget["m_required"], m_required_well=well["m_required"],
+                            log10_m_required=float(budget["details"]["log10_m_required"]),
+                            log10_m_required_well=float(well["details"]["log10_m_required"]))
     view.data["reverse_kernel"] = [(f"rk.row.{row}.aspect", f"rk.row.{row}.svm", f"rk.row.{row}.linear")
                                    for row in ("goal", "works", "phi", "cost", "price")]
     view.numbers.update({
@@ -230,15 +232,16 @@ def _ch4(sample, c, progress) -> ChapterView:
     q, k, v, notes = _head_of(sample, c)
     view = _new(4, c, notes)
     d, n = q.shape[-1], q.shape[0]
-    fmap, extra = make_feature_map(c["map"], d, c["m"] if "FAVOR" in c["map"] else None, 0)
-    view.sample_notices.extend(extra)
+    fmap = _cached_map(c["map"], d, c["m"] if "FAVOR" in c["map"] else None, 0)
     t = n - 1 if c["t"] < 0 or c["t"] >= n else c["t"]
     c["t"] = t
     step = rnn.step_to(q, k, v, fmap, t)
     both = rnn.recurrent_vs_parallel(q, k, v, fmap)
     mem = rnn.memory(d, fmap.num_features, v.shape[-1])
     early = rnn.recall(fmap, d, "none", "early")
+    recent = rnn.recall(fmap, d, "none", "recent")    # without decay the same curve: order is not kept
     view.data.update(step=step, token=sample.tokens[t], tokens=list(sample.tokens), memory=mem, recall=early,
+                     recall_recent=recent,
                      recurrent=both["recurrent"][t], parallel=both["parallel"][t])
     view.notice_items.append(("notice.recall_synthetic", {"d": d}))
     lags = early["lags"]
@@ -268,12 +271,11 @@ def _ch5(sample, c, progress) -> ChapterView:
     trained = _hedgehog(sample, c, progress)
     if trained is None:
         hh = feature_maps.create("hedgehog", d, num_features=c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
-        view.notice_items.append(("notice.hedgehog_untrained", {"layer": c["layer"], "head": c["head"],
-                                                                "seconds": 60}))
+        view.notice_items.append(("notice.hedgehog_untrained", {"layer": c["layer"], "head": c["head"]}))
         hh_label = "Hedgehog (W = I)"
     else:
         hh, hh_label = trained, "Hedgehog (trained)"
-    maps = {"elu+1": elu, "FAVOR+ (orthogonal)": feature_maps.create("favor_plus", d, num_features=c["m"], seed=0),
+    maps = {"elu+1": elu, "FAVOR+ (orthogonal)": _cached_map("FAVOR+ (orthogonal)", d, c["m"], 0),
             hh_label: hh}
     kl = closing.row_kl_by_map(q, k, maps)
     view.data["kl"] = kl
@@ -321,8 +323,9 @@ def _ch6(sample, c, progress) -> ChapterView:
     labels = ["identity (q·k)", "Taylor-1", "elu+1", "ReLU", "FAVOR+ (IID)", "FAVOR+ (orthogonal)",
               "trig RFF (orthogonal)", "Taylor-2", "cosFormer"]
     for label in labels:
-        fmap, _ = make_feature_map(label, d, c["m"] if "FAVOR" in label or "RFF" in label else None, c["seed"])
-        qual = tradeoff.layer_quality(q, k, fmap)
+        m = c["m"] if "FAVOR" in label or "RFF" in label else None
+        fmap = _cached_map(label, d, m, c["seed"])
+        qual = tradeoff.layer_quality(q, k, fmap, key=(label, m, c["seed"]))
         points.append({"label": label, "m": fmap.num_features,
                        "cost": tradeoff.flops_per_token(fmap.num_features, dv), **qual})
     trained = _hedgehog_all(sample, layer, c)
@@ -342,6 +345,12 @@ def _ch6(sample, c, progress) -> ChapterView:
     view.numbers.update({f"median_kl[{p['label']}]": p["median_kl"] for p in points})
     view.numbers.update({f"roadmap[{r['year']} {r['what']}]": r["median_kl"] for r in view.data["roadmap"]})
     return view
+
+
+def _cached_map(label: str, d: int, m, seed: int):
+    """The catalogue's map behind ``label``, built once per setting (random maps draw and
+    orthogonalise their projection when built)."""
+    return memo(("map", label, d, m, seed), lambda: make_feature_map(label, d, m, seed)[0])
 
 
 def _hedgehog_all(sample, layer, c):
@@ -364,16 +373,17 @@ def _roadmap(sample, layer, c, points, trained) -> list[dict]:
         elif label == "elu+1 + RetNet γ":
             from ..decay import retnet_log_decay
             decay = retnet_log_decay(q.shape[0])
-            qual = tradeoff.layer_quality(q, k, feature_maps.create("elu1", d), causal=True, log_decay=decay)
+            qual = tradeoff.layer_quality(q, k, feature_maps.create("elu1", d), causal=True, log_decay=decay,
+                                          key=("elu+1 retnet", "per-head gamma"))
             out.append({"year": year, "what": what, "map": label, "median_kl": qual["median_kl"], "causal": True})
         elif label == "Hedgehog":
             fmap = trained or feature_maps.create("hedgehog", d, num_features=2 * d)
-            qual = tradeoff.layer_quality(q, k, fmap)
+            qual = tradeoff.layer_quality(q, k, fmap, key=None if trained else ("hedgehog untrained", 2 * d))
             out.append({"year": year, "what": what, "map": "Hedgehog (trained)" if trained else "Hedgehog (W = I)",
                         "median_kl": qual["median_kl"], "causal": False})
         elif label == "sliding window":
-            fmap, _ = make_feature_map("sliding window", d, None, c["seed"])
-            qual = tradeoff.layer_quality(q, k, fmap)
+            fmap = _cached_map("sliding window", d, None, c["seed"])
+            qual = tradeoff.layer_quality(q, k, fmap, key=("sliding window", None, c["seed"]))
             out.append({"year": year, "what": what, "map": label, "median_kl": qual["median_kl"], "causal": False})
     return out
 
