@@ -271,7 +271,6 @@ class _Cache:
 
 _views = _Cache(VIEW_CACHE_SIZE)            # (chapter, text, data, controls) -> ChapterView
 _figures = _Cache(VIEW_CACHE_SIZE)          # (view key, language, presentation) -> [go.Figure]
-_prefetching = threading.Lock()
 
 
 def _panel_choice(source, text, preset, n, d, data_seed, temperature, file):
@@ -342,21 +341,26 @@ def render(view, lang, presentation, key=None):
             for i in range(MAX_FIGURES)]
 
 
-def prefetch(ch: int, text, sample_key, controls: dict, panel_values, lang, presentation) -> None:
-    """Compute and draw chapter ``ch`` in the background while the speaker talks, so that
-    the next → finds it ready. One at a time; never a training run (it takes a minute)."""
-    if controls.get("train") or not _prefetching.acquire(blocking=False):
-        return
-
-    def work():
+def make_prefetch(specs: dict):
+    def prefetch(ch, lang, presentation, source, text, preset, n, d, data_seed, temperature, file, *flat):
+        """Compute and draw the chapter after ``ch`` while the speaker talks, so that the
+        next → finds it ready. Runs as the event after each draw, in gradio's queue like any
+        handler; never a training run (it takes a minute); failures wait for the real request."""
+        chapters = tuple(specs)
+        ch = _chapter(ch, chapters)
+        if ch == chapters[-1]:
+            return
+        panel_values = (source, text, preset, n, d, data_seed, temperature, file)
+        text_, sample_key = _panel_choice(*panel_values)
+        controls = chapter_values(ch + 1, flat, specs)
+        if controls.get("train"):
+            return
         try:
-            key = view_key(ch, text, sample_key, controls)
-            chapter_figures(compute(ch, text, sample_key, controls, panel_values), lang, presentation, key)
-        except Exception:  # the speaker's own request will say what is wrong
-            common.log.info("prefetching lecture chapter %s failed", ch, exc_info=True)
-        finally:
-            _prefetching.release()
-    threading.Thread(target=work, name=f"lecture-prefetch-{ch}", daemon=True).start()
+            key = view_key(ch + 1, text_, sample_key, controls)
+            chapter_figures(compute(ch + 1, text_, sample_key, controls, panel_values), lang, presentation, key)
+        except Exception:
+            common.log.info("prefetching lecture chapter %s failed", ch + 1, exc_info=True)
+    return prefetch
 
 
 def link_params(view, lang, presentation, text, sample_key, panel_values) -> dict:
@@ -401,8 +405,6 @@ def make_draw(specs: dict):
         view = compute(ch, text_, sample_key, controls, panel_values,
                        progress=lambda fraction, message="": progress(fraction, desc=message))
         figs = render(view, lang, presentation, view_key(ch, text_, sample_key, controls))
-        if ch != chapters[-1]:
-            prefetch(ch + 1, text_, sample_key, chapter_values(ch + 1, flat, specs), panel_values, lang, presentation)
         link = common.query_string(link_params(view, lang, presentation, text_, sample_key, panel_values))
         deeper = _deeper_html(ch, deeper_params(view, lang, presentation, text_, sample_key, panel_values), lang)
         return (*figs, _tables_markdown(view, lang), _numbers_markdown(view.numbers, lang),
@@ -496,9 +498,13 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
     compute_kwargs = dict(concurrency_limit=2, concurrency_id="compute", trigger_mode="always_last",
                           api_visibility="private")
 
+    prefetch = make_prefetch(specs)
+
     def then_draw(event):
-        return (event.then(draw, draw_inputs, tab.outputs, **compute_kwargs)
-                .then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS))
+        drawn = event.then(draw, draw_inputs, tab.outputs, **compute_kwargs)
+        drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
+        drawn.then(prefetch, draw_inputs, None, **compute_kwargs)
+        return drawn
 
     # Previous / next run in the browser (no round trip), so quick key presses all count;
     # the selector's change then switches the screen and draws.
@@ -514,8 +520,9 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
     # The chapter's own controls redraw it once let go of (sliders) or picked (the rest).
     triggers = [c.release if isinstance(c, gr.Slider) else c.input for c in tab.all_controls]
     if triggers:
-        gr.on(triggers, draw, draw_inputs, tab.outputs, **compute_kwargs).then(
-            None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
+        drawn = gr.on(triggers, draw, draw_inputs, tab.outputs, **compute_kwargs)
+        drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
+        drawn.then(prefetch, draw_inputs, None, **compute_kwargs)
 
     then_draw(tab.try_this.click(lambda ch, *flat: try_preset(ch, *flat, specs=specs),
                                  [tab.chapter, *tab.all_controls], tab.all_controls, api_visibility="private"))
@@ -538,7 +545,7 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
     later draws it too."""
     specs = tab.specs
     chapters = tuple(specs)
-    draw = make_draw(specs)
+    draw, prefetch = make_draw(specs), make_prefetch(specs)
     draw_inputs = [tab.chapter, lang, presentation, *panel.data_inputs, *tab.all_controls]
     browser_lang = gr.Textbox(visible=False)
     wanted = gr.Textbox(visible=False)
@@ -565,8 +572,11 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
                      js="() => [navigator.language || '']", api_visibility="private")
     load = load.then(None, [tab.chapter, lang], None, js=LANG_JS)     # gradio's labels follow the chosen language
     load = load.then(screen, [tab.chapter, lang], tab.screen_outputs, api_visibility="private")
-    load.then(draw_if, [wanted, *draw_inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
-              concurrency_id="compute").then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
+    drawn = load.then(draw_if, [wanted, *draw_inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
+                      concurrency_id="compute")
+    drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
+    drawn.then(lambda which, *args: prefetch(*args) if which == "lecture" else None, [wanted, *draw_inputs], None,
+               api_visibility="private", concurrency_limit=2, concurrency_id="compute")
 
     # Opening the tab draws the chapter if nothing is drawn yet, and puts its address up.
     def draw_once(view, *args):
