@@ -100,6 +100,10 @@ def click_tab(page, label: str):
 
 def test_maps_tab(app):
     page = app.page
+    # The page lands on the lecture; once its load has drawn it (and so selected the tab the
+    # address asked for), open the maps.
+    wait_drawn(page, "lecture-plot-0")
+    click_tab(page, "Attention maps")
     wait_drawn(page, "maps-plot", ".heatmaplayer image")     # drawn on load with the defaults
     settle(page)
     assert page.locator("#maps-plot .heatmaplayer image").count() == 9

@@ -220,6 +220,25 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
     return result
 
 
+def cached_result(layer, head, num_features: int, steps: int, seed: int = 0):
+    """The result ``learn_view`` would return at once for these settings (all texts), or
+    None when it has not been trained in this process: lets other views show a trained map
+    without ever starting a training run themselves."""
+    key = (layer, head, int(num_features), int(steps), int(seed), len(training_texts()), len(heldout_texts()))
+    with _trained_lock:
+        return _trained.get(key)
+
+
+def cached_layer_map(layer: int, num_features: int):
+    """Hedgehog for every head of ``layer`` (parameters shaped (heads, ...)), taken from the
+    latest cached all-heads training with ``num_features``; None when there is none."""
+    with _trained_lock:
+        for key, result in reversed(list(_trained.items())):
+            if key[0] is None and key[1] is None and key[2] == int(num_features):
+                return result.feature_map.select(int(layer))
+    return None
+
+
 @dataclass
 class LiveTraining:
     """A snapshot while training runs: losses seen so far (the engine reports about 50)."""

@@ -1,0 +1,379 @@
+"""Figures of the lecture: ``chapter_figures(view, lang, style)`` draws a ChapterView.
+
+Every number drawn is one the view computed (``view.data`` / ``view.numbers``); what is
+decided here is the look and the words, in English or Chinese (``explorer.lecture.text``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..lecture.text import t
+from .style import as_style, finish, log_ticks, unique_labels
+
+HEIGHT = 460
+
+
+def chapter_figures(view, lang: str = "en", style=None) -> list[go.Figure]:
+    """The chapter's figures, titles and axis labels in ``lang``."""
+    style = as_style(style)
+    return _DRAW[view.ch](view, lang, style)
+
+
+def _fmt(x: float) -> str:
+    """A count or size as people say it: 1.0e10, 262,144, 0.0123."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "—"
+    ax = abs(x)
+    if ax >= 1e7:
+        return f"{x:.2e}"
+    if ax >= 100 or float(x).is_integer():
+        return f"{x:,.0f}"
+    return f"{x:.3g}"
+
+
+def _bytes(b: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if b >= size:
+            return f"{b / size:.3g} {unit}"
+    return f"{b:.0f} B"
+
+
+# -- 0 ----------------------------------------------------------------------------------
+
+def _ch0(view, lang, style):
+    ladder = view.data["ladder"]
+    labels = [f"{row['n']:,}" for row in ladder]
+    now = view.data["current"]["n"]
+    fig = go.Figure()
+    for i, (key, name) in enumerate((("pairs", "legend.pairs"), ("bytes_f32", "legend.float32"),
+                                     ("bytes_f16", "legend.float16"))):
+        values = [row[key] for row in ladder]
+        text = [_fmt(v) if key == "pairs" else _bytes(v) for v in values]
+        fig.add_bar(x=labels, y=values, name=t(name, lang), marker_color=style.colour(i), text=text,
+                    textposition="outside", cliponaxis=False,
+                    marker_line_width=[4 if row["n"] == now else 0 for row in ladder], marker_line_color="#000")
+    fig.update_yaxes(type="log", title_text=f"{t('axis.pairs', lang)} / {t('axis.bytes', lang)}")
+    fig.update_xaxes(title_text=t("axis.n", lang), type="category")
+    fig.update_layout(barmode="group")
+    log_ticks(fig, style)
+    note = (f"N = {now:,}: {_fmt(view.numbers['pairs'])} · float32 {_bytes(view.numbers['bytes_f32'])} · "
+            f"float16 {_bytes(view.numbers['bytes_f16'])} · FLOPs {_fmt(view.numbers['quadratic_flops'])} "
+            f"(N²) / {_fmt(view.numbers['linear_flops'])} (linear) = {view.numbers['flop_ratio']:.0f}×")
+    first = finish(fig, style, t("ch0.fig1.title", lang, n=f"{now:,}"), HEIGHT, note)
+
+    n0, n1 = view.numbers["article_n_from"], view.numbers["article_n_to"]
+    p0, p1 = view.numbers["article_pairs_from"], view.numbers["article_pairs_to"]
+    fig2 = go.Figure(go.Bar(x=[f"N = {n0:,.0f}", f"N = {n1:,.0f}"], y=[p0, p1], marker_color=[style.colour(0),
+                                                                                              style.colour(3)],
+                            text=[_fmt(p0), _fmt(p1)], textposition="outside", cliponaxis=False))
+    fig2.update_yaxes(type="log", title_text=t("axis.pairs", lang))
+    log_ticks(fig2, style)
+    second = finish(fig2, style, t("ch0.fig2.title", lang), HEIGHT, f"× {view.numbers['article_growth']:,.0f}")
+    return [first, second]
+
+
+# -- 1 ----------------------------------------------------------------------------------
+
+def _ch1(view, lang, style):
+    toy = view.data["toy"]
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.7, 0.3], vertical_spacing=0.06)
+    fig.add_scatter(x=toy["grid"], y=toy["truth"], mode="lines", name=t("legend.truth", lang),
+                    line=dict(color="#999", dash="dot", width=style.line), row=1, col=1)
+    fig.add_scatter(x=toy["xs"], y=toy["ys"], mode="markers", name=t("legend.points", lang),
+                    marker=dict(color=style.colour(0), size=style.marker,
+                                opacity=0.35 + 0.65 * toy["weights"] / max(toy["weights"].max(), 1e-300)),
+                    row=1, col=1)
+    fig.add_scatter(x=toy["grid"], y=toy["curve"], mode="lines", name=t("legend.estimate", lang),
+                    line=dict(color=style.colour(1), width=style.line), row=1, col=1)
+    fig.add_scatter(x=[toy["x"]], y=[toy["fx"]], mode="markers", name=t("legend.query", lang),
+                    marker=dict(color=style.colour(3), size=style.marker * 2, symbol="x"), row=1, col=1)
+    fig.add_bar(x=toy["xs"], y=toy["weights"], name=t("legend.weights", lang), marker_color=style.colour(1),
+                width=0.08, row=2, col=1)
+    fig.add_vline(x=toy["x"], line_dash="dash", line_color=style.colour(3))
+    fig.update_yaxes(title_text=t("axis.y", lang), row=1, col=1)
+    fig.update_yaxes(title_text=t("axis.weight", lang), row=2, col=1)
+    fig.update_xaxes(title_text=t("axis.x", lang), row=2, col=1)
+    first = finish(fig, style, t("ch1.fig1.title", lang, h=f"{toy['h']:g}", x=f"{toy['x']:g}"), HEIGHT + 80,
+                   f"f̂(x) = {toy['fx']:.4f}")
+
+    head = view.data["head"]
+    tokens = unique_labels(head["tokens"])
+    fig2 = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45],
+                         subplot_titles=(t("axis.weight", lang), t("axis.value", lang)))
+    fig2.add_bar(x=list(range(len(tokens))), y=head["weights"], marker_color=style.colour(0), showlegend=False,
+                 hovertext=tokens, row=1, col=1)
+    fig2.update_xaxes(tickvals=list(range(len(tokens))), ticktext=tokens, title_text=t("axis.key", lang),
+                      row=1, col=1)
+    dims = list(range(len(head["output"])))
+    ref_name = "legend.model_output" if head["reference_kind"] == "model" else "legend.engine_output"
+    fig2.add_bar(x=dims, y=head["output"], name=t("legend.nw_output", lang), marker_color=style.colour(1),
+                 row=1, col=2)
+    fig2.add_scatter(x=dims, y=head["reference"], mode="markers", name=t(ref_name, lang),
+                     marker=dict(color="#000", size=style.marker, symbol="line-ew-open", line_width=3), row=1, col=2)
+    fig2.update_xaxes(title_text=t("axis.value_dim", lang), row=1, col=2)
+    note = f"{t('num.max_diff', lang)} = {view.numbers['max_abs_diff']:.2e}"
+    second = finish(fig2, style, t("ch1.fig2.title", lang, token=head["token"]), HEIGHT, note)
+    return [first, second]
+
+
+# -- 2 ----------------------------------------------------------------------------------
+
+def _blocks(fig, blocks, sides, y0, slot, style, ops):
+    """Draw one order left to right: each block centred in a slot of width ``slot``, its top
+    edge at y0, its name and true size under it, the operators between the slots."""
+    colours = {"operand": "#9ecae1", "intermediate": "#fdae6b", "output": "#a1d99b"}
+    for i, (block, (h, w)) in enumerate(zip(blocks, sides)):
+        centre = (i + 0.5) * slot * 1.25
+        fig.add_shape(type="rect", x0=centre - w / 2, x1=centre + w / 2, y0=y0 - h, y1=y0,
+                      line=dict(color="#333", width=1.5), fillcolor=colours[block["role"]])
+        fig.add_annotation(x=centre, y=y0 - h, yshift=-4, yanchor="top", showarrow=False,
+                           text=f"<b>{block['name']}</b><br>{block['rows']:,} × {block['cols']:,}",
+                           font=dict(size=style.tick_font))
+        if i < len(ops):
+            fig.add_annotation(x=centre + slot * 0.625, y=y0 - slot * 0.15, text=ops[i], showarrow=False,
+                               font=dict(size=style.title_font))
+
+
+def _ch2(view, lang, style):
+    o = view.data["orders"]
+    left, right = view.data["left_sides"], view.data["right_sides"]
+    slot = float(max(left.max(), right.max()))
+    fig = go.Figure()
+    row_gap = slot * 0.9          # room for the size labels under the first row
+    top_right = -float(left[:, 0].max()) - row_gap
+    _blocks(fig, o["left"], left, 0.0, slot, style, ("×", "→", "×", "→"))
+    _blocks(fig, o["right"], right, top_right, slot, style, ("×", "→", "·", "→"))
+    for y, key, flops in ((0.0, "legend.left", o["left_flops"]), (top_right, "legend.right", o["right_flops"])):
+        fig.add_annotation(x=0, y=y, yshift=6, xanchor="left", yanchor="bottom", showarrow=False,
+                           text=f"{t(key, lang)} · {_fmt(flops)} FLOPs", font=dict(size=style.font))
+    width = 5 * slot * 1.25
+    fig.update_xaxes(visible=False, range=[0, width])
+    fig.update_yaxes(visible=False, range=[top_right - float(right[:, 0].max()) - row_gap * 0.6, row_gap * 0.5],
+                     scaleanchor="x", scaleratio=1)
+    n = view.numbers
+    scale_note = t("notice.sides_compressed", lang) if o["n"] > 512 else ""
+    note = (f"{t('num.max_diff', lang)} = {n['max_abs_diff']:.2e} (rel. {n['max_rel_diff']:.1e}) · "
+            f"N×N: {_bytes(n['left_intermediate_bytes'])} · m×d: {_bytes(n['right_intermediate_bytes'])}"
+            + (f" · {scale_note}" if scale_note else ""))
+    first = finish(fig, style, t("ch2.fig1.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), HEIGHT + 120, note)
+
+    names = [t("legend.left", lang), t("legend.right", lang)]
+    fig2 = make_subplots(rows=1, cols=3, subplot_titles=(t("axis.flops", lang), t("axis.bytes", lang),
+                                                         t("axis.seconds", lang)))
+    for col, (a, b, fmt) in enumerate(((n["left_flops"], n["right_flops"], _fmt),
+                                       (n["left_intermediate_bytes"], n["right_intermediate_bytes"], _bytes),
+                                       (n["left_seconds"], n["right_seconds"], lambda s: f"{s * 1e3:.3g} ms")),
+                                      start=1):
+        fig2.add_bar(x=names, y=[a, b], marker_color=[style.colour(3), style.colour(2)], text=[fmt(a), fmt(b)],
+                     textposition="outside", cliponaxis=False, showlegend=False, row=1, col=col)
+        fig2.update_yaxes(type="log", row=1, col=col)
+    note2 = (f"FLOPs ×{n['flop_ratio']:.0f} · time ×{n['time_ratio']:.0f} at N = {n['timed_n']:,.0f} "
+             f"(FLOP model there ×{n['timed_flop_ratio']:.0f}; matmul {n['matmul_gflops']:.0f} GFLOP/s now) · "
+             f"N = 100K, d = 128: ×{n['article_model_ratio']:.0f} (N/d = {n['article_leading_ratio']:.0f})")
+    second = finish(fig2, style, t("ch2.fig2.title", lang, n=f"{o['n']:,}"), HEIGHT, note2)
+    return [first, second]
+
+
+# -- 3 ----------------------------------------------------------------------------------
+
+def _ch3(view, lang, style):
+    tay = view.data["taylor"]
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.68, 0.32], vertical_spacing=0.05)
+    fig.add_scatter(x=tay["s"], y=tay["exp"], mode="lines", name=t("legend.exp", lang),
+                    line=dict(color="#000", width=style.line), row=1, col=1)
+    for i, order in enumerate((1, 2, 3)):
+        fig.add_scatter(x=tay["s"], y=tay[f"order{order}"], mode="lines", name=t("legend.order", lang, k=order),
+                        line=dict(color=style.colour(i), width=style.line, dash="dash"), row=1, col=1)
+    fig.add_hline(y=0, line_color="#888", row=1, col=1)
+    # exp(s) at the largest logits would flatten everything else: show up to where most pairs lie.
+    top = float(np.exp(np.percentile(view.data["logits"], 98)))
+    fig.update_yaxes(range=[-max(4.0, 0.25 * top), max(4.0, 1.3 * top)], row=1, col=1)
+    fig.add_histogram(x=view.data["logits"], nbinsx=60, marker_color=style.colour(5), showlegend=False, row=2, col=1)
+    fig.update_yaxes(title_text=t("axis.kernel", lang), row=1, col=1)
+    fig.update_yaxes(title_text=t("axis.count", lang), row=2, col=1)
+    fig.update_xaxes(title_text=t("axis.s", lang), row=2, col=1)
+    n = view.numbers
+    note = (f"s ∈ [{n['s_min']:.2f}, {n['s_max']:.2f}] · 1 + s < 0: {100 * n['negative_taylor1_fraction']:.1f} %")
+    first = finish(fig, style, t("ch3.fig1.title", lang), HEIGHT + 80, note)
+
+    profiles = view.data["profiles"]
+    labels = list(profiles)
+    cols = 2
+    rows = -(-len(labels) // cols)
+    fig2 = make_subplots(rows=rows, cols=cols, vertical_spacing=0.16, horizontal_spacing=0.1,
+                         subplot_titles=[f"{lab} (m = {profiles[lab]['m']})" for lab in labels])
+    for index, label in enumerate(labels):
+        row, col = index // cols + 1, index % cols + 1
+        p = profiles[label]
+        ok = p["approx"] > 0
+        fig2.add_scatter(x=p["exact"][ok], y=p["approx"][ok], mode="markers", showlegend=False,
+                         marker=dict(size=max(style.marker - 3, 3), color=style.colour(index), opacity=0.5),
+                         row=row, col=col)
+        lo = float(min(p["exact"].min(), p["approx"][ok].min() if ok.any() else p["exact"].min()))
+        hi = float(max(p["exact"].max(), p["approx"][ok].max() if ok.any() else p["exact"].max()))
+        fig2.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="#000", dash="dot"),
+                         name=t("legend.identity", lang), showlegend=index == 0, row=row, col=col)
+        fig2.update_xaxes(type="log", title_text=t("axis.exact", lang) if row == rows else None, row=row, col=col)
+        fig2.update_yaxes(type="log", title_text=t("axis.approx", lang) if col == 1 else None, row=row, col=col)
+    second = finish(fig2, style, t("ch3.fig2.title", lang), HEIGHT + 260)
+
+    fig3 = go.Figure()
+    for i, (key, name) in enumerate((("rf_well", "legend.well"), ("rf_real", "legend.real"))):
+        rf = view.data[key]
+        for kind, dash in (("iid", "dash"), ("orthogonal", "solid")):
+            fig3.add_scatter(x=rf["m"], y=rf[kind], mode="lines+markers",
+                             name=f"{t(name, lang)} · {t('legend.' + kind, lang)}",
+                             error_y=dict(type="data", array=rf[f"{kind}_std"], visible=True),
+                             line=dict(color=style.colour(i), dash=dash, width=style.line))
+    fig3.update_xaxes(type="log", title_text=t("axis.m", lang))
+    fig3.update_yaxes(type="log", title_text=t("axis.map_error", lang))
+    log_ticks(fig3, style)
+    third = finish(fig3, style, t("ch3.fig3.title", lang), HEIGHT)
+
+    norms = view.data["norms"]
+    fig4 = go.Figure()
+    for i, (key, name) in enumerate((("q", "legend.q_norm"), ("k", "legend.k_norm"))):
+        fig4.add_histogram(x=norms[key], name=f"{t(name, lang)} · {t('legend.real', lang)}", opacity=0.7,
+                           marker_color=style.colour(i), nbinsx=30)
+        fig4.add_histogram(x=norms[f"{key}_well"], name=f"{t(name, lang)} · {t('legend.well', lang)}", opacity=0.5,
+                           marker_color=style.colour(i + 4), nbinsx=30)
+    fig4.update_layout(barmode="overlay")
+    fig4.update_xaxes(title_text=t("axis.norm", lang))
+    fig4.update_yaxes(title_text=t("axis.count", lang))
+    note4 = ""
+    if "m_required" in n:
+        note4 = (f"m for 10 % error: {_fmt(n['m_required'])} ({t('legend.real', lang)}) · "
+                 f"{_fmt(n['m_required_well'])} ({t('legend.well', lang)})")
+    fourth = finish(fig4, style, t("ch3.fig4.title", lang), HEIGHT, note4)
+    return [first, second, third, fourth]
+
+
+# -- 4 ----------------------------------------------------------------------------------
+
+def _ch4(view, lang, style):
+    step = view.data["step"]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(t("legend.update", lang), t("legend.state_t", lang)),
+                        horizontal_spacing=0.12)
+    for col, (key, bar_x) in enumerate((("update", 0.43), ("state", 1.0)), start=1):
+        z = step[key]
+        lim = float(np.abs(z).max()) or 1.0
+        fig.add_heatmap(z=z, colorscale=style.diverging, zmin=-lim, zmax=lim, colorbar=dict(x=bar_x, len=0.9),
+                        row=1, col=col)
+        fig.update_yaxes(autorange="reversed", title_text=t("axis.feature", lang) if col == 1 else None,
+                         row=1, col=col)
+        fig.update_xaxes(title_text=t("axis.value_dim", lang), row=1, col=col)
+    n = view.numbers
+    note = (f"recurrent o_t vs parallel: {t('num.max_diff', lang)} = {n['max_abs_diff']:.2e} "
+            f"(rel. {n['max_rel_diff']:.1e}) · φ(q_t)·z_t = {step['denominator']:.4g}")
+    first = finish(fig, style, t("ch4.fig1.title", lang, t=step["t"], token=view.data["token"]), HEIGHT, note)
+
+    mem = view.data["memory"]
+    fig2 = go.Figure()
+    fig2.add_scatter(x=mem["tokens"], y=mem["kv_bytes"], mode="lines+markers", name=t("legend.kv_cache", lang),
+                     line=dict(color=style.colour(3), width=style.line))
+    fig2.add_scatter(x=mem["tokens"], y=np.full(len(mem["tokens"]), mem["state_bytes"]), mode="lines",
+                     name=t("legend.state", lang), line=dict(color=style.colour(2), width=style.line))
+    fig2.update_xaxes(type="log", title_text=t("axis.tokens_seen", lang))
+    fig2.update_yaxes(type="log", title_text=t("axis.bytes", lang))
+    log_ticks(fig2, style)
+    second = finish(fig2, style, t("ch4.fig2.title", lang), HEIGHT,
+                    f"m = {n['m']:.0f}: state {_bytes(n['state_bytes'])}; equal at t ≈ {n['break_even_tokens']:.1f}")
+
+    rc = view.data["recall"]
+    shown = rc["lags"] > 0          # log axis: lag 0 (nothing written over the target) is left out
+    fig3 = go.Figure(go.Scatter(x=rc["lags"][shown], y=rc["cosine"][shown], mode="lines+markers",
+                                error_y=dict(type="data", array=rc["cosine_std"][shown], visible=True),
+                                name=t("legend.early", lang), line=dict(color=style.colour(0), width=style.line)))
+    recent = view.data.get("recall_recent")
+    if recent is not None:
+        shown = recent["lags"] > 0
+        fig3.add_scatter(x=recent["lags"][shown], y=recent["cosine"][shown], mode="lines+markers",
+                         name=t("legend.recent", lang),
+                         line=dict(color=style.colour(1), width=style.line, dash="dot"))
+    fig3.update_xaxes(type="log", title_text=t("axis.lag", lang))
+    fig3.update_yaxes(title_text=t("axis.cosine", lang), range=[-0.2, 1.05])
+    third = finish(fig3, style, t("ch4.fig3.title", lang), HEIGHT)
+    return [first, second, third]
+
+
+# -- 5 ----------------------------------------------------------------------------------
+
+def _ch5(view, lang, style):
+    curves = view.data["recall"]
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True,
+                        subplot_titles=(t("legend.early", lang), t("legend.recent", lang)))
+    for col, pos in enumerate(("early", "recent"), start=1):
+        for i, kind in enumerate(("none", "retnet", "gla")):
+            rc = curves[(kind, pos)]
+            shown = rc["lags"] > 0
+            fig.add_scatter(x=rc["lags"][shown], y=rc["cosine"][shown], mode="lines+markers",
+                            name=t(f"legend.{kind}", lang), showlegend=col == 1,
+                            line=dict(color=style.colour(i), width=style.line), row=1, col=col)
+        fig.update_xaxes(type="log", title_text=t("axis.lag", lang) if col == 1 else None, row=1, col=col)
+    fig.update_yaxes(title_text=t("axis.cosine", lang), range=[-0.2, 1.05], row=1, col=1)
+    first = finish(fig, style, t("ch5.fig1.title", lang), HEIGHT)
+
+    kl = view.data["kl"]
+    fig2 = go.Figure()
+    for i, (name, r) in enumerate(kl.items()):
+        values = r["kl"][np.isfinite(r["kl"])]
+        fig2.add_box(y=values, name=f"{name} (m = {r['m']})", marker_color=style.colour(i), boxmean=True)
+    fig2.update_yaxes(type="log", title_text=t("axis.kl", lang))
+    second = finish(fig2, style, t("ch5.fig2.title", lang), HEIGHT,
+                    " · ".join(f"{name}: {r['mean']:.3f}" for name, r in kl.items()))
+    figs = [first, second]
+
+    path = view.data.get("hybrid")
+    fig3 = go.Figure()
+    if path:
+        fig3.add_scatter(x=[p["k"] for p in path], y=[p["cosine"] for p in path], mode="lines+markers+text",
+                         text=[", ".join(map(str, p["kept"])) or "—" for p in path], textposition="top center",
+                         line=dict(color=style.colour(2), width=style.line))
+    fig3.update_xaxes(title_text=t("axis.k_softmax", lang), dtick=1)
+    fig3.update_yaxes(title_text=t("axis.embedding_cos", lang))
+    figs.append(finish(fig3, style, t("ch5.fig3.title", lang), HEIGHT))
+    return figs
+
+
+# -- 6 ----------------------------------------------------------------------------------
+
+def _ch6(view, lang, style):
+    points = view.data["points"]
+    front = view.data["frontier"]
+    good = [p for p in points if math.isfinite(p["median_kl"])]
+    bad = [p for p in points if not math.isfinite(p["median_kl"])]
+    fig = go.Figure()
+    fig.add_scatter(x=[p["cost"] for p in good], y=[p["median_kl"] for p in good], mode="markers+text",
+                    text=[f"{p['label']} (m={p['m']})" for p in good], textposition="top center", cliponaxis=False,
+                    marker=dict(size=style.marker * 1.5, color=style.colour(0)), name=t("legend.maps", lang))
+    fig.add_scatter(x=[points[i]["cost"] for i in front], y=[points[i]["median_kl"] for i in front],
+                    mode="lines", line=dict(color=style.colour(3), width=style.line, shape="hv"),
+                    name=t("legend.frontier", lang))
+    costs = np.log10([p["cost"] for p in good] or [1.0])
+    kls = np.log10([p["median_kl"] for p in good] or [1.0])
+    pad_x, pad_y = 0.15 * max(np.ptp(costs), 0.5), 0.15 * max(np.ptp(kls), 0.2)
+    fig.update_xaxes(type="log", title_text=t("axis.flops_token", lang),
+                     range=[costs.min() - pad_x, costs.max() + pad_x])
+    fig.update_yaxes(type="log", title_text=t("axis.median_kl", lang), range=[kls.min() - pad_y, kls.max() + 2 * pad_y])
+    note = " · ".join(f"{p['label']}: KL undefined" for p in bad)
+    first = finish(fig, style, t("ch6.fig1.title", lang, layer=view.controls["layer"]), HEIGHT + 60, note)
+
+    road = view.data["roadmap"]
+    fig2 = go.Figure(go.Scatter(x=[r["year"] for r in road], y=[r["median_kl"] for r in road], mode="lines+markers+text",
+                                text=[f"{r['what']}<br>{r['map']}: {r['median_kl']:.3f}" for r in road],
+                                textposition="top center", cliponaxis=False,
+                                line=dict(color=style.colour(2), width=style.line),
+                                marker=dict(size=style.marker * 1.5,
+                                            symbol=["diamond" if r["causal"] else "circle" for r in road])))
+    fig2.update_xaxes(title_text=t("axis.year", lang), dtick=1, range=[2019.5, 2025.8])
+    fig2.update_yaxes(type="log", title_text=t("axis.median_kl", lang))
+    second = finish(fig2, style, t("ch6.fig2.title", lang), HEIGHT + 60)
+    return [first, second]
+
+
+_DRAW = {0: _ch0, 1: _ch1, 2: _ch2, 3: _ch3, 4: _ch4, 5: _ch5, 6: _ch6}

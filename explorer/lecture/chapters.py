@@ -1,0 +1,182 @@
+"""The lecture's chapters and each chapter's own controls, as plain data (standard library only).
+
+    CHAPTERS                                        the chapter numbers, in order
+    chapter_controls(ch) -> list[ControlSpec]       the chapter's own controls, for the UI
+    try_this(ch) -> dict                            a telling preset of those controls
+    go_deeper(ch, **controls) -> dict               the full tab that shows more, as query params
+
+The UI builds every chapter's controls from this module when it builds the page, before
+the engine (torch, plotly) is imported; ``explorer.views.lecture`` re-exports it and
+computes the chapters.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..catalog import EMBEDDED_SHAPE
+from . import text
+
+CHAPTERS: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6)
+N_LAYERS, N_HEADS, HEAD_DIM = EMBEDDED_SHAPE
+HYBRID_MODES = ("greedy", "last")      # which softmax layers a hybrid keeps (explorer.lecture.closing)
+
+
+@dataclass(frozen=True)
+class ControlSpec:
+    """One control of a chapter: the UI builds a slider, dropdown or checkbox from it."""
+
+    name: str
+    kind: str                      # "int", "float", "choice" or "bool"
+    default: object
+    min: float | None = None
+    max: float | None = None
+    choices: tuple = ()
+    label_key: str = ""            # key into explorer.lecture.text.TEXT
+    step: float | None = None
+
+
+# ---------------------------------------------------------------------------------------
+# Controls
+# ---------------------------------------------------------------------------------------
+
+def _layer(default=2):
+    return ControlSpec("layer", "int", default, 0, N_LAYERS - 1, label_key="ctl.layer", step=1)
+
+
+def _head(default=0):
+    return ControlSpec("head", "int", default, 0, N_HEADS - 1, label_key="ctl.head", step=1)
+
+
+PROFILE_MAP_CHOICES = ("elu+1", "FAVOR+ (orthogonal)", "ReLU")
+RNN_MAPS = ("elu+1", "FAVOR+ (orthogonal)", "FAVOR+ (IID)", "ReLU", "Taylor-2")
+HYBRID_MAPS = ("elu1", "favor_plus", "taylor2")
+
+_CONTROLS: dict[int, list[ControlSpec]] = {
+    0: [ControlSpec("n", "int", 100_000, 64, 100_000, label_key="ctl.n", step=64),
+        ControlSpec("d", "int", 128, 8, 512, label_key="ctl.d", step=8)],
+    1: [ControlSpec("x", "float", 3.0, 0.0, 10.0, label_key="ctl.x", step=0.05),
+        ControlSpec("h", "float", 0.6, 0.05, 5.0, label_key="ctl.h", step=0.05),
+        ControlSpec("points", "int", 30, 3, 200, label_key="ctl.points", step=1),
+        ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1),
+        _layer(2), _head(0),
+        ControlSpec("query", "int", 9, 0, 511, label_key="ctl.query", step=1)],
+    2: [ControlSpec("n", "int", 2048, 16, 100_000, label_key="ctl.n", step=16),
+        ControlSpec("d", "int", 64, 8, 256, label_key="ctl.d", step=8),
+        ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
+        ControlSpec("map", "choice", "elu+1", choices=("elu+1", "FAVOR+ (orthogonal)"), label_key="ctl.map"),
+        ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1)],
+    3: [_layer(2), _head(0),
+        ControlSpec("m", "int", 64, 4, 1024, label_key="ctl.m", step=4),
+        ControlSpec("orthogonal", "bool", True, label_key="ctl.orthogonal"),
+        ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1)],
+    4: [_layer(2), _head(0),
+        ControlSpec("map", "choice", "elu+1", choices=RNN_MAPS, label_key="ctl.map"),
+        ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
+        ControlSpec("t", "int", -1, -1, 511, label_key="ctl.t", step=1)],
+    5: [_layer(2), _head(0),
+        ControlSpec("m", "int", 64, 8, 256, label_key="ctl.m", step=8),
+        ControlSpec("gamma", "float", 0.97, 0.5, 1.0, label_key="ctl.gamma", step=0.005),
+        ControlSpec("strength", "float", 1.0, 0.0, 8.0, label_key="ctl.strength", step=0.25),
+        ControlSpec("train", "bool", False, label_key="ctl.train"),
+        ControlSpec("steps", "int", 300, 10, 2000, label_key="ctl.steps", step=10),
+        ControlSpec("hybrid", "choice", "last", choices=HYBRID_MODES, label_key="ctl.hybrid"),
+        ControlSpec("hybrid_map", "choice", "elu1", choices=HYBRID_MAPS, label_key="ctl.hybrid_map")],
+    6: [_layer(2),
+        ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
+        ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1)],
+}
+
+_TRY_THIS: dict[int, dict] = {
+    0: {"n": 100_000, "d": 128},
+    1: {"h": 0.15, "x": 5.0, "points": 30},
+    2: {"n": 8192, "d": 64, "m": 64, "map": "elu+1"},
+    3: {"m": 16, "orthogonal": False},
+    4: {"map": "elu+1", "t": -1},
+    5: {"gamma": 0.9, "strength": 3.0, "hybrid": "greedy"},
+    6: {"m": 256},
+}
+
+
+def _check_ch(ch) -> int:
+    ch = _int(ch, "chapter")
+    if ch not in CHAPTERS:
+        raise ValueError(f"chapter: expected one of {', '.join(map(str, CHAPTERS))}, got {ch}")
+    return ch
+
+
+def chapter_controls(ch) -> list[ControlSpec]:
+    return list(_CONTROLS[_check_ch(ch)])
+
+
+def try_this(ch) -> dict:
+    return dict(_TRY_THIS[_check_ch(ch)])
+
+
+def go_deeper(ch, text_value: str | None = None, **controls) -> dict:
+    """The full tab that shows this chapter's idea at length, as query parameters
+    (``tab`` plus the tab's own keys), filled from the chapter's controls."""
+    ch = _check_ch(ch)
+    c = _effective(ch, controls)
+    src = {"src": "text", "text": text_value or text.DEFAULT_TEXT}
+    if ch == 0:
+        return {"tab": "complexity", "nmin": 256, "nmax": min(int(c["n"]), 131072), "cd": int(c["d"])}
+    if ch == 1:
+        return {"tab": "maps", **src, "layer": c["layer"], "head": c["head"], "maps": ["softmax", "elu+1"]}
+    if ch == 2:
+        return {"tab": "complexity", "nmin": 256, "nmax": max(512, min(int(c["n"]), 131072)), "cd": int(c["d"]),
+                "cm": int(c["m"]), "cmap": "elu1" if c["map"] == "elu+1" else "favor_plus"}
+    if ch == 3:
+        return {"tab": "quality", **src, "layer": c["layer"], "head": c["head"], "m": int(c["m"]),
+                "qmaps": ["FAVOR+ (IID)", "FAVOR+ (orthogonal)"]}
+    if ch == 4:
+        return {"tab": "state", **src, "layer": c["layer"], "head": c["head"], "smap": c["map"], "sm": int(c["m"]),
+                "kind": "none"}
+    if ch == 5:
+        return {"tab": "learn"}
+    return {"tab": "quality", **src, "layer": c["layer"], "head": "mean", "m": int(c["m"])}
+
+
+def _effective(ch: int, controls: dict) -> dict:
+    """Every control of the chapter with its value: given ones checked and clamped to range."""
+    specs = {spec.name: spec for spec in _CONTROLS[ch]}
+    unknown = set(controls) - set(specs)
+    if unknown:
+        raise ValueError(f"chapter {ch}: unknown control(s) {', '.join(sorted(unknown))}; "
+                         f"this chapter takes {', '.join(specs)}")
+    out = {}
+    for name, spec in specs.items():
+        value = controls.get(name, spec.default)
+        if value is None:
+            value = spec.default
+        if spec.kind == "int":
+            value = _int(value, name)
+        elif spec.kind == "float":
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name}: expected a number, got {value!r}") from None
+            if not math.isfinite(value):
+                raise ValueError(f"{name}: expected a finite number, got {value!r}")
+        elif spec.kind == "bool":
+            value = value in (True, 1, "1", "true", "True", "yes")
+        elif value not in spec.choices:
+            raise ValueError(f"{name}: expected one of {', '.join(map(str, spec.choices))}, got {value!r}")
+        if spec.kind in ("int", "float"):
+            if spec.min is not None and value < spec.min:
+                raise ValueError(f"{name}: must be at least {spec.min}, got {value}")
+            if spec.max is not None and value > spec.max:
+                raise ValueError(f"{name}: must be at most {spec.max}, got {value}")
+        out[name] = value
+    return out
+
+
+def _int(value, name: str) -> int:
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a whole number, got {value!r}") from None
+    if not math.isfinite(f) or f != int(f):
+        raise ValueError(f"{name}: expected a whole number, got {value!r}")
+    return int(f)

@@ -1,0 +1,148 @@
+"""Chapter 3: choosing the kernel. exp(s) has no finite feature map, so it is approximated.
+
+- ``taylor``: exp(s) truncated after order 1, 2, 3, on the logits s of the current head
+  (1 + s goes negative below s = -1: a kernel that is not a kernel any more).
+- ``kernel_profile``: phi(q).phi(k) against exp(q.k/sqrt d) for every (q, k) pair of a
+  head, the unnormalised kernel each map computes.
+- ``rf_convergence``: FAVOR+'s map error as m grows, IID against orthogonal features,
+  on a well-conditioned sample (small |x'|) and on the real head; ``favor_budget`` says
+  why the real head converges slowly (``explorer.rf_theory``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from .. import attention, metrics
+from ..checks import check_positive_int
+from ..feature_maps import create
+from .memo import memo, tensor_key
+
+TAYLOR_ORDERS = (1, 2, 3)
+PROFILE_MAPS = ("taylor1", "elu1", "favor_plus", "taylor2")
+RF_FEATURES = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
+WELL_CONDITIONED_NORM2 = 0.25          # E|x'|^2 of the well-conditioned sample
+MAX_PROFILE_PAIRS = 4096               # pairs drawn per map (a seeded subset beyond this)
+
+
+def taylor(s, order: int) -> np.ndarray:
+    """sum_{k=0..order} s^k / k!, elementwise (float64)."""
+    order = check_positive_int(order, "order")
+    s = np.asarray(s, dtype=np.float64)
+    total, term = np.ones_like(s), np.ones_like(s)
+    for k in range(1, order + 1):
+        term = term * s / k
+        total = total + term
+    return total
+
+
+def taylor_curves(s_values, points: int = 200, margin: float = 0.5) -> dict:
+    """exp and its truncations on a grid spanning the observed logits (plus a margin)."""
+    s_values = np.asarray(s_values, dtype=np.float64).ravel()
+    lo, hi = float(s_values.min()) - margin, float(s_values.max()) + margin
+    grid = np.linspace(lo, hi, points)
+    return {"s": grid, "exp": np.exp(grid), **{f"order{o}": taylor(grid, o) for o in TAYLOR_ORDERS}}
+
+
+def logit_summary(q, k) -> dict:
+    """The logits of one head, flattened, with the share where 1 + s < 0 and the range."""
+    s = attention.logits(q, k).double().numpy().ravel()
+    return {"s": s, "s_min": float(s.min()), "s_max": float(s.max()),
+            "negative_taylor1_fraction": float(np.mean(1.0 + s < 0))}
+
+
+def _subset(n_pairs: int, limit: int, seed: int = 0) -> np.ndarray | None:
+    if n_pairs <= limit:
+        return None
+    return np.sort(np.random.default_rng(seed).choice(n_pairs, size=limit, replace=False))
+
+
+def pair_kernel(q, k, feature_map) -> torch.Tensor:
+    """phi(q_i).phi(k_j) for every pair, (N, N), float64.
+
+    Queries go through the map's key side (``is_query=False``) except for maps with
+    separate query parameters (Hedgehog): the random-feature maps only rescale a query row
+    by a constant on the query side, which is harmless in attention but would hide the
+    kernel value this panel shows.
+    """
+    separate = getattr(feature_map, "name", "") == "hedgehog"
+    fq = feature_map(q, is_query=separate).double()
+    fk = feature_map(k).double()
+    return fq @ fk.T
+
+
+def kernel_profile(q, k, feature_map, limit: int = MAX_PROFILE_PAIRS) -> dict:
+    """(exp(s), phi(q).phi(k)) per pair, the pairs the log axes cannot show (value <= 0),
+    and the relative error of the kernel over all pairs."""
+    exact = torch.exp(attention.logits(q, k).double()).numpy().ravel()
+    approx = pair_kernel(q, k, feature_map).numpy().ravel()
+    rel = float(np.linalg.norm(approx - exact) / np.linalg.norm(exact))
+    nonpositive = int(np.sum(~(approx > 0)))
+    keep = _subset(exact.size, limit)
+    if keep is not None:
+        exact, approx = exact[keep], approx[keep]
+    return {"exact": exact, "approx": approx, "nonpositive": nonpositive, "pairs": q.shape[0] * k.shape[0],
+            "shown": int(exact.size), "kernel_rel_error": rel, "m": int(feature_map.num_features)}
+
+
+def well_conditioned(n: int, head_dim: int, seed: int = 0, norm2: float = WELL_CONDITIONED_NORM2):
+    """Seeded Gaussian q, k, v (N, d) scaled so that E|x'|^2 = ``norm2`` for x' = x / d^(1/4):
+    the regime in which FAVOR+'s variance e^{|q'+k'|^2} stays small."""
+    gen = torch.Generator().manual_seed(int(seed))
+    scale = math.sqrt(norm2 * math.sqrt(head_dim) / head_dim)
+    q, k = (torch.randn(n, head_dim, generator=gen) * scale for _ in range(2))
+    return q, k, torch.randn(n, head_dim, generator=gen)
+
+
+def favor_map(head_dim: int, m: int, seed: int, orthogonal: bool):
+    """FAVOR+ with these settings, built once (an orthogonal draw costs m/d QR factorisations)."""
+    return memo(("favor_map", head_dim, int(m), int(seed), bool(orthogonal)),
+                lambda: create("favor_plus", head_dim, num_features=int(m), seed=int(seed), orthogonal=orthogonal))
+
+
+def rf_convergence(q, k, ms=RF_FEATURES, seeds: int = 4) -> dict:
+    """Relative Frobenius error of FAVOR+'s normalised map to softmax, per m, IID and
+    orthogonal features, mean and spread over ``seeds`` redraws (remembered per input)."""
+    seeds = check_positive_int(seeds, "seeds")
+    key = ("rf_convergence", tensor_key(q, k), tuple(int(m) for m in ms), seeds)
+    return memo(key, lambda: _rf_convergence(q, k, ms, seeds))
+
+
+@torch.inference_mode()
+def _rf_convergence(q, k, ms, seeds: int) -> dict:
+    reference = attention.softmax_map(q, k).double()
+    out = {"m": np.array(ms, dtype=np.int64)}
+    for kind, orthogonal in (("iid", False), ("orthogonal", True)):
+        errs = np.empty((len(ms), seeds))
+        for a, m in enumerate(ms):
+            for b in range(seeds):
+                fmap = favor_map(q.shape[-1], m, b, orthogonal)
+                approx = attention.kernel_map(q, k, fmap).double()
+                errs[a, b] = float(metrics.relative_error(approx, reference))
+        out[kind] = errs.mean(1)
+        out[f"{kind}_std"] = errs.std(1)
+    return out
+
+
+def favor_budget(q, k, rel_error: float = 0.1) -> dict | None:
+    """Norms of q', k' and the m FAVOR+'s own variance formula asks for on this head
+    (``explorer.rf_theory``); None when that module is not available in this build."""
+    try:
+        from .. import rf_theory
+    except ImportError:
+        return None
+    norms = rf_theory.favor_norms(q, k)
+    need = rf_theory.favor_required_features(q, k, rel_error=rel_error)
+    return {"q_norms": np.asarray(norms["q_norms"], dtype=np.float64),
+            "k_norms": np.asarray(norms["k_norms"], dtype=np.float64),
+            "m_required": float(need["m_required"]), "rel_error": float(rel_error),
+            "details": {key: value for key, value in need.items() if key != "m_required"}}
+
+
+def scaled_norms(x) -> np.ndarray:
+    """|x'| = |x| / d^(1/4) per row: what FAVOR+'s variance grows with."""
+    x = torch.as_tensor(x).double()
+    return (x.norm(dim=-1) / x.shape[-1] ** 0.25).numpy()

@@ -1,0 +1,134 @@
+"""Chapter 1: softmax attention is Nadaraya-Watson kernel regression.
+
+    f^(x) = sum_j K(x, x_j) y_j / sum_j K(x, x_j)
+
+In 1-D with a Gaussian kernel of bandwidth h this is the classic smoother; on a real head
+x is a query q_i, the x_j are the keys, the y_j the value rows and K(q, k) = exp(q.k/sqrt d).
+``head_query`` computes that sum literally, in float64, one key at a time in vector form,
+and ``model_attention_output`` asks the model itself for its attention output, so the
+chapter can print how far apart the two are.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import torch
+
+from ..checks import check_positive_int
+
+X_RANGE = (0.0, 10.0)
+
+
+def truth(x):
+    """The smooth function the toy points are drawn around."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.sin(x) + 0.3 * x
+
+
+def toy_points(n: int = 30, seed: int = 0, noise: float = 0.4) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` seeded noisy samples (x_j, y_j) of ``truth`` on X_RANGE, sorted by x."""
+    n = check_positive_int(n, "points")
+    if not np.isfinite(noise) or noise < 0:
+        raise ValueError(f"noise: must be a finite number >= 0, got {noise}")
+    rng = np.random.default_rng(int(seed))
+    xs = np.sort(rng.uniform(*X_RANGE, size=n))
+    ys = truth(xs) + noise * rng.standard_normal(n)
+    return xs, ys
+
+
+def gaussian_kernel(x, xs, h: float) -> np.ndarray:
+    """K(x, x_j) = exp(-(x - x_j)^2 / (2 h^2)) for every x (rows) and x_j (columns)."""
+    h = float(h)
+    if not np.isfinite(h) or h <= 0:
+        raise ValueError(f"h: the bandwidth must be a positive number, got {h}")
+    x = np.atleast_1d(np.asarray(x, dtype=np.float64))
+    diff = x[:, None] - np.asarray(xs, dtype=np.float64)[None, :]
+    return np.exp(-0.5 * (diff / h) ** 2)
+
+
+def nw_regression(x, xs, ys, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """(f^(x), normalised weights) at every x: weights shaped (len(x), len(xs)), rows sum to 1.
+
+    The kernel is taken relative to each row's largest value (a per-row constant cancels
+    in the ratio), so a query far from every point still gets a defined estimate.
+    """
+    h = float(h)
+    if not np.isfinite(h) or h <= 0:
+        raise ValueError(f"h: the bandwidth must be a positive number, got {h}")
+    x = np.atleast_1d(np.asarray(x, dtype=np.float64))
+    xs = np.asarray(xs, dtype=np.float64)
+    diff2 = (x[:, None] - xs[None, :]) ** 2
+    logk = -0.5 * diff2 / h ** 2
+    w = np.exp(logk - logk.max(axis=1, keepdims=True))
+    w /= w.sum(axis=1, keepdims=True)
+    return w @ np.asarray(ys, dtype=np.float64), w
+
+
+def head_query(q, k, v, i: int) -> dict:
+    """The Nadaraya-Watson estimate for query ``i`` of one head (q, k: (N, d), v: (N, d_v)).
+
+    Returns logits s_j, kernel values exp(s_j - max_j s_j) (the max cancels in the ratio),
+    normalised weights and the output sum_j w_j v_j, all float64 numpy.
+    """
+    q, k, v = (torch.as_tensor(t).double() for t in (q, k, v))
+    n = q.shape[0]
+    if not 0 <= int(i) < n:
+        raise ValueError(f"query: token {i} does not exist (0..{n - 1})")
+    s = (k @ q[int(i)]) / q.shape[1] ** 0.5
+    kernel = torch.exp(s - s.max())
+    weights = kernel / kernel.sum()
+    out = (weights.unsqueeze(-1) * v).sum(0)
+    return {"logits": s.numpy(), "kernel": kernel.numpy(), "weights": weights.numpy(), "output": out.numpy()}
+
+
+_context_cache: dict = {}
+_context_lock = threading.Lock()
+CONTEXT_CACHE_SIZE = 8
+
+
+def model_attention_output(sample) -> torch.Tensor | None:
+    """The model's own attention output (layers, heads, N, d_v): what each layer's
+    self-attention module returns (softmax(QK^T/sqrt d) V, before the output projection),
+    captured by a forward hook on a fresh forward pass over the sample's token ids.
+
+    None when the sample did not come from the embedded BERT-family model with every
+    token kept (random or uploaded data, or special tokens dropped).
+    """
+    info = getattr(sample, "info", {}) or {}
+    ids = info.get("token_ids")
+    if ids is None or len(ids) != sample.n_tokens or sample.model_attentions is None:
+        return None
+    from ..sources.text import get_model
+
+    loaded = get_model()
+    if loaded.family != "bert" or info.get("path") not in (None, loaded.path):
+        return None
+    key = (loaded.path, tuple(ids))
+    with _context_lock:
+        if key in _context_cache:
+            return _context_cache[key]
+    modules = [layer.attention.self for layer in loaded.model.encoder.layer]
+    n_heads = loaded.model.config.num_attention_heads
+    outputs = [None] * len(modules)
+
+    def keep(index):
+        def hook(_module, _inputs, output):
+            outputs[index] = (output[0] if isinstance(output, tuple) else output).detach()
+        return hook
+
+    with loaded.lock, torch.no_grad():
+        handles = [m.register_forward_hook(keep(i)) for i, m in enumerate(modules)]
+        try:
+            loaded.model(input_ids=torch.tensor([list(ids)]))
+        finally:
+            for h in handles:
+                h.remove()
+    n = len(ids)
+    context = torch.stack([o[0].reshape(n, n_heads, -1).transpose(0, 1) for o in outputs]).float()
+    with _context_lock:
+        _context_cache[key] = context
+        while len(_context_cache) > CONTEXT_CACHE_SIZE:
+            _context_cache.pop(next(iter(_context_cache)))
+    return context

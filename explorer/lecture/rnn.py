@@ -1,0 +1,100 @@
+"""Chapter 4: causal linear attention is an RNN.
+
+    S_t = S_{t-1} + phi(k_t) v_t^T,   z_t = z_{t-1} + phi(k_t),   o_t = phi(q_t) S_t / phi(q_t) z_t
+
+``step_to`` walks the engine's own ``linear.RecurrentState`` to token t and returns what
+the chapter draws (the update, S_t, z_t, o_t); ``recurrent_vs_parallel`` runs the whole
+sequence both ways through ``linear.linear_attention``; ``memory`` compares the fixed state
+with the KV cache softmax keeps; ``recall`` wraps ``state.recall_probe`` with a cache,
+since the probe does not depend on the text (random keys of the head's dimension).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+import torch
+
+from .. import linear, state
+from ..checks import check_positive_int
+
+RECALL_LAGS = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+MEMORY_TOKENS = (1, 16, 64, 256, 1024, 4096, 16384, 65536)
+
+
+@torch.inference_mode()
+def step_to(q, k, v, feature_map, t: int) -> dict:
+    """The recurrent state after token t (0-based) of one causal head (q, k: (N, d), v: (N, d_v))."""
+    n = q.shape[0]
+    t = int(t)
+    if not 0 <= t < n:
+        raise ValueError(f"t: token {t} does not exist (0..{n - 1})")
+    fq, fk = feature_map(q[: t + 1], is_query=True), feature_map(k[: t + 1])
+    rs = linear.RecurrentState.empty(1, fk.shape[-1], v.shape[-1], q.dtype)
+    for i in range(t + 1):
+        rs.step(fk[i:i + 1], v[i:i + 1])
+    out = rs.read(fq[t:t + 1])[0]
+    update = fk[t].unsqueeze(-1) * v[t].unsqueeze(-2)
+    return {"t": t, "update": update.numpy(), "state": rs.s[0].numpy(), "normaliser": rs.z[0].numpy(),
+            "phi_q": fq[t].numpy(), "phi_k": fk[t].numpy(), "output": out.numpy(),
+            "numerator": (fq[t] @ rs.s[0]).numpy(), "denominator": float(fq[t] @ rs.z[0])}
+
+
+@torch.inference_mode()
+def recurrent_vs_parallel(q, k, v, feature_map) -> dict:
+    """Causal outputs by the recurrent loop and by the parallel (masked quadratic) form, and
+    their max |difference| (absolute and relative to max |O|)."""
+    rec = linear.linear_attention(q, k, v, feature_map, causal=True, method="recurrent")
+    par = linear.linear_attention(q, k, v, feature_map, causal=True, method="parallel")
+    diff = float((rec.double() - par.double()).abs().max())
+    scale = float(par.double().abs().max()) or 1.0
+    return {"recurrent": rec.numpy(), "parallel": par.numpy(), "max_abs_diff": diff, "max_rel_diff": diff / scale}
+
+
+def memory(head_dim: int, feature_dim: int, value_dim: int | None = None, tokens=MEMORY_TOKENS,
+           layers: int = 1, heads: int = 1) -> dict:
+    """KV-cache bytes after each t in ``tokens`` against the (constant) state bytes, float32."""
+    dv = head_dim if value_dim is None else check_positive_int(value_dim, "d_v")
+    ts = np.array(tokens, dtype=np.int64)
+    kv = np.array([state.kv_cache_bytes(int(x), head_dim, dv, layers, heads) for x in ts], dtype=np.float64)
+    st = state.state_bytes(feature_dim, dv, layers, heads)
+    crossing = next((int(x) for x, b in zip(ts, kv) if b > st), None)
+    return {"tokens": ts, "kv_bytes": kv, "state_bytes": float(st),
+            "break_even_tokens": _break_even(head_dim, dv, feature_dim), "first_listed_above": crossing}
+
+
+def _break_even(head_dim: int, dv: int, feature_dim: int) -> float:
+    """t at which the KV cache t (d + d_v) equals the state m d_v + m."""
+    return (feature_dim * dv + feature_dim) / (head_dim + dv)
+
+
+_recall_cache: "OrderedDict[tuple, dict]" = OrderedDict()
+_recall_lock = threading.Lock()
+RECALL_CACHE_SIZE = 64
+
+
+def recall(feature_map, head_dim: int, kind: str = "none", position: str = "early", lags=RECALL_LAGS,
+           gamma: float = 0.97, strength: float = 1.0, seed: int = 0, trials: int = 16) -> dict:
+    """``state.recall_probe`` as plain arrays, remembered per setting (the probe does not
+    depend on the text, so a redraw with a new text reuses it)."""
+    key = (feature_map.name, getattr(feature_map, "seed", None), getattr(feature_map, "orthogonal", None),
+           feature_map.num_features, head_dim, kind, position, tuple(lags), float(gamma), float(strength),
+           int(seed), int(trials))
+    cacheable = feature_map.name != "hedgehog"        # learned maps differ with their weights
+    if cacheable:
+        with _recall_lock:
+            if key in _recall_cache:
+                _recall_cache.move_to_end(key)
+                return _recall_cache[key]
+    rc = state.recall_probe(feature_map, head_dim, list(lags), kind, gamma=gamma, strength=strength, seed=seed,
+                            position=position, trials=trials)
+    out = {"lags": rc.lags.numpy(), "cosine": rc.cosine.numpy(), "cosine_std": rc.cosine_std.numpy(),
+           "kind": kind, "position": position}
+    if cacheable:
+        with _recall_lock:
+            _recall_cache[key] = out
+            while len(_recall_cache) > RECALL_CACHE_SIZE:
+                _recall_cache.popitem(last=False)
+    return out

@@ -1,0 +1,391 @@
+"""The lecture tab: one view per chapter of the article, as plain data (no gradio).
+
+    chapter_view(ch, sample=None, text=None, **controls) -> ChapterView
+    chapter_controls(ch) -> list[ControlSpec]      the chapter's own controls, for the UI
+    try_this(ch) -> dict                            a telling preset of those controls
+    go_deeper(ch, **controls) -> dict               the full tab that shows more, as query params
+
+Each chapter calls its module in ``explorer.lecture`` and the engine it builds on; the
+figures (``explorer.figures.lecture``) draw ``ChapterView.data`` and the numbers are in
+``ChapterView.numbers``. Notices are kept as (key, values) so that the UI can show them
+in either language (``ChapterView.notices_in(lang)``); ``notices`` holds them in English
+plus any the sample brought with it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import attention, feature_maps
+from ..lecture import associativity, bottleneck, closing, kernels, nadaraya_watson, rnn, text, tradeoff
+from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls live there, torch-free)
+    CHAPTERS, HEAD_DIM, HYBRID_MAPS, N_HEADS, N_LAYERS, PROFILE_MAP_CHOICES, RNN_MAPS, ControlSpec, _check_ch,
+    _effective, chapter_controls, go_deeper, try_this,
+)
+from ..lecture.memo import memo
+from .common import load_sample, make_feature_map, select_head
+
+
+@dataclass
+class ChapterView:
+    ch: int
+    controls: dict                 # the effective control values (after clamping), for links
+    numbers: dict                  # name -> float, every number the chapter prints
+    data: dict                     # plain arrays and labels for the figures
+    notices: list = field(default_factory=list)          # English, including the sample's own
+    notice_items: list = field(default_factory=list)     # (key, values) of the lecture's notices
+    sample_notices: list = field(default_factory=list)   # from the source, English only
+    seconds: float = 0.0
+
+    def notices_in(self, lang: str = "en") -> list[str]:
+        """The notices in ``lang``: the lecture's own translated, the source's as they are."""
+        return [text.notice(key, lang, **values) for key, values in self.notice_items] + list(self.sample_notices)
+
+
+# ---------------------------------------------------------------------------------------
+# The view
+# ---------------------------------------------------------------------------------------
+
+def chapter_view(ch, sample=None, text: str | None = None, progress=None, **controls) -> ChapterView:
+    """Chapter ``ch`` on ``sample`` (or on ``text`` read by the embedded model, or on the
+    default sentence). ``progress(fraction, message)`` reports long work (training)."""
+    ch = _check_ch(ch)
+    start = time.perf_counter()
+    c = _effective(ch, controls)
+    if sample is None and ch != 0:
+        sample = load_sample("text", text=text if text and text.strip() else _default_text())
+    build = _BUILDERS[ch]
+    view = build(sample, c, progress) if ch != 0 else build(c)
+    if sample is not None:
+        count, total = unk_count(sample)
+        if count:
+            view.notice_items.insert(0, ("notice.unk", {"count": count, "total": total}))
+        view.sample_notices = list(getattr(sample, "notices", []))
+        view.data.setdefault("source", getattr(sample, "source", ""))
+    view.notices = view.notices_in("en")
+    view.seconds = time.perf_counter() - start
+    return view
+
+
+def _default_text() -> str:
+    return text.DEFAULT_TEXT
+
+
+def unk_count(sample) -> tuple[int, int]:
+    """(tokens the model read as [UNK], tokens) of a text sample; (0, N) otherwise."""
+    strings = (getattr(sample, "info", None) or {}).get("token_strings") or []
+    return sum(1 for s in strings if s == "[UNK]"), sample.n_tokens
+
+
+def _head_of(sample, c):
+    q, k, v, layer, head, notes = select_head(sample, c["layer"], c["head"])
+    c["layer"], c["head"] = layer, head
+    return q, k, v, notes
+
+
+def _new(ch, c, notes=()) -> ChapterView:
+    return ChapterView(ch=ch, controls=c, numbers={}, data={}, sample_notices=list(notes))
+
+
+# -- 0 ----------------------------------------------------------------------------------
+
+def _ch0(c) -> ChapterView:
+    view = _new(0, c)
+    now = bottleneck.bottleneck(c["n"], c["d"])
+    view.numbers.update({k: float(v) for k, v in now.items()})
+    step = bottleneck.article_step(c["d"])
+    view.numbers.update({f"article_{k}": float(v) for k, v in step.items()})
+    view.data["ladder"] = bottleneck.ladder(c["n"], c["d"])
+    view.data["current"] = now
+    return view
+
+
+# -- 1 ----------------------------------------------------------------------------------
+
+def _ch1(sample, c, progress) -> ChapterView:
+    q, k, v, notes = _head_of(sample, c)
+    view = _new(1, c, notes)
+    xs, ys = nadaraya_watson.toy_points(c["points"], c["seed"])
+    grid = np.linspace(*nadaraya_watson.X_RANGE, 300)
+    curve, _ = nadaraya_watson.nw_regression(grid, xs, ys, c["h"])
+    fx, w = nadaraya_watson.nw_regression([c["x"]], xs, ys, c["h"])
+    view.data["toy"] = {"xs": xs, "ys": ys, "grid": grid, "curve": curve, "truth": nadaraya_watson.truth(grid),
+                        "x": c["x"], "fx": float(fx[0]), "weights": w[0], "h": c["h"]}
+    n = q.shape[0]
+    if c["query"] >= n:
+        c["query"] = n - 1
+    i = c["query"]
+    nw = nadaraya_watson.head_query(q, k, v, i)
+    context = nadaraya_watson.model_attention_output(sample)
+    if context is not None:
+        reference = context[c["layer"], c["head"], i].double().numpy()
+        reference_kind = "model"
+    else:
+        reference = (attention.softmax_map(q, k).double() @ v.double())[i].numpy()
+        reference_kind = "engine"
+        view.notice_items.append(("notice.no_model_output", {}))
+    diff = float(np.abs(nw["output"] - reference).max())
+    view.data["head"] = {"tokens": list(sample.tokens), "weights": nw["weights"], "logits": nw["logits"],
+                         "output": nw["output"], "reference": reference, "reference_kind": reference_kind,
+                         "query": i, "token": sample.tokens[i]}
+    view.numbers.update({"fx": float(fx[0]), "max_abs_diff": diff, "query": float(i),
+                         "top_weight": float(nw["weights"].max())})
+    return view
+
+
+# -- 2 ----------------------------------------------------------------------------------
+
+def _ch2(sample, c, progress) -> ChapterView:
+    view = _new(2, c)
+    n, d = c["n"], c["d"]
+    label = c["map"]
+    fmap = _cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
+    extra = []
+    m = fmap.num_features
+    c["m"] = m if "FAVOR" in label else c["m"]
+    shapes = associativity.orders(n, d, m)
+    timed_n = min(n, associativity.MAX_TIMED_N)
+    if timed_n < n:
+        view.notice_items.append(("notice.timed_cap", {"n": f"{n:,}", "cap": f"{timed_n:,}", "cells": f"{n * n:,}"}))
+    view.notice_items.append(("notice.random_data", {"tokens": sample.n_tokens if sample is not None else 0}))
+    q, k, v = associativity.random_qkv(timed_n, d, c["seed"])
+    measured = associativity.measure(q, k, v, fmap, repeats=3 if timed_n <= 1024 else 2 if timed_n <= 4096 else 1)
+    timed = associativity.orders(timed_n, d, m)
+    article = associativity.article_ratio()
+    rate = associativity.matmul_rate()
+    view.data["orders"] = shapes
+    largest = max(n, m, d)
+    view.data["left_sides"] = associativity.block_sides(shapes["left"], largest)
+    view.data["right_sides"] = associativity.block_sides(shapes["right"], largest)
+    view.numbers.update({
+        "n": float(n), "d": float(d), "m": float(m), "timed_n": float(timed_n),
+        "left_flops": float(shapes["left_flops"]), "right_flops": float(shapes["right_flops"]),
+        "flop_ratio": float(shapes["flop_ratio"]),
+        "left_intermediate_bytes": float(shapes["left_intermediate_bytes"]),
+        "right_intermediate_bytes": float(shapes["right_intermediate_bytes"]),
+        "left_seconds": measured["left_seconds"], "right_seconds": measured["right_seconds"],
+        "time_ratio": measured["left_seconds"] / max(measured["right_seconds"], 1e-12),
+        "timed_flop_ratio": float(timed["flop_ratio"]),
+        "max_abs_diff": measured["max_abs_diff"], "max_rel_diff": measured["max_rel_diff"],
+        "article_model_ratio": article["model_ratio"], "article_leading_ratio": article["leading_ratio"],
+        "matmul_gflops": rate / 1e9,
+    })
+    view.sample_notices.extend(extra)
+    return view
+
+
+# -- 3 ----------------------------------------------------------------------------------
+
+def _ch3(sample, c, progress) -> ChapterView:
+    q, k, v, notes = _head_of(sample, c)
+    view = _new(3, c, notes)
+    d = q.shape[-1]
+    logits = kernels.logit_summary(q, k)
+    view.data["taylor"] = kernels.taylor_curves(logits["s"])
+    view.data["logits"] = logits["s"]
+    profiles = {}
+    for label in ("Taylor-1", "elu+1", f"FAVOR+ ({'orthogonal' if c['orthogonal'] else 'IID'})", "Taylor-2"):
+        fmap = _cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
+        prof = kernels.kernel_profile(q, k, fmap)
+        profiles[label] = prof
+        if prof["nonpositive"]:
+            view.notice_items.append(("notice.not_shown_log", {"map": label, "count": prof["nonpositive"],
+                                                               "pairs": prof["pairs"]}))
+    first = next(iter(profiles.values()))
+    if first["shown"] < first["pairs"]:
+        view.notice_items.append(("notice.profile_subset", {"shown": first["shown"], "pairs": first["pairs"]}))
+    view.data["profiles"] = profiles
+    n = q.shape[0]
+    wq, wk, _ = kernels.well_conditioned(n, d, c["seed"])
+    view.data["rf_well"] = kernels.rf_convergence(wq, wk, seeds=3)
+    view.data["rf_real"] = kernels.rf_convergence(q, k, seeds=3)
+    view.data["norms"] = {"q": kernels.scaled_norms(q), "k": kernels.scaled_norms(k),
+                          "q_well": kernels.scaled_norms(wq), "k_well": kernels.scaled_norms(wk)}
+    budget = kernels.favor_budget(q, k, 0.1)
+    if budget is None:
+        view.notice_items.append(("notice.no_rf_theory", {}))
+    else:
+        well = kernels.favor_budget(wq, wk, 0.1)
+        view.numbers.update(m_required=budget["m_required"], m_required_well=well["m_required"],
+                            log10_m_required=float(budget["details"]["log10_m_required"]),
+                            log10_m_required_well=float(well["details"]["log10_m_required"]))
+    view.data["reverse_kernel"] = [(f"rk.row.{row}.aspect", f"rk.row.{row}.svm", f"rk.row.{row}.linear")
+                                   for row in ("goal", "works", "phi", "cost", "price")]
+    view.numbers.update({
+        "s_min": logits["s_min"], "s_max": logits["s_max"],
+        "negative_taylor1_fraction": logits["negative_taylor1_fraction"],
+        "q_norm_median": float(np.median(view.data["norms"]["q"])),
+        "k_norm_median": float(np.median(view.data["norms"]["k"])),
+        **{f"kernel_rel_error[{label}]": p["kernel_rel_error"] for label, p in profiles.items()},
+        "rf_error_real_m_max_orthogonal": float(view.data["rf_real"]["orthogonal"][-1]),
+        "rf_error_well_m_max_orthogonal": float(view.data["rf_well"]["orthogonal"][-1]),
+    })
+    return view
+
+
+# -- 4 ----------------------------------------------------------------------------------
+
+def _ch4(sample, c, progress) -> ChapterView:
+    q, k, v, notes = _head_of(sample, c)
+    view = _new(4, c, notes)
+    d, n = q.shape[-1], q.shape[0]
+    fmap = _cached_map(c["map"], d, c["m"] if "FAVOR" in c["map"] else None, 0)
+    t = n - 1 if c["t"] < 0 or c["t"] >= n else c["t"]
+    c["t"] = t
+    step = rnn.step_to(q, k, v, fmap, t)
+    both = rnn.recurrent_vs_parallel(q, k, v, fmap)
+    mem = rnn.memory(d, fmap.num_features, v.shape[-1])
+    early = rnn.recall(fmap, d, "none", "early")
+    recent = rnn.recall(fmap, d, "none", "recent")    # without decay the same curve: order is not kept
+    view.data.update(step=step, token=sample.tokens[t], tokens=list(sample.tokens), memory=mem, recall=early,
+                     recall_recent=recent,
+                     recurrent=both["recurrent"][t], parallel=both["parallel"][t])
+    view.notice_items.append(("notice.recall_synthetic", {"d": d}))
+    lags = early["lags"]
+    view.numbers.update({
+        "t": float(t), "max_abs_diff": both["max_abs_diff"], "max_rel_diff": both["max_rel_diff"],
+        "state_bytes": mem["state_bytes"], "kv_bytes_at_n": float(rnn.state.kv_cache_bytes(n, d, v.shape[-1])),
+        "break_even_tokens": mem["break_even_tokens"], "m": float(fmap.num_features),
+        "recall_lag_1": float(early["cosine"][np.flatnonzero(lags == 1)[0]]),
+        f"recall_lag_{int(lags[-1])}": float(early["cosine"][-1]),
+    })
+    return view
+
+
+# -- 5 ----------------------------------------------------------------------------------
+
+def _ch5(sample, c, progress) -> ChapterView:
+    q, k, v, notes = _head_of(sample, c)
+    view = _new(5, c, notes)
+    d = q.shape[-1]
+    elu = feature_maps.create("elu1", d)
+    curves = closing.decay_recall(elu, d, gamma=c["gamma"], strength=c["strength"])
+    view.data["recall"] = curves
+    view.notice_items.append(("notice.recall_synthetic", {"d": d}))
+    gap = closing.recall_gap(curves, 256)
+    view.numbers.update({f"recent_minus_early_at_256[{kind}]": g for kind, g in gap.items()})
+
+    trained = _hedgehog(sample, c, progress)
+    if trained is None:
+        hh = feature_maps.create("hedgehog", d, num_features=c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
+        view.notice_items.append(("notice.hedgehog_untrained", {"layer": c["layer"], "head": c["head"]}))
+        hh_label = "Hedgehog (W = I)"
+    else:
+        hh, hh_label = trained, "Hedgehog (trained)"
+    maps = {"elu+1": elu, "FAVOR+ (orthogonal)": _cached_map("FAVOR+ (orthogonal)", d, c["m"], 0),
+            hh_label: hh}
+    kl = closing.row_kl_by_map(q, k, maps)
+    view.data["kl"] = kl
+    view.data["hedgehog_trained"] = trained is not None
+    view.numbers.update({f"mean_kl[{name}]": r["mean"] for name, r in kl.items()})
+
+    view.data["hybrid"] = None
+    if getattr(sample, "text", None) and getattr(sample, "model_attentions", None) is not None:
+        from ..sources.text import get_model
+        loaded = get_model()
+        if loaded.family == "bert":
+            name = c["hybrid_map"]
+            m = c["m"] if name == "favor_plus" else None
+            path = closing.hybrid_curve(loaded, sample.text, lambda i: feature_maps.create(name, d, num_features=m),
+                                        f"{name}:{m}", c["hybrid"], progress=progress)
+            view.data["hybrid"] = path
+            view.numbers.update({f"hybrid_cosine_k{p['k']}": p["cosine"] for p in path})
+    if view.data["hybrid"] is None:
+        view.notice_items.append(("notice.hybrid_no_model", {}))
+    return view
+
+
+def _hedgehog(sample, c, progress):
+    """The trained Hedgehog for (layer, head) from the learn tab's cache, training it first
+    when the speaker asked (``train``); None when none is trained and none was asked for."""
+    if getattr(sample, "model_attentions", None) is None or sample.head_dim != HEAD_DIM:
+        return None
+    from . import learn
+    m = c["m"] if c["m"] % 2 == 0 else c["m"] + 1
+    cached = learn.cached_result(c["layer"], c["head"], m, c["steps"])
+    if cached is None and c["train"]:
+        cached = learn.learn_view(c["layer"], c["head"], m, c["steps"], progress=progress)
+    return None if cached is None else cached.feature_map
+
+
+# -- 6 ----------------------------------------------------------------------------------
+
+def _ch6(sample, c, progress) -> ChapterView:
+    layer = min(max(c["layer"], 0), sample.n_layers - 1)
+    c["layer"] = layer
+    view = _new(6, c)
+    q, k = sample.q[layer], sample.k[layer]
+    d, dv = q.shape[-1], sample.v.shape[-1]
+    points = []
+    labels = ["identity (q·k)", "Taylor-1", "elu+1", "ReLU", "FAVOR+ (IID)", "FAVOR+ (orthogonal)",
+              "trig RFF (orthogonal)", "Taylor-2", "cosFormer"]
+    for label in labels:
+        m = c["m"] if "FAVOR" in label or "RFF" in label else None
+        fmap = _cached_map(label, d, m, c["seed"])
+        qual = tradeoff.layer_quality(q, k, fmap, key=(label, m, c["seed"]))
+        points.append({"label": label, "m": fmap.num_features,
+                       "cost": tradeoff.flops_per_token(fmap.num_features, dv), **qual})
+    trained = _hedgehog_all(sample, layer, c)
+    if trained is not None:
+        qual = tradeoff.layer_quality(q, k, trained)
+        points.append({"label": "Hedgehog (trained)", "m": trained.num_features,
+                       "cost": tradeoff.flops_per_token(trained.num_features, dv), **qual})
+    for p in points:
+        if p["undefined_rows"]:
+            view.notice_items.append(("notice.undefined_kl", {"map": p["label"], "count": p["undefined_rows"],
+                                                              "rows": p["rows"]}))
+    front = tradeoff.pareto_frontier([p["cost"] for p in points], [p["median_kl"] for p in points])
+    view.data["points"] = points
+    view.data["frontier"] = front
+    view.data["roadmap"] = _roadmap(sample, layer, c, points, trained)
+    view.notice_items.append(("notice.causal_roadmap", {}))
+    view.numbers.update({f"median_kl[{p['label']}]": p["median_kl"] for p in points})
+    view.numbers.update({f"roadmap[{r['year']} {r['what']}]": r["median_kl"] for r in view.data["roadmap"]})
+    return view
+
+
+def _cached_map(label: str, d: int, m, seed: int):
+    """The catalogue's map behind ``label``, built once per setting (random maps draw and
+    orthogonalise their projection when built)."""
+    return memo(("map", label, d, m, seed), lambda: make_feature_map(label, d, m, seed)[0])
+
+
+def _hedgehog_all(sample, layer, c):
+    """A trained Hedgehog for the whole layer, when one is cached for every head of it."""
+    if getattr(sample, "model_attentions", None) is None or sample.head_dim != HEAD_DIM:
+        return None
+    from . import learn
+    return learn.cached_layer_map(layer, c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
+
+
+def _roadmap(sample, layer, c, points, trained) -> list[dict]:
+    by_label = {p["label"]: p for p in points}
+    q, k = sample.q[layer], sample.k[layer]
+    d = q.shape[-1]
+    out = []
+    for year, what, label in tradeoff.ROADMAP:
+        if label in by_label:
+            p = by_label[label]
+            out.append({"year": year, "what": what, "map": label, "median_kl": p["median_kl"], "causal": False})
+        elif label == "elu+1 + RetNet γ":
+            from ..decay import retnet_log_decay
+            decay = retnet_log_decay(q.shape[0])
+            qual = tradeoff.layer_quality(q, k, feature_maps.create("elu1", d), causal=True, log_decay=decay,
+                                          key=("elu+1 retnet", "per-head gamma"))
+            out.append({"year": year, "what": what, "map": label, "median_kl": qual["median_kl"], "causal": True})
+        elif label == "Hedgehog":
+            fmap = trained or feature_maps.create("hedgehog", d, num_features=2 * d)
+            qual = tradeoff.layer_quality(q, k, fmap, key=None if trained else ("hedgehog untrained", 2 * d))
+            out.append({"year": year, "what": what, "map": "Hedgehog (trained)" if trained else "Hedgehog (W = I)",
+                        "median_kl": qual["median_kl"], "causal": False})
+        elif label == "sliding window":
+            fmap = _cached_map("sliding window", d, None, c["seed"])
+            qual = tradeoff.layer_quality(q, k, fmap, key=("sliding window", None, c["seed"]))
+            out.append({"year": year, "what": what, "map": label, "median_kl": qual["median_kl"], "causal": False})
+    return out
+
+
+_BUILDERS = {0: _ch0, 1: _ch1, 2: _ch2, 3: _ch3, 4: _ch4, 5: _ch5, 6: _ch6}

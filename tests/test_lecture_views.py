@@ -1,0 +1,215 @@
+"""The lecture's chapter views and figures: every chapter builds in both languages, its
+controls are consistent, and the numbers it prints are the engine's."""
+
+import re
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from explorer.figures.lecture import chapter_figures
+from explorer.lecture import text as lecture_text
+from explorer.views import lecture
+from explorer.views.common import load_sample
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+TEXT = "The trophy did not fit into the brown suitcase because it was too big, so Anna took it out."
+
+
+@pytest.fixture(scope="module")
+def views():
+    return {ch: lecture.chapter_view(ch, text=TEXT) for ch in lecture.CHAPTERS}
+
+
+def _axis_titles(fig):
+    layout = fig.to_plotly_json()["layout"]
+    return [v.get("title", {}).get("text") for k, v in layout.items()
+            if re.fullmatch(r"[xy]axis\d*", k) and v.get("visible", True) is not False]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("presentation", [False, True])
+def test_every_chapter_draws_in_both_languages(views, lang, presentation):
+    for ch, view in views.items():
+        figs = chapter_figures(view, lang, presentation)
+        assert figs, f"chapter {ch} has no figure"
+        for fig in figs:
+            title = fig.layout.title.text
+            assert title and title.strip(), f"chapter {ch}: empty title"
+            if lang == "zh":
+                assert CJK.search(title), f"chapter {ch}: title not in Chinese: {title}"
+            assert any(_axis_titles(fig)) or ch == 2, f"chapter {ch}: no axis title in {title}"
+            fig.to_json()     # serialisable: no tensors left in the figure
+
+
+def test_every_text_entry_has_both_languages_and_claims_are_short():
+    for key, entry in lecture_text.TEXT.items():
+        assert set(entry) == {"en", "zh"}, key
+        if key.startswith("rk.header.aspect"):
+            continue
+        assert entry["en"].strip() and entry["zh"].strip(), key
+    for ch in lecture.CHAPTERS:
+        claim = lecture_text.TEXT[f"ch{ch}.claim"]
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", claim["en"].strip()) if s]
+        assert 2 <= len(sentences) <= 4, (ch, len(sentences))
+        assert 2 <= claim["zh"].count("。") <= 4, ch
+        assert CJK.search(lecture_text.TEXT[f"ch{ch}.title"]["zh"])
+    assert lecture_text.t("ch0.fig1.title", "fr", n="5") == lecture_text.t("ch0.fig1.title", "en", n="5")
+    with pytest.raises(KeyError):
+        lecture_text.t("no.such.key")
+
+
+def test_every_label_key_and_notice_the_views_use_exists(views):
+    for ch in lecture.CHAPTERS:
+        for spec in lecture.chapter_controls(ch):
+            assert spec.label_key in lecture_text.TEXT, spec
+    for view in views.values():
+        for lang in ("en", "zh"):
+            assert all(n.strip() for n in view.notices_in(lang))
+
+
+def test_controls_defaults_lie_in_range_and_presets_are_accepted():
+    for ch in lecture.CHAPTERS:
+        for spec in lecture.chapter_controls(ch):
+            assert spec.kind in ("int", "float", "choice", "bool")
+            if spec.kind in ("int", "float"):
+                assert spec.min <= spec.default <= spec.max, spec
+            if spec.kind == "choice":
+                assert spec.default in spec.choices, spec
+        names = {spec.name for spec in lecture.chapter_controls(ch)}
+        preset = lecture.try_this(ch)
+        assert preset and set(preset) <= names
+        deeper = lecture.go_deeper(ch)
+        assert deeper["tab"] in ("maps", "quality", "state", "complexity", "learn")
+
+
+def test_try_this_presets_build(views):
+    for ch in (0, 1, 3, 4, 6):
+        view = lecture.chapter_view(ch, text=TEXT, **lecture.try_this(ch))
+        assert all(view.controls[k] == v for k, v in lecture.try_this(ch).items() if k != "t")
+        assert chapter_figures(view, "zh")
+
+
+def test_bad_controls_are_refused_with_a_sentence():
+    with pytest.raises(ValueError, match="chapter"):
+        lecture.chapter_view(7)
+    with pytest.raises(ValueError, match="unknown control"):
+        lecture.chapter_view(0, bogus=1)
+    with pytest.raises(ValueError, match="at most"):
+        lecture.chapter_view(0, n=10 ** 9)
+    with pytest.raises(ValueError, match="h"):
+        lecture.chapter_view(1, text=TEXT, h="wide")
+    with pytest.raises(ValueError, match="map"):
+        lecture.chapter_view(4, text=TEXT, map="softmax")
+
+
+def test_numbers_are_the_engines(views):
+    assert views[0].numbers["pairs"] == 100_000 ** 2
+    assert views[0].numbers["article_pairs_from"] == 262_144
+    assert views[1].numbers["max_abs_diff"] <= 1e-5
+    assert views[1].data["head"]["reference_kind"] == "model"
+    assert views[2].numbers["max_rel_diff"] <= 1e-5
+    assert 770 < views[2].numbers["article_model_ratio"] < 790
+    assert views[4].numbers["max_rel_diff"] <= 1e-5
+    assert np.allclose(views[4].data["recall"]["cosine"], views[4].data["recall_recent"]["cosine"])  # no decay
+    assert views[4].numbers["recall_lag_1"] > views[4].numbers["recall_lag_1024"] + 0.3
+    gap = views[5].numbers
+    assert gap["recent_minus_early_at_256[retnet]"] > 0.1 and abs(gap["recent_minus_early_at_256[none]"]) < 1e-6
+    front = views[6].data["frontier"]
+    points = views[6].data["points"]
+    for i in front:   # nothing on the frontier is beaten on both axes
+        assert not any(p["cost"] <= points[i]["cost"] and p["median_kl"] < points[i]["median_kl"] for p in points)
+    assert len(views[6].data["roadmap"]) == 5
+    for view in views.values():
+        assert all(isinstance(x, float) for x in view.numbers.values())
+
+
+def test_chinese_text_gets_an_unk_notice():
+    view = lecture.chapter_view(1, text="猫坐在垫子上", query=0)
+    sample = load_sample("text", text="猫坐在垫子上")
+    count = sum(1 for s in sample.info["token_strings"] if s == "[UNK]")
+    assert count >= 3
+    notes = view.notices_in("zh")
+    assert any("[UNK]" in n and str(count) in n for n in notes)
+    assert any(f"{count} of {sample.n_tokens}" in n for n in view.notices_in("en"))
+
+
+def test_random_sample_chapters_work_without_a_model():
+    sample = load_sample("random", n=24, d=16, heads=2)
+    for ch in (1, 3, 4, 5, 6):
+        view = lecture.chapter_view(ch, sample=sample, layer=0, head=1) if ch != 6 else \
+            lecture.chapter_view(ch, sample=sample, layer=0)
+        assert chapter_figures(view, "en")
+    assert lecture.chapter_view(1, sample=sample, layer=0, head=0, query=3).data["head"]["reference_kind"] == "engine"
+
+
+def test_chapter_five_uses_a_cached_trained_hedgehog(monkeypatch):
+    from explorer import feature_maps
+    from explorer.views import learn
+
+    trained = feature_maps.create("hedgehog", 32, num_features=64)
+    monkeypatch.setattr(learn, "cached_result", lambda *a, **k: SimpleNamespace(feature_map=trained))
+    view = lecture.chapter_view(5, text=TEXT)
+    assert "Hedgehog (trained)" in view.data["kl"] and view.data["hedgehog_trained"]
+    monkeypatch.setattr(learn, "cached_result", lambda *a, **k: None)
+    view = lecture.chapter_view(5, text=TEXT)
+    assert "Hedgehog (W = I)" in view.data["kl"]
+    assert any("untrained" in n for n in view.notices)
+
+
+def test_chapter_five_trains_only_when_asked(monkeypatch):
+    from explorer.views import learn
+
+    calls = []
+    monkeypatch.setattr(learn, "cached_result", lambda *a, **k: None)
+
+    def fake_learn(layer, head, m, steps, progress=None):
+        calls.append((layer, head, m, steps))
+        progress(1.0, "done")
+        from explorer import feature_maps
+        return SimpleNamespace(feature_map=feature_maps.create("hedgehog", 32, num_features=m))
+
+    monkeypatch.setattr(learn, "learn_view", fake_learn)
+    seen = []
+    lecture.chapter_view(5, text=TEXT, train=False)
+    assert calls == []
+    lecture.chapter_view(5, text=TEXT, train=True, steps=50, progress=lambda f, m: seen.append(f))
+    assert calls == [(2, 0, 64, 50)] and seen
+
+
+def test_hybrid_curve_ends_at_the_original_model(views):
+    path = views[5].data["hybrid"]
+    assert [p["k"] for p in path] == list(range(7))
+    assert path[-1]["cosine"] == pytest.approx(1.0, abs=1e-5)
+    assert path[0]["cosine"] < 0.99
+
+
+def test_chapter_three_prints_the_variance_formulas_m(views):
+    from explorer import rf_theory
+
+    view = views[3]
+    sample = load_sample("text", text=TEXT)
+    q, k = sample.q[view.controls["layer"], view.controls["head"]], sample.k[view.controls["layer"], view.controls["head"]]
+    assert view.numbers["m_required"] == pytest.approx(rf_theory.favor_required_features(q, k, 0.1)["m_required"])
+    assert view.numbers["m_required"] > 1000 * view.numbers["m_required_well"]   # why the real head does not converge
+    assert view.numbers["rf_error_real_m_max_orthogonal"] > 5 * view.numbers["rf_error_well_m_max_orthogonal"]
+
+
+def test_reverse_kernel_table_in_both_languages():
+    for lang in ("en", "zh"):
+        table = lecture_text.reverse_kernel_table(lang)
+        assert len(table) == 6 and all(len(row) == 3 for row in table)
+        assert all(cell.strip() for row in table[1:] for cell in row)
+    assert CJK.search(lecture_text.reverse_kernel_table("zh")[1][1])
+
+
+def test_chapter_one_names_its_reference_for_what_it_is():
+    """On data without a model the comparison is with the engine's softmax, and the legend says so."""
+    sample = load_sample("random", n=12, d=8, heads=2)
+    for lang in ("en", "zh"):
+        fig = chapter_figures(lecture.chapter_view(1, sample=sample, layer=0, head=0, query=3), lang)[1]
+        names = [trace.name for trace in fig.data if trace.name]
+        assert lecture_text.t("legend.engine_output", lang) in names
+        assert lecture_text.t("legend.model_output", lang) not in names
+    fig = chapter_figures(lecture.chapter_view(1, text=TEXT), "en")[1]
+    assert lecture_text.t("legend.model_output", "en") in [trace.name for trace in fig.data]
