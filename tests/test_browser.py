@@ -131,9 +131,15 @@ def test_maps_tab(app):
 def test_quality_tab(app):
     page = app.page
     click_tab(page, "Feature-map quality")
-    page.click("#quality-run")
+    # Opening the tab draws it; the button then measures again. Wait for that second draw, or
+    # it could land after the axis switch below and put the old axis back.
     wait_drawn(page, "quality-plot", ".scatterlayer .trace")
     wait_drawn(page, "quality-overview", ".heatmaplayer image")
+    page.evaluate("() => { window.qualityDrawn = document.querySelector('#quality-plot .js-plotly-plot').data; }")
+    page.click("#quality-run")
+    page.wait_for_function("() => { const g = document.querySelector('#quality-plot .js-plotly-plot'); "
+                           "return g && g.data && g.data !== window.qualityDrawn; }", timeout=TIMEOUT_MS)
+    wait_drawn(page, "quality-plot", ".scatterlayer .trace")
     settle(page)
     app.check_clean()
     before = signature(page, "quality-plot")

@@ -20,7 +20,9 @@ import pytest
 
 from explorer.lecture.text import t
 from explorer.ui import i18n
-from test_browser import ARTIFACTS, SCREENSHOTS, TIMEOUT_MS, Watched, browser  # noqa: F401  (fixture)
+from test_browser import ARTIFACTS, ROOT, TIMEOUT_MS, Watched, browser  # noqa: F401  (fixture)
+
+SCREENSHOTS = ROOT / "docs" / "screenshots"      # the README's pictures, written only when asked
 
 VIEWPORT = {"width": 1280, "height": 720}
 CHAPTERS = range(7)

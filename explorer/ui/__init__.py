@@ -27,11 +27,6 @@ from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, qu
 TAB_IDS = ("lecture", "maps", "quality", "state", "complexity", "learn")   # the first is where a plain address lands
 DATA_TABS = ("maps", "quality", "state")   # the tabs drawn here that read Q, K, V from the data panel
 
-INTRO = (
-    "**Attention Kernel Explorer** · softmax attention is kernel regression with the kernel exp(q·k/√d); "
-    "replace it by φ(q)·φ(k) and associativity turns O(N²) into O(N): **(φ(Q)φ(K)ᵀ)V = φ(Q)(φ(K)ᵀV)**."
-)
-
 
 @dataclass
 class PageTab:
@@ -50,7 +45,7 @@ class PageTab:
 def build_app() -> gr.Blocks:
     with gr.Blocks(title="Attention Kernel Explorer") as demo:
         with gr.Row(equal_height=True, elem_id="header"):
-            gr.Markdown(INTRO, elem_id="intro")
+            gr.Markdown(i18n.label("intro"), elem_id="intro")
             presentation = gr.Checkbox(False, label=i18n.label("presentation"), info=i18n.label("presentation_info"),
                                        elem_id="presentation", scale=0, min_width=220)
             lang = lecture_tab.language_switch()

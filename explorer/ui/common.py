@@ -24,6 +24,8 @@ from urllib.parse import urlencode
 
 import gradio as gr
 
+from . import i18n
+
 log = logging.getLogger("explorer.ui")
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -328,19 +330,19 @@ SET_URL_JS = """(q) => {
 
 
 def link_box() -> gr.Textbox:
-    return gr.Textbox(label="Link to this view (put it on a slide)", interactive=False, lines=1, max_lines=2,
+    return gr.Textbox(label=i18n.label("view_link"), interactive=False, lines=1, max_lines=2,
                       buttons=["copy"], elem_classes=["view-link"])
 
 
-def export_band(what: str, export_id: str | None = None, query_id: str | None = None):
+def export_band(export_key: str, export_id: str | None = None, query_id: str | None = None):
     """The row under a tab's figures (export button, downloads, link to this view) and the
     tab's hidden state (its last view, the view's query string).
 
     Returns (export, files, link, view, query); ``wire_export`` connects the button.
     """
     with gr.Row():
-        export = gr.Button(f"Export {what}", size="sm", elem_id=export_id)
-        files = gr.File(label="Downloads", file_count="multiple", interactive=False, visible=False)
+        export = gr.Button(i18n.label(export_key), size="sm", elem_id=export_id)
+        files = gr.File(label=i18n.label("downloads"), file_count="multiple", interactive=False, visible=False)
         link = link_box()
     return export, files, link, gr.State(None), gr.Textbox(visible=False, elem_id=query_id)
 
