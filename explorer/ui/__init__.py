@@ -93,6 +93,8 @@ def build_app() -> gr.Blocks:
         _wire_redraw(panel, pages, current, presentation, links, lecture, lang)
         _wire_open_head(panel, maps, quality, tabs, current, presentation, links)
         _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx, learn, pages, links)
+        # The address and the link boxes carry the language: they follow the switch at once.
+        links.after(lang.change(None, None, None, api_visibility="private", queue=False))
         lecture_tab.wire_load(demo, lecture, panel, presentation, lang, t_lecture)
     return demo
 
@@ -138,17 +140,18 @@ class Links:
   const ids = %s, n = ids.length;
   const queries = rest.slice(0, n), links = rest.slice(n, 2 * n);
   const tab = ids.includes(current) ? current : ids[0];
-  let q = queries[ids.indexOf(tab)];
+  const withLang = %s;
+  let q = withLang(queries[ids.indexOf(tab)]);
   if (!q) {
     const p = new URLSearchParams({tab: tab});
     if (document.body.classList.contains('presentation')) { p.set('present', '1'); }
-    q = p.toString();
+    q = withLang(p.toString());
   }
   window.history.replaceState(null, '', '?' + q);
   if (window.explorerFixGradients) { window.explorerFixGradients(); }
   const base = window.location.href.split('#')[0].split('?')[0];
-  return ids.map((id, j) => queries[j] ? base + '?' + queries[j] : (id === tab ? base + '?' + q : links[j]));
-}""" % ids
+  return ids.map((id, j) => queries[j] ? base + '?' + withLang(queries[j]) : (id === tab ? base + '?' + q : links[j]));
+}""" % (ids, common.WITH_LANG_JS)
 
     @property
     def inputs(self) -> list:

@@ -317,16 +317,26 @@ def _unpack(packed: str, limit_chars: int = MAX_LINK_TEXT) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
+# The page's language (what the switch or the browser chose; lecture.js sets <html lang>)
+# goes into every link, so that a link opens in the language it was taken in.
+WITH_LANG_JS = """(q) => {
+  if (!q || /(^|&)lang=/.test(q)) { return q; }
+  const lang = (document.documentElement.lang || '').toLowerCase().split('-')[0];
+  return ['en', 'zh'].includes(lang) ? q + '&lang=' + lang : q;
+}"""
+
+
 # Runs in the browser after a tab's run: put the view into the address bar without a
 # reload, and return the full link for the "link to this view" box (inside an iframe, e.g.
 # on Spaces, the address bar is not the user's). Plotly's colour bars refer to the page's
 # address: assets/app.js (explorerFixGradients) points them at the new one.
 SET_URL_JS = """(q) => {
   if (!q) { return ''; }
+  q = (%s)(q);
   window.history.replaceState(null, '', '?' + q);
   if (window.explorerFixGradients) { window.explorerFixGradients(); }
   return window.location.href.split('#')[0];
-}"""
+}""" % WITH_LANG_JS
 
 
 def link_box() -> gr.Textbox:

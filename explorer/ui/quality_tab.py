@@ -147,14 +147,17 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
     tab = QualityTab(causal, maps, seeds, x_axis, m, overview_map, overview_metric, run, curves, shape, overview, heads,
                      notices, view, query, link, open_layer, open_head, open_button)
 
-    inputs = panel.inputs + tab.controls + [presentation]
-    run.click(run_quality, inputs, tab.outputs, api_name="quality", concurrency_limit=2,
-              concurrency_id="quality").then(None, query, link, js=common.SET_URL_JS)
-
     # Switching the x axis only redraws: the measurements are kept in the view.
     def redraw(bundle, presentation, x_axis):
-        return render(bundle, presentation, x_axis)[0]
+        figure = render(bundle, presentation, x_axis)[0]
+        return gr.skip() if figure is None else figure
 
+    inputs = panel.inputs + tab.controls + [presentation]
+    measured = run.click(run_quality, inputs, tab.outputs, api_name="quality", concurrency_limit=2,
+                         concurrency_id="quality")
+    measured.then(None, query, link, js=common.SET_URL_JS)
+    # A measurement that ends after the axis was switched drew the old axis: draw the one shown.
+    measured.then(redraw, [view, presentation, x_axis], curves, api_visibility="private")
     x_axis.input(redraw, [view, presentation, x_axis], curves, api_visibility="private")
 
     @common.guarded
