@@ -26,6 +26,7 @@ from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, qu
 
 TAB_IDS = ("lecture", "maps", "quality", "state", "complexity", "learn")   # the first is where a plain address lands
 DATA_TABS = ("maps", "quality", "state")   # the tabs drawn here that read Q, K, V from the data panel
+PANEL_TABS = ("lecture", *DATA_TABS)       # the tabs that show the data panel (the lecture reads its text)
 
 
 @dataclass
@@ -103,7 +104,7 @@ def launch_kwargs() -> dict:
     """Theme, CSS, page script and translations go to launch() in gradio 6."""
     scripts = [js for js in (common.page_js(), lecture_tab.page_js()) if js]
     page_js = "() => {" + "".join(f" ({js})();" for js in scripts) + " }"
-    return {"theme": common.theme(), "css": common.css() + panel_css(DATA_TABS) + lecture_tab.css(), "js": page_js,
+    return {"theme": common.theme(), "css": common.css() + panel_css(PANEL_TABS) + lecture_tab.css(), "js": page_js,
             "i18n": i18n.translations()}
 
 
