@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs on a fresh Debian machine: the pinned Python
-# packages and Debian's chromium for the browser tests (playwright drives it; it never
-# downloads a browser of its own).
+# packages, Debian's chromium for the browser tests (playwright drives it; it never
+# downloads a browser of its own) and a CJK font, so Chinese pages and PNG exports show
+# characters instead of boxes. Safe to run again: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-if ! command -v chromium >/dev/null 2>&1; then
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium fonts-dejavu-core)
+dpkg -s fonts-noto-cjk >/dev/null 2>&1 || missing+=(fonts-noto-cjk)
+if [ ${#missing[@]} -gt 0 ]; then
   as_root apt-get update -q
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 python -m pip install -q -r requirements-test.txt

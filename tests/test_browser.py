@@ -100,6 +100,10 @@ def click_tab(page, label: str):
 
 def test_maps_tab(app):
     page = app.page
+    # The page lands on the lecture; once its load has drawn it (and so selected the tab the
+    # address asked for), open the maps.
+    wait_drawn(page, "lecture-plot-0")
+    click_tab(page, "Attention maps")
     wait_drawn(page, "maps-plot", ".heatmaplayer image")     # drawn on load with the defaults
     settle(page)
     assert page.locator("#maps-plot .heatmaplayer image").count() == 9
@@ -135,7 +139,10 @@ def test_quality_tab(app):
     before = signature(page, "quality-plot")
     page.locator("#quality-x label", has_text="FLOPs").click()
     wait_changed(page, "quality-plot", before)
-    assert "FLOPs" in signature(page, "quality-plot")
+    # Opening the tab drew it and the button measures again: whichever ends last, the figure
+    # ends on the axis the radio shows.
+    page.wait_for_function(f"(id) => ({SIGNATURE_JS})(id).includes('FLOPs')", arg="quality-plot",
+                           timeout=TIMEOUT_MS)
     app.check_clean()
     screenshot(page, "quality")
     # Clicking a cell of the head overview opens that head (layer 4, head 7) in the maps tab.

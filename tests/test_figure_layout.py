@@ -158,7 +158,10 @@ def test_text_box_submits_on_enter_and_says_so(page):
     _, blocks = page
     text = next(b for b in blocks if isinstance(b, gr.Textbox) and b.elem_id == "text")
     assert text.lines == 1 and text.max_lines > 1          # gradio: Enter submits, Shift+Enter is a new line
-    assert "Enter" in text.placeholder and "Shift+Enter" in text.placeholder
+    from explorer.ui import i18n
+    for lang in i18n.LANGS:                                  # the placeholder is a key, in both languages
+        placeholder = i18n.STRINGS[lang][text.placeholder.key]
+        assert "Enter" in placeholder and "Shift+Enter" in placeholder, lang
 
 
 def test_panel_shows_only_on_the_tabs_that_use_it(page):
@@ -167,7 +170,7 @@ def test_panel_shows_only_on_the_tabs_that_use_it(page):
     _, blocks = page
     tabs = {b.id: b for b in blocks if isinstance(b, gr.Tab)}
     using = {t for t, tab in tabs.items() if "uses-data" in (tab.elem_classes or [])}
-    assert using == set(ui.DATA_TABS) and {"complexity", "learn"} <= set(tabs) - using
+    assert using == set(ui.PANEL_TABS) and {"complexity", "learn"} <= set(tabs) - using
     assert "#data-panel" in ui.launch_kwargs()["css"]
 
 

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts" / "layout"
 TIMEOUT_MS = 150_000
 TABS = ("maps", "quality", "state", "complexity", "learn")
+PAGE_TABS = ("lecture", *TABS)           # the tab row, in order: the lecture is where a plain address lands
 DATA_TABS = ("maps", "quality", "state")
 FIRST_PLOT = {"maps": "maps-plot", "quality": "quality-plot", "state": "state-step", "complexity": "cx-plot",
               "learn": "learn-loss"}
@@ -44,7 +45,7 @@ def open_tab(page, tab_id: str):
     else:
         page.locator(".tab-wrapper .overflow-menu > button").click()
         label = page.evaluate(f"() => [...document.querySelectorAll('.tab-wrapper .tab-container.visually-hidden "
-                              f"button')].map(b => b.innerText)[{TABS.index(tab_id)}]")
+                              f"button')].map(b => b.innerText)[{PAGE_TABS.index(tab_id)}]")
         page.locator(".tab-wrapper .overflow-dropdown button", has_text=label).click()
     page.wait_for_function(f"() => document.querySelector('#tab-{tab_id}') && "
                            f"getComputedStyle(document.querySelector('#tab-{tab_id}')).display !== 'none'")
@@ -115,7 +116,7 @@ def test_figure_first_and_nothing_overlaps(browser, app_url, width, height):
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(app_url)
-    wait_drawn(page, "maps-plot")
+    wait_drawn(page, "lecture-plot-0")                   # the landing tab has drawn; its load is done
     problems = []
     for present in (False, True):
         set_presentation(page, present)
@@ -168,7 +169,7 @@ COLOURBARS_JS = """(plotId) => {
 def test_colour_bars_keep_their_colours_after_a_resize(browser, app_url):
     page = browser.new_page(viewport={"width": 1600, "height": 900})
     page.set_default_timeout(TIMEOUT_MS)
-    page.goto(app_url)
+    page.goto(app_url + "?tab=maps")
     wait_drawn(page, "maps-plot")
     page.locator("#maps-causal label").click()            # redraws and changes the address
     page.wait_for_function("() => location.search.includes('causal=1')")
@@ -207,7 +208,7 @@ TEXT_BOX_JS = """([id, text]) => {
 def test_enter_and_examples_redraw_and_tables_have_headers(browser, app_url):
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     page.set_default_timeout(TIMEOUT_MS)
-    page.goto(app_url)
+    page.goto(app_url + "?tab=maps")
     wait_drawn(page, "maps-plot")
     page.wait_for_timeout(500)
     box = page.locator("#text textarea")

@@ -118,7 +118,7 @@ def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = ""
         title_spec["subtitle"] = dict(text="<br>".join(note_lines), font=dict(size=note_font, color="#555"))
     fig.layout.template = WHITE_TEMPLATE
     fig.update_layout(
-        font=dict(size=style.font, family="DejaVu Sans, Arial, sans-serif"),
+        font=dict(size=style.font, family="DejaVu Sans, Arial, Noto Sans CJK SC, sans-serif"),
         title=title_spec,
         height=height + top - 80,
         margin=dict(l=90, r=40, t=top, b=70),

@@ -3,7 +3,7 @@
     from explorer.ui import build_app, launch_kwargs
     build_app().launch(**launch_kwargs())
 
-Endpoints (gradio_client): /maps, /quality, /state, /complexity, /learn, /hybrid. The page's address
+Endpoints (gradio_client): /lecture, /maps, /quality, /state, /complexity, /learn, /hybrid. The page's address
 always holds the current view as query parameters (?tab=maps&text=...), and opening such
 an address restores it and draws it: a lecturer can put the link on a slide.
 
@@ -22,15 +22,11 @@ from urllib.parse import parse_qsl
 
 import gradio as gr
 
-from . import common, complexity_tab, learn_tab, maps_tab, quality_tab, source as source_panel, state_tab
+from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, quality_tab, source as source_panel, state_tab
 
-TAB_IDS = ("maps", "quality", "state", "complexity", "learn")
-DATA_TABS = ("maps", "quality", "state")        # the tabs that read Q, K, V from the data panel
-
-INTRO = (
-    "**Attention Kernel Explorer** · softmax attention is kernel regression with the kernel exp(q·k/√d); "
-    "replace it by φ(q)·φ(k) and associativity turns O(N²) into O(N): **(φ(Q)φ(K)ᵀ)V = φ(Q)(φ(K)ᵀV)**."
-)
+TAB_IDS = ("lecture", "maps", "quality", "state", "complexity", "learn")   # the first is where a plain address lands
+DATA_TABS = ("maps", "quality", "state")   # the tabs drawn here that read Q, K, V from the data panel
+PANEL_TABS = ("lecture", *DATA_TABS)       # the tabs that show the data panel (the lecture reads its text)
 
 
 @dataclass
@@ -50,27 +46,37 @@ class PageTab:
 def build_app() -> gr.Blocks:
     with gr.Blocks(title="Attention Kernel Explorer") as demo:
         with gr.Row(equal_height=True, elem_id="header"):
-            gr.Markdown(INTRO, elem_id="intro")
-            presentation = gr.Checkbox(False, label="Presentation mode", info="large fonts, thick lines, "
-                                       "colour-blind-safe", elem_id="presentation", scale=0, min_width=220)
+            gr.Markdown(i18n.label("intro"), elem_id="intro")
+            presentation = gr.Checkbox(False, label=i18n.label("presentation"), info=i18n.label("presentation_info"),
+                                       elem_id="presentation", scale=0, min_width=220)
+            lang = lecture_tab.language_switch()
         # Placed here, drawn between the tab row and the tab's content (see panel_css).
         panel = source_panel.build()
         # The open tab; a hidden textbox, not a State: the browser-side link code reads it.
-        current = gr.Textbox("maps", visible=False, elem_id="current-tab")
-        with gr.Tabs(selected="maps", elem_id="tabs") as tabs:
-            with gr.Tab("Attention maps", id="maps", elem_id="tab-maps", elem_classes=["uses-data"]) as t_maps:
+        current = gr.Textbox(TAB_IDS[0], visible=False, elem_id="current-tab")
+        with gr.Tabs(selected=TAB_IDS[0], elem_id="tabs") as tabs:
+            with gr.Tab(i18n.label("tab_lecture"), id="lecture", elem_id="tab-lecture",
+                        elem_classes=["uses-data"]) as t_lecture:
+                lecture = lecture_tab.build(panel, presentation, lang)
+                # The lecture's address is its own query; it has no link box (the slide is the page).
+                lecture_link = gr.Textbox(visible=False, elem_id="lecture-link")
+            with gr.Tab(i18n.label("tab_maps"), id="maps", elem_id="tab-maps", elem_classes=["uses-data"]) as t_maps:
                 maps = maps_tab.build(panel, presentation)
-            with gr.Tab("Feature-map quality", id="quality", elem_id="tab-quality",
+            with gr.Tab(i18n.label("tab_quality"), id="quality", elem_id="tab-quality",
                         elem_classes=["uses-data"]) as t_quality:
                 quality = quality_tab.build(panel, presentation)
-            with gr.Tab("Recurrent state", id="state", elem_id="tab-state", elem_classes=["uses-data"]) as t_state:
+            with gr.Tab(i18n.label("tab_state"), id="state", elem_id="tab-state",
+                        elem_classes=["uses-data"]) as t_state:
                 state = state_tab.build(panel, presentation)
-            with gr.Tab("Complexity", id="complexity", elem_id="tab-complexity") as t_cx:
+            with gr.Tab(i18n.label("tab_complexity"), id="complexity", elem_id="tab-complexity") as t_cx:
                 cx = complexity_tab.build(presentation)
-            with gr.Tab("Learned maps & hybrids", id="learn", elem_id="tab-learn") as t_learn:
+            with gr.Tab(i18n.label("tab_learn"), id="learn", elem_id="tab-learn") as t_learn:
                 learn = learn_tab.build(presentation)
 
         pages = {
+            # The lecture draws itself (lecture_tab.wire_load, and its own events); it takes part
+            # in the links so that the address follows it like any tab.
+            "lecture": PageTab("lecture", lecture.query, lecture_link),
             "maps": PageTab("maps", maps.query, maps.link, maps_tab.run_maps, panel.inputs + maps.controls,
                             maps.outputs, maps.view),
             "quality": PageTab("quality", quality.query, quality.link, quality_tab.run_quality,
@@ -83,17 +89,23 @@ def build_app() -> gr.Blocks:
         }
         links = Links(pages, current)
         _wire_presentation(presentation, maps, quality, state, cx, links)
-        _wire_tabs({"maps": t_maps, "quality": t_quality, "state": t_state, "complexity": t_cx, "learn": t_learn},
-                   pages, current, presentation, learn, links)
-        _wire_redraw(panel, pages, current, presentation, links)
+        _wire_tabs({"lecture": t_lecture, "maps": t_maps, "quality": t_quality, "state": t_state,
+                    "complexity": t_cx, "learn": t_learn}, pages, current, presentation, learn, links)
+        _wire_redraw(panel, pages, current, presentation, links, lecture, lang)
         _wire_open_head(panel, maps, quality, tabs, current, presentation, links)
         _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx, learn, pages, links)
+        # The address and the link boxes carry the language: they follow the switch at once.
+        links.after(lang.change(None, None, None, api_visibility="private", queue=False))
+        lecture_tab.wire_load(demo, lecture, panel, presentation, lang, t_lecture)
     return demo
 
 
 def launch_kwargs() -> dict:
-    """Theme and CSS go to launch() in gradio 6."""
-    return {"theme": common.theme(), "css": common.css() + panel_css(DATA_TABS), "js": common.page_js()}
+    """Theme, CSS, page script and translations go to launch() in gradio 6."""
+    scripts = [js for js in (common.page_js(), lecture_tab.page_js()) if js]
+    page_js = "() => {" + "".join(f" ({js})();" for js in scripts) + " }"
+    return {"theme": common.theme(), "css": common.css() + panel_css(PANEL_TABS) + lecture_tab.css(), "js": page_js,
+            "i18n": i18n.translations()}
 
 
 def panel_css(data_tabs) -> str:
@@ -129,17 +141,18 @@ class Links:
   const ids = %s, n = ids.length;
   const queries = rest.slice(0, n), links = rest.slice(n, 2 * n);
   const tab = ids.includes(current) ? current : ids[0];
-  let q = queries[ids.indexOf(tab)];
+  const withLang = %s;
+  let q = withLang(queries[ids.indexOf(tab)]);
   if (!q) {
     const p = new URLSearchParams({tab: tab});
     if (document.body.classList.contains('presentation')) { p.set('present', '1'); }
-    q = p.toString();
+    q = withLang(p.toString());
   }
   window.history.replaceState(null, '', '?' + q);
   if (window.explorerFixGradients) { window.explorerFixGradients(); }
   const base = window.location.href.split('#')[0].split('?')[0];
-  return ids.map((id, j) => queries[j] ? base + '?' + queries[j] : (id === tab ? base + '?' + q : links[j]));
-}""" % ids
+  return ids.map((id, j) => queries[j] ? base + '?' + withLang(queries[j]) : (id === tab ? base + '?' + q : links[j]));
+}""" % (ids, common.WITH_LANG_JS)
 
     @property
     def inputs(self) -> list:
@@ -223,8 +236,9 @@ def _wire_tabs(tab_objects, pages, current, presentation, learn, links):
         links.after(opened)
 
 
-def _wire_redraw(panel, pages, current, presentation, links):
-    """The data panel's own actions redraw whichever data tab is open."""
+def _wire_redraw(panel, pages, current, presentation, links, lecture, lang):
+    """The data panel's own actions redraw whichever data tab is open (the lecture too: it
+    reads the panel's text or sample, not its layer and head)."""
     def fill(text):
         return gr.skip() if not text else text
 
@@ -233,6 +247,14 @@ def _wire_redraw(panel, pages, current, presentation, links):
     for tab_id in DATA_TABS:
         links.after(_draw(pages[tab_id], triggers, current, presentation))
         links.after(_draw(pages[tab_id], chosen, current, presentation))
+
+    draw = lecture_tab.make_draw(lecture.specs)
+    lecture_inputs = [lecture.chapter, lang, presentation, *panel.data_inputs, *lecture.all_controls]
+    kwargs = dict(api_visibility="private", concurrency_limit=2, concurrency_id="compute")
+    redraw = _gated("lecture", draw, len(lecture.outputs))
+    inputs = [current, lecture.view, *lecture_inputs]
+    links.after(gr.on([panel.text.submit], redraw, inputs, lecture.outputs, trigger_mode="always_last", **kwargs))
+    links.after(chosen.then(redraw, inputs, lecture.outputs, **kwargs))
 
 
 def _wire_open_head(panel, maps, quality, tabs, current, presentation, links):
@@ -280,7 +302,7 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
 
     def restore(request: gr.Request):
         q = dict(request.query_params) if request is not None else {}
-        tab = q.get("tab") if q.get("tab") in TAB_IDS else "maps"
+        tab = q.get("tab") if q.get("tab") in TAB_IDS else TAB_IDS[0]
         out, notices = [gr.Tabs(selected=tab), tab], []
         for component, key, kind in keys:
             value = common.fit(component, _typed_list(component, common.param(q, key, kind, notices=notices)),

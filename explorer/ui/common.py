@@ -24,6 +24,8 @@ from urllib.parse import urlencode
 
 import gradio as gr
 
+from . import i18n
+
 log = logging.getLogger("explorer.ui")
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
@@ -315,32 +317,42 @@ def _unpack(packed: str, limit_chars: int = MAX_LINK_TEXT) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
+# The page's language (what the switch or the browser chose; lecture.js sets <html lang>)
+# goes into every link, so that a link opens in the language it was taken in.
+WITH_LANG_JS = """(q) => {
+  if (!q || /(^|&)lang=/.test(q)) { return q; }
+  const lang = (document.documentElement.lang || '').toLowerCase().split('-')[0];
+  return ['en', 'zh'].includes(lang) ? q + '&lang=' + lang : q;
+}"""
+
+
 # Runs in the browser after a tab's run: put the view into the address bar without a
 # reload, and return the full link for the "link to this view" box (inside an iframe, e.g.
 # on Spaces, the address bar is not the user's). Plotly's colour bars refer to the page's
 # address: assets/app.js (explorerFixGradients) points them at the new one.
 SET_URL_JS = """(q) => {
   if (!q) { return ''; }
+  q = (%s)(q);
   window.history.replaceState(null, '', '?' + q);
   if (window.explorerFixGradients) { window.explorerFixGradients(); }
   return window.location.href.split('#')[0];
-}"""
+}""" % WITH_LANG_JS
 
 
 def link_box() -> gr.Textbox:
-    return gr.Textbox(label="Link to this view (put it on a slide)", interactive=False, lines=1, max_lines=2,
+    return gr.Textbox(label=i18n.label("view_link"), interactive=False, lines=1, max_lines=2,
                       buttons=["copy"], elem_classes=["view-link"])
 
 
-def export_band(what: str, export_id: str | None = None, query_id: str | None = None):
+def export_band(export_key: str, export_id: str | None = None, query_id: str | None = None):
     """The row under a tab's figures (export button, downloads, link to this view) and the
     tab's hidden state (its last view, the view's query string).
 
     Returns (export, files, link, view, query); ``wire_export`` connects the button.
     """
     with gr.Row():
-        export = gr.Button(f"Export {what}", size="sm", elem_id=export_id)
-        files = gr.File(label="Downloads", file_count="multiple", interactive=False, visible=False)
+        export = gr.Button(i18n.label(export_key), size="sm", elem_id=export_id)
+        files = gr.File(label=i18n.label("downloads"), file_count="multiple", interactive=False, visible=False)
         link = link_box()
     return export, files, link, gr.State(None), gr.Textbox(visible=False, elem_id=query_id)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from .. import catalog
-from . import common
+from . import common, i18n
 
 TIME_BUDGET_S = float(os.environ.get("EXPLORER_SWEEP_BUDGET_S", "60"))
 MEMORY_BUDGET = int(float(os.environ.get("EXPLORER_SWEEP_MEMORY_GB", "2")) * 2**30)
@@ -163,35 +163,35 @@ def build(presentation: gr.Checkbox) -> ComplexityTab:
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
             with gr.Row():
-                n_min = gr.Number(512, precision=0, minimum=16, maximum=catalog.N_CAP, label="N min", elem_id="cx-nmin")
-                n_max = gr.Number(8192, precision=0, minimum=16, maximum=catalog.N_CAP, label="N max", info=f"≤ {catalog.N_CAP:,}",
+                n_min = gr.Number(512, precision=0, minimum=16, maximum=catalog.N_CAP, label=i18n.label("cx_nmin"), elem_id="cx-nmin")
+                n_max = gr.Number(8192, precision=0, minimum=16, maximum=catalog.N_CAP, label=i18n.label("cx_nmax"), info=f"≤ {catalog.N_CAP:,}",
                                   elem_id="cx-nmax")
-            points = gr.Slider(1, catalog.MAX_POINTS, value=5, step=1, label="Points", elem_id="cx-points")
+            points = gr.Slider(1, catalog.MAX_POINTS, value=5, step=1, label=i18n.label("cx_points"), elem_id="cx-points")
             with gr.Row():
-                d = gr.Number(64, precision=0, minimum=1, maximum=512, label="head dim d", elem_id="cx-d")
-                m = gr.Number(0, precision=0, minimum=0, maximum=2048, label="features m", info="0: the map's own",
+                d = gr.Number(64, precision=0, minimum=1, maximum=512, label=i18n.label("panel_d"), elem_id="cx-d")
+                m = gr.Number(0, precision=0, minimum=0, maximum=2048, label=i18n.label("cx_m"), info=i18n.label("cx_m_info"),
                                elem_id="cx-m")
-            feature_map = gr.Dropdown(SWEEP_MAPS, value="elu1", label="Feature map", elem_id="cx-map")
-            causal = gr.Checkbox(True, label="Causal", info="adds the chunked and recurrent forms", elem_id="cx-causal")
-            methods = gr.CheckboxGroup(METHOD_CHOICES, value=list(catalog.DEFAULT_METHODS), label="Methods",
+            feature_map = gr.Dropdown(SWEEP_MAPS, value="elu1", label=i18n.label("cx_map"), elem_id="cx-map")
+            causal = gr.Checkbox(True, label=i18n.label("causal"), info=i18n.label("cx_causal_info"), elem_id="cx-causal")
+            methods = gr.CheckboxGroup(METHOD_CHOICES, value=list(catalog.DEFAULT_METHODS), label=i18n.label("cx_methods"),
                                        elem_id="cx-methods")
-            repeats = gr.Slider(1, 10, value=3, step=1, label="Timing samples", info="per run", elem_id="cx-repeats")
+            repeats = gr.Slider(1, 10, value=3, step=1, label=i18n.label("cx_repeats"), info=i18n.label("cx_repeats_info"), elem_id="cx-repeats")
             with gr.Row():
-                run = gr.Button("Run the sweep", variant="primary", elem_id="cx-run")
-                stop = gr.Button("Cancel", variant="stop", elem_id="cx-cancel")
+                run = gr.Button(i18n.label("cx_run"), variant="primary", elem_id="cx-run")
+                stop = gr.Button(i18n.label("cx_cancel"), variant="stop", elem_id="cx-cancel")
         with gr.Column(scale=5):
-            plot = gr.Plot(label="Time and memory against N", show_label=False, elem_id="cx-plot")
+            plot = gr.Plot(label=i18n.label("cx_plot"), show_label=False, elem_id="cx-plot")
             # Timing takes the whole CPU for up to a minute: it runs on request (or from a link), not on opening.
             summary_md = gr.Markdown("Press **Run the sweep** to time every method at each N (it takes up to "
                                      f"{TIME_BUDGET_S:.0f} s and the whole CPU), or open a complexity link.",
                                      elem_id="cx-summary")
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
-            claim = gr.Plot(label="The article's 780× claim", show_label=False, elem_id="cx-claim")
+            claim = gr.Plot(label=i18n.label("cx_claim"), show_label=False, elem_id="cx-claim")
         with gr.Column(scale=3):
-            table = gr.Dataframe(label="Every run", headers=RUN_COLUMNS, interactive=False, max_height=420,
+            table = gr.Dataframe(label=i18n.label("cx_table"), headers=RUN_COLUMNS, interactive=False, max_height=420,
                                  elem_id="cx-table")
-    export, files, link, view, query = common.export_band("figures (PNG + HTML) and runs (CSV)")
+    export, files, link, view, query = common.export_band("export_complexity")
     tab = ComplexityTab(n_min, n_max, points, d, m, causal, feature_map, methods, repeats, run, stop, plot, claim,
                         table, summary_md, view, query, link)
 

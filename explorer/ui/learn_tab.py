@@ -15,7 +15,7 @@ from pathlib import Path
 import gradio as gr
 
 from .. import catalog
-from . import common
+from . import common, i18n
 
 N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
 ALL_HEADS = f"all {N_LAYERS * N_HEADS} heads"
@@ -327,62 +327,62 @@ def _int(value, name: str) -> int:
 # ---------------------------------------------------------------------------------------
 
 def build(presentation: gr.Checkbox) -> LearnTab:
-    with gr.Accordion("What this tab shows", open=False):
+    with gr.Accordion(i18n.label("learn_help"), open=False):
         gr.Markdown(HELP)
-    gr.Markdown("### 1 · Learn a feature map that imitates softmax")
+    gr.Markdown(i18n.label("learn_part1"))
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
-            layer = gr.Slider(0, N_LAYERS - 1, value=2, step=1, label="Layer", elem_id="learn-layer")
-            head = gr.Dropdown([str(h) for h in range(N_HEADS)] + [ALL_HEADS], value="3", label="Head",
-                               elem_id="learn-head", info=f"{ALL_HEADS}: one joint training, needed for the hybrid")
-            num_features = gr.Slider(2, 256, value=64, step=2, label="Features m", info="Hedgehog and FAVOR+",
+            layer = gr.Slider(0, N_LAYERS - 1, value=2, step=1, label=i18n.label("panel_layer"), elem_id="learn-layer")
+            head = gr.Dropdown([str(h) for h in range(N_HEADS)] + [ALL_HEADS], value="3", label=i18n.label("panel_head"),
+                               elem_id="learn-head", info=i18n.label("learn_head_info"))
+            num_features = gr.Slider(2, 256, value=64, step=2, label=i18n.label("features_m"), info=i18n.label("learn_m_info"),
                                      elem_id="learn-m")
-            steps = gr.Slider(10, 1000, value=300, step=10, label="Training steps", elem_id="learn-steps")
-            seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label="Seed", elem_id="learn-seed")
-            with gr.Accordion("Texts", open=False):
-                train_count = gr.Slider(1, 40, value=40, step=1, label="Training texts (train.txt)")
-                heldout_count = gr.Slider(1, 16, value=16, step=1, label="Held-out texts (heldout.txt)")
+            steps = gr.Slider(10, 1000, value=300, step=10, label=i18n.label("learn_steps"), elem_id="learn-steps")
+            seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label=i18n.label("seed"), elem_id="learn-seed")
+            with gr.Accordion(i18n.label("learn_texts"), open=False):
+                train_count = gr.Slider(1, 40, value=40, step=1, label=i18n.label("learn_train_count"))
+                heldout_count = gr.Slider(1, 16, value=16, step=1, label=i18n.label("learn_heldout_count"))
             with gr.Row():
-                train = gr.Button("Train", variant="primary", elem_id="learn-train")
-                stop = gr.Button("Stop", variant="stop", elem_id="learn-stop")
+                train = gr.Button(i18n.label("learn_train"), variant="primary", elem_id="learn-train")
+                stop = gr.Button(i18n.label("learn_stop"), variant="stop", elem_id="learn-stop")
         with gr.Column(scale=4):
-            summary = gr.Markdown(label="Summary", elem_id="learn-summary")
-            loss = gr.Plot(label="Training loss", show_label=False, elem_id="learn-loss")
-    table = gr.Dataframe(label="Held-out comparison (mean over the heads covered)", interactive=False,
+            summary = gr.Markdown(label=i18n.label("learn_summary"), elem_id="learn-summary")
+            loss = gr.Plot(label=i18n.label("learn_loss"), show_label=False, elem_id="learn-loss")
+    table = gr.Dataframe(label=i18n.label("learn_table"), interactive=False,
                          headers=["map", "features m", "held-out KL (nats)", "entropy (nats)",
                                   "monotonicity (Spearman ρ)"],
                          elem_id="learn-table")
-    comparison = gr.Plot(label="Held-out KL, entropy and monotonicity", show_label=False, elem_id="learn-comparison")
-    heatmap = gr.Plot(label="Per-head KL ratio (all heads only)", show_label=False, elem_id="learn-heatmap")
+    comparison = gr.Plot(label=i18n.label("learn_comparison"), show_label=False, elem_id="learn-comparison")
+    heatmap = gr.Plot(label=i18n.label("learn_heatmap"), show_label=False, elem_id="learn-heatmap")
     with gr.Row():
         # No fixed height: the boxes size to their content (a fixed one clipped the upload box).
-        download = gr.File(label="Trained map (.pt) to download", interactive=False,
+        download = gr.File(label=i18n.label("learn_download"), interactive=False,
                            elem_id="learn-download")
-        upload = gr.File(label="Load a saved map (.pt)", file_types=[".pt"], type="filepath",
+        upload = gr.File(label=i18n.label("learn_upload"), file_types=[".pt"], type="filepath",
                          elem_id="learn-upload")
 
-    gr.Markdown("### 2 · Hybrid model: some layers linear")
-    trained_md = gr.Markdown(NO_MAP, label="Hedgehog for the hybrid", elem_id="learn-map-status")
+    gr.Markdown(i18n.label("learn_part2"))
+    trained_md = gr.Markdown(NO_MAP, label=i18n.label("learn_map_status"), elem_id="learn-map-status")
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
-            hybrid_map = gr.Radio(HYBRID_CHOICES, value="elu1", label="Linear map", info="for the swapped layers",
+            hybrid_map = gr.Radio(HYBRID_CHOICES, value="elu1", label=i18n.label("hybrid_map"), info=i18n.label("hybrid_map_info"),
                                   elem_id="hybrid-map")
-            mode = gr.Radio(MODES, value="greedy", label="Which layers become linear", elem_id="hybrid-mode")
-            layers = gr.CheckboxGroup(list(range(N_LAYERS)), value=[2, 3], label="Linear layers (chosen layers)",
+            mode = gr.Radio(MODES, value="greedy", label=i18n.label("hybrid_mode"), elem_id="hybrid-mode")
+            layers = gr.CheckboxGroup(list(range(N_LAYERS)), value=[2, 3], label=i18n.label("hybrid_layers"),
                                       elem_id="hybrid-layers")
-            budget = gr.Slider(0, 3, value=2, step=1, label="Greedy: k layers stay softmax", elem_id="hybrid-k")
-            hybrid_m = gr.Slider(2, 256, value=64, step=2, label="FAVOR+ features m", elem_id="hybrid-m")
-            hybrid_run = gr.Button("Run the hybrid", variant="primary", elem_id="hybrid-run")
+            budget = gr.Slider(0, 3, value=2, step=1, label=i18n.label("hybrid_k"), elem_id="hybrid-k")
+            hybrid_m = gr.Slider(2, 256, value=64, step=2, label=i18n.label("hybrid_m"), elem_id="hybrid-m")
+            hybrid_run = gr.Button(i18n.label("hybrid_run"), variant="primary", elem_id="hybrid-run")
         with gr.Column(scale=4):
-            hybrid_summary = gr.Markdown(label="Hybrid summary", elem_id="hybrid-summary")
-            cosine = gr.Plot(label="Embedding cosine to the original model", show_label=False, elem_id="hybrid-cosine")
-    drift = gr.Plot(label="Attention drift per layer", show_label=False, elem_id="hybrid-drift")
-    hybrid_table = gr.Dataframe(label="Configurations", interactive=False, elem_id="hybrid-table",
+            hybrid_summary = gr.Markdown(label=i18n.label("hybrid_summary"), elem_id="hybrid-summary")
+            cosine = gr.Plot(label=i18n.label("hybrid_cosine"), show_label=False, elem_id="hybrid-cosine")
+    drift = gr.Plot(label=i18n.label("hybrid_drift"), show_label=False, elem_id="hybrid-drift")
+    hybrid_table = gr.Dataframe(label=i18n.label("hybrid_table"), interactive=False, elem_id="hybrid-table",
                                 headers=["softmax layers k", "softmax layers", "linear layers", "mean cosine",
                                          "worst cosine"])
     with gr.Row():
-        export = gr.Button("Export figures (PNG + HTML) and tables (CSV)", size="sm", elem_id="learn-export")
-        files = gr.File(label="Downloads", file_count="multiple", interactive=False, height=120)
+        export = gr.Button(i18n.label("export_learn"), size="sm", elem_id="learn-export")
+        files = gr.File(label=i18n.label("downloads"), file_count="multiple", interactive=False, height=120)
         link = common.link_box()
     query = gr.Textbox(visible=False, elem_id="learn-query")
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from .. import catalog
-from . import common, source as source_panel
+from . import common, i18n, source as source_panel
 
 
 def _engine():
@@ -95,30 +95,28 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab
     # (narrow screens and presentation mode, see app.css).
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=250, elem_classes=["controls"]):
-            maps = gr.CheckboxGroup(choices, value=catalog.default_maps(), label="Maps", elem_id="maps-choice",
-                                    info="softmax is the exact reference; the others are linear-attention kernels")
-            causal = gr.Checkbox(False, label="Causal (keys j ≤ i only)", elem_id="maps-causal")
-            m = gr.Slider(2, 1024, value=64, step=2, label="Features m", info="FAVOR+, trig RFF, Hedgehog",
+            maps = gr.CheckboxGroup(choices, value=catalog.default_maps(), label=i18n.label("maps_maps"), elem_id="maps-choice",
+                                    info=i18n.label("maps_maps_info"))
+            causal = gr.Checkbox(False, label=i18n.label("maps_causal"), elem_id="maps-causal")
+            m = gr.Slider(2, 1024, value=64, step=2, label=i18n.label("features_m"), info=i18n.label("features_m_info"),
                           elem_id="maps-m")
-            window = gr.Slider(0, 64, value=4, step=1, label="Window w", info="sliding window: exact softmax on "
-                               "the w nearest keys, the linear map beyond", elem_id="maps-window")
-            seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label="Feature seed", info="new seed = new random features",
+            window = gr.Slider(0, 64, value=4, step=1, label=i18n.label("maps_window"), info=i18n.label("maps_window_info"), elem_id="maps-window")
+            seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label=i18n.label("maps_seed"), info=i18n.label("maps_seed_info"),
                              elem_id="maps-seed")
-            run = gr.Button("Draw the maps", variant="primary", elem_id="maps-run")
+            run = gr.Button(i18n.label("maps_run"), variant="primary", elem_id="maps-run")
         with gr.Column(scale=4, min_width=600, elem_id="maps-main"):
             badge_md = gr.Markdown(elem_id="maps-badge")
             notices = gr.Markdown(elem_id="maps-notices")
-            plot = gr.Plot(label="Attention maps (top) and their errors against softmax (below)", show_label=False,
+            plot = gr.Plot(label=i18n.label("maps_plot"), show_label=False,
                            elem_id="maps-plot")
         with gr.Column(scale=1, min_width=380, elem_id="maps-side"):
-            table = gr.Dataframe(label="Metrics, one row per map (full-resolution maps; the judging numbers "
-                                 "first, scroll right for the counts; the headers are explained below)",
+            table = gr.Dataframe(label=i18n.label("maps_table"),
                                  headers=["map"] + [catalog.METRIC_SHORT[k] for k in catalog.HEADLINE_METRICS],
                                  interactive=False, wrap=True, pinned_columns=1, max_height=900, elem_id="maps-table",
                                  column_widths=["130px"] + ["96px"] * len(catalog.METRIC_INFO))
-            with gr.Accordion("What the metrics mean", open=False):
+            with gr.Accordion(i18n.label("maps_metrics_help"), open=False):
                 gr.Markdown("\n".join(f"- **{label}**: {text}" for label, text in catalog.metric_help()))
-    export, files, link, view, query = common.export_band("figure (PNG + HTML) and table (CSV)",
+    export, files, link, view, query = common.export_band("export_maps",
                                                           export_id="maps-export", query_id="maps-query")
     tab = MapsTab(causal, maps, m, seed, window, run, plot, table, badge_md, notices, view, query, link)
 

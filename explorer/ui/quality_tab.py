@@ -10,7 +10,7 @@ import gradio as gr
 import pandas as pd
 
 from .. import catalog
-from . import common, source as source_panel
+from . import common, i18n, source as source_panel
 
 X_AXES = ("m", "FLOPs")
 
@@ -118,55 +118,57 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
     others = [label for label in catalog.map_choices() if label != catalog.REFERENCE]
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
-            maps = gr.CheckboxGroup(rand, value=rand, label="Random-feature maps", elem_id="quality-maps")
-            seeds = gr.Slider(10, 30, value=10, step=1, label="Seeds", info="redraws of the features",
+            maps = gr.CheckboxGroup(rand, value=rand, label=i18n.label("quality_maps"), elem_id="quality-maps")
+            seeds = gr.Slider(10, 30, value=10, step=1, label=i18n.label("quality_seeds"), info=i18n.label("quality_seeds_info"),
                               elem_id="quality-seeds")
-            x_axis = gr.Radio(list(X_AXES), value="m", label="Plot against", elem_id="quality-x",
-                              info="FLOPs: the linear path's cost at each m")
-            causal = gr.Checkbox(False, label="Causal", elem_id="quality-causal")
-            m = gr.Slider(2, 512, value=64, step=2, label="Features m", info="for the entropy and monotonicity bars",
+            x_axis = gr.Radio(list(X_AXES), value="m", label=i18n.label("quality_x"), elem_id="quality-x",
+                              info=i18n.label("quality_x_info"))
+            causal = gr.Checkbox(False, label=i18n.label("causal"), elem_id="quality-causal")
+            m = gr.Slider(2, 512, value=64, step=2, label=i18n.label("features_m"), info=i18n.label("quality_m_info"),
                           elem_id="quality-m")
             overview_map = gr.Dropdown(others, value="elu+1" if "elu+1" in others else others[0],
-                                       label="Head overview: map")
-            overview_metric = gr.Dropdown(catalog.metric_keys(), value="map_rel_error", label="Head overview: metric")
-            run = gr.Button("Measure", variant="primary", elem_id="quality-run")
-            try_preset = gr.Button(catalog.QUALITY_PRESET["label"], size="sm", elem_id="quality-preset")
+                                       label=i18n.label("quality_omap"))
+            overview_metric = gr.Dropdown(catalog.metric_keys(), value="map_rel_error", label=i18n.label("quality_ometric"))
+            run = gr.Button(i18n.label("quality_run"), variant="primary", elem_id="quality-run")
+            try_preset = gr.Button(i18n.label("quality_preset"), size="sm", elem_id="quality-preset")
         with gr.Column(scale=5):
             notices = gr.Markdown(elem_id="quality-notices")
-            curves = gr.Plot(label="Error against m", show_label=False, elem_id="quality-plot")
-            norms = gr.Plot(label="Norms and the m FAVOR+ needs", show_label=False, elem_id="quality-norms")
-            shape = gr.Plot(label="Entropy and monotonicity", show_label=False, elem_id="quality-shape")
+            curves = gr.Plot(label=i18n.label("quality_curves"), show_label=False, elem_id="quality-plot")
+            norms = gr.Plot(label=i18n.label("quality_norms"), show_label=False, elem_id="quality-norms")
+            shape = gr.Plot(label=i18n.label("quality_shape"), show_label=False, elem_id="quality-shape")
     with gr.Row(equal_height=False):
         with gr.Column(scale=3, min_width=520, elem_id="quality-overview-col"):
-            overview = gr.Plot(label="Every head", show_label=False, elem_id="quality-overview")
+            overview = gr.Plot(label=i18n.label("quality_overview"), show_label=False, elem_id="quality-overview")
         with gr.Column(scale=2, min_width=380, elem_id="quality-heads-col"):
-            heads = gr.Dataframe(label="Heads, hardest first: select a row (or click a cell of the overview) "
-                                       "to open it in the maps tab",
+            heads = gr.Dataframe(label=i18n.label("quality_heads"),
                                  headers=["layer", "head", "value"], interactive=False, max_height=420,
                                  elem_id="quality-heads")
             with gr.Row():
-                open_layer = gr.Number(0, precision=0, minimum=0, maximum=64, label="layer", elem_id="quality-open-layer")
-                open_head = gr.Number(0, precision=0, minimum=0, maximum=64, label="head", elem_id="quality-open-head")
-                open_button = gr.Button("Open in the maps tab", size="sm", elem_id="quality-open")
-    export, files, link, view, query = common.export_band("figures (PNG + HTML) and table (CSV)")
+                open_layer = gr.Number(0, precision=0, minimum=0, maximum=64, label=i18n.label("quality_open_layer"), elem_id="quality-open-layer")
+                open_head = gr.Number(0, precision=0, minimum=0, maximum=64, label=i18n.label("quality_open_head"), elem_id="quality-open-head")
+                open_button = gr.Button(i18n.label("quality_open"), size="sm", elem_id="quality-open")
+    export, files, link, view, query = common.export_band("export_quality")
     tab = QualityTab(causal, maps, seeds, x_axis, m, overview_map, overview_metric, run, curves, norms, shape, overview,
                      heads, notices, view, query, link, open_layer, open_head, open_button)
-
-    inputs = panel.inputs + tab.controls + [presentation]
-    run.click(run_quality, inputs, tab.outputs, api_name="quality", concurrency_limit=2,
-              concurrency_id="quality").then(None, query, link, js=common.SET_URL_JS)
 
     preset = catalog.QUALITY_PRESET
     try_preset.click(lambda: tuple(preset[key] for key in ("source", "preset", "n", "d", "data_seed", "temperature")),
                      None, [panel.source, panel.preset, panel.n, panel.d, panel.data_seed, panel.temperature],
                      api_visibility="private", queue=False).then(
-        run_quality, inputs, tab.outputs, api_visibility="private", concurrency_limit=2,
-        concurrency_id="quality").then(None, query, link, js=common.SET_URL_JS)
+        run_quality, panel.inputs + tab.controls + [presentation], tab.outputs, api_visibility="private",
+        concurrency_limit=2, concurrency_id="quality").then(None, query, link, js=common.SET_URL_JS)
 
     # Switching the x axis only redraws: the measurements are kept in the view.
     def redraw(bundle, presentation, x_axis):
-        return render(bundle, presentation, x_axis)[0]
+        figure = render(bundle, presentation, x_axis)[0]
+        return gr.skip() if figure is None else figure
 
+    inputs = panel.inputs + tab.controls + [presentation]
+    measured = run.click(run_quality, inputs, tab.outputs, api_name="quality", concurrency_limit=2,
+                         concurrency_id="quality")
+    measured.then(None, query, link, js=common.SET_URL_JS)
+    # A measurement that ends after the axis was switched drew the old axis: draw the one shown.
+    measured.then(redraw, [view, presentation, x_axis], curves, api_visibility="private")
     x_axis.input(redraw, [view, presentation, x_axis], curves, api_visibility="private")
 
     @common.guarded

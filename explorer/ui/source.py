@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from ..catalog import EMBEDDED_SHAPE, MAX_HEAD_DIM, MAX_SEED, MAX_TOKENS, PRESETS
+from . import i18n
 from .common import ASSETS, import_engine
 
 SOURCES = ("text", "random", "file")
@@ -49,9 +50,6 @@ class SourcePanel:
         return self.data_inputs + [self.layer, self.head]
 
 
-TEXT_PLACEHOLDER = "Type or paste a text: Enter redraws, Shift+Enter starts a new line"
-
-
 def example_choices(texts: list[str], width: int = 48) -> list[tuple[str, str]]:
     """(short label, full text) pairs for the examples menu."""
     return [(t if len(t) <= width else t[:width - 1].rstrip() + "…", t) for t in texts]
@@ -61,32 +59,32 @@ def build() -> SourcePanel:
     """The data panel: one compact row (source, text or random settings or file, layer, head),
     collapsible, and shown only on the tabs that use it (see ui/__init__.panel_css)."""
     texts = examples()
-    with gr.Accordion("Data: where Q, K, V come from", open=True, elem_id="data-panel") as accordion:
+    with gr.Accordion(i18n.label("panel_title"), open=True, elem_id="data-panel") as accordion:
         with gr.Row(equal_height=False, elem_id="data-row"):
-            source = gr.Dropdown(list(SOURCES), value="text", label="Source", elem_id="source", scale=0,
-                                 min_width=170, info="text: all-MiniLM-L6-v2 reads it", filterable=False)
+            source = gr.Dropdown(list(SOURCES), value="text", label=i18n.label("panel_source"), elem_id="source",
+                                 scale=0, min_width=170, info=i18n.label("panel_source_info"), filterable=False)
             with gr.Column(scale=4, min_width=320, visible=True) as text_box:
                 with gr.Row(equal_height=False):
                     # One line that grows: Enter submits (redraws), Shift+Enter adds a line.
-                    text = gr.Textbox(texts[0], lines=1, max_lines=6, label="Text (up to 512 tokens)",
-                                      placeholder=TEXT_PLACEHOLDER, elem_id="text", scale=4, min_width=260)
-                    example = gr.Dropdown(example_choices(texts), value=None, label="Examples", info="choose one to draw it",
+                    text = gr.Textbox(texts[0], lines=1, max_lines=6, label=i18n.label("panel_text"),
+                                      placeholder=i18n.label("panel_text_placeholder"), elem_id="text", scale=4, min_width=260)
+                    example = gr.Dropdown(example_choices(texts), value=None, label=i18n.label("panel_examples"),
+                                          info=i18n.label("panel_examples_info"),
                                           elem_id="examples", scale=1, min_width=150, filterable=False)
             with gr.Column(scale=4, min_width=320, visible=False) as random_box:
                 with gr.Row(equal_height=False):
-                    preset = gr.Dropdown(list(PRESETS), value="clustered", label="Preset", elem_id="preset",
+                    preset = gr.Dropdown(list(PRESETS), value="clustered", label=i18n.label("panel_preset"), elem_id="preset",
                                          min_width=120)
-                    n = gr.Number(128, precision=0, minimum=1, maximum=MAX_TOKENS, label="N tokens", elem_id="n", min_width=90)
-                    d = gr.Number(32, precision=0, minimum=1, maximum=MAX_HEAD_DIM, label="head dim d", elem_id="d", min_width=90)
-                    data_seed = gr.Number(0, precision=0, minimum=0, maximum=MAX_SEED, label="data seed", elem_id="dseed", min_width=90)
-                    temperature = gr.Slider(0.1, 10, value=1.0, step=0.1, label="temperature",
-                                            info="divides the logits", elem_id="temp", min_width=160)
+                    n = gr.Number(128, precision=0, minimum=1, maximum=MAX_TOKENS, label=i18n.label("panel_n"), elem_id="n", min_width=90)
+                    d = gr.Number(32, precision=0, minimum=1, maximum=MAX_HEAD_DIM, label=i18n.label("panel_d"), elem_id="d", min_width=90)
+                    data_seed = gr.Number(0, precision=0, minimum=0, maximum=MAX_SEED, label=i18n.label("panel_seed"), elem_id="dseed", min_width=90)
+                    temperature = gr.Slider(0.1, 10, value=1.0, step=0.1, label=i18n.label("panel_temperature"),
+                                            info=i18n.label("panel_temperature_info"), elem_id="temp", min_width=160)
             with gr.Column(scale=4, min_width=320, visible=False) as file_box:
-                file = gr.File(label="q, k (and v): .npz with arrays q, k, v; .npy stacked (2 or 3, [H,] N, d); "
-                                     ".pt dict", file_types=[".npy", ".npz", ".pt"], type="filepath", height=90)
-            layer = gr.Slider(0, MAX_LAYER, value=2, step=1, label="Layer", elem_id="layer", scale=0, min_width=160)
-            head = gr.Dropdown(HEAD_CHOICES, value="3", label="Head", allow_custom_value=True, elem_id="head",
-                               info="'mean': all heads", scale=0, min_width=120)
+                file = gr.File(label=i18n.label("panel_file"), file_types=[".npy", ".npz", ".pt"], type="filepath", height=90)
+            layer = gr.Slider(0, MAX_LAYER, value=2, step=1, label=i18n.label("panel_layer"), elem_id="layer", scale=0, min_width=160)
+            head = gr.Dropdown(HEAD_CHOICES, value="3", label=i18n.label("panel_head"), allow_custom_value=True, elem_id="head",
+                               info=i18n.label("panel_head_info"), scale=0, min_width=120)
 
     def show(choice):
         return (gr.update(visible=choice == "text"), gr.update(visible=choice == "random"),

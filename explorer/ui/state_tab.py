@@ -9,7 +9,7 @@ import gradio as gr
 import pandas as pd
 
 from .. import catalog
-from . import common, source as source_panel
+from . import common, i18n, source as source_panel
 
 KINDS = list(catalog.DECAY_LABELS)
 
@@ -102,25 +102,25 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> StateTa
     maps = [label for label in catalog.map_choices() if label != catalog.REFERENCE]
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
-            map_label = gr.Dropdown(maps, value="elu+1" if "elu+1" in maps else maps[0], label="Feature map φ",
+            map_label = gr.Dropdown(maps, value="elu+1" if "elu+1" in maps else maps[0], label=i18n.label("state_map"),
                                     elem_id="state-map")
-            m = gr.Slider(2, 256, value=32, step=2, label="Features m", info="FAVOR+, trig RFF, Hedgehog", elem_id="state-m")
-            seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label="Seed", info="random features and GLA gates",
+            m = gr.Slider(2, 256, value=32, step=2, label=i18n.label("features_m"), info=i18n.label("features_m_info"), elem_id="state-m")
+            seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label=i18n.label("seed"), info=i18n.label("state_seed_info"),
                              elem_id="state-seed")
-            gamma = gr.Slider(0.5, 1.0, value=catalog.STATE_DEFAULTS["gamma"], step=0.005, label="RetNet γ",
-                              info="decay per token", elem_id="state-gamma")
-            strength = gr.Slider(0.0, 8.0, value=catalog.STATE_DEFAULTS["strength"], step=0.1, label="GLA gate strength", info="0 = never forget",
+            gamma = gr.Slider(0.5, 1.0, value=catalog.STATE_DEFAULTS["gamma"], step=0.005, label=i18n.label("state_gamma"),
+                              info=i18n.label("state_gamma_info"), elem_id="state-gamma")
+            strength = gr.Slider(0.0, 8.0, value=catalog.STATE_DEFAULTS["strength"], step=0.1, label=i18n.label("state_strength"), info=i18n.label("state_strength_info"),
                                  elem_id="state-strength")
-            kind = gr.Radio(KINDS, value="none", label="Decay shown in the step view", elem_id="state-kind")
-            run = gr.Button("Run the RNN", variant="primary", elem_id="state-run")
-            try_preset = gr.Button(catalog.STATE_PRESET["label"], size="sm", elem_id="state-preset")
+            kind = gr.Radio(KINDS, value="none", label=i18n.label("state_kind"), elem_id="state-kind")
+            run = gr.Button(i18n.label("state_run"), variant="primary", elem_id="state-run")
+            try_preset = gr.Button(i18n.label("state_preset"), size="sm", elem_id="state-preset")
         with gr.Column(scale=5):
             notices = gr.Markdown(elem_id="state-notices")
-            t = gr.Slider(0, 511, value=8, step=1, label="Step t", elem_id="state-t")
-            step = gr.Plot(label="One step", show_label=False, elem_id="state-step")
-    curves = gr.Plot(label="Over time", show_label=False, elem_id="state-curves")
-    memory = gr.Plot(label="Memory", show_label=False, elem_id="state-memory")
-    export, files, link, view, query = common.export_band("figures (PNG + HTML) and curves (CSV)")
+            t = gr.Slider(0, 511, value=8, step=1, label=i18n.label("state_t"), elem_id="state-t")
+            step = gr.Plot(label=i18n.label("state_step"), show_label=False, elem_id="state-step")
+    curves = gr.Plot(label=i18n.label("state_curves"), show_label=False, elem_id="state-curves")
+    memory = gr.Plot(label=i18n.label("state_memory"), show_label=False, elem_id="state-memory")
+    export, files, link, view, query = common.export_band("export_state")
     tab = StateTab(map_label, m, seed, gamma, strength, kind, t, run, step, curves, memory, notices, view, query, link)
 
     inputs = panel.inputs + tab.controls + [presentation]

@@ -1,0 +1,56 @@
+() => {
+  // The lecture tab in the browser: keyboard navigation between chapters, and gradio's own
+  // language following the language switch.
+
+  // ← / → and PageUp / PageDown (what presentation clickers send) press the lecture's
+  // previous / next buttons while the lecture is on screen, unless the speaker is typing.
+  const typing = (el) => !!el && (el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName));
+  const lectureShown = () => {
+    const el = document.getElementById('lecture');
+    return !!el && el.offsetParent !== null;
+  };
+  const KEYS = { ArrowRight: 'lecture-next', PageDown: 'lecture-next', ArrowLeft: 'lecture-prev', PageUp: 'lecture-prev' };
+  document.addEventListener('keydown', (event) => {
+    const id = KEYS[event.key];
+    if (!id || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) { return; }
+    if (typing(event.target) || typing(document.activeElement) || !lectureShown()) { return; }
+    const button = document.getElementById(id);
+    if (!button) { return; }
+    event.preventDefault();
+    if (!button.disabled) { button.click(); }
+  });
+
+  // <body class="lecture-on"> while the lecture is the tab on screen (the stylesheet gives it
+  // the whole screen in presentation mode). Tab switches flip aria-selected on the tab buttons.
+  const sync = () => document.body.classList.toggle('lecture-on', lectureShown());
+  new MutationObserver(() => setTimeout(sync, 0))
+    .observe(document.body, { subtree: true, attributes: true, attributeFilter: ['aria-selected'] });
+  setTimeout(sync, 0);
+
+  // gradio picks its locale from the browser; the switch (and a link's lang=) overrides it
+  // through gradio's own changeLocale, exported by its core module. Without it (another
+  // gradio build) the labels stay in the browser's language; the lecture text still follows.
+  const LOCALES = { en: 'en', zh: 'zh-CN' };
+  let core = null;
+  const gradioCore = async () => {
+    if (core) { return core; }
+    const url = performance.getEntriesByType('resource').map((e) => e.name)
+      .find((name) => /\/assets\/core-[\w-]+\.js$/.test(name.split('?')[0]));
+    if (!url) { return null; }
+    const mod = await import(url);
+    core = typeof mod.changeLocale === 'function' ? mod : null;
+    return core;
+  };
+  window.explorerSetLanguage = async (lang) => {
+    const locale = LOCALES[lang] || 'en';
+    document.documentElement.lang = locale;   // lets the browser pick CJK glyph forms
+    try {
+      const mod = await gradioCore();
+      if (mod) { mod.changeLocale(locale); }
+      return !!mod;
+    } catch (err) {
+      console.warn('language switch: gradio locale not available', err);
+      return false;
+    }
+  };
+}

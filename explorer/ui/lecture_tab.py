@@ -1,0 +1,600 @@
+"""Lecture tab: the article's argument as chapters a speaker clicks through, in English or
+Chinese. Endpoint: ``/lecture``.
+
+Each chapter is one screen: its claim, its live figure(s), its own controls (built from the
+engine's ``chapter_controls``), a "try this" button (the engine's preset) and a "go deeper"
+link that opens the full tab on the same state. Every chapter's controls are built once and
+shown or hidden, so switching chapters only changes what is visible; its figures follow.
+
+The engine (``explorer.views.lecture``, ``explorer.figures.lecture``) does all the work;
+this module turns its views into components, links and markdown. The chapter list and the
+control specs come from a torch-free module, so the page still builds without the engine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from html import escape
+
+import gradio as gr
+
+from . import common, i18n, source as source_panel
+
+MAX_FIGURES = 4                 # plot slots; a chapter shows as many as its figures
+VIEW_CACHE_SIZE = 64            # views kept for going back and forth during a talk
+URL_PREFIX = "c_"               # chapter controls in the address: c_<name>, clear of the other tabs' keys
+
+
+def _plan():
+    """The chapter list and control specs (plain data, importable before the engine)."""
+    from ..lecture import chapters
+    return chapters
+
+
+def _text(key: str, lang: str) -> str:
+    from ..lecture.text import t
+    return t(key, lang)
+
+
+def _engine():
+    """(figures.lecture, views.lecture), imported on first use: see common.import_engine."""
+    common.import_engine()
+    from ..figures import lecture as figures
+    from ..views import lecture as views
+    return figures, views
+
+
+# ---------------------------------------------------------------------------------------
+# Components
+# ---------------------------------------------------------------------------------------
+
+@dataclass
+class LectureTab:
+    chapter: gr.Dropdown
+    prev: gr.Button
+    next: gr.Button
+    claim: gr.Markdown
+    notices: gr.Markdown
+    tables: gr.Markdown
+    numbers: gr.Markdown
+    groups: dict            # chapter -> gr.Column of its controls
+    controls: dict          # chapter -> [component, ...] in the order of chapter_controls(ch)
+    specs: dict             # chapter -> [ControlSpec, ...]
+    try_this: gr.Button
+    deeper: gr.HTML
+    plots: list
+    view: gr.State
+    query: gr.Textbox
+
+    @property
+    def all_controls(self) -> list:
+        return [c for ch in self.specs for c in self.controls[ch]]
+
+    @property
+    def outputs(self) -> list:
+        """What a draw writes: the figures, numbers, notices, view, link and query."""
+        return [*self.plots, self.tables, self.numbers, self.notices, self.view, self.deeper, self.query]
+
+    @property
+    def screen_outputs(self) -> list:
+        """What switching chapters writes at once: the claim and which controls show."""
+        return [self.claim, self.chapter, self.prev, self.next, *self.groups.values()]
+
+
+def language_switch() -> gr.Radio:
+    """The visible language switch (the header puts it beside presentation mode)."""
+    return gr.Radio([(name, code) for code, name in i18n.LANG_NAMES.items()], value=i18n.DEFAULT_LANG,
+                    label=i18n.label("language"), show_label=False, container=False, elem_id="language",
+                    scale=0, min_width=220)
+
+
+def _component(spec):
+    """One chapter control from its ControlSpec."""
+    label = i18n.engine_label(spec.label_key)
+    elem_id = f"lecture-{spec.name}"
+    if spec.kind == "bool":
+        return gr.Checkbox(bool(spec.default), label=label, elem_id=elem_id)
+    if spec.kind == "choice":
+        from ..lecture.text import TEXT
+        choices = [(i18n.engine_label(f"choice.{c}"), c) if f"choice.{c}" in TEXT else c for c in spec.choices]
+        if len(choices) <= 4:
+            return gr.Radio(choices, value=spec.default, label=label, elem_id=elem_id)
+        return gr.Dropdown(choices, value=spec.default, label=label, elem_id=elem_id)
+    step = 1 if spec.kind == "int" else getattr(spec, "step", None) or (spec.max - spec.min) / 100
+    return gr.Slider(spec.min, spec.max, value=spec.default, step=step, label=label, elem_id=elem_id)
+
+
+def _kind(spec):
+    return {"int": int, "float": float, "bool": bool}.get(spec.kind, str)
+
+
+def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.Radio) -> LectureTab:
+    plan = _plan()
+    chapters = tuple(plan.CHAPTERS)
+    specs = {ch: list(plan.chapter_controls(ch)) for ch in chapters}
+    titles = [(_text(f"ch{ch}.title", i18n.DEFAULT_LANG), ch) for ch in chapters]
+    with gr.Column(elem_id="lecture"):
+        with gr.Row(equal_height=True, elem_id="lecture-nav"):
+            prev = gr.Button(i18n.label("lecture_prev"), elem_id="lecture-prev", scale=0, min_width=180,
+                             interactive=False)
+            chapter = gr.Dropdown(titles, value=chapters[0], label=i18n.label("lecture_chapter"), show_label=False,
+                                  elem_id="lecture-chapter", scale=3, container=False)
+            next_ = gr.Button(i18n.label("lecture_next"), elem_id="lecture-next", scale=0, min_width=180,
+                              variant="primary")
+        with gr.Row(equal_height=False, elem_id="lecture-screen"):
+            with gr.Column(scale=2, min_width=300, elem_id="lecture-side"):
+                claim = gr.Markdown(_claim(chapters[0], i18n.DEFAULT_LANG), elem_id="lecture-claim")
+                notices = gr.Markdown(elem_id="lecture-notices")
+                groups, controls = {}, {}
+                for ch in chapters:
+                    with gr.Column(visible=ch == chapters[0], elem_id=f"lecture-controls-{ch}",
+                                   elem_classes=["lecture-controls"]) as group:
+                        controls[ch] = [_component(spec) for spec in specs[ch]]
+                    groups[ch] = group
+                with gr.Row():
+                    try_button = gr.Button(i18n.label("lecture_try"), elem_id="lecture-try", size="sm")
+                deeper = gr.HTML(elem_id="lecture-deeper")
+                tables = gr.Markdown(elem_id="lecture-tables")
+                with gr.Accordion(i18n.label("lecture_numbers"), open=False, elem_id="lecture-numbers-box"):
+                    numbers = gr.Markdown(elem_id="lecture-numbers")
+                gr.Markdown(i18n.label("lecture_keys"), elem_id="lecture-keys")
+            with gr.Column(scale=5, elem_id="lecture-figures"):
+                plots = [gr.Plot(show_label=False, elem_id=f"lecture-plot-{i}", visible=i == 0)
+                         for i in range(MAX_FIGURES)]
+        view = gr.State(None)
+        query = gr.Textbox(visible=False, elem_id="lecture-query")
+    tab = LectureTab(chapter, prev, next_, claim, notices, tables, numbers, groups, controls, specs, try_button,
+                     deeper, plots, view, query)
+    _wire(tab, panel, presentation, lang, chapters)
+    return tab
+
+
+# ---------------------------------------------------------------------------------------
+# What the handlers return
+# ---------------------------------------------------------------------------------------
+
+def _claim(ch: int, lang: str) -> str:
+    return f"## {_text(f'ch{ch}.title', lang)}\n\n{_text(f'ch{ch}.claim', lang)}"
+
+
+def screen(ch, lang):
+    """Switching chapters: the claim, the selector, the arrows and the controls shown (no engine work)."""
+    chapters = tuple(_plan().CHAPTERS)
+    ch = _chapter(ch, chapters)
+    lang = i18n.normal_lang(lang)
+    titles = [(_text(f"ch{c}.title", lang), c) for c in chapters]
+    return (_claim(ch, lang), gr.update(choices=titles, value=ch),
+            gr.update(interactive=ch != chapters[0]), gr.update(interactive=ch != chapters[-1]),
+            *(gr.update(visible=c == ch) for c in chapters))
+
+
+def _chapter(ch, chapters) -> int:
+    try:
+        ch = int(ch)
+    except (TypeError, ValueError):
+        return chapters[0]
+    return min(max(ch, chapters[0]), chapters[-1])
+
+
+def _numbers_markdown(numbers: dict, lang: str) -> str:
+    if not numbers:
+        return ""
+    from ..lecture.text import TEXT
+
+    head = i18n.text("lecture_numbers", lang)
+    rows = [f"| {head} | |", "|---|---:|"]
+    for key, value in numbers.items():
+        name = _text(key, lang) if key in TEXT else key
+        rows.append(f"| {name} | {_format(value)} |")
+    return "\n".join(rows)
+
+
+def _format(value) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return escape(str(value))
+    if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e15):
+        return f"{int(value):,}"
+    if value != value:
+        return "—"
+    magnitude = abs(value)
+    if magnitude != 0 and (magnitude < 1e-3 or magnitude >= 1e6):
+        return f"{value:.3g}"
+    return f"{value:.4g}"
+
+
+def _tables_markdown(view, lang: str) -> str:
+    """Tables the chapter's view carries as text keys (chapter 3's reverse kernel trick)."""
+    rows = view.data.get("reverse_kernel") if isinstance(view.data, dict) else None
+    if not rows:
+        return ""
+    head = [_text(f"rk.header.{col}", lang) for col in ("aspect", "svm", "linear")]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|---|"]
+    lines += ["| " + " | ".join(_text(key, lang) for key in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _notices_markdown(notices) -> str:
+    return common.notices_markdown(notices, toast=False)
+
+
+def _deeper_html(ch: int, params: dict, lang: str) -> str:
+    from urllib.parse import urlencode
+    clean = {k: (int(v) if isinstance(v, bool) else v) for k, v in params.items() if v is not None and v != ""}
+    tab = clean.get("tab", "")
+    tab_name = i18n.text(f"tab_{tab}", lang) if f"tab_{tab}" in i18n.EN else tab
+    label = i18n.text("lecture_deeper", lang).format(tab=tab_name)
+    return (f'<a id="lecture-deeper-link" href="?{escape(urlencode(clean), quote=True)}" target="_blank" '
+            f'rel="noopener">{escape(label)} ↗</a>')
+
+
+# ---------------------------------------------------------------------------------------
+# Running a chapter
+# ---------------------------------------------------------------------------------------
+
+class _Cache:
+    """Finished work by key, the most recent ``size`` kept. A caller asking for a key that
+    another thread is computing (the prefetch of the next chapter, say) waits for it
+    instead of doing it twice."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.done: OrderedDict = OrderedDict()
+        self.running: dict = {}
+        self.lock = threading.Lock()
+
+    def get(self, key, make):
+        with self.lock:
+            if key in self.done:
+                self.done.move_to_end(key)
+                return self.done[key]
+            running = self.running.get(key)
+            if running is None:
+                self.running[key] = threading.Event()
+        if running is not None:
+            running.wait()
+            return self.get(key, make)          # done now, or failed there: then it is ours to try
+        try:
+            value = make()
+            with self.lock:
+                self.done[key] = value
+                while len(self.done) > self.size:
+                    self.done.popitem(last=False)
+            return value
+        finally:
+            with self.lock:
+                self.running.pop(key).set()
+
+
+_views = _Cache(VIEW_CACHE_SIZE)            # (chapter, text, data, controls) -> ChapterView
+_figures = _Cache(VIEW_CACHE_SIZE)          # (view key, language, presentation) -> [go.Figure]
+
+
+def _panel_choice(source, text, preset, n, d, data_seed, temperature, file):
+    """What the lecture reads: None (the engine's own text for the chapter) until the speaker
+    changes the data panel, then its text or its sample (a (text, sample key) pair)."""
+    if source == "text":
+        text = (text or "").strip()
+        return (text, None) if text and text != source_panel.DEFAULT_TEXT.strip() else (None, None)
+    return None, (source, preset, n, d, data_seed, temperature, file)
+
+
+def chapter_values(ch: int, flat_values, specs: dict) -> dict:
+    """The current chapter's control values, by name, out of every chapter's controls in order."""
+    offset = 0
+    for c, chapter_specs in specs.items():
+        if c == ch:
+            values = flat_values[offset:offset + len(chapter_specs)]
+            return {spec.name: _coerce(spec, value) for spec, value in zip(chapter_specs, values)}
+        offset += len(chapter_specs)
+    return {}
+
+
+def _coerce(spec, value):
+    if value is None:
+        return spec.default
+    try:
+        if spec.kind == "int":
+            return int(round(float(value)))
+        if spec.kind == "float":
+            return float(value)
+        if spec.kind == "bool":
+            return bool(value)
+    except (TypeError, ValueError):
+        return spec.default
+    return value
+
+
+def view_key(ch: int, text, sample_key, controls: dict) -> tuple:
+    return ch, text, sample_key, tuple(sorted((k, repr(v)) for k, v in controls.items()))
+
+
+def compute(ch: int, text, sample_key, controls: dict, panel_values=None, progress=None):
+    """The chapter's view, from the cache when the same chapter, data and controls ran before."""
+    _, views = _engine()
+
+    def make():
+        sample = source_panel.load(*panel_values) if sample_key is not None else None
+        return views.chapter_view(ch, sample=sample, text=text, progress=progress, **controls)
+    return _views.get(view_key(ch, text, sample_key, controls), make)
+
+
+def chapter_figures(view, lang, presentation, key=None) -> list:
+    """The chapter's figures in ``lang``; cached with the view's key when given."""
+    figures, _ = _engine()
+    lang, presentation = i18n.normal_lang(lang), bool(presentation)
+
+    def make():
+        return list(figures.chapter_figures(view, lang=lang, style=presentation))
+    return make() if key is None else _figures.get((key, lang, presentation), make)
+
+
+def render(view, lang, presentation, key=None):
+    """The chapter's figures, padded to the plot slots (unused slots hidden)."""
+    if view is None:
+        return [gr.skip() for _ in range(MAX_FIGURES)]
+    figs = chapter_figures(view, lang, presentation, key)[:MAX_FIGURES]
+    return [gr.update(value=figs[i], visible=True) if i < len(figs) else gr.update(value=None, visible=False)
+            for i in range(MAX_FIGURES)]
+
+
+def make_prefetch(specs: dict):
+    def prefetch(ch, lang, presentation, source, text, preset, n, d, data_seed, temperature, file, *flat):
+        """Compute and draw the chapter after ``ch`` while the speaker talks, so that the
+        next → finds it ready. Runs as the event after each draw, in gradio's queue like any
+        handler; never a training run (it takes a minute); failures wait for the real request."""
+        chapters = tuple(specs)
+        ch = _chapter(ch, chapters)
+        if ch == chapters[-1]:
+            return
+        panel_values = (source, text, preset, n, d, data_seed, temperature, file)
+        text_, sample_key = _panel_choice(*panel_values)
+        controls = chapter_values(ch + 1, flat, specs)
+        if controls.get("train"):
+            return
+        try:
+            key = view_key(ch + 1, text_, sample_key, controls)
+            chapter_figures(compute(ch + 1, text_, sample_key, controls, panel_values), lang, presentation, key)
+        except Exception:
+            common.log.info("prefetching lecture chapter %s failed", ch + 1, exc_info=True)
+    return prefetch
+
+
+def link_params(view, lang, presentation, text, sample_key, panel_values) -> dict:
+    """The chapter's address: tab, chapter, language, text or data, and its own controls."""
+    params = {"tab": "lecture", "ch": view.ch, "lang": i18n.normal_lang(lang), "present": bool(presentation)}
+    if text is not None:
+        params.update(src="text", text=text)
+    elif sample_key is not None:
+        source, text_, preset, n, d, data_seed, temperature, _file = panel_values
+        params.update({k: v for k, v in source_panel.url_params(source, text_, preset, n, d, data_seed, temperature,
+                                                                None, None).items() if k not in ("layer", "head")})
+    params.update({URL_PREFIX + name: value for name, value in view.controls.items()})
+    return params
+
+
+def deeper_params(view, lang, presentation, text, sample_key, panel_values) -> dict:
+    """The full tab on the same state: the engine's tab and parameters, plus the text."""
+    params = dict(_plan().go_deeper(view.ch, text_value=text, **view.controls))
+    if sample_key is not None:          # random or uploaded data: the full tab reads the same panel
+        source, text_, preset, n, d, data_seed, temperature, _file = panel_values
+        params.update(source_panel.url_params(source, text_, preset, n, d, data_seed, temperature,
+                                              params.get("layer", 2), params.get("head", "3")))
+    params["present"] = bool(presentation)
+    params["lang"] = i18n.normal_lang(lang)
+    return params
+
+
+def make_draw(specs: dict):
+    @common.guarded
+    def draw(ch, lang, presentation, source, text, preset, n, d, data_seed, temperature, file, *flat,
+             progress=gr.Progress()):
+        """Compute and draw the current chapter.
+
+        Returns (figure slots..., tables, numbers, notices, view, go-deeper link, query).
+        """
+        chapters = tuple(specs)
+        ch = _chapter(ch, chapters)
+        lang = i18n.normal_lang(lang)
+        panel_values = (source, text, preset, n, d, data_seed, temperature, file)
+        text_, sample_key = _panel_choice(*panel_values)
+        controls = chapter_values(ch, flat, specs)
+        view = compute(ch, text_, sample_key, controls, panel_values,
+                       progress=lambda fraction, message="": progress(fraction, desc=message))
+        figs = render(view, lang, presentation, view_key(ch, text_, sample_key, controls))
+        link = common.query_string(link_params(view, lang, presentation, text_, sample_key, panel_values))
+        deeper = _deeper_html(ch, deeper_params(view, lang, presentation, text_, sample_key, panel_values), lang)
+        return (*figs, _tables_markdown(view, lang), _numbers_markdown(view.numbers, lang),
+                _notices_markdown(view.notices_in(lang)), view, deeper, link)
+    return draw
+
+
+def restyle(view, lang, presentation):
+    """Presentation mode or language changed: redraw the figures of the view already computed."""
+    try:
+        return tuple(render(view, lang, presentation))
+    except Exception:  # the next draw says what is wrong; a restyle must not raise over it
+        common.log.exception("lecture restyle failed")
+        return tuple(gr.skip() for _ in range(MAX_FIGURES))
+
+
+@common.guarded
+def try_preset(ch, *flat, specs: dict):
+    """The engine's telling preset for the current chapter, into that chapter's controls."""
+    chapters = tuple(specs)
+    ch = _chapter(ch, chapters)
+    preset = dict(_plan().try_this(ch))
+    out = []
+    for c, chapter_specs in specs.items():
+        for spec in chapter_specs:
+            out.append(preset[spec.name] if c == ch and spec.name in preset else gr.skip())
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------
+# The /lecture endpoint (gradio_client): chapter, text, language, controls -> figures and numbers
+# ---------------------------------------------------------------------------------------
+
+@common.guarded
+def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: str = "{}",
+                presentation: bool = False) -> dict:
+    """One chapter of the lecture, computed and drawn.
+
+    chapter: 0 ... 6. text: what the model reads ("" = the chapter's own default sentence).
+    lang: "en" or "zh". controls: a JSON object of the chapter's own controls (names as in
+    the chapter's link, without the c_ prefix); missing ones take their defaults.
+    Returns {"chapter", "lang", "controls", "numbers" (None where undefined), "notices",
+    "figures": [plotly JSON], "query"}.
+    """
+    plan = _plan()
+    chapters = tuple(plan.CHAPTERS)
+    try:
+        ch = int(chapter)
+    except (TypeError, ValueError):
+        raise ValueError(f"chapter must be a whole number from {chapters[0]} to {chapters[-1]}") from None
+    if ch not in chapters:
+        raise ValueError(f"chapter must be one of {', '.join(map(str, chapters))}; got {ch}")
+    if str(lang) not in i18n.LANGS:
+        raise ValueError(f"lang must be one of {', '.join(i18n.LANGS)}; got {lang!r}")
+    try:
+        given = json.loads(controls or "{}") if isinstance(controls, str) else dict(controls or {})
+    except (TypeError, ValueError):
+        raise ValueError("controls must be a JSON object, e.g. {\"n\": 4096}") from None
+    if not isinstance(given, dict):
+        raise ValueError("controls must be a JSON object, e.g. {\"n\": 4096}")
+    specs = {spec.name: spec for spec in plan.chapter_controls(ch)}
+    unknown = sorted(set(given) - set(specs))
+    if unknown:
+        raise ValueError(f"chapter {ch} has no control {', '.join(unknown)}; its controls are "
+                         f"{', '.join(specs) or 'none'}")
+    values = {name: _coerce(spec, given.get(name, spec.default)) for name, spec in specs.items()}
+    text_ = (text or "").strip() or None
+    view = compute(ch, text_, None, values)
+    figs = chapter_figures(view, lang, presentation, view_key(ch, text_, None, values))
+    params = link_params(view, lang, presentation, text_, None, None)
+    return {"chapter": ch, "lang": lang, "controls": dict(view.controls),
+            "numbers": {k: float(v) if math.isfinite(float(v)) else None for k, v in view.numbers.items()},
+            "notices": [str(n) for n in view.notices_in(lang)],
+            "figures": [json.loads(f.to_json()) for f in figs],
+            "query": common.query_string(params)}
+
+
+# ---------------------------------------------------------------------------------------
+# Events
+# ---------------------------------------------------------------------------------------
+
+# Runs in the browser: gradio's own locale follows the switch (see assets/lecture.js).
+LANG_JS = ("(ch, lang) => { if (window.explorerSetLanguage) { window.explorerSetLanguage(lang); } "
+           "return [ch, lang]; }")
+
+
+def _wire(tab: LectureTab, panel, presentation, lang, chapters):
+    specs = tab.specs
+    draw = make_draw(specs)
+    draw_inputs = [tab.chapter, lang, presentation, *panel.data_inputs, *tab.all_controls]
+    compute_kwargs = dict(concurrency_limit=2, concurrency_id="compute", trigger_mode="always_last",
+                          api_visibility="private")
+
+    prefetch = make_prefetch(specs)
+
+    def then_draw(event):
+        drawn = event.then(draw, draw_inputs, tab.outputs, **compute_kwargs)
+        drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
+        drawn.then(prefetch, draw_inputs, None, **compute_kwargs)
+        return drawn
+
+    # Previous / next run in the browser (no round trip), so quick key presses all count;
+    # the selector's change then switches the screen and draws.
+    last = chapters[-1]
+    tab.prev.click(None, tab.chapter, tab.chapter, js=f"(c) => Math.max({chapters[0]}, Number(c) - 1)")
+    tab.next.click(None, tab.chapter, tab.chapter, js=f"(c) => Math.min({last}, Number(c) + 1)")
+    then_draw(tab.chapter.change(screen, [tab.chapter, lang], tab.screen_outputs, api_visibility="private",
+                                 trigger_mode="always_last", queue=False))
+
+    then_draw(lang.change(screen, [tab.chapter, lang], tab.screen_outputs, js=LANG_JS, api_visibility="private",
+                          queue=False))
+
+    # The chapter's own controls redraw it once let go of (sliders) or picked (the rest).
+    triggers = [c.release if isinstance(c, gr.Slider) else c.input for c in tab.all_controls]
+    if triggers:
+        drawn = gr.on(triggers, draw, draw_inputs, tab.outputs, **compute_kwargs)
+        drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
+        drawn.then(prefetch, draw_inputs, None, **compute_kwargs)
+
+    then_draw(tab.try_this.click(lambda ch, *flat: try_preset(ch, *flat, specs=specs),
+                                 [tab.chapter, *tab.all_controls], tab.all_controls, api_visibility="private"))
+
+    presentation.change(restyle, [tab.view, lang, presentation], tab.plots, api_visibility="private")
+
+    gr.api(lecture_api, api_name="lecture", concurrency_limit=2, concurrency_id="compute")
+
+
+# Put the chapter's address into the address bar, but only while the lecture is on screen:
+# a draw finishing after the speaker moved to another tab must not overwrite that tab's link.
+_SET_URL_IF_LECTURE_JS = ("(q) => { const el = document.getElementById('lecture'); "
+                          "if (!q || !el || el.offsetParent === null) { return; } "
+                          f"({common.SET_URL_JS})(q); }}")
+
+
+def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
+    """On page load: the language (link, else browser), the chapter and its controls from the
+    address; then draw the chapter when the lecture is the tab on screen. Opening the tab
+    later draws it too."""
+    specs = tab.specs
+    chapters = tuple(specs)
+    draw, prefetch = make_draw(specs), make_prefetch(specs)
+    draw_inputs = [tab.chapter, lang, presentation, *panel.data_inputs, *tab.all_controls]
+    browser_lang = gr.Textbox(visible=False)
+    wanted = gr.Textbox(visible=False)
+
+    def restore(browser, request: gr.Request):
+        q = dict(request.query_params) if request is not None else {}
+        chosen = q.get("lang") if q.get("lang") in i18n.LANGS else i18n.normal_lang(browser)
+        on_lecture = q.get("tab", "lecture") == "lecture"
+        ch = _chapter(common.param(q, "ch", int, chapters[0]), chapters) if on_lecture else chapters[0]
+        out = [chosen, ch, "lecture" if on_lecture else ""]
+        for c, chapter_specs in specs.items():
+            for spec, component in zip(chapter_specs, tab.controls[c]):
+                value = common.param(q, URL_PREFIX + spec.name, _kind(spec)) if (on_lecture and c == ch) else None
+                value = common.fit(component, value)
+                out.append(gr.skip() if value is None else value)
+        return tuple(out)
+
+    def draw_if(which, *args):
+        if which != "lecture":
+            return tuple(gr.skip() for _ in tab.outputs)
+        return draw(*args)
+
+    load = demo.load(restore, browser_lang, [lang, tab.chapter, wanted, *tab.all_controls],
+                     js="() => [navigator.language || '']", api_visibility="private")
+    load = load.then(None, [tab.chapter, lang], None, js=LANG_JS)     # gradio's labels follow the chosen language
+    load = load.then(screen, [tab.chapter, lang], tab.screen_outputs, api_visibility="private")
+    drawn = load.then(draw_if, [wanted, *draw_inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
+                      concurrency_id="compute")
+    drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
+    drawn.then(lambda which, *args: prefetch(*args) if which == "lecture" else None, [wanted, *draw_inputs], None,
+               api_visibility="private", concurrency_limit=2, concurrency_id="compute")
+
+    # Opening the tab draws the chapter if nothing is drawn yet, and puts its address up.
+    def draw_once(view, *args):
+        if view is not None:
+            return tuple(gr.skip() for _ in tab.outputs)
+        return draw(*args)
+
+    tab_item.select(draw_once, [tab.view, *draw_inputs], tab.outputs, api_visibility="private",
+                    concurrency_limit=2, concurrency_id="compute").then(
+        None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
+
+
+def css() -> str:
+    path = common.ASSETS / "lecture.css"
+    return "\n" + path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def page_js() -> str | None:
+    """Keyboard navigation and the language switch's browser half (assets/lecture.js)."""
+    path = common.ASSETS / "lecture.js"
+    return path.read_text(encoding="utf-8") if path.exists() else None

@@ -1,0 +1,134 @@
+"""The UI's two languages: same keys, real Chinese, and the engine's lecture text merged in."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import gradio as gr
+import pytest
+from gradio.i18n import I18nData
+
+from explorer.ui import i18n
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_both_languages_have_the_same_keys():
+    assert set(i18n.EN) == set(i18n.ZH)
+
+
+def test_every_string_is_written_in_its_language():
+    for key in i18n.EN:
+        assert i18n.EN[key].strip() and not CJK.search(i18n.EN[key]), key
+        assert CJK.search(i18n.ZH[key]), f"{key} is not translated: {i18n.ZH[key]!r}"
+
+
+def test_keys_have_no_dots():
+    # gradio's frontend reads a dot in a key as a path into nested dictionaries
+    assert not [key for key in i18n.EN if "." in key]
+
+
+@pytest.mark.parametrize("given, expected", [
+    ("zh", "zh"), ("zh-CN", "zh"), ("zh_Hans_CN", "zh"), ("ZH-tw", "zh"), ("en-GB", "en"),
+    ("fr", "en"), ("", "en"), (None, "en"), ("../zh", "en"),
+])
+def test_normal_lang(given, expected):
+    assert i18n.normal_lang(given) == expected
+
+
+def test_label_refuses_unknown_keys():
+    assert i18n.label("tab_lecture").key == "tab_lecture"
+    with pytest.raises(KeyError):
+        i18n.label("no_such_key")
+
+
+def test_translations_carry_the_ui_and_the_lecture_text():
+    from explorer.lecture.text import TEXT
+
+    merged = i18n.translations().translations_dict
+    assert set(merged) == {"en", "zh", "zh-CN"}
+    assert merged["zh-CN"] == merged["zh"]
+    for lang in i18n.LANGS:
+        for key, value in i18n.STRINGS[lang].items():
+            assert merged[lang][key] == value
+        for key, by_lang in TEXT.items():
+            assert merged[lang][i18n.engine_key(key)] == by_lang[lang], key
+
+
+# ---------------------------------------------------------------------------------------
+# Every label the page shows goes through the dictionaries
+# ---------------------------------------------------------------------------------------
+
+LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+# Markdown the server rewrites in the chosen language as soon as the page loads.
+WRITTEN_AT_LOAD = ("lecture-claim",)
+
+
+def _is_key(value) -> bool:
+    return isinstance(value, I18nData) or (isinstance(value, str) and value.startswith("__i18n__"))
+
+
+def _key(value) -> str:
+    if isinstance(value, I18nData):
+        return value.key
+    return json.loads(value[len("__i18n__"):])["key"]
+
+
+@pytest.fixture(scope="module")
+def page_config():
+    from explorer.ui import build_app
+    return build_app().get_config_file()
+
+
+def _raw_labels(config):
+    """(type, elem_id, prop, text) of every label, info, placeholder, button text and markdown
+    heading written as a raw English string instead of a key. Numbers and map names without a
+    word ("≤ 131,072") pass; markdown bodies written at run time (summaries, notices) are not labels."""
+    out = []
+    for comp in config["components"]:
+        kind, props = comp["type"], comp.get("props", {})
+        if kind in ("api", "state"):
+            continue
+        shown = ["label", "info", "placeholder"] + (["value"] if kind == "button" else [])
+        for prop in shown:
+            value = props.get(prop)
+            if isinstance(value, str) and not _is_key(value) and LATIN_WORD.search(value):
+                out.append((kind, props.get("elem_id"), prop, value))
+        value = props.get("value")
+        if (kind == "markdown" and isinstance(value, str) and not _is_key(value) and value.lstrip().startswith("#")
+                and props.get("elem_id") not in WRITTEN_AT_LOAD):
+            out.append((kind, props.get("elem_id"), "value", value[:60]))
+    return out
+
+
+def test_every_label_of_the_page_is_a_key(page_config):
+    raw = _raw_labels(page_config)
+    assert not raw, "labels not going through explorer.ui.i18n:\n" + "\n".join(map(str, raw))
+
+
+def test_the_rest_of_the_app_is_translated(page_config):
+    """The labels of the other tabs, the data panel and the export band are keys of both
+    dictionaries (a sample that must be there, so the walk above cannot pass on an empty page)."""
+    keys = set()
+    for comp in page_config["components"]:
+        props = comp.get("props", {})
+        for prop in ("label", "info", "placeholder", "value"):
+            if _is_key(props.get(prop)):
+                keys.add(_key(props[prop]))
+    for expected in ("maps_run", "maps_maps", "quality_run", "state_run", "cx_run", "learn_train", "hybrid_run",
+                     "panel_text_placeholder", "view_link", "export_maps", "maps_metrics_help", "learn_part1",
+                     "intro", "tab_maps"):
+        assert expected in keys, expected
+    ui_keys = {k for k in keys if not k.startswith("lecture__")}
+    assert ui_keys <= set(i18n.EN) and ui_keys <= set(i18n.ZH)
+
+
+def test_the_walk_finds_a_raw_label():
+    """The check above can fail: a raw English label is reported, a key or a number is not."""
+    with gr.Blocks() as demo:
+        gr.Button("Draw the maps", elem_id="raw")
+        gr.Number(1, label=i18n.label("cx_nmin"), info="≤ 131,072")
+        gr.Markdown("### A heading")
+    raw = _raw_labels(demo.get_config_file())
+    assert [(kind, prop) for kind, _, prop, _ in raw] == [("button", "value"), ("markdown", "value")]

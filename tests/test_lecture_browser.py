@@ -1,0 +1,165 @@
+"""The lecture as a speaker gives it: real Chromium at 1280×720 (a projector), presentation
+mode on, every chapter reached with the arrow keys, in English and in Chinese.
+
+For each language the page opens with no query string (the lecture is where a visitor
+lands; the browser's locale picks the language), walks chapter 0 → 6 with → (and back with
+← / PageUp / PageDown), checks each chapter's title, figures and address, and saves a
+screenshot of each screen (test-artifacts/lecture-<lang>-<ch>.png; with UPDATE_SCREENSHOTS=1
+also docs/screenshots/, the README's pictures). No console error, no error toast, no
+request leaving the machine. The language switch and ``lang=`` in a link override the
+browser's language.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+import pytest
+
+from explorer.lecture.text import t
+from explorer.ui import i18n
+from test_browser import ARTIFACTS, ROOT, TIMEOUT_MS, Watched, browser  # noqa: F401  (fixture)
+
+SCREENSHOTS = ROOT / "docs" / "screenshots"      # the README's pictures, written only when asked
+
+VIEWPORT = {"width": 1280, "height": 720}
+CHAPTERS = range(7)
+LOCALES = {"en": "en-US", "zh": "zh-CN"}
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+# What the chapter's figures show: every figure's title, and how many figures are drawn.
+FIGURES_JS = """() => Array.from(document.querySelectorAll('#lecture-figures .js-plotly-plot'))
+    .filter((g) => g.offsetParent !== null && g.layout)
+    .map((g) => (g.layout.title && g.layout.title.text) || '')"""
+
+
+def screen_shot(page, name: str):
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))                  # the viewport: what the projector shows
+    if os.environ.get("UPDATE_SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
+
+
+def open_page(browser, url: str, lang: str):  # noqa: F811
+    context = browser.new_context(viewport=VIEWPORT, locale=LOCALES[lang])
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    watched = Watched(page)
+    page.goto(url)
+    return context, watched
+
+
+def wait_chapter(page, ch: int, lang: str):
+    """Until chapter ``ch`` is on screen: its title, its address, and figures drawn for it."""
+    title = t(f"ch{ch}.title", lang)
+    page.wait_for_function("(title) => (document.querySelector('#lecture-claim') || {}).innerText"
+                           "?.includes(title)", arg=title, timeout=TIMEOUT_MS)
+    page.wait_for_function("(ch) => new URLSearchParams(location.search).get('ch') === String(ch)", arg=ch,
+                           timeout=TIMEOUT_MS)
+    page.wait_for_selector("#lecture-plot-0 .js-plotly-plot .main-svg", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(600)                        # let a late toast or redraw show up
+
+
+def figure_titles(page) -> list[str]:
+    return page.evaluate(FIGURES_JS)
+
+
+def expected_titles(ch: int, lang: str) -> list[str]:
+    """The chapter's figure titles in ``lang``, without their {placeholders}."""
+    from explorer.lecture.text import TEXT
+    keys = sorted(k for k in TEXT if k.startswith(f"ch{ch}.fig") and k.endswith(".title"))
+    return [re.split(r"\{[^}]*\}", t(k, lang))[0].strip() for k in keys]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_walk_the_lecture_with_the_keyboard(browser, app_url, lang):  # noqa: F811
+    context, app = open_page(browser, app_url + "?present=1", lang)
+    page = app.page
+    try:
+        wait_chapter(page, 0, lang)
+        assert page.evaluate("document.body.classList.contains('presentation')")
+        assert page.get_by_role("tab", selected=True).inner_text().strip() == i18n.text("tab_lecture", lang)
+        assert f"lang={lang}" in page.url
+        page.locator("body").click(position={"x": 5, "y": 5})       # focus the page, not an input
+        previous_titles = None
+        for ch in CHAPTERS:
+            if ch > 0:
+                page.keyboard.press("ArrowRight")
+                wait_chapter(page, ch, lang)
+            titles = figure_titles(page)
+            assert titles and titles != previous_titles, (ch, titles)
+            heads = expected_titles(ch, lang)
+            assert any(title.startswith(head[:12]) for title in titles for head in heads), (ch, titles, heads)
+            if lang == "zh":
+                assert CJK.search(" ".join(titles)), titles
+            app.check_clean()
+            screen_shot(page, f"lecture-{lang}-{ch}")
+            previous_titles = titles
+        # Past the last chapter nothing happens; ← and PageUp go back, PageDown forward.
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(500)
+        assert "ch=6" in page.url
+        page.keyboard.press("ArrowLeft")
+        wait_chapter(page, 5, lang)
+        page.keyboard.press("PageUp")
+        wait_chapter(page, 4, lang)
+        page.keyboard.press("PageDown")
+        wait_chapter(page, 5, lang)
+        # Keys typed into an input stay there.
+        number = page.locator("#lecture-controls-5 input[type=number]").first
+        number.click()
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_timeout(800)
+        assert "ch=5" in page.url and t("ch5.title", lang) in page.inner_text("#lecture-claim")
+        app.check_clean()
+    finally:
+        context.close()
+
+
+def test_language_switch_and_link_override_the_browser(browser, app_url):  # noqa: F811
+    # An English browser opening a chapter's Chinese link gets Chinese, labels included.
+    context, app = open_page(browser, app_url + "?tab=lecture&ch=2&lang=zh", "en")
+    page = app.page
+    try:
+        wait_chapter(page, 2, "zh")
+        page.get_by_role("tab", name="讲解").wait_for()
+        assert CJK.search(" ".join(figure_titles(page)))
+        # The switch brings English back: text, figures, tab names and the address.
+        page.locator("#language label", has_text="English").click()
+        wait_chapter(page, 2, "en")
+        page.wait_for_function("() => new URLSearchParams(location.search).get('lang') === 'en'")
+        page.get_by_role("tab", name="Lecture").wait_for()
+        page.wait_for_function(f"() => !/[\\u4e00-\\u9fff]/.test(({FIGURES_JS})().join(' '))")
+        app.check_clean()
+    finally:
+        context.close()
+
+
+def test_a_chapter_link_restores_its_controls(browser, app_url):  # noqa: F811
+    """Try this, then reload the address: the same chapter with the same control values."""
+    context, app = open_page(browser, app_url + "?tab=lecture&ch=3", "en")
+    page = app.page
+    try:
+        wait_chapter(page, 3, "en")
+        before = page.url
+        page.click("#lecture-try")
+        page.wait_for_function("(before) => location.href !== before", arg=before)
+        page.wait_for_timeout(800)
+        url = page.url
+        values = page.evaluate("""() => Array.from(document.querySelectorAll('#lecture-controls-3 input'))
+            .map((i) => i.type === 'checkbox' ? String(i.checked) : i.value)""")
+        page.goto(url)
+        wait_chapter(page, 3, "en")
+        page.wait_for_function("""(values) => JSON.stringify(Array.from(
+            document.querySelectorAll('#lecture-controls-3 input'))
+            .map((i) => i.type === 'checkbox' ? String(i.checked) : i.value)) === JSON.stringify(values)""",
+                               arg=values)
+        assert page.url.split("?")[1] == url.split("?")[1]
+        app.check_clean()
+    finally:
+        context.close()
