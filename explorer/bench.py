@@ -32,18 +32,13 @@ import numpy as np
 import torch
 
 from . import attention, feature_maps, linear
+from .catalog import SWEEP_METHOD_LABELS
 from .catalog import SWEEP_METHODS as METHODS  # one list for the benchmark and the UI's choices
 from .checks import check_positive_int
 from .cost import flop_counts
 
-METHOD_LABELS = {
-    "softmax_naive": "softmax, naive N x N",
-    "sdpa": "softmax, torch SDPA",
-    "linear_parallel": "linear, non-causal (always)",
-    "linear_chunked": "linear, chunked",
-    "linear_recurrent": "linear, recurrent (causal)",
-    "linear_cumsum": "linear, cumsum reference (causal)",
-}
+# The page's names for the timed forms live in the catalogue (no torch there).
+METHOD_LABELS = SWEEP_METHOD_LABELS
 
 QUADRATIC = frozenset({"softmax_naive", "sdpa"})
 # Forms that only exist causally: with causal=False they are skipped, not faked.

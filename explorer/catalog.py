@@ -9,6 +9,7 @@ engine (which maps take m, ...) against the engine itself, so the two cannot dri
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -285,3 +286,14 @@ MAX_SEED = 2 ** 32 - 1              # seeds are taken modulo 2^32 (numpy's and t
 # ---------------------------------------------------------------------------------------
 
 HYBRID_MAP_LABELS = {"elu1": "elu+1", "favor_plus": "FAVOR+", "taylor2": "Taylor-2", "hedgehog": "Hedgehog (trained)"}
+
+
+def whole_number(value, name: str) -> int:
+    """``value`` as an int, or a ValueError naming ``name``: floats must be whole (7.0 is 7)."""
+    try:
+        f = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name}: expected a whole number, got {value!r}") from None
+    if not math.isfinite(f) or f != int(f):
+        raise ValueError(f"{name}: expected a whole number, got {value!r}")
+    return int(f)

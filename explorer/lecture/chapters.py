@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 from ..catalog import EMBEDDED_SHAPE
+from ..catalog import whole_number as _int
 from . import text
 
 CHAPTERS: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6)
@@ -171,11 +172,3 @@ def _effective(ch: int, controls: dict) -> dict:
     return out
 
 
-def _int(value, name: str) -> int:
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a whole number, got {value!r}") from None
-    if not math.isfinite(f) or f != int(f):
-        raise ValueError(f"{name}: expected a whole number, got {value!r}")
-    return int(f)

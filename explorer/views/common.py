@@ -18,6 +18,7 @@ import torch
 
 from .. import feature_maps
 from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, METRIC_SHORT, map_choices, map_specs
+from ..catalog import whole_number as _int
 
 
 # Guards: the N x N tabs hold several float64 copies of every map (metrics), so the
@@ -188,16 +189,6 @@ def _sample_bytes(sample) -> int:
 def clear_sample_cache():
     with _sample_lock:
         _sample_cache.clear()
-
-
-def _int(value, name: str) -> int:
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a whole number, got {value!r}") from None
-    if not math.isfinite(f) or f != int(f):
-        raise ValueError(f"{name}: expected a whole number, got {value!r}")
-    return int(f)
 
 
 def select_head(sample, layer, head):
