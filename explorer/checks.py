@@ -18,11 +18,13 @@ def as_float_tensor(x, name: str) -> torch.Tensor:
     return x
 
 
-def check_qkv(q, k, v=None, *, need_v: bool = False):
+def check_qkv(q, k, v=None, *, need_v: bool = False, finite: bool = True):
     """Validate query/key/(value) tensors shaped (..., N, d).
 
     q and k must share every dimension; v must share the leading dimensions and N with k.
-    Empty sequences, zero head dimension and non-finite numbers are refused.
+    Empty sequences, zero head dimension and non-finite numbers are refused. With
+    ``finite=False`` the caller takes over the finiteness check (``check_finite``), e.g. to
+    fold it into a pass over the data it makes anyway.
     """
     q = as_float_tensor(q, "q")
     k = as_float_tensor(k, "k")
@@ -37,8 +39,9 @@ def check_qkv(q, k, v=None, *, need_v: bool = False):
         raise ValueError(f"k: shape {tuple(k.shape)} does not match q's shape {tuple(q.shape)}")
     if q.dtype != k.dtype:
         raise ValueError(f"k: dtype {k.dtype} does not match q's dtype {q.dtype}")
-    check_finite(q, "q")
-    check_finite(k, "k")
+    if finite:
+        check_finite(q, "q")
+        check_finite(k, "k")
     if v is None:
         if need_v:
             raise ValueError("v: values are required here")
@@ -52,7 +55,8 @@ def check_qkv(q, k, v=None, *, need_v: bool = False):
         raise ValueError("v: value dimension must be at least 1, got 0")
     if v.dtype != q.dtype:
         raise ValueError(f"v: dtype {v.dtype} does not match q's dtype {q.dtype}")
-    check_finite(v, "v")
+    if finite:
+        check_finite(v, "v")
     return q, k, v
 
 

@@ -29,10 +29,15 @@ class FeatureMap(nn.Module):
 
     ``positional`` maps (cosFormer) depend on the token position, so the position of
     row n is ``offset + n`` and the total length M is ``max_len`` (default: N).
+
+    ``nonfinite_rows`` is True for maps whose feature row of an input row with a NaN or
+    infinite element always holds a NaN or infinite feature: the linear forms then find
+    non-finite input in numbers they compute anyway (see ``explorer.linear.noncausal``).
     """
 
     name = "base"
     positional = False
+    nonfinite_rows = False
 
     def __init__(self, head_dim: int):
         super().__init__()
@@ -57,11 +62,7 @@ class FeatureMap(nn.Module):
         use the returned tensor. Such maps define ``features_into(x, is_query, out,
         scratch=None)``, where ``scratch`` is a second buffer like ``out`` for temporaries.
         """
-        x = as_float_tensor(x, "x")
-        if x.dim() < 2 or x.shape[-1] != self.head_dim:
-            raise ValueError(
-                f"x: expected shape (..., N, {self.head_dim}) for map {self.name!r}, got {tuple(x.shape)}"
-            )
+        x = self.check_input(x)
         if out is not None and hasattr(self, "features_into") and not records_grad(x, self):
             if out.shape != (*x.shape[:-1], self.num_features) or out.dtype != x.dtype or out.device != x.device:
                 raise ValueError(f"out: expected a {x.dtype} buffer shaped {(*x.shape[:-1], self.num_features)}, "
@@ -70,6 +71,15 @@ class FeatureMap(nn.Module):
         if self.positional:
             return self.features(x, is_query, offset=offset, total=total)
         return self.features(x, is_query)
+
+    def check_input(self, x) -> torch.Tensor:
+        """x as a floating tensor shaped (..., N, d) for this map, or ValueError."""
+        x = as_float_tensor(x, "x")
+        if x.dim() < 2 or x.shape[-1] != self.head_dim:
+            raise ValueError(
+                f"x: expected shape (..., N, {self.head_dim}) for map {self.name!r}, got {tuple(x.shape)}"
+            )
+        return x
 
     def extra_repr(self) -> str:
         return f"head_dim={self.head_dim}, num_features={self.num_features}"
@@ -96,6 +106,7 @@ class Identity(FeatureMap):
     """
 
     name = "identity"
+    nonfinite_rows = True
 
     @property
     def num_features(self) -> int:
@@ -115,6 +126,7 @@ class Taylor1(FeatureMap):
     """
 
     name = "taylor1"
+    nonfinite_rows = True
 
     @property
     def num_features(self) -> int:
@@ -132,6 +144,7 @@ class EluPlusOne(FeatureMap):
     """
 
     name = "elu1"
+    nonfinite_rows = True
 
     @property
     def num_features(self) -> int:
@@ -147,9 +160,13 @@ class EluPlusOne(FeatureMap):
         return self.features_into(x, is_query, torch.empty_like(x))
 
     def features_into(self, x, is_query, out, scratch=None):
-        # exp(x) clamped at 1 is exp(min(x, 0)) in one pass less (exp(x) = inf above ~88 is fine).
-        torch.exp(x, out=out).clamp_(max=1.0)
-        return out.add_(x.clamp(min=0.0) if scratch is None else torch.clamp(x, min=0.0, out=scratch))
+        # With y = min(x, 0): exp(y) + (x - y). x - y is max(x, 0) exactly for finite x, and
+        # NaN for x = -inf, so every non-finite input gives a non-finite feature
+        # (``nonfinite_rows``). x - y is taken before the add: exp(y) + x - y would round
+        # exp(y) away against a large negative x.
+        y = x.clamp(max=0.0) if scratch is None else torch.clamp(x, max=0.0, out=scratch)
+        torch.sub(x, y, out=out)
+        return out.add_(y.exp_())
 
 
 class Relu(FeatureMap):

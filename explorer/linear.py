@@ -34,22 +34,20 @@ import numpy as np
 import torch
 
 from .attention import weights_from_features
-from .checks import check_positive_int, check_qkv
+from .checks import check_finite, check_positive_int, check_qkv
 from .decay import prepare_log_decay
 from .feature_maps import records_grad
 
 METHODS = ("parallel", "chunked", "recurrent")
 
-# Upper bound on the elements of the largest temporary in one block of the causal chunked
-# form: 2^18 float32 elements = 1 MiB, so a long sequence runs in bounded extra memory and
-# a block's temporaries stay near the cache. The non-causal form keeps three arrays per
-# block where the causal one keeps about eight, so its blocks are NONCAUSAL_BLOCKS times
-# larger: fewer operations, and every operation is a barrier for the threads. Measured on
-# the 2-core machine at N = 16384 (interleaved rounds, quiet): causal 1 MiB blocks 7.2 ms
-# against 8.8 ms with 4 MiB; non-causal 4 MiB blocks as fast as 1 MiB ones, and 2-4x
-# faster with other work running.
+# Upper bound on the elements of the largest temporary in one block of the chunked forms:
+# 2^18 float32 elements = 1 MiB, so a long sequence runs in bounded extra memory and a
+# block's temporaries stay in the 2 MiB per-core L2 cache: the feature maps' elementwise
+# passes then read a block from memory once, not once per pass. Measured on the 2-core
+# machine at N = 16384 (side_by_side.py, quiet): causal 1 MiB blocks 7.2 ms against 8.8 ms
+# with 4 MiB; non-causal 1.17-1.27x performer with 1 MiB blocks, 1.04-1.05x with 4 MiB,
+# 1.20-1.23x with 512 KiB.
 BLOCK_ELEMENTS = 1 << 18
-NONCAUSAL_BLOCKS = 4
 
 # Largest fall of the cumulative log decay inside one gated segment (see the module doc):
 # factors stay within exp(+-30) = 1e(+-13).
@@ -61,9 +59,10 @@ def linear_attention(q, k, v, feature_map, causal: bool = False, method: str = "
     """Kernel attention output O = A^ V, shaped (..., N, d_v), computed in O(N).
 
     Rows whose normaliser is zero come out as inf/NaN, as in ``kernel_map``: they are
-    reported, not hidden. Inputs are validated here, once; the forms below trust them.
+    reported, not hidden. Inputs are validated here, once; the forms below trust them. The
+    non-causal form checks finiteness itself, on each block while it sits in cache.
     """
-    q, k, v = check_qkv(q, k, v, need_v=True)
+    q, k, v = check_qkv(q, k, v, need_v=True, finite=False)
     if method not in METHODS:
         raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
     chunk_size = check_positive_int(chunk_size, "chunk_size")
@@ -74,6 +73,8 @@ def linear_attention(q, k, v, feature_map, causal: bool = False, method: str = "
     decay = prepare_log_decay(log_decay, batch, n, feature_map.num_features, q.dtype, q.device)
     if decay is not None and not causal:
         raise ValueError("log_decay: decay and gates apply to causal attention only; set causal=True")
+    if causal or method == "recurrent":
+        _check_finite(q, k, v)
 
     shape = (*batch, n, v.shape[-1])
     if method == "recurrent" or (method == "parallel" and causal):
@@ -82,6 +83,11 @@ def linear_attention(q, k, v, feature_map, causal: bool = False, method: str = "
             return parallel(fq, fk, v, True, decay)
         return recurrent(*_flatten(fq, fk, v, decay), causal).reshape(shape)
     return chunked(*_flatten(q, k, v, decay), feature_map, causal, chunk_size).reshape(shape)
+
+
+def _check_finite(q, k, v):
+    for t, name in ((q, "q"), (k, "k"), (v, "v")):
+        check_finite(t, name)
 
 
 def _flatten(a, b, v, decay):
@@ -203,41 +209,77 @@ def chunked(q, k, v, decay, feature_map, causal: bool, chunk_size: int) -> torch
 
 
 def noncausal(q, k, v, feature_map, chunk_size: int = 64) -> torch.Tensor:
-    """phi(Q) (phi(K)^T V) / phi(Q) z on (B, N, d) inputs, in two passes over row blocks."""
-    if any(records_grad(t, feature_map) for t in (q, k, v)):
+    """phi(Q) (phi(K)^T V) / phi(Q) z on (B, N, d) inputs, in two passes over row blocks.
+
+    Non-finite inputs raise ValueError, checked on what the passes compute anyway (a
+    separate check reads q, k and v from memory once more, as much again as the feature
+    maps' own work): a non-finite v[j, b] makes column b of kv non-finite, since inf or NaN
+    times any feature, zero included, is inf or NaN. For a map whose features of a
+    non-finite input are non-finite (``nonfinite_rows``), the same holds for k through z
+    and for q through phi(q).z; other maps have their k and q blocks summed while the block
+    is in cache. Only when one of those numbers is not finite are q, k and v checked element
+    by element: a non-finite input raises, else the inf/NaN belongs to the result."""
+    if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or records_grad(v, feature_map)):
         # Autograd: the plain form (the fast one writes into reused buffers).
+        _check_finite(q, k, v)
         return parallel(feature_map(q, is_query=True), feature_map(k), v, False)
     bsz, n, _ = q.shape
     m, dv = feature_map.num_features, v.shape[-1]
-    rows = min(n, NONCAUSAL_BLOCKS * _block_rows(bsz, max(m, dv), chunk_size))
+    rows = min(n, _block_rows(bsz, max(m, dv), chunk_size))
+    starts = range(0, n, rows)
+    # A single sequence is cut into one slice of rows per thread for the two big matmuls:
+    # a batch of independent products keeps every thread busy without splitting one
+    # product between them (about 10% faster at N = 16384 on 2 cores).
+    split = torch.get_num_threads() if bsz == 1 else 1
     buf = q.new_empty(bsz, rows, m)                 # every block's features, keys then queries
     features = _BlockFeatures(feature_map, n, fast=True, like=buf)
-    kv, z = q.new_zeros(bsz, m, dv), q.new_zeros(bsz, m)
-    for start, k_b, v_b in zip(range(0, n, rows), k.split(rows, 1), v.split(rows, 1)):
-        fk = features(k_b, start, buf if k_b.shape[1] == rows else buf[:, :k_b.shape[1]])
-        kv.baddbmm_(fk.transpose(1, 2), v_b)
-        z.add_(fk.sum(1))
-    z = z.unsqueeze(-1)
+    propagates = feature_map.nonfinite_rows
+    probes = q.new_zeros(2, len(starts))            # per block: sums of q and k, for maps that need them
+    kv_parts = q.new_zeros(max(bsz, split), m, dv)  # phi(K)^T V, per sequence or per slice of one
+    z = q.new_zeros(bsz, 1, m)                      # phi(K)^T 1, as a row
+    ones = q.new_ones(bsz, 1, rows)
+    for i, s in enumerate(starts):
+        k_b, v_b = k[:, s:s + rows], v[:, s:s + rows]
+        fk = features(k_b, s, buf[:, :k_b.shape[1]])
+        if not propagates:
+            torch.sum(k_b, (0, 1, 2), out=probes[1, i])
+        if split > 1 and k_b.shape[1] % split == 0:
+            kv_parts.baddbmm_(fk.view(split, -1, m).transpose(1, 2), v_b.reshape(split, -1, dv))
+        else:
+            kv_parts[:bsz].baddbmm_(fk.transpose(1, 2), v_b)
+        z.baddbmm_(ones[..., :fk.shape[1]], fk)
+    kv = kv_parts.sum(0, keepdim=True) if bsz == 1 else kv_parts
+    z = z.transpose(1, 2)
     out = q.new_empty(bsz, n, dv)
-    for start, q_b, out_b in zip(range(0, n, rows), q.split(rows, 1), out.split(rows, 1)):
-        b = buf if q_b.shape[1] == rows else buf[:, :q_b.shape[1]]
-        fq = features(q_b, start, b, is_query=True)
-        den = torch.bmm(fq, z)
+    dens = q.new_empty(bsz, n, 1)                   # phi(q).z of every query, summed once at the end
+    for i, s in enumerate(starts):
+        q_b, out_b = q[:, s:s + rows], out[:, s:s + rows]
+        fq = features(q_b, s, buf[:, :q_b.shape[1]], is_query=True)
+        den = torch.bmm(fq, z, out=dens[:, s:s + rows])
+        if not propagates:
+            torch.sum(q_b, (0, 1, 2), out=probes[0, i])
         if m > dv:
             torch.bmm(fq, kv, out=out_b).div_(den)
             continue
         # Normalise phi(q) while it sits in cache (no more columns than the output has),
         # then one matmul straight into out.
-        fq = fq.div_(den) if fq.data_ptr() == b.data_ptr() else fq / den
-        torch.bmm(fq, kv, out=out_b)
+        fq = fq.div_(den) if fq.data_ptr() == buf.data_ptr() else fq / den
+        if split > 1 and q_b.shape[1] % split == 0:
+            torch.bmm(fq.reshape(split, -1, m), kv.expand(split, m, dv), out=out_b.view(split, -1, dv))
+        else:
+            torch.bmm(fq, kv, out=out_b)
+    # A non-finite z makes every phi(q).z non-finite (inf or NaN times any feature), so the
+    # probes cover it.
+    if not torch.isfinite(probes.sum() + kv.sum() + dens.sum()):
+        _check_finite(q, k, v)                      # raises on bad input; else inf/NaN is the result's
     return out
 
 
 class _BlockFeatures:
-    """phi on row blocks of one sequence of length n. The first block goes through the map's
-    public call, which checks the input's shape against the map; later blocks (the same
-    shape but for their length), when ``fast`` and the map writes in place, go straight to
-    its writer: the same features, without the per-call checks."""
+    """phi on row blocks of one sequence of length n. When ``fast`` and the map writes in
+    place, the input's shape is checked against the map once, on the first block, and every
+    block goes straight to the map's writer with a reused scratch buffer: the same features
+    as the public call, without its per-call checks and temporaries."""
 
     def __init__(self, feature_map, n: int, fast: bool, like: torch.Tensor):
         self.map, self.n = feature_map, n
@@ -246,11 +288,13 @@ class _BlockFeatures:
         self.checked = False
 
     def __call__(self, x, start: int, out, is_query: bool = False):
-        if self.into is not None and self.checked:
-            scratch = self.scratch if out.shape == self.scratch.shape else self.scratch[:, :out.shape[1]]
-            return self.into(x, is_query, out, scratch)
-        self.checked = True
-        return self.map(x, is_query=is_query, offset=start, total=self.n, out=out)
+        if self.into is None:
+            return self.map(x, is_query=is_query, offset=start, total=self.n, out=out)
+        if not self.checked:
+            self.map.check_input(x)
+            self.checked = True
+        scratch = self.scratch if out.shape == self.scratch.shape else self.scratch[:, :out.shape[1]]
+        return self.into(x, is_query, out, scratch)
 
 
 class GateFactors:

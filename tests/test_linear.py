@@ -266,3 +266,76 @@ def test_gradients_flow_and_match_the_reference(causal, method, gated):
     ref_grads = torch.autograd.grad(ref.square().sum(), wanted)
     for got, want in zip(grads, ref_grads):
         torch.testing.assert_close(got, want, rtol=1e-7, atol=1e-9)
+
+
+LINEAR_MAPS = [name for name in fm.names() if not hasattr(fm.create(name, D), "pair_weights")]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("n", [1, 7, 64, 203, 256])
+def test_noncausal_single_sequence_cut_between_threads(monkeypatch, threads, n):
+    """A single sequence has its two big matmuls cut into one slice of rows per thread; a
+    block whose length the thread count does not divide takes the plain product."""
+    monkeypatch.setattr(li, "BLOCK_ELEMENTS", 64 * 16)             # blocks of 128 rows here
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        q, k, v = inputs(n, seed=n, batch=(1,))
+        for name in ("elu1", "favor_plus", "taylor2"):
+            phi = fm.create(name, D)
+            ref, ok = reference(q, k, v, phi, False)
+            assert_matches(li.linear_attention(q, k, v, phi, causal=False), ref, ok, (name, threads, n))
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("name", LINEAR_MAPS)
+@pytest.mark.parametrize("where", ["q", "k", "v"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_noncausal_refuses_a_nonfinite_input_in_any_block(monkeypatch, name, where, value):
+    """The non-causal form checks finiteness on numbers it computes anyway (and, for maps
+    that do not carry a non-finite input into their features, on block sums): one bad
+    element anywhere, in the first, a middle or the last partial block, must still raise."""
+    monkeypatch.setattr(li, "BLOCK_ELEMENTS", 64 * 16)
+    phi = fm.create(name, D)
+    for batch in ((1,), (2,)):
+        for row in (0, 130, 202):
+            q, k, v = inputs(203, seed=row, batch=batch)
+            t = dict(q=q, k=k, v=v)[where]
+            t[-1, row, row % t.shape[-1]] = value
+            with pytest.raises(ValueError, match=f"{where}: contains 1 NaN"):
+                li.linear_attention(q, k, v, phi, causal=False)
+
+
+def test_noncausal_overflow_of_finite_inputs_is_a_result_not_an_error():
+    """Finite inputs so large that the sums overflow are not refused: the inf/NaN they
+    produce is the result's own, as in the plain form."""
+    q, k, v = inputs(50, batch=(1,))
+    v = v * 1e38
+    phi = fm.create("elu1", D)
+    out = li.linear_attention(q, k, v, phi, causal=False)
+    plain = li.parallel(phi(q, is_query=True), phi(k), v, False)
+    assert not torch.isfinite(plain).all()
+    assert torch.equal(torch.isfinite(out), torch.isfinite(plain))
+
+
+@pytest.mark.parametrize("name", [n for n in LINEAR_MAPS if fm.create(n, D).nonfinite_rows])
+def test_maps_that_say_so_give_a_nonfinite_feature_for_a_nonfinite_input(name):
+    phi = fm.create(name, D)
+    x = torch.randn(2, 30, D)
+    values = torch.tensor([float("nan"), float("inf"), -float("inf")]).repeat(10)
+    x[1, torch.arange(30), torch.randint(D, (30,))] = values
+    writer = getattr(phi, "features_into", None)
+    for is_query in (False, True):
+        outs = [phi(x, is_query=is_query)]
+        if writer is not None:
+            outs.append(writer(x, is_query, torch.empty(2, 30, phi.num_features), torch.empty(2, 30, D)))
+        for f in outs:
+            assert (~torch.isfinite(f[1])).any(dim=-1).all(), (name, is_query)
+            assert torch.isfinite(f[0]).all()
+
+
+def test_relu_does_not_say_so():
+    """relu(-inf) = 0: a flag on relu would let a -inf key through unnoticed."""
+    assert not fm.create("relu", D).nonfinite_rows
+    assert torch.isfinite(fm.create("relu", D)(torch.full((1, D), -float("inf")))).all()
