@@ -4,6 +4,7 @@ legends where they cannot cover anything, and every tab's link."""
 
 from __future__ import annotations
 
+import dataclasses
 import types
 
 import numpy as np
@@ -222,8 +223,14 @@ def test_screenshots_refuse_timings_from_a_busy_machine(sweep):
     class Page:               # what the script reads from the browser: the figure's title and note
         def evaluate(self, _js):
             return text
-    rate = script.measured_rate(Page(), "#cx-plot")
+    title = script.figure_title(Page(), "#cx-plot")
+    rate = script.measured_rate(title)
     assert rate == pytest.approx(round(sweep.matmul_gflops), abs=0.51)
     assert script.quiet_enough(150 / 2, 150) and not script.quiet_enough(150 / 2 - 1, 150)
     assert not script.quiet_enough(None, 150)                          # no rate printed: no picture
+    assert script.timings_usable(title, rate) == ("disturbed" not in title.lower())
+    disturbed, _ = complexity_tab.render(dataclasses.replace(sweep, disturbed=True, disturbance=["a test"]),
+                                         presentation=False)
+    assert not script.timings_usable(disturbed.layout.title.text + " " + (disturbed.layout.title.subtitle.text or ""),
+                                     rate)
     assert "complexity" in script.TIMED and "complexity" in script.README
