@@ -195,3 +195,32 @@ def test_finish_assigns_the_white_template_and_the_figure_is_the_same(views):
     figs[0].layout.template.layout.font.size = 99
     again = finish(go.Figure(go.Scatter(x=[1], y=[1])), PROJECTOR, "t", 400)
     assert again.layout.template.layout.font.size != 99
+
+
+# Words that stay as they are in the Chinese figures: units, symbols and names.
+KEPT_WORDS = {"FLOPs", "FLOP", "GFLOP", "ms", "MB", "kB", "GB", "KV", "rel", "softmax", "exp", "elu", "FAVOR",
+              "Taylor", "ReLU", "cosFormer", "Hedgehog", "RetNet", "GLA", "orthogonal", "trained", "untrained",
+              "IID", "trig", "RFF", "identity", "KL", "max", "min", "median", "sigma", "float", "logit", "logits"}
+
+
+def english_words(text: str) -> list[str]:
+    """The English words of a text, units and names aside (single letters are symbols), and
+    tokens of the sentence aside (they are quoted: “suitcase·9”)."""
+    text = re.sub(r"<[^>]+>|“[^”]*”", " ", text)
+    return [w for w in re.findall(r"[A-Za-z]{2,}", text) if w not in KEPT_WORDS]
+
+
+def test_english_words_are_found():
+    old_note = "FLOPs ×3 · time ×2 at N = 2,048 (FLOP model there ×3; matmul 200 GFLOP/s now)"
+    assert english_words(old_note) == ["time", "at", "model", "there", "matmul", "now"]
+    assert english_words("实测耗时 ×2（N = 2,048；该处 FLOP 模型 ×3；elu+1 与 FAVOR+）") == []
+
+
+def test_chinese_figures_have_no_english_words(views):
+    """Titles and notes of every chapter in Chinese hold no English word but units and
+    names: a note built in English would show up here."""
+    for ch, view in views.items():
+        for fig in chapter_figures(view, "zh", PROJECTOR):
+            title = fig.layout.title
+            text = (title.text or "") + " " + ((title.subtitle.text if title.subtitle else "") or "")
+            assert not english_words(text), (ch, english_words(text), text)

@@ -125,7 +125,8 @@ def _ch0(view, lang, style):
     log_ticks(fig, style)
     note = (f"N = {now:,}: {_fmt(view.numbers['pairs'])} · float32 {_bytes(view.numbers['bytes_f32'])} · "
             f"float16 {_bytes(view.numbers['bytes_f16'])} · FLOPs {_fmt(view.numbers['quadratic_flops'])} "
-            f"(N²) / {_fmt(view.numbers['linear_flops'])} (linear) = {_times(view.numbers['flop_ratio'])}×")
+            f"(N²) / {_fmt(view.numbers['linear_flops'])} ({t('word.linear', lang)}) = "
+            f"{_times(view.numbers['flop_ratio'])}×")
     first = _finish(fig, style, t("ch0.fig1.title", lang, n=f"{now:,}"), HEIGHT, note)
 
     n0, n1 = view.numbers["article_n_from"], view.numbers["article_n_to"]
@@ -274,9 +275,10 @@ def _ch2(view, lang, style):
                      textposition="outside", cliponaxis=False, constraintext="none",
                      textfont=dict(size=style.tick_font), showlegend=False, row=1, col=col)
         fig2.update_yaxes(type="log", range=_headroom([a, b], style.tick_font * 1.3, HEIGHT - 150), row=1, col=col)
-    note2 = (f"FLOPs ×{_times(n['flop_ratio'])} · time ×{_times(n['time_ratio'])} at N = {n['timed_n']:,.0f} "
-             f"(FLOP model there ×{_times(n['timed_flop_ratio'])}; matmul {n['matmul_gflops']:.0f} GFLOP/s now) · "
-             f"N = 100K, d = 128: ×{_times(n['article_model_ratio'])} (N/d = {n['article_leading_ratio']:.0f})")
+    note2 = t("ch2.fig2.note", lang, flops=_times(n["flop_ratio"]), time=_times(n["time_ratio"]),
+              timed_n=f"{n['timed_n']:,.0f}", timed_flops=_times(n["timed_flop_ratio"]),
+              gflops=f"{n['matmul_gflops']:.0f}", article=_times(n["article_model_ratio"]),
+              leading=f"{n['article_leading_ratio']:.0f}")
     second = _finish(fig2, style, t("ch2.fig2.title", lang, n=f"{o['n']:,}"), HEIGHT, note2)
     return [first, second]
 
@@ -359,8 +361,8 @@ def _ch3(view, lang, style):
     fig4.update_yaxes(title_text=t("axis.count", lang))
     note4 = ""
     if "m_required" in n:
-        note4 = (f"m for 10 % error: {_fmt(n['m_required'])} ({t('legend.real', lang)}) · "
-                 f"{_fmt(n['m_required_well'])} ({t('legend.well', lang)})")
+        note4 = t("ch3.fig4.note", lang, real=_fmt(n["m_required"]), real_label=t("legend.real", lang),
+                  well=_fmt(n["m_required_well"]), well_label=t("legend.well", lang))
     fourth = _finish(fig4, style, t("ch3.fig4.title", lang), HEIGHT, note4)
     return [first, second, third, fourth]
 
@@ -380,7 +382,7 @@ def _ch4(view, lang, style):
                          row=1, col=col)
         fig.update_xaxes(title_text=t("axis.value_dim", lang), row=1, col=col)
     n = view.numbers
-    note = (f"recurrent o_t vs parallel: {t('num.max_diff', lang)} = {n['max_abs_diff']:.2e} "
+    note = (f"{t('ch4.fig1.compare', lang)}: {t('num.max_diff', lang)} = {n['max_abs_diff']:.2e} "
             f"(rel. {n['max_rel_diff']:.1e}) · φ(q_t)·z_t = {step['denominator']:.4g}")
     first = _finish(fig, style, t("ch4.fig1.title", lang, t=step["t"], token=view.data["token"]), HEIGHT, note)
 
@@ -394,7 +396,8 @@ def _ch4(view, lang, style):
     fig2.update_yaxes(type="log", title_text=t("axis.bytes", lang))
     log_ticks(fig2, style)
     second = _finish(fig2, style, t("ch4.fig2.title", lang), HEIGHT,
-                    f"m = {n['m']:.0f}: state {_bytes(n['state_bytes'])}; equal at t ≈ {n['break_even_tokens']:.1f}")
+                    t("ch4.fig2.note", lang, m=f"{n['m']:.0f}", state=_bytes(n["state_bytes"]),
+                      t=f"{n['break_even_tokens']:.1f}"))
 
     rc = view.data["recall"]
     shown = rc["lags"] > 0          # log axis: lag 0 (nothing written over the target) is left out

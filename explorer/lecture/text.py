@@ -99,6 +99,16 @@ TEXT: dict[str, dict[str, str]] = {
     "ch2.fig1.title": {"en": "Two orders, one result (N = {n}, d = {d}, m = {m})",
                        "zh": "两种乘法顺序，同一个结果（N = {n}，d = {d}，m = {m}）"},
     "ch2.fig2.title": {"en": "Cost of each order at N = {n}", "zh": "N = {n} 时两种顺序的代价"},
+    "word.linear": {"en": "linear", "zh": "线性"},
+    "ch4.fig2.note": {"en": "m = {m}: state {state}; equal at t ≈ {t}", "zh": "m = {m}：状态 {state}；t ≈ {t} 时两者相等"},
+    "ch4.fig1.compare": {"en": "recurrent o_t vs parallel", "zh": "循环形式的 o_t 对比并行形式"},
+    "ch3.fig4.note": {"en": "m for 10 % error: {real} ({real_label}) · {well} ({well_label})",
+                      "zh": "误差 10 % 所需的 m：{real}（{real_label}）· {well}（{well_label}）"},
+    "ch2.fig2.note": {
+        "en": "FLOPs ×{flops} · time ×{time} at N = {timed_n} (FLOP model there ×{timed_flops}; matmul "
+              "{gflops} GFLOP/s now) · N = 100K, d = 128: ×{article} (N/d = {leading})",
+        "zh": "FLOPs ×{flops} · 实测耗时 ×{time}（N = {timed_n}；该处 FLOP 模型 ×{timed_flops}；"
+              "当前矩阵乘法 {gflops} GFLOP/s）· N = 10 万、d = 128 时：×{article}（N/d = {leading}）"},
     "ch3.fig1.title": {"en": "exp(s) and its Taylor truncations over this head's logits",
                        "zh": "exp(s) 及其泰勒截断，覆盖本注意力头的 logit 范围"},
     "ch3.fig2.title": {"en": "Kernel profiles: φ(q)·φ(k) against exp(q·k/√d)", "zh": "核函数剖面：φ(q)·φ(k) 对比 exp(q·k/√d)"},
