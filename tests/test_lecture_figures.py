@@ -224,3 +224,18 @@ def test_chinese_figures_have_no_english_words(views):
             title = fig.layout.title
             text = (title.text or "") + " " + ((title.subtitle.text if title.subtitle else "") or "")
             assert not english_words(text), (ch, english_words(text), text)
+
+
+def test_chapter_one_names_the_heaviest_keys_and_sums_the_rest(views):
+    """The query's weights: the heaviest keys as labelled horizontal bars (a label under each
+    of dozens of keys cannot be read on a projector), the rest summed in the note."""
+    view = views[1]
+    weights = view.data["head"]["weights"]
+    for lang in ("en", "zh"):
+        fig = chapter_figures(view, lang, PROJECTOR)[1]
+        bars = fig.data[0]
+        assert bars.orientation == "h" and len(bars.y) == min(lecture_figures.KEY_LABELS, len(weights))
+        assert sorted(bars.x, reverse=True) == sorted(sorted(weights, reverse=True)[:len(bars.x)], reverse=True)
+        assert list(bars.x) == sorted(bars.x)                       # heaviest at the top
+        rest = float(sum(weights) - sum(bars.x))
+        assert f"{rest:.2f}" in fig.layout.title.subtitle.text

@@ -144,6 +144,9 @@ def _ch0(view, lang, style):
 
 # -- 1 ----------------------------------------------------------------------------------
 
+KEY_LABELS = 8         # the heaviest keys drawn with their tokens; the rest are summed in the note
+
+
 def _ch1(view, lang, style):
     toy = view.data["toy"]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.7, 0.3], vertical_spacing=0.06)
@@ -168,12 +171,16 @@ def _ch1(view, lang, style):
 
     head = view.data["head"]
     tokens = unique_labels(head["tokens"])
-    fig2 = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45],
-                         subplot_titles=(t("axis.weight", lang), t("axis.value", lang)))
-    fig2.add_bar(x=list(range(len(tokens))), y=head["weights"], marker_color=style.colour(0), showlegend=False,
-                 hovertext=tokens, row=1, col=1)
-    fig2.update_xaxes(tickvals=list(range(len(tokens))), ticktext=tokens, title_text=t("axis.key", lang),
-                      row=1, col=1)
+    # The heaviest keys as horizontal bars, their tokens written out: a label under each of
+    # dozens of keys is unreadable on a projector, and these are what the query attends to.
+    weights = np.asarray(head["weights"], dtype=float)
+    top = np.argsort(-weights, kind="stable")[:KEY_LABELS][::-1]
+    fig2 = make_subplots(rows=1, cols=2, column_widths=[0.5, 0.5], horizontal_spacing=0.2,
+                         subplot_titles=(t("axis.heaviest_keys", lang, k=len(top)), t("axis.value", lang)))
+    fig2.add_bar(y=[tokens[i] for i in top], x=weights[top], orientation="h", marker_color=style.colour(0),
+                 showlegend=False, text=[f"{w:.2f}" for w in weights[top]], textposition="outside",
+                 cliponaxis=False, textfont=dict(size=style.tick_font), row=1, col=1)
+    fig2.update_xaxes(title_text=t("axis.weight", lang), range=[0, float(weights.max()) * 1.35], row=1, col=1)
     dims = list(range(len(head["output"])))
     ref_name = "legend.model_output" if head["reference_kind"] == "model" else "legend.engine_output"
     fig2.add_bar(x=dims, y=head["output"], name=t("legend.nw_output", lang), marker_color=style.colour(1),
@@ -181,8 +188,14 @@ def _ch1(view, lang, style):
     fig2.add_scatter(x=dims, y=head["reference"], mode="markers", name=t(ref_name, lang),
                      marker=dict(color="#000", size=style.marker, symbol="line-ew-open", line_width=3), row=1, col=2)
     fig2.update_xaxes(title_text=t("axis.value_dim", lang), row=1, col=2)
+    rest = len(weights) - len(top)
     note = f"{t('num.max_diff', lang)} = {view.numbers['max_abs_diff']:.2e}"
-    second = _finish(fig2, style, t("ch1.fig2.title", lang, token=head["token"]), HEIGHT, note)
+    if rest > 0:
+        note += " · " + t("ch1.fig2.rest", lang, n=rest, w=f"{weights.sum() - weights[top].sum():.2f}")
+    second = _finish(fig2, style, t("ch1.fig2.title", lang, token=head["token"]), HEIGHT + 60, note)
+    # The legend goes under the panels, which then get the column's whole width.
+    second.update_layout(legend=dict(orientation="h", x=0, xanchor="left", y=-0.45, yanchor="top"),
+                         margin=dict(b=int(style.font * 8)))
     return [first, second]
 
 
