@@ -76,7 +76,8 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
                                                       view.params["layer"], view.params["head"]),
               "causal": bool(causal), "maps": maps, "m": int(m), "seed": int(seed or 0), "w": int(window),
               "present": bool(presentation)}
-    return (render(view, presentation), views.metrics_table(view.metrics, short=True), badge(view),
+    # Three significant digits on screen, so the judging columns fit beside the grid; the CSV keeps four.
+    return (render(view, presentation), views.metrics_table(view.metrics, digits=3, short=True), badge(view),
             notices_with_undefined(view), view, common.query_string(params))
 
 
@@ -113,7 +114,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab
             table = gr.Dataframe(label=i18n.label("maps_table"),
                                  headers=["map"] + [catalog.METRIC_SHORT[k] for k in catalog.HEADLINE_METRICS],
                                  interactive=False, wrap=True, pinned_columns=1, max_height=900, elem_id="maps-table",
-                                 column_widths=["130px"] + ["96px"] * len(catalog.METRIC_INFO))
+                                 # map and the three judging columns fit the 380-px side column
+                                 column_widths=["124px"] + ["76px"] * len(catalog.METRIC_INFO))
             with gr.Accordion(i18n.label("maps_metrics_help"), open=False):
                 gr.Markdown("\n".join(f"- **{label}**: {text}" for label, text in catalog.metric_help()))
     export, files, link, view, query = common.export_band("export_maps",
