@@ -138,7 +138,6 @@ TEXT: dict[str, dict[str, str]] = {
     "axis.x": {"en": "x", "zh": "x"},
     "axis.y": {"en": "y", "zh": "y"},
     "axis.weight": {"en": "weight", "zh": "权重"},
-    "axis.key": {"en": "key token", "zh": "键词元"},
     "axis.heaviest_keys": {"en": "the {k} heaviest keys", "zh": "权重最大的 {k} 个键"},
     "ch1.fig2.rest": {"en": "the other {n} keys: weight {w} in all", "zh": "其余 {n} 个键的权重合计 {w}"},
     "axis.value_dim": {"en": "value dimension", "zh": "值向量的维度"},
