@@ -21,7 +21,7 @@ SLOW_METHODS = ("softmax_naive", "sdpa", "linear_recurrent", "linear_cumsum")
 
 
 def _add_bench(sub) -> None:
-    from . import bench
+    from .measure import bench
 
     p = sub.add_parser(
         "bench", help="time and memory of every attention form against N",
@@ -66,7 +66,7 @@ def _progress(fraction: float, message: str) -> None:
 
 
 def run_bench(args) -> int:
-    from . import bench
+    from .measure import bench
 
     if args.peers:
         return _run_peers(args)
@@ -118,7 +118,7 @@ def run_bench(args) -> int:
 
 
 def _run_peers(args) -> int:
-    from . import peers
+    from .measure import peers
 
     try:
         status, text = peers.run(n=args.ns[0] if args.ns else 16384, head_dim=args.head_dim,
@@ -134,7 +134,7 @@ def _sources() -> dict | None:
     """Time the text source if that module is present; print its numbers and targets."""
     print()
     try:
-        from .bench_sources import measure_text_source
+        from .measure.bench_sources import measure_text_source
     except ImportError as exc:
         print(f"text source benchmark unavailable ({exc})")
         return None
@@ -151,7 +151,7 @@ def _sources() -> dict | None:
         value = numbers.get(key)
         ok = None if value is None else value <= goal
         rows.append({"name": label, "value": None if value is None else f"{value}", "passed": ok})
-    from .bench import format_targets
+    from .measure.bench import format_targets
     print(format_targets(rows))
     numbers["targets"] = rows
     return numbers

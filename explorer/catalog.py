@@ -24,14 +24,14 @@ REFERENCE = "softmax"
 class MapFacts:
     """One registered feature map as the UI offers it."""
 
-    name: str                  # registry name in explorer.feature_maps, e.g. "favor_plus"
+    name: str                  # registry name in explorer.maps, e.g. "favor_plus"
     pretty: str                # what the user reads, e.g. "FAVOR+"
     takes_m: bool = False      # create() accepts the number of features the user picks
     even_m: bool = False       # ... an even one only: features come in pairs
     random: bool = False       # random features, offered as IID and as orthogonal
 
 
-# The order the UI offers them in; every registered map (explorer.feature_maps.names()) must be added
+# The order the UI offers them in; every registered map (explorer.maps.names()) must be added
 # here, and the catalogue test says so.
 FEATURE_MAPS: dict[str, MapFacts] = {facts.name: facts for facts in (
     MapFacts("identity", "identity (q·k)"),
@@ -102,7 +102,7 @@ def default_maps() -> list[str]:
 
 # ---------------------------------------------------------------------------------------
 # Metrics: key -> (label with unit, one-sentence explanation); the UI shows these in its
-# tables and help. The keys are those explorer.metrics.compare() returns.
+# tables and help. The keys are those explorer.measure.metrics.compare() returns.
 # ---------------------------------------------------------------------------------------
 
 METRIC_INFO: dict[str, tuple[str, str]] = {
@@ -260,7 +260,7 @@ QUALITY_PRESET = {"label": "Try: small norms, where random features converge", "
 SWEEP_METHODS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent", "linear_cumsum")
 DEFAULT_METHODS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent")
 SWEEP_MAPS = ("elu1", "relu", "favor_plus", "trig_rff", "taylor2", "cosformer")   # registry names
-# What the page calls each timed form (explorer.bench.METHOD_LABELS; the catalogue test holds them equal).
+# What the page calls each timed form (explorer.measure.bench.METHOD_LABELS; the catalogue test holds them equal).
 SWEEP_METHOD_LABELS = {
     "softmax_naive": "softmax, naive N x N",
     "sdpa": "softmax, torch SDPA",

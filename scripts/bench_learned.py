@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from explorer import feature_maps, hybrid, learned  # noqa: E402
+from explorer import maps as feature_maps
+from explorer.maps import hybrid, learned  # noqa: E402
 from explorer.sources.text import get_model  # noqa: E402
 
 TEXTS = Path(__file__).resolve().parents[1] / "assets" / "texts"

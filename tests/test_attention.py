@@ -5,9 +5,9 @@ import math
 import pytest
 import torch
 
-from explorer import attention as at
-from explorer import feature_maps as fm
-from explorer.decay import prepare_log_decay, retnet_log_decay
+from explorer.forms import attention as at
+from explorer import maps as fm
+from explorer.forms.decay import prepare_log_decay, retnet_log_decay
 
 
 def test_softmax_map_is_row_softmax_of_scaled_logits():

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from explorer import attention, bench, feature_maps
+from explorer.forms import attention
+from explorer.measure import bench
+from explorer import maps as feature_maps
 from explorer.__main__ import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -317,7 +319,7 @@ def test_memory_estimate_covers_the_measured_peak(method):
 
 
 def test_peers_missing_is_said_and_not_an_error(capsys, monkeypatch):
-    from explorer import peers
+    from explorer.measure import peers
     monkeypatch.setattr(peers, "load_peers", lambda: (None, "performer-pytorch and fla-core are not importable here"))
     assert main(["bench", "--peers", "--ns", "128", "--rounds", "1"]) == 0
     assert "skipped" in capsys.readouterr().out
@@ -342,7 +344,7 @@ def _stand_in_peers():
 
 
 def test_peers_report_puts_ours_beside_them_with_ratios():
-    from explorer import peers
+    from explorer.measure import peers
     entries = peers.build_entries(_stand_in_peers(), 128, head_dim=16)
     assert {e.mode for e in entries} == set(peers.MODES)
     agree = peers.agreement(entries)
@@ -360,7 +362,7 @@ def test_peers_report_puts_ours_beside_them_with_ratios():
 
 
 def test_peers_agreement_catches_a_peer_that_differs():
-    from explorer import peers
+    from explorer.measure import peers
     wrong = _stand_in_peers()
     wrong["performer"] = lambda fq, fk, v: v
     agree = peers.agreement(peers.build_entries(wrong, 64, head_dim=8))

@@ -11,7 +11,9 @@ import pytest
 
 import torch
 
-from explorer import catalog, feature_maps, metrics, sources, state, views
+from explorer import catalog, maps as feature_maps, sources, views
+from explorer.measure import metrics
+from explorer.forms import state
 
 _PROBE_DIM = 8
 

@@ -8,7 +8,8 @@ import os
 import pytest
 import torch
 
-from explorer import bench, catalog, cost, feature_maps, sources, views
+from explorer.measure import bench, cost
+from explorer import catalog, maps as feature_maps, sources, views
 
 
 def _can_measure_peaks() -> bool:

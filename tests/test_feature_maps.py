@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import feature_maps as fm
+from explorer import maps as fm
 
 D = 16
 

@@ -10,7 +10,8 @@ import types
 import numpy as np
 import pytest
 
-from explorer import bench, catalog
+from explorer.measure import bench
+from explorer import catalog
 from explorer.figures import quality as fq, state as fs
 from explorer.figures.style import CHAR_EM, NOMINAL_WIDTH_PX, Style, finish
 

@@ -39,7 +39,7 @@ def test_attention_grid_holds_engine_numbers(maps_view):
 
 
 def test_engine_maps_are_the_attention_maps(random_sample, maps_view):
-    from explorer import attention
+    from explorer.forms import attention
     q, k, _ = random_sample.head(0, 0)
     np.testing.assert_allclose(maps_view.maps["softmax"], attention.softmax_map(q, k).numpy(), rtol=1e-6, atol=1e-7)
     assert maps_view.errors["elu+1"] == pytest.approx(maps_view.maps["elu+1"] - maps_view.maps["softmax"])
@@ -115,7 +115,7 @@ def test_metric_bars_hold_engine_numbers(maps_view):
     fig = figures.metric_bars(maps_view.metrics)
     ent, mono = fig.data[0], fig.data[1]
     assert list(ent.x) == [r["map"] for r in maps_view.metrics]
-    from explorer.metrics import mostly_undefined
+    from explorer.measure.metrics import mostly_undefined
     assert list(ent.y) == [None if mostly_undefined(r, "entropy_approx") else r["entropy_approx"]
                            for r in maps_view.metrics]
     assert list(mono.y) == [None if mostly_undefined(r, "monotonicity") else r["monotonicity"]
@@ -138,7 +138,7 @@ def test_state_figures_hold_engine_numbers(random_sample):
 
 def test_state_step_matches_full_trace(random_sample):
     """Stepping only up to t gives the state the full run has at t."""
-    from explorer import state
+    from explorer.forms import state
     sv = views.state_view(random_sample, 0, 0, "cosFormer", 16, 0, 0.9, 1.0, t=7, kind="gla", lags=(0, 2))
     k, v = random_sample.k[0, 0], random_sample.v[0, 0]
     fmap, _ = views.make_feature_map("cosFormer", k.shape[-1], 16, 0)
@@ -165,7 +165,7 @@ def test_complexity_figure_holds_engine_numbers():
 
 
 def test_flop_claim_is_the_cost_model():
-    from explorer import cost
+    from explorer.measure import cost
     c = cost.flop_counts(100_000, 128)
     fig = figures.flop_claim(100_000, 128, c["quadratic_flops"], c["linear_flops"])
     assert list(fig.data[0].y) == [c["quadratic_flops"], c["linear_flops"]]
@@ -183,7 +183,7 @@ def test_presentation_style_is_larger_and_colour_blind_safe(maps_view):
 
 
 def test_norms_panel_holds_engine_numbers_and_says_the_m_needed():
-    from explorer import rf_theory
+    from explorer.maps import rf_theory
     sample = views.load_sample("random", preset="gaussian", n=20, d=8, data_seed=1)
     q, k = sample.q[0, 0], sample.k[0, 0]
     norms = rf_theory.favor_norms(q, k)

@@ -17,7 +17,8 @@ import orjson
 import pytest
 import torch
 
-from explorer import bench, catalog, memory, sources, views
+from explorer.measure import bench
+from explorer import catalog, memory, sources, views
 from explorer.ui import common
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,10 +3,10 @@
 import pytest
 import torch
 
-from explorer import attention as at
-from explorer import feature_maps as fm
-from explorer import hybrid
-from explorer import linear as li
+from explorer.forms import attention as at
+from explorer import maps as fm
+from explorer.maps import hybrid
+from explorer.forms import linear as li
 from explorer.sources.text import get_model
 
 TEXTS = ["The cat sat on the mat.", "Linear attention forgets nothing unless it decays.",

@@ -16,7 +16,7 @@ import pytest
 
 from explorer.figures import learn as fl
 from explorer.views import learn as lv
-from explorer.learned import Hedgehog
+from explorer.maps.learned import Hedgehog
 from explorer.ui import learn_tab
 
 TINY = dict(num_features=8, steps=10, seed=1, train_count=2, heldout_count=2)

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from explorer import feature_maps as fm
-from explorer import learned
-from explorer.learned import Hedgehog, PaddedBatch
+from explorer import maps as fm
+from explorer.maps import learned
+from explorer.maps.learned import Hedgehog, PaddedBatch
 
 TRAIN = learned.read_texts("assets/texts/train.txt")
 HELDOUT = learned.read_texts("assets/texts/heldout.txt")

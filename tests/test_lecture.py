@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import attention, feature_maps
+from explorer.forms import attention
+from explorer import maps as feature_maps
 from explorer.lecture import associativity, bottleneck, closing, kernels, nadaraya_watson, rnn, tradeoff
 from explorer.views.common import load_sample
 

@@ -144,7 +144,7 @@ def test_random_sample_chapters_work_without_a_model():
 
 
 def test_chapter_five_uses_a_cached_trained_hedgehog(monkeypatch):
-    from explorer import feature_maps
+    from explorer import maps as feature_maps
     from explorer.views import learn
 
     trained = feature_maps.create("hedgehog", 32, num_features=64)
@@ -166,7 +166,7 @@ def test_chapter_five_trains_only_when_asked(monkeypatch):
     def fake_learn(layer, head, m, steps, progress=None):
         calls.append((layer, head, m, steps))
         progress(1.0, "done")
-        from explorer import feature_maps
+        from explorer import maps as feature_maps
         return SimpleNamespace(feature_map=feature_maps.create("hedgehog", 32, num_features=m))
 
     monkeypatch.setattr(learn, "learn_view", fake_learn)
@@ -185,7 +185,7 @@ def test_hybrid_curve_ends_at_the_original_model(views):
 
 
 def test_chapter_three_prints_the_variance_formulas_m(views):
-    from explorer import rf_theory
+    from explorer.maps import rf_theory
 
     view = views[3]
     sample = load_sample("text", text=TEXT)
@@ -279,7 +279,7 @@ def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
 # -- the printed numbers against plain formulas written out here ---------------------------
 
 def test_chapter_zero_numbers_are_the_plain_counts():
-    from explorer.cost import flop_counts
+    from explorer.measure.cost import flop_counts
 
     for n, d in ((64, 128), (1000, 64), (100_000, 128)):
         num = lecture.chapter_view(0, n=n, d=d).numbers

@@ -5,10 +5,10 @@ import math
 import pytest
 import torch
 
-from explorer import attention as at
-from explorer import feature_maps as fm
-from explorer import linear as li
-from explorer.decay import gla_log_gates, retnet_log_decay
+from explorer.forms import attention as at
+from explorer import maps as fm
+from explorer.forms import linear as li
+from explorer.forms.decay import gla_log_gates, retnet_log_decay
 
 H, D, DV = 2, 8, 5
 

@@ -12,7 +12,8 @@ import json
 
 import pytest
 
-from explorer import figures, live_timing, views
+from explorer import figures, views
+from explorer.measure import live_timing
 
 
 def fake_timer(times: dict, log: list):

@@ -1,4 +1,4 @@
-"""Tests for explorer.metrics: each number against an independent computation."""
+"""Tests for explorer.measure.metrics: each number against an independent computation."""
 
 import math
 
@@ -7,8 +7,9 @@ import pytest
 import torch
 from scipy import stats
 
-from explorer import attention, metrics
-from explorer import feature_maps as fm
+from explorer.forms import attention
+from explorer.measure import metrics
+from explorer import maps as fm
 
 
 def _qkv(*shape, seed=0):
@@ -245,7 +246,7 @@ def test_causal_and_non_causal_differ_and_flops_follow():
                          feature_dim=8)
     rn = metrics.compare(attention.softmax_map(q, k), attention.kernel_map(q, k, fmap), v, feature_dim=8)
     assert rc["causal"] == 1 and rn["causal"] == 0
-    from explorer.cost import flop_counts
+    from explorer.measure.cost import flop_counts
     assert rc["quadratic_flops"] == flop_counts(20, 8, 8, 8, causal=True)["quadratic_flops"]
     assert rn["quadratic_flops"] == flop_counts(20, 8, 8, 8)["quadratic_flops"]
     assert rc["quadratic_flops"] < rn["quadratic_flops"]
@@ -296,7 +297,8 @@ def test_validation_names_the_argument(kwargs, name):
 
 
 def test_precomputed_logit_ranks_give_the_same_monotonicity():
-    from explorer import attention, feature_maps
+    from explorer.forms import attention
+    from explorer import maps as feature_maps
     q, k = torch.randn(2, 40, 8), torch.randn(2, 40, 8)
     for causal in (False, True):
         ref = attention.softmax_map(q, k, causal)

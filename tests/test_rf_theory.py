@@ -1,4 +1,4 @@
-"""explorer.rf_theory: the FAVOR+ variance formula, held to Monte-Carlo estimates made with
+"""explorer.maps.rf_theory: the FAVOR+ variance formula, held to Monte-Carlo estimates made with
 the app's own FAVOR+ map (IID features)."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import feature_maps, rf_theory
+from explorer import maps as feature_maps
+from explorer.maps import rf_theory
 
 
 def _per_feature_estimates(q, k, num_features, seed=0):

@@ -25,7 +25,7 @@ from explorer import sources  # noqa: E402 - the lines around it observe what im
 
 _LOADED_AT_IMPORT = sources.loaded_models()
 _WARM_AFTER = "transformers.modeling_utils" in sys.modules
-from explorer.attention import softmax_map  # noqa: E402
+from explorer.forms.attention import softmax_map  # noqa: E402
 from explorer.sources import arrays as arrays_mod  # noqa: E402
 from explorer.sources import text as text_mod  # noqa: E402
 
@@ -530,7 +530,7 @@ def test_malicious_pickles_are_refused_without_running(tmp_path):
 # ---------------------------------------------------------------- benchmark
 
 def test_measure_text_source_goes_to_a_fresh_process_when_warm(monkeypatch):
-    from explorer import bench_sources
+    from explorer.measure import bench_sources
 
     sources.from_text("make this process warm")
     here = bench_sources._measure_here(24, 2)  # what the fresh process runs, measured warm here

@@ -1,12 +1,12 @@
-"""Tests for explorer.state: traces against direct sums, recall against the article's claims."""
+"""Tests for explorer.forms.state: traces against direct sums, recall against the article's claims."""
 
 import math
 
 import pytest
 import torch
 
-from explorer import decay, linear, state
-from explorer import feature_maps as fm
+from explorer.forms import decay, linear, state
+from explorer import maps as fm
 
 
 def _kv(n, d, dv=None, seed=0, dtype=torch.float64):

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import attention, feature_maps, views
+from explorer.forms import attention
+from explorer import maps as feature_maps, views
 
 
 def test_map_catalogue_follows_the_registry():
@@ -170,7 +171,7 @@ def test_sliding_window_width_reaches_the_maps_view():
 def test_maps_view_metrics_are_the_plain_comparison_of_the_maps(causal):
     """The numbers in the maps tab's table: every map's row equals metrics.compare_plain on the
     full-resolution maps, recomputed here from the same head."""
-    from explorer import metrics
+    from explorer.measure import metrics
 
     sample = views.load_sample("random", preset="clustered", n=40, d=8, data_seed=3)
     labels = ["softmax", "elu+1", "identity (q·k)", "FAVOR+ (IID)"]
@@ -201,7 +202,7 @@ def test_maps_view_metrics_are_the_plain_comparison_of_the_maps(causal):
 def test_fast_redraw_measure_equals_the_plain_one(label, shape, causal):
     """One N x N product gives the kernel MSE and the map error that the plain path (float64
     estimate, kernel_map_with_flags, full compare) gives."""
-    from explorer import metrics
+    from explorer.measure import metrics
     gen = torch.Generator().manual_seed(len(shape) * 100 + shape[-2])
     q = 0.7 * torch.randn(*shape, generator=gen)
     k = 0.7 * torch.randn(*shape, generator=gen)
@@ -226,7 +227,7 @@ def test_quality_grid_reaches_4096_with_fewer_redraws_at_large_m():
 
 
 def test_quality_view_says_which_m_the_variance_formula_asks_for():
-    from explorer import rf_theory
+    from explorer.maps import rf_theory
     sample = views.load_sample("random", preset="gaussian", n=16, d=8)
     qv = views.quality_view(sample, 0, 0, ["FAVOR+ (IID)"], ms=(4, 8), seeds=2, m=8)
     q, k = sample.q[0, 0], sample.k[0, 0]
@@ -254,7 +255,7 @@ def test_state_defaults_show_decay_on_the_default_text_and_more_on_the_preset():
 
 
 def test_state_view_recalls_an_early_and_a_recent_key_and_says_the_keys_are_synthetic():
-    from explorer import state
+    from explorer.forms import state
     sample = views.load_sample("random", preset="local", n=20, d=8)
     sv = views.state_view(sample, 0, 0, "elu+1", 8, 0, 0.8, 2.0, lags=(1, 16, 64))
     retnet = sv.recall["RetNet γ"]
@@ -297,7 +298,7 @@ def test_quality_preset_converges_within_the_grid():
 
 def test_metrics_table_writes_n_a_with_the_row_count_where_a_mean_is_undefined():
     """Issue 10, point 3: a KL of 0 from 1 defined row of 128 showed as 0, the count off-screen."""
-    from explorer import metrics
+    from explorer.measure import metrics
     sample = views.load_sample("random", preset="needle", n=128, d=32)
     view = views.maps_view(sample, 0, 0, ["softmax", "identity (q·k)", "elu+1"], True, 16, 0)
     rows = {r["map"]: r for r in view.metrics}
@@ -328,7 +329,7 @@ def test_maps_tab_says_why_each_cell_is_n_a():
 
 def test_the_trained_hedgehog_is_offered_in_the_maps_grid():
     """Issue 10, point 9: the grid offered only 'Hedgehog (untrained: W = I)'."""
-    from explorer import learned
+    from explorer.maps import learned
     from explorer.views import common
     label = "Hedgehog (trained)"
     assert label in views.map_choices()
@@ -363,7 +364,7 @@ def test_the_trained_hedgehog_is_offered_in_the_maps_grid():
 
 
 def test_a_map_loaded_in_the_learn_tab_becomes_the_trained_hedgehog():
-    from explorer import learned
+    from explorer.maps import learned
     from explorer.views import common, learn
     fmap = learned.Hedgehog(32, 8, seed=0, heads=(6, 12))
     try:

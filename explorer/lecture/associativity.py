@@ -2,7 +2,7 @@
 
 The left order builds the N x N weights first; the right order builds phi(K)^T V, an
 m x d_v matrix whatever N is. ``orders`` describes both as blocks (the operands and the
-intermediate each creates) with their sizes, FLOPs (``explorer.cost.flop_counts``) and
+intermediate each creates) with their sizes, FLOPs (``explorer.measure.cost.flop_counts``) and
 bytes; ``measure`` runs both on seeded random data at the chosen N through the engine
 (``attention.kernel_weights`` for the left order, ``linear.parallel`` for the right one),
 times them and reports how far apart the outputs are.
@@ -16,9 +16,9 @@ import time
 import numpy as np
 import torch
 
-from .. import attention, linear
+from ..forms import attention, linear
 from ..checks import check_positive_int
-from ..cost import flop_counts
+from ..measure.cost import flop_counts
 
 ARTICLE_N, ARTICLE_D = 100_000, 128     # the article's "N = 100K, d = 128 -> about 780x"
 MAX_TIMED_N = 8192                      # the left order holds N^2 floats (256 MiB at 8192)

@@ -2,14 +2,14 @@
 
 For N tokens the softmax map has N^2 entries. This module counts them, the bytes they
 take in float32 and float16, and the FLOPs of both multiplication orders from the one
-FLOP model (``explorer.cost.flop_counts``), and reproduces the article's step from 512
+FLOP model (``explorer.measure.cost.flop_counts``), and reproduces the article's step from 512
 to 100K tokens (about 260 thousand pairs to ten billion).
 """
 
 from __future__ import annotations
 
 from ..checks import check_positive_int
-from ..cost import flop_counts
+from ..measure.cost import flop_counts
 
 ARTICLE_STEP = (512, 100_000)          # the article's "from 512 to 100K"
 LADDER = (512, 2048, 8192, 32768, 100_000)

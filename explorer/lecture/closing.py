@@ -3,9 +3,9 @@
 - forgetting (RetNet's fixed decay, GLA's gates): recall of a recent key against an early
   one, from ``rnn.recall`` (the engine's recall probe, cached);
 - learning phi (Hedgehog): row KL to softmax on the current head for a learned map next to
-  elu+1 and FAVOR+ (``row_kl_by_map``; training itself is ``explorer.learned``);
+  elu+1 and FAVOR+ (``row_kl_by_map``; training itself is ``explorer.maps.learned``);
 - hybrids: keep k layers softmax, make the rest linear, and compare sentence embeddings
-  with the original model's (``hybrid_curve`` over ``explorer.hybrid``).
+  with the original model's (``hybrid_curve`` over ``explorer.maps.hybrid``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import attention, hybrid, metrics
+from ..forms import attention
+from ..maps import hybrid
+from ..measure import metrics
 from . import rnn
 from .chapters import HYBRID_MODES
 from .memo import LRU

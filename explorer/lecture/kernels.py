@@ -6,7 +6,7 @@
   head, the unnormalised kernel each map computes.
 - ``rf_convergence``: FAVOR+'s map error as m grows, IID against orthogonal features,
   on a well-conditioned sample (small |x'|) and on the real head; ``favor_budget`` says
-  why the real head converges slowly (``explorer.rf_theory``).
+  why the real head converges slowly (``explorer.maps.rf_theory``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import math
 import numpy as np
 import torch
 
-from .. import attention, metrics
+from ..forms import attention
+from ..measure import metrics
 from ..checks import check_positive_int
-from ..feature_maps import create
+from ..maps import create
 from .memo import memo, tensor_key
 
 TAYLOR_ORDERS = (1, 2, 3)
@@ -161,9 +162,9 @@ def _summarise(ms, errors) -> dict:
 
 def favor_budget(q, k, rel_error: float = 0.1) -> dict | None:
     """Norms of q', k' and the m FAVOR+'s own variance formula asks for on this head
-    (``explorer.rf_theory``); None when that module is not available in this build."""
+    (``explorer.maps.rf_theory``); None when that module is not available in this build."""
     try:
-        from .. import rf_theory
+        from ..maps import rf_theory
     except ImportError:
         return None
     norms = rf_theory.favor_norms(q, k)

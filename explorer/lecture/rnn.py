@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import linear, state
+from ..forms import linear, state
 from ..checks import check_positive_int
 from .memo import LRU
 

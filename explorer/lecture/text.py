@@ -270,8 +270,8 @@ TEXT: dict[str, dict[str, str]] = {
         "en": "Times are measured on seeded random Q, K, V of this size (the text has only {tokens} tokens).",
         "zh": "耗时在这个规模的随机 Q、K、V（固定种子）上实测（这段文本只有 {tokens} 个词元）。"},
     "notice.no_rf_theory": {
-        "en": "The FAVOR+ variance formula (explorer.rf_theory) is not in this build, so the m it asks for is not shown.",
-        "zh": "本版本中没有 FAVOR+ 方差公式模块（explorer.rf_theory），因此不显示它所需的 m。"},
+        "en": "The FAVOR+ variance formula (explorer.maps.rf_theory) is not in this build, so the m it asks for is not shown.",
+        "zh": "本版本中没有 FAVOR+ 方差公式模块（explorer.maps.rf_theory），因此不显示它所需的 m。"},
     "notice.hedgehog_untrained": {
         "en": "No trained Hedgehog for layer {layer}, head {head} yet: showing the untrained map (W = I). Press "
               "“train Hedgehog now” to train it on the training texts (the first run also reads those texts "

@@ -1,7 +1,7 @@
 """Chapter 6: the trade-off. Each map is a point (cost, quality); the good ones lie on the
 Pareto frontier, where nothing is both cheaper and closer to softmax.
 
-Cost is the linear path's FLOPs per token (4 m d_v + 4 m, ``explorer.cost``); quality is
+Cost is the linear path's FLOPs per token (4 m d_v + 4 m, ``explorer.measure.cost``); quality is
 the median row KL(softmax || map) over every row of every head of one layer of the
 current text (rows where a map's KL is undefined are counted, not hidden).
 """
@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import attention, metrics
-from ..cost import flop_counts
+from ..forms import attention
+from ..measure import metrics
+from ..measure.cost import flop_counts
 from .memo import memo, tensor_key
 
 # The roadmap of the article, 2020 -> 2025: (year, what, the map measured here for it).

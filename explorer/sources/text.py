@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from ..attention import softmax_map
+from ..forms.attention import softmax_map
 from ..checks import check_positive_int
 from .sample import Sample
 

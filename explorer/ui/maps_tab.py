@@ -83,7 +83,7 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
 
 def notices_with_undefined(view) -> str:
     """The view's notices (the first few pop up), then why each n/a cell of the table is n/a."""
-    from .. import metrics
+    from ..measure import metrics
     text = common.notices_markdown(view.notices)
     why = metrics.undefined_notes(view.metrics)
     return "\n".join([text] * bool(text) + [f"- n/a: {line}" for line in why])

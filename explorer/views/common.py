@@ -16,7 +16,7 @@ from collections import OrderedDict
 import numpy as np
 import torch
 
-from .. import feature_maps
+from .. import maps as feature_maps
 from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, METRIC_SHORT, map_choices, map_specs
 from ..catalog import whole_number as _int
 
@@ -216,7 +216,7 @@ def select_head(sample, layer, head):
 
 
 def _compare(reference, approx, v, s, ill, feature_dim, causal, head_dim) -> dict:
-    from .. import metrics
+    from ..measure import metrics
     return metrics.compare(reference, approx, v=v, logits=s, ill_defined=ill, feature_dim=feature_dim,
                            causal=causal, head_dim=head_dim)
 
@@ -267,7 +267,7 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False):
     with the count): ``metrics.shown_value``."""
     import pandas as pd
 
-    from ..metrics import UNDEFINED_ROWS, shown_value
+    from ..measure.metrics import UNDEFINED_ROWS, shown_value
 
     present = {key for row in rows for key in row if key != "map"}
     order = [*HEADLINE_METRICS, *METRIC_INFO]

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import cost, feature_maps, live_timing
+from ..measure import cost, live_timing
+from .. import maps as feature_maps
 from ..catalog import DEFAULT_METHODS, FEATURE_MAPS, MAX_POINTS, N_CAP
 from .common import _int
 
@@ -58,7 +59,7 @@ def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes):
 
     Returns notes for runs that will be skipped; raises ValueError when nothing would run.
     """
-    from .. import bench
+    from ..measure import bench
 
     notes, runnable = [], 0
     for method in methods:
@@ -78,7 +79,7 @@ def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=No
                     time_budget_s=60.0, progress=None, should_stop=None, **timing) -> ComplexityView:
     """Run a guarded sweep and assemble what the complexity tab draws. ``timing``: live_timing.sweep's
     injectable timer, rate and stall probes (tests)."""
-    from .. import bench
+    from ..measure import bench
 
     ns = sweep_lengths(n_min, n_max, points)
     head_dim = _int(head_dim, "d")

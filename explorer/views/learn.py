@@ -4,9 +4,9 @@ Two experiments from the article's last chapters, both on the embedded MiniLM:
 
 * learned maps: Hedgehog trained on the training texts (``assets/texts/train.txt``) to
   imitate softmax, judged beside fixed maps on the held-out texts only
-  (``explorer.learned.hedgehog_experiment``);
+  (``explorer.maps.learned.hedgehog_experiment``);
 * hybrids: some layers of the real model made linear, the cost measured on its sentence
-  embeddings and attention (``explorer.hybrid``).
+  embeddings and attention (``explorer.maps.hybrid``).
 
 Results are plain dataclasses of numbers that ``explorer.figures.learn`` draws. Trained
 maps are cached per setting in memory, so a repeated run (or the hybrid that needs a map
@@ -24,12 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import cost, hybrid, learned
+from ..measure import cost
+from ..maps import hybrid, learned
 # The embedded model's shape (layers, heads, head dim) and the hybrid's maps: the UI builds
 # its controls from these before this module is imported, so they live in the catalogue.
 from ..catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED_SHAPE re-exported
 from ..checks import check_positive_int
-from ..feature_maps import create
+from ..maps import create
 from .common import set_trained_hedgehog
 
 # The texts ship beside the package, so the path must not depend on the working directory.

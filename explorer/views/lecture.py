@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import attention, feature_maps, state
+from ..forms import attention, state
+from .. import maps as feature_maps
 from ..lecture import associativity, bottleneck, closing, kernels, nadaraya_watson, rnn, text, tradeoff
 from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls live there, torch-free)
     CHAPTERS, HEAD_DIM, ControlSpec, _check_ch, _effective, chapter_controls, go_deeper, try_this,
@@ -380,7 +381,7 @@ def _roadmap(sample, layer, c, points, trained) -> list[dict]:
             p = by_label[label]
             out.append({"year": year, "what": what, "map": label, "median_kl": p["median_kl"], "causal": False})
         elif label == "elu+1 + RetNet γ":
-            from ..decay import retnet_log_decay
+            from ..forms.decay import retnet_log_decay
             decay = retnet_log_decay(q.shape[0])
             qual = tradeoff.layer_quality(q, k, feature_maps.create("elu1", d), causal=True, log_decay=decay,
                                           key=("elu+1 retnet", "per-head gamma"))

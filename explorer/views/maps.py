@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .. import attention, cost
+from ..forms import attention
+from ..measure import cost
 from ..catalog import DEFAULT_MAPS, REFERENCE, map_specs
 from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
                      select_head, trained_hedgehog_version)
@@ -130,7 +131,7 @@ class _LazyReference:
     def metrics(self, v):
         """The reference side of every map's metrics (``metrics.Reference``), prepared once."""
         if self._prepared is None:
-            from .. import metrics
+            from ..measure import metrics
             self._prepared = metrics.Reference(self.reference(), v, self.logits(), self.causal)
         return self._prepared
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .. import attention, cost
+from ..forms import attention
+from ..measure import cost
 from ..catalog import METRIC_INFO, REFERENCE, TRAINED_HEDGEHOG, map_choices, map_specs, random_map_labels
 from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, select_head,
                      trained_hedgehog_version)
@@ -104,7 +105,8 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     """Error against m for every random-feature map (IID and orthogonal), over redraws
     (``seeds`` up to m = FULL_SEEDS_UP_TO, fewer beyond), with the IID theory, the norms
     ‖q'‖, ‖k'‖ of the head and the m the FAVOR+ variance formula asks for."""
-    from .. import metrics, rf_theory
+    from ..measure import metrics
+    from ..maps import rf_theory
 
     q, k, v, layer, head, notices = select_head(sample, layer, head)
     notices = list(getattr(sample, "notices", [])) + notices
@@ -215,7 +217,7 @@ def measure_redraw(q, k, fmap, reference, exact, exact_sq_mean: float, causal: b
     """(relative kernel MSE, map error) of one draw of random features, from one N x N product.
 
     The attention map needs phi(q) as a query (which may carry a positive per-row constant:
-    explorer.feature_maps), the kernel estimate phi(q) as a key (unbiased). The map's
+    explorer.maps), the kernel estimate phi(q) as a key (unbiased). The map's
     product is formed once and the estimate derived from it by that row constant, read off
     as the ratio of the two feature rows' norms. ``measure_redraw_plain`` is the reference.
     """
@@ -235,7 +237,7 @@ def measure_redraw(q, k, fmap, reference, exact, exact_sq_mean: float, causal: b
 def measure_redraw_plain(q, k, fmap, causal: bool) -> tuple[float, float]:
     """``measure_redraw`` the plain way: the float64 kernel estimate, the map from
     ``attention.kernel_map_with_flags`` and the full ``metrics.compare``."""
-    from .. import metrics
+    from ..measure import metrics
     reference = attention.softmax_map(q, k, causal=causal)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
     err = metrics.compare(reference, approx, ill_defined=ill, causal=causal)["map_rel_error"]

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .. import cost
+from ..measure import cost
 from ..catalog import DECAY_LABELS, REFERENCE
 from .common import MAX_STATE_ELEMENTS, _int, make_feature_map, select_head
 
@@ -47,7 +47,7 @@ def _state_inputs(sample, layer, head, map_label, m, seed):
 
 
 def _decay(kind, n, fmap, gamma, strength, seed, head):
-    from .. import state
+    from ..forms import state
     return state.decay_preset(kind, n, fmap.num_features, gamma=float(gamma), strength=float(strength),
                               seed=int(seed), head=int(head))
 
@@ -56,7 +56,7 @@ def _decay(kind, n, fmap, gamma, strength, seed, head):
 def state_step(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0.97, strength=1.0, t=0,
                kind="none") -> dict:
     """The update phi(k_t) v_t^T and the state S_t at step t, for one decay kind."""
-    from .. import state
+    from ..forms import state
 
     if kind not in DECAY_LABELS:
         raise ValueError(f"kind: expected one of {', '.join(DECAY_LABELS)}, got {kind!r}")
@@ -86,7 +86,7 @@ class _prefix_map(torch.nn.Module):
 
 
 RECALL_LAGS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
-RECALL_TRIALS = 16      # explorer.state.recall_probe's default
+RECALL_TRIALS = 16      # explorer.forms.state.recall_probe's default
 MEMORY_HORIZON = 2048   # the memory plot runs at least this far: a short text never shows the cache outgrow the state
 
 
@@ -94,7 +94,7 @@ MEMORY_HORIZON = 2048   # the memory plot runs at least this far: a short text n
 def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0.97, strength=1.0, t=None,
                kind="none", lags=RECALL_LAGS) -> StateView:
     """Causal linear attention as an RNN on one head: norms, rank and recall per decay kind."""
-    from .. import state
+    from ..forms import state
 
     k, v, fmap, layer, head, notices = _state_inputs(sample, layer, head, map_label, m, seed)
     n, d, dv = k.shape[0], k.shape[1], v.shape[1]

@@ -26,7 +26,7 @@ import math
 import numpy as np
 import torch
 
-from .checks import as_float_tensor
+from ..checks import as_float_tensor
 
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from .checks import check_positive_int
+from ..checks import check_positive_int
 
 _WORDS = ("attention reads every token against every other token and weighs what it finds "
           "so the cost grows with the square of the length while a kernel feature map "
@@ -32,7 +32,7 @@ def measure_text_source(n_tokens: int = 128, repeats: int = 10) -> dict:
     """
     n_tokens = check_positive_int(n_tokens, "n_tokens")
     repeats = check_positive_int(repeats, "repeats")
-    from .sources import text
+    from ..sources import text
 
     if text.loaded_models() or "transformers.modeling_utils" in sys.modules:
         return _measure_in_subprocess(n_tokens, repeats)
@@ -40,7 +40,7 @@ def measure_text_source(n_tokens: int = 128, repeats: int = 10) -> dict:
 
 
 def _measure_here(n_tokens: int, repeats: int) -> dict:
-    from .sources import text
+    from ..sources import text
 
     start = time.perf_counter()
     loaded = text.get_model()
@@ -67,7 +67,7 @@ def _measure_in_subprocess(n_tokens: int, repeats: int) -> dict:
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1", TRANSFORMERS_OFFLINE="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
-    code = ("import json, explorer.bench_sources as b; "
+    code = ("import json, explorer.measure.bench_sources as b; "
             f"print(json.dumps(b._measure_here({n_tokens}, {repeats})))")
     done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
                           text=True, timeout=600)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .feature_maps import FeatureMap, create, register
+from .base import FeatureMap, create, register
 
 
 class SlidingWindow(FeatureMap):

@@ -26,9 +26,10 @@ from dataclasses import dataclass, field, replace
 import torch
 from torch import nn
 
-from . import attention, metrics
-from .checks import check_positive_int
-from .feature_maps import FeatureMap, _softmax_scale, create, register
+from ..forms import attention
+from ..measure import metrics
+from ..checks import check_positive_int
+from .base import FeatureMap, _softmax_scale, create, register
 
 
 class Hedgehog(FeatureMap):
@@ -282,7 +283,7 @@ def hedgehog_experiment(train_texts, heldout_texts, *, layer=None, head=None, nu
     if not train_texts or not heldout_texts:
         raise ValueError("train_texts: both a training set and a held-out set are needed")
     if source is None:
-        from .sources import from_text
+        from ..sources import from_text
         source = lambda text: from_text(text, model=model)
     report = progress or (lambda fraction, message: None)
     report(0.0, "reading the training texts through the model")

@@ -29,7 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch.utils.benchmark import Timer
 
-from . import feature_maps, linear
+from .. import maps as feature_maps
+from ..forms import linear
 
 MODES = ("non-causal", "causal", "gated", "gla")
 MODE_NOTES = {

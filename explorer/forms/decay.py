@@ -16,7 +16,7 @@ import math
 
 import torch
 
-from .checks import as_float_tensor, check_positive_int
+from ..checks import as_float_tensor, check_positive_int
 
 
 def retnet_log_decay(num_heads: int) -> torch.Tensor:

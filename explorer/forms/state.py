@@ -14,7 +14,7 @@ this module lets a lecturer show:
   that grows with t (``kv_cache_bytes``); its effective rank shows how much of that
   capacity is in use.
 
-The update and the read-out are ``explorer.linear.RecurrentState.step`` and ``.read``;
+The update and the read-out are ``explorer.forms.linear.RecurrentState.step`` and ``.read``;
 nothing here re-implements them.
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .checks import as_float_tensor, check_finite, check_positive_int
+from ..checks import as_float_tensor, check_finite, check_positive_int
 from .decay import gamma_to_log_decay, gla_log_gates, prepare_log_decay, retnet_log_decay
 from .linear import RecurrentState
 
@@ -100,7 +100,7 @@ def _check_map_dim(feature_map, head_dim: int) -> None:
 def state_trace(k, v, feature_map, log_decay=None, keep_states=False) -> StateTrace:
     """Step the recurrent state through one head's keys (N, d) and values (N, d_v).
 
-    ``log_decay`` is anything ``explorer.decay.prepare_log_decay`` accepts for (N, m): None,
+    ``log_decay`` is anything ``explorer.forms.decay.prepare_log_decay`` accepts for (N, m): None,
     a float, or a tensor (N or 1, 1 or m), e.g. from ``decay_preset``. The states are
     recorded at every step (O(N m d_v) memory, which the batched SVD needs anyway);
     ``keep_states`` returns them with the per-step updates for the UI's heat maps.

@@ -6,7 +6,7 @@ it the way a lecturer can defend it:
 
 - median wall time after warm-up (and its spread), for each method at each N;
 - extra peak memory of one call (inputs already allocated, the output included);
-- achieved GFLOP/s from the shared FLOP model (``explorer.cost.flop_counts``) and its ratio
+- achieved GFLOP/s from the shared FLOP model (``explorer.measure.cost.flop_counts``) and its ratio
   to a dense matmul measured in the same run, so a number is never a bare time;
 - a least-squares slope in log-log (about 2 for quadratic forms, about 1 for linear ones)
   and the N where a linear form overtakes the quadratic one.
@@ -31,21 +31,22 @@ from typing import Callable
 import numpy as np
 import torch
 
-from . import attention, feature_maps, linear
-from .catalog import SWEEP_METHOD_LABELS
-from .catalog import SWEEP_METHODS as METHODS  # one list for the benchmark and the UI's choices
-from .checks import check_positive_int
-from .cost import flop_counts
+from ..forms import attention, linear
+from .. import maps as feature_maps
+from ..catalog import SWEEP_METHOD_LABELS
+from ..catalog import SWEEP_METHODS as METHODS  # one list for the benchmark and the UI's choices
+from ..checks import check_positive_int
+from .cost import (  # noqa: F401  (the cost model is the lower layer; these stay importable from here)
+    CHUNK_SIZE, QUADRATIC, _check_method, estimate_memory_bytes, flop_counts, method_flops,
+)
 
 # The page's names for the timed forms live in the catalogue (no torch there).
 METHOD_LABELS = SWEEP_METHOD_LABELS
 
-QUADRATIC = frozenset({"softmax_naive", "sdpa"})
 # Forms that only exist causally: with causal=False they are skipped, not faked.
 CAUSAL_ONLY = frozenset({"linear_recurrent", "linear_cumsum"})
 # The recurrent form is a Python loop per token: O(N), but ~tens of microseconds a token.
 DEFAULT_MAX_N = {"linear_recurrent": 16384}
-CHUNK_SIZE = 64
 DEFAULT_MEMORY_BUDGET = 4 << 30
 
 # Each timing sample repeats the call until it lasts at least this long, so that
@@ -99,60 +100,7 @@ def method_function(method: str, feature_map, causal: bool, chunk_size: int = CH
     return cumsum
 
 
-def method_flops(method: str, n: int, head_dim: int, feature_dim: int | None = None,
-                 causal: bool = False, chunk_size: int = CHUNK_SIZE) -> int:
-    """FLOPs of one call by the shared model. A causal quadratic form counts the lower
-    triangle only, even where (naive softmax) the code computes the whole square."""
-    model = flop_counts(n, head_dim, feature_dim, causal=causal,
-                        chunk_size=chunk_size if method == "linear_chunked" else None)
-    return int(model["quadratic_flops"] if method in QUADRATIC else model["linear_flops"])
-
-
-def estimate_memory_bytes(method: str, n: int, head_dim: int, feature_dim: int | None = None,
-                          batch_heads: int = 1) -> int:
-    """A conservative estimate of a call's extra peak memory (float32, beyond its inputs).
-
-    Used to skip runs before they start (the app's complexity tab uses it as a guard), so
-    it errs high: it assumes the causal mask where a method can have one.
-    """
-    _check_method(method)
-    n = check_positive_int(n, "n")
-    d = check_positive_int(head_dim, "head_dim")
-    m = d if feature_dim is None else check_positive_int(feature_dim, "feature_dim")
-    bh = check_positive_int(batch_heads, "batch_heads")
-    f = 4  # bytes per float32
-    # Allocator and thread-arena overhead: measured peaks wobble by a few MiB at any N.
-    slack = 8 << 20
-    if method == "softmax_naive":
-        # Logits, their scaled copy (or the masked copy) and the softmax, plus a bool mask
-        # and its tril copy; only two float squares live at once but we count three.
-        per_head = 3 * n * n * f + 2 * n * n + 2 * n * d * f
-    elif method == "sdpa":
-        # Flash kernel (4-D inputs): output, log-sum-exp, and per-thread tiles of a few MiB.
-        per_head = n * (d + 1) * f * 2
-        return bh * per_head + 2 * slack
-    elif method == "linear_parallel":
-        # phi(Q), phi(K), elu's temporary, numerator, output.
-        per_head = n * (3 * m + 3 * d + 2) * f
-    elif method == "linear_chunked":
-        # Output plus one block's temporaries (a block holds at most BLOCK_ELEMENTS per
-        # array), plus input validation's transient 7 bytes per element (isfinite's abs
-        # copy and masks), which is the one O(N d) cost besides the output.
-        block = min(n, max(CHUNK_SIZE, linear.BLOCK_ELEMENTS // max(CHUNK_SIZE, m, d)))
-        per_head = n * d * (f + 7) + 16 * block * max(CHUNK_SIZE, m, d) * f
-    elif method == "linear_recurrent":
-        per_head = n * (3 * m + 2 * d) * f + 4 * m * d * f
-    else:  # linear_cumsum: every prefix state, and the cumsum's copy of it
-        per_head = n * (2 * m * d + 3 * m + 2 * d) * f
-    return bh * per_head + slack
-
-
 # --------------------------------------------------------------------------- measurement
-
-
-def _check_method(method: str) -> None:
-    if method not in METHODS:
-        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
 
 
 def _device(device) -> torch.device:
@@ -531,7 +479,7 @@ def sweep(ns, head_dim: int = 64, feature_map: str = "elu1", feature_dim: int | 
         "causal: softmax_naive, sdpa and linear_chunked follow the sweep's causal flag; "
         "linear_parallel is always non-causal; linear_recurrent and linear_cumsum are causal "
         "forms, skipped when causal=False.",
-        "FLOPs from explorer.cost.flop_counts (multiply-add = 2, elementwise work ignored); a "
+        "FLOPs from explorer.measure.cost.flop_counts (multiply-add = 2, elementwise work ignored); a "
         "causal quadratic form counts the lower triangle only, though naive softmax computes all of it.",
         f"time: median of {repeats} samples after {warmup} warm-up call(s); a sample repeats "
         f"the call until it lasts {MIN_SAMPLE_S * 1e3:.0f} ms (calls_per_sample). Timed "

@@ -16,7 +16,7 @@ Conventions. Maps are (..., N, N); the leading dimensions (heads, batch) are poo
 metrics are means over every defined row of every head, matrix errors are means of the
 per-head relative errors. In a causal map the entries above the diagonal are structurally
 zero in both maps and every row metric uses the allowed entries j <= i only. A row is
-*ill-defined* when it is flagged by ``explorer.attention.kernel_map_with_flags`` (pass the
+*ill-defined* when it is flagged by ``explorer.forms.attention.kernel_map_with_flags`` (pass the
 flags as ``ill_defined``) or when any of its allowed entries is not finite. Everything is
 computed in float64.
 """
@@ -30,8 +30,8 @@ import torch
 
 # METRIC_INFO (key -> label with unit, one-sentence explanation) lives in the catalog,
 # which the UI reads before the engine is imported; re-exported here.
-from .catalog import METRIC_INFO  # noqa: F401
-from .checks import as_float_tensor, check_finite, check_positive_int
+from ..catalog import METRIC_INFO  # noqa: F401
+from ..checks import as_float_tensor, check_finite, check_positive_int
 from .cost import flop_counts
 
 
@@ -589,7 +589,7 @@ def compare_plain(reference_map, approx_map, v=None, logits=None, *, ill_defined
 
 
 def _flops(n, feature_dim, head_dim, value_dim, causal, chunk_size) -> dict:
-    """FLOP counts per head from ``explorer.cost``; None where the dimensions are unknown."""
+    """FLOP counts per head from ``explorer.measure.cost``; None where the dimensions are unknown."""
     if feature_dim is not None:
         feature_dim = check_positive_int(feature_dim, "feature_dim")
     if head_dim is not None:
@@ -653,7 +653,7 @@ def shown_value(row: dict, key: str, digits: int = 4):
 def undefined_notes(rows: list) -> list[str]:
     """One sentence per table cell that is n/a or partly so: which map, how many rows and why
     (the explanation a hover would give; the table cell has room for the count only)."""
-    from .catalog import METRIC_SHORT
+    from ..catalog import METRIC_SHORT
     notes = []
     for row in rows:
         for key, (_, why) in UNDEFINED_ROWS.items():

@@ -17,7 +17,7 @@ written into one reused buffer, so the elementwise work stays in cache and nothi
 N is allocated but the output. ``causal_cumsum`` (cumulative sum of outer products) is a
 reference only: it holds an m x d_v matrix per token.
 
-Decay (see ``explorer.decay``) costs the chunked form almost nothing beyond the ungated
+Decay (see ``explorer.forms.decay``) costs the chunked form almost nothing beyond the ungated
 one: the weight exp(B_i - B_j) of key j for query i (B the cumulative log decay) is
 factored as exp(B_i - c) on the query times exp(c - B_j) on the key, and the ungated
 algorithm runs on the rescaled features. The sequence is cut into segments inside which
@@ -34,20 +34,14 @@ import numpy as np
 import torch
 
 from .attention import weights_from_features
-from .checks import check_finite, check_positive_int, check_qkv
+from ..checks import check_finite, check_positive_int, check_qkv
 from .decay import prepare_log_decay
-from .feature_maps import records_grad
+from ..maps import records_grad
+from ..measure.cost import BLOCK_ELEMENTS
 
 METHODS = ("parallel", "chunked", "recurrent")
 
 # Upper bound on the elements of the largest temporary in one block of the chunked forms:
-# 2^18 float32 elements = 1 MiB, so a long sequence runs in bounded extra memory and a
-# block's temporaries stay in the 2 MiB per-core L2 cache: the feature maps' elementwise
-# passes then read a block from memory once, not once per pass. Measured on the 2-core
-# machine at N = 16384 (side_by_side.py, quiet): causal 1 MiB blocks 7.2 ms against 8.8 ms
-# with 4 MiB; non-causal 1.17-1.27x performer with 1 MiB blocks, 1.04-1.05x with 4 MiB,
-# 1.20-1.23x with 512 KiB.
-BLOCK_ELEMENTS = 1 << 18
 
 # Largest fall of the cumulative log decay inside one gated segment (see the module doc):
 # factors stay within exp(+-30) = 1e(+-13).
@@ -68,7 +62,7 @@ def linear_attention(q, k, v, feature_map, causal: bool = False, method: str = "
     chunk_size = check_positive_int(chunk_size, "chunk_size")
     if hasattr(feature_map, "pair_weights"):
         raise ValueError(f"feature_map: {feature_map.name!r} mixes exact softmax into the map and has no "
-                         "linear form here; use explorer.attention.kernel_map")
+                         "linear form here; use explorer.forms.attention.kernel_map")
     batch, n = tuple(q.shape[:-2]), q.shape[-2]
     decay = prepare_log_decay(log_decay, batch, n, feature_map.num_features, q.dtype, q.device)
     if decay is not None and not causal:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import torch
 
-from .checks import check_qkv
+from ..checks import check_qkv
 from .decay import is_feature_dependent, prepare_log_decay
 
 # A normaliser is "tiny" when it is this small next to the sum of the absolute terms that

@@ -17,7 +17,7 @@ Two models live here, one for every path of the app:
   one plain sentence that says what is needed, the limit, and what to lower.
 
 The byte counts are calibrated against measured peaks (tests/test_cost.py holds them to
-``explorer.bench.measure_peak_bytes``: the estimate must not be below what a call really
+``explorer.measure.bench.measure_peak_bytes``: the estimate must not be below what a call really
 takes, nor wildly above it). Seconds come from the FLOPs at a deliberately low rate, so a
 busy server still meets them.
 """
@@ -28,7 +28,8 @@ import math
 import os
 from dataclasses import dataclass
 
-from .checks import check_positive_int
+from ..catalog import SWEEP_METHODS as METHODS
+from ..checks import check_positive_int
 
 
 def flop_counts(n: int, head_dim: int, feature_dim: int | None = None, value_dim: int | None = None,
@@ -45,6 +46,72 @@ def flop_counts(n: int, head_dim: int, feature_dim: int | None = None, value_dim
     if causal and chunk_size:
         linear += 2 * n * min(chunk_size, n) * (m + dv)
     return {"quadratic_flops": quadratic, "linear_flops": linear, "ratio": quadratic / linear}
+
+
+# ------------------------------------------------------------ the timed forms' own cost
+
+QUADRATIC = frozenset({"softmax_naive", "sdpa"})
+CHUNK_SIZE = 64
+# 2^18 float32 elements = 1 MiB, so a long sequence runs in bounded extra memory and a
+# block's temporaries stay in the 2 MiB per-core L2 cache: the feature maps' elementwise
+# passes then read a block from memory once, not once per pass. Measured on the 2-core
+# machine at N = 16384 (side_by_side.py, quiet): causal 1 MiB blocks 7.2 ms against 8.8 ms
+# with 4 MiB; non-causal 1.17-1.27x performer with 1 MiB blocks, 1.04-1.05x with 4 MiB,
+# 1.20-1.23x with 512 KiB.
+BLOCK_ELEMENTS = 1 << 18
+
+
+def _check_method(method: str) -> None:
+    if method not in METHODS:
+        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+
+
+def method_flops(method: str, n: int, head_dim: int, feature_dim: int | None = None,
+                 causal: bool = False, chunk_size: int = CHUNK_SIZE) -> int:
+    """FLOPs of one call by the shared model. A causal quadratic form counts the lower
+    triangle only, even where (naive softmax) the code computes the whole square."""
+    model = flop_counts(n, head_dim, feature_dim, causal=causal,
+                        chunk_size=chunk_size if method == "linear_chunked" else None)
+    return int(model["quadratic_flops"] if method in QUADRATIC else model["linear_flops"])
+
+
+def estimate_memory_bytes(method: str, n: int, head_dim: int, feature_dim: int | None = None,
+                          batch_heads: int = 1) -> int:
+    """A conservative estimate of a call's extra peak memory (float32, beyond its inputs).
+
+    Used to skip runs before they start (the app's complexity tab uses it as a guard), so
+    it errs high: it assumes the causal mask where a method can have one.
+    """
+    _check_method(method)
+    n = check_positive_int(n, "n")
+    d = check_positive_int(head_dim, "head_dim")
+    m = d if feature_dim is None else check_positive_int(feature_dim, "feature_dim")
+    bh = check_positive_int(batch_heads, "batch_heads")
+    f = 4  # bytes per float32
+    # Allocator and thread-arena overhead: measured peaks wobble by a few MiB at any N.
+    slack = 8 << 20
+    if method == "softmax_naive":
+        # Logits, their scaled copy (or the masked copy) and the softmax, plus a bool mask
+        # and its tril copy; only two float squares live at once but we count three.
+        per_head = 3 * n * n * f + 2 * n * n + 2 * n * d * f
+    elif method == "sdpa":
+        # Flash kernel (4-D inputs): output, log-sum-exp, and per-thread tiles of a few MiB.
+        per_head = n * (d + 1) * f * 2
+        return bh * per_head + 2 * slack
+    elif method == "linear_parallel":
+        # phi(Q), phi(K), elu's temporary, numerator, output.
+        per_head = n * (3 * m + 3 * d + 2) * f
+    elif method == "linear_chunked":
+        # Output plus one block's temporaries (a block holds at most BLOCK_ELEMENTS per
+        # array), plus input validation's transient 7 bytes per element (isfinite's abs
+        # copy and masks), which is the one O(N d) cost besides the output.
+        block = min(n, max(CHUNK_SIZE, BLOCK_ELEMENTS // max(CHUNK_SIZE, m, d)))
+        per_head = n * d * (f + 7) + 16 * block * max(CHUNK_SIZE, m, d) * f
+    elif method == "linear_recurrent":
+        per_head = n * (3 * m + 2 * d) * f + 4 * m * d * f
+    else:  # linear_cumsum: every prefix state, and the cumsum's copy of it
+        per_head = n * (2 * m * d + 3 * m + 2 * d) * f
+    return bh * per_head + slack
 
 
 # ---------------------------------------------------------------------------------------
@@ -155,7 +222,7 @@ def feature_count(map_name: str, head_dim: int, m: int | None = None) -> int:
 
 
 def _registry_name(label: str) -> str:
-    from .catalog import FEATURE_MAPS, REFERENCE, map_specs
+    from ..catalog import FEATURE_MAPS, REFERENCE, map_specs
     if label == REFERENCE:
         return "softmax"
     if label in FEATURE_MAPS:
@@ -170,7 +237,7 @@ def _registry_name(label: str) -> str:
 
 
 def _pretty(label: str) -> str:
-    from .catalog import FEATURE_MAPS
+    from ..catalog import FEATURE_MAPS
     return FEATURE_MAPS[label].pretty if label in FEATURE_MAPS else label
 
 
@@ -283,12 +350,11 @@ def _state(n, d, dv=None, label="elu1", m=None, kinds=3) -> Estimate:
 
 
 def _complexity(ns, d, m, methods, repeats=3, batch_heads=1) -> Estimate:
-    from . import bench      # the per-run memory estimate lives beside the timed code
     worst, flops = 0, 0
     for method in methods:
         for n in ns:
-            worst = max(worst, bench.estimate_memory_bytes(method, n, d, m, batch_heads))
-            flops += bench.method_flops(method, n, d, m) * (repeats + 2)
+            worst = max(worst, estimate_memory_bytes(method, n, d, m, batch_heads))
+            flops += method_flops(method, n, d, m) * (repeats + 2)
     inputs = 3 * max(ns) * d * F32 * batch_heads
     return Estimate(worst + inputs, _seconds(flops) / 20, f"the sweep up to N = {max(ns):,} (d = {d}, m = {m:,})",
                     "N max")

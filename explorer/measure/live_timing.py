@@ -16,7 +16,7 @@ as one. So the complexity tab measures this way:
   why. The figure then shows every method's spread and the words "measurement disturbed
   by other load" instead of a clean-looking line.
 
-The callables, FLOP counts and memory estimates are explorer.bench's; only the order of the
+The callables, FLOP counts and memory estimates are explorer.measure.bench's; only the order of the
 measurements and the verdict live here. ``timer``, ``rate`` and ``stall`` are injectable,
 so the tests decide what the clock says without timing anything.
 """
@@ -30,8 +30,9 @@ from typing import Callable
 
 import torch
 
-from . import bench, feature_maps
-from .checks import check_positive_int
+from . import bench
+from .. import maps as feature_maps
+from ..checks import check_positive_int
 
 RATE_SHIFT = 0.25      # matmul rate after / before outside [1 - x, 1 / (1 - x)]: the load changed
 SPREAD = 0.5           # (slowest - fastest) / median of one method's rounds above this: too noisy

@@ -1,0 +1,1 @@
+"""The math: the exact N x N maps, the O(N) forms, forgetting (decay, gates) and the recurrent state."""

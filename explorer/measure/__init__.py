@@ -1,0 +1,1 @@
+"""Measuring: quality metrics, the cost model, timings and the public peers."""
