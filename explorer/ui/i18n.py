@@ -318,7 +318,8 @@ def label(key: str):
 
 
 def engine_key(key: str) -> str:
-    """The gradio key under which the engine's lecture text ``key`` is registered."""
+    """The gradio key under which the engine's text ``key`` (the lecture's, or a tool tab's
+    from ``explorer.words``) is registered."""
     return "lecture__" + key.replace(".", "_")
 
 
@@ -340,11 +341,13 @@ def text(key: str, lang: str) -> str:
 
 def translations() -> gr.I18n:
     """Every dictionary the browser needs: the UI's and the lecture's, for both languages."""
+    from .. import words               # the tool tabs' run-time words
     from ..lecture.text import TEXT   # plain dictionaries, no engine import
 
     merged = {lang: dict(STRINGS[lang]) for lang in LANGS}
-    for key, by_lang in TEXT.items():
-        for lang in LANGS:
-            merged[lang][engine_key(key)] = by_lang.get(lang) or by_lang.get(DEFAULT_LANG, key)
+    for table in (TEXT, words.TEXT):
+        for key, by_lang in table.items():
+            for lang in LANGS:
+                merged[lang][engine_key(key)] = by_lang.get(lang) or by_lang.get(DEFAULT_LANG, key)
     # Register Chinese under gradio's locale name too: a zh-CN browser finds it directly.
     return gr.I18n(**merged, **{GRADIO_LOCALES["zh"]: merged["zh"]})
