@@ -15,14 +15,17 @@ Three forms compute the same outputs:
 - ``delta_rule_reference``: the formula above, I - beta k k^T written out, in float64.
 - ``recurrent``: one token at a time with the rank-one update, O(d_k d_v) per token.
 - ``chunked``: chunks of C tokens. Written as S_t = exp(a_t) S_{t-1} + k_t w_t^T, the
-  update's "pseudo-values" w_t = beta_t (v_t - exp(a_t) S_{t-1}^T k_t) of one chunk solve
+  update's corrected values w_t = beta_t (v_t - exp(a_t) S_{t-1}^T k_t) of one chunk solve
   the unit lower-triangular system (I + A) W = diag(beta) V - diag(beta gamma) K S_0, with
   A_ti = beta_t exp(G_t - G_i) k_t.k_i for i < t, G the cumulative log decay inside the
-  chunk, gamma_t = exp(G_t) and S_0 the state before it (the WY / UT transform). One
-  triangular solve per chunk, for all chunks at once, replaces the loop over tokens; what
-  remains sequential is one d_k x d_k by d_k x d_v product per chunk. Every exponent is a
-  difference G_t - G_i with i <= t, or G_t itself, so it is <= 0: nothing can overflow,
-  however strong the gates.
+  chunk, gamma_t = exp(G_t) and S_0 the state before it. So W = U - W_k S_0 with
+  U = T diag(beta) V and W_k = T diag(beta gamma) K, T = (I + A)^-1 (the WY / UT
+  transform): T, U and W_k come out of batched products for all chunks at once, no loop
+  over tokens. What runs in sequence, chunk by chunk, is W = U - W_k S_0 and
+  S <- gamma_C S_0 + K_d^T W (K_d: the keys decayed to the chunk's end); the outputs
+  O = gamma Q S_0 + P W, P_ti = exp(G_t - G_i) q_t.k_i (i <= t), are batched again at the
+  end. Every exponent is a difference G_t - G_i with i <= t, or G_t itself, so it is <= 0:
+  nothing can overflow, however strong the gates.
 
 ``delta_step`` is one step with its two parts apart (what it erases, what it writes), for
 drawing the update.
