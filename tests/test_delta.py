@@ -38,7 +38,7 @@ def test_both_forms_equal_the_float64_loop(n, gate):
     assert ref.shape == (B, H, n, DV) and ref.dtype == torch.float64
     out = explorer.delta.delta_rule(q, k, v, beta, log_decay, method="recurrent")
     assert out.dtype == torch.float32 and rel_err(out, ref) <= 2e-5
-    for chunk in (1, 16, 64, 500):                      # none of 16, 64 divides 37 or 301
+    for chunk in (1, 16, 32, 64, 500):                  # none of 16, 32, 64 divides 37 or 301
         out = explorer.delta.delta_rule(q, k, v, beta, log_decay, method="chunked", chunk_size=chunk)
         assert out.shape == (B, H, n, DV)
         assert rel_err(out, ref) <= 2e-5, f"chunk {chunk}"
@@ -48,7 +48,7 @@ def test_chunked_carries_the_state_across_blocks(monkeypatch):
     """A long sequence is walked in several blocks of chunks (made small here); the state
     must survive the seams, including a last block that ends mid-chunk."""
     n, d = 1000, 32
-    monkeypatch.setattr(dl, "BLOCK_TOKENS_TIMES_WIDTH", 3 * 64 * 2 * d)       # blocks of 192 tokens
+    monkeypatch.setattr(dl, "BLOCK_ELEMENTS", 3 * 64 * 2 * d)                 # blocks of 192 tokens
     g = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(1, 2, n, d, generator=g) for _ in range(3))
     k = F.normalize(k, dim=-1)

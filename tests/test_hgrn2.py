@@ -38,6 +38,14 @@ def test_both_forms_equal_the_float64_loop(n, lower_bound):
         assert rel_err(out, ref) <= 2e-5, f"chunk {chunk}"
 
 
+def test_chunked_carries_the_state_across_blocks(monkeypatch):
+    """Blocks of 3 chunks here (the last one ending mid-chunk): the state must survive the seams."""
+    monkeypatch.setattr(hg, "BLOCK_ELEMENTS", 3 * 32 * DV * B * H)
+    q, f_log, v = inputs(250, 0.5, seed=7)
+    ref = hg.hgrn2_reference(q, f_log, v)
+    assert rel_err(hg.hgrn2(q, f_log, v, chunk_size=32), ref) <= 2e-5
+
+
 @pytest.mark.parametrize("lower_bound, gate_scale", [(0.0, 40.0), (0.999999, 1.0)])
 def test_extreme_gates_stay_exact(lower_bound, gate_scale):
     """Gates near 0 (everything forgotten at once, segments of a few tokens) and gates
@@ -101,9 +109,10 @@ def test_entry_points_and_the_old_flat_name():
     (lambda: hgrn2_log_forget(torch.randn(4, DIN), torch.randn(DIN + 1, 3), 0.0), "gate_weight"),
     (lambda: hgrn2_layer_bounds(torch.tensor([1.0, float("inf")])), "raw"),
     (lambda: hgrn2_layer_bounds(torch.tensor(1.0)), "raw"),
-    (lambda: hg.hgrn2(torch.randn(5, DK), torch.full((5, DK), 0.1), torch.randn(5, DV)), "log_decay"),
+    (lambda: hg.hgrn2(torch.randn(5, DK), torch.full((5, DK), 0.1), torch.randn(5, DV)), "f_log"),
     (lambda: hg.hgrn2(torch.randn(5, DK), None, torch.randn(5, DV)), "f_log"),
-    (lambda: hg.hgrn2(torch.randn(5, DK), torch.zeros(4, DK), torch.randn(5, DV)), "log_decay"),
+    (lambda: hg.hgrn2(torch.randn(5, DK), torch.full((5, DK), float("nan")), torch.randn(5, DV)), "f_log"),
+    (lambda: hg.hgrn2(torch.randn(5, DK), torch.zeros(4, DK), torch.randn(5, DV)), "f_log"),
     (lambda: hg.hgrn2(torch.randn(5, DK), torch.zeros(5, DK), torch.randn(6, DV)), "v"),
     (lambda: hg.hgrn2(torch.randn(5, DK), torch.zeros(5, DK), torch.randn(5, DV), method="parallel"), "method"),
 ])

@@ -42,8 +42,14 @@ from ..measure.cost import BLOCK_ELEMENTS
 
 METHODS = ("chunked", "recurrent")
 
+# Chunk length of the chunked form. At d = 64 on a CPU, 32 beats 64 by about 10%: the
+# per-chunk products (C x C and C x d) shrink, and the loop over chunks, twice as long,
+# is still cheap.
+CHUNK_SIZE = 32
 
-def delta_rule(q, k, v, beta, log_decay=None, *, method: str = "chunked", chunk_size: int = 64) -> torch.Tensor:
+
+def delta_rule(q, k, v, beta, log_decay=None, *, method: str = "chunked",
+               chunk_size: int = CHUNK_SIZE) -> torch.Tensor:
     """Outputs o_t = S_t^T q_t of the (gated) delta rule, shaped (B, H, N, d_v).
 
     q, k: (B, H, N, d_k); v: (B, H, N, d_v); beta: (B, H, N) or a number; log_decay: None
@@ -170,7 +176,7 @@ def recurrent(q, k, v, beta, log_decay=None) -> torch.Tensor:
 # The chunked form
 # ---------------------------------------------------------------------------------------
 
-def chunked(q, k, v, beta, log_decay, chunk_size: int = 64) -> torch.Tensor:
+def chunked(q, k, v, beta, log_decay, chunk_size: int = CHUNK_SIZE) -> torch.Tensor:
     """The chunked form on (B, N, d) inputs, beta and log_decay (B, N).
 
     The sequence is walked in blocks of whole chunks, so temporaries stay bounded whatever
@@ -179,7 +185,10 @@ def chunked(q, k, v, beta, log_decay, chunk_size: int = 64) -> torch.Tensor:
     bsz, n, dk = k.shape
     dv = v.shape[-1]
     c = min(chunk_size, n)
-    rows = max(c, (BLOCK_TOKENS_TIMES_WIDTH // (bsz * max(c, dk + dv))) // c * c)
+    # Blocks of whole chunks, each array of a block within BLOCK_ELEMENTS numbers (1 MiB in
+    # float32: a block's arrays stay in cache between the products; 4x larger blocks ran
+    # about 20% slower).
+    rows = max(c, (BLOCK_ELEMENTS // (bsz * max(c, dk + dv))) // c * c)
     out = v.new_empty(bsz, n, dv)
     state = k.new_zeros(bsz, dk, dv)
     for s in range(0, n, rows):
@@ -187,11 +196,6 @@ def chunked(q, k, v, beta, log_decay, chunk_size: int = 64) -> torch.Tensor:
         a = None if log_decay is None else log_decay[:, s:e]
         state = _block(q[:, s:e], k[:, s:e], v[:, s:e], beta[:, s:e], a, state, c, out[:, s:e])
     return out
-
-
-# A block's largest temporaries hold (tokens x max(chunk, d_k + d_v)) numbers: 4 MiB each in
-# float32. Fewer, larger blocks mean fewer calls; this bound keeps them in a few caches' worth.
-BLOCK_TOKENS_TIMES_WIDTH = 4 * BLOCK_ELEMENTS
 
 
 def _block(q, k, v, beta, log_decay, state, c: int, dst) -> torch.Tensor:
@@ -249,10 +253,13 @@ def _block(q, k, v, beta, log_decay, state, c: int, dst) -> torch.Tensor:
     states = k.new_empty(nc + 1, bsz, dk, dv)                # chunk-major, so each step writes
     w = k.new_empty(nc, bsz, c, dv)                          # one contiguous block
     states[0] = state
+    # Per-chunk views taken once (indexing inside the loop costs as much as the products).
+    u_j, wk_j, kd_j, w_j, s_j = u.unbind(1), wk.unbind(1), kd_t.unbind(1), w.unbind(0), states.unbind(0)
+    g_j = None if g_end is None else g_end.unbind(1)
     for j in range(nc):
-        torch.baddbmm(u[:, j], wk[:, j], states[j], alpha=-1.0, out=w[j])
-        kept = states[j] if g_end is None else states[j] * g_end[:, j]
-        torch.baddbmm(kept, kd_t[:, j], w[j], out=states[j + 1])
+        torch.baddbmm(u_j[j], wk_j[j], s_j[j], alpha=-1.0, out=w_j[j])
+        kept = s_j[j] if g_j is None else s_j[j] * g_j[j]
+        torch.baddbmm(kept, kd_j[j], w_j[j], out=s_j[j + 1])
 
     # O = gamma Q S_0 + P W for the state S_0 before each chunk.
     qg = q if gamma is None else q * gamma

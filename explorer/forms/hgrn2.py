@@ -21,8 +21,9 @@ from __future__ import annotations
 import torch
 
 from ..checks import as_float_tensor, check_positive_int, check_qkv
+from ..measure.cost import BLOCK_ELEMENTS
 from .decay import prepare_log_decay
-from .linear import GateFactors, _block_rows
+from .linear import GateFactors
 
 METHODS = ("chunked", "recurrent")
 
@@ -48,8 +49,11 @@ def _check_inputs(q, f_log, v):
     if f_log is None:
         raise ValueError("f_log: HGRN2 needs its log forget gates, one per token and key feature")
     q, _, v = check_qkv(q, q, v, need_v=True)
-    f_log = prepare_log_decay(as_float_tensor(f_log, "f_log"), tuple(q.shape[:-2]), q.shape[-2],
-                              q.shape[-1], q.dtype, q.device)
+    try:
+        f_log = prepare_log_decay(as_float_tensor(f_log, "f_log"), tuple(q.shape[:-2]), q.shape[-2],
+                                  q.shape[-1], q.dtype, q.device)
+    except ValueError as exc:                   # the same checks as any log decay, under this name
+        raise ValueError("f_log:" + str(exc).removeprefix("log_decay:")) from None
     return q, f_log.expand(q.shape), v
 
 
@@ -83,7 +87,8 @@ def chunked(q, k, v, log_forget, chunk_size: int = 64) -> torch.Tensor:
     block, ``GateFactors`` turns the gates into bounded factors on q and k."""
     bsz, n, dk = q.shape
     dv = v.shape[-1]
-    rows = _block_rows(bsz, max(chunk_size, dk, dv), chunk_size)
+    # Blocks of whole chunks, each array of a block within BLOCK_ELEMENTS numbers.
+    rows = max(chunk_size, (BLOCK_ELEMENTS // (bsz * max(chunk_size, dk, dv))) // chunk_size * chunk_size)
     out = v.new_empty(bsz, n, dv)
     state = q.new_zeros(bsz, dk, dv)
     for g0 in range(0, n, rows):

@@ -40,7 +40,8 @@ MODES = ("non-causal", "causal", "gated", "gla", "delta")
 MODE_NOTES = {
     "gated": "FLA's simple_gla has no feature map and no normaliser",
     "gla": "FLA's recurrent_gla has no feature map and no normaliser",
-    "delta": "at min(N, 4096) tokens, keys L2-normalised; FLA's chunkwise form with its chunk of 32, ours with 64",
+    "delta": f"at min(N, 4096) tokens, keys L2-normalised; FLA's chunkwise form with chunks of 32 "
+             f"(as in side_by_side.py), ours with {delta.CHUNK_SIZE}",
 }
 DELTA_MAX_N = 4096
 
