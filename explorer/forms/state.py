@@ -552,11 +552,14 @@ def capacity_probe(feature_map, head_dim, pairs, kind="none", *, gamma=None, str
     A read-out that is not finite (a normaliser of 0) does not count. The query sits at
     the last written position (for positional maps).
 
-    An additive state recalls almost every pair while P is small, then all of them fade
-    together as the pairs pile up on each other (with unit keys, cosine ~ 1/sqrt(1 + P/d)).
-    The delta rule keeps recalling its most recent pairs however many were written: each
-    write corrects the state under its key, so the count levels off near d instead of
-    collapsing. Decay and gates keep the recent pairs too, at a rate set by the gate.
+    An additive state recalls almost every pair while P is small, then the pairs pile up on
+    each other: with unit keys the read-out's cosine falls like 1/sqrt(1 + P/d) for every
+    pair alike, and past a few d only the pairs that happen to land above the threshold
+    are left (measured at d = 32: 50 at P = 2d, 35 at 8d, 25 at 32d). The delta rule keeps
+    recalling its most recent pairs however many were written: each write corrects the
+    state under its key, so the count levels off (at d = 32: about 27 for beta = 1, 42 for
+    beta = 0.5) instead of falling. Decay and gates keep the recent pairs too, at a rate set
+    by the gate.
     """
     head_dim = check_positive_int(head_dim, "head_dim")
     dv = head_dim if value_dim is None else check_positive_int(value_dim, "value_dim")
