@@ -116,6 +116,11 @@ def check_controls(map_label="elu+1", m=32, seed=0, gamma=STATE_DEFAULTS["gamma"
     return StateControls(map_label, m, seed, gamma, strength, lower_bound, beta, kind)
 
 
+def check_step(t, lang="en") -> int:
+    """The step t: a whole number >= 0 (a step past the text's end shows its last token)."""
+    return _whole(t, "state.name_t", 0, 2 ** 53, lang)
+
+
 def _state_inputs(sample, layer, head, c: StateControls, lang):
     if head in (None, "mean", "mean over heads"):
         head = 0
@@ -153,7 +158,7 @@ def state_step(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
     c = check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
     k, v, fmap, layer, head, _ = _state_inputs(sample, layer, head, c, lang)
     n = k.shape[0]
-    t = min(_whole(t, "state.name_t", 0, 2 ** 53, lang), n - 1)     # a shorter text moves the last step
+    t = min(check_step(t, lang), n - 1)     # a shorter text moves the last step
     # The gates are drawn for the whole sequence (their first rows do not depend on n), and
     # positional maps see its full length: stepping only up to t gives the full run's S_t.
     rule = _rule(kind, _prefix_map(fmap, n), k.shape[-1], n, c, head)
