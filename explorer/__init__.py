@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 # linear``), so notebooks and scripts written against it keep working. Loaded lazily, so
 # ``import explorer.catalog`` stays free of torch.
 _MOVED = {
-    "attention": "forms.attention", "linear": "forms.linear", "decay": "forms.decay", "state": "forms.state",
+    "attention": "forms.attention", "linear": "forms.linear", "state": "forms.state",
     "feature_maps": "maps", "rf_theory": "maps.rf_theory", "learned": "maps.learned", "hybrid": "maps.hybrid",
     "metrics": "measure.metrics", "cost": "measure.cost", "bench": "measure.bench",
     "live_timing": "measure.live_timing", "peers": "measure.peers",
