@@ -64,7 +64,7 @@ class StateTrace:
     effective_rank:  exp(entropy of sigma / sum(sigma)) of S_t, (N,); 0 for a zero state
     states:          S_t stacked, (N, m, d_v), only with keep_states
     updates:         what step t writes, phi(k_t) v_t^T stacked, (N, m, d_v), only with keep_states
-    erased:          what the delta rule's step t removes, a_t beta k_t (k_t^T S_{t-1}), (N, m, d_v),
+    erased:          what the delta rule's step t removes before the decay, beta k_t (k_t^T S_{t-1}), (N, m, d_v),
                      only with keep_states and a delta rule (``rule_trace``)
 
     normaliser_norm is None for an update without a normaliser (HGRN2, the delta rule).
@@ -234,23 +234,25 @@ class UpdateRule:
     def has_normaliser(self) -> bool:
         return self.kind in ADDITIVE_KINDS
 
-    def _log_forget(self, x):
-        from .decay import hgrn2_log_forget
-        return hgrn2_log_forget(x, self.gate_weight.to(x.dtype), self.lower_bound)
-
     def keys(self, x, is_query=False, offset=0, total=None):
         """What the state stores under key x (and reads with, for a query x): (..., width)."""
-        if self.kind in ADDITIVE_KINDS:
-            return self.feature_map(x, is_query=is_query, offset=offset, total=total)
-        if self.kind == "hgrn2":
-            return -torch.expm1(self._log_forget(x))          # 1 - f, exact for f near 1
-        return torch.nn.functional.normalize(x, dim=-1)       # the delta rule's keys and queries
+        return self.write(x, is_query=is_query, offset=offset, total=total)[0]
 
-    def gate(self, x_t, t: int):
-        """The log forget gate of step t for the token(s) x_t (B, d): (B or 1, 1 or width), or None."""
-        if self.kind == "hgrn2":
-            return self._log_forget(x_t)
-        return None if self.log_decay is None else self.log_decay[t:t + 1].to(x_t.dtype)
+    def write(self, x, is_query=False, offset=0, total=None):
+        """(keys, log gates) for tokens x (..., T, d) at positions offset..offset+T-1 of a
+        stream of ``total``: keys (..., T, width) and gates (..., T, 1 or width) or None.
+        One call per stream, so HGRN2's gates are computed once, not once per step."""
+        if self.kind in ADDITIVE_KINDS:
+            keys = self.feature_map(x, is_query=is_query, offset=offset, total=total)
+        elif self.kind == "hgrn2":
+            from .decay import hgrn2_log_forget
+            log_f = hgrn2_log_forget(x, self.gate_weight.to(x.dtype), self.lower_bound)
+            return -torch.expm1(log_f), log_f                     # the key 1 - f, exact for f near 1
+        else:
+            keys = torch.nn.functional.normalize(x, dim=-1)       # the delta rule's keys and queries
+        if self.log_decay is None:
+            return keys, None
+        return keys, self.log_decay[offset:offset + x.shape[-2]].to(x.dtype)
 
     def empty(self, batch: int, width: int, dv: int, dtype, device=None) -> RecurrentState:
         return RecurrentState.empty(batch, width, dv, dtype, device)
@@ -312,14 +314,14 @@ def rule_trace(k, v, rule: UpdateRule, keep_states=False) -> StateTrace:
     """
     k, v = _check_sequence(k, v)
     n = k.shape[0]
-    keys = rule.keys(k)
+    keys, gates = rule.write(k)
     width = keys.shape[-1]
     state = rule.empty(1, width, v.shape[1], k.dtype, k.device)
     states = torch.empty(n, width, v.shape[1], dtype=k.dtype, device=k.device)
     normalisers = torch.empty(n, width, dtype=k.dtype, device=k.device)
     erased = torch.empty_like(states) if keep_states and rule.kind in DELTA_KINDS else None
     for t in range(n):
-        out = rule.step(state, keys[t:t + 1], v[t:t + 1], rule.gate(k[t:t + 1], t))
+        out = rule.step(state, keys[t:t + 1], v[t:t + 1], None if gates is None else gates[t:t + 1])
         states[t], normalisers[t] = state.s[0], state.z[0]
         if erased is not None:
             erased[t] = out[0][0]
@@ -474,50 +476,59 @@ def _readouts(rule, target_k, target_v, noise_k, noise_v, lags, position, num_di
     trials, total, head_dim = noise_k.shape[0], noise_k.shape[1] + 1, noise_k.shape[2]
     dv, dtype = target_v.shape[-1], target_v.dtype
 
-    def keys(x, is_query=False, offset=0):
+    def write(x, offset=0):
         # Rows sit at positions offset.. of one stream of ``total`` tokens (this matters to
         # positional maps such as cosFormer only).
-        return rule.keys(x, is_query=is_query, offset=offset, total=total)
+        keys, gates = rule.write(x, offset=offset, total=total)
+        return keys, _batched(gates)
 
-    target_f = keys(target_k.expand(trials, total, head_dim))           # the target at any position
-    query_f = keys(target_k.expand(trials, total, head_dim), is_query=True)
+    def at(gates, t):
+        return None if gates is None else gates[:, t]
+
+    everywhere = target_k.expand(trials, total, head_dim)                # the target at any position
+    target_f, target_g = write(everywhere)
+    query_f = rule.keys(everywhere, is_query=True, total=total)
     width = target_f.shape[-1]
     wanted = set(lags)
     read = {}
     if num_distractors is None and position == "early":
         # One pass: target at t = 0, distractor j at t = j; reading after step t gives lag t.
-        ks = torch.cat([target_k, noise_k], dim=1)
-        fk = torch.cat([target_f[:, :1], keys(noise_k, offset=1)], dim=1)
+        fk, gk = write(torch.cat([target_k, noise_k], dim=1))
         vs = torch.cat([target_v.unsqueeze(1), noise_v], dim=1)
         state = rule.empty(trials, width, dv, dtype)
         for t in range(total):
-            rule.step(state, fk[:, t], vs[:, t], rule.gate(ks[:, t], t))
+            rule.step(state, fk[:, t], vs[:, t], at(gk, t))
             if t in wanted:
                 read[t] = rule.read(state, query_f[:, t])
     elif num_distractors is None:
         # One pass over the distractors; at lag t the target is written (on a copy) after them.
-        fk = keys(noise_k)
+        fk, gk = write(noise_k)
         state = rule.empty(trials, width, dv, dtype)
         for t in range(total):
             if t in wanted:
                 probe = RecurrentState(state.s, state.z)      # step() rebinds, never writes in place
-                rule.step(probe, target_f[:, t], target_v, rule.gate(target_k[:, 0], t))
+                rule.step(probe, target_f[:, t], target_v, at(target_g, t))
                 read[t] = rule.read(probe, query_f[:, t])
             if t < total - 1:
-                rule.step(state, fk[:, t], noise_v[:, t], rule.gate(noise_k[:, t], t))
+                rule.step(state, fk[:, t], noise_v[:, t], at(gk, t))
     else:
         # Fixed load: one stream per lag, the target ``lag`` steps before the end.
         for lag in wanted:
             before = num_distractors - lag
             ks = torch.cat([noise_k[:, :before], target_k, noise_k[:, before:]], dim=1)
             vs = torch.cat([noise_v[:, :before], target_v.unsqueeze(1), noise_v[:, before:]], dim=1)
-            fk = keys(ks)
+            fk, gk = write(ks)
             state = rule.empty(trials, width, dv, dtype)
             for t in range(total):
-                rule.step(state, fk[:, t], vs[:, t], rule.gate(ks[:, t], t))
+                rule.step(state, fk[:, t], vs[:, t], at(gk, t))
             read[lag] = rule.read(state, query_f[:, -1])
 
     return read
+
+
+def _batched(gates):
+    """Gates of a stream as (B or 1, T, 1 or m): a preset (T, 1 or m) is shared by the batch."""
+    return gates.unsqueeze(0) if gates is not None and gates.dim() == 2 else gates
 
 
 # ---------------------------------------------------------------------------------------
@@ -576,12 +587,13 @@ def capacity_probe(feature_map, head_dim, pairs, kind="none", *, gamma=None, str
     gen = torch.Generator().manual_seed(int(seed))
     xs = torch.randn(trials, total, head_dim, generator=gen, dtype=dtype)
     vs = torch.randn(trials, total, dv, generator=gen, dtype=dtype)
-    fk = rule.keys(xs, total=total)
+    fk, gk = rule.write(xs, total=total)
+    gk = _batched(gk)
     state = rule.empty(trials, fk.shape[-1], dv, dtype)
     found = {}
     wanted = set(counts)
     for t in range(total):
-        rule.step(state, fk[:, t], vs[:, t], rule.gate(xs[:, t], t))
+        rule.step(state, fk[:, t], vs[:, t], None if gk is None else gk[:, t])
         p = t + 1
         if p in wanted:
             # Every stored key as a query at the current position, one row each.

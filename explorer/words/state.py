@@ -27,8 +27,8 @@ TEXT = {
                                  "zh": "t = {t} 时写入的 (1 − f_t) v_tᵀ{token}"},
     "state.step_written_delta": {"en": "written: β k_t v_tᵀ at t = {t}{token}",
                                  "zh": "写入：t = {t} 时的 β k_t v_tᵀ{token}"},
-    "state.step_erased": {"en": "erased: a_t β k_t (k_tᵀ S_{t−1})",
-                          "zh": "擦除：a_t β k_t (k_tᵀ S_{t−1})"},
+    "state.step_erased": {"en": "erased: β k_t (k_tᵀ S_{t−1})",
+                          "zh": "擦除：β k_t (k_tᵀ S_{t−1})"},
     "state.step_state": {"en": "state S_t after t = {t}, {kind}", "zh": "t = {t} 之后的状态 S_t，{kind}"},
     "state.step_bar_written": {"en": "written", "zh": "写入量"},
     "state.step_bar_update": {"en": "update", "zh": "写入量"},
@@ -38,9 +38,9 @@ TEXT = {
     "state.step_y_features": {"en": "key feature i of φ", "zh": "φ 的键特征 i"},
     "state.step_y_keys": {"en": "key dimension i", "zh": "键维度 i"},
     "state.step_note_delta": {"en": "Before writing v_t under k_t, the delta rule erases what the state held there: "
-                                    "S_t = a_t S_{t−1} − erased + written.",
+                                    "S_t = a_t (S_{t−1} − erased) + written.",
                               "zh": "Delta 规则先擦掉状态在 k_t 方向上原有的内容，再写入 v_t："
-                                    "S_t = a_t S_{t−1} − 擦除量 + 写入量。"},
+                                    "S_t = a_t (S_{t−1} − 擦除量) + 写入量。"},
     "state.hover_cell": {"en": "row %{y}, value dim %{x}", "zh": "第 %{y} 行，值维度 %{x}"},
 
     # Curves over time and recall
