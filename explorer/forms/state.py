@@ -290,6 +290,8 @@ def make_rule(kind, feature_map, head_dim, total, *, gamma=None, strength=1.0, l
     lower_bound = check_fraction(lower_bound, "lower_bound", low=0.0, high=1.0, low_open=False, high_open=True)
     beta = check_fraction(beta, "beta", low=0.0, high=1.0, low_open=True, high_open=False)
     if kind in ADDITIVE_KINDS:
+        if feature_map is None:
+            raise ValueError(f"feature_map: the update {kind!r} adds phi(k) v^T and needs a feature map phi")
         _check_map_dim(feature_map, head_dim)
         width = feature_map.num_features
     else:
@@ -364,22 +366,22 @@ class RecallCurve:
     kind: str = "none"
 
 
-def _check_lags(lags) -> list[int]:
+def _check_lags(lags, name: str = "lags") -> list[int]:
     if isinstance(lags, int) and not isinstance(lags, bool):
         lags = [lags]
     try:
         values = list(lags)
     except TypeError:
-        raise ValueError(f"lags: expected a list of integers >= 0, got {lags!r}") from None
+        raise ValueError(f"{name}: expected a list of integers >= 0, got {str(lags)[:40]!r}") from None
     if not values:
-        raise ValueError("lags: give at least one lag")
+        raise ValueError(f"{name}: give at least one value")
     out = []
     for lag in values:
         if isinstance(lag, torch.Tensor) and lag.numel() == 1:
             lag = lag.item()
         is_integer = hasattr(lag, "__index__") and not isinstance(lag, bool)
         if not is_integer or int(lag) < 0:
-            raise ValueError(f"lags: expected integers >= 0, got {lag!r}")
+            raise ValueError(f"{name}: expected integers >= 0, got {str(lag)[:40]!r}")
         out.append(int(lag))
     return out
 
@@ -574,7 +576,7 @@ def capacity_probe(feature_map, head_dim, pairs, kind="none", *, gamma=None, str
     """
     head_dim = check_positive_int(head_dim, "head_dim")
     dv = head_dim if value_dim is None else check_positive_int(value_dim, "value_dim")
-    counts = _check_lags(pairs)
+    counts = _check_lags(pairs, "pairs")
     if min(counts) < 1:
         raise ValueError(f"pairs: expected integers >= 1, got {min(counts)}")
     trials = check_positive_int(trials, "trials")
