@@ -54,8 +54,10 @@ class StateView:
 # ---------------------------------------------------------------------------------------
 
 def _shown(value) -> str:
-    text = repr(value) if isinstance(value, str) else str(value)
-    return text if len(text) <= ECHO else text[:ECHO] + "…"
+    """A value as the user sent it, cut to ECHO characters and quoted: quoted text is theirs,
+    not the message's language."""
+    text = str(value)
+    return "“" + (text if len(text) <= ECHO else text[:ECHO] + "…") + "”"
 
 
 def _number(value, name_key, low, high, lang, *, low_open=False):
@@ -102,7 +104,7 @@ def check_controls(map_label="elu+1", m=32, seed=0, gamma=STATE_DEFAULTS["gamma"
                    beta=STATE_DEFAULTS["beta"], kind="none", lang="en") -> StateControls:
     """Every control of the tab, or a ValueError with one sentence in ``lang``."""
     if not isinstance(kind, str) or kind not in KINDS:
-        raise ValueError(w("state.error_kind", lang, choices=", ".join(KINDS), value=_shown(kind)))
+        raise ValueError(w("state.error_kind", lang, choices=", ".join(f"“{k}”" for k in KINDS), value=_shown(kind)))
     if map_label == REFERENCE:
         raise ValueError(w("state.error_softmax", lang))
     if not isinstance(map_label, str) or map_label not in map_choices():
