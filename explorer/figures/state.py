@@ -53,7 +53,8 @@ def state_step(update, state, t: int, token: str = "", kind: str = "", style=Non
     hover = w("state.hover_cell", lang) + "<br>%{z:.4g}<extra>{label}</extra>"
     if delta:
         erased = np.asarray(erased)
-        fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08,
+        # Wide gaps: each panel's row title sits between it and the panel before.
+        fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.13 if style.presentation else 0.1,
                             subplot_titles=(w("state.step_erased", lang), written_title, state_title))
         cells = ((2, update, "coloraxis", "state.step_bar_written"), (3, state, "coloraxis2", "state.step_bar_state"),
                  (1, erased, "coloraxis", "state.step_bar_erased"))
@@ -186,11 +187,10 @@ def state_capacity(capacity: dict, head_dim: int, threshold: float = 0.5, trials
     # Log P: the rise below d and the level far past it both get room.
     fig.update_xaxes(title_text=w("state.capacity_x", lang), type="log")
     fig.update_yaxes(title_text=w("state.capacity_y", lang), range=[0, max(highest, 1.0) * 1.15])
-    fig.update_layout(legend=dict(orientation="h", x=0, y=-0.22, xanchor="left", yanchor="top"))
+    # The legend beside the plot: seven names under it would leave the plot no height.
+    fig.update_layout(legend=dict(orientation="v", x=1.02, y=1, xanchor="left", yanchor="top"))
     note = w("state.capacity_note", lang, threshold=f"{threshold:g}", trials=trials)
-    fig = finish(fig, style, w("state.capacity_title", lang), height=640 if style.presentation else 520, note=note,
-                 width=0.55)
-    fig.update_layout(margin=dict(b=260 if style.presentation else 190))
+    fig = finish(fig, style, w("state.capacity_title", lang), height=640 if style.presentation else 500, note=note)
     return fig
 
 
@@ -221,6 +221,6 @@ def memory_growth(ts, kv_bytes, state_bytes: float, labels=None, style=None, *, 
     fig.update_yaxes(title_text=w("state.memory_y", lang), type="log")
     # The legend under the plot: inside it, it would cover the crossing's note.
     fig.update_layout(legend=dict(orientation="h", x=0, y=-0.3, xanchor="left", yanchor="top"))
-    fig = finish(fig, style, w("state.memory_title", lang), height=600 if style.presentation else 480, width=0.55)
+    fig = finish(fig, style, w("state.memory_title", lang), height=600 if style.presentation else 480)
     fig.update_layout(margin=dict(b=190 if style.presentation else 150))
     return fig

@@ -165,9 +165,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.C
             t = gr.Slider(0, 511, value=8, step=1, label=i18n.label("state_t"), elem_id="state-t")
             step = gr.Plot(label=i18n.label("state_step"), show_label=False, elem_id="state-step")
     curves = gr.Plot(label=i18n.label("state_curves"), show_label=False, elem_id="state-curves")
-    with gr.Row(equal_height=False):
-        capacity = gr.Plot(label=i18n.label("state_capacity"), show_label=False, elem_id="state-capacity")
-        memory = gr.Plot(label=i18n.label("state_memory"), show_label=False, elem_id="state-memory")
+    capacity = gr.Plot(label=i18n.label("state_capacity"), show_label=False, elem_id="state-capacity")
+    memory = gr.Plot(label=i18n.label("state_memory"), show_label=False, elem_id="state-memory")
     export, files, link, view, query = common.export_band("export_state")
     tab = StateTab(map_label, m, seed, gamma, strength, kind, t, lower_bound, beta, lang, run, step, curves, capacity,
                    memory, notices, view, query, link)

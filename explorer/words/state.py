@@ -39,7 +39,7 @@ TEXT = {
     "state.step_y_keys": {"en": "key dimension i", "zh": "键维度 i"},
     "state.step_note_delta": {"en": "Before writing v_t under k_t, the delta rule erases what the state held there: "
                                     "S_t = a_t (S_{t−1} − erased) + written.",
-                              "zh": "Delta 规则先擦掉状态在 k_t 方向上原有的内容，再写入 v_t："
+                              "zh": "Delta 规则先擦掉状态在 k_t 方向上的旧内容，再写入 v_t："
                                     "S_t = a_t (S_{t−1} − 擦除量) + 写入量。"},
     "state.hover_cell": {"en": "row %{y}, value dim %{x}", "zh": "第 %{y} 行，值维度 %{x}"},
 
