@@ -340,7 +340,19 @@ def _stand_in_peers():
 
     def gated(q, k, v, g):
         return v * 2.0, None
-    return {"performer": performer, "fla_chunk": fla_chunk, "fla_simple_gla": gated, "fla_recurrent_gla": gated}
+
+    def fla_delta(q, k, v, beta, chunk_size=32):
+        """The delta rule one token at a time, q scaled by d^-1/2 inside as FLA does."""
+        q = q * q.shape[-1] ** -0.5
+        s = q.new_zeros(*q.shape[:2], q.shape[-1], v.shape[-1])
+        out = torch.empty_like(v)
+        for t in range(q.shape[2]):
+            kt, bt = k[:, :, t], beta[:, :, t, None]
+            s = s + kt.unsqueeze(-1) * (bt * (v[:, :, t] - (kt.unsqueeze(-2) @ s).squeeze(-2))).unsqueeze(-2)
+            out[:, :, t] = (q[:, :, t].unsqueeze(-2) @ s).squeeze(-2)
+        return out, s
+    return {"performer": performer, "fla_chunk": fla_chunk, "fla_simple_gla": gated, "fla_recurrent_gla": gated,
+            "fla_delta": fla_delta}
 
 
 def test_peers_report_puts_ours_beside_them_with_ratios():
@@ -348,7 +360,7 @@ def test_peers_report_puts_ours_beside_them_with_ratios():
     entries = peers.build_entries(_stand_in_peers(), 128, head_dim=16)
     assert {e.mode for e in entries} == set(peers.MODES)
     agree = peers.agreement(entries)
-    assert set(agree) == {"ours parallel, non-causal", "ours chunked, causal"}
+    assert set(agree) == {"ours parallel, non-causal", "ours chunked, causal", "ours chunked, delta rule"}
     assert max(agree.values()) < 1e-5
     result = peers.measure(entries, rounds=2, matmul_size=64)
     assert all(len(ts) == 2 and min(ts) > 0 for ts in result["times"].values())
@@ -357,7 +369,9 @@ def test_peers_report_puts_ours_beside_them_with_ratios():
     want = med["fla naive_chunk_linear_attn"] / med["ours chunked, causal"]
     assert ratios["ours chunked, causal"] == pytest.approx(want)
     text = peers.report(entries, result, 128, 16, "cpu", 2, agree)
-    assert "cpu, " in text and "dense matmul" in text and text.count("x the best peer") == 4
+    assert "cpu, " in text and "dense matmul" in text and text.count("x the best peer") == 6
+    want = med["ours recurrent, delta rule"] / med["ours chunked, delta rule"]
+    assert ratios["ours recurrent / ours chunked, delta rule (time)"] == pytest.approx(want)
     assert json.loads(text.splitlines()[-1]).keys() == ratios.keys()
 
 
@@ -365,5 +379,8 @@ def test_peers_agreement_catches_a_peer_that_differs():
     from explorer.measure import peers
     wrong = _stand_in_peers()
     wrong["performer"] = lambda fq, fk, v: v
+    wrong["fla_delta"] = lambda q, k, v, beta, chunk_size=32: (v, None)
     agree = peers.agreement(peers.build_entries(wrong, 64, head_dim=8))
     assert agree["ours parallel, non-causal"] > 1e-2
+    assert agree["ours chunked, delta rule"] > 1e-2
+    assert agree["ours chunked, causal"] < 1e-5

@@ -44,17 +44,27 @@ def test_both_forms_equal_the_float64_loop(n, gate):
         assert rel_err(out, ref) <= 2e-5, f"chunk {chunk}"
 
 
-def test_chunked_carries_the_state_across_blocks():
-    """A long sequence is walked in several blocks of chunks; the state must survive the seams."""
-    n = 3000
+def test_chunked_carries_the_state_across_blocks(monkeypatch):
+    """A long sequence is walked in several blocks of chunks (made small here); the state
+    must survive the seams, including a last block that ends mid-chunk."""
+    n, d = 1000, 32
+    monkeypatch.setattr(dl, "BLOCK_TOKENS_TIMES_WIDTH", 3 * 64 * 2 * d)       # blocks of 192 tokens
     g = torch.Generator().manual_seed(3)
-    q, k, v = torch.randn(1, 1, n, 64, generator=g), torch.randn(1, 1, n, 64, generator=g), torch.randn(1, 1, n, 64, generator=g)
+    q, k, v = (torch.randn(1, 2, n, d, generator=g) for _ in range(3))
     k = F.normalize(k, dim=-1)
-    beta = torch.rand(1, 1, n, generator=g)
-    log_decay = F.logsigmoid(torch.randn(1, 1, n, generator=g) + 5.0)
-    assert dl.BLOCK_ELEMENTS // (64 + 64) < n                # more than one block
-    ref = dl.delta_rule_reference(q, k, v, beta, log_decay)
-    assert rel_err(dl.delta_rule(q, k, v, beta, log_decay), ref) <= 2e-5
+    beta = torch.rand(1, 2, n, generator=g)
+    log_decay = F.logsigmoid(torch.randn(1, 2, n, generator=g) + 5.0)
+    for a in (None, log_decay):
+        ref = dl.delta_rule_reference(q, k, v, beta, a)
+        assert rel_err(dl.delta_rule(q, k, v, beta, a, chunk_size=64), ref) <= 2e-5
+
+
+@pytest.mark.parametrize("c", [1, 5, 16, 37, 64, 100])
+def test_unit_lower_inverse(c):
+    g = torch.Generator().manual_seed(c)
+    a = torch.randn(3, c, c, generator=g, dtype=torch.float64) * 0.3
+    want = torch.linalg.inv(torch.eye(c, dtype=torch.float64) + a.tril(-1))
+    assert torch.allclose(dl.unit_lower_inverse(a), want, rtol=1e-10, atol=1e-10)   # reads tril(a, -1) only
 
 
 def test_float64_in_float64_out():

@@ -15,14 +15,17 @@ Three forms compute the same outputs:
 - ``delta_rule_reference``: the formula above, I - beta k k^T written out, in float64.
 - ``recurrent``: one token at a time with the rank-one update, O(d_k d_v) per token.
 - ``chunked``: chunks of C tokens. Written as S_t = exp(a_t) S_{t-1} + k_t w_t^T, the
-  update's "pseudo-values" w_t = beta_t (v_t - exp(a_t) S_{t-1}^T k_t) of one chunk solve
+  update's corrected values w_t = beta_t (v_t - exp(a_t) S_{t-1}^T k_t) of one chunk solve
   the unit lower-triangular system (I + A) W = diag(beta) V - diag(beta gamma) K S_0, with
   A_ti = beta_t exp(G_t - G_i) k_t.k_i for i < t, G the cumulative log decay inside the
-  chunk, gamma_t = exp(G_t) and S_0 the state before it (the WY / UT transform). One
-  triangular solve per chunk, for all chunks at once, replaces the loop over tokens; what
-  remains sequential is one d_k x d_k by d_k x d_v product per chunk. Every exponent is a
-  difference G_t - G_i with i <= t, or G_t itself, so it is <= 0: nothing can overflow,
-  however strong the gates.
+  chunk, gamma_t = exp(G_t) and S_0 the state before it. So W = U - W_k S_0 with
+  U = T diag(beta) V and W_k = T diag(beta gamma) K, T = (I + A)^-1 (the WY / UT
+  transform): T, U and W_k come out of batched products for all chunks at once, no loop
+  over tokens. What runs in sequence, chunk by chunk, is W = U - W_k S_0 and
+  S <- gamma_C S_0 + K_d^T W (K_d: the keys decayed to the chunk's end); the outputs
+  O = gamma Q S_0 + P W, P_ti = exp(G_t - G_i) q_t.k_i (i <= t), are batched again at the
+  end. Every exponent is a difference G_t - G_i with i <= t, or G_t itself, so it is <= 0:
+  nothing can overflow, however strong the gates.
 
 ``delta_step`` is one step with its two parts apart (what it erases, what it writes), for
 drawing the update.
@@ -176,8 +179,7 @@ def chunked(q, k, v, beta, log_decay, chunk_size: int = 64) -> torch.Tensor:
     bsz, n, dk = k.shape
     dv = v.shape[-1]
     c = min(chunk_size, n)
-    width = max(c, dk + dv)
-    rows = max(c, (BLOCK_ELEMENTS // (bsz * width)) // c * c)
+    rows = max(c, (BLOCK_TOKENS_TIMES_WIDTH // (bsz * max(c, dk + dv))) // c * c)
     out = v.new_empty(bsz, n, dv)
     state = k.new_zeros(bsz, dk, dv)
     for s in range(0, n, rows):
@@ -185,6 +187,11 @@ def chunked(q, k, v, beta, log_decay, chunk_size: int = 64) -> torch.Tensor:
         a = None if log_decay is None else log_decay[:, s:e]
         state = _block(q[:, s:e], k[:, s:e], v[:, s:e], beta[:, s:e], a, state, c, out[:, s:e])
     return out
+
+
+# A block's largest temporaries hold (tokens x max(chunk, d_k + d_v)) numbers: 4 MiB each in
+# float32. Fewer, larger blocks mean fewer calls; this bound keeps them in a few caches' worth.
+BLOCK_TOKENS_TIMES_WIDTH = 4 * BLOCK_ELEMENTS
 
 
 def _block(q, k, v, beta, log_decay, state, c: int, dst) -> torch.Tensor:
@@ -217,32 +224,73 @@ def _block(q, k, v, beta, log_decay, state, c: int, dst) -> torch.Tensor:
         gamma = cum.exp().to(k.dtype).unsqueeze(-1)                              # exp(G_t)
         tail = (cum[..., -1:] - cum).exp().to(k.dtype).unsqueeze(-1)             # exp(G_C - G_i)
 
-    # The WY / UT transform: (I + A) [U | W_k] = [diag(beta) V | diag(beta gamma) K].
-    a = torch.matmul(k, kt)
-    if within is not None:
-        a.mul_(within)
-    a.mul_(b).tril_(-1)
-    rhs = torch.cat([v * b, k * (b if gamma is None else b * gamma)], dim=-1)
-    sol = torch.linalg.solve_triangular(a, rhs, upper=False, unitriangular=True)
-    u, wk = sol[..., :dv], sol[..., dv:]
-
-    # Outputs: O = P U + (gamma Q - P W_k) S_0, with P = tril(Q K^T * exp(G_t - G_i)).
+    # A_ti = beta_t exp(G_t - G_i) k_t.k_i and P_ti = exp(G_t - G_i) q_t.k_i. Only A's
+    # strictly lower part is ever read, so its upper part is left as it comes; P is masked
+    # to i <= t (the decay weights are already 0 above the diagonal).
+    a = torch.matmul(k * b, kt)
     p = torch.matmul(q, kt)
-    if within is not None:
+    if within is None:
+        p.tril_()
+    else:
+        a.mul_(within)
         p.mul_(within)
-    p.tril_()
-    pw = torch.matmul(p, sol)
-    q_eff = (q if gamma is None else q * gamma) - pw[..., dv:]                  # (B, nc, c, d_k)
 
-    # State after each chunk: S' = (gamma_C I - K_d^T W_k) S + K_d^T U, K_d = exp(G_C - G_i) k_i.
+    # The WY / UT transform: U = (I + A)^-1 diag(beta) V, W_k = (I + A)^-1 diag(beta) (gamma K),
+    # diag(beta) folded into the inverse's columns.
+    t_beta = unit_lower_inverse(a).mul_(b.transpose(-1, -2))
+    u = torch.matmul(t_beta, v)
+    wk = torch.matmul(t_beta, k if gamma is None else k * gamma)
+
+    # In sequence, chunk by chunk: W = U - W_k S (the values corrected by what the state
+    # already holds), then S <- gamma_C S + K_d^T W with K_d = exp(G_C - G_i) k_i, the keys
+    # as seen from the chunk's end. Two small products per chunk; the rest is batched.
     kd_t = kt if tail is None else (k * tail).transpose(-1, -2)
-    both = torch.matmul(kd_t, sol)                                               # [K_d^T U | K_d^T W_k]
-    carry = both[..., dv:].neg_()
-    carry.diagonal(dim1=-2, dim2=-1).add_(1.0 if gamma is None else gamma[:, :, -1])
-    states = k.new_empty(bsz, nc, dk, dv)
+    g_end = None if gamma is None else gamma[:, :, -1:]
+    states = k.new_empty(nc + 1, bsz, dk, dv)                # chunk-major, so each step writes
+    w = k.new_empty(nc, bsz, c, dv)                          # one contiguous block
+    states[0] = state
     for j in range(nc):
-        states[:, j] = state
-        state = torch.baddbmm(both[:, j, :, :dv], carry[:, j], state)
-    out = pw[..., :dv].add_(torch.matmul(q_eff, states))
+        torch.baddbmm(u[:, j], wk[:, j], states[j], alpha=-1.0, out=w[j])
+        kept = states[j] if g_end is None else states[j] * g_end[:, j]
+        torch.baddbmm(kept, kd_t[:, j], w[j], out=states[j + 1])
+
+    # O = gamma Q S_0 + P W for the state S_0 before each chunk.
+    qg = q if gamma is None else q * gamma
+    out = torch.matmul(qg, states[:-1].transpose(0, 1)).add_(torch.matmul(p, w.transpose(0, 1)))
     dst.copy_(out.reshape(bsz, nc * c, dv)[:, :g])
-    return state
+    return states[-1]
+
+
+def unit_lower_inverse(a: torch.Tensor, base: int = 16) -> torch.Tensor:
+    """(I + tril(a, -1))^-1 for a (..., c, c), mostly by matmuls: only the strictly lower
+    part of ``a`` is read.
+
+    The diagonal blocks of size ``base`` are inverted by one batched triangular solve;
+    then blocks are merged pairwise: for [[L11, 0], [L21, L22]] with inverted halves T11,
+    T22 the inverse is [[T11, 0], [-T22 L21 T11, T22]], all blocks of one size at once, so
+    each of the log2(c / base) levels is two batched products. (A triangular solve against
+    the whole right-hand side costs about twice as much at c = 64, d = 64.) c is padded up
+    to a power-of-two multiple of ``base``; the padding is the identity.
+    """
+    c = a.shape[-1]
+    base = min(base, 1 << (c - 1).bit_length())
+    size = base * (1 << (-(-c // base) - 1).bit_length())
+    if size != c:
+        a = torch.nn.functional.pad(a, (0, size - c, 0, size - c))
+    lead = a.shape[:-2]
+    t = a.new_zeros(a.shape)
+
+    def diagonal_blocks(x, s):                                  # (..., size/s, s, s) views
+        nb = size // s
+        return x.view(*lead, nb, s, nb, s).diagonal(dim1=-4, dim2=-2).movedim(-1, -3)
+
+    eye = torch.eye(base, dtype=a.dtype, device=a.device)
+    blocks = diagonal_blocks(a, base)
+    diagonal_blocks(t, base).copy_(
+        torch.linalg.solve_triangular(blocks + eye, eye.expand(blocks.shape), upper=False, unitriangular=True))
+    s = base
+    while s < size:
+        tb, ab = diagonal_blocks(t, 2 * s), diagonal_blocks(a, 2 * s)
+        tb[..., s:, :s] = -torch.matmul(tb[..., s:, s:], torch.matmul(ab[..., s:, :s], tb[..., :s, :s]))
+        s *= 2
+    return t[..., :c, :c]

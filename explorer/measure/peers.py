@@ -2,8 +2,9 @@
 
 The peers are performer-pytorch's non-causal ``linear_attention`` and the plain-PyTorch
 forms of flash-linear-attention (fla-core): ``naive_chunk_linear_attn`` (causal),
-``naive_chunk_simple_gla`` (one gate per token) and ``naive_recurrent_gla`` (one gate per
-key feature, its only CPU form). Neither library is a dependency: when they cannot be
+``naive_chunk_simple_gla`` (one gate per token), ``naive_recurrent_gla`` (one gate per
+key feature, its only CPU form) and ``delta_rule_chunkwise`` (the delta rule, chunked with
+the same WY / UT transform as ours). Neither library is a dependency: when they cannot be
 imported, ``load_peers`` says why and the comparison is not run.
 
 Each round times every entry once (and a dense matmul), so background load hits all of
@@ -11,9 +12,12 @@ them alike; medians are reported, with each of our entries' ratio to the best pe
 mode (peer time / our time: above 1 means we are faster). On CUDA every timing is
 synchronised (``torch.utils.benchmark``'s timer does it).
 
-Shapes: batch 1, one head, N tokens, d = m, elu+1 features, float32, as the issue's
-measurement. The peers do less work in two modes (FLA's gated forms have no feature map
-and no normaliser), which the report says.
+Shapes: batch 1, one head, N tokens, d = m, elu+1 features, float32. The delta rule runs
+at min(N, 4096) tokens (FLA's chunked form does O(C^2) work per token in Python-level
+loops), with L2-normalised keys, beta in (0, 1), and q scaled by d^-1/2 for ours as FLA
+does inside; our recurrent form runs beside it, for the chunked form's speed-up. The peers
+do less work in two modes (FLA's gated forms have no feature map and no normaliser), which
+the report says.
 """
 
 from __future__ import annotations
@@ -30,13 +34,15 @@ import torch.nn.functional as F
 from torch.utils.benchmark import Timer
 
 from .. import maps as feature_maps
-from ..forms import linear
+from ..forms import delta, linear
 
-MODES = ("non-causal", "causal", "gated", "gla")
+MODES = ("non-causal", "causal", "gated", "gla", "delta")
 MODE_NOTES = {
     "gated": "FLA's simple_gla has no feature map and no normaliser",
     "gla": "FLA's recurrent_gla has no feature map and no normaliser",
+    "delta": "at min(N, 4096) tokens, keys L2-normalised; FLA's chunkwise form with its chunk of 32, ours with 64",
 }
+DELTA_MAX_N = 4096
 
 
 @dataclass
@@ -52,6 +58,7 @@ def load_peers() -> tuple[dict | None, str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")   # fla warns that Triton is unavailable on CPU
+            from fla.ops.delta_rule.naive import delta_rule_chunkwise
             from fla.ops.gla.naive import naive_recurrent_gla
             from fla.ops.linear_attn.naive import naive_chunk_linear_attn
             from fla.ops.simple_gla.naive import naive_chunk_simple_gla
@@ -61,7 +68,8 @@ def load_peers() -> tuple[dict | None, str]:
                       "they are not dependencies of the explorer: build their venv with "
                       "../shared/peers/install.sh and run this command with its python")
     return {"performer": linear_attention, "fla_chunk": naive_chunk_linear_attn,
-            "fla_simple_gla": naive_chunk_simple_gla, "fla_recurrent_gla": naive_recurrent_gla}, ""
+            "fla_simple_gla": naive_chunk_simple_gla, "fla_recurrent_gla": naive_recurrent_gla,
+            "fla_delta": delta_rule_chunkwise}, ""
 
 
 def _elu1(x):
@@ -79,9 +87,17 @@ def build_entries(peers: dict, n: int, head_dim: int = 64, device="cpu", seed: i
     gate_ours = gate.transpose(1, 2).unsqueeze(-1)                                      # (B, H, N, 1)
     gate_f_ours = gate_f.transpose(1, 2).contiguous()                                   # (B, H, N, D)
     phi = feature_maps.create("elu1", head_dim=d).to(device)
+    # The delta rule: FLA scales q by d^-1/2 inside, so ours gets the same scaled q.
+    nd = min(n, DELTA_MAX_N)
+    qd, kd, vd = q[:, :, :nd], F.normalize(k[:, :, :nd], dim=-1), v[:, :, :nd]
+    beta = torch.sigmoid(torch.randn(1, 1, nd, generator=gen)).to(device)
+    qd_scaled = qd * d ** -0.5
 
     def ours(causal, method, log_decay=None):
         return lambda: linear.linear_attention(q, k, v, phi, causal=causal, method=method, log_decay=log_decay)
+
+    def ours_delta(method):
+        return lambda: delta.delta_rule(qd_scaled, kd, vd, beta, method=method)
 
     return [
         Entry("non-causal", "ours parallel, non-causal", ours(False, "parallel"), True),
@@ -93,16 +109,22 @@ def build_entries(peers: dict, n: int, head_dim: int = 64, device="cpu", seed: i
         Entry("gated", "fla naive_chunk_simple_gla", lambda: peers["fla_simple_gla"](qn, kn, vn, gate)[0], False),
         Entry("gla", "ours chunked, per-feature gates", ours(True, "chunked", gate_f_ours), True),
         Entry("gla", "fla naive_recurrent_gla", lambda: peers["fla_recurrent_gla"](qn, kn, vn, gate_f)[0], False),
+        Entry("delta", "ours chunked, delta rule", ours_delta("chunked"), True),
+        Entry("delta", "ours recurrent, delta rule", ours_delta("recurrent"), True),
+        Entry("delta", "fla delta_rule_chunkwise",
+              lambda: peers["fla_delta"](qd, kd, vd, beta, chunk_size=min(32, nd))[0], False),
     ]
 
 
 def agreement(entries: list[Entry]) -> dict:
     """Largest relative difference between ours and the peer that computes the same thing
-    (non-causal: performer; causal: FLA's chunked form with normalize=True)."""
+    (non-causal: performer; causal: FLA's chunked form with normalize=True; the delta rule:
+    FLA's chunkwise form)."""
     by_name = {e.name: e for e in entries}
     out = {}
     for ours, peer in (("ours parallel, non-causal", "performer linear_attention"),
-                       ("ours chunked, causal", "fla naive_chunk_linear_attn")):
+                       ("ours chunked, causal", "fla naive_chunk_linear_attn"),
+                       ("ours chunked, delta rule", "fla delta_rule_chunkwise")):
         a, b = by_name[ours].fn().double(), by_name[peer].fn().double()
         b = b.reshape(a.shape)          # one batch, one head: (B, N, H, D) and (B, H, N, D) agree
         out[ours] = float(((a - b).abs().max() / b.abs().max()).item())
@@ -134,8 +156,9 @@ def measure(entries: list[Entry], rounds: int = 9, device="cpu", matmul_size: in
 
 
 def ratios(entries: list[Entry], times: dict) -> dict:
-    """Each of our entries' ratio to the best peer of its mode (peer time / ours), and our
-    gated entries' time over our ungated causal time."""
+    """Each of our entries' ratio to the best peer of its mode (peer time / ours), our
+    gated entries' time over our ungated causal time, and the delta rule's recurrent time
+    over its chunked time (the chunked form's speed-up)."""
     med = {name: statistics.median(ts) for name, ts in times.items()}
     best = {}
     for e in entries:
@@ -145,6 +168,8 @@ def ratios(entries: list[Entry], times: dict) -> dict:
     ungated = med["ours chunked, causal"]
     out["ours scalar gate / ours ungated (time)"] = med["ours chunked, scalar gate"] / ungated
     out["ours per-feature gates / ours ungated (time)"] = med["ours chunked, per-feature gates"] / ungated
+    out["ours recurrent / ours chunked, delta rule (time)"] = (med["ours recurrent, delta rule"]
+                                                               / med["ours chunked, delta rule"])
     return out
 
 
@@ -168,7 +193,8 @@ def report(entries: list[Entry], result: dict, n: int, head_dim: int, device, ro
         if e.name in r:
             line += f"  {r[e.name]:5.2f}x the best peer"
         lines.append(line)
-    lines.append("ratios: peer time / our time (above 1: ours is faster); gated / ungated: our times")
+    lines.append("ratios: peer time / our time (above 1: ours is faster); gated / ungated and "
+                 "recurrent / chunked: our times")
     for mode, note in MODE_NOTES.items():
         lines.append(f"note ({mode}): {note}")
     if agree:
