@@ -227,11 +227,19 @@ EMBEDDED_SHAPE = (6, 12, 32)   # all-MiniLM-L6-v2, the embedded model: layers, h
 # State tab: decay kinds of the recurrent state
 # ---------------------------------------------------------------------------------------
 
-DECAY_LABELS = {"none": "no decay", "retnet": "RetNet γ", "gla": "GLA gates"}
+# The state's updates, in the tab's order (explorer.forms.state.DECAY_KINDS): three ways to add
+# (plain, RetNet's fixed decay, GLA's gates), HGRN2's tied gates, and the delta rule, plain and
+# gated. Chinese names: explorer.words.state ("state.kind.<key>").
+DECAY_LABELS = {"none": "no decay", "retnet": "RetNet γ", "gla": "GLA gates", "hgrn2": "HGRN2 gates",
+                "deltanet": "DeltaNet", "gated_deltanet": "Gated DeltaNet"}
 
 # Decay strong enough to show on a sentence: with γ = 0.97 (RetNet's first head) a 16-token
 # text keeps 60 % of its first token and the three kinds look alike; with 0.9 it keeps 20 %.
-STATE_DEFAULTS = {"gamma": 0.9, "strength": 2.0}
+# HGRN2's lower bound 0.9 is an upper layer's (a memory of tens of tokens). The delta rule's
+# β = 0.5 recalls a recent key at cosine ~0.9 after 512 others (no decay: 0.12) and keeps ~1.3 d
+# pairs however many are written; β = 1 recalls the last pair exactly but keeps fewer (~0.8 d).
+STATE_DEFAULTS = {"gamma": 0.9, "strength": 2.0, "lower_bound": 0.9, "beta": 0.5}
+STATE_LOWER_BOUND_MAX = 0.99        # f_t >= 0.99 keeps ~100 tokens; 1 would never write
 
 # ---------------------------------------------------------------------------------------
 # Presets: one click sets the data panel (and a tab's controls) to where the tab's point

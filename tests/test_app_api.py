@@ -127,7 +127,7 @@ def test_quality_without_random_map(client, app_url, server_alive):
 # --------------------------------------------------------------------------- state
 
 def test_state_defaults(client):
-    step, curves, memory, notices, t_update, query = client.predict(api_name="/state")
+    step, curves, memory, notices, t_update, query, capacity = client.predict(api_name="/state")
     assert len([t for t in plotly_json(step)["data"] if t["type"] == "heatmap"]) == 2
     names = {t.get("name") for t in plotly_json(curves)["data"]}
     assert {"no decay", "RetNet γ", "GLA gates"} <= names

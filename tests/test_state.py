@@ -227,7 +227,7 @@ def test_recall_readouts_match_the_quadratic_form(name, kind, position):
     # Positional maps see the whole stream's length, so compare them on full streams only.
     lags = [most] if fmap.positional else [0, 1, 4, most]
     fixed = most if position == "fixed" else None
-    got = state._readouts(fmap, tk, tv, nk, nv, a, lags, "early" if fixed else position, fixed)
+    got = state._readouts(state.UpdateRule(kind, fmap, a), tk, tv, nk, nv, lags, "early" if fixed else position, fixed)
     for lag in lags:
         if position == "early":
             k, v = torch.cat([tk, nk[:, :lag]], 1), torch.cat([tv[:, None], nv[:, :lag]], 1)

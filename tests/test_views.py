@@ -103,7 +103,7 @@ def test_head_overview_every_head():
 def test_state_view_memory_and_kinds():
     sample = views.load_sample("random", preset="local", n=20, d=8)
     sv = views.state_view(sample, 0, 0, "elu+1", 8, 0, 0.9, 2.0, t=3, kind="gla", lags=(0, 4))
-    assert set(sv.traces) == {"no decay", "RetNet γ", "GLA gates"}
+    assert set(sv.traces) == {"no decay", "RetNet γ", "GLA gates", "HGRN2 gates", "DeltaNet", "Gated DeltaNet"}
     assert sv.kv_bytes[19] == 20 * 16 * 4 and sv.state_bytes == (8 * 8 + 8) * 4 and len(sv.mem_ts) == 2048
     # Without decay the state only grows; with RetNet's gamma it stays smaller.
     none, retnet = sv.traces["no decay"]["normaliser_norm"], sv.traces["RetNet γ"]["normaliser_norm"]

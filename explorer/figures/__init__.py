@@ -17,5 +17,5 @@ fit instead of overprinting them.
 from .complexity import complexity, flop_claim  # noqa: F401
 from .maps import attention_grid, metric_bars  # noqa: F401
 from .quality import favor_norms, head_overview, quality_curves  # noqa: F401
-from .state import memory_growth, state_curves, state_step  # noqa: F401
+from .state import memory_growth, state_capacity, state_curves, state_step  # noqa: F401
 from .style import OKABE_ITO, PLOTLY_DEFAULT, Style, as_style, unique_labels  # noqa: F401

@@ -336,14 +336,23 @@ def _quality(n, d, heads=1, labels=(), ms=(), seeds=1, causal=False) -> Estimate
                     f"m up to {m_max - 1:,})", "N, the seeds or the largest m")
 
 
-def _state(n, d, dv=None, label="elu1", m=None, kinds=3) -> Estimate:
+def _state(n, d, dv=None, label="elu1", m=None, kinds=3, lags=0, pairs=0, trials=16) -> Estimate:
     """state_trace keeps per-step norms and one (m x d_v) state at a time; the step view
-    records every state up to t (N x m x d_v), and the features are N x m."""
+    records every state up to t (N x m x d_v), and the features are N x m.
+
+    With ``lags`` and ``pairs`` (the state tab) each update also runs two recall probes over
+    ``lags`` + 1 steps and a capacity probe over ``pairs`` steps, ``trials`` states at a time,
+    on width max(m, d) (the delta rule and HGRN2 store d-wide keys), and the delta rule's step
+    view keeps what each step erases as well."""
     dv = d if dv is None else dv
     features = feature_count(label, d, m)
-    recorded = n * features * dv * F32 * 2        # the states and the updates of the step view
-    nbytes = recorded + n * features * F32 * FEATURE_COPIES + n * features * F32 * 2
-    flops = kinds * n * features * dv * 8 + n * features * dv * 4
+    width = max(features, d)
+    recorded = n * width * dv * F32 * 3           # the states, the updates and the erased parts of the step view
+    probes = trials * (lags + pairs + 2) * (width + d + dv) * F32 * 2 + trials * pairs * width * dv * F32
+    nbytes = recorded + n * features * F32 * FEATURE_COPIES + n * features * F32 * 2 + probes
+    flops = kinds * n * width * dv * 8 + n * width * dv * 4
+    # The capacity reads: every stored key at each checkpoint, about 4 x pairs queries in all.
+    flops += kinds * trials * width * dv * 8 * (2 * (lags + 1) + pairs) + kinds * trials * 4 * pairs * width * dv * 2
     return Estimate(nbytes, _seconds(flops),
                     f"the recurrent state of {_pretty(label)} over N = {n:,} steps ({features:,} features × d_v = {dv})",
                     "N or m")

@@ -67,7 +67,7 @@ def build_app() -> gr.Blocks:
                 quality = quality_tab.build(panel, presentation)
             with gr.Tab(i18n.label("tab_state"), id="state", elem_id="tab-state",
                         elem_classes=["uses-data"]) as t_state:
-                state = state_tab.build(panel, presentation)
+                state = state_tab.build(panel, presentation, lang)
             with gr.Tab(i18n.label("tab_complexity"), id="complexity", elem_id="tab-complexity") as t_cx:
                 cx = complexity_tab.build(presentation)
             with gr.Tab(i18n.label("tab_learn"), id="learn", elem_id="tab-learn") as t_learn:
@@ -193,7 +193,7 @@ def _wire_presentation(presentation, maps, quality, state, cx, links):
 
     presentation.change(
         restyle, [presentation, maps.view, quality.view, quality.x_axis, state.view, cx.view],
-        [maps.plot, quality.curves, quality.norms, quality.shape, quality.overview, state.step, state.curves, state.memory,
+        [maps.plot, quality.curves, quality.norms, quality.shape, quality.overview, *state.figures,
          cx.plot, cx.claim], js=common.PRESENT_JS, api_visibility="private")
     links.after(presentation.change(with_present, [presentation, *links.queries], links.queries,
                                     api_visibility="private", queue=False))
@@ -294,7 +294,7 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
             (quality.overview_metric, "ometric", str),
             (state.map_label, "smap", str), (state.m, "sm", int), (state.seed, "sseed", int),
             (state.gamma, "gamma", float), (state.strength, "strength", float), (state.t, "t", int),
-            (state.kind, "kind", str),
+            (state.kind, "kind", str), (state.lower_bound, "lb", float), (state.beta, "beta", float),
             (cx.n_min, "nmin", int), (cx.n_max, "nmax", int), (cx.points, "points", int), (cx.d, "cd", int),
             (cx.m, "cm", int), (cx.causal, "ccausal", bool), (cx.feature_map, "cmap", str),
             (cx.methods, "methods", list), (cx.repeats, "repeats", int),

@@ -1,5 +1,9 @@
-"""Recurrent state tab: causal linear attention as an RNN, step by step, with and without
-forgetting. Endpoint: ``/state``."""
+"""Recurrent state tab: causal linear attention as an RNN, step by step, under six updates
+(no decay, RetNet decay, GLA gates, HGRN2, DeltaNet, Gated DeltaNet). Endpoint: ``/state``.
+
+The tab's controls are checked by ``explorer.views.state.check_controls``; the figures and
+notices are written in the page's language (the header's switch), and redrawn when it changes.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from .. import catalog
 from . import common, i18n, source as source_panel
 
 KINDS = list(catalog.DECAY_LABELS)
+DEFAULTS = catalog.STATE_DEFAULTS
 
 
 def _engine():
@@ -30,9 +35,13 @@ class StateTab:
     strength: gr.Slider
     kind: gr.Radio
     t: gr.Slider
+    lower_bound: gr.Slider
+    beta: gr.Slider
+    lang: gr.Component
     run: gr.Button
     step: gr.Plot
     curves: gr.Plot
+    capacity: gr.Plot
     memory: gr.Plot
     notices: gr.Markdown
     view: gr.State
@@ -41,77 +50,114 @@ class StateTab:
 
     @property
     def controls(self) -> list:
-        return [self.map_label, self.m, self.seed, self.gamma, self.strength, self.t, self.kind]
+        return [self.map_label, self.m, self.seed, self.gamma, self.strength, self.t, self.kind, self.lower_bound,
+                self.beta, self.lang]
 
     @property
     def outputs(self) -> list:
-        return [self.step, self.curves, self.memory, self.notices, self.view, self.t, self.query]
+        return [self.step, self.curves, self.memory, self.notices, self.view, self.t, self.query, self.capacity]
+
+    @property
+    def figures(self) -> list:
+        """The plots ``render`` fills, in its order."""
+        return [self.step, self.curves, self.memory, self.capacity]
+
+
+def _step_figure(figures, s, presentation, lang):
+    return figures.state_step(s["update"], s["state"], s["t"], s["token"], s["kind"], style=presentation,
+                              erased=s.get("erased"), kind_id=s.get("kind_id", "none"), lang=lang)
 
 
 def render(view, presentation=False):
+    """(step, curves, memory, capacity) figures of a view, in the view's language."""
     if view is None:
-        return None, None, None
-    figures, _ = _engine()
-    s = view.step
-    step = figures.state_step(s["update"], s["state"], s["t"], s["token"], s["kind"], style=presentation)
-    curves = figures.state_curves(view.ts, view.traces, view.recall, t_marker=s["t"], style=presentation)
-    memory = figures.memory_growth(view.mem_ts, view.kv_bytes, view.state_bytes,
-                                   labels=("softmax KV cache (K and V of every token)",
-                                           f"linear-attention state S and z (m = {view.feature_dim})"),
-                                   style=presentation)
-    return step, curves, memory
+        return None, None, None, None
+    figures, views = _engine()
+    lang = view.lang
+    step = _step_figure(figures, view.step, presentation, lang)
+    curves = figures.state_curves(view.ts, view.traces, view.recall, t_marker=view.step["t"], style=presentation,
+                                  lang=lang)
+    memory = figures.memory_growth(view.mem_ts, view.kv_bytes, view.state_bytes, style=presentation,
+                                   feature_dim=view.feature_dim, lang=lang)
+    capacity = figures.state_capacity(view.capacity, view.head_dim, view.threshold, view.capacity_trials,
+                                      style=presentation, reference=views.state.kind_label("unit_additive", lang),
+                                      lang=lang)
+    return step, curves, memory, capacity
 
 
 @common.guarded
-def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None,
-              layer=2, head="3", map_label="elu+1", m=32, seed=0, gamma=catalog.STATE_DEFAULTS["gamma"],
-              strength=catalog.STATE_DEFAULTS["strength"], t=None, kind="none", presentation=False,
+def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0,
+              temperature=1.0, file=None, layer=2, head="3", map_label="elu+1", m=32, seed=0,
+              gamma=DEFAULTS["gamma"], strength=DEFAULTS["strength"], t=None, kind="none",
+              lower_bound=DEFAULTS["lower_bound"], beta=DEFAULTS["beta"], lang="en", presentation=False,
               progress=gr.Progress()):
     """Compute and draw the state tab.
 
-    Returns (step figure, curves figure, memory figure, notices, view, t slider, query).
+    Returns (step figure, curves figure, memory figure, notices, view, t slider, query,
+    capacity figure).
     """
+    from ..words import w
+
     _, views = _engine()
+    lang = i18n.normal_lang(lang)
+    controls = views.state.check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress)
-    progress(0.4, desc="stepping the state through the sequence")
+    progress(0.4, desc=w("state.progress", lang))
     last = sample.n_tokens - 1
-    t_val = last if t is None else min(max(int(t), 0), last)
-    view = views.state_view(sample, layer, head, map_label, int(m), int(seed or 0), float(gamma), float(strength),
-                            t_val, kind)
-    step, curves, memory = render(view, presentation)
+    t_val = last if t is None else min(views.state.check_step(t, lang), last)
+    c = controls
+    view = views.state_view(sample, layer, head, c.map_label, c.m, c.seed, c.gamma, c.strength, t_val, c.kind,
+                            lower_bound=c.lower_bound, beta=c.beta, lang=lang)
+    step, curves, memory, capacity = render(view, presentation)
     params = {"tab": "state", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head),
-              "smap": map_label, "sm": int(m), "sseed": int(seed or 0), "gamma": float(gamma),
-              "strength": float(strength), "t": t_val, "kind": kind, "present": bool(presentation)}
+              "smap": c.map_label, "sm": c.m, "sseed": c.seed, "gamma": c.gamma, "strength": c.strength,
+              "t": t_val, "kind": c.kind, "lb": c.lower_bound, "beta": c.beta, "present": bool(presentation)}
     return (step, curves, memory, common.notices_markdown(view.notices, toast=False), view,
-            gr.update(maximum=last, value=t_val), common.query_string(params))
+            gr.update(maximum=last, value=t_val), common.query_string(params), capacity)
 
 
 @common.guarded
-def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None,
-             layer=2, head="3", map_label="elu+1", m=32, seed=0, gamma=catalog.STATE_DEFAULTS["gamma"],
-             strength=catalog.STATE_DEFAULTS["strength"], t=0, kind="none", presentation=False):
-    """Only the step heatmaps, for the t slider: fast enough to drag."""
+def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0,
+             temperature=1.0, file=None, layer=2, head="3", map_label="elu+1", m=32, seed=0,
+             gamma=DEFAULTS["gamma"], strength=DEFAULTS["strength"], t=0, kind="none",
+             lower_bound=DEFAULTS["lower_bound"], beta=DEFAULTS["beta"], lang="en", presentation=False):
+    """Only the step heatmaps, for the t slider and the update choice: fast enough to drag."""
     figures, views = _engine()
+    lang = i18n.normal_lang(lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file)
-    s = views.state_step(sample, layer, head, map_label, int(m), int(seed or 0), float(gamma), float(strength),
-                         int(t), kind)
-    return figures.state_step(s["update"], s["state"], s["t"], s["token"], s["kind"], style=presentation)
+    s = views.state_step(sample, layer, head, map_label, m, seed, gamma, strength, t, kind,
+                         lower_bound=lower_bound, beta=beta, lang=lang)
+    return _step_figure(figures, s, presentation, lang)
 
 
-def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> StateTab:
+def _kind_choices() -> list:
+    return [(i18n.engine_label(f"state.kind.{kind}"), kind) for kind in KINDS]
+
+
+def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.Component | None = None) -> StateTab:
+    """The tab's components and events. ``lang`` is the page's language switch; without one
+    (a page of this tab alone) a hidden "en" stands in."""
+    if lang is None:
+        lang = gr.Textbox("en", visible=False)
     maps = [label for label in catalog.map_choices() if label != catalog.REFERENCE]
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
             map_label = gr.Dropdown(maps, value="elu+1" if "elu+1" in maps else maps[0], label=i18n.label("state_map"),
                                     elem_id="state-map")
-            m = gr.Slider(2, 256, value=32, step=2, label=i18n.label("features_m"), info=i18n.label("features_m_info"), elem_id="state-m")
-            seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label=i18n.label("seed"), info=i18n.label("state_seed_info"),
-                             elem_id="state-seed")
-            gamma = gr.Slider(0.5, 1.0, value=catalog.STATE_DEFAULTS["gamma"], step=0.005, label=i18n.label("state_gamma"),
+            m = gr.Slider(2, 256, value=32, step=2, label=i18n.label("features_m"), info=i18n.label("features_m_info"),
+                          elem_id="state-m")
+            seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label=i18n.label("seed"),
+                             info=i18n.label("state_seed_info"), elem_id="state-seed")
+            gamma = gr.Slider(0.5, 1.0, value=DEFAULTS["gamma"], step=0.005, label=i18n.label("state_gamma"),
                               info=i18n.label("state_gamma_info"), elem_id="state-gamma")
-            strength = gr.Slider(0.0, 8.0, value=catalog.STATE_DEFAULTS["strength"], step=0.1, label=i18n.label("state_strength"), info=i18n.label("state_strength_info"),
-                                 elem_id="state-strength")
-            kind = gr.Radio(KINDS, value="none", label=i18n.label("state_kind"), elem_id="state-kind")
+            strength = gr.Slider(0.0, 8.0, value=DEFAULTS["strength"], step=0.1, label=i18n.label("state_strength"),
+                                 info=i18n.label("state_strength_info"), elem_id="state-strength")
+            lower_bound = gr.Slider(0.0, catalog.STATE_LOWER_BOUND_MAX, value=DEFAULTS["lower_bound"], step=0.01,
+                                    label=i18n.label("state_lower_bound"), info=i18n.label("state_lower_bound_info"),
+                                    elem_id="state-lower-bound")
+            beta = gr.Slider(0.05, 1.0, value=DEFAULTS["beta"], step=0.05, label=i18n.label("state_beta"),
+                             info=i18n.label("state_beta_info"), elem_id="state-beta")
+            kind = gr.Radio(_kind_choices(), value="none", label=i18n.label("state_kind"), elem_id="state-kind")
             run = gr.Button(i18n.label("state_run"), variant="primary", elem_id="state-run")
             try_preset = gr.Button(i18n.label("state_preset"), size="sm", elem_id="state-preset")
         with gr.Column(scale=5):
@@ -119,41 +165,71 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> StateTa
             t = gr.Slider(0, 511, value=8, step=1, label=i18n.label("state_t"), elem_id="state-t")
             step = gr.Plot(label=i18n.label("state_step"), show_label=False, elem_id="state-step")
     curves = gr.Plot(label=i18n.label("state_curves"), show_label=False, elem_id="state-curves")
+    capacity = gr.Plot(label=i18n.label("state_capacity"), show_label=False, elem_id="state-capacity")
     memory = gr.Plot(label=i18n.label("state_memory"), show_label=False, elem_id="state-memory")
     export, files, link, view, query = common.export_band("export_state")
-    tab = StateTab(map_label, m, seed, gamma, strength, kind, t, run, step, curves, memory, notices, view, query, link)
-
-    inputs = panel.inputs + tab.controls + [presentation]
-    run.click(run_state, inputs, tab.outputs, api_name="state", concurrency_limit=2,
-              concurrency_id="compute").then(None, query, link, js=common.SET_URL_JS)
-    preset = catalog.STATE_PRESET
-    try_preset.click(lambda: (preset["source"], preset["text"], preset["gamma"], preset["strength"]), None,
-                     [panel.source, panel.text, gamma, strength], api_visibility="private", queue=False).then(
-        run_state, inputs, tab.outputs, api_visibility="private", concurrency_limit=2,
-        concurrency_id="compute").then(None, query, link, js=common.SET_URL_JS)
-    gr.on([t.release, kind.input], run_step, inputs, step, api_visibility="private", trigger_mode="always_last",
-          concurrency_limit=2, concurrency_id="compute")
-    gr.on([gamma.release, strength.release, map_label.input], run_state, inputs, tab.outputs,
-          api_visibility="private", trigger_mode="always_last", concurrency_limit=2,
-          concurrency_id="compute").then(None, query, link, js=common.SET_URL_JS)
+    tab = StateTab(map_label, m, seed, gamma, strength, kind, t, lower_bound, beta, lang, run, step, curves, capacity,
+                   memory, notices, view, query, link)
+    _wire(tab, panel, presentation, try_preset)
 
     @common.guarded
-    def export_state(view, presentation):
+    def export_state(view, presentation, lang):
         if view is None:
-            raise gr.Error("Run the RNN first.", print_exception=False)
-        step_fig, curves_fig, memory_fig = render(view, presentation)
-        return common.show_files(common.export_files("state", {"step": step_fig, "curves": curves_fig, "memory": memory_fig},
-                                   {"curves": curves_table(view)}))
+            from ..words import w
+            raise gr.Error(w("state.error_run_first", i18n.normal_lang(lang)), print_exception=False)
+        step_fig, curves_fig, memory_fig, capacity_fig = render(view, presentation)
+        return common.show_files(common.export_files(
+            "state", {"step": step_fig, "curves": curves_fig, "memory": memory_fig, "capacity": capacity_fig},
+            {"curves": curves_table(view), "capacity": capacity_table(view)}))
 
-    common.wire_export(export, export_state, [view, presentation], files)
+    common.wire_export(export, export_state, [view, presentation, lang], files)
     return tab
 
 
+def _wire(tab: StateTab, panel, presentation, try_preset) -> None:
+    inputs = panel.inputs + tab.controls + [presentation]
+    compute = dict(concurrency_limit=2, concurrency_id="compute")
+    tab.run.click(run_state, inputs, tab.outputs, api_name="state", **compute).then(
+        None, tab.query, tab.link, js=common.SET_URL_JS)
+    preset = catalog.STATE_PRESET
+    try_preset.click(
+        lambda: (preset["source"], preset["text"], preset["gamma"], preset["strength"]), None,
+        [panel.source, panel.text, tab.gamma, tab.strength], api_visibility="private", queue=False).then(
+        run_state, inputs, tab.outputs, api_visibility="private", **compute).then(
+        None, tab.query, tab.link, js=common.SET_URL_JS)
+    gr.on([tab.t.release, tab.kind.input], run_step, inputs, tab.step, api_visibility="private",
+          trigger_mode="always_last", **compute)
+    gr.on([tab.gamma.release, tab.strength.release, tab.lower_bound.release, tab.beta.release, tab.map_label.input],
+          run_state, inputs, tab.outputs, api_visibility="private", trigger_mode="always_last", **compute).then(
+        None, tab.query, tab.link, js=common.SET_URL_JS)
+
+    # Another language redraws a tab that has drawn (its words are written at compute time).
+    def relanguage(view, *args, progress=gr.Progress()):
+        return run_state(*args, progress=progress) if view is not None else tuple(gr.skip() for _ in tab.outputs)
+
+    tab.lang.change(relanguage, [tab.view, *inputs], tab.outputs, api_visibility="private",
+                    trigger_mode="always_last", **compute)
+
+
 def curves_table(view) -> pd.DataFrame:
+    """Per update and step: the norms, the rank, and the memory of the KV cache and the state
+    (column names stay English in both languages: they are data keys; NaN where an update has
+    no normaliser)."""
     rows = []
     for kind, tr in view.traces.items():
+        z = tr.get("normaliser_norm")
         for t in view.ts:
             rows.append({"decay": kind, "t": t, "token": view.tokens[t], "state_norm": tr["state_norm"][t],
-                         "normaliser_norm": tr["normaliser_norm"][t], "effective_rank": tr["effective_rank"][t],
+                         "normaliser_norm": float("nan") if z is None else z[t], "effective_rank": tr["effective_rank"][t],
                          "kv_cache_bytes": view.kv_bytes[t], "state_bytes": view.state_bytes})  # kv after t+1 tokens
+    return pd.DataFrame(rows)
+
+
+def capacity_table(view) -> pd.DataFrame:
+    """Pairs written and pairs recalled (mean and sd over the trials), per update."""
+    rows = []
+    for kind, c in view.capacity.items():
+        for p, mean, sd in zip(c["pairs"], c["recalled"], c["recalled_std"]):
+            rows.append({"update": kind, "pairs_written": int(p), "pairs_recalled_mean": float(mean),
+                         "pairs_recalled_sd": float(sd), "threshold": view.threshold})
     return pd.DataFrame(rows)

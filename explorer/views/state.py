@@ -1,16 +1,32 @@
-"""The state tab: the recurrent state of causal linear attention step by step, with no decay,
-RetNet decay or GLA gates, recall against lag, and state bytes against the KV cache.
+"""The state tab: the recurrent state of one head step by step under six updates (no decay,
+RetNet decay, GLA gates, HGRN2's gates, DeltaNet, Gated DeltaNet), recall against lag, the
+capacity of each update, and state bytes against the KV cache.
+
+Every control is checked here, once, with one sentence in the page's language naming the
+control and its allowed values: the ``/state`` endpoint and the page share this path.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import torch
 
+from ..catalog import (DECAY_LABELS, MAX_SEED, REFERENCE, STATE_DEFAULTS, STATE_LOWER_BOUND_MAX, map_choices)
 from ..measure import cost
-from ..catalog import DECAY_LABELS, REFERENCE
-from .common import MAX_STATE_ELEMENTS, _int, make_feature_map, select_head
+from ..words import normal_lang, w
+from .common import MAX_STATE_ELEMENTS, make_feature_map, select_head
+
+KINDS = tuple(DECAY_LABELS)          # explorer.forms.state.DECAY_KINDS, in the same order
+NO_NORMALISER = ("hgrn2", "deltanet", "gated_deltanet")
+M_RANGE = (1, 1024)
+ECHO = 40                            # characters of a refused value quoted back
+
+
+def kind_label(kind: str, lang: str = "en") -> str:
+    """The update's name in ``lang`` ("no decay", "无衰减", "DeltaNet" ...)."""
+    return w(f"state.kind.{kind}", lang)
 
 
 @dataclass
@@ -18,58 +34,140 @@ class StateView:
     ts: list                     # 0..N-1
     mem_ts: list                 # 1..max(N, MEMORY_HORIZON): tokens seen, for the memory plot
     tokens: list
-    traces: dict                 # kind label -> dict(state_norm, normaliser_norm, effective_rank) arrays
-    recall: dict                 # kind label -> dict(lags, cosine, cosine_std, recent_cosine, recent_cosine_std)
+    traces: dict                 # update label -> dict(state_norm, normaliser_norm or None, effective_rank)
+    recall: dict                 # update label -> dict(lags, cosine, cosine_std, recent_cosine, recent_cosine_std)
     kv_bytes: list               # softmax KV cache per head after each of mem_ts tokens
     state_bytes: int             # S and z per head, any t
     feature_dim: int
-    step: dict                   # update, state, t, token, kind for the step heatmaps
+    step: dict                   # written, state, erased (delta rule) or None, t, token, kind, kind_id
     notices: list = field(default_factory=list)
     title: str = ""
+    capacity: dict = field(default_factory=dict)   # update label -> dict(pairs, recalled, recalled_std)
+    head_dim: int = 0            # d: where the capacity panel marks P = d
+    capacity_trials: int = 0
+    threshold: float = 0.5
+    lang: str = "en"
 
 
-def _state_inputs(sample, layer, head, map_label, m, seed):
+# ---------------------------------------------------------------------------------------
+# The controls, checked once for the page and the API
+# ---------------------------------------------------------------------------------------
+
+def _shown(value) -> str:
+    """A value as the user sent it, cut to ECHO characters and quoted: quoted text is theirs,
+    not the message's language."""
+    text = str(value)
+    return "“" + (text if len(text) <= ECHO else text[:ECHO] + "…") + "”"
+
+
+def _number(value, name_key, low, high, lang, *, low_open=False):
+    """A finite float in [low, high] (or (low, high]), else one sentence naming the control."""
+    try:
+        x = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError, OverflowError):
+        x = math.nan
+    inside = math.isfinite(x) and (x > low if low_open else x >= low) and x <= high
+    if not inside:
+        raise ValueError(w("state.error_number", lang, name=w(name_key, lang), low=low, high=high,
+                           value=_shown(value)))
+    return x
+
+
+def _whole(value, name_key, low, high, lang) -> int:
+    """A whole number in [low, high] (7.0 counts as 7), else one sentence naming the control."""
+    try:
+        x = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError, OverflowError):
+        x = math.nan
+    if not (math.isfinite(x) and x == int(x) and low <= x <= high):
+        raise ValueError(w("state.error_whole", lang, name=w(name_key, lang), low=f"{low:,}", high=f"{high:,}",
+                           value=_shown(value)))
+    return int(x)
+
+
+@dataclass(frozen=True)
+class StateControls:
+    """The tab's own controls, checked: see ``check_controls``."""
+
+    map_label: str
+    m: int
+    seed: int
+    gamma: float
+    strength: float
+    lower_bound: float
+    beta: float
+    kind: str
+
+
+def check_controls(map_label="elu+1", m=32, seed=0, gamma=STATE_DEFAULTS["gamma"],
+                   strength=STATE_DEFAULTS["strength"], lower_bound=STATE_DEFAULTS["lower_bound"],
+                   beta=STATE_DEFAULTS["beta"], kind="none", lang="en") -> StateControls:
+    """Every control of the tab, or a ValueError with one sentence in ``lang``."""
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise ValueError(w("state.error_kind", lang, choices=", ".join(f"“{k}”" for k in KINDS), value=_shown(kind)))
+    if map_label == REFERENCE:
+        raise ValueError(w("state.error_softmax", lang))
+    if not isinstance(map_label, str) or map_label not in map_choices():
+        raise ValueError(w("state.error_map", lang, value=_shown(map_label)))
+    m = _whole(m, "state.name_m", *M_RANGE, lang)
+    seed = _whole(0 if seed is None else seed, "state.name_seed", 0, MAX_SEED, lang)
+    gamma = _number(gamma, "state.kind.retnet", 0.0, 1.0, lang, low_open=True)
+    strength = _number(strength, "state.name_strength", 0.0, 8.0, lang)
+    lower_bound = _number(lower_bound, "state.name_lower_bound", 0.0, STATE_LOWER_BOUND_MAX, lang)
+    beta = _number(beta, "state.kind.deltanet", 0.0, 1.0, lang, low_open=True)
+    return StateControls(map_label, m, seed, gamma, strength, lower_bound, beta, kind)
+
+
+def check_step(t, lang="en") -> int:
+    """The step t: a whole number >= 0 (a step past the text's end shows its last token)."""
+    return _whole(t, "state.name_t", 0, 2 ** 53, lang)
+
+
+def _state_inputs(sample, layer, head, c: StateControls, lang):
     if head in (None, "mean", "mean over heads"):
         head = 0
-        notes = ["The recurrent state belongs to one head: showing head 0 (mean over heads does not apply)."]
+        notes = [w("state.notice_head", lang)]
     else:
         notes = []
     q, k, v, layer, head, more = select_head(sample, layer, head)
-    if map_label == REFERENCE:
-        raise ValueError("map: softmax has no finite state; choose a feature map such as elu+1")
-    cost.check(cost.estimate("state", n=k.shape[0], d=k.shape[-1], dv=v.shape[-1], label=map_label, m=m))
-    fmap, extra = make_feature_map(map_label, k.shape[-1], m, seed, layer=layer, head=head)
-    size = k.shape[0] * fmap.num_features * v.shape[-1]
+    cost.check(cost.estimate("state", n=k.shape[0], d=k.shape[-1], dv=v.shape[-1], label=c.map_label, m=c.m,
+                             kinds=len(KINDS), lags=max(RECALL_LAGS), pairs=max(capacity_pairs(k.shape[-1]))))
+    fmap, extra = make_feature_map(c.map_label, k.shape[-1], c.m, c.seed, layer=layer, head=head)
+    size = k.shape[0] * max(fmap.num_features, k.shape[-1]) * v.shape[-1]
     if size > MAX_STATE_ELEMENTS:
-        raise ValueError(f"N: recording the state at every step is N × m × d_v = {size:,} numbers, over the cap of "
-                         f"{MAX_STATE_ELEMENTS:,}; use a shorter sequence or a smaller m")
+        raise ValueError(w("state.error_size", lang, size=f"{size:,}", cap=f"{MAX_STATE_ELEMENTS:,}"))
     return k, v, fmap, layer, head, notes + more + extra
 
 
-def _decay(kind, n, fmap, gamma, strength, seed, head):
+def _rule(kind, fmap, d, n, c: StateControls, head):
     from ..forms import state
-    return state.decay_preset(kind, n, fmap.num_features, gamma=float(gamma), strength=float(strength),
-                              seed=int(seed), head=int(head))
+    return state.make_rule(kind, fmap, d, n, gamma=c.gamma, strength=c.strength, lower_bound=c.lower_bound,
+                           beta=c.beta, seed=c.seed, head=int(head))
 
+
+# ---------------------------------------------------------------------------------------
+# One step
+# ---------------------------------------------------------------------------------------
 
 @torch.inference_mode()
 def state_step(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0.97, strength=1.0, t=0,
-               kind="none") -> dict:
-    """The update phi(k_t) v_t^T and the state S_t at step t, for one decay kind."""
+               kind="none", *, lower_bound=STATE_DEFAULTS["lower_bound"], beta=STATE_DEFAULTS["beta"],
+               lang="en") -> dict:
+    """Step t of one update: what it writes, what it erases (the delta rule), and S_t."""
     from ..forms import state
 
-    if kind not in DECAY_LABELS:
-        raise ValueError(f"kind: expected one of {', '.join(DECAY_LABELS)}, got {kind!r}")
-    k, v, fmap, layer, head, _ = _state_inputs(sample, layer, head, map_label, m, seed)
+    lang = normal_lang(lang)
+    c = check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
+    k, v, fmap, layer, head, _ = _state_inputs(sample, layer, head, c, lang)
     n = k.shape[0]
-    t = min(max(_int(t, "t"), 0), n - 1)
-    decay = _decay(kind, n, fmap, gamma, strength, seed, head)
-    # The decay preset is drawn for the whole sequence (its first rows do not depend on n),
-    # so stepping only up to t gives the same S_t as the full run.
-    trace = state.state_trace(k[:t + 1], v[:t + 1], _prefix_map(fmap, n), None if decay is None else decay[:t + 1],
-                              keep_states=True)
-    return {"update": trace.updates[t].numpy(), "state": trace.states[t].numpy(), "t": t,
-            "token": sample.tokens[t], "kind": DECAY_LABELS[kind]}
+    t = min(check_step(t, lang), n - 1)     # a shorter text moves the last step
+    # The gates are drawn for the whole sequence (their first rows do not depend on n), and
+    # positional maps see its full length: stepping only up to t gives the full run's S_t.
+    rule = _rule(kind, _prefix_map(fmap, n), k.shape[-1], n, c, head)
+    trace = state.rule_trace(k[:t + 1], v[:t + 1], rule, keep_states=True)
+    return {"update": trace.updates[t].numpy(), "state": trace.states[t].numpy(),
+            "erased": None if trace.erased is None else trace.erased[t].numpy(),
+            "t": t, "token": sample.tokens[t], "kind": kind_label(kind, lang), "kind_id": kind}
 
 
 class _prefix_map(torch.nn.Module):
@@ -85,46 +183,76 @@ class _prefix_map(torch.nn.Module):
         return self.fmap(x, is_query=is_query, offset=offset, total=self.total)
 
 
+# ---------------------------------------------------------------------------------------
+# The whole tab
+# ---------------------------------------------------------------------------------------
+
 RECALL_LAGS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 RECALL_TRIALS = 16      # explorer.forms.state.recall_probe's default
+CAPACITY_TRIALS = 8
+# Pairs written, as multiples of d: from well below d (every update recalls almost all) to
+# 16 d, where an additive state on unit keys (mean cosine ~ 1/sqrt(1 + P/d) = 0.24) keeps
+# fewer pairs than the delta rule.
+CAPACITY_FACTORS = (0.125, 0.25, 0.5, 1, 1.5, 2, 3, 4, 6, 8, 12, 16)
 MEMORY_HORIZON = 2048   # the memory plot runs at least this far: a short text never shows the cache outgrow the state
+
+
+def capacity_pairs(d: int) -> list[int]:
+    """The numbers of pairs P the capacity panel writes, for key dimension d."""
+    return sorted({max(1, round(f * d)) for f in CAPACITY_FACTORS})
 
 
 @torch.inference_mode()
 def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0.97, strength=1.0, t=None,
-               kind="none", lags=RECALL_LAGS) -> StateView:
-    """Causal linear attention as an RNN on one head: norms, rank and recall per decay kind."""
+               kind="none", lags=RECALL_LAGS, *, lower_bound=STATE_DEFAULTS["lower_bound"],
+               beta=STATE_DEFAULTS["beta"], lang="en") -> StateView:
+    """One head as an RNN under every update: norms, rank, recall and capacity, and step t of ``kind``."""
     from ..forms import state
 
-    k, v, fmap, layer, head, notices = _state_inputs(sample, layer, head, map_label, m, seed)
+    lang = normal_lang(lang)
+    c = check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
+    k, v, fmap, layer, head, notices = _state_inputs(sample, layer, head, c, lang)
     n, d, dv = k.shape[0], k.shape[1], v.shape[1]
-    traces, recall = {}, {}
-    for kd, label in DECAY_LABELS.items():
-        decay = _decay(kd, n, fmap, gamma, strength, seed, head)
-        tr = state.state_trace(k, v, fmap, decay)
-        traces[label] = {key: getattr(tr, key).numpy() for key in ("state_norm", "normaliser_norm", "effective_rank")}
+    traces, recall, capacity = {}, {}, {}
+    pairs = capacity_pairs(d)
+    probe = dict(gamma=c.gamma, strength=c.strength, lower_bound=c.lower_bound, beta=c.beta, seed=c.seed)
+    for kd in KINDS:
+        label = kind_label(kd, lang)
+        tr = state.rule_trace(k, v, _rule(kd, fmap, d, n, c, head))
+        traces[label] = {"state_norm": tr.state_norm.numpy(), "effective_rank": tr.effective_rank.numpy(),
+                         "normaliser_norm": None if tr.normaliser_norm is None else tr.normaliser_norm.numpy()}
         # Synthetic (random Gaussian keys and values, not the text): recall needs a known
         # target value, and lags far beyond a short text. An early key (written first, then
         # `lag` others) is what decay forgets; a recent one (written last, after `lag` others)
         # is what it keeps clean.
-        early = state.recall_probe(fmap, d, list(lags), kd, gamma=float(gamma), strength=float(strength),
-                                   seed=int(seed), position="early", trials=RECALL_TRIALS)
-        recent = state.recall_probe(fmap, d, list(lags), kd, gamma=float(gamma), strength=float(strength),
-                                    seed=int(seed), position="recent", trials=RECALL_TRIALS)
-        recall[label] = {"lags": early.lags.numpy(), "cosine": early.cosine.numpy(),
-                         "cosine_std": early.cosine_std.numpy(), "recent_cosine": recent.cosine.numpy(),
-                         "recent_cosine_std": recent.cosine_std.numpy()}
+        if lags:
+            early = state.recall_probe(fmap, d, list(lags), kd, position="early", trials=RECALL_TRIALS, **probe)
+            recent = state.recall_probe(fmap, d, list(lags), kd, position="recent", trials=RECALL_TRIALS, **probe)
+            recall[label] = {"lags": early.lags.numpy(), "cosine": early.cosine.numpy(),
+                             "cosine_std": early.cosine_std.numpy(), "recent_cosine": recent.cosine.numpy(),
+                             "recent_cosine_std": recent.cosine_std.numpy()}
+        capacity[label] = _capacity(state.capacity_probe(fmap, d, pairs, kd, trials=CAPACITY_TRIALS, **probe))
+    # The additive update on the delta rule's own keys: what the correction alone changes.
+    capacity[kind_label(state.UNIT_ADDITIVE, lang)] = _capacity(
+        state.capacity_probe(None, d, pairs, state.UNIT_ADDITIVE, trials=CAPACITY_TRIALS, **probe))
     if lags:
-        notices.append(f"Recall is probed with synthetic random keys and values (lags {min(lags)}–{max(lags)} "
-                       f"tokens, {RECALL_TRIALS} trials), not with the text: it needs a known target and lags "
-                       "longer than a sentence.")
+        notices.append(w("state.notice_synthetic", lang, low=min(lags), high=max(lags), trials=RECALL_TRIALS))
+    notices.append(w("state.notice_keys", lang, lower_bound=f"{c.lower_bound:g}", beta=f"{c.beta:g}"))
     t = n - 1 if t is None else t
-    step = state_step(sample, layer, head, map_label, m, seed, gamma, strength, t, kind)
+    step = state_step(sample, layer, head, c.map_label, c.m, c.seed, c.gamma, c.strength, t, c.kind,
+                      lower_bound=c.lower_bound, beta=c.beta, lang=lang)
     return StateView(
         ts=list(range(n)), mem_ts=list(range(1, max(n, MEMORY_HORIZON) + 1)), tokens=list(sample.tokens),
         traces=traces, recall=recall,
         kv_bytes=[state.kv_cache_bytes(i, d, dv) for i in range(1, max(n, MEMORY_HORIZON) + 1)],
         state_bytes=state.state_bytes(fmap.num_features, dv), feature_dim=fmap.num_features, step=step,
         notices=list(getattr(sample, "notices", [])) + notices,
-        title=f"{getattr(sample, 'source', '')} · layer {layer}, head {head} · {map_label}, m = {fmap.num_features}",
+        title=f"{getattr(sample, 'source', '')} · {w('common.layer', lang)} {layer}, {w('common.head', lang)} {head} · "
+              f"{c.map_label}, m = {fmap.num_features}",
+        capacity=capacity, head_dim=d, capacity_trials=CAPACITY_TRIALS, threshold=state.RECALL_THRESHOLD, lang=lang,
     )
+
+
+def _capacity(curve) -> dict:
+    return {"pairs": curve.pairs.numpy(), "recalled": curve.recalled.numpy(),
+            "recalled_std": curve.recalled_std.numpy()}
