@@ -48,7 +48,7 @@ def test_median_is_the_median_of_every_text_s_rows():
         rows += [float((a[i] * (a[i].log() - approx[i].log())).sum()) for i in range(a.shape[0])]
     rows.sort()
     lower_median = rows[(len(rows) - 1) // 2]                # torch's median of an even count is the lower one
-    assert float(quality["elu1"]["kl_median"]) == pytest.approx(lower_median, rel=1e-9)
+    assert float(quality["elu1"]["kl_median"]) == pytest.approx(lower_median, rel=1e-6)   # the map is float32
 
 
 @pytest.mark.parametrize("kind, heads", [("hedgehog", ()), ("luna", ()), ("luna", (2, 3)), ("hedgehog", (4,))])
