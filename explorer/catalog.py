@@ -288,7 +288,8 @@ MAX_SEED = 2 ** 32 - 1              # seeds are taken modulo 2^32 (numpy's and t
 # Learned maps & hybrids: registry name -> label of the maps a hybrid layer can use
 # ---------------------------------------------------------------------------------------
 
-HYBRID_MAP_LABELS = {"elu1": "elu+1", "favor_plus": "FAVOR+", "taylor2": "Taylor-2", "hedgehog": "Hedgehog (trained)"}
+HYBRID_MAP_LABELS = {"elu1": "elu+1", "favor_plus": "FAVOR+", "taylor2": "Taylor-2", "hedgehog": "Hedgehog (trained)",
+                     "luna": "LUNA (trained)"}
 
 
 def whole_number(value, name: str) -> int:
