@@ -148,6 +148,8 @@ EN: dict[str, str] = {
     "learn_status_none": ("**Trained map for the hybrid:** none yet. Train \"all 72 heads\" above (one head is not "
                           "enough: a linear layer needs a map for each of its heads), or load a saved all-heads map."),
     "hybrid_mode_layers": "chosen layers",
+    "hybrid_map_hedgehog": "Hedgehog (trained)",
+    "hybrid_map_luna": "LUNA (trained)",
     "hybrid_mode_greedy": "greedy",
     "learn_help_text": (
         "**Part 1 — learned feature maps.** Two kinds, both trained with Adam so that their attention rows match "
@@ -312,6 +314,8 @@ ZH: dict[str, str] = {
     "learn_status_none": ("**混合模型用的已训练映射：** 还没有。请在上方训练“全部 72 个头”（只训练一个头不够："
                           "一层改成线性，它的每个头都要有映射），或载入保存好的全部头的映射。"),
     "hybrid_mode_layers": "指定层",
+    "hybrid_map_hedgehog": "Hedgehog（已训练）",
+    "hybrid_map_luna": "LUNA（已训练）",
     "hybrid_mode_greedy": "贪心",
     "learn_help_text": (
         "**第 1 部分：学出来的特征映射。** 有两种，都用 Adam 训练，让它们的注意力行去贴合模型的 softmax 行。"
@@ -347,7 +351,7 @@ ZH: dict[str, str] = {
     "hybrid_map": "线性映射",
     "hybrid_map_info": "用于被替换的层",
     "hybrid_mode": "哪些层改为线性",
-    "hybrid_layers": "线性层（chosen layers 模式）",
+    "hybrid_layers": "线性层（“指定层”模式）",
     "hybrid_k": "贪心：保留 k 层 softmax",
     "hybrid_m": "FAVOR+ 特征数 m",
     "hybrid_run": "运行混合模型",

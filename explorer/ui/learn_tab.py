@@ -23,7 +23,9 @@ from . import common, i18n
 
 N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
 ALL_HEADS = f"all {N_LAYERS * N_HEADS} heads"
-HYBRID_CHOICES = [(label, name) for name, label in catalog.HYBRID_MAP_LABELS.items()]
+# The learned maps' labels follow the page's language; the fixed maps' names stay as they are.
+HYBRID_CHOICES = [(i18n.label(f"hybrid_map_{name}") if name in ("hedgehog", "luna") else label, name)
+                  for name, label in catalog.HYBRID_MAP_LABELS.items()]
 MODES = ["chosen layers", "greedy"]
 KINDS = {"hedgehog": "Hedgehog", "luna": "LUNA"}
 PRETRAINED_LAYER = 2          # the layer scripts/train_lecture_maps.py ships maps for
