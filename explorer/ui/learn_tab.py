@@ -216,6 +216,16 @@ def learn_summary(view, lang="en") -> str:
     return f"{source} {evaluated}\n\n{session}"
 
 
+def empty_tables(lang="en"):
+    """(comparison, hybrid) tables with their headers and no rows: what shows before a run."""
+    import pandas as pd
+    lang = _lang(lang)
+    comparison = [w(f"learn.col_{key}", lang) for key in ("map", "m", "kl", "kl_median", "entropy", "mono")]
+    hybrid = [w("learn.col_k", lang), w("learn.col_kept", lang), w("learn.col_linear", lang, map="…"),
+              w("learn.col_cos_mean", lang), w("learn.col_cos_min", lang)]
+    return pd.DataFrame(columns=comparison), pd.DataFrame(columns=hybrid)
+
+
 def map_status(trained: dict | None, lang="en", origin: str = "") -> str:
     lang = _lang(lang)
     if not trained:
@@ -367,16 +377,16 @@ def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_feat
                           heldout_count=_int(heldout_count, "heldout_count"),
                           progress=lambda f, msg: progress(f))
     cosine, drift = render_hybrid(view, presentation, lang)
+    return cosine, drift, lv.hybrid_table(view, lang=lang), hybrid_summary(view, lang), view
+
+
+def hybrid_summary(view, lang="en") -> str:
+    lang = _lang(lang)
     none = w("learn.hyb_none", lang)
-    label = map_name_label(view, lang)
-    summary = w("learn.hyb_summary", lang, map=label, linear=", ".join(map(str, view.linear_layers)) or none,
-                kept=", ".join(map(str, view.kept_softmax)) or none, mean=f"{view.cosine_mean:.4f}",
-                worst=f"{view.cosine_min:.4f}", count=view.n_texts, seconds=f"{view.seconds:.1f}")
-    return cosine, drift, lv.hybrid_table(view, lang=lang), summary, view
-
-
-def map_name_label(view, lang) -> str:
-    return w(f"learn.map_{view.map_name}", lang)
+    return w("learn.hyb_summary", lang, map=w(f"learn.map_{view.map_name}", lang),
+             linear=", ".join(map(str, view.linear_layers)) or none, kept=", ".join(map(str, view.kept_softmax)) or none,
+             mean=f"{view.cosine_mean:.4f}", worst=f"{view.cosine_min:.4f}", count=view.n_texts,
+             seconds=f"{view.seconds:.1f}")
 
 
 def learn_query(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=16,
@@ -429,7 +439,8 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
         with gr.Column(scale=4):
             summary = gr.Markdown(label=i18n.label("learn_summary"), elem_id="learn-summary")
             loss = gr.Plot(label=i18n.label("learn_loss"), show_label=False, elem_id="learn-loss")
-    table = gr.Dataframe(label=i18n.label("learn_table"), interactive=False, elem_id="learn-table")
+    empty_comparison, empty_hybrid = empty_tables()
+    table = gr.Dataframe(empty_comparison, label=i18n.label("learn_table"), interactive=False, elem_id="learn-table")
     comparison = gr.Plot(label=i18n.label("learn_comparison"), show_label=False, elem_id="learn-comparison")
     with gr.Row(equal_height=False):
         tradeoff = gr.Plot(label=i18n.label("learn_tradeoff"), show_label=False, elem_id="learn-tradeoff")
@@ -456,10 +467,11 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
             hybrid_m = gr.Slider(2, 256, value=64, step=2, label=i18n.label("hybrid_m"), elem_id="hybrid-m")
             hybrid_run = gr.Button(i18n.label("hybrid_run"), variant="primary", elem_id="hybrid-run")
         with gr.Column(scale=4):
-            hybrid_summary = gr.Markdown(label=i18n.label("hybrid_summary"), elem_id="hybrid-summary")
+            hybrid_summary_md = gr.Markdown(label=i18n.label("hybrid_summary"), elem_id="hybrid-summary")
             cosine = gr.Plot(label=i18n.label("hybrid_cosine"), show_label=False, elem_id="hybrid-cosine")
     drift = gr.Plot(label=i18n.label("hybrid_drift"), show_label=False, elem_id="hybrid-drift")
-    hybrid_table = gr.Dataframe(label=i18n.label("hybrid_table"), interactive=False, elem_id="hybrid-table")
+    hybrid_table = gr.Dataframe(empty_hybrid, label=i18n.label("hybrid_table"), interactive=False,
+                                elem_id="hybrid-table")
     with gr.Row():
         export = gr.Button(i18n.label("export_learn"), size="sm", elem_id="learn-export")
         files = gr.File(label=i18n.label("downloads"), file_count="multiple", interactive=False, height=120)
@@ -469,7 +481,7 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
     tab = LearnTab(layer, head, num_features, steps, seed, train_count, heldout_count, kind, train, stop, shipped,
                    loss, summary, table, comparison, tradeoff, heatmap, download, upload, gr.State(None),
                    gr.State(None), trained_md, hybrid_map, mode, layers, budget, hybrid_m, hybrid_run, cosine, drift,
-                   hybrid_table, hybrid_summary, gr.State(None), query, link, lang)
+                   hybrid_table, hybrid_summary_md, gr.State(None), query, link, lang)
 
     # Training holds both cores for a while: one at a time for the whole server.
     training = train.click(run_learn, tab.learn_controls + [presentation, tab.trained, lang], tab.learn_outputs,
@@ -492,15 +504,20 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
 
     def restyle(flag, view, hview, language, trained):
         figs = (*render_learn(view, bool(flag), language), *render_hybrid(hview, bool(flag), language))
+        _, lv = _engine()
+        blank_comparison, blank_hybrid = empty_tables(language)
         texts = (learn_summary(view, language) if view is not None else gr.skip(),
-                 _engine()[1].comparison_table(view, lang=_lang(language)) if view is not None else gr.skip(),
+                 lv.comparison_table(view, lang=_lang(language)) if view is not None else blank_comparison,
+                 lv.hybrid_table(hview, lang=_lang(language)) if hview is not None else blank_hybrid,
+                 hybrid_summary(hview, language) if hview is not None else gr.skip(),
                  map_status(trained, language) if trained else gr.skip())
         return (*(gr.skip() if f is None else f for f in figs), *texts)
 
     # Presentation mode and the language redraw what is drawn; the page's own JS toggle is wired in ui/__init__.
     for control in (presentation, lang):
         control.change(restyle, [presentation, tab.view, tab.hybrid_view, lang, tab.trained],
-                       [loss, comparison, tradeoff, heatmap, cosine, drift, summary, table, trained_md],
+                       [loss, comparison, tradeoff, heatmap, cosine, drift, summary, table, hybrid_table,
+                        hybrid_summary_md, trained_md],
                        api_visibility="private")
 
     @common.guarded
