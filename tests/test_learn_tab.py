@@ -16,6 +16,7 @@ import pytest
 
 from explorer.figures import learn as fl
 from explorer.views import learn as lv
+from explorer.maps import learned
 from explorer.maps.learned import Hedgehog
 from explorer.ui import learn_tab
 
@@ -187,14 +188,18 @@ def test_tab_builds_and_handlers_answer(one_head):
 
     # settings already trained by the fixture: the generator finishes at once from the cache
     *_, final = learn_tab.run_learn(1, "4", 8, 10, 1, 2, 2)
-    loss, summary, table, comparison, heatmap, download, view, trained, status = final
+    loss, summary, table, comparison, tradeoff, heatmap, download, view, trained, status = final
     assert view is one_head and "held-out texts only" in summary and len(table) == 5
     assert list(loss.data[0].y) == one_head.losses and heatmap is None and trained is None
-    assert download.endswith(".pt") and Hedgehog.load(download).num_features == 8
+    assert [d.x[0] for d in tradeoff.data] == [r["features_m"] for r in one_head.rows]
+    assert download.endswith(".safetensors") and learned.load_map(download).num_features == 8
 
-    # a saved map loads back through the upload handler and is judged on the chosen head
-    loaded = learn_tab.load_trained(download, 1, "4", 2)
-    assert "Loaded from" in loaded[1] and loaded[6].origin.endswith(".pt") and loaded[7] is None
+    # a saved map loads back through the upload handler and is judged on the head it names
+    loaded = learn_tab.load_trained(download, 3, "0", 2)
+    assert "Loaded Hedgehog from" in loaded[1] and loaded[7].origin.endswith(".safetensors") and loaded[8] is None
+    assert (loaded[7].layer, loaded[7].head) == (1, 4)
+    with pytest.raises(gr.Error, match="file"):
+        learn_tab.load_trained(__file__, 1, "4", 2)
 
     cosine, drift, htable, hsummary, hview = learn_tab.run_hybrid("elu1", "chosen layers", [3], heldout_count=1)
     assert list(drift.data[0].x) + list(drift.data[1].x) and "cosine" in hsummary and len(htable) == 1
@@ -213,16 +218,16 @@ def test_endpoints_through_gradio_client(one_head):
     demo.queue().launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
     try:
         client = Client(demo.local_url, verbose=False)
-        loss, summary, table, comparison, heatmap, download, status = client.predict(
-            1, "4", 8, 10, 1, 2, 2, False, api_name="/learn")
+        loss, summary, table, comparison, tradeoff, heatmap, download, status = client.predict(
+            1, "4", 8, 10, 1, 2, 2, "hedgehog", False, "en", api_name="/learn")
         assert json.loads(loss["plot"])["data"][0]["y"] == pytest.approx(one_head.losses)
-        assert "held-out" in summary and download.endswith(".pt")
-        cosine, drift, htable, hsummary = client.predict("elu1", "chosen layers", [3], 0, 64, 1, 1, False,
+        assert "held-out" in summary and download.endswith(".safetensors")
+        cosine, drift, htable, hsummary = client.predict("elu1", "chosen layers", [3], 0, 64, 1, 1, False, "en",
                                                          api_name="/hybrid")
         assert json.loads(cosine["plot"])["data"][0]["y"] and "cosine" in hsummary
         from gradio_client.exceptions import AppError
         with pytest.raises(AppError, match="Hedgehog"):
-            client.predict("hedgehog", "chosen layers", [3], 0, 64, 1, 2, False, api_name="/hybrid")
+            client.predict("hedgehog", "chosen layers", [3], 0, 64, 1, 2, False, "en", api_name="/hybrid")
     finally:
         demo.close()
 
@@ -234,4 +239,57 @@ def test_stop_button_ends_training_without_keeping_it():
     learn_tab.stop_learn()
     *_, last = run
     assert "stopped" in last[1]
-    assert not [k for k in lv._trained if k[:4] == (0, 1, 8, 1000)]
+    assert not [k for k in lv._trained if k[:5] == ("hedgehog", 0, 1, 8, 1000)]
+
+
+# --------------------------------------------------------------------------- in a browser, in Chinese
+
+LEARN_WORDS_EN = ("Closest to softmax", "held-out", "Training loss", "training step", "feature map",
+                  "softmax (reference)", "LUNA (trained)", "Hedgehog (trained)", "Learned map", "Train",
+                  "Held-out", "Cost against error", "all 72 heads")
+
+
+def test_learn_tab_in_chinese_at_1600x900(chromium, app_url):
+    """LUNA trained from a Chinese page: labels, summary, table and figure text in Chinese."""
+    from explorer.ui import i18n
+    from test_browser import ARTIFACTS, TIMEOUT_MS, Watched
+    context = chromium.new_context(viewport={"width": 1600, "height": 900}, locale="en-US")
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    app = Watched(page)
+    try:
+        page.goto(app_url + "?tab=learn&lang=zh&lkind=luna&steps=20&llayer=2&lhead=3")
+        page.wait_for_function("(text) => document.querySelector('#learn-train') && "
+                               "document.querySelector('#learn-train').innerText.includes(text)",
+                               arg=i18n.ZH["learn_train"])
+        for key in ("learn_kind", "learn_shipped", "learn_part1", "learn_help"):
+            page.wait_for_function("([t]) => document.querySelector('#tab-learn').innerText.includes(t)",
+                                   arg=[i18n.ZH[key].lstrip("# ").split("·")[-1].strip()])
+        assert page.locator("#learn-kind input[value=luna]").is_checked()
+        page.get_by_role("button", name=i18n.ZH["learn_texts"]).click()
+        page.get_by_label(f"number input for {i18n.ZH['learn_train_count']}").fill("6")
+        page.get_by_label(f"number input for {i18n.ZH['learn_heldout_count']}").fill("3")
+        page.click("#learn-train")
+        page.wait_for_function("() => document.querySelector('#learn-summary').innerText.includes('只在')")
+        page.wait_for_selector("#learn-tradeoff .js-plotly-plot .scatterlayer .trace")
+        page.wait_for_selector("#learn-table table")
+        page.wait_for_timeout(800)
+        summary = page.inner_text("#learn-summary")
+        assert "LUNA" in summary and "20 步" in summary and "6 篇训练文本" in summary and "3 篇留出文本" in summary
+        table = page.inner_text("#learn-table")
+        assert "LUNA（已训练）" in table and "Hedgehog（已训练）" in table and "softmax（参照）" in table
+        figures = page.evaluate("""() => [...document.querySelectorAll('#tab-learn .js-plotly-plot')]
+            .map(g => JSON.stringify([g.layout.title, Object.entries(g.layout).filter(([k]) => /axis/.test(k))
+            .map(([, v]) => v.title), (g.layout.annotations || []).map(a => a.text), g.data.map(d => d.name)]))
+            .join(' ')""")
+        assert "训练损失" in figures and "留出" in figures and "代价与误差" in figures
+        text = page.inner_text("#tab-learn") + figures
+        left = [word for word in LEARN_WORDS_EN if word in text]
+        assert not left, left
+        # The same page, unchanged, fits the window's width: nothing overflows sideways.
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "learn-zh-1600x900.png"), full_page=True)
+        app.check_clean()
+    finally:
+        context.close()

@@ -11,27 +11,28 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..words import w
 from .style import as_style, finish
 
 
 def loss_curve(steps, losses, total_steps: int | None = None, live: bool = False, title: str = "",
-               note: str = "", style=None) -> go.Figure:
+               note: str = "", style=None, lang: str = "en") -> go.Figure:
     """Training loss against step. ``live``: a preview while training runs (fewer points)."""
     style = as_style(style)
     steps, losses = list(steps), list(losses)
     fig = go.Figure(go.Scatter(x=steps, y=losses, mode="lines+markers" if live else "lines",
-                               name="training loss", line=dict(color=style.colour(0), width=style.line),
+                               name=w("learn.loss_legend", lang), line=dict(color=style.colour(0), width=style.line),
                                marker=dict(size=max(3, style.marker - 3)),
-                               hovertemplate="step %{x}<br>loss %{y:.4f} nats<extra></extra>"))
-    fig.update_xaxes(title_text="training step (Adam)", range=[0, max(total_steps or 0, max(steps, default=1))])
-    fig.update_yaxes(title_text="row cross-entropy (nats)")
+                               hovertemplate=w("learn.loss_hover", lang) + "<extra></extra>"))
+    fig.update_xaxes(title_text=w("learn.loss_x", lang), range=[0, max(total_steps or 0, max(steps, default=1))])
+    fig.update_yaxes(title_text=w("learn.loss_y", lang))
     fig.update_layout(showlegend=False)
-    return finish(fig, style, title or ("Training… loss so far" if live else "Training loss"),
+    return finish(fig, style, title or w("learn.loss_title_live" if live else "learn.loss_title", lang),
                    height=480 if style.presentation else 360, note=note)
 
 
 def heldout_comparison(quality: dict, rows: list, softmax_entropy: float, title: str = "", subtitle: str = "",
-                       style=None) -> go.Figure:
+                       style=None, lang: str = "en") -> go.Figure:
     """KL, entropy and monotonicity per map on held-out texts.
 
     One head: bars of the values. Several heads: a box per map over the heads, so the
@@ -39,13 +40,14 @@ def heldout_comparison(quality: dict, rows: list, softmax_entropy: float, title:
     dashed reference line, since a good imitation is as spiky as softmax.
     """
     style = as_style(style)
-    keys = (("kl", "held-out KL(A‖Â) (nats)"), ("entropy", "row entropy (nats)"),
-            ("monotonicity", "Spearman ρ(logit, weight)"))
+    keys = (("kl", w("learn.cmp_kl", lang)), ("entropy", w("learn.cmp_entropy", lang)),
+            ("monotonicity", w("learn.cmp_mono", lang)))
     fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.09,
-                        subplot_titles=("Error: KL to softmax", "Spikiness: entropy", "Monotone in the logit"))
+                        subplot_titles=(w("learn.cmp_sub_kl", lang), w("learn.cmp_sub_entropy", lang),
+                                        w("learn.cmp_sub_mono", lang)))
     many = any(np.asarray(quality[r["name"]]["kl"]).size > 1 for r in rows)
     # Long names wrap at the bracket: horizontal ticks leave the axis title room on a projector.
-    ticks = {r["map"]: r["map"].replace(" (", "<br>(") for r in rows}
+    ticks = {r["map"]: r["map"].replace(" (", "<br>(").replace("（", "<br>（") for r in rows}
     for col, (key, label) in enumerate(keys, start=1):
         for i, r in enumerate(rows):
             values = np.asarray(quality[r["name"]][key], dtype=np.float64).ravel()
@@ -63,37 +65,63 @@ def heldout_comparison(quality: dict, rows: list, softmax_entropy: float, title:
                               row=1, col=col)
         fig.update_yaxes(title_text=label, row=1, col=col)
     fig.add_hline(y=softmax_entropy, line=dict(color="#444", width=max(1.5, style.line / 2), dash="dash"),
-                  row=1, col=2, annotation_text=f"softmax {softmax_entropy:.2f}", annotation_position="bottom left")
+                  row=1, col=2, annotation_text=w("learn.cmp_softmax_line", lang, value=f"{softmax_entropy:.2f}"),
+                  annotation_position="bottom left")
     fig.update_yaxes(rangemode="tozero", row=1, col=1)
     fig.update_yaxes(range=[-1.05, 1.05], row=1, col=3)
-    fig.update_xaxes(title_text="feature map", tickangle=0)
-    title = title or "Held-out texts: how close to softmax?"
+    fig.update_xaxes(title_text=w("learn.cmp_x", lang), tickangle=0)
+    title = title or w("learn.cmp_title", lang)
     if subtitle:
         title += f"<br><sup>{subtitle}</sup>"
     return finish(fig, style, title, height=620 if style.presentation else 480)
 
 
-def kl_ratio_heatmap(ratio, title: str = "", style=None) -> go.Figure:
-    """KL(elu+1) / KL(Hedgehog) for every (layer, head): > 1 means Hedgehog is closer."""
+def kl_ratio_heatmap(ratio, title: str = "", style=None, lang: str = "en", map_label: str = "Hedgehog",
+                     layer_labels=None) -> go.Figure:
+    """KL(elu+1) / KL(learned map) for every (layer, head): > 1 means the learned map is
+    closer. ``layer_labels`` name the rows (default 0..layers-1)."""
     style = as_style(style)
     z = np.asarray(ratio, dtype=np.float64)
     layers, heads = z.shape
+    layer_labels = list(range(layers)) if layer_labels is None else list(layer_labels)
     finite = z[np.isfinite(z)]
     top = float(np.percentile(finite, 98)) if finite.size else 1.0
     text = [["—" if not np.isfinite(x) else f"{x:.1f}×" for x in row] for row in z]
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(heads)), y=list(range(layers)), colorscale=style.sequential, zmin=0, zmax=max(top, 1.0),
+        z=z, x=list(range(heads)), y=layer_labels, colorscale=style.sequential, zmin=0, zmax=max(top, 1.0),
         text=text, texttemplate="%{text}", textfont=dict(size=style.tick_font),
-        colorbar=dict(title=dict(text="KL(elu+1) /<br>KL(Hedgehog)<br>(×)", side="top")),
-        hovertemplate="layer %{y}, head %{x}<br>KL ratio %{z:.3g}×<extra></extra>"))
-    fig.update_xaxes(title_text="head", tickmode="array", tickvals=list(range(heads)))
-    fig.update_yaxes(title_text="layer", tickmode="array", tickvals=list(range(layers)), autorange="reversed")
-    return finish(fig, style, title or "How many times closer Hedgehog is than elu+1, per head",
-                   height=600 if style.presentation else 440,
-                   note="ratio of held-out KL(A‖Â); above 1: the learned map is closer to softmax")
+        colorbar=dict(title=dict(text=w("learn.ratio_colorbar", lang, map=map_label), side="top")),
+        hovertemplate=w("learn.ratio_hover", lang) + "<extra></extra>"))
+    fig.update_xaxes(title_text=w("learn.head", lang), tickmode="array", tickvals=list(range(heads)))
+    fig.update_yaxes(title_text=w("learn.layer", lang), tickmode="array", tickvals=layer_labels,
+                     type="category", autorange="reversed")
+    return finish(fig, style, title or w("learn.ratio_title", lang, map=map_label),
+                   height=(600 if style.presentation else 440) if layers > 1 else (360 if style.presentation else 300),
+                   note=w("learn.ratio_note", lang))
 
 
-def hybrid_cosine(path: list, n_layers: int, map_label: str = "", title: str = "", style=None) -> go.Figure:
+def tradeoff_plane(rows: list, title: str = "", style=None, lang: str = "en") -> go.Figure:
+    """Each map of the comparison as one point: features m (the linear form's work per
+    token grows with m) against its held-out median row KL, log scale. ``rows`` are the
+    view's rows (label, m, kl_median); the learned maps are the filled markers."""
+    style = as_style(style)
+    fig = go.Figure()
+    for i, r in enumerate(rows):
+        learned_map = r["name"] in ("hedgehog", "luna")
+        fig.add_trace(go.Scatter(
+            x=[r["features_m"]], y=[max(r["kl_median"], 1e-6)], mode="markers+text", name=r["map"],
+            text=[r["map"]], textposition="top center", textfont=dict(size=style.tick_font),
+            marker=dict(size=style.marker + 8, color=style.colour(i),
+                        symbol="circle" if learned_map else "circle-open", line=dict(width=style.line / 2)),
+            hovertemplate=f"{r['map']}<br>" + w("learn.trade_hover", lang) + "<extra></extra>", showlegend=False))
+    fig.update_xaxes(title_text=w("learn.trade_x", lang), type="log")
+    fig.update_yaxes(title_text=w("learn.trade_y", lang), type="log")
+    return finish(fig, style, title or w("learn.trade_title", lang), height=560 if style.presentation else 420,
+                  note=w("learn.trade_note", lang))
+
+
+def hybrid_cosine(path: list, n_layers: int, map_label: str = "", title: str = "", style=None,
+                  lang: str = "en") -> go.Figure:
     """Embedding cosine to the original model against k, the number of softmax layers kept.
 
     The greedy path is a line through k = 0..budget, each point labelled with the layers
@@ -103,28 +131,28 @@ def hybrid_cosine(path: list, n_layers: int, map_label: str = "", title: str = "
     ks = [p["k"] for p in path]
     mean = [p["cosine_mean"] for p in path]
     low = [p["cosine_mean"] - p["cosine_min"] for p in path]
-    labels = ["softmax: " + (", ".join(map(str, p["kept"])) or "none") for p in path]
+    labels = [w("learn.hyb_point", lang, layers=", ".join(map(str, p["kept"])) or w("learn.hyb_none", lang))
+              for p in path]
     fig = go.Figure(go.Scatter(
         x=ks, y=mean, mode="lines+markers+text", text=labels, textposition="bottom right",
         textfont=dict(size=style.tick_font), line=dict(color=style.colour(0), width=style.line),
-        marker=dict(size=style.marker + 3), name="mean over texts",
+        marker=dict(size=style.marker + 3), name=w("learn.hyb_mean", lang),
         error_y=dict(type="data", symmetric=False, array=[0.0] * len(path), arrayminus=low, visible=True,
                      thickness=max(1.5, style.line / 2)),
         customdata=[[p["cosine_min"]] for p in path],
-        hovertemplate="k = %{x} softmax layers<br>mean cosine %{y:.4f}<br>worst text %{customdata[0]:.4f}"
-                      "<extra></extra>"))
+        hovertemplate=w("learn.hyb_hover", lang) + "<extra></extra>"))
     fig.add_hline(y=1.0, line=dict(color="#444", dash="dash", width=max(1.5, style.line / 2)),
-                  annotation_text="original model", annotation_position="bottom left")
-    fig.update_xaxes(title_text="k = softmax layers kept (the others linear)", range=[-0.5, n_layers + 0.5],
+                  annotation_text=w("learn.hyb_original", lang), annotation_position="bottom left")
+    fig.update_xaxes(title_text=w("learn.hyb_x", lang), range=[-0.5, n_layers + 0.5],
                      tickmode="array", tickvals=list(range(n_layers + 1)))
-    fig.update_yaxes(title_text="embedding cosine<br>to the original (1 = same)")
-    fig = finish(fig, style, title or f"Hybrid with {map_label}: how much of the model survives",
-                  height=560 if style.presentation else 430,
-                  note="points: mean over the held-out texts; whiskers reach down to the worst text")
+    fig.update_yaxes(title_text=w("learn.hyb_y", lang))
+    fig = finish(fig, style, title or w("learn.hyb_title", lang, map=map_label),
+                  height=560 if style.presentation else 430, note=w("learn.hyb_note", lang))
     return fig.update_layout(margin=dict(l=140 if style.presentation else 110))
 
 
-def hybrid_drift(drift, linear_layers, map_label: str = "", title: str = "", style=None) -> go.Figure:
+def hybrid_drift(drift, linear_layers, map_label: str = "", title: str = "", style=None,
+                 lang: str = "en") -> go.Figure:
     """Per-layer attention drift: mean row total variation between hybrid and original maps.
 
     Linear layers and softmax layers have different colours: softmax layers after a linear
@@ -134,20 +162,21 @@ def hybrid_drift(drift, linear_layers, map_label: str = "", title: str = "", sty
     drift = [float(x) for x in drift]
     linear = set(linear_layers)
     fig = go.Figure()
-    for kind, colour, is_linear in ((f"linear ({map_label})", style.colour(3), True),
-                                    ("softmax", style.colour(0), False)):
+    for kind, colour, is_linear in ((w("learn.drift_linear", lang, map=map_label), style.colour(3), True),
+                                    (w("learn.drift_softmax", lang), style.colour(0), False)):
         idx = [i for i in range(len(drift)) if (i in linear) == is_linear]
         if idx:
             fig.add_trace(go.Bar(x=idx, y=[drift[i] for i in idx], name=kind, marker_color=colour,
                                  text=[f"{drift[i]:.2f}" for i in idx], textposition="outside",
                                  textfont=dict(size=style.tick_font),
-                                 hovertemplate="layer %{x}<br>drift %{y:.4f}<extra>" + kind + "</extra>"))
-    fig.update_xaxes(title_text="layer", tickmode="array", tickvals=list(range(len(drift))))
+                                 hovertemplate=w("learn.drift_hover", lang) + "<extra>" + kind + "</extra>"))
+    fig.update_xaxes(title_text=w("learn.layer", lang), tickmode="array", tickvals=list(range(len(drift))))
     # Headroom above the tallest bar, so its value label (drawn outside the bar) is not cut.
-    fig.update_yaxes(title_text="attention drift<br>(mean row total variation, 0–1)",
+    fig.update_yaxes(title_text=w("learn.drift_y", lang),
                      range=[0, 1.2 * max(max(drift, default=0.0), 0.05)])
-    fig.update_layout(legend=dict(title=dict(text="attention in this layer"), orientation="h", y=1.02, x=1,
+    fig.update_layout(legend=dict(title=dict(text=w("learn.drift_legend", lang)), orientation="h", y=1.02, x=1,
                                   xanchor="right", yanchor="bottom"))
-    fig = finish(fig, style, title or "Attention drift per layer against the original model",
+    fig = finish(fig, style, title or w("learn.drift_title", lang, layers=", ".join(map(str, sorted(linear)))
+                                         or w("learn.hyb_none", lang)),
                   height=520 if style.presentation else 420)
     return fig.update_layout(margin=dict(l=140 if style.presentation else 110))

@@ -71,7 +71,7 @@ def build_app() -> gr.Blocks:
             with gr.Tab(i18n.label("tab_complexity"), id="complexity", elem_id="tab-complexity") as t_cx:
                 cx = complexity_tab.build(presentation)
             with gr.Tab(i18n.label("tab_learn"), id="learn", elem_id="tab-learn") as t_learn:
-                learn = learn_tab.build(presentation)
+                learn = learn_tab.build(presentation, lang)
 
         pages = {
             # The lecture draws itself (lecture_tab.wire_load, and its own events); it takes part

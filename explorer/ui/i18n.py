@@ -144,7 +144,36 @@ EN: dict[str, str] = {
     "learn_help": "What this tab shows",
     "learn_part1": "### 1 · Learn a feature map that imitates softmax",
     "learn_head_info": "all heads: one joint training, needed for the hybrid",
-    "learn_m_info": "Hedgehog and FAVOR+",
+    "learn_m_info": "the learned map and FAVOR+",
+    "learn_kind": "Learned map",
+    "learn_kind_info": "Hedgehog: softmax features; LUNA: learned projections, channel functions and envelope",
+    "learn_all_heads": "all 72 heads",
+    "learn_shipped": "Show the map shipped for layer 2 (no training)",
+    "learn_tradeoff": "Features m against held-out KL",
+    "learn_status_none": ("**Trained map for the hybrid:** none yet. Train \"all 72 heads\" above (one head is not "
+                          "enough: a linear layer needs a map for each of its heads), or load a saved all-heads map."),
+    "hybrid_mode_layers": "chosen layers",
+    "hybrid_map_hedgehog": "Hedgehog (trained)",
+    "hybrid_map_luna": "LUNA (trained)",
+    "hybrid_mode_greedy": "greedy",
+    "learn_help_text": (
+        "**Part 1 — learned feature maps.** Two kinds, both trained with Adam so that their attention rows match "
+        "the model's softmax rows. **Hedgehog**: φ(x) = [softmax(Wx′+b), softmax(−Wx′−b)], W starting at the "
+        "identity. **LUNA** (after Shahbazi et al., 2025): φ(x) = e(x) · [ψ_c(w_c·x′ + b_c)]_c / √m, with learned "
+        "projections w_c, channel functions ψ_c (a positive mix of exp, softplus and relu²) and a token-wise "
+        "envelope e(x); it starts as FAVOR+ and one map serves queries and keys, so its kernel is positive-definite. "
+        "The loss is the **row cross-entropy** −Σⱼ Aᵢⱼ log Âᵢⱼ, which is KL(A‖Â) plus the entropy of A, so it "
+        "levels off above zero. Training uses `assets/texts/train.txt`; every number in the comparison comes from "
+        "the **held-out texts only** (`heldout.txt`, disjoint from training). LUNA is compared with Hedgehog trained "
+        "the same way. FAVOR+ gets the same m; Taylor-2's m is fixed by d (1 + d + d(d+1)/2). One head trains in "
+        "seconds; all 72 heads train jointly (fewer steps, e.g. 150, take a minute or more). A trained map is "
+        "yours alone: the maps and quality tabs of this browser session offer it on the heads it was trained on. "
+        "Download it (safetensors) to reuse it in a talk, and load it back with the upload box.\n\n"
+        "**Part 2 — hybrid models.** Replace the attention of some layers of the real model by kernel attention "
+        "and compare its sentence embeddings (cosine) and attention maps (drift) to the original. *Greedy* starts "
+        "all-linear and adds back, one at a time, the softmax layer that helps most.\n\n"
+        "**Part 3 — the sliding-window hybrid** (exact softmax within a window of w keys, a linear kernel outside) "
+        "is the map *sliding window* in the **Attention maps** tab."),
     "learn_steps": "Training steps",
     "learn_texts": "Texts",
     "learn_train_count": "Training texts (train.txt)",
@@ -155,11 +184,11 @@ EN: dict[str, str] = {
     "learn_loss": "Training loss",
     "learn_table": "Held-out comparison (mean over the heads covered)",
     "learn_comparison": "Held-out KL, entropy and monotonicity",
-    "learn_heatmap": "Per-head KL ratio (all heads only)",
-    "learn_download": "Trained map (.pt) to download",
-    "learn_upload": "Load a saved map (.pt)",
+    "learn_heatmap": "Per-head KL ratio (several heads only)",
+    "learn_download": "Trained map (.safetensors) to download",
+    "learn_upload": "Load a saved map (.safetensors)",
     "learn_part2": "### 2 · Hybrid model: some layers linear",
-    "learn_map_status": "Hedgehog for the hybrid",
+    "learn_map_status": "Trained map for the hybrid",
     "hybrid_map": "Linear map",
     "hybrid_map_info": "for the swapped layers",
     "hybrid_mode": "Which layers become linear",
@@ -285,8 +314,35 @@ ZH: dict[str, str] = {
     "cx_table": "每次运行",
     "learn_help": "本页展示什么",
     "learn_part1": "### 1 · 学一个模仿 softmax 的特征映射",
-    "learn_head_info": "all heads：一次联合训练，混合模型要用",
-    "learn_m_info": "用于 Hedgehog 与 FAVOR+",
+    "learn_head_info": "全部头：一次联合训练，混合模型要用",
+    "learn_m_info": "用于学到的映射与 FAVOR+",
+    "learn_kind": "学习的映射",
+    "learn_kind_info": "Hedgehog：softmax 特征；LUNA：学习投影、通道函数和包络",
+    "learn_all_heads": "全部 72 个头",
+    "learn_shipped": "显示随应用附带的第 2 层映射（无需训练）",
+    "learn_tradeoff": "特征数 m 与留出集 KL",
+    "learn_status_none": ("**混合模型用的已训练映射：** 还没有。请在上方训练“全部 72 个头”（只训练一个头不够："
+                          "一层改成线性，它的每个头都要有映射），或载入保存好的全部头的映射。"),
+    "hybrid_mode_layers": "指定层",
+    "hybrid_map_hedgehog": "Hedgehog（已训练）",
+    "hybrid_map_luna": "LUNA（已训练）",
+    "hybrid_mode_greedy": "贪心",
+    "learn_help_text": (
+        "**第 1 部分：学出来的特征映射。** 有两种，都用 Adam 训练，让它们的注意力行去贴合模型的 softmax 行。"
+        "**Hedgehog**：φ(x) = [softmax(Wx′+b), softmax(−Wx′−b)]，W 从单位矩阵出发。"
+        "**LUNA**（参照 Shahbazi 等人 2025 年的工作）：φ(x) = e(x) · [ψ_c(w_c·x′ + b_c)]_c / √m，"
+        "投影 w_c、通道函数 ψ_c（exp、softplus 与 relu² 的正系数组合）和逐词元的包络 e(x) 都是学出来的；"
+        "它从 FAVOR+ 起步，查询和键共用同一个映射，所以它的核是正定的。"
+        "损失是**逐行交叉熵** −Σⱼ Aᵢⱼ log Âᵢⱼ，等于 KL(A‖Â) 加上 A 的熵，所以它停在零以上。"
+        "训练用 `assets/texts/train.txt`；对比中的每个数字都**只来自留出文本**（`heldout.txt`，与训练集不重叠）。"
+        "LUNA 会和用同样设置训练的 Hedgehog 对比。FAVOR+ 用相同的 m；Taylor-2 的 m 由 d 决定（1 + d + d(d+1)/2）。"
+        "一个头几秒钟就能训练完；全部 72 个头一起训练（步数少一些，比如 150 步，也要一分钟以上）。"
+        "训练好的映射只属于你：只有当前浏览器会话的注意力图页和特征映射质量页会在训练过的头上提供它。"
+        "可以下载（safetensors 格式）留到讲课时再用，也可以用上传框重新载入。\n\n"
+        "**第 2 部分：混合模型。** 把真实模型中某些层的注意力换成核注意力，比较它的句向量（余弦相似度）"
+        "和注意力图（漂移）与原模型的差别。*贪心*从全部线性出发，每次加回一层最有帮助的 softmax 层。\n\n"
+        "**第 3 部分：滑动窗口混合**（窗口内 w 个键用精确的 softmax，窗口外用线性核）"
+        "就是**注意力图**页里的 *sliding window* 映射。"),
     "learn_steps": "训练步数",
     "learn_texts": "文本",
     "learn_train_count": "训练文本（train.txt）",
@@ -297,15 +353,15 @@ ZH: dict[str, str] = {
     "learn_loss": "训练损失",
     "learn_table": "留出集对比（所覆盖各头的平均）",
     "learn_comparison": "留出集 KL、熵与单调性",
-    "learn_heatmap": "各头 KL 比（仅 all heads）",
-    "learn_download": "下载训练好的映射（.pt）",
-    "learn_upload": "载入保存的映射（.pt）",
+    "learn_heatmap": "各头 KL 之比（仅限多个头）",
+    "learn_download": "下载训练好的映射（.safetensors）",
+    "learn_upload": "载入保存的映射（.safetensors）",
     "learn_part2": "### 2 · 混合模型：部分层改为线性",
-    "learn_map_status": "混合模型用的 Hedgehog",
+    "learn_map_status": "混合模型用的已训练映射",
     "hybrid_map": "线性映射",
     "hybrid_map_info": "用于被替换的层",
     "hybrid_mode": "哪些层改为线性",
-    "hybrid_layers": "线性层（chosen layers 模式）",
+    "hybrid_layers": "线性层（“指定层”模式）",
     "hybrid_k": "贪心：保留 k 层 softmax",
     "hybrid_m": "FAVOR+ 特征数 m",
     "hybrid_run": "运行混合模型",

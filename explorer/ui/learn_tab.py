@@ -1,8 +1,11 @@
-"""Learned maps & hybrids tab: train Hedgehog to imitate softmax, then swap layers of the
-real model to linear attention. Endpoints: ``/learn`` and ``/hybrid``.
+"""Learned maps & hybrids tab: train Hedgehog or a LUNA-style map to imitate softmax, then
+swap layers of the real model to linear attention. Endpoints: ``/learn`` and ``/hybrid``.
 
 Training runs behind a progress bar with a live loss curve (the handler is a generator).
-Numbers come from ``explorer.views.learn``; figures from ``explorer.figures.learn``.
+Numbers come from ``explorer.views.learn``; figures from ``explorer.figures.learn``; the
+words from ``explorer.words.learn`` in the page's language. A trained or uploaded map is
+this browser session's own: the maps and quality tabs of this session offer it on the
+heads it was trained on; no other session sees it.
 """
 
 from __future__ import annotations
@@ -15,33 +18,17 @@ from pathlib import Path
 import gradio as gr
 
 from .. import catalog
+from ..words import w
 from . import common, i18n
 
 N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
 ALL_HEADS = f"all {N_LAYERS * N_HEADS} heads"
-HYBRID_CHOICES = [(label, name) for name, label in catalog.HYBRID_MAP_LABELS.items()]
+# The learned maps' labels follow the page's language; the fixed maps' names stay as they are.
+HYBRID_CHOICES = [(i18n.label(f"hybrid_map_{name}") if name in ("hedgehog", "luna") else label, name)
+                  for name, label in catalog.HYBRID_MAP_LABELS.items()]
 MODES = ["chosen layers", "greedy"]
-NO_MAP_TEXT = (f"No trained Hedgehog yet. Train \"{ALL_HEADS}\" above (one head is not enough: a linear layer "
-               "needs a map for each of its heads), or load a saved all-heads map.")
-NO_MAP = f"**Hedgehog (trained):** {NO_MAP_TEXT[0].lower()}{NO_MAP_TEXT[1:]}"
-
-HELP = f"""
-**Part 1 — learned feature maps (Hedgehog).** φ(x) = [softmax(Wx′+b), softmax(−Wx′−b)], W starting
-at the identity, trained with Adam so that its attention rows match the model's softmax rows. The
-loss is the **row cross-entropy** −Σⱼ Aᵢⱼ log Âᵢⱼ, which is KL(A‖Â) plus the entropy of A, so it
-levels off above zero. Training uses `assets/texts/train.txt`; every number in the comparison comes
-from the **held-out texts only** (`heldout.txt`, disjoint from training). FAVOR+ gets the same m as
-Hedgehog; Taylor-2's m is fixed by d (1 + d + d(d+1)/2).
-One head trains in seconds; {ALL_HEADS} train jointly (fewer steps, e.g. 150, take a minute or two).
-Download the trained map to reuse it in a talk, and load it back with the upload box.
-
-**Part 2 — hybrid models.** Replace the attention of some layers of the real model by kernel
-attention and compare its sentence embeddings (cosine) and attention maps (drift) to the original.
-*Greedy* starts all-linear and adds back, one at a time, the softmax layer that helps most.
-
-**Part 3 — the sliding-window hybrid** (exact softmax within a window of w keys, a linear kernel
-outside) is the map *sliding window* in the **Attention maps** tab.
-"""
+KINDS = {"hedgehog": "Hedgehog", "luna": "LUNA"}
+PRETRAINED_LAYER = 2          # the layer scripts/train_lecture_maps.py ships maps for
 
 
 def _engine():
@@ -82,12 +69,15 @@ class LearnTab:
     seed: gr.Number
     train_count: gr.Slider
     heldout_count: gr.Slider
+    kind: gr.Radio
     train: gr.Button
     stop: gr.Button
+    shipped: gr.Button
     loss: gr.Plot
     summary: gr.Markdown
     table: gr.Dataframe
     comparison: gr.Plot
+    tradeoff: gr.Plot
     heatmap: gr.Plot
     download: gr.File
     upload: gr.File
@@ -107,6 +97,7 @@ class LearnTab:
     hybrid_view: gr.State
     query: gr.Textbox
     link: gr.Textbox
+    lang: gr.components.Component
 
     @property
     def link_keys(self) -> list:
@@ -114,7 +105,8 @@ class LearnTab:
         return [(self.layer, "llayer", int), (self.head, "lhead", str), (self.num_features, "lm", int),
                 (self.steps, "steps", int), (self.seed, "lseed", int), (self.train_count, "ntrain", int),
                 (self.heldout_count, "nheld", int), (self.hybrid_map, "hmap", str), (self.mode, "hmode", str),
-                (self.layers, "hlayers", list), (self.budget, "hk", int), (self.hybrid_m, "hm", int)]
+                (self.layers, "hlayers", list), (self.budget, "hk", int), (self.hybrid_m, "hm", int),
+                (self.kind, "lkind", str)]
 
     @property
     def link_controls(self) -> list:
@@ -123,12 +115,12 @@ class LearnTab:
     @property
     def learn_controls(self) -> list:
         return [self.layer, self.head, self.num_features, self.steps, self.seed, self.train_count,
-                self.heldout_count]
+                self.heldout_count, self.kind]
 
     @property
     def learn_outputs(self) -> list:
-        return [self.loss, self.summary, self.table, self.comparison, self.heatmap, self.download, self.view,
-                self.trained, self.map_status]
+        return [self.loss, self.summary, self.table, self.comparison, self.tradeoff, self.heatmap, self.download,
+                self.view, self.trained, self.map_status]
 
     @property
     def hybrid_controls(self) -> list:
@@ -139,76 +131,127 @@ class LearnTab:
         return [self.cosine, self.drift, self.hybrid_table, self.hybrid_summary, self.hybrid_view]
 
 
+N_LEARN_OUTPUTS = 10
+
+
 # ---------------------------------------------------------------------------------------
 # Rendering: results -> figures and text
 # ---------------------------------------------------------------------------------------
 
-def render_learn(view, presentation=False):
-    """(loss curve, held-out comparison, per-head KL ratio or None) for a LearnResult."""
+def _lang(lang) -> str:
+    return i18n.normal_lang(lang)
+
+
+def scope(view, lang="en") -> str:
+    if view.all_heads:
+        layers, heads = view.kl_ratio.shape
+        return w("learn.scope_all", lang, count=layers * heads, layers=layers, heads=heads)
+    if view.whole_layer:
+        return w("learn.scope_layer", lang, layer=view.layer, heads=view.kl_ratio.shape[1])
+    return w("learn.scope_one", lang, layer=view.layer, head=view.head)
+
+
+def map_name(kind: str, lang="en") -> str:
+    return w(f"learn.map_{kind}", lang)
+
+
+def render_learn(view, presentation=False, lang="en"):
+    """(loss curve, held-out comparison, trade-off plane, per-head KL ratio or None) for a LearnResult."""
     if view is None:
-        return None, None, None
-    fl, _ = _engine()
+        return None, None, None, None
+    fl, lv = _engine()
+    lang = _lang(lang)
+    where = scope(view, lang)
     loss = None
     if view.losses:
         loss = fl.loss_curve(range(1, len(view.losses) + 1), view.losses, total_steps=view.steps,
-                             title=f"Training loss · {view.scope}, m = {view.num_features}",
-                             note=f"{view.train_count} training texts · {view.seconds:.1f} s", style=presentation)
+                             title=w("learn.loss_title_run", lang, map=KINDS[view.kind], scope=where,
+                                     m=view.num_features),
+                             note=w("learn.loss_note", lang, count=view.train_count, seconds=f"{view.seconds:.1f}"),
+                             style=presentation, lang=lang)
+    rows = lv.labelled_rows(view.rows, lang)
+    many = view.kl_ratio.size > 1
     comparison = fl.heldout_comparison(
-        view.quality, view.rows, view.softmax_entropy,
-        title=f"Held-out texts only ({view.heldout_count}) · {view.scope}",
-        subtitle="each box: the spread over heads, one point per head" if view.all_heads else "",
-        style=presentation)
-    heatmap = fl.kl_ratio_heatmap(view.kl_ratio, style=presentation) if view.all_heads else None
-    return loss, comparison, heatmap
+        view.quality, rows, view.softmax_entropy,
+        title=w("learn.cmp_title_run", lang, count=view.heldout_count, scope=where),
+        subtitle=w("learn.cmp_subtitle_boxes", lang) if many else "", style=presentation, lang=lang)
+    tradeoff = fl.tradeoff_plane(rows, style=presentation, lang=lang)
+    heatmap = None
+    if many:
+        labels = None if view.layer is None else [view.layer]
+        heatmap = fl.kl_ratio_heatmap(view.kl_ratio, style=presentation, lang=lang, map_label=KINDS[view.kind],
+                                      layer_labels=labels)
+    return loss, comparison, tradeoff, heatmap
 
 
-def render_hybrid(view, presentation=False):
+def render_hybrid(view, presentation=False, lang="en"):
     if view is None:
         return None, None
     fl, _ = _engine()
-    cosine = fl.hybrid_cosine(view.path, view.n_layers, view.map_label, style=presentation)
-    drift = fl.hybrid_drift(view.drift, view.linear_layers, view.map_label, style=presentation,
-                            title=f"Attention drift per layer · linear: {', '.join(map(str, view.linear_layers)) or 'none'}")
+    lang = _lang(lang)
+    label = map_name(view.map_name, lang) if view.map_name in KINDS else view.map_label
+    cosine = fl.hybrid_cosine(view.path, view.n_layers, label, style=presentation, lang=lang)
+    drift = fl.hybrid_drift(view.drift, view.linear_layers, label, style=presentation, lang=lang)
     return cosine, drift
 
 
-def learn_summary(view) -> str:
-    best = min(view.rows, key=lambda r: r["kl"])
+def learn_summary(view, lang="en") -> str:
+    lang = _lang(lang)
+    _, lv = _engine()
+    rows = lv.labelled_rows(view.rows, lang)
+    best = min(rows, key=lambda r: r["kl"])
+    name = KINDS[view.kind]
     if view.origin == "trained":
-        source = (f"Trained on **{view.train_count} training texts** for {view.steps} steps "
-                  f"({view.seconds:.1f} s, seed {view.seed}); loss: row cross-entropy, "
-                  f"{view.losses[0]:.3f} → {view.losses[-1]:.3f} nats.")
+        source = w("learn.summary_trained", lang, map=name, count=view.train_count, steps=view.steps,
+                   seconds=f"{view.seconds:.1f}", seed=view.seed, first=f"{view.losses[0]:.3f}",
+                   last=f"{view.losses[-1]:.3f}")
     else:
-        source = f"Loaded from **{view.origin}** (no training curve)."
-    return (f"{source} Evaluated on **{view.heldout_count} held-out texts only**, {view.scope}. "
-            f"Closest to softmax: **{best['map']}** (KL {best['kl']:.3f} nats; softmax entropy "
-            f"{view.softmax_entropy:.2f} nats).")
+        source = w("learn.summary_loaded", lang, map=name, origin=view.origin[:80])
+    by_name = {r["name"]: r for r in view.rows}
+    ratio = by_name["elu1"]["kl_median"] / by_name[view.kind]["kl_median"]
+    evaluated = w("learn.summary_eval", lang, count=view.heldout_count, scope=scope(view, lang), best=best["map"],
+                  kl=f"{best['kl']:.3f}", entropy=f"{view.softmax_entropy:.2f}", map=name, ratio=f"{ratio:.1f}")
+    where = scope(view, lang)
+    session = w("learn.session_note", lang, map=map_name(view.kind, lang), scope=where)
+    return f"{source} {evaluated}\n\n{session}"
 
 
-def map_status(fmap, origin: str) -> str:
-    if fmap is None:
-        return NO_MAP
-    return (f"**Hedgehog (trained):** ready — {N_LAYERS * N_HEADS} heads, m = {fmap.num_features} ({origin}). "
-            "Choose it below.")
+def empty_tables(lang="en"):
+    """(comparison, hybrid) tables with their headers and no rows: what shows before a run."""
+    import pandas as pd
+    lang = _lang(lang)
+    comparison = [w(f"learn.col_{key}", lang) for key in ("map", "m", "kl", "kl_median", "entropy", "mono")]
+    hybrid = [w("learn.col_k", lang), w("learn.col_kept", lang), w("learn.col_linear", lang, map="…"),
+              w("learn.col_cos_mean", lang), w("learn.col_cos_min", lang)]
+    return pd.DataFrame(columns=comparison), pd.DataFrame(columns=hybrid)
+
+
+def map_status(trained: dict | None, lang="en", origin: str = "") -> str:
+    lang = _lang(lang)
+    if not trained:
+        return w("learn.status_none", lang, count=N_LAYERS * N_HEADS)
+    return "\n\n".join(w("learn.status_ready", lang, map=map_name(kind, lang), count=N_LAYERS * N_HEADS,
+                         m=fmap.num_features, origin=origin or "—") for kind, fmap in trained.items())
 
 
 def _export_folder() -> Path:
     return common.export_folder()
 
 
-def _finished(view, trained, presentation):
+def _finished(view, trained, presentation, lang):
     """Every learn output for a finished (trained or loaded) result."""
     _, lv = _engine()
-    loss, comparison, heatmap = render_learn(view, presentation)
+    lang = _lang(lang)
+    loss, comparison, tradeoff, heatmap = render_learn(view, presentation, lang)
     download = str(lv.save_map(view, _export_folder())) if view.origin == "trained" else gr.skip()
     if view.all_heads:
-        trained = view.feature_map
-        status = map_status(trained, view.origin if view.origin != "trained" else
-                            f"trained here, {view.steps} steps")
+        trained = {**(trained or {}), view.kind: view.feature_map}
+        origin = view.origin if view.origin != "trained" else w("learn.origin_trained", lang, steps=view.steps)
+        status = map_status(trained, lang, origin)
     else:
         status = gr.skip()  # a one-head map cannot run a whole layer: keep what the hybrid had
-    return (loss if loss is not None else gr.skip(), learn_summary(view), lv.comparison_table(view), comparison,
-            heatmap, download, view, trained, status)
+    return (loss if loss is not None else gr.skip(), learn_summary(view, lang), lv.comparison_table(view, lang=lang),
+            comparison, tradeoff, heatmap, download, view, trained, status)
 
 
 # ---------------------------------------------------------------------------------------
@@ -219,121 +262,168 @@ def _finished(view, trained, presentation):
 _stops: dict[str, threading.Event] = {}
 
 
-def _session(request) -> str:
-    return getattr(request, "session_hash", None) or "api"
+def _session(request):
+    """The browser session's key (None outside a request: scripts and tests share one)."""
+    return getattr(request, "session_hash", None)
+
+
+def _kind(kind) -> str:
+    if kind not in KINDS:
+        raise ValueError(f"kind: choose one of {', '.join(KINDS)}, got {str(kind)[:40]!r}")
+    return kind
 
 
 @guarded_stream
 def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=16,
-              presentation=False, trained=None, request: gr.Request = None, progress=gr.Progress()):
-    """Train Hedgehog (one head or all) and compare it with fixed maps on held-out texts.
+              kind="hedgehog", presentation=False, trained=None, lang="en", request: gr.Request = None,
+              progress=gr.Progress()):
+    """Train Hedgehog or LUNA (one head or all) and compare it with other maps on held-out texts.
 
     Yields the live loss curve while training, then (loss figure, summary, comparison
-    table, comparison figure, per-head KL ratio figure, trained map file, view, trained map,
-    hybrid map status).
+    table, comparison figure, trade-off figure, per-head KL ratio figure, trained map file
+    (safetensors), view, trained all-heads maps, hybrid map status).
     """
     fl, lv = _engine()
+    lang = _lang(lang)
+    kind = _kind(kind)
     all_heads = head == ALL_HEADS
     head_index = None if all_heads else _int(head, "head")
-    stop = _stops[_session(request)] = threading.Event()
+    key = _session(request) or "local"
+    stop = _stops[key] = threading.Event()
     stream = lv.learn_stream(_int(layer, "layer"), head_index, _int(num_features, "num_features"),
                              _int(steps, "steps"), _int(seed or 0, "seed"), _int(train_count, "train_count"),
-                             _int(heldout_count, "heldout_count"), all_heads=all_heads, should_stop=stop.is_set)
+                             _int(heldout_count, "heldout_count"), all_heads=all_heads, should_stop=stop.is_set,
+                             kind=kind, session=_session(request))
     try:
         for item in stream:
             if isinstance(item, lv.LiveTraining):
-                progress(item.fraction, desc=item.message)
+                if item.losses:
+                    message = w("learn.live", lang, map=KINDS[kind], step=item.steps[-1], total=item.total_steps,
+                                loss=f"{item.losses[-1]:.3f}")
+                    if kind == "luna" and item.fraction > 0.5:
+                        message += f" ({w('learn.rival', lang)})"
+                else:
+                    message = w("learn.starting", lang)
+                progress(item.fraction, desc=message)
                 fig = fl.loss_curve(item.steps, item.losses, total_steps=item.total_steps, live=True,
-                                    style=presentation) if item.losses else gr.skip()
-                yield (fig, f"⏳ {item.message}", *(gr.skip() for _ in range(7)))
+                                    style=presentation, lang=lang) if item.losses else gr.skip()
+                yield (fig, f"⏳ {message}", *(gr.skip() for _ in range(N_LEARN_OUTPUTS - 2)))
             else:
-                yield _finished(item, trained, presentation)
+                yield _finished(item, trained, presentation, lang)
     except lv.Stopped:
-        yield (gr.skip(), "⏹ Training stopped; nothing was kept. Press Train to start again.",
-               *(gr.skip() for _ in range(7)))
+        yield (gr.skip(), w("learn.stopped", lang), *(gr.skip() for _ in range(N_LEARN_OUTPUTS - 2)))
     finally:
-        if _stops.get(_session(request)) is stop:
-            del _stops[_session(request)]
+        if _stops.get(key) is stop:
+            del _stops[key]
 
 
 def stop_learn(request: gr.Request = None):
     """Stop this session's training at its next step."""
-    flag = _stops.get(_session(request))
+    flag = _stops.get(_session(request) or "local")
     if flag is not None:
         flag.set()
 
 
 @common.guarded
-def load_trained(file, layer=2, head="3", heldout_count=16, presentation=False, trained=None,
-                 progress=gr.Progress()):
-    """Load a saved Hedgehog (.pt) and show its held-out comparison; an all-heads map
-    becomes the hybrid's Hedgehog. Same outputs as ``run_learn``."""
+def load_trained(file, layer=2, head="3", heldout_count=16, presentation=False, trained=None, lang="en",
+                 request: gr.Request = None, progress=gr.Progress()):
+    """Load a saved map (.safetensors: Hedgehog or LUNA) and show its held-out comparison;
+    an all-heads map becomes the hybrid's map of its kind. Same outputs as ``run_learn``.
+    The file's size, header and tensor shapes are checked before it is read."""
     if file is None:
-        return tuple(gr.skip() for _ in range(9))
+        return tuple(gr.skip() for _ in range(N_LEARN_OUTPUTS))
     _, lv = _engine()
     path = Path(file if isinstance(file, str) else file.name)
     fmap = lv.load_map(path)
     head_index = 0 if head == ALL_HEADS else _int(head, "head")
     view = lv.evaluate_map(fmap, _int(layer, "layer"), head_index, _int(heldout_count, "heldout_count"),
-                           origin=path.name, progress=lambda f, msg: progress(f, desc=msg))
-    return _finished(view, trained, presentation)
+                           origin=path.name[:80], progress=lambda f, msg: progress(f), session=_session(request))
+    return _finished(view, trained, presentation, lang)
+
+
+@common.guarded
+def show_shipped(kind="hedgehog", heldout_count=16, presentation=False, trained=None, lang="en",
+                 request: gr.Request = None, progress=gr.Progress()):
+    """The held-out comparison of the map shipped for every head of layer 2 (no training);
+    it becomes this session's trained map of its kind on that layer."""
+    _, lv = _engine()
+    view = lv.pretrained_result(_kind(kind), PRETRAINED_LAYER, _int(heldout_count, "heldout_count"),
+                                session=_session(request))
+    if view is None:
+        raise ValueError(f"kind: no {KINDS[kind]} map is shipped for layer {PRETRAINED_LAYER}")
+    return _finished(view, trained, presentation, lang)
 
 
 @common.guarded
 def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_features=64, seed=0, heldout_count=16,
-               presentation=False, trained=None, progress=gr.Progress()):
+               presentation=False, trained=None, lang="en", progress=gr.Progress()):
     """Make some layers of the model linear and measure the cost.
 
     Returns (cosine figure, drift figure, table of configurations, summary, view).
     """
     _, lv = _engine()
+    lang = _lang(lang)
     if mode not in MODES:
-        raise gr.Error(f"Mode must be one of {', '.join(MODES)}.", print_exception=False)
-    if map_name == "hedgehog" and trained is None:
-        raise gr.Error(NO_MAP_TEXT, title="No trained map", print_exception=False)
+        raise gr.Error(w("learn.bad_mode", lang), print_exception=False)
+    trained_map = (trained or {}).get(map_name) if isinstance(trained, dict) else trained
+    if map_name in KINDS and trained_map is None:
+        raise gr.Error(w("learn.no_map", lang, map=KINDS[map_name], count=N_LAYERS * N_HEADS),
+                       title=w("learn.no_map_title", lang), print_exception=False)
     chosen = "greedy" if mode == "greedy" else [_int(i, "layers") for i in (layers or [])]
     if chosen != "greedy" and not chosen:
-        raise gr.Error("Tick at least one layer to make linear, or choose greedy.", print_exception=False)
-    view = lv.hybrid_view(map_name, chosen, _int(budget, "budget"), trained_map=trained,
+        raise gr.Error(w("learn.no_layers", lang), print_exception=False)
+    view = lv.hybrid_view(map_name, chosen, _int(budget, "budget"), trained_map=trained_map,
                           num_features=_int(num_features, "num_features"), seed=_int(seed or 0, "seed"),
                           heldout_count=_int(heldout_count, "heldout_count"),
-                          progress=lambda f, msg: progress(f, desc=msg))
-    cosine, drift = render_hybrid(view, presentation)
-    kept = ", ".join(map(str, view.kept_softmax)) or "none"
-    summary = (f"{view.map_label} in layers **{', '.join(map(str, view.linear_layers)) or 'none'}**, softmax kept in "
-               f"**{kept}**: mean embedding cosine to the original **{view.cosine_mean:.4f}** (worst text "
-               f"{view.cosine_min:.4f}) over {view.n_texts} held-out texts · {view.seconds:.1f} s.")
-    return cosine, drift, lv.hybrid_table(view), summary, view
+                          progress=lambda f, msg: progress(f))
+    cosine, drift = render_hybrid(view, presentation, lang)
+    return cosine, drift, lv.hybrid_table(view, lang=lang), hybrid_summary(view, lang), view
+
+
+def hybrid_summary(view, lang="en") -> str:
+    lang = _lang(lang)
+    none = w("learn.hyb_none", lang)
+    return w("learn.hyb_summary", lang, map=w(f"learn.map_{view.map_name}", lang),
+             linear=", ".join(map(str, view.linear_layers)) or none, kept=", ".join(map(str, view.kept_softmax)) or none,
+             mean=f"{view.cosine_mean:.4f}", worst=f"{view.cosine_min:.4f}", count=view.n_texts,
+             seconds=f"{view.seconds:.1f}")
 
 
 def learn_query(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=16,
-                hybrid_map="elu1", mode="greedy", layers=(2, 3), budget=2, hybrid_m=64, presentation=False) -> str:
+                hybrid_map="elu1", mode="greedy", layers=(2, 3), budget=2, hybrid_m=64, kind="hedgehog",
+                presentation=False) -> str:
     """The tab's controls as the query string of its link (in the order of ``LearnTab.link_keys``)."""
     return common.query_string({
         "tab": "learn", "llayer": layer, "lhead": head, "lm": num_features, "steps": steps, "lseed": seed,
         "ntrain": train_count, "nheld": heldout_count, "hmap": hybrid_map, "hmode": mode,
-        "hlayers": list(layers or []), "hk": budget, "hm": hybrid_m, "present": bool(presentation)})
+        "hlayers": list(layers or []), "hk": budget, "hm": hybrid_m, "lkind": kind, "present": bool(presentation)})
 
 
 def _int(value, name: str) -> int:
     try:
         return int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a whole number, got {value!r}") from None
+        raise ValueError(f"{name}: expected a whole number, got {str(value)[:40]!r}") from None
 
 
 # ---------------------------------------------------------------------------------------
 # Layout and wiring
 # ---------------------------------------------------------------------------------------
 
-def build(presentation: gr.Checkbox) -> LearnTab:
+def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
+    """The tab. ``lang`` is the page's language switch (figures and text follow it)."""
+    if lang is None:                      # built alone (tests): English
+        lang = gr.Textbox("en", visible=False)
     with gr.Accordion(i18n.label("learn_help"), open=False):
-        gr.Markdown(HELP)
+        gr.Markdown(i18n.label("learn_help_text"))
     gr.Markdown(i18n.label("learn_part1"))
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
+            kind = gr.Radio([(name, key) for key, name in KINDS.items()], value="hedgehog",
+                            label=i18n.label("learn_kind"), info=i18n.label("learn_kind_info"), elem_id="learn-kind")
             layer = gr.Slider(0, N_LAYERS - 1, value=2, step=1, label=i18n.label("panel_layer"), elem_id="learn-layer")
-            head = gr.Dropdown([str(h) for h in range(N_HEADS)] + [ALL_HEADS], value="3", label=i18n.label("panel_head"),
+            head = gr.Dropdown([(str(h), str(h)) for h in range(N_HEADS)] + [(i18n.label("learn_all_heads"), ALL_HEADS)],
+                               value="3", label=i18n.label("panel_head"),
                                elem_id="learn-head", info=i18n.label("learn_head_info"))
             num_features = gr.Slider(2, 256, value=64, step=2, label=i18n.label("features_m"), info=i18n.label("learn_m_info"),
                                      elem_id="learn-m")
@@ -345,54 +435,56 @@ def build(presentation: gr.Checkbox) -> LearnTab:
             with gr.Row():
                 train = gr.Button(i18n.label("learn_train"), variant="primary", elem_id="learn-train")
                 stop = gr.Button(i18n.label("learn_stop"), variant="stop", elem_id="learn-stop")
+            shipped = gr.Button(i18n.label("learn_shipped"), size="sm", elem_id="learn-shipped")
         with gr.Column(scale=4):
             summary = gr.Markdown(label=i18n.label("learn_summary"), elem_id="learn-summary")
             loss = gr.Plot(label=i18n.label("learn_loss"), show_label=False, elem_id="learn-loss")
-    table = gr.Dataframe(label=i18n.label("learn_table"), interactive=False,
-                         headers=["map", "features m", "held-out KL (nats)", "entropy (nats)",
-                                  "monotonicity (Spearman ρ)"],
-                         elem_id="learn-table")
+    empty_comparison, empty_hybrid = empty_tables()
+    table = gr.Dataframe(empty_comparison, label=i18n.label("learn_table"), interactive=False, elem_id="learn-table")
     comparison = gr.Plot(label=i18n.label("learn_comparison"), show_label=False, elem_id="learn-comparison")
-    heatmap = gr.Plot(label=i18n.label("learn_heatmap"), show_label=False, elem_id="learn-heatmap")
+    with gr.Row(equal_height=False):
+        tradeoff = gr.Plot(label=i18n.label("learn_tradeoff"), show_label=False, elem_id="learn-tradeoff")
+        heatmap = gr.Plot(label=i18n.label("learn_heatmap"), show_label=False, elem_id="learn-heatmap")
     with gr.Row():
         # No fixed height: the boxes size to their content (a fixed one clipped the upload box).
         download = gr.File(label=i18n.label("learn_download"), interactive=False,
                            elem_id="learn-download")
-        upload = gr.File(label=i18n.label("learn_upload"), file_types=[".pt"], type="filepath",
+        upload = gr.File(label=i18n.label("learn_upload"), file_types=[".safetensors"], type="filepath",
                          elem_id="learn-upload")
 
     gr.Markdown(i18n.label("learn_part2"))
-    trained_md = gr.Markdown(NO_MAP, label=i18n.label("learn_map_status"), elem_id="learn-map-status")
+    trained_md = gr.Markdown(i18n.label("learn_status_none"), label=i18n.label("learn_map_status"),
+                             elem_id="learn-map-status")
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
             hybrid_map = gr.Radio(HYBRID_CHOICES, value="elu1", label=i18n.label("hybrid_map"), info=i18n.label("hybrid_map_info"),
                                   elem_id="hybrid-map")
-            mode = gr.Radio(MODES, value="greedy", label=i18n.label("hybrid_mode"), elem_id="hybrid-mode")
+            mode = gr.Radio([(i18n.label("hybrid_mode_layers"), MODES[0]), (i18n.label("hybrid_mode_greedy"), MODES[1])],
+                            value="greedy", label=i18n.label("hybrid_mode"), elem_id="hybrid-mode")
             layers = gr.CheckboxGroup(list(range(N_LAYERS)), value=[2, 3], label=i18n.label("hybrid_layers"),
                                       elem_id="hybrid-layers")
             budget = gr.Slider(0, 3, value=2, step=1, label=i18n.label("hybrid_k"), elem_id="hybrid-k")
             hybrid_m = gr.Slider(2, 256, value=64, step=2, label=i18n.label("hybrid_m"), elem_id="hybrid-m")
             hybrid_run = gr.Button(i18n.label("hybrid_run"), variant="primary", elem_id="hybrid-run")
         with gr.Column(scale=4):
-            hybrid_summary = gr.Markdown(label=i18n.label("hybrid_summary"), elem_id="hybrid-summary")
+            hybrid_summary_md = gr.Markdown(label=i18n.label("hybrid_summary"), elem_id="hybrid-summary")
             cosine = gr.Plot(label=i18n.label("hybrid_cosine"), show_label=False, elem_id="hybrid-cosine")
     drift = gr.Plot(label=i18n.label("hybrid_drift"), show_label=False, elem_id="hybrid-drift")
-    hybrid_table = gr.Dataframe(label=i18n.label("hybrid_table"), interactive=False, elem_id="hybrid-table",
-                                headers=["softmax layers k", "softmax layers", "linear layers", "mean cosine",
-                                         "worst cosine"])
+    hybrid_table = gr.Dataframe(empty_hybrid, label=i18n.label("hybrid_table"), interactive=False,
+                                elem_id="hybrid-table")
     with gr.Row():
         export = gr.Button(i18n.label("export_learn"), size="sm", elem_id="learn-export")
         files = gr.File(label=i18n.label("downloads"), file_count="multiple", interactive=False, height=120)
         link = common.link_box()
     query = gr.Textbox(visible=False, elem_id="learn-query")
 
-    tab = LearnTab(layer, head, num_features, steps, seed, train_count, heldout_count, train, stop, loss, summary,
-                   table, comparison, heatmap, download, upload, gr.State(None), gr.State(None), trained_md,
-                   hybrid_map, mode, layers, budget, hybrid_m, hybrid_run, cosine, drift, hybrid_table,
-                   hybrid_summary, gr.State(None), query, link)
+    tab = LearnTab(layer, head, num_features, steps, seed, train_count, heldout_count, kind, train, stop, shipped,
+                   loss, summary, table, comparison, tradeoff, heatmap, download, upload, gr.State(None),
+                   gr.State(None), trained_md, hybrid_map, mode, layers, budget, hybrid_m, hybrid_run, cosine, drift,
+                   hybrid_table, hybrid_summary_md, gr.State(None), query, link, lang)
 
     # Training holds both cores for a while: one at a time for the whole server.
-    training = train.click(run_learn, tab.learn_controls + [presentation, tab.trained], tab.learn_outputs,
+    training = train.click(run_learn, tab.learn_controls + [presentation, tab.trained, lang], tab.learn_outputs,
                            api_name="learn", concurrency_limit=1, concurrency_id="learn-train")
     # The link holds the controls (a link restores them; training stays a button press).
     for event in (train.click, hybrid_run.click):
@@ -400,36 +492,49 @@ def build(presentation: gr.Checkbox) -> LearnTab:
               queue=False).then(None, query, link, js=common.SET_URL_JS)
     # The flag ends the worker thread at its next step; cancelling ends the event in the page.
     stop.click(stop_learn, None, None, cancels=[training], api_visibility="private", queue=False)
-    upload.upload(load_trained, [upload, layer, head, heldout_count, presentation, tab.trained], tab.learn_outputs,
+    upload.upload(load_trained, [upload, layer, head, heldout_count, presentation, tab.trained, lang],
+                  tab.learn_outputs, api_visibility="private", concurrency_limit=1, concurrency_id="learn-train")
+    shipped.click(show_shipped, [kind, heldout_count, presentation, tab.trained, lang], tab.learn_outputs,
                   api_visibility="private", concurrency_limit=1, concurrency_id="learn-train")
     # All heads at once is heavy: suggest fewer steps when it is chosen.
     head.input(lambda h: gr.update(value=150) if h == ALL_HEADS else gr.skip(), head, steps,
                api_visibility="private")
-    hybrid_run.click(run_hybrid, tab.hybrid_controls + [presentation, tab.trained], tab.hybrid_outputs,
+    hybrid_run.click(run_hybrid, tab.hybrid_controls + [presentation, tab.trained, lang], tab.hybrid_outputs,
                      api_name="hybrid", concurrency_limit=1, concurrency_id="learn-hybrid")
 
-    def restyle(flag, view, hview):
-        figs = (*render_learn(view, bool(flag)), *render_hybrid(hview, bool(flag)))
-        return tuple(gr.skip() if f is None else f for f in figs)
+    def restyle(flag, view, hview, language, trained):
+        figs = (*render_learn(view, bool(flag), language), *render_hybrid(hview, bool(flag), language))
+        _, lv = _engine()
+        blank_comparison, blank_hybrid = empty_tables(language)
+        texts = (learn_summary(view, language) if view is not None else gr.skip(),
+                 lv.comparison_table(view, lang=_lang(language)) if view is not None else blank_comparison,
+                 lv.hybrid_table(hview, lang=_lang(language)) if hview is not None else blank_hybrid,
+                 hybrid_summary(hview, language) if hview is not None else gr.skip(),
+                 map_status(trained, language) if trained else gr.skip())
+        return (*(gr.skip() if f is None else f for f in figs), *texts)
 
-    # Presentation mode restyles what is drawn; the page's own JS toggle is wired in ui/__init__.
-    presentation.change(restyle, [presentation, tab.view, tab.hybrid_view],
-                        [loss, comparison, heatmap, cosine, drift], api_visibility="private")
+    # Presentation mode and the language redraw what is drawn; the page's own JS toggle is wired in ui/__init__.
+    for control in (presentation, lang):
+        control.change(restyle, [presentation, tab.view, tab.hybrid_view, lang, tab.trained],
+                       [loss, comparison, tradeoff, heatmap, cosine, drift, summary, table, hybrid_table,
+                        hybrid_summary_md, trained_md],
+                       api_visibility="private")
 
     @common.guarded
-    def export_learn(view, hview, presentation):
+    def export_learn(view, hview, presentation, language):
         _, lv = _engine()
-        loss_fig, comparison_fig, heatmap_fig = render_learn(view, presentation)
-        cosine_fig, drift_fig = render_hybrid(hview, presentation)
+        loss_fig, comparison_fig, tradeoff_fig, heatmap_fig = render_learn(view, presentation, language)
+        cosine_fig, drift_fig = render_hybrid(hview, presentation, language)
         tables = {}
         if view is not None:
-            tables.update(comparison=lv.comparison_table(view), per_head=lv.per_head_table(view),
+            tables.update(comparison=lv.comparison_table(view, lang=_lang(language)), per_head=lv.per_head_table(view),
                           loss=lv.loss_table(view) if view.losses else None)
         if hview is not None:
-            tables.update(hybrid=lv.hybrid_table(hview), drift=lv.drift_table(hview))
-        return common.export_files("learn", {"loss": loss_fig, "heldout": comparison_fig, "kl-ratio": heatmap_fig,
-                                             "hybrid-cosine": cosine_fig, "hybrid-drift": drift_fig}, tables)
+            tables.update(hybrid=lv.hybrid_table(hview, lang=_lang(language)), drift=lv.drift_table(hview))
+        return common.export_files("learn", {"loss": loss_fig, "heldout": comparison_fig, "tradeoff": tradeoff_fig,
+                                             "kl-ratio": heatmap_fig, "hybrid-cosine": cosine_fig,
+                                             "hybrid-drift": drift_fig}, tables)
 
-    export.click(export_learn, [tab.view, tab.hybrid_view, presentation], files, api_visibility="private",
+    export.click(export_learn, [tab.view, tab.hybrid_view, presentation, lang], files, api_visibility="private",
                  concurrency_limit=1, concurrency_id="export")
     return tab

@@ -87,8 +87,9 @@ def heads_table(overview) -> pd.DataFrame:
 @common.guarded
 def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None,
                 layer=2, head="3", causal=False, maps=None, seeds=10, x_axis="m", m=64, overview_map="elu+1",
-                overview_metric="map_rel_error", presentation=False, progress=gr.Progress()):
-    """Compute and draw the quality tab.
+                overview_metric="map_rel_error", presentation=False, request: gr.Request = None,
+                progress=gr.Progress()):
+    """Compute and draw the quality tab (with this browser session's trained maps).
 
     Returns (curves figure, norms figure, entropy/monotonicity figure, head overview figure,
     heads table, notices, view, query).
@@ -96,12 +97,14 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     _, views = _engine()
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress)
     quality = views.quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=bool(causal), m=int(m),
-                                 progress=lambda f, msg: progress(0.1 + 0.75 * f, desc=msg))
+                                 progress=lambda f, msg: progress(0.1 + 0.75 * f, desc=msg),
+                                 session=getattr(request, "session_hash", None))
     overview = None
     notices = list(quality.notices)
     if sample.n_layers * sample.n_heads > 1:
         progress(0.9, desc="every head")
-        overview = views.head_overview(sample, overview_map, overview_metric, bool(causal), int(m))
+        overview = views.head_overview(sample, overview_map, overview_metric, bool(causal), int(m),
+                                       session=getattr(request, "session_hash", None))
     else:
         notices.append("The head overview needs several heads: use a text (72 heads) or an upload with heads.")
     bundle = (quality, overview)

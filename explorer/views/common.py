@@ -9,6 +9,7 @@ tests call, so ``views.maps_view(...)`` keeps working.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import threading
 from collections import OrderedDict
@@ -37,16 +38,17 @@ DISPLAY_MAX = 128
 # Building the map behind a label of the catalogue
 # ---------------------------------------------------------------------------------------
 
-def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window: int = 4, layer=None, head=None):
+def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window: int = 4, layer=None, head=None,
+                     session=None):
     """Build the map behind ``label``; returns (feature_map, notices). ``window`` is the
-    sliding-window hybrid's w (ignored by every other map); ``layer`` and ``head`` pick the
-    trained Hedgehog's head (ignored by every other map)."""
+    sliding-window hybrid's w (ignored by every other map); ``layer`` and ``head`` pick a
+    trained map's head, from those ``session`` trained (ignored by every other map)."""
     specs = map_specs()
     if label not in specs:
         raise ValueError(f"maps: unknown map {label!r}; choose from {', '.join(map_choices())}")
     spec = specs[label]
     if spec.trained:
-        return trained_hedgehog_for(head_dim, layer, head)
+        return trained_map_for(session, spec.name, head_dim, layer, head)
     seed, notices = reduce_seed(seed, "feature seed")
     kwargs = dict(spec.options)
     if spec.takes_m and m is not None:
@@ -77,56 +79,114 @@ def reduce_seed(seed, name: str) -> tuple[int, list[str]]:
 
 
 # ---------------------------------------------------------------------------------------
-# The trained Hedgehog: the last one trained or loaded in this process (the learn tab),
-# which the other tabs offer as "Hedgehog (trained)".
+# Trained maps (Hedgehog, LUNA) belong to the session that trained or loaded them in the
+# learn tab; the other tabs of that session offer them as "Hedgehog (trained)" and
+# "LUNA (trained)", on exactly the heads they were trained on. No other session sees them.
 # ---------------------------------------------------------------------------------------
 
+TRAINED_SESSIONS = 64                  # sessions remembered; the least recently used go first
+LOCAL_SESSION = "local"                # calls without a session (scripts, tests) share this one
 _trained_lock = threading.Lock()
-_trained = {"map": None, "layer": None, "head": None, "origin": "", "version": 0}
+_trained: "OrderedDict[str, dict]" = OrderedDict()     # session -> kind -> TrainedMap
+_trained_versions = itertools.count(1)
 
 
-def set_trained_hedgehog(fmap, layer=None, head=None, origin: str = "trained") -> None:
-    """Offer ``fmap`` (a learned.Hedgehog for every head, or for ``layer``, ``head``) in the
-    other tabs. The version changes with every call, so cached maps of an older one are
-    not shown as this one."""
+@dataclasses.dataclass(frozen=True)
+class TrainedMap:
+    """A session's trained map of one kind. ``layer``/``head`` say which head a one-head
+    map (no head dimensions) was trained on, and ``layer`` which layer a map for every head
+    of one layer (heads (H,)) covers; a map for every head of the model has heads (L, H)."""
+
+    fmap: object
+    layer: int | None
+    head: int | None
+    origin: str
+    version: int
+
+
+def set_trained(session, kind: str, fmap, layer=None, head=None, origin: str = "trained") -> None:
+    """Offer ``fmap`` to ``session``'s other tabs as its trained map of ``kind``."""
+    entry = TrainedMap(fmap, None if layer is None else int(layer), None if head is None else int(head),
+                       str(origin), next(_trained_versions))
+    key = LOCAL_SESSION if session is None else str(session)
     with _trained_lock:
-        _trained.update(map=fmap, layer=layer, head=head, origin=str(origin), version=_trained["version"] + 1)
+        _trained.setdefault(key, {})[kind] = entry
+        _trained.move_to_end(key)
+        while len(_trained) > TRAINED_SESSIONS:
+            _trained.popitem(last=False)
 
 
-def trained_hedgehog_version() -> int:
-    """0 while there is none; otherwise a number that changes with every new one."""
+def forget_trained(session, kind: str | None = None) -> None:
+    """Drop ``session``'s trained map of ``kind`` (every kind when None)."""
+    key = LOCAL_SESSION if session is None else str(session)
     with _trained_lock:
-        return _trained["version"] if _trained["map"] is not None else 0
+        if kind is None:
+            _trained.pop(key, None)
+        else:
+            _trained.get(key, {}).pop(kind, None)
 
 
-def trained_hedgehog_for(head_dim: int, layer=None, head=None):
-    """(feature_map, notices): the trained Hedgehog for one head (``head`` an int), for
-    every head of ``layer`` (``head`` None: the mean over heads), or for every layer and
-    head (``layer`` "all")."""
+def trained_entry(session, kind: str) -> TrainedMap | None:
     with _trained_lock:
-        fmap, t_layer, t_head, origin = _trained["map"], _trained["layer"], _trained["head"], _trained["origin"]
+        return _trained.get(LOCAL_SESSION if session is None else str(session), {}).get(kind)
+
+
+def set_trained_hedgehog(fmap, layer=None, head=None, origin: str = "trained", session=None) -> None:
+    """``set_trained`` for Hedgehog; ``fmap`` None forgets it."""
     if fmap is None:
-        raise ValueError("no Hedgehog trained yet: train one (or load a saved map) in the learn tab")
+        forget_trained(session, "hedgehog")
+    else:
+        set_trained(session, "hedgehog", fmap, layer, head, origin)
+
+
+def trained_hedgehog_version(session=None) -> int:
+    return trained_version(session, "hedgehog")
+
+
+def trained_version(session, kind: str) -> int:
+    """0 while ``session`` has no trained map of ``kind``; otherwise a number that changes
+    with every new one (so cached pictures of an older map are not shown as this one)."""
+    entry = trained_entry(session, kind)
+    return 0 if entry is None else entry.version
+
+
+def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None):
+    """(feature_map, notices): ``session``'s trained map of ``kind`` for one head (``head``
+    an int), for every head of ``layer`` (``head`` None: the mean over heads), or for every
+    layer and head (``layer`` "all"). ValueError, in words a notice can show, where the map
+    was not trained on what is asked for."""
+    from ..catalog import TRAINED_LABELS
+    name = TRAINED_LABELS.get(kind, kind)
+    entry = trained_entry(session, kind)
+    if entry is None:
+        raise ValueError(f"no {name.split(' (')[0]} trained yet in this session: train one (or load a saved map) "
+                         "in the learn tab")
+    fmap = entry.fmap
     if fmap.head_dim != head_dim:
-        raise ValueError(f"the trained Hedgehog is for head dimension {fmap.head_dim}, this sample's is {head_dim}")
+        raise ValueError(f"it is for head dimension {fmap.head_dim}, this sample's is {head_dim}")
     heads = tuple(fmap.heads)
-    notices = []
-    if layer == "all":                     # every layer and head at once (the head overview)
-        if len(heads) != 2:
-            raise ValueError("the trained Hedgehog covers one head; train 'all heads' for an overview of every head")
-        return fmap, notices
+    asked = "every layer and head" if layer == "all" else \
+        f"layer {layer}, " + ("the mean over heads" if head is None else f"head {head}")
     if len(heads) == 2:                    # one map per (layer, head) of the model
+        if layer == "all":
+            return fmap, []
         layer = 0 if layer is None else int(layer)
         if not 0 <= layer < heads[0] or (head is not None and not 0 <= int(head) < heads[1]):
-            raise ValueError(f"the trained Hedgehog covers {heads[0]} layers × {heads[1]} heads; "
-                             f"layer {layer}, head {head} is not among them")
-        fmap = fmap.select(layer) if head is None else fmap.select(layer, int(head))
-    elif heads:
-        raise ValueError(f"the trained Hedgehog covers heads {heads}; expected one head or layers × heads")
-    elif t_layer is not None and (t_layer, t_head) != (layer, head):
-        notices.append(f"Hedgehog (trained) was trained on layer {t_layer}, head {t_head} ({origin}); "
-                       f"shown here on layer {layer}, head {'mean' if head is None else head}.")
-    return fmap, notices
+            raise ValueError(f"the {name} covers {heads[0]} layers × {heads[1]} heads; {asked} is not among them")
+        return (fmap.select(layer) if head is None else fmap.select(layer, int(head))), []
+    if len(heads) == 1:                    # every head of one layer
+        if layer != "all" and layer is not None and int(layer) == entry.layer and \
+                (head is None or 0 <= int(head) < heads[0]):
+            return (fmap if head is None else fmap.select(int(head))), []
+        raise ValueError(f"it was trained on the {heads[0]} heads of layer {entry.layer}; {asked} is not among "
+                         "them. Train this head in the learn tab")
+    if heads:
+        raise ValueError(f"it covers heads {heads}; expected one head, one layer or layers × heads")
+    if layer != "all" and head is not None and entry.layer == _int(layer, "layer") and entry.head == int(head):
+        return fmap, []
+    trained_on = "an unknown head" if entry.layer is None else f"layer {entry.layer}, head {entry.head}"
+    raise ValueError(f"it was trained on {trained_on} only ({entry.origin}); this is {asked}. "
+                     "Train this head in the learn tab")
 
 
 # ---------------------------------------------------------------------------------------

@@ -2,19 +2,21 @@
 
 Two experiments from the article's last chapters, both on the embedded MiniLM:
 
-* learned maps: Hedgehog trained on the training texts (``assets/texts/train.txt``) to
-  imitate softmax, judged beside fixed maps on the held-out texts only
-  (``explorer.maps.learned.hedgehog_experiment``);
+* learned maps: Hedgehog or the LUNA-style map trained on the training texts
+  (``assets/texts/train.txt``) to imitate softmax, judged beside fixed maps on the
+  held-out texts only (``explorer.maps.learned.experiment``);
 * hybrids: some layers of the real model made linear, the cost measured on its sentence
   embeddings and attention (``explorer.maps.hybrid``).
 
-Results are plain dataclasses of numbers that ``explorer.figures.learn`` draws. Trained
-maps are cached per setting in memory, so a repeated run (or the hybrid that needs a map
-for every head) does not train again.
+Results are plain dataclasses of numbers that ``explorer.figures.learn`` draws. Training
+results are cached per setting in memory (the same settings give the same map), so a
+repeated run does not train again; the map itself is handed to the other tabs only for
+the session that asked for it (``views.common.set_trained``).
 """
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 import time
@@ -31,12 +33,14 @@ from ..maps import hybrid, learned
 from ..catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED_SHAPE re-exported
 from ..checks import check_positive_int
 from ..maps import create
-from .common import set_trained_hedgehog
+from ..words import w
+from .common import set_trained
 
 # The texts ship beside the package, so the path must not depend on the working directory.
 TEXTS_DIR = Path(__file__).resolve().parents[2] / "assets" / "texts"
 LOSS_NAME = "row cross-entropy  −Σⱼ Aᵢⱼ log Âᵢⱼ  (= KL(A‖Â) + entropy of A), mean over rows and heads"
-LR = 0.05
+LR = learned.DEFAULT_LR      # per kind: the Adam step each trains well with
+KINDS = tuple(learned.KINDS)
 MAX_STEPS = 2000             # one request must not hold the CPU for an hour
 MAX_FEATURES = 512
 HYBRID_MAPS = tuple(HYBRID_MAP_LABELS)
@@ -94,11 +98,12 @@ def cached_sample(text: str):
 
 @dataclass
 class LearnResult:
-    """One trained (or loaded) Hedgehog and its held-out comparison.
+    """One trained (or loaded) learned map and its held-out comparison.
 
-    ``quality`` is the engine's per-head dict (map -> {"kl", "entropy", "monotonicity"} as
-    numpy arrays shaped (layers, heads) of the covered block); ``rows`` summarise it per
-    map (mean over covered heads). ``kl_ratio`` is KL(elu+1) / KL(Hedgehog) per head.
+    ``quality`` is the engine's per-head dict (map -> {"kl", "kl_median", "entropy",
+    "monotonicity"} as numpy arrays shaped (layers, heads) of the covered block); ``rows``
+    summarise it per map (mean over covered heads). ``kl_ratio`` is KL(elu+1) / KL(learned
+    map) per head.
     """
 
     layer: int | None             # None: every layer
@@ -114,13 +119,19 @@ class LearnResult:
     rows: list
     softmax_entropy: float
     kl_ratio: np.ndarray
-    feature_map: learned.Hedgehog
+    feature_map: object           # learned.Hedgehog or Luna
     origin: str = "trained"       # or the uploaded file's name
     notices: list = field(default_factory=list)
+    kind: str = "hedgehog"
 
     @property
     def all_heads(self) -> bool:
         return self.layer is None and self.head is None
+
+    @property
+    def whole_layer(self) -> bool:
+        """A map for every head of one layer (a shipped or uploaded layer map)."""
+        return self.layer is not None and self.head is None
 
     @property
     def scope(self) -> str:
@@ -130,23 +141,31 @@ class LearnResult:
         return f"layer {self.layer}, head {self.head}"
 
 
-def _summarise(quality: dict, num_features: int, seed: int, head_dim: int) -> tuple[dict, list, float, np.ndarray]:
-    """Per-head arrays as numpy, one row per map (means over heads), softmax entropy, KL ratio."""
+ROW_ORDER = ("luna", "hedgehog", "elu1", "favor_plus", "taylor2")
+
+
+def _summarise(quality: dict, kind: str, num_features: int, seed: int, head_dim: int,
+               rival_features: int | None = None) -> tuple[dict, list, float, np.ndarray]:
+    """Per-head arrays as numpy, one row per map (the trained one first, means over heads),
+    softmax entropy, and the KL ratio elu+1 / trained map per head."""
     per_head = {name: {key: v.detach().cpu().numpy().astype(np.float64) for key, v in vals.items()}
                 for name, vals in quality.items()}
-    dims = {"hedgehog": num_features,
-            **{name: f.num_features for name, f in learned.baseline_maps(head_dim, num_features, seed).items()}}
+    dims = {kind: num_features, **{name: f.num_features
+                                   for name, f in learned.baseline_maps(head_dim, num_features, seed).items()}}
+    if rival_features is not None:
+        dims["hedgehog"] = rival_features
     rows = []
-    for name in ("hedgehog", "elu1", "favor_plus", "taylor2"):
+    for name in (kind, *(n for n in ROW_ORDER if n != kind)):
         if name not in per_head:
             continue
         q = per_head[name]
         rows.append({"map": MAP_LABELS[name], "name": name, "features_m": dims[name],
-                     "kl": float(np.nanmean(q["kl"])), "entropy": float(np.nanmean(q["entropy"])),
+                     "kl": float(np.nanmean(q["kl"])), "kl_median": float(np.nanmedian(q["kl_median"])),
+                     "entropy": float(np.nanmean(q["entropy"])),
                      "monotonicity": float(np.nanmean(q["monotonicity"]))})
     softmax_entropy = float(np.nanmean(per_head["softmax"]["entropy"]))
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = per_head["elu1"]["kl"] / per_head["hedgehog"]["kl"]
+        ratio = per_head["elu1"]["kl"] / per_head[kind]["kl"]
     return per_head, rows, softmax_entropy, ratio
 
 
@@ -173,19 +192,29 @@ class Stopped(Exception):
     """Raised inside training when the caller asked to stop (e.g. the browser went away)."""
 
 
+def check_kind(kind) -> str:
+    if kind not in KINDS:
+        raise ValueError(f"kind: choose one of {', '.join(KINDS)}, got {str(kind)[:40]!r}")
+    return kind
+
+
 def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: int = 0, train_count=None,
                heldout_count=None, all_heads: bool = False, progress=None, should_stop=None,
-               on_loss=None) -> LearnResult:
-    """Train Hedgehog on one head (or all heads jointly) and compare it on held-out texts.
+               on_loss=None, kind: str = "hedgehog", session=None) -> LearnResult:
+    """Train a learned map of ``kind`` (Hedgehog or LUNA) on one head (or all heads jointly)
+    and compare it on held-out texts; LUNA is compared with Hedgehog trained the same way.
 
     ``progress(fraction, message)`` reports; ``on_loss(step, loss)`` feeds a live curve;
-    ``should_stop()`` aborts (raises ``Stopped``).
-    The same settings return the cached result at once.
+    ``should_stop()`` aborts (raises ``Stopped``). The same settings return the cached
+    result at once. The map is then ``session``'s trained map of ``kind`` in the other tabs.
     """
+    kind = check_kind(kind)
     layer, head = (None, None) if all_heads else _check_head(layer, head)
     num_features = check_positive_int(num_features, "num_features")
     if num_features > MAX_FEATURES:
         raise ValueError(f"num_features: at most {MAX_FEATURES} here, got {num_features}")
+    if kind == "hedgehog" and num_features % 2:
+        raise ValueError(f"num_features: Hedgehog needs an even m (two softmax halves), got {num_features}")
     steps = check_positive_int(steps, "steps")
     if steps > MAX_STEPS:
         raise ValueError(f"steps: at most {MAX_STEPS} here, got {steps}")
@@ -193,15 +222,18 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
     train = _take(training_texts(), train_count, "train_count")
     heldout = _take(heldout_texts(), heldout_count, "heldout_count")
     cost.check(cost.estimate("learn", n=max(map(len, train)) // 3 + 2, m=num_features, steps=steps,  # ~3 chars a token
-                             texts=len(train), all_heads=all_heads),
+                             texts=len(train), all_heads=all_heads, kind=kind),
                limit_seconds=float("inf"))   # training streams its progress and can be stopped; MAX_STEPS bounds it
-    key = (layer, head, num_features, steps, seed, len(train), len(heldout))
+    key = (kind, layer, head, num_features, steps, seed, len(train), len(heldout))
     with _trained_lock:
-        if key in _trained:
+        hit = _trained.get(key)
+        if hit is not None:
             _trained.move_to_end(key)
-            hit = _trained[key]
-            set_trained_hedgehog(hit.feature_map, hit.layer, hit.head, "trained")   # offered in the maps tab
-            return hit
+        # LUNA's comparison reuses a Hedgehog trained with the same settings, if there is one.
+        rival = _trained.get(("hedgehog", *key[1:]))
+    if hit is not None:
+        set_trained(session, kind, hit.feature_map, hit.layer, hit.head, "trained")
+        return hit
 
     report = progress or (lambda fraction, message: None)
 
@@ -210,36 +242,41 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
             raise Stopped("training stopped")
         report(fraction, message)
 
-    exp = learned.hedgehog_experiment(train, heldout, layer=layer, head=head, num_features=num_features,
-                                      steps=steps, lr=LR, seed=seed, source=cached_sample, progress=relay,
-                                      on_loss=on_loss)
-    per_head, rows, softmax_entropy, ratio = _summarise(exp.quality, num_features, seed, model_shape()[2])
+    exp = learned.experiment(train, heldout, kind=kind, layer=layer, head=head, num_features=num_features,
+                             steps=steps, lr=LR[kind], seed=seed, source=cached_sample, progress=relay,
+                             on_loss=on_loss, hedgehog=None if rival is None else rival.feature_map)
+    rival_m = None
+    if "hedgehog" in exp.quality and kind != "hedgehog":
+        rival_m = (exp.runs["hedgehog"].feature_map if "hedgehog" in exp.runs else rival.feature_map).num_features
+    per_head, rows, softmax_entropy, ratio = _summarise(exp.quality, kind, num_features, seed, model_shape()[2],
+                                                        rival_m)
     result = LearnResult(layer, head, num_features, steps, seed, list(exp.run.losses), exp.run.seconds,
                          exp.train_count, exp.heldout_count, per_head, rows, softmax_entropy, ratio,
-                         exp.run.feature_map)
+                         exp.feature_map, kind=kind)
     with _trained_lock:
         _trained[key] = result
         while len(_trained) > TRAINED_CACHE_SIZE:
             _trained.popitem(last=False)
-    set_trained_hedgehog(result.feature_map, layer, head, "trained")
+    set_trained(session, kind, result.feature_map, layer, head, "trained")
     return result
 
 
-def cached_result(layer, head, num_features: int, steps: int, seed: int = 0):
+def cached_result(layer, head, num_features: int, steps: int, seed: int = 0, kind: str = "hedgehog"):
     """The result ``learn_view`` would return at once for these settings (all texts), or
     None when it has not been trained in this process: lets other views show a trained map
     without ever starting a training run themselves."""
-    key = (layer, head, int(num_features), int(steps), int(seed), len(training_texts()), len(heldout_texts()))
+    key = (kind, layer, head, int(num_features), int(steps), int(seed), len(training_texts()), len(heldout_texts()))
     with _trained_lock:
         return _trained.get(key)
 
 
-def cached_layer_map(layer: int, num_features: int):
-    """Hedgehog for every head of ``layer`` (parameters shaped (heads, ...)), taken from the
-    latest cached all-heads training with ``num_features``; None when there is none."""
+def cached_layer_map(layer: int, num_features: int, kind: str = "hedgehog"):
+    """A learned map of ``kind`` for every head of ``layer`` (parameters shaped (heads, ...)),
+    taken from the latest cached all-heads training with ``num_features``; None when there
+    is none."""
     with _trained_lock:
         for key, result in reversed(list(_trained.items())):
-            if key[0] is None and key[1] is None and key[2] == int(num_features):
+            if key[0] == kind and key[1] is None and key[2] is None and key[3] == int(num_features):
                 return result.feature_map.select(int(layer))
     return None
 
@@ -258,12 +295,14 @@ class LiveTraining:
 
 
 def learn_stream(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: int = 0, train_count=None,
-                 heldout_count=None, all_heads: bool = False, poll_s: float = 0.5, should_stop=None):
+                 heldout_count=None, all_heads: bool = False, poll_s: float = 0.5, should_stop=None,
+                 kind: str = "hedgehog", session=None):
     """Run ``learn_view`` in a worker thread; yield ``LiveTraining`` snapshots about every
     ``poll_s`` seconds, then the ``LearnResult``. Closing the generator, or ``should_stop()``
     turning true, stops the training (the latter raises ``Stopped`` here)."""
     kwargs = dict(layer=layer, head=head, num_features=num_features, steps=steps, seed=seed,
-                  train_count=train_count, heldout_count=heldout_count, all_heads=all_heads)
+                  train_count=train_count, heldout_count=heldout_count, all_heads=all_heads, kind=kind,
+                  session=session)
     steps = check_positive_int(steps, "steps")
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
@@ -282,7 +321,7 @@ def learn_stream(layer=0, head=0, num_features: int = 64, steps: int = 300, seed
         except BaseException as exc:  # handed to the consumer, which re-raises it
             events.put(("error", exc))
 
-    worker = threading.Thread(target=work, name="hedgehog-training", daemon=True)
+    worker = threading.Thread(target=work, name=f"{kind}-training", daemon=True)
     worker.start()
     try:
         last_yield, changed = 0.0, False
@@ -311,23 +350,35 @@ def learn_stream(layer=0, head=0, num_features: int = 64, steps: int = 300, seed
         stop.set()  # the consumer left (finished, failed or cancelled): end the worker too
 
 
-def evaluate_map(fmap: learned.Hedgehog, layer=0, head=0, heldout_count=None, origin: str = "uploaded",
-                 progress=None) -> LearnResult:
+def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploaded", progress=None,
+                 session=None) -> LearnResult:
     """Held-out comparison of a saved map (no training): a talk can use a map trained beforehand.
 
-    A map for every head is judged on every head; a single-head map on ``layer``, ``head``.
+    A map for every head is judged on every head; a map for every head of one layer on
+    that layer (the one its file names, else ``layer``); a one-head map on the head its
+    file names, else on ``layer``, ``head``. The map then becomes ``session``'s trained
+    map of its kind.
     """
     n_layers, n_heads, head_dim = model_shape()
+    kind = check_kind(getattr(fmap, "name", None))
     if fmap.head_dim != head_dim:
         raise ValueError(f"file: the map is for head dimension {fmap.head_dim}, the model's is {head_dim}")
+    info = getattr(fmap, "info", {}) or {}
+    named_layer, named_head = _named(info, "layer"), _named(info, "head")
     heads = tuple(fmap.heads)
     if heads == (n_layers, n_heads):
         layer, head = None, None
+    elif heads == (n_heads,):
+        layer = _check_head(named_layer if named_layer is not None else layer, 0)[0]
+        head = None
     elif heads in ((), (1,), (1, 1)):
+        if named_layer is not None and named_head is not None:
+            layer, head = named_layer, named_head
         layer, head = _check_head(layer, head)
-        fmap = fmap.select(*([0] * len(heads))) if heads else fmap
+        fmap = fmap.select(*([0] * len(heads))).requires_grad_(False) if heads else fmap
     else:
-        raise ValueError(f"file: the map covers heads {heads}; expected one head or ({n_layers}, {n_heads})")
+        raise ValueError(f"file: the map covers heads {heads}; expected one head, ({n_heads},) for one layer "
+                         f"or ({n_layers}, {n_heads})")
     report = progress or (lambda fraction, message: None)
     heldout = _take(heldout_texts(), heldout_count, "heldout_count")
     report(0.1, "reading the held-out texts through the model")
@@ -335,33 +386,50 @@ def evaluate_map(fmap: learned.Hedgehog, layer=0, head=0, heldout_count=None, or
     if layer is not None:
         samples = [learned.head_block(s, layer, head) for s in samples]
     report(0.5, "measuring on held-out texts")
-    maps = {"hedgehog": fmap, **learned.baseline_maps(head_dim, fmap.num_features, 0)}
+    maps = {kind: fmap, **learned.baseline_maps(head_dim, fmap.num_features, 0)}
     quality = learned.heldout_quality(samples, maps)
-    per_head, rows, softmax_entropy, ratio = _summarise(quality, fmap.num_features, 0, head_dim)
+    per_head, rows, softmax_entropy, ratio = _summarise(quality, kind, fmap.num_features, 0, head_dim)
     report(1.0, "done")
-    set_trained_hedgehog(fmap, layer, head, origin)
+    set_trained(session, kind, fmap, layer, head, origin)
     return LearnResult(layer, head, fmap.num_features, 0, 0, [], 0.0, 0, len(heldout), per_head, rows,
-                       softmax_entropy, ratio, fmap, origin=origin)
+                       softmax_entropy, ratio, fmap, origin=origin, kind=kind)
+
+
+def _named(info: dict, key: str):
+    """A whole number the file's metadata gives for ``key`` (layer, head), else None."""
+    try:
+        value = json.loads(info.get(key, "null"))
+    except (TypeError, ValueError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def save_map(result: LearnResult, folder) -> Path:
-    """Write the trained map to ``folder`` under a name that says what it is."""
+    """Write the trained map to ``folder`` as safetensors, under a name that says what it is;
+    the file also records the layer, head, steps and seed it was trained with."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    where = "all-heads" if result.all_heads else f"L{result.layer}H{result.head}"
-    path = folder / f"hedgehog-{where}-m{result.num_features}-steps{result.steps}-seed{result.seed}.pt"
-    result.feature_map.save(path)
-    return path
+    where = "all-heads" if result.all_heads else (f"L{result.layer}" if result.whole_layer
+                                                   else f"L{result.layer}H{result.head}")
+    path = folder / f"{result.kind}-{where}-m{result.num_features}-steps{result.steps}-seed{result.seed}.safetensors"
+    return learned.save_map(result.feature_map, path, layer=result.layer, head=result.head, steps=result.steps,
+                            seed=result.seed, model="all-MiniLM-L6-v2")
 
 
-def load_map(path) -> learned.Hedgehog:
-    """A map saved by ``save_map`` (read without running pickled code)."""
-    try:
-        return learned.Hedgehog.load(path)
-    except ValueError:
-        raise
-    except Exception as exc:  # a corrupt or foreign file: say so instead of a traceback
-        raise ValueError(f"file: cannot read a saved Hedgehog map from it ({type(exc).__name__})") from None
+def load_map(path):
+    """A map saved by ``save_map`` (or ``learned.save_map``): size, header and every tensor's
+    shape are checked before anything is read (``learned.load_map``)."""
+    return learned.load_map(path)
+
+
+def pretrained_result(kind: str, layer: int, heldout_count=None, session=None) -> LearnResult | None:
+    """The held-out comparison of the map shipped for every head of ``layer`` (None when
+    none is shipped): the tab can show a trained map before anyone trains."""
+    fmap = learned.pretrained(kind, layer)
+    if fmap is None:
+        return None
+    return evaluate_map(fmap, layer, None, heldout_count, origin=learned.pretrained_path(kind, layer).name,
+                        session=session)
 
 
 # ---------------------------------------------------------------------------------------
@@ -404,12 +472,13 @@ def _hybrid_model():
 
 def _map_for_layer(map_name: str, trained_map, num_features: int, seed: int, n_layers: int, n_heads: int,
                    head_dim: int):
-    if map_name == "hedgehog":
-        if trained_map is None:
-            raise ValueError("map: no trained Hedgehog yet. Train 'all heads' in part 1 (or load a saved "
+    if map_name in KINDS:
+        name = "Hedgehog" if map_name == "hedgehog" else "LUNA"
+        if trained_map is None or getattr(trained_map, "name", None) != map_name:
+            raise ValueError(f"map: no trained {name} yet. Train 'all heads' in part 1 (or load a saved "
                              "all-heads map), then run the hybrid")
         if tuple(trained_map.heads) != (n_layers, n_heads) or trained_map.head_dim != head_dim:
-            raise ValueError(f"map: the hybrid needs a Hedgehog for every head ({n_layers} × {n_heads}); the "
+            raise ValueError(f"map: the hybrid needs a {name} for every head ({n_layers} × {n_heads}); the "
                              f"current one covers {tuple(trained_map.heads) or 'one head'}. Train 'all heads' first")
         return lambda i: trained_map.select(i)     # heads (n_heads,) broadcast over (B, heads, N, d)
     if map_name not in HYBRID_MAPS:
@@ -469,13 +538,20 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
 # Tables (CSV export and the on-screen tables)
 # ---------------------------------------------------------------------------------------
 
-def comparison_table(result: LearnResult, digits: int = 4):
+def labelled_rows(rows: list, lang: str = "en") -> list:
+    """The rows with each map named in ``lang``."""
+    return [{**r, "map": w(f"learn.map_{r['name']}", lang)} for r in rows]
+
+
+def comparison_table(result: LearnResult, digits: int = 4, lang: str = "en"):
     import pandas as pd
-    rows = [{"map": r["map"], "features m": r["features_m"], "held-out KL (nats)": round(r["kl"], digits),
-             "entropy (nats)": round(r["entropy"], digits), "monotonicity (Spearman ρ)": round(r["monotonicity"], digits)}
-            for r in result.rows]
-    rows.append({"map": "softmax (reference)", "features m": None, "held-out KL (nats)": 0.0,
-                 "entropy (nats)": round(result.softmax_entropy, digits), "monotonicity (Spearman ρ)": 1.0})
+    col = {key: w(f"learn.col_{key}", lang) for key in ("map", "m", "kl", "kl_median", "entropy", "mono")}
+    rows = [{col["map"]: r["map"], col["m"]: r["features_m"], col["kl"]: round(r["kl"], digits),
+             col["kl_median"]: round(r["kl_median"], digits), col["entropy"]: round(r["entropy"], digits),
+             col["mono"]: round(r["monotonicity"], digits)}
+            for r in labelled_rows(result.rows, lang)]
+    rows.append({col["map"]: w("learn.softmax_reference", lang), col["m"]: None, col["kl"]: 0.0, col["kl_median"]: 0.0,
+                 col["entropy"]: round(result.softmax_entropy, digits), col["mono"]: 1.0})
     return pd.DataFrame(rows)
 
 
@@ -491,6 +567,7 @@ def per_head_table(result: LearnResult):
             for r in result.rows:
                 q = result.quality[r["name"]]
                 out.append({"layer": layer, "head": head, "map": r["name"], "kl": float(q["kl"][li, hi]),
+                            "kl_median": float(q["kl_median"][li, hi]),
                             "entropy": float(q["entropy"][li, hi]), "monotonicity": float(q["monotonicity"][li, hi]),
                             "softmax_entropy": float(result.quality["softmax"]["entropy"][li, hi])})
     return pd.DataFrame(out)
@@ -501,11 +578,14 @@ def loss_table(result: LearnResult):
     return pd.DataFrame({"step": range(1, len(result.losses) + 1), "row_cross_entropy": result.losses})
 
 
-def hybrid_table(result: HybridResult, digits: int = 4):
+def hybrid_table(result: HybridResult, digits: int = 4, lang: str = "en"):
     import pandas as pd
-    return pd.DataFrame([{"softmax layers k": p["k"], "softmax layers": ", ".join(map(str, p["kept"])) or "none",
-                          f"linear layers ({result.map_label})": ", ".join(map(str, p["linear"])) or "none",
-                          "mean cosine": round(p["cosine_mean"], digits), "worst cosine": round(p["cosine_min"], digits)}
+    none = w("learn.hyb_none", lang)
+    label = w(f"learn.map_{result.map_name}", lang)
+    return pd.DataFrame([{w("learn.col_k", lang): p["k"], w("learn.col_kept", lang): ", ".join(map(str, p["kept"])) or none,
+                          w("learn.col_linear", lang, map=label): ", ".join(map(str, p["linear"])) or none,
+                          w("learn.col_cos_mean", lang): round(p["cosine_mean"], digits),
+                          w("learn.col_cos_min", lang): round(p["cosine_min"], digits)}
                          for p in result.path])
 
 

@@ -16,7 +16,7 @@ from ..forms import attention
 from ..measure import cost
 from ..catalog import DEFAULT_MAPS, REFERENCE, map_specs
 from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
-                     select_head, trained_hedgehog_version)
+                     select_head, trained_version)
 
 
 @dataclass
@@ -40,8 +40,9 @@ class MapsView:
 
 @torch.inference_mode()
 def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, seed=0,
-              display_max: int = DISPLAY_MAX, window: int = 4) -> MapsView:
+              display_max: int = DISPLAY_MAX, window: int = 4, session=None) -> MapsView:
     """Softmax and every chosen kernel map for one head (or the mean over heads), with metrics.
+    A trained map (Hedgehog, LUNA) is the one ``session`` trained, on the heads it covers.
 
     A map that fails (say, a new map that needs options) is reported in ``notices`` and
     left out; the others still show.
@@ -71,11 +72,11 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
         key = (id(sample), layer, head, label, causal, block,
                (int(m), int(seed)) if spec is not None and spec.takes_m else None,
                int(window) if spec is not None and spec.name == "sliding_window" else None,
-               trained_hedgehog_version() if spec is not None and spec.trained else None)
+               trained_version(session, spec.name) if spec is not None and spec.trained else None)
         entry = _cache_get(key, sample)
         if entry is None:
             try:
-                entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head)
+                entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head, session)
             except ValueError as exc:
                 notices.append(f"{label}: not shown ({exc}).")
                 continue
@@ -136,14 +137,14 @@ class _LazyReference:
         return self._prepared
 
 
-def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4, layer=None, head=None):
+def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4, layer=None, head=None, session=None):
     """(display array, metric row, ill-defined row count, notices) of one map at full resolution."""
     cost.check(cost.estimate("maps", n=q.shape[-2], d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[label], m=m))
     reference = lazy.reference()
     if label == REFERENCE:
         row = lazy.metrics(v).compare(reference, head_dim=d)
         return _display(reference, block), row, 0, []
-    fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head)
+    fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head, session=session)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
     row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d)
     return _display(approx, block), row, int(ill.sum()), extra

@@ -13,9 +13,9 @@ import torch
 
 from ..forms import attention
 from ..measure import cost
-from ..catalog import METRIC_INFO, REFERENCE, TRAINED_HEDGEHOG, map_choices, map_specs, random_map_labels
+from ..catalog import METRIC_INFO, REFERENCE, map_choices, map_specs, random_map_labels
 from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, select_head,
-                     trained_hedgehog_version)
+                     trained_version)
 from .maps import maps_view
 
 
@@ -101,7 +101,7 @@ def _work(n_maps, ms, seeds, n, heads) -> float:
 
 @torch.inference_mode()
 def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, causal=False, m=64,
-                 progress=None) -> QualityView:
+                 progress=None, session=None) -> QualityView:
     """Error against m for every random-feature map (IID and orthogonal), over redraws
     (``seeds`` up to m = FULL_SEEDS_UP_TO, fewer beyond), with the IID theory, the norms
     ‖q'‖, ‖k'‖ of the head and the m the FAVOR+ variance formula asks for."""
@@ -166,8 +166,12 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
         flops = [cost.flop_counts(n, d, mm)["linear_flops"] for mm in used_ms]
         curves.append(QualityCurve(label, used_ms, flops, kmse, merr, theory, used_seeds))
 
-    offered = [label for label in map_choices() if label != TRAINED_HEDGEHOG or trained_hedgehog_version()]
-    shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8)
+    # The trained maps this session has (Hedgehog, LUNA) join the shape table beside the fixed ones.
+    specs = map_specs()
+    offered = [label for label in map_choices()
+               if label not in specs or not specs[label].trained or trained_version(session, specs[label].name)]
+    shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8,
+                      session=session)
     where = f"layer {layer}, " + ("mean over heads" if head is None else f"head {head}")
     return QualityView(curves=curves, shape_rows=shape.metrics, n_tokens=n, seeds=seeds,
                        notices=notices + [x for x in shape.notices if x not in notices],
@@ -254,7 +258,8 @@ class HeadOverview:
 
 
 @torch.inference_mode()
-def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=False, m=64, seed=0) -> HeadOverview:
+def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=False, m=64, seed=0,
+                  session=None) -> HeadOverview:
     """One metric for one map on every (layer, head): which heads are hard to approximate."""
     if metric not in METRIC_INFO:
         raise ValueError(f"metric: unknown {metric!r}; choose from {', '.join(METRIC_INFO)}")
@@ -267,7 +272,7 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=Fals
         raise ValueError(f"N: the overview of {q.shape[0] * q.shape[1]} heads at N = {q.shape[2]} is "
                          f"{cells:,} attention cells, over the cap of {MAX_OVERVIEW_CELLS:,}; use a shorter text")
     cost.check(cost.estimate("overview", n=q.shape[2], d=d, layers=q.shape[0], heads=q.shape[1], label=map_label, m=m))
-    fmap, _ = make_feature_map(map_label, d, m, seed, layer="all")
+    fmap, _ = make_feature_map(map_label, d, m, seed, layer="all", session=session)
     causal = bool(causal)
     reference = attention.softmax_map(q, k, causal=causal)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
