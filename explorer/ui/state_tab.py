@@ -63,7 +63,7 @@ def render(view, presentation=False):
 
 
 @common.guarded
-def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None,
+def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None, model=None,
               layer=2, head="3", map_label="elu+1", m=32, seed=0, gamma=catalog.STATE_DEFAULTS["gamma"],
               strength=catalog.STATE_DEFAULTS["strength"], t=None, kind="none", presentation=False,
               progress=gr.Progress()):
@@ -72,14 +72,14 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
     Returns (step figure, curves figure, memory figure, notices, view, t slider, query).
     """
     _, views = _engine()
-    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress)
+    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model)
     progress(0.4, desc="stepping the state through the sequence")
     last = sample.n_tokens - 1
     t_val = last if t is None else min(max(int(t), 0), last)
     view = views.state_view(sample, layer, head, map_label, int(m), int(seed or 0), float(gamma), float(strength),
                             t_val, kind)
     step, curves, memory = render(view, presentation)
-    params = {"tab": "state", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head),
+    params = {"tab": "state", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head, model=model),
               "smap": map_label, "sm": int(m), "sseed": int(seed or 0), "gamma": float(gamma),
               "strength": float(strength), "t": t_val, "kind": kind, "present": bool(presentation)}
     return (step, curves, memory, common.notices_markdown(view.notices, toast=False), view,
@@ -87,12 +87,12 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
 
 
 @common.guarded
-def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None,
+def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None, model=None,
              layer=2, head="3", map_label="elu+1", m=32, seed=0, gamma=catalog.STATE_DEFAULTS["gamma"],
              strength=catalog.STATE_DEFAULTS["strength"], t=0, kind="none", presentation=False):
     """Only the step heatmaps, for the t slider: fast enough to drag."""
     figures, views = _engine()
-    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file)
+    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, model=model)
     s = views.state_step(sample, layer, head, map_label, int(m), int(seed or 0), float(gamma), float(strength),
                          int(t), kind)
     return figures.state_step(s["update"], s["state"], s["t"], s["token"], s["kind"], style=presentation)
