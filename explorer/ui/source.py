@@ -109,7 +109,7 @@ def build() -> SourcePanel:
                                           info=i18n.label("panel_examples_info"),
                                           elem_id="examples", scale=1, min_width=150, filterable=False)
                     model = gr.Dropdown(model_choices(), value=EMBEDDED_MODEL, label=i18n.label("panel_model"),
-                                        info=i18n.label("panel_model_info"), elem_id="model", scale=1, min_width=190,
+                                        info=i18n.label("panel_model_info"), elem_id="model", scale=1, min_width=250,
                                         allow_custom_value=free_models_allowed(), filterable=free_models_allowed())
                     other = gr.Textbox(label=i18n.label("panel_model_other"), placeholder=i18n.label("panel_model_other_hint"),
                                        elem_id="model-other", visible=False, scale=1, min_width=190, max_lines=1)
@@ -124,7 +124,7 @@ def build() -> SourcePanel:
                                             info=i18n.label("panel_temperature_info"), elem_id="temp", min_width=160)
             with gr.Column(scale=4, min_width=320, visible=False) as file_box:
                 file = gr.File(label=i18n.label("panel_file"), file_types=[".npy", ".npz", ".pt"], type="filepath", height=90)
-            layer = gr.Slider(0, MAX_LAYER, value=2, step=1, label=i18n.label("panel_layer"), elem_id="layer", scale=0, min_width=160)
+            layer = gr.Slider(0, MAX_LAYER, value=2, step=1, label=i18n.label("panel_layer"), elem_id="layer", scale=0, min_width=180)
             head = gr.Dropdown(HEAD_CHOICES, value="3", label=i18n.label("panel_head"), allow_custom_value=True, elem_id="head",
                                info=i18n.label("panel_head_info"), scale=0, min_width=120)
 
