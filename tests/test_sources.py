@@ -27,6 +27,7 @@ _LOADED_AT_IMPORT = sources.loaded_models()
 _WARM_AFTER = "transformers.modeling_utils" in sys.modules
 from explorer.forms.attention import softmax_map  # noqa: E402
 from explorer.sources import arrays as arrays_mod  # noqa: E402
+from explorer.sources import models as models_mod  # noqa: E402
 from explorer.sources import text as text_mod  # noqa: E402
 
 
@@ -234,13 +235,13 @@ def test_importing_sources_loads_no_model():
 def test_model_is_loaded_once_under_concurrent_calls(monkeypatch):
     sources.clear_cache()
     loads = []
-    real_load = text_mod._load
+    real_load = models_mod._load
 
     def counting_load(*args):
         loads.append(args)
         return real_load(*args)
 
-    monkeypatch.setattr(text_mod, "_load", counting_load)
+    monkeypatch.setattr(models_mod, "_load", counting_load)
     barrier = threading.Barrier(8)
     results, errors = [None] * 8, []
 
@@ -278,18 +279,19 @@ def test_loading_needs_no_network(monkeypatch):
 
 
 def test_bad_model_arguments(tmp_path):
-    with pytest.raises(ValueError, match="model: .*not a local folder"):
+    with pytest.raises(ValueError, match="model: .*not a local folder nor a Hub id"):
         sources.from_text("hi", model=str(tmp_path / "missing"))
-    with pytest.raises(ValueError, match="model: .*not a local folder"):
-        sources.from_text("hi", model="sentence-transformers/all-MiniLM-L6-v2")  # a hub id: no download
+    with pytest.raises(ValueError, match="model: .*not in the local Hugging Face cache"):
+        sources.from_text("hi", model="sentence-transformers/all-MiniLM-L6-v2")  # offline: no download
     with pytest.raises(ValueError, match="model: no config.json"):
         sources.from_text("hi", model=tmp_path)
     with pytest.raises(ValueError, match="model: expected None"):
         sources.from_text("hi", model=3)
-    from transformers import LlamaConfig
+    from transformers import T5Config
 
-    LlamaConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2).save_pretrained(tmp_path)
-    with pytest.raises(ValueError, match=r"model: model_type 'llama' is not supported; supported: bert, gpt2, roberta"):
+    T5Config(d_model=16, num_layers=1, num_heads=2).save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match=r"model: model_type 't5' is not supported; supported: bert, gpt2, llama, "
+                                         r"mistral, qwen2, roberta"):
         sources.from_text("hi", model=tmp_path)
 
 
@@ -334,7 +336,7 @@ def test_models_are_cached_separately(tiny_bert, tiny_gpt2, monkeypatch):
     sources.from_text("warm", model=tiny_bert)
     sources.from_text("warm", model=tiny_gpt2)
     sources.from_text("warm")
-    monkeypatch.setattr(text_mod, "_load", lambda *a: pytest.fail("reloaded a cached model"))
+    monkeypatch.setattr(models_mod, "_load", lambda *a: pytest.fail("reloaded a cached model"))
     for model in (tiny_bert, str(tiny_gpt2), None, sources.EMBEDDED_NAME):
         sources.from_text("again", model=model)
     paths = {m["path"] for m in sources.loaded_models()}

@@ -97,7 +97,11 @@ def head_overview(values, layer_names=None, metric_label: str = "", map_label: s
     fig.update_yaxes(title_text="layer", tickmode="array", tickvals=list(range(layers)), ticktext=ylabels,
                      autorange="reversed")
     title = f"{map_label}: {metric_label} on every head"
-    return finish(fig, style, title, height=620 if style.presentation else 480,
+    # A row per layer stays tall enough for its numbers: 6 layers fit the usual height, a
+    # 30-layer model (SmolLM2: 270 heads) grows the figure instead of squeezing the rows.
+    row = 30 if style.presentation else 22
+    base = 620 if style.presentation else 480
+    return finish(fig, style, title, height=max(base, 200 + row * layers),
                    note="Click a cell (or a row of the table) to open that head in the maps tab.")
 
 

@@ -1,6 +1,7 @@
 """Where Q, K, V come from: a model reading a text, a random preset, or the user's arrays.
 
     from_text(text, model=None, max_tokens=512, special_tokens=True)   real attention
+        model: None (embedded all-MiniLM-L6-v2), "SmolLM2-135M", a folder or a Hub id
     from_random(n, d, preset="gaussian", seed=0, temperature=1.0, heads=1)
     from_arrays(q, k, v=None)                                          in-memory arrays
     load_file(path)                                                    .npy / .npz / .pt upload
@@ -22,11 +23,13 @@ from .text import (
     embedded_model_path,
     from_text,
     loaded_models,
+    model_choices,
+    model_shape,
     preload,
 )
 
 __all__ = [
     "Sample", "from_text", "from_random", "from_arrays", "load_file", "PRESETS", "EMBEDDED_NAME",
     "SUPPORTED_MODEL_TYPES", "MAX_TOKENS", "MAX_ELEMENTS", "clear_cache", "display_labels",
-    "embedded_model_path", "loaded_models", "preload",
+    "embedded_model_path", "loaded_models", "model_choices", "model_shape", "preload",
 ]

@@ -243,18 +243,21 @@ def _wire_redraw(panel, pages, current, presentation, links, lecture, lang):
         return gr.skip() if not text else text
 
     chosen = panel.example.input(fill, panel.example, panel.text, api_visibility="private", queue=False)
-    triggers = [panel.text.submit, panel.layer.release, panel.head.input]
+    triggers = [panel.text.submit, panel.layer.release, panel.head.input, panel.model.input]
     for tab_id in DATA_TABS:
         links.after(_draw(pages[tab_id], triggers, current, presentation))
         links.after(_draw(pages[tab_id], chosen, current, presentation))
+        links.after(_draw(pages[tab_id], panel.model_typed, current, presentation))
 
     draw = lecture_tab.make_draw(lecture.specs)
     lecture_inputs = [lecture.chapter, lang, presentation, *panel.data_inputs, *lecture.all_controls]
     kwargs = dict(api_visibility="private", concurrency_limit=2, concurrency_id="compute")
     redraw = _gated("lecture", draw, len(lecture.outputs))
     inputs = [current, lecture.view, *lecture_inputs]
-    links.after(gr.on([panel.text.submit], redraw, inputs, lecture.outputs, trigger_mode="always_last", **kwargs))
+    links.after(gr.on([panel.text.submit, panel.model.input], redraw, inputs, lecture.outputs,
+                      trigger_mode="always_last", **kwargs))
     links.after(chosen.then(redraw, inputs, lecture.outputs, **kwargs))
+    links.after(panel.model_typed.then(redraw, inputs, lecture.outputs, **kwargs))
 
 
 def _wire_open_head(panel, maps, quality, tabs, current, presentation, links):
@@ -286,7 +289,8 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
     # (component, query key, type) for every control a link can set; the file cannot travel.
     keys = [(presentation, "present", bool), (panel.source, "src", str), (panel.text, "text", str),
             (panel.preset, "preset", str), (panel.n, "n", int), (panel.d, "d", int), (panel.data_seed, "dseed", int),
-            (panel.temperature, "temp", float), (panel.layer, "layer", int), (panel.head, "head", str),
+            (panel.temperature, "temp", float), (panel.model, "model", str), (panel.layer, "layer", int),
+            (panel.head, "head", str),
             (maps.causal, "causal", bool), (maps.maps, "maps", list), (maps.m, "m", int), (maps.seed, "seed", int),
             (maps.window, "w", int),
             (quality.causal, "causal", bool), (quality.maps, "qmaps", list), (quality.seeds, "seeds", int),
@@ -325,6 +329,9 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
                                                                      presentation], learn.query, api_visibility="private")
     links.after(learned)
     load.then(None, presentation, None, js=common.PRESENT_JS)
+    # The layer and head controls fit the model the link names (or the default one).
+    load.then(source_panel.follow_model, [panel.model, panel.layer, panel.head], [panel.layer, panel.head],
+              api_visibility="private", queue=False)
 
 
 def _typed_list(component, value):

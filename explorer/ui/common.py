@@ -48,6 +48,9 @@ def import_engine() -> None:
     the import system. A request arriving during the warm-up waits here for it.
     """
     with _engine_lock:
+        # The sources package first: the warm-up's preload and a request's load_sample would
+        # otherwise import it from two threads at once and one could see it half-initialised.
+        from .. import sources  # noqa: F401
         from .. import figures, views  # noqa: F401
         from ..figures import learn as _fl  # noqa: F401
         from ..views import learn as _lv  # noqa: F401

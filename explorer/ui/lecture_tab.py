@@ -273,13 +273,22 @@ _views = _Cache(VIEW_CACHE_SIZE)            # (chapter, text, data, controls) ->
 _figures = _Cache(VIEW_CACHE_SIZE)          # (view key, language, presentation) -> [go.Figure]
 
 
-def _panel_choice(source, text, preset, n, d, data_seed, temperature, file):
+def _panel_choice(source, text, preset, n, d, data_seed, temperature, file, model=None):
     """What the lecture reads: None (the engine's own text for the chapter) until the speaker
-    changes the data panel, then its text or its sample (a (text, sample key) pair)."""
+    changes the data panel, then its text or its sample (a (text, sample key) pair). A model
+    other than the embedded one makes it a sample: that model reads the text."""
+    if source == "text" and model and model != source_panel.EMBEDDED_MODEL:
+        text = (text or "").strip()
+        return None, ("text", text if text and text != source_panel.DEFAULT_TEXT.strip() else _lecture_text(), model)
     if source == "text":
         text = (text or "").strip()
         return (text, None) if text and text != source_panel.DEFAULT_TEXT.strip() else (None, None)
     return None, (source, preset, n, d, data_seed, temperature, file)
+
+
+def _lecture_text() -> str:
+    from ..lecture.text import DEFAULT_TEXT   # plain words, no engine import
+    return DEFAULT_TEXT
 
 
 def chapter_values(ch: int, flat_values, specs: dict) -> dict:
@@ -317,7 +326,10 @@ def compute(ch: int, text, sample_key, controls: dict, panel_values=None, progre
     _, views = _engine()
 
     def make():
-        sample = source_panel.load(*panel_values) if sample_key is not None else None
+        if sample_key is not None and sample_key[0] == "text":     # a chosen model reads the text
+            sample = source_panel.load("text", sample_key[1], *panel_values[2:8], model=sample_key[2])
+        else:
+            sample = source_panel.load(*panel_values[:8]) if sample_key is not None else None
         return views.chapter_view(ch, sample=sample, text=text, progress=progress, **controls)
     return _views.get(view_key(ch, text, sample_key, controls), make)
 
@@ -342,7 +354,7 @@ def render(view, lang, presentation, key=None):
 
 
 def make_prefetch(specs: dict):
-    def prefetch(ch, lang, presentation, source, text, preset, n, d, data_seed, temperature, file, *flat):
+    def prefetch(ch, lang, presentation, source, text, preset, n, d, data_seed, temperature, file, model, *flat):
         """Compute and draw the chapter after ``ch`` while the speaker talks, so that the
         next → finds it ready. Runs as the event after each draw, in gradio's queue like any
         handler; never a training run (it takes a minute); failures wait for the real request."""
@@ -350,7 +362,7 @@ def make_prefetch(specs: dict):
         ch = _chapter(ch, chapters)
         if ch == chapters[-1]:
             return
-        panel_values = (source, text, preset, n, d, data_seed, temperature, file)
+        panel_values = (source, text, preset, n, d, data_seed, temperature, file, model)
         text_, sample_key = _panel_choice(*panel_values)
         controls = chapter_values(ch + 1, flat, specs)
         if controls.get("train"):
@@ -368,10 +380,13 @@ def link_params(view, lang, presentation, text, sample_key, panel_values) -> dic
     params = {"tab": "lecture", "ch": view.ch, "lang": i18n.normal_lang(lang), "present": bool(presentation)}
     if text is not None:
         params.update(src="text", text=text)
+    elif sample_key is not None and sample_key[0] == "text":     # a chosen model read the text
+        params.update(src="text", text=sample_key[1], model=sample_key[2])
     elif sample_key is not None:
-        source, text_, preset, n, d, data_seed, temperature, _file = panel_values
+        source, text_, preset, n, d, data_seed, temperature, _file, *model = panel_values
         params.update({k: v for k, v in source_panel.url_params(source, text_, preset, n, d, data_seed, temperature,
-                                                                None, None).items() if k not in ("layer", "head")})
+                                                                None, None, *model).items()
+                       if k not in ("layer", "head")})
     params.update({URL_PREFIX + name: value for name, value in view.controls.items()})
     return params
 
@@ -380,9 +395,9 @@ def deeper_params(view, lang, presentation, text, sample_key, panel_values) -> d
     """The full tab on the same state: the engine's tab and parameters, plus the text."""
     params = dict(_plan().go_deeper(view.ch, text_value=text, **view.controls))
     if sample_key is not None:          # random or uploaded data: the full tab reads the same panel
-        source, text_, preset, n, d, data_seed, temperature, _file = panel_values
+        source, text_, preset, n, d, data_seed, temperature, _file, *model = panel_values
         params.update(source_panel.url_params(source, text_, preset, n, d, data_seed, temperature,
-                                              params.get("layer", 2), params.get("head", "3")))
+                                              params.get("layer", 2), params.get("head", "3"), *model))
     params["present"] = bool(presentation)
     params["lang"] = i18n.normal_lang(lang)
     return params
@@ -390,7 +405,7 @@ def deeper_params(view, lang, presentation, text, sample_key, panel_values) -> d
 
 def make_draw(specs: dict):
     @common.guarded
-    def draw(ch, lang, presentation, source, text, preset, n, d, data_seed, temperature, file, *flat,
+    def draw(ch, lang, presentation, source, text, preset, n, d, data_seed, temperature, file, model, *flat,
              progress=gr.Progress()):
         """Compute and draw the current chapter.
 
@@ -399,7 +414,7 @@ def make_draw(specs: dict):
         chapters = tuple(specs)
         ch = _chapter(ch, chapters)
         lang = i18n.normal_lang(lang)
-        panel_values = (source, text, preset, n, d, data_seed, temperature, file)
+        panel_values = (source, text, preset, n, d, data_seed, temperature, file, model)
         text_, sample_key = _panel_choice(*panel_values)
         controls = chapter_values(ch, flat, specs)
         view = compute(ch, text_, sample_key, controls, panel_values,
@@ -440,11 +455,12 @@ def try_preset(ch, *flat, specs: dict):
 
 @common.guarded
 def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: str = "{}",
-                presentation: bool = False) -> dict:
+                presentation: bool = False, model: str = "") -> dict:
     """One chapter of the lecture, computed and drawn.
 
     chapter: 0 ... 6. text: what the model reads ("" = the chapter's own default sentence).
-    lang: "en" or "zh". controls: a JSON object of the chapter's own controls (names as in
+    lang: "en" or "zh". model: the model that reads the text ("" = the lecture's own choice;
+    see the data panel's picker). controls: a JSON object of the chapter's own controls (names as in
     the chapter's link, without the c_ prefix); missing ones take their defaults.
     Returns {"chapter", "lang", "controls", "numbers" (None where undefined), "notices",
     "figures": [plotly JSON], "query"}.
@@ -472,9 +488,11 @@ def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: st
                          f"{', '.join(specs) or 'none'}")
     values = {name: _coerce(spec, given.get(name, spec.default)) for name, spec in specs.items()}
     text_ = (text or "").strip() or None
-    view = compute(ch, text_, None, values)
-    figs = chapter_figures(view, lang, presentation, view_key(ch, text_, None, values))
-    params = link_params(view, lang, presentation, text_, None, None)
+    panel_values = ("text", text_ or "", None, None, None, None, None, None, model or None)
+    text_, sample_key = _panel_choice(*panel_values) if model else (text_, None)
+    view = compute(ch, text_, sample_key, values, panel_values)
+    figs = chapter_figures(view, lang, presentation, view_key(ch, text_, sample_key, values))
+    params = link_params(view, lang, presentation, text_, sample_key, panel_values)
     return {"chapter": ch, "lang": lang, "controls": dict(view.controls),
             "numbers": {k: float(v) if math.isfinite(float(v)) else None for k, v in view.numbers.items()},
             "notices": [str(n) for n in view.notices_in(lang)],

@@ -63,18 +63,18 @@ def badge(view) -> str:
 
 
 @common.guarded
-def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None,
+def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None, model=None,
              layer=2, head="3", causal=False, maps=catalog.DEFAULT_MAPS, m=64, seed=0, window=4, presentation=False,
              request: gr.Request = None, progress=gr.Progress()):
     """Compute and draw the maps tab. Returns (figure, metrics table, badge, notices, view, query).
     Trained maps are this browser session's own (``request``)."""
     _, views = _engine()
-    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress)
+    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model)
     progress(0.5, desc="computing the maps and their metrics")
     view = views.maps_view(sample, layer, head, maps or [], bool(causal), int(m), int(seed or 0),
                            window=int(window), session=getattr(request, "session_hash", None))
     params = {"tab": "maps", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature,
-                                                      view.params["layer"], view.params["head"]),
+                                                      view.params["layer"], view.params["head"], model=model),
               "causal": bool(causal), "maps": maps, "m": int(m), "seed": int(seed or 0), "w": int(window),
               "present": bool(presentation)}
     # Three significant digits on screen, so the judging columns fit beside the grid; the CSV keeps four.

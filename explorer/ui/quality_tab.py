@@ -85,7 +85,7 @@ def heads_table(overview) -> pd.DataFrame:
 
 
 @common.guarded
-def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None,
+def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None, model=None,
                 layer=2, head="3", causal=False, maps=None, seeds=10, x_axis="m", m=64, overview_map="elu+1",
                 overview_metric="map_rel_error", presentation=False, request: gr.Request = None,
                 progress=gr.Progress()):
@@ -95,7 +95,7 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     heads table, notices, view, query).
     """
     _, views = _engine()
-    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress)
+    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model)
     quality = views.quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=bool(causal), m=int(m),
                                  progress=lambda f, msg: progress(0.1 + 0.75 * f, desc=msg),
                                  session=getattr(request, "session_hash", None))
@@ -109,7 +109,7 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
         notices.append("The head overview needs several heads: use a text (72 heads) or an upload with heads.")
     bundle = (quality, overview)
     curves, norms, shape, over = render(bundle, presentation, x_axis)
-    params = {"tab": "quality", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head),
+    params = {"tab": "quality", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head, model=model),
               "causal": bool(causal), "qmaps": maps, "seeds": int(seeds), "x": x_axis, "m": int(m),
               "omap": overview_map, "ometric": overview_metric, "present": bool(presentation)}
     return (curves, norms, shape, over, heads_table(overview), common.notices_markdown(notices, toast=False), bundle,

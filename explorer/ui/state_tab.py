@@ -87,7 +87,7 @@ def render(view, presentation=False):
 
 @common.guarded
 def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0,
-              temperature=1.0, file=None, layer=2, head="3", map_label="elu+1", m=32, seed=0,
+              temperature=1.0, file=None, model=None, layer=2, head="3", map_label="elu+1", m=32, seed=0,
               gamma=DEFAULTS["gamma"], strength=DEFAULTS["strength"], t=None, kind="none",
               lower_bound=DEFAULTS["lower_bound"], beta=DEFAULTS["beta"], lang="en", presentation=False,
               progress=gr.Progress()):
@@ -101,7 +101,7 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
     _, views = _engine()
     lang = i18n.normal_lang(lang)
     controls = views.state.check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
-    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress)
+    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model)
     progress(0.4, desc=w("state.progress", lang))
     last = sample.n_tokens - 1
     t_val = last if t is None else min(views.state.check_step(t, lang), last)
@@ -109,7 +109,7 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
     view = views.state_view(sample, layer, head, c.map_label, c.m, c.seed, c.gamma, c.strength, t_val, c.kind,
                             lower_bound=c.lower_bound, beta=c.beta, lang=lang)
     step, curves, memory, capacity = render(view, presentation)
-    params = {"tab": "state", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head),
+    params = {"tab": "state", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head, model=model),
               "smap": c.map_label, "sm": c.m, "sseed": c.seed, "gamma": c.gamma, "strength": c.strength,
               "t": t_val, "kind": c.kind, "lb": c.lower_bound, "beta": c.beta, "present": bool(presentation)}
     return (step, curves, memory, common.notices_markdown(view.notices, toast=False), view,
@@ -118,13 +118,13 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
 
 @common.guarded
 def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0,
-             temperature=1.0, file=None, layer=2, head="3", map_label="elu+1", m=32, seed=0,
+             temperature=1.0, file=None, model=None, layer=2, head="3", map_label="elu+1", m=32, seed=0,
              gamma=DEFAULTS["gamma"], strength=DEFAULTS["strength"], t=0, kind="none",
              lower_bound=DEFAULTS["lower_bound"], beta=DEFAULTS["beta"], lang="en", presentation=False):
     """Only the step heatmaps, for the t slider and the update choice: fast enough to drag."""
     figures, views = _engine()
     lang = i18n.normal_lang(lang)
-    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file)
+    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, model=model)
     s = views.state_step(sample, layer, head, map_label, m, seed, gamma, strength, t, kind,
                          lower_bound=lower_bound, beta=beta, lang=lang)
     return _step_figure(figures, s, presentation, lang)

@@ -200,15 +200,20 @@ SAMPLE_CACHE_BYTES = 160 * 2 ** 20
 
 
 def load_sample(source: str = "text", text: str = "", preset: str = "gaussian", n: int = 64, d: int = 32,
-                data_seed: int = 0, temperature: float = 1.0, path: str | None = None, heads: int = 1):
-    """A Sample from the chosen source. Errors are ValueErrors with a message for the user."""
+                data_seed: int = 0, temperature: float = 1.0, path: str | None = None, heads: int = 1,
+                model: str | None = None, progress=None):
+    """A Sample from the chosen source. Errors are ValueErrors with a message for the user.
+
+    ``model`` picks the model that reads a text (None: the embedded one; see explorer.sources);
+    ``progress(fraction, message)`` hears about a slow first load of it."""
     from .. import sources  # lazy: importing the text source pulls in transformers
 
     if source == "text":
         if not isinstance(text, str) or not text.strip():
             raise ValueError("text: the text is empty; type a sentence or pick an example")
-        key = ("text", text)
-        make = lambda: sources.from_text(text)  # noqa: E731
+        model = model if isinstance(model, str) and model.strip() else None
+        key = ("text", text) if model is None else ("text", text, model)
+        make = lambda: sources.from_text(text, model=model, progress=progress)  # noqa: E731
     elif source == "random":
         n, d, heads = _int(n, "N"), _int(d, "d"), _int(heads, "heads")
         data_seed, seed_notices = reduce_seed(data_seed, "data seed")

