@@ -353,9 +353,9 @@ def _add_word_labels() -> None:
 SPREAD_SEEDS = 5            # explorer.views.maps.SPREAD_SEEDS (the test holds them equal)
 
 
-def map_choice(label: str) -> tuple:
-    """(translated name, label) for a choice of maps: the value stays the catalogue label."""
-    return (label(map_key(label)), label)
+def map_choice(name: str) -> tuple:
+    """(translated name, catalogue label) for a choice of maps: the value stays the label."""
+    return (label(map_key(name)), name)
 
 
 def metric_choice(key: str) -> tuple:

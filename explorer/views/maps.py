@@ -97,10 +97,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
     cells = n * n * (q.shape[0] if q.dim() == 3 else 1)
     if cells > MAX_MAP_CELLS:
         raise ValueError(w("maps.err_cells", lang, cells=f"{cells:,}", n=n, cap=f"{MAX_MAP_CELLS:,}"))
-    # Priced before anything is allocated: every known map, the random ones ``spread`` times.
-    known = [label for label in maps if label in map_specs()]
-    cost.check(cost.estimate("maps", n=n, d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=known, m=m,
-                             seeds=max(1, spread)))
+    cost.check(cost.estimate("maps", n=n, d=d, heads=q.shape[0] if q.dim() == 3 else 1))
     block = max(1, math.ceil(n / display_max))
     specs = map_specs()
     lazy = _LazyReference(q, k, causal)
@@ -119,11 +116,17 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
         if entry is None:
             try:
                 entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head, lang)
-                if draws:
-                    entry = entry + (seed_spread(label, lazy, q, k, v, d, m, seed, causal, draws),)
             except ValueError as exc:
                 notices.append(w("maps.not_shown", lang, label=map_name(label, lang), why=exc))
                 continue
+            if draws:
+                # The map with its spread is priced (draws times the map's time) before any draw.
+                try:
+                    cost.check(cost.estimate("maps", n=n, d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[label],
+                                             m=m, seeds=draws))
+                    entry = entry + (seed_spread(label, lazy, q, k, v, d, m, seed, causal, draws),)
+                except ValueError as exc:
+                    notices.append(w("maps.no_spread", lang, label=map_name(label, lang), k=draws, why=exc))
             _cache_put(key, sample, entry)
         shown[label], row, ill, extra = entry[:4]
         if len(entry) > 4:

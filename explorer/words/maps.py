@@ -9,6 +9,8 @@ TEXT = {
                        "zh": "N：{cells} 个注意力单元（N = {n}）超过本页上限 {cap}（单个头时 N = 2048）；"
                              "请选单个头或更短的序列（长序列请到“复杂度”标签页计时）"},
     "maps.not_shown": {"en": "{label}: not shown ({why}).", "zh": "{label}：未显示（{why}）。"},
+    "maps.no_spread": {"en": "{label}: shown for one seed only, without the spread over {k} seeds ({why}).",
+                       "zh": "{label}：只显示一个种子，没有 {k} 个种子上的离散程度（{why}）。"},
     "maps.block_note": {"en": "N = {n}: each cell is the mean of a {block}×{block} block ({side}×{side} shown); the "
                               "metrics table uses the full maps.",
                         "zh": "N = {n}：每格是一个 {block}×{block} 块的均值（显示 {side}×{side}）；指标表用的是完整的图。"},
