@@ -302,7 +302,7 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
             (cx.methods, "methods", list), (cx.repeats, "repeats", int),
             *[(component, key, kind) for component, key, kind in learn.link_keys]]
 
-    def restore(browser, request: gr.Request):
+    def restore(request: gr.Request, browser: str = ""):
         q = dict(request.query_params) if request is not None else {}
         tab = q.get("tab") if q.get("tab") in TAB_IDS else TAB_IDS[0]
         chosen = q.get("lang") if q.get("lang") in i18n.LANGS else i18n.normal_lang(browser)
