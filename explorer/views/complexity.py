@@ -230,5 +230,7 @@ def complexity_table(view: ComplexityView):
     frame = pd.DataFrame([{c: r.get(c) for c in cols} for r in view.rows], columns=cols)
     frame["method"] = [method_label(method, lang) for method in frame["method"]]
     frame["skipped"] = [say(reason, lang) if isinstance(reason, str) else reason for reason in frame["skipped"]]
+    frame["causal"] = [w("common.yes" if flag else "common.no", lang) if isinstance(flag, bool) else flag
+                       for flag in frame["causal"]]
     frame = frame.rename(columns={c: w(f"complexity.col.{c}", lang) for c in cols})
     return frame.round(4)

@@ -34,6 +34,8 @@ TEXT = {
     "common.causal": {"en": "causal", "zh": "因果"},
     "common.non_causal": {"en": "non-causal", "zh": "非因果"},
     "common.sample": {"en": "sample", "zh": "样本"},
+    "common.yes": {"en": "yes", "zh": "是"},
+    "common.no": {"en": "no", "zh": "否"},
 
     # where the sample came from, as the titles name it
     "common.source_text": {"en": "{model}, {n} tokens", "zh": "{model}，{n} 个词元"},
