@@ -110,8 +110,10 @@ def _plain_spread(sample, label, m, seed, k, causal, layer=0, head=0):
         approx, ill = attention.kernel_map_with_flags(q, kk, fmap, causal=causal)
         row = metrics.compare(reference, approx, v=v, logits=logits, ill_defined=ill, causal=causal,
                               feature_dim=fmap.num_features, head_dim=q.shape[-1])
-        for key in out:
-            out[key].append(row.get(key))
+        for key in out:          # a mean over fewer than half of the rows is no value
+            count_key = metrics.UNDEFINED_ROWS.get(key, (None,))[0]
+            undefined = row.get(count_key) or 0 if count_key else 0
+            out[key].append(None if row.get(key) is None or 2 * undefined > row["total_rows"] else row[key])
     return out
 
 

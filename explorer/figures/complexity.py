@@ -114,8 +114,10 @@ def flop_claim(n: int, head_dim: int, quadratic: float, linear: float, measured:
     title = w("complexity.claim_title", lang, ratio=f"{quadratic / linear:,.0f}", n=f"{n:,}", d=head_dim)
     note = ""
     if measured:
-        note = w("complexity.claim_measured", lang, n=f"{measured['n']:,}", q=f"{measured['quadratic_ms']:.3g}",
-                 l=f"{measured['linear_ms']:.3g}", ratio=f"{measured['ratio']:.1f}")
+        faster = measured["ratio"] >= 1
+        note = w("complexity.claim_measured" if faster else "complexity.claim_measured_slower", lang,
+                 n=f"{measured['n']:,}", q=f"{measured['quadratic_ms']:.3g}", l=f"{measured['linear_ms']:.3g}",
+                 ratio=f"{measured['ratio'] if faster else 1 / measured['ratio']:.1f}")
         if measured.get("disturbed"):
             note += w("complexity.claim_disturbed", lang)
     return finish(fig, style, title, height=520 if style.presentation else 420, note=note, width=0.4)

@@ -109,8 +109,10 @@ def summary(view) -> str:
                l=f"{c['linear_flops']:.3g}", ratio=f"{c['ratio']:,.0f}")]
     if c["measured"]:
         mm = c["measured"]
-        lines.append(w("complexity.sum_measured", lang, n=f"{mm['n']:,}", q=f"{mm['quadratic_ms']:.3g}",
-                       l=f"{mm['linear_ms']:.3g}", ratio=f"{mm['ratio']:.1f}", flop=f"{mm['flop_ratio']:.1f}"))
+        faster = mm["ratio"] >= 1          # "0.7× faster" would read as a speed-up
+        lines.append(w("complexity.sum_measured" if faster else "complexity.sum_measured_slower", lang,
+                       n=f"{mm['n']:,}", q=f"{mm['quadratic_ms']:.3g}", l=f"{mm['linear_ms']:.3g}",
+                       ratio=f"{mm['ratio'] if faster else 1 / mm['ratio']:.1f}", flop=f"{mm['flop_ratio']:.1f}"))
     else:
         lines.append(w("complexity.sum_none", lang))
     if view.slopes:

@@ -163,7 +163,10 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
 
 def seed_spread(label, lazy, q, k, v, d, m, seed, causal, k_seeds=SPREAD_SEEDS) -> SeedSpread:
     """The SPREAD_METRICS of ``label`` drawn with ``k_seeds`` seeds (``spread_seeds``), one
-    N x N map at a time. ``metrics.compare`` on each draw, as for the drawn map itself."""
+    N x N map at a time. ``metrics.compare`` on each draw, as for the drawn map itself; a
+    mean over fewer than half of the rows is no value for that draw (None), as in the tables."""
+    from ..measure.metrics import mostly_undefined
+
     seeds = spread_seeds(seed, k_seeds)
     values = {key: [] for key in SPREAD_METRICS}
     for s in seeds:
@@ -172,7 +175,7 @@ def seed_spread(label, lazy, q, k, v, d, m, seed, causal, k_seeds=SPREAD_SEEDS) 
         row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d)
         del approx, ill
         for key in SPREAD_METRICS:
-            values[key].append(row.get(key))
+            values[key].append(None if mostly_undefined(row, key) else row.get(key))
     return SeedSpread(seeds, values)
 
 

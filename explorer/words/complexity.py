@@ -3,12 +3,12 @@ runs, the notes of the timing engine and the errors of the view."""
 
 TEXT = {
     # the timed forms (catalog.SWEEP_METHOD_LABELS)
-    "complexity.method.softmax_naive": {"en": "softmax, naive N x N", "zh": "softmax，朴素 N×N"},
-    "complexity.method.sdpa": {"en": "softmax, torch SDPA", "zh": "softmax，torch SDPA"},
-    "complexity.method.linear_parallel": {"en": "linear, non-causal (always)", "zh": "线性，非因果（总是）"},
-    "complexity.method.linear_chunked": {"en": "linear, chunked", "zh": "线性，分块"},
-    "complexity.method.linear_recurrent": {"en": "linear, recurrent (causal)", "zh": "线性，循环（因果）"},
-    "complexity.method.linear_cumsum": {"en": "linear, cumsum reference (causal)", "zh": "线性，cumsum 参照（因果）"},
+    "complexity.method.softmax_naive": {"en": "softmax, naive N x N", "zh": "softmax（朴素 N×N）"},
+    "complexity.method.sdpa": {"en": "softmax, torch SDPA", "zh": "softmax（torch SDPA）"},
+    "complexity.method.linear_parallel": {"en": "linear, non-causal (always)", "zh": "线性（非因果，总可用）"},
+    "complexity.method.linear_chunked": {"en": "linear, chunked", "zh": "线性（分块）"},
+    "complexity.method.linear_recurrent": {"en": "linear, recurrent (causal)", "zh": "线性（循环，因果）"},
+    "complexity.method.linear_cumsum": {"en": "linear, cumsum reference (causal)", "zh": "线性（cumsum 参照，因果）"},
     # errors of the view
     "complexity.err_nmin": {"en": "N min: at least 16 tokens, got {n}", "zh": "N 最小值：至少 16 个词元，收到的是 {n}"},
     "complexity.err_nmax": {"en": "N max: at most {cap} tokens on this server, got {n}",
@@ -90,6 +90,8 @@ TEXT = {
                                "zh": "FLOPs 少 {ratio}×<br>N = {n}，d = {d}，单个头"},
     "complexity.claim_measured": {"en": "measured at N = {n}: softmax {q} ms, linear {l} ms ({ratio}× faster)",
                                   "zh": "N = {n} 时实测：softmax {q} ms，线性 {l} ms（快 {ratio}×）"},
+    "complexity.claim_measured_slower": {"en": "measured at N = {n}: softmax {q} ms, linear {l} ms ({ratio}× slower)",
+                                         "zh": "N = {n} 时实测：softmax {q} ms，线性 {l} ms（慢 {ratio}×）"},
     "complexity.claim_disturbed": {"en": " — measurement disturbed by other load", "zh": " —— 测量受到其他负载干扰"},
     # the summary
     "complexity.sum_claim": {"en": "**The article's claim** (N = {n}, d = {d}, m = d): softmax needs {q} FLOPs per "
@@ -100,6 +102,11 @@ TEXT = {
                                       "linear {l} ms, **{ratio}× faster** (FLOP ratio at that N: {flop}×).",
                                 "zh": "这里在两者都跑过的最大 N（N = {n}）上实测：SDPA {q} ms，非因果线性 {l} ms，"
                                       "**快 {ratio}×**（该 N 下的 FLOP 比：{flop}×）。"},
+    "complexity.sum_measured_slower": {"en": "Measured here at the largest N both ran (N = {n}): SDPA {q} ms, "
+                                            "non-causal linear {l} ms, **{ratio}× slower** (FLOP ratio at that N: "
+                                            "{flop}×).",
+                                      "zh": "这里在两者都跑过的最大 N（N = {n}）上实测：SDPA {q} ms，非因果线性 {l} ms，"
+                                            "**慢 {ratio}×**（该 N 下的 FLOP 比：{flop}×）。"},
     "complexity.sum_none": {"en": "No N where both SDPA and non-causal linear attention were measured: select both to "
                                   "compare.",
                             "zh": "没有哪个 N 上 SDPA 和非因果线性注意力都测过：两者都选上才能比较。"},
