@@ -174,10 +174,24 @@ def cancel(lang="en", request: gr.Request = None):
         gr.Info(words.w("complexity.cancelling", lang))
 
 
+# views.complexity.TABLE_COLUMNS, named here without importing the engine (the page is built first)
+RUN_COLUMNS = ("method", "n", "causal", "time_ms", "time_min_ms", "time_max_ms", "time_iqr_ms", "gflops",
+               "peak_mem_bytes", "flops", "skipped")
+
+
+def run_columns(lang: str) -> list[str]:
+    """The headers of the table of runs in ``lang`` (shown before the first sweep too)."""
+    return [words.w(f"complexity.col.{column}", lang) for column in RUN_COLUMNS]
+
+
 def relang(view, lang, presentation=False):
     """The sweep already run, shown in ``lang``: figures, summary and table redrawn, nothing
-    timed again. Returns (plot, claim, view, summary, table)."""
-    if view is None or getattr(view, "lang", "en") == words.normal_lang(lang):
+    timed again; before any sweep, the empty table's headers. Returns (plot, claim, view,
+    summary, table)."""
+    if view is None:
+        import pandas as pd
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip(), pd.DataFrame(columns=run_columns(words.normal_lang(lang)))
+    if getattr(view, "lang", "en") == words.normal_lang(lang):
         return tuple(gr.skip() for _ in range(5))
     import dataclasses
     _, views = _engine()
@@ -215,7 +229,8 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> Complexity
         with gr.Column(scale=2):
             claim = gr.Plot(label=i18n.label("cx_claim"), show_label=False, elem_id="cx-claim")
         with gr.Column(scale=3):
-            table = gr.Dataframe(label=i18n.label("cx_table"), interactive=False, max_height=420, elem_id="cx-table")
+            table = gr.Dataframe(label=i18n.label("cx_table"), headers=run_columns("en"), interactive=False,
+                                 max_height=420, elem_id="cx-table")
     export, files, link, view, query = common.export_band("export_complexity")
     tab = ComplexityTab(n_min, n_max, points, d, m, causal, feature_map, methods, repeats, run, stop, plot, claim,
                         table, summary_md, view, query, link)

@@ -86,6 +86,14 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
             notices_with_undefined(view), view, common.query_string(params))
 
 
+def empty_table(lang):
+    """The metrics table before the first draw: its headers in ``lang``."""
+    import pandas as pd
+    lang = words.normal_lang(lang)
+    return pd.DataFrame(columns=[words.w("common.map", lang)]
+                        + [words.w(f"common.short.{key}", lang) for key in catalog.HEADLINE_METRICS])
+
+
 def notices_with_undefined(view) -> str:
     """The view's notices (the first few pop up), then why each n/a cell of the table is n/a."""
     _engine()
@@ -119,8 +127,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
             plot = gr.Plot(label=i18n.label("maps_plot"), show_label=False,
                            elem_id="maps-plot")
         with gr.Column(scale=1, min_width=380, elem_id="maps-side"):
-            table = gr.Dataframe(label=i18n.label("maps_table"),
-                                 headers=["map"] + [catalog.METRIC_SHORT[k] for k in catalog.HEADLINE_METRICS],
+            table = gr.Dataframe(label=i18n.label("maps_table"), headers=list(empty_table("en").columns),
                                  interactive=False, wrap=True, pinned_columns=1, max_height=900, elem_id="maps-table",
                                  # map and the three judging columns fit the 380-px side column
                                  column_widths=["124px"] + ["76px"] * len(catalog.METRIC_INFO))
@@ -142,8 +149,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
     if lang is not None:
         # A drawn view is drawn again in the new language (its per-map results are cached).
         def redraw(view, *args, progress=gr.Progress()):
-            if view is None:
-                return tuple(gr.skip() for _ in tab.outputs)
+            if view is None:     # nothing drawn yet: the empty table's headers in the new language
+                return (gr.skip(), empty_table(args[-1]), *(gr.skip() for _ in tab.outputs[2:]))
             return run_maps(*args, progress=progress)
         lang.change(redraw, [view, *inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
                     concurrency_id="compute", trigger_mode="always_last")

@@ -94,10 +94,10 @@ def heads_table(overview) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(overview.metric_label, ascending=False, na_position="last").round(4)
 
 
-def shown_heads_table(overview) -> pd.DataFrame:
-    """``heads_table`` with its headers in the overview's language."""
+def shown_heads_table(overview, lang: str | None = None) -> pd.DataFrame:
+    """``heads_table`` with its headers in the overview's language (or ``lang``)."""
     table = heads_table(overview)
-    lang = getattr(overview, "lang", "en")
+    lang = words.normal_lang(lang or getattr(overview, "lang", "en"))
     return table.rename(columns={"layer": words.w("common.layer", lang), "head": words.w("common.head", lang),
                                  "value": words.w("common.value", lang)})
 
@@ -198,8 +198,10 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
     if lang is not None:
         # A measured view is measured again in the new language (the random maps are cached).
         def relang(bundle, *args, progress=gr.Progress()):
-            if bundle is None:
-                return tuple(gr.skip() for _ in tab.outputs)
+            if bundle is None:   # nothing measured yet: the empty table's headers in the new language
+                skips = [gr.skip() for _ in tab.outputs]
+                skips[tab.outputs.index(tab.heads)] = shown_heads_table(None, args[-1])
+                return tuple(skips)
             return run_quality(*args, progress=progress)
         lang.change(relang, [view, *inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
                     concurrency_id="quality", trigger_mode="always_last")

@@ -29,7 +29,7 @@ TEXT = {
     "maps.bar_weight": {"en": "attention<br>weight", "zh": "注意力<br>权重"},
     "maps.bar_error": {"en": "approx −<br>softmax", "zh": "近似 −<br>softmax"},
     "maps.spread_note": {"en": "Random features, map error: {items}.", "zh": "随机特征的注意力图误差：{items}。"},
-    "maps.spread_item": {"en": "{name} {single} with seed {seed}, {mean} ± {sd} over {k} seeds",
+    "maps.spread_item": {"en": "{name} {single} with seed {seed}; mean ± sd over {k} seeds {mean} ± {sd}",
                          "zh": "{name} 在种子 {seed} 下为 {single}，{k} 个种子的均值 ± 标准差为 {mean} ± {sd}"},
     "maps.spread_sep": {"en": "; ", "zh": "；"},
     # the table beside the grid
