@@ -232,6 +232,7 @@ ENGINE_SENTENCES = [
     "linear, chunked overtakes softmax, torch SDPA at N ~ 1,900 (between 1024 and 2048)",
     "softmax, torch SDPA stays faster than linear, chunked up to the largest common N = 8192",
     "linear, cumsum reference (causal): skipped at N ≥ 65,536 (estimated memory over the 2.0 GiB budget)",
+    "dense matmul: 131.2 GFLOP/s", "N = 1,024 measured", "done", "measurement disturbed by other load",
 ]
 
 
@@ -292,3 +293,28 @@ def test_toasts_follow_the_handler_language():
         with pytest.raises(gr.Error) as err:
             handler(1, lang)
         assert err.value.title == title
+
+
+# ---------------------------------------------------------------------------------------
+# Shared pieces: the sample's name, and Chinese lines in figure notes
+# ---------------------------------------------------------------------------------------
+
+def test_the_sample_is_named_in_chinese(sample):
+    text = view_common.load_sample("text", text="The cat sat.")
+    for s in (sample, text):
+        assert view_common.source_title(s, "en") == s.source
+        said = view_common.source_title(s, "zh")
+        assert CJK.search(said) and not english_words(said), said
+
+
+def test_chinese_notes_wrap_between_characters_at_their_width():
+    from explorer.figures.style import CHAR_EM, wrap
+    note = words.w("quality.norm_note", "zh", u2="16.7", target="10%", m="1.8 × 10⁹", lo="1.8 × 10⁷", hi="5.2 × 10¹¹")
+    lines = wrap(note, 60)
+    assert len(lines) > 2 and "".join(lines).replace(" ", "") == note.replace(" ", "")
+    for line in lines:
+        width = sum(1 / CHAR_EM if CJK.search(ch) or "\uff00" <= ch <= "\uffef" or "\u3000" <= ch <= "\u303f"
+                    else 1 for ch in line)
+        assert width <= 60 + 1 / CHAR_EM, line          # closing punctuation may hang over by one
+        assert line[0] not in "，。；：、）"
+    assert wrap("hello world this is a test", 10) == ["hello", "world this", "is a test"]

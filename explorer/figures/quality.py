@@ -98,7 +98,7 @@ def head_overview(values, layer_names=None, metric_label: str = "", map_label: s
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(heads)), y=list(range(layers)), colorscale=style.sequential, text=text,
         texttemplate="%{text}", textfont=dict(size=style.tick_font),
-        colorbar=dict(title=dict(text=metric_label.replace(" (", "<br>("), side="top")),
+        colorbar=dict(title=dict(text=metric_label.replace(" (", "<br>(").replace("（", "<br>（"), side="top")),
         hovertemplate=w("quality.overview_hover", lang) + "<br>" + metric_label + ": %{z:.4g}<extra></extra>",
     ))
     fig.update_xaxes(title_text=w("common.head", lang), tickmode="array", tickvals=list(range(heads)),

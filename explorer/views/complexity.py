@@ -94,6 +94,9 @@ _SENTENCES = [
     (re.compile(r"^float32, (?P<map>\S+) with m = (?P<m>\d+), chunk (?P<chunk>\d+), torch (?P<torch>\S+), "
                 r"(?P<threads>\d+) CPU thread\(s\)\.$"), "complexity.note_setup"),
     (re.compile(r"^cancelled: the rows show what was measured before$"), "complexity.note_cancelled"),
+    (re.compile(r"^dense matmul: (?P<rate>\S+) GFLOP/s$"), "complexity.progress_matmul"),
+    (re.compile(r"^N = (?P<n>[\d,]+) measured$"), "complexity.progress_n"),
+    (re.compile(r"^done$"), "complexity.progress_done"),
     (re.compile(rf"^(?P<method>{_LABELS}): skipped at N ≥ (?P<n>[\d,]+) \(estimated memory over the "
                 r"(?P<budget>\S+) GiB budget\)$"), "complexity.skipped_memory"),
     (re.compile(r"^dense matmul (?P<size>\d+)\^2 before and after: (?P<before>\S+) and (?P<after>\S+) GFLOP/s; "

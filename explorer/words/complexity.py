@@ -137,6 +137,9 @@ TEXT = {
     "complexity.col.flops": {"en": "FLOPs (model)", "zh": "FLOPs（模型）"},
     "complexity.col.skipped": {"en": "skipped because", "zh": "跳过原因"},
     # run-time messages of the tab
+    "complexity.progress_matmul": {"en": "dense matmul: {rate} GFLOP/s", "zh": "稠密矩阵乘：{rate} GFLOP/s"},
+    "complexity.progress_n": {"en": "N = {n} measured", "zh": "N = {n} 已测完"},
+    "complexity.progress_done": {"en": "done", "zh": "完成"},
     "complexity.progress_rate": {"en": "measuring the dense matmul rate", "zh": "正在测量稠密矩阵乘速率"},
     "complexity.already": {"en": "A sweep of yours is already running: wait for it or cancel it.",
                            "zh": "你的一次扫描还在运行：请等它结束或取消它。"},
