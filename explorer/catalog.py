@@ -209,6 +209,12 @@ HEADLINE_METRICS = ("map_rel_error", "output_rel_error", "kl_mean", "entropy_app
                     "monotonicity", "negative_fraction", "ill_defined_rows", "feature_dim", "flop_ratio")
 
 
+# The metrics a per-head overview can colour by: the judging numbers, not the counts, the
+# flags or the FLOPs (those do not tell one head from another).
+OVERVIEW_METRICS = ("map_rel_error", "output_rel_error", "kl_mean", "entropy_approx", "monotonicity",
+                    "negative_fraction", "ill_defined_rows")
+
+
 def metric_keys() -> list[str]:
     return list(METRIC_INFO)
 

@@ -47,7 +47,9 @@ def test_complexity_labels_are_plain_and_dotted_lines_have_a_legend(sweep):
 def test_complexity_controls_offer_labels_not_ids():
     from explorer.ui import complexity_tab
     assert catalog.SWEEP_METHOD_LABELS == bench.METHOD_LABELS
+    from explorer.ui import i18n
     for label, value in complexity_tab.METHOD_CHOICES + complexity_tab.SWEEP_MAPS:
+        label = i18n.EN[label.key] if hasattr(label, "key") else label      # translated labels are keys
         assert value in INTERNAL_IDS + catalog.SWEEP_MAPS and label != value and "_" not in label
 
 

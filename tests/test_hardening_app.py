@@ -48,7 +48,7 @@ def _call(app_url: str, endpoint: str, data: list) -> tuple[str, str]:
 
 
 MAPS_ARGS = ["text", "The cat sat.", "clustered", 128, 32, 0, 1.0, None, 2, "3", False, ["softmax", "elu+1"], 64, 0,
-             4, False]
+             4, False, "en"]
 
 
 def test_a_lone_surrogate_through_the_api_is_cleaned(app_url):

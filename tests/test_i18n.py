@@ -21,7 +21,42 @@ def test_both_languages_have_the_same_keys():
 def test_every_string_is_written_in_its_language():
     for key in i18n.EN:
         assert i18n.EN[key].strip() and not CJK.search(i18n.EN[key]), key
+        if key.startswith(("map_", "cx_method_")) and not CJK.search(i18n.ZH[key]):
+            # a name (softmax, elu+1, FAVOR+ (IID)): the same in both languages, nothing English around it
+            from chinese_text import english_words
+            assert not english_words(i18n.ZH[key]), key
+            continue
         assert CJK.search(i18n.ZH[key]), f"{key} is not translated: {i18n.ZH[key]!r}"
+
+
+def test_map_names_translate_their_words_and_keep_their_names():
+    from explorer import catalog
+    for label in catalog.map_choices():
+        assert i18n.EN[i18n.map_key(label)] == label
+    assert i18n.ZH[i18n.map_key("FAVOR+ (orthogonal)")] == "FAVOR+（正交）"
+    assert i18n.ZH[i18n.map_key("elu+1")] == "elu+1"
+    assert len({i18n.map_key(label) for label in catalog.map_choices()}) == len(catalog.map_choices())
+
+
+def test_the_overview_metric_menu_offers_readable_metrics_only():
+    """The head overview's menu: every choice a real metric with a label in both languages,
+    never a raw key, a count, a flag or a FLOP figure."""
+    from explorer import catalog
+    from explorer.ui import quality_tab  # noqa: F401  (the menu is built from these choices)
+    assert "causal" not in catalog.OVERVIEW_METRICS and "total_rows" not in catalog.OVERVIEW_METRICS
+    assert not [k for k in catalog.OVERVIEW_METRICS if k.endswith(("_rows_defined", "_rows_undefined", "_flops"))]
+    for key in catalog.OVERVIEW_METRICS:
+        choice = i18n.metric_choice(key)
+        assert choice[1] == key and choice[0].key == "metric_" + key
+        assert i18n.EN["metric_" + key] != key and "_" not in i18n.EN["metric_" + key]
+        assert CJK.search(i18n.ZH["metric_" + key]), key
+
+
+def test_the_tab_row_script_carries_both_languages():
+    script = i18n.page_js()
+    for lang in i18n.LANGS:
+        for key in i18n.TAB_KEYS:
+            assert i18n.STRINGS[lang][f"tab_{key}"] in script
 
 
 def test_keys_have_no_dots():

@@ -8,11 +8,13 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+from ..words import w
 from .style import as_style, finish, finite_values, unique_labels, wrap
 
 
 def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax", ill_defined: dict | None = None,
-                   title: str = "", note: str = "", style=None, cols: int | None = None) -> go.Figure:
+                   title: str = "", note: str = "", style=None, cols: int | None = None, lang: str = "en",
+                   names: dict | None = None) -> go.Figure:
     """A grid of attention heatmaps, each with its error map (approx - softmax) beneath it.
 
     ``maps`` is label -> (n, n) array, the reference first; ``errors`` is label -> (n, n)
@@ -25,9 +27,11 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     panels: the difference).
 
     The layout is written as plain dicts and validated once: make_subplots and per-panel
-    updates cost ~0.3 s for ten panels, most of the maps tab's time budget.
+    updates cost ~0.3 s for ten panels, most of the maps tab's time budget. Words are in
+    ``lang``; ``names`` gives the name shown for a map's label (default: the label).
     """
     style = as_style(style)
+    names_shown = names or {}
     labels = unique_labels(tokens)
     names = list(maps)
     # Two big panels a row on a projector, three otherwise: token labels need the room.
@@ -54,11 +58,11 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
             own_axes[name] = (f"coloraxis{index}", f"coloraxis{index + 1}", symmetric_range([maps[name]]),
                               symmetric_range([errors[name]]) if name in errors else 1e-6)
 
-    hover_map = ("query: %{y}<br>key: %{x}<br>approx: %{z:.4g}<br>softmax: %{customdata[0]:.4g}"
-                 "<br>difference: %{customdata[1]:+.3g}<extra>%{fullData.name}</extra>")
+    hover_map = w("maps.hover_map", lang) + "<extra>%{fullData.name}</extra>"
     # The error panels carry no hover data of their own: the weights behind a difference are
     # one panel up, and two more N x N arrays per map made the reply with every map ~7 MB.
-    hover_err = "query: %{y}<br>key: %{x}<br>difference: %{z:+.3g}<extra>%{fullData.name}</extra>"
+    hover_err = w("maps.hover_err", lang) + "<extra>%{fullData.name}</extra>"
+    key_title, query_title = w("maps.key", lang), w("maps.query", lang)
     tick = dict(size=style.tick_font)
     axis_title = dict(size=style.font)
     data, layout, annotations = [], {}, []
@@ -74,9 +78,9 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
             trace["customdata"] = customdata
         data.append(trace)
         layout["xaxis" + suffix] = dict(domain=[max(0.0, x0), min(1.0, x0 + width)], anchor="y" + suffix, type="category",
-                                        title=dict(text="key", font=axis_title), tickangle=-60, tickfont=tick)
+                                        title=dict(text=key_title, font=axis_title), tickangle=-60, tickfont=tick)
         layout["yaxis" + suffix] = dict(domain=[max(0.0, y1 - height), min(1.0, y1)], anchor="x" + suffix, type="category",
-                                        autorange="reversed", title=dict(text="query", font=axis_title),
+                                        autorange="reversed", title=dict(text=query_title, font=axis_title),
                                         tickfont=tick)
         annotations.append(dict(text=subtitle, x=x0 + width / 2, y=y1, xref="paper", yref="paper",
                                 xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=style.font)))
@@ -87,15 +91,16 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         ref = exact if exact is not None else z
         err = np.asarray(errors[name]) if name in errors else np.zeros_like(z)
         map_axis, err_axis, map_range, err_range = own_axes.get(name, ("coloraxis", "coloraxis2", None, None))
-        map_title = _panel_title(name, ill_defined)
-        err_title = f"{name} − {reference}"
+        shown = names_shown.get(name, name)
+        map_title = _panel_title(shown, (ill_defined or {}).get(name, 0), lang)
+        err_title = f"{shown} − {reference}"
         if name in own_axes:
             # One line: a second would run into the token labels of the panel above.
-            map_title += f" · own scale ±{map_range:.2g}"
-            err_title += f" · own scale ±{err_range:.2g}"
-        panel(row, col, z, np.stack([ref, err], axis=-1), name, map_axis, hover_map, map_title)
+            map_title += w("maps.own_scale", lang, range=f"{map_range:.2g}")
+            err_title += w("maps.own_scale", lang, range=f"{err_range:.2g}")
+        panel(row, col, z, np.stack([ref, err], axis=-1), shown, map_axis, hover_map, map_title)
         if name in errors:
-            panel(row + 1, col, err, None, f"{name} − {reference}", err_axis, hover_err,
+            panel(row + 1, col, err, None, f"{shown} − {reference}", err_axis, hover_err,
                   err_title)
 
     for map_axis, err_axis, map_range, err_range in own_axes.values():
@@ -106,15 +111,16 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     layout.update(
         annotations=annotations,
         coloraxis=dict(colorscale=style.sequential, cmin=lo, cmax=hi,
-                       colorbar=dict(title=dict(text="attention<br>weight", side="top"), len=0.45, y=1.0,
+                       colorbar=dict(title=dict(text=w("maps.bar_weight", lang), side="top"), len=0.45, y=1.0,
                                      yanchor="top", thickness=bar)),
         coloraxis2=dict(colorscale=style.diverging, cmid=0.0, cmin=-emax, cmax=emax,
-                        colorbar=dict(title=dict(text="approx −<br>softmax", side="top"), len=0.45, y=0.0,
+                        colorbar=dict(title=dict(text=w("maps.bar_error", lang), side="top"), len=0.45, y=0.0,
                                       yanchor="bottom", thickness=bar)),
     )
     fig = go.Figure(data=data, layout=layout)
     panel_px = 560 if style.presentation else 430
-    return finish(fig, style, title or "Attention maps", height=rows * panel_px + 120, note=note, fonts_done=True)
+    return finish(fig, style, title or w("maps.title", lang), height=rows * panel_px + 120, note=note,
+                  fonts_done=True)
 
 
 def has_negative(values) -> bool:
@@ -131,49 +137,70 @@ def symmetric_range(arrays) -> float:
     return top if top > 0 else 1e-6
 
 
-def _panel_title(name, ill_defined):
-    bad = (ill_defined or {}).get(name, 0)
-    return f"{name}  ⚠ {bad} ill-defined rows" if bad else name
+def _panel_title(name, bad, lang="en"):
+    return w("maps.ill_rows", lang, name=name, count=bad) if bad else name
 
 
 def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monotonicity"), labels: dict | None = None,
-                title: str = "", style=None) -> go.Figure:
+                title: str = "", style=None, lang: str = "en", names: dict | None = None,
+                spread: dict | None = None, spread_seeds: int = 0, note: str = "") -> go.Figure:
     """Entropy and monotonicity per map: spiky and monotone like softmax, or flat.
 
-    ``rows`` are metric dicts with a "map" key (the engine's ``compare`` output).
+    ``rows`` are metric dicts with a "map" key (the engine's ``compare`` output); ``names``
+    the name shown for each map's label; ``spread`` label -> {"entropy_approx": (mean, sd),
+    "monotonicity": (mean, sd)} over ``spread_seeds`` seeds, drawn as a diamond with an error
+    bar on the bar of the one draw. Words in ``lang``.
     """
     style = as_style(style)
     labels = labels or {}
-    names = [r["map"] for r in rows]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("Entropy per row (nats, mean)", "Monotonicity (Spearman ρ)"),
+    shown = names or {}
+    names = [shown.get(r["map"], r["map"]) for r in rows]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(w("maps.bars_entropy", lang), w("maps.bars_mono", lang)),
                         horizontal_spacing=0.12)
     from ..measure.metrics import mostly_undefined, undefined_notes   # plain-dict helpers: no computation here
     # A mean over fewer than half of the rows is no value to draw as a bar (it read as 0 for
     # the identity map on 'needle': 1 row of 128): n/a, with the reason on hover.
     ent = [None if mostly_undefined(r, "entropy_approx") else r.get("entropy_approx") for r in rows]
-    fig.add_trace(go.Bar(x=names, y=ent, name=labels.get("entropy_approx", "entropy of the map"),
+    fig.add_trace(go.Bar(x=names, y=ent, name=labels.get("entropy_approx", w("maps.bars_entropy_name", lang)),
                          marker_color=style.colour(0)), row=1, col=1)
     ref = next((r.get("entropy_reference") for r in rows if r.get("entropy_reference") is not None), None)
     if ref is not None:
         fig.add_hline(y=ref, line=dict(color=style.colour(3), width=style.line, dash="dash"), row=1, col=1,
                       annotation_text="softmax", annotation_position="top left")
     mono = [None if mostly_undefined(r, "monotonicity") else r.get("monotonicity") for r in rows]
-    fig.add_trace(go.Bar(x=names, y=mono, name=labels.get("monotonicity", "monotonicity"),
+    fig.add_trace(go.Bar(x=names, y=mono, name=labels.get("monotonicity", w("maps.bars_mono_name", lang)),
                          marker_color=style.colour(2)), row=1, col=2)
+    for col, key in ((1, "entropy_approx"), (2, "monotonicity")):
+        stats = [(name, *spread[row["map"]][key]) for name, row in zip(names, rows)
+                 if row["map"] in (spread or {}) and spread[row["map"]][key][0] is not None]
+        if not stats:
+            continue
+        fig.add_trace(go.Scatter(x=[name for name, _, _ in stats], y=[mean for _, mean, _ in stats], mode="markers",
+                                 name=w("maps.bars_spread", lang, k=spread_seeds),
+                                 marker=dict(symbol="diamond", size=style.marker + 3, color="#222"),
+                                 error_y=dict(type="data", array=[sd or 0.0 for _, _, sd in stats], visible=True,
+                                              color="#222", thickness=max(1, style.line / 1.5)),
+                                 customdata=[sd or 0.0 for _, _, sd in stats],
+                                 hovertemplate="%{x}<br>%{y:.3g} ± %{customdata:.2g}<extra></extra>"),
+                      row=1, col=col)
     # A missing bar would read as zero: say that the value is undefined (negative weights,
     # ill-defined rows), as the metrics table does.
-    for col, values, key in ((1, ent, "H approx"), (2, mono, "Spearman ρ")):
+    for col, values, key, metric in ((1, ent, "H approx", "entropy_approx"), (2, mono, "Spearman ρ", "monotonicity")):
         missing = [(name, row) for name, row, value in zip(names, rows, values) if value is None]
         if missing:
-            why = [next((n for n in undefined_notes([row]) if key in n), f"{name}: no value") for name, row in missing]
+            why = [next((n for n in undefined_notes([row]) if key in n), w("maps.bars_na_hover", lang, name=name))
+                   if lang == "en" else f"{w('maps.bars_na_hover', lang, name=name)}：{w(f'common.why.{metric}', lang)}"
+                   for name, row in missing]
             fig.add_trace(go.Scatter(x=[name for name, _ in missing], y=[0] * len(missing), mode="text",
-                                     text=["n/a"] * len(missing), textposition="top center",
+                                     text=[w("common.na", lang)] * len(missing), textposition="top center",
                                      textfont=dict(size=style.tick_font, color="#b00"), showlegend=False,
-                                     hovertext=["<br>".join(wrap(w, 60)) for w in why], hoverinfo="text"),
+                                     hovertext=["<br>".join(wrap(line, 60)) for line in why], hoverinfo="text"),
                           row=1, col=col)
-    fig.update_yaxes(title_text="entropy (nats)", row=1, col=1)
-    fig.update_yaxes(title_text="Spearman ρ(logit, weight)", range=[min(-0.1, min([x for x in mono if x is not None] or [0])), 1.05],
+    fig.update_yaxes(title_text=w("maps.bars_entropy_axis", lang), row=1, col=1)
+    fig.update_yaxes(title_text=w("maps.bars_mono_axis", lang), range=[min(-0.1, min([x for x in mono if x is not None] or [0])), 1.05],
                      row=1, col=2)
-    fig.update_xaxes(title_text="map", tickangle=-30)
+    fig.update_xaxes(title_text=w("maps.bars_map_axis", lang), tickangle=-30)
     fig.update_layout(showlegend=False)
-    return finish(fig, style, title or "Spiky and monotone like softmax, or flat?", height=560 if style.presentation else 430)
+    return finish(fig, style, title or w("maps.bars_title", lang), height=560 if style.presentation else 430,
+                  note=note)
+

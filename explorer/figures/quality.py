@@ -9,24 +9,28 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+from ..words import w
 from .style import as_style, finish, log_ticks
 
 
 def quality_curves(curves: list, x: str = "m", title: str = "", note: str = "", style=None,
-                   favor_need: dict | None = None) -> go.Figure:
+                   favor_need: dict | None = None, lang: str = "en", names: dict | None = None) -> go.Figure:
     """Error against m (or FLOPs), log-log: mean over seeds with a 10-90 % band, theory dashed.
 
     ``curves`` are objects with label, ms, flops, kernel_mse (len(ms), seeds),
     map_error (len(ms), seeds) and theory (list or None), as ``views.quality_view`` returns.
     ``favor_need`` (``rf_theory.favor_required_features``): where the m it asks for lies on
-    the m axis it is marked there; beyond the axis, the note says how far.
+    the m axis it is marked there; beyond the axis, the note says how far. Words in
+    ``lang``; ``names`` gives the name shown for a curve's label.
     """
     style = as_style(style)
+    names = names or {}
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=("Kernel estimate φ(q)·φ(k) vs exp(s): relative MSE",
-                                        "Attention map: relative error ‖Â − A‖/‖A‖"))
+                        subplot_titles=(w("quality.kernel_panel", lang), w("quality.map_panel", lang)))
+    mean_word, theory_word = w("quality.hover_mean", lang), w("quality.hover_theory", lang)
     for i, cur in enumerate(curves):
         colour = style.colour(i)
+        label = names.get(cur.label, cur.label)
         xs = list(cur.flops if x == "flops" else cur.ms)
         for col, data in ((1, np.asarray(cur.kernel_mse)), (2, np.asarray(cur.map_error))):
             mean = np.nanmean(data, axis=1)
@@ -38,20 +42,20 @@ def quality_curves(curves: list, x: str = "m", title: str = "", note: str = "", 
             fig.add_trace(go.Scatter(x=xs, y=lo, mode="lines", line=dict(width=0), fill="tonexty",
                                      fillcolor=with_alpha(colour, 0.18), showlegend=False, legendgroup=group,
                                      hoverinfo="skip"), row=1, col=col)
-            fig.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name=f"{cur.label} (measured)",
+            fig.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name=w("quality.measured", lang, label=label),
                                      line=dict(color=colour, width=style.line), marker=dict(size=style.marker),
                                      legendgroup=group, showlegend=col == 1,
-                                     hovertemplate=f"{cur.label}<br>x=%{{x}}<br>mean=%{{y:.3g}}<extra></extra>"),
+                                     hovertemplate=f"{label}<br>x=%{{x}}<br>{mean_word}=%{{y:.3g}}<extra></extra>"),
                           row=1, col=col)
         if cur.theory is not None:
-            fig.add_trace(go.Scatter(x=xs, y=list(cur.theory), mode="lines", name=f"{cur.label} (theory, IID)",
+            fig.add_trace(go.Scatter(x=xs, y=list(cur.theory), mode="lines", name=w("quality.theory", lang, label=label),
                                      line=dict(color=colour, width=style.line, dash="dash"),
-                                     hovertemplate=f"{cur.label} theory<br>x=%{{x}}<br>%{{y:.3g}}<extra></extra>"),
+                                     hovertemplate=f"{label} {theory_word}<br>x=%{{x}}<br>%{{y:.3g}}<extra></extra>"),
                           row=1, col=1)
-    xtitle = "linear-path FLOPs per head" if x == "flops" else "number of features m"
+    xtitle = w("quality.x_flops" if x == "flops" else "quality.x_m", lang)
     fig.update_xaxes(type="log", title_text=xtitle)
-    fig.update_yaxes(type="log", title_text="relative MSE", row=1, col=1)
-    fig.update_yaxes(type="log", title_text="relative error", row=1, col=2)
+    fig.update_yaxes(type="log", title_text=w("quality.y_mse", lang), row=1, col=1)
+    fig.update_yaxes(type="log", title_text=w("quality.y_error", lang), row=1, col=2)
     fig.update_layout(legend=dict(orientation="h", y=-0.2, x=0, yanchor="top"))
     log_ticks(fig, style)
     if favor_need:
@@ -60,15 +64,15 @@ def quality_curves(curves: list, x: str = "m", title: str = "", note: str = "", 
         if x == "m" and all_ms and min(all_ms) <= need <= max(all_ms):
             fig.add_vline(x=need, line=dict(color="#555", dash="dot", width=max(1, style.line / 2)), row=1, col=1)
             fig.add_annotation(x=math.log10(need), y=1, xref="x", yref="paper", yanchor="top", xanchor="left",
-                               showarrow=False, text=f" FAVOR+ (IID): {target:.0%} at m ≈ {sci(need)}",
+                               showarrow=False, text=w("quality.need_marker", lang, target=f"{target:.0%}",
+                                                       m=sci(need)),
                                font=dict(size=style.tick_font, color="#555"))
         elif all_ms and need > max(all_ms):
-            extra = (f"FAVOR+ (IID) would need m ≈ {sci(need)} features for {target:.0%} error on the median "
-                     f"(q, k) pair of this head (|q′+k′|² ≈ {favor_need['sq_norm_sum']['median']:.3g}): far beyond "
-                     f"m = {max(all_ms)}, so its curves stay flat here.")
+            extra = w("quality.need_beyond", lang, m=sci(need), target=f"{target:.0%}",
+                      u2=f"{favor_need['sq_norm_sum']['median']:.3g}", top=max(all_ms))
             note = f"{note} {extra}".strip()
     height = 760 if style.presentation else 600
-    fig = finish(fig, style, title or "Random features: error against m", height=height, note=note)
+    fig = finish(fig, style, title or w("quality.curves_title", lang), height=height, note=note)
     fig.update_layout(margin=dict(b=210 if style.presentation else 160))
     return fig
 
@@ -79,30 +83,34 @@ def with_alpha(hex_colour: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
-def head_overview(values, layer_names=None, metric_label: str = "", map_label: str = "", style=None) -> go.Figure:
+def head_overview(values, layer_names=None, metric_label: str = "", map_label: str = "", style=None,
+                  lang: str = "en") -> go.Figure:
     """All (layer, head) pairs coloured by one metric: which heads are hard to approximate."""
     style = as_style(style)
     z = np.asarray(values, dtype=np.float64)
     layers, heads = z.shape
-    ylabels = list(layer_names) if layer_names and len(layer_names) == layers else [f"layer {i}" for i in range(layers)]
+    # The sample's own layer names are English ("layer 0", "arrays"): numbered in other languages.
+    if layer_names and len(layer_names) == layers and lang == "en":
+        ylabels = list(layer_names)
+    else:
+        ylabels = [w("quality.overview_layer", lang, i=i) for i in range(layers)]
     text = [[("—" if not np.isfinite(x) else f"{x:.2g}") for x in row] for row in z]
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(heads)), y=list(range(layers)), colorscale=style.sequential, text=text,
         texttemplate="%{text}", textfont=dict(size=style.tick_font),
-        colorbar=dict(title=dict(text=metric_label.replace(" (", "<br>("), side="top")),
-        hovertemplate="layer %{y}, head %{x}<br>" + metric_label + ": %{z:.4g}<extra></extra>",
+        colorbar=dict(title=dict(text=metric_label.replace(" (", "<br>(").replace("（", "<br>（"), side="top")),
+        hovertemplate=w("quality.overview_hover", lang) + "<br>" + metric_label + ": %{z:.4g}<extra></extra>",
     ))
-    fig.update_xaxes(title_text="head", tickmode="array", tickvals=list(range(heads)),
+    fig.update_xaxes(title_text=w("common.head", lang), tickmode="array", tickvals=list(range(heads)),
                      ticktext=[str(h) for h in range(heads)])
-    fig.update_yaxes(title_text="layer", tickmode="array", tickvals=list(range(layers)), ticktext=ylabels,
-                     autorange="reversed")
-    title = f"{map_label}: {metric_label} on every head"
+    fig.update_yaxes(title_text=w("common.layer", lang), tickmode="array", tickvals=list(range(layers)),
+                     ticktext=ylabels, autorange="reversed")
+    title = w("quality.overview_title", lang, map=map_label, metric=metric_label)
     # A row per layer stays tall enough for its numbers: 6 layers fit the usual height, a
     # 30-layer model (SmolLM2: 270 heads) grows the figure instead of squeezing the rows.
     row = 30 if style.presentation else 22
     base = 620 if style.presentation else 480
-    return finish(fig, style, title, height=max(base, 200 + row * layers),
-                   note="Click a cell (or a row of the table) to open that head in the maps tab.")
+    return finish(fig, style, title, height=max(base, 200 + row * layers), note=w("quality.overview_note", lang))
 
 
 def sci(x: float) -> str:
@@ -119,7 +127,7 @@ def sci(x: float) -> str:
     return f"{mantissa:.1f} × 10{sup}"
 
 
-def favor_norms(norms: dict, need: dict, title: str = "", style=None) -> go.Figure:
+def favor_norms(norms: dict, need: dict, title: str = "", style=None, lang: str = "en") -> go.Figure:
     """Histograms of ‖q′‖ and ‖k′‖ (x′ = x / d^¼) of a head, and the number of IID FAVOR+
     features its variance formula asks for: why random features converge on small norms
     and not on real heads.
@@ -128,20 +136,19 @@ def favor_norms(norms: dict, need: dict, title: str = "", style=None) -> go.Figu
     """
     style = as_style(style)
     fig = go.Figure()
-    for i, (key, name) in enumerate((("q_norms", "‖q′‖ (queries)"), ("k_norms", "‖k′‖ (keys)"))):
+    rows_word = w("quality.norm_rows", lang)
+    for i, (key, name) in enumerate((("q_norms", w("quality.norm_q", lang)), ("k_norms", w("quality.norm_k", lang)))):
         values = np.asarray(norms[key], dtype=np.float64).ravel()
         fig.add_trace(go.Histogram(x=values, name=name, opacity=0.65, marker_color=style.colour(i),
-                                   hovertemplate=name + " %{x}<br>%{y} rows<extra></extra>"))
+                                   hovertemplate=name + " %{x}<br>%{y} " + rows_word + "<extra></extra>"))
     # The legend under the plot: above it, it would share the lines of the title and the note.
     fig.update_layout(barmode="overlay", legend=dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top"))
-    fig.update_xaxes(title_text="norm after scaling by d^¼ (the kernel is exp(q′·k′))")
-    fig.update_yaxes(title_text="rows")
+    fig.update_xaxes(title_text=w("quality.norm_x", lang))
+    fig.update_yaxes(title_text=w("quality.norm_y", lang))
     target, spread = need["rel_error"], need["m_quantiles"]
     u2 = need["sq_norm_sum"]
-    note = (f"The IID FAVOR+ estimate of one pair has relative variance (exp(|q′+k′|²) − 1) / m. Here the median "
-            f"pair has |q′+k′|² ≈ {u2['median']:.3g}, so {target:.0%} relative error needs m ≈ {sci(need['m_required'])} "
-            f"features (10–90 % of pairs: {sci(spread[0.1])} to {sci(spread[0.9])}). Norms near 1 need hundreds; "
-            "trained heads have large norms.")
-    head = f"FAVOR+ needs m ≈ {sci(need['m_required'])} for {target:.0%} error"
+    note = w("quality.norm_note", lang, u2=f"{u2['median']:.3g}", target=f"{target:.0%}", m=sci(need["m_required"]),
+             lo=sci(spread[0.1]), hi=sci(spread[0.9]))
+    head = w("quality.norm_title", lang, m=sci(need["m_required"]), target=f"{target:.0%}")
     return finish(fig, style, f"{head} · {title}" if title else head, note=note,
                   height=460 if style.presentation else 360)

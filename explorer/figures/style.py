@@ -6,6 +6,7 @@ leave room for both), and small helpers the tab modules share.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -222,9 +223,38 @@ def fit_cell_text(fig: go.Figure, px: float) -> None:
         trace.textfont.size = max(7, min(size, int(0.9 * cell_px / (CHAR_EM * max(longest, 1)))))
 
 
+# Chinese characters and full-width punctuation: about one em wide (CHAR_EM is a Latin
+# character's), and a line may break between any two of them.
+_WIDE = "\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
+_WIDE_CHAR = re.compile(f"[{_WIDE}]")
+_PIECES = re.compile(f"[{_WIDE}]|[^\\s{_WIDE}]+|\\s+")
+_NO_LINE_START = set("，。；：、）」』！？%")
+WIDE_UNITS = 1.0 / CHAR_EM          # a wide character's width in Latin character widths
+
+
 def wrap(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` Latin-character widths: breaks at spaces, and
+    (Chinese) between wide characters, which count as 1 / CHAR_EM each; a line never starts
+    with closing punctuation."""
     import textwrap
-    return textwrap.wrap(text, width) if text else []
+    if not text:
+        return []
+    if not _WIDE_CHAR.search(text):
+        return textwrap.wrap(text, width)
+    lines, line, size = [], "", 0.0
+    for piece in _PIECES.findall(text):
+        if piece.isspace():
+            if line:
+                line, size = line + " ", size + 1
+            continue
+        length = WIDE_UNITS if _WIDE_CHAR.fullmatch(piece) else len(piece)
+        if line.strip() and size + length > width and piece not in _NO_LINE_START:
+            lines.append(line.rstrip())
+            line, size = "", 0.0
+        line, size = line + piece, size + length
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
 
 
 def log_ticks(fig: go.Figure, style: Style, axes: str = "y") -> None:

@@ -299,14 +299,20 @@ def _map(n, d, label, heads=1, m=None, causal=False) -> Estimate:
     return Estimate(nbytes, _seconds(flops), what, lower)
 
 
-def _maps(n, d, heads=1, maps=(), m=None, causal=False) -> Estimate:
+RANDOM_FEATURE_MAPS = ("favor_plus", "trig_rff")
+
+
+def _maps(n, d, heads=1, maps=(), m=None, causal=False, seeds=1) -> Estimate:
     """The shared reference plus the largest single map (maps are computed one at a time;
-    softmax's own metrics row costs as much as comparing one map)."""
+    softmax's own metrics row costs as much as comparing one map). ``seeds``: each
+    random-feature map is drawn that many times (the spread over seeds), one at a time, so
+    it multiplies their time and not the peak memory."""
     base = _reference(n, heads, causal)
     own = Estimate(heads * n * n * MAP_BYTES_PER_CELL, 0.0, base.what, base.lower)
     parts = [own] + [_map(n, d, label, heads, m, causal) for label in maps]
+    draws = [1] + [max(1, int(seeds)) if _registry_name(label) in RANDOM_FEATURE_MAPS else 1 for label in maps]
     worst = max(parts, key=lambda e: e.bytes)
-    seconds = base.seconds + sum(p.seconds for p in parts)
+    seconds = base.seconds + sum(p.seconds * k for p, k in zip(parts, draws))
     return Estimate(base.bytes + worst.bytes, seconds, worst.what, worst.lower)
 
 

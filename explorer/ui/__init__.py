@@ -41,6 +41,7 @@ class PageTab:
     outputs: list | None = None
     view: gr.State | None = None      # None until the tab has drawn
     concurrency_id: str = "compute"
+    lang: gr.Radio | None = None      # the language switch, for a draw that takes ``lang`` (last)
 
 
 def build_app() -> gr.Blocks:
@@ -61,15 +62,15 @@ def build_app() -> gr.Blocks:
                 # The lecture's address is its own query; it has no link box (the slide is the page).
                 lecture_link = gr.Textbox(visible=False, elem_id="lecture-link")
             with gr.Tab(i18n.label("tab_maps"), id="maps", elem_id="tab-maps", elem_classes=["uses-data"]) as t_maps:
-                maps = maps_tab.build(panel, presentation)
+                maps = maps_tab.build(panel, presentation, lang)
             with gr.Tab(i18n.label("tab_quality"), id="quality", elem_id="tab-quality",
                         elem_classes=["uses-data"]) as t_quality:
-                quality = quality_tab.build(panel, presentation)
+                quality = quality_tab.build(panel, presentation, lang)
             with gr.Tab(i18n.label("tab_state"), id="state", elem_id="tab-state",
                         elem_classes=["uses-data"]) as t_state:
                 state = state_tab.build(panel, presentation, lang)
             with gr.Tab(i18n.label("tab_complexity"), id="complexity", elem_id="tab-complexity") as t_cx:
-                cx = complexity_tab.build(presentation)
+                cx = complexity_tab.build(presentation, lang)
             with gr.Tab(i18n.label("tab_learn"), id="learn", elem_id="tab-learn") as t_learn:
                 learn = learn_tab.build(presentation, lang)
 
@@ -78,13 +79,13 @@ def build_app() -> gr.Blocks:
             # in the links so that the address follows it like any tab.
             "lecture": PageTab("lecture", lecture.query, lecture_link),
             "maps": PageTab("maps", maps.query, maps.link, maps_tab.run_maps, panel.inputs + maps.controls,
-                            maps.outputs, maps.view),
+                            maps.outputs, maps.view, lang=lang),
             "quality": PageTab("quality", quality.query, quality.link, quality_tab.run_quality,
-                               panel.inputs + quality.controls, quality.outputs, quality.view, "quality"),
+                               panel.inputs + quality.controls, quality.outputs, quality.view, "quality", lang=lang),
             "state": PageTab("state", state.query, state.link, state_tab.run_state, panel.inputs + state.controls,
                              state.outputs, state.view),
             "complexity": PageTab("complexity", cx.query, cx.link, complexity_tab.run_complexity, cx.controls,
-                                  cx.outputs, cx.view, "sweep"),
+                                  cx.outputs, cx.view, "sweep", lang=lang),
             "learn": PageTab("learn", learn.query, learn.link),
         }
         links = Links(pages, current)
@@ -92,8 +93,8 @@ def build_app() -> gr.Blocks:
         _wire_tabs({"lecture": t_lecture, "maps": t_maps, "quality": t_quality, "state": t_state,
                     "complexity": t_cx, "learn": t_learn}, pages, current, presentation, learn, links)
         _wire_redraw(panel, pages, current, presentation, links, lecture, lang)
-        _wire_open_head(panel, maps, quality, tabs, current, presentation, links)
-        _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx, learn, pages, links)
+        _wire_open_head(panel, maps, quality, tabs, current, presentation, links, lang)
+        _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx, learn, pages, links, lang)
         # The address and the link boxes carry the language: they follow the switch at once.
         links.after(lang.change(None, None, None, api_visibility="private", queue=False))
         lecture_tab.wire_load(demo, lecture, panel, presentation, lang, t_lecture)
@@ -102,7 +103,7 @@ def build_app() -> gr.Blocks:
 
 def launch_kwargs() -> dict:
     """Theme, CSS, page script and translations go to launch() in gradio 6."""
-    scripts = [js for js in (common.page_js(), lecture_tab.page_js()) if js]
+    scripts = [js for js in (common.page_js(), lecture_tab.page_js(), i18n.page_js()) if js]
     page_js = "() => {" + "".join(f" ({js})();" for js in scripts) + " }"
     return {"theme": common.theme(), "css": common.css() + panel_css(PANEL_TABS) + lecture_tab.css(), "js": page_js,
             "i18n": i18n.translations()}
@@ -214,7 +215,7 @@ def _gated(tab_id: str, fn, n_outputs: int, only_if_empty: bool = False):
 
 def _draw(page: PageTab, trigger_dependency_or_triggers, current, presentation, only_if_empty=False):
     """Chain (or attach) the page's gated draw, then the link update is up to the caller."""
-    inputs = [current, page.view, *page.inputs, presentation]
+    inputs = [current, page.view, *page.inputs, presentation] + ([page.lang] if page.lang is not None else [])
     fn = _gated(page.tab_id, page.draw, len(page.outputs), only_if_empty)
     kwargs = dict(api_visibility="private", concurrency_limit=1 if page.concurrency_id == "sweep" else 2,
                   concurrency_id=page.concurrency_id)
@@ -260,12 +261,12 @@ def _wire_redraw(panel, pages, current, presentation, links, lecture, lang):
     links.after(panel.model_typed.then(redraw, inputs, lecture.outputs, **kwargs))
 
 
-def _wire_open_head(panel, maps, quality, tabs, current, presentation, links):
+def _wire_open_head(panel, maps, quality, tabs, current, presentation, links, lang):
     """Choosing a head in the quality tab's overview opens it in the maps tab."""
     def from_row(table, evt: gr.SelectData):
         try:
             row = table.iloc[evt.index[0]]
-            return int(row["layer"]), int(row["head"])
+            return int(row.iloc[0]), int(row.iloc[1])      # layer, head (headers follow the language)
         except Exception:
             return gr.skip(), gr.skip()
 
@@ -273,7 +274,7 @@ def _wire_open_head(panel, maps, quality, tabs, current, presentation, links):
         return (gr.update(value=int(layer or 0)), gr.update(value=str(int(head or 0))), gr.Tabs(selected="maps"),
                 "maps")
 
-    maps_inputs = panel.inputs + maps.controls + [presentation]
+    maps_inputs = panel.inputs + maps.controls + [presentation, lang]
     targets = [panel.layer, panel.head, tabs, current]
     selected = quality.heads.select(from_row, quality.heads, [quality.open_layer, quality.open_head],
                                     api_visibility="private").then(
@@ -284,8 +285,9 @@ def _wire_open_head(panel, maps, quality, tabs, current, presentation, links):
     links.after(clicked.then(maps_tab.run_maps, maps_inputs, maps.outputs, api_visibility="private"))
 
 
-def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx, learn, pages, links):
-    """On page load, restore the view from the query parameters, then draw the tab it names."""
+def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx, learn, pages, links, lang):
+    """On page load, restore the view from the query parameters (the language too: the link's,
+    else the browser's), then draw the tab it names."""
     # (component, query key, type) for every control a link can set; the file cannot travel.
     keys = [(presentation, "present", bool), (panel.source, "src", str), (panel.text, "text", str),
             (panel.preset, "preset", str), (panel.n, "n", int), (panel.d, "d", int), (panel.data_seed, "dseed", int),
@@ -304,10 +306,11 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
             (cx.methods, "methods", list), (cx.repeats, "repeats", int),
             *[(component, key, kind) for component, key, kind in learn.link_keys]]
 
-    def restore(request: gr.Request):
+    def restore(request: gr.Request, browser: str = ""):
         q = dict(request.query_params) if request is not None else {}
         tab = q.get("tab") if q.get("tab") in TAB_IDS else TAB_IDS[0]
-        out, notices = [gr.Tabs(selected=tab), tab], []
+        chosen = q.get("lang") if q.get("lang") in i18n.LANGS else i18n.normal_lang(browser)
+        out, notices = [gr.Tabs(selected=tab), tab, chosen], []
         for component, key, kind in keys:
             value = common.fit(component, _typed_list(component, common.param(q, key, kind, notices=notices)),
                                notices, key)
@@ -318,8 +321,10 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
             gr.Warning(notice)
         return out
 
-    restored = [tabs, current] + [component for component, _, _ in keys]
-    load = demo.load(restore, None, restored, api_visibility="private")
+    restored = [tabs, current, lang] + [component for component, _, _ in keys]
+    browser_lang = gr.Textbox(visible=False)
+    load = demo.load(restore, browser_lang, restored, js="() => [navigator.language || '']",
+                     api_visibility="private")
     # The open tab draws (each gated on being the one the link named), then the address and
     # the link boxes follow; the learn tab only restores its controls (training is a button).
     for page in pages.values():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import base64
 import functools
+import inspect
 import logging
 import math
 import re
@@ -24,6 +25,7 @@ from urllib.parse import urlencode
 
 import gradio as gr
 
+from .. import words
 from . import i18n
 
 log = logging.getLogger("explorer.ui")
@@ -60,31 +62,47 @@ def import_engine() -> None:
 # Errors: a clear message in the UI, never a traceback; the server stays up.
 # ---------------------------------------------------------------------------------------
 
+def handler_lang(signature: inspect.Signature, args, kwargs) -> str:
+    """The page language a handler was called with (its ``lang`` argument), else English."""
+    if "lang" not in signature.parameters:
+        return "en"
+    try:
+        bound = signature.bind_partial(*args, **kwargs)
+    except TypeError:
+        return "en"
+    return words.normal_lang(bound.arguments.get("lang", "en"))
+
+
 def guarded(fn):
     """Run a UI handler; turn engine ValueErrors into gr.Error with their message.
 
     Anything unexpected is logged with its traceback on the server and shown to the user
     as one sentence. functools.wraps keeps the signature, so gradio still injects
-    gr.Request and gr.Progress arguments.
+    gr.Request and gr.Progress arguments. A handler with a ``lang`` argument gets its
+    toasts' titles and the app's own messages in that language (the engine writes its
+    ValueErrors in it already).
     """
+    signature = inspect.signature(fn)
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         args, kwargs, replaced = clean_arguments(args, kwargs)
+        lang = handler_lang(signature, args, kwargs)
         if replaced:
-            gr.Warning(f"Replaced {replaced} invalid character(s) (lone surrogates) with U+FFFD.")
+            gr.Warning(words.w("common.toast_surrogates", lang, count=replaced))
         try:
             return fn(*args, **kwargs)
         except gr.Error:
             raise
         except ValueError as exc:
-            raise gr.Error(str(exc), title="Please check the input", print_exception=False) from None
+            raise gr.Error(str(exc), title=words.w("common.toast_check", lang), print_exception=False) from None
         except MemoryError:
-            raise gr.Error("Not enough memory for this request; try a smaller N or fewer maps.",
-                           title="Too large", print_exception=False) from None
+            raise gr.Error(words.w("common.toast_memory", lang), title=words.w("common.toast_large", lang),
+                           print_exception=False) from None
         except Exception as exc:  # the app must survive anything a request throws
             log.exception("handler %s failed", getattr(fn, "__name__", fn))
-            raise gr.Error(f"Something went wrong ({type(exc).__name__}: {plain(exc)}). The app is still running; "
-                           "try other settings.", title="Internal error", print_exception=False) from None
+            raise gr.Error(words.w("common.toast_wrong", lang, what=f"{type(exc).__name__}: {plain(exc)}"),
+                           title=words.w("common.toast_internal", lang), print_exception=False) from None
         finally:
             from .. import memory
             memory.release_after_request()
@@ -132,12 +150,12 @@ def plain(message, limit: int = 300) -> str:
 MAX_NOTICES = 20
 
 
-def notices_markdown(notices, toast: bool = True) -> str:
+def notices_markdown(notices, toast: bool = True, lang: str = "en") -> str:
     """Notices as a short markdown list (kept in the page, and in API results); the first
     few also pop up as warnings."""
     notices = [plain(n, 600) for n in dict.fromkeys(notices or [])]
     if len(notices) > MAX_NOTICES:
-        notices = notices[:MAX_NOTICES] + [f"... and {len(notices) - MAX_NOTICES} more notices."]
+        notices = notices[:MAX_NOTICES] + [words.w("common.toast_more", lang, count=len(notices) - MAX_NOTICES)]
     if toast:
         for n in notices[:3]:
             gr.Warning(n)

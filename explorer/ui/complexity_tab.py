@@ -15,15 +15,13 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from .. import catalog
+from .. import catalog, words
 from . import common, i18n
 
 TIME_BUDGET_S = float(os.environ.get("EXPLORER_SWEEP_BUDGET_S", "60"))
 MEMORY_BUDGET = int(float(os.environ.get("EXPLORER_SWEEP_MEMORY_GB", "2")) * 2**30)
 # (what the user reads, what the engine gets): plain labels, never internal ids.
-METHOD_CHOICES = [(catalog.SWEEP_METHOD_LABELS[m], m) for m in catalog.SWEEP_METHODS]
-RUN_COLUMNS = ["method", "N", "causal", "time (ms, median)", "IQR (ms)", "GFLOP/s", "extra peak (bytes)",
-               "FLOPs (model)", "skipped because"]           # views.complexity_table's columns
+METHOD_CHOICES = [(i18n.label(f"cx_method_{m}"), m) for m in catalog.SWEEP_METHODS]
 SWEEP_MAPS = [(catalog.FEATURE_MAPS[name].pretty, name) for name in catalog.SWEEP_MAPS]
 
 # session -> stop flag of that user's running sweep
@@ -70,20 +68,27 @@ class ComplexityTab:
 
 
 def render(view, presentation=False):
+    """(sweep figure, claim figure) in the language the sweep was run in."""
     if view is None:
         return None, None
-    figures, _ = _engine()
-    status = " · cancelled" if view.cancelled else (" · time budget reached" if view.truncated else "")
+    figures, views = _engine()
+    from ..views.complexity import shown
+    view = shown(view)
+    lang = view.lang
+    w = words.w
+    status = (w("complexity.status_cancelled", lang) if view.cancelled
+              else w("complexity.status_budget", lang) if view.truncated else "")
     p = view.params
     plot = figures.complexity(
         view.rows, view.method_labels, theory=view.theory, slopes=view.slopes, crossover=view.crossover,
         crossover_text=view.crossover_text,
-        title=f"Cost against N · d = {p['d']}, {map_label(p['map'])} m = {p['m']}, {'causal' if p['causal'] else 'non-causal'}{status}",
-        note=f"dense matmul in the same run: {view.matmul_gflops or 0:.0f} GFLOP/s", style=presentation,
-        disturbed="; ".join(getattr(view, "disturbance", [])))
+        title=w("complexity.title_run", lang, d=p["d"], map=map_label(p["map"]), m=p["m"],
+                causal=w("common.causal" if p["causal"] else "common.non_causal", lang), status=status),
+        note=w("complexity.note_rate", lang, rate=f"{view.matmul_gflops or 0:.0f}"), style=presentation,
+        disturbed=w("complexity.reason_sep", lang).join(getattr(view, "disturbance", [])), lang=lang)
     c = view.claim
     claim = figures.flop_claim(c["n"], c["head_dim"], c["quadratic_flops"], c["linear_flops"], c["measured"],
-                               style=presentation)
+                               style=presentation, lang=lang)
     return plot, claim
 
 
@@ -93,50 +98,60 @@ def map_label(name: str) -> str:
 
 
 def summary(view) -> str:
+    """The claim, the measured ratio, slopes, crossover and notes, in the sweep's language."""
+    _engine()
+    from ..views.complexity import shown
+    view = shown(view)
     c = view.claim
-    lines = [f"**The article's claim** (N = {c['n']:,}, d = {c['head_dim']}, m = d): softmax needs "
-             f"{c['quadratic_flops']:.3g} FLOPs per head, linear attention {c['linear_flops']:.3g}: "
-             f"**{c['ratio']:,.0f}× fewer** (the article says about 780×)."]
+    lang = getattr(view, "lang", "en")
+    w = words.w
+    lines = [w("complexity.sum_claim", lang, n=f"{c['n']:,}", d=c["head_dim"], q=f"{c['quadratic_flops']:.3g}",
+               l=f"{c['linear_flops']:.3g}", ratio=f"{c['ratio']:,.0f}")]
     if c["measured"]:
         mm = c["measured"]
-        lines.append(f"Measured here at the largest N both ran (N = {mm['n']:,}): SDPA {mm['quadratic_ms']:.3g} ms, "
-                     f"non-causal linear {mm['linear_ms']:.3g} ms, **{mm['ratio']:.1f}× faster** "
-                     f"(FLOP ratio at that N: {mm['flop_ratio']:.1f}×).")
+        faster = mm["ratio"] >= 1          # "0.7× faster" would read as a speed-up
+        lines.append(w("complexity.sum_measured" if faster else "complexity.sum_measured_slower", lang,
+                       n=f"{mm['n']:,}", q=f"{mm['quadratic_ms']:.3g}", l=f"{mm['linear_ms']:.3g}",
+                       ratio=f"{mm['ratio'] if faster else 1 / mm['ratio']:.1f}", flop=f"{mm['flop_ratio']:.1f}"))
     else:
-        lines.append("No N where both SDPA and non-causal linear attention were measured: select both to compare.")
+        lines.append(w("complexity.sum_none", lang))
     if view.slopes:
-        lines.append("Fitted log-log slopes: " + ", ".join(f"{view.method_labels.get(k, k)} {v:.2f}"
-                                                          for k, v in view.slopes.items()))
-    lines.append(f"Crossover: {view.crossover_text}.")
+        lines.append(w("complexity.sum_slopes", lang, items=w("complexity.sep", lang).join(
+            f"{view.method_labels.get(k, k)} {v:.2f}" for k, v in view.slopes.items())))
+    lines.append(w("complexity.sum_cross", lang, text=view.crossover_text))
     if getattr(view, "disturbed", False):
-        lines.insert(0, "**⚠ Measurement disturbed by other load** (" + "; ".join(view.disturbance) +
-                     "): the times below are not this machine's quiet speed; the plot shows each point's spread. "
-                     "Run again when the machine is idle.")
+        lines.insert(0, w("complexity.sum_disturbed", lang,
+                          reasons=w("complexity.reason_sep", lang).join(view.disturbance)))
     if view.cancelled:
-        lines.append("⚠ Sweep cancelled: the plot shows what was measured before.")
+        lines.append(w("complexity.sum_cancelled", lang))
     if view.truncated:
-        lines.append(f"⚠ Time budget ({TIME_BUDGET_S:.0f} s) reached: the largest runs were skipped.")
+        lines.append(w("complexity.sum_budget", lang, s=f"{TIME_BUDGET_S:.0f}"))
     with_notes = "\n".join(f"- {n}" for n in view.notes)
-    return "\n\n".join(lines) + "\n\n<details><summary>How this was measured</summary>\n\n" + with_notes + "\n</details>"
+    return ("\n\n".join(lines) + f"\n\n<details><summary>{w('complexity.sum_how', lang)}</summary>\n\n"
+            + with_notes + "\n</details>")
 
 
 @common.guarded
 def run_complexity(n_min=512, n_max=8192, points=5, d=64, m=0, causal=True, feature_map="elu1",
-                   methods=catalog.DEFAULT_METHODS, repeats=3, presentation=False,
+                   methods=catalog.DEFAULT_METHODS, repeats=3, presentation=False, lang="en",
                    request: gr.Request = None, progress=gr.Progress()):
-    """Run the sweep and draw it. Returns (plot, claim figure, table, summary, view, query)."""
+    """Run the sweep and draw it in ``lang`` ("en" or "zh"). Returns (plot, claim figure,
+    table, summary, view, query)."""
     _, views = _engine()
+    lang = words.normal_lang(lang)
     key = getattr(request, "session_hash", None) or "api"
     stop = threading.Event()
     with _running_lock:
         if key in _running and key != "api":
-            raise gr.Error("A sweep of yours is already running: wait for it or cancel it.", print_exception=False)
+            raise gr.Error(words.w("complexity.already", lang), print_exception=False)
         _running[key] = stop
     try:
-        progress(0.0, desc="measuring the dense matmul rate")
+        progress(0.0, desc=words.w("complexity.progress_rate", lang))
+        from ..views.complexity import say
         view = views.complexity_view(
             n_min, n_max, points, d, m, bool(causal), feature_map, methods, repeats, memory_budget_bytes=MEMORY_BUDGET,
-            time_budget_s=TIME_BUDGET_S, progress=lambda f, msg: progress(f, desc=msg), should_stop=stop.is_set)
+            time_budget_s=TIME_BUDGET_S, progress=lambda f, msg: progress(f, desc=say(msg, lang)),
+            should_stop=stop.is_set, lang=lang)
     finally:
         with _running_lock:
             if _running.get(key) is stop:
@@ -148,18 +163,45 @@ def run_complexity(n_min=512, n_max=8192, points=5, d=64, m=0, causal=True, feat
     return plot, claim, views.complexity_table(view), summary(view), view, common.query_string(params)
 
 
-def cancel(request: gr.Request = None):
+def cancel(lang="en", request: gr.Request = None):
     key = getattr(request, "session_hash", None) or "api"
     with _running_lock:
         stop = _running.get(key)
     if stop is None:
-        gr.Info("No sweep is running.")
+        gr.Info(words.w("complexity.none_running", lang))
     else:
         stop.set()
-        gr.Info("Cancelling: the sweep stops after the current measurement.")
+        gr.Info(words.w("complexity.cancelling", lang))
 
 
-def build(presentation: gr.Checkbox) -> ComplexityTab:
+# views.complexity.TABLE_COLUMNS, named here without importing the engine (the page is built first)
+RUN_COLUMNS = ("method", "n", "causal", "time_ms", "time_min_ms", "time_max_ms", "time_iqr_ms", "gflops",
+               "peak_mem_bytes", "flops", "skipped")
+
+
+def run_columns(lang: str) -> list[str]:
+    """The headers of the table of runs in ``lang`` (shown before the first sweep too)."""
+    return [words.w(f"complexity.col.{column}", lang) for column in RUN_COLUMNS]
+
+
+def relang(view, lang, presentation=False):
+    """The sweep already run, shown in ``lang``: figures, summary and table redrawn, nothing
+    timed again; before any sweep, the empty table's headers. Returns (plot, claim, view,
+    summary, table)."""
+    if view is None:
+        import pandas as pd
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip(), pd.DataFrame(columns=run_columns(words.normal_lang(lang)))
+    if getattr(view, "lang", "en") == words.normal_lang(lang):
+        return tuple(gr.skip() for _ in range(5))
+    import dataclasses
+    _, views = _engine()
+    view = dataclasses.replace(view, lang=words.normal_lang(lang))
+    plot, claim = render(view, presentation)
+    return plot, claim, view, summary(view), views.complexity_table(view)
+
+
+def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> ComplexityTab:
+    """The tab; with ``lang`` (the page's language switch) its run-time text follows it."""
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
             with gr.Row():
@@ -182,32 +224,34 @@ def build(presentation: gr.Checkbox) -> ComplexityTab:
         with gr.Column(scale=5):
             plot = gr.Plot(label=i18n.label("cx_plot"), show_label=False, elem_id="cx-plot")
             # Timing takes the whole CPU for up to a minute: it runs on request (or from a link), not on opening.
-            summary_md = gr.Markdown("Press **Run the sweep** to time every method at each N (it takes up to "
-                                     f"{TIME_BUDGET_S:.0f} s and the whole CPU), or open a complexity link.",
-                                     elem_id="cx-summary")
+            summary_md = gr.Markdown(i18n.label("cx_start"), elem_id="cx-summary")
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
             claim = gr.Plot(label=i18n.label("cx_claim"), show_label=False, elem_id="cx-claim")
         with gr.Column(scale=3):
-            table = gr.Dataframe(label=i18n.label("cx_table"), headers=RUN_COLUMNS, interactive=False, max_height=420,
-                                 elem_id="cx-table")
+            table = gr.Dataframe(label=i18n.label("cx_table"), headers=run_columns("en"), interactive=False,
+                                 max_height=420, elem_id="cx-table")
     export, files, link, view, query = common.export_band("export_complexity")
     tab = ComplexityTab(n_min, n_max, points, d, m, causal, feature_map, methods, repeats, run, stop, plot, claim,
                         table, summary_md, view, query, link)
 
-    run.click(run_complexity, tab.controls + [presentation], tab.outputs, api_name="complexity",
+    with_lang = [lang] if lang is not None else []
+    run.click(run_complexity, tab.controls + [presentation] + with_lang, tab.outputs, api_name="complexity",
               concurrency_limit=1, concurrency_id="sweep").then(None, query, link, js=common.SET_URL_JS)
     # Not queued behind the sweep it cancels.
-    stop.click(cancel, None, None, api_visibility="private", queue=False)
+    stop.click(cancel, with_lang, None, api_visibility="private", queue=False)
+    if lang is not None:
+        lang.change(relang, [view, lang, presentation], [plot, claim, view, summary_md, table],
+                    api_visibility="private", queue=False)
 
     @common.guarded
-    def export_complexity(view, presentation):
+    def export_complexity(view, presentation, lang="en"):
         if view is None:
-            raise gr.Error("Run the sweep first.", print_exception=False)
+            raise gr.Error(words.w("complexity.run_first", lang), print_exception=False)
         _, views = _engine()
         plot_fig, claim_fig = render(view, presentation)
         return common.show_files(common.export_files("complexity", {"sweep": plot_fig, "claim": claim_fig},
                                    {"runs": views.complexity_table(view)}))
 
-    common.wire_export(export, export_complexity, [view, presentation], files)
+    common.wire_export(export, export_complexity, [view, presentation] + with_lang, files)
     return tab

@@ -16,6 +16,8 @@ Chinese is written for this app, short enough for a button on a projector.
 
 from __future__ import annotations
 
+import re
+
 import gradio as gr
 
 LANGS = ("en", "zh")
@@ -148,6 +150,8 @@ EN: dict[str, str] = {
     "cx_plot": "Time and memory against N",
     "cx_claim": "The article's 780× claim",
     "cx_table": "Every run",
+    "cx_start": ("Press **Run the sweep** to time every method at each N (it takes up to a minute and the whole "
+                 "CPU), or open a complexity link."),
     "learn_help": "What this tab shows",
     "learn_part1": "### 1 · Learn a feature map that imitates softmax",
     "learn_head_info": "all heads: one joint training, needed for the hybrid",
@@ -326,6 +330,7 @@ ZH: dict[str, str] = {
     "cx_plot": "时间与内存随 N 的变化",
     "cx_claim": "文章中 780× 的说法",
     "cx_table": "每次运行",
+    "cx_start": "点 **运行扫描**，在每个 N 上为各方法计时（最多约一分钟，占满整个 CPU），或打开一个复杂度链接。",
     "learn_help": "本页展示什么",
     "learn_part1": "### 1 · 学一个模仿 softmax 的特征映射",
     "learn_head_info": "全部头：一次联合训练，混合模型要用",
@@ -385,7 +390,61 @@ ZH: dict[str, str] = {
     "hybrid_table": "各配置",
 }
 
+
+
+# ---------------------------------------------------------------------------------------
+# Labels made from the tool tabs' words (explorer.words, no engine import): the names of
+# the maps in the choices, the metrics of the head overview's menu, the metrics glossary.
+# ---------------------------------------------------------------------------------------
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def map_key(label: str) -> str:
+    """The key of a map's name in the choices: "FAVOR+ (orthogonal)" -> "map_favor_orthogonal"."""
+    return "map_" + _slug(label)
+
+
+def _add_word_labels() -> None:
+    from .. import catalog
+    from ..words import w
+    from ..words.common import map_name
+
+    for label in catalog.map_choices():
+        for lang, table in STRINGS.items():
+            table[map_key(label)] = map_name(label, lang)
+    for key in catalog.OVERVIEW_METRICS:
+        for lang, table in STRINGS.items():
+            table["metric_" + key] = w(f"common.metric.{key}", lang)
+    for method in catalog.SWEEP_METHODS:
+        for lang, table in STRINGS.items():
+            table["cx_method_" + method] = w(f"complexity.method.{method}", lang)
+    for lang, table in STRINGS.items():
+        order = dict.fromkeys([*catalog.HEADLINE_METRICS, *catalog.METRIC_INFO])
+        lines = [w("common.glossary_line", lang, short=w(f"common.short.{key}", lang),
+                   label=w(f"common.metric.{key}", lang), help=w(f"common.help.{key}", lang)) for key in order]
+        lines.insert(1, w("common.glossary_line", lang, short=w("maps.spread_column", lang, k=SPREAD_SEEDS),
+                          label=w("common.seed_spread", lang, k=SPREAD_SEEDS),
+                          help=w("maps.spread_help", lang, more=SPREAD_SEEDS - 1)))
+        table["maps_glossary"] = "\n".join(lines)
+
+
+SPREAD_SEEDS = 5            # explorer.views.maps.SPREAD_SEEDS (the test holds them equal)
+
+
+def map_choice(name: str) -> tuple:
+    """(translated name, catalogue label) for a choice of maps: the value stays the label."""
+    return (label(map_key(name)), name)
+
+
+def metric_choice(key: str) -> tuple:
+    """(translated label, key) for the head overview's metric menu."""
+    return (label("metric_" + key), key)
+
+
 STRINGS = {"en": EN, "zh": ZH}
+_add_word_labels()
 
 _I18N = gr.I18n(en={}, zh={})    # keys only; the dictionaries go to launch(i18n=translations())
 
@@ -395,6 +454,7 @@ def label(key: str):
     if key not in EN:
         raise KeyError(f"no UI string {key!r} in explorer.ui.i18n")
     return _I18N(key)
+
 
 
 def engine_key(key: str) -> str:
@@ -431,3 +491,54 @@ def translations() -> gr.I18n:
                 merged[lang][engine_key(key)] = by_lang.get(lang) or by_lang.get(DEFAULT_LANG, key)
     # Register Chinese under gradio's locale name too: a zh-CN browser finds it directly.
     return gr.I18n(**merged, **{GRADIO_LOCALES["zh"]: merged["zh"]})
+
+
+# The tab row's ids (ui/__init__ gives each tab elem_id "tab-<id>"; gradio ids its button "<elem_id>-button").
+TAB_KEYS = ("lecture", "maps", "quality", "state", "complexity", "learn")
+
+
+def page_js() -> str:
+    """The tab row in the chosen language from the first moment.
+
+    gradio writes the tab buttons' labels once, in the locale the page starts in, and
+    translates a tab's label again only when that tab is first shown: after a switch (or a
+    link's lang=) the tabs not yet visited kept the other language. This wraps the language
+    switch's browser half (assets/lecture.js, explorerSetLanguage) so that it also writes
+    every tab button's label in the new language, and writes them again whenever gradio
+    redraws the tab row."""
+    import json
+
+    labels = {lang: {key: STRINGS[lang][f"tab_{key}"] for key in TAB_KEYS} for lang in LANGS}
+    return """() => {
+  const LABELS = %s;
+  const known = new Set(Object.values(LABELS).flatMap((table) => Object.values(table)));
+  let current = null;
+  const relabel = () => {
+    const table = LABELS[current];
+    if (!table) { return; }
+    for (const [key, text] of Object.entries(table)) {
+      const button = document.getElementById(`tab-${key}-button`);
+      if (!button) { continue; }
+      // Change the text node gradio wrote, not the button: gradio keeps its own reference to it.
+      const walker = document.createTreeWalker(button, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const shown = node.nodeValue.trim();
+        if (known.has(shown) && shown !== text) { node.nodeValue = node.nodeValue.replace(shown, text); }
+      }
+    }
+  };
+  const setLanguage = window.explorerSetLanguage;
+  window.explorerSetLanguage = async (lang) => {
+    current = LABELS[lang] ? lang : 'en';
+    relabel();
+    const done = setLanguage ? await setLanguage(lang) : false;
+    relabel();
+    setTimeout(relabel, 100);
+    return done;
+  };
+  let pending = false;
+  new MutationObserver(() => {
+    if (current && !pending) { pending = true; requestAnimationFrame(() => { pending = false; relabel(); }); }
+  })
+    .observe(document.body, { childList: true, subtree: true, characterData: true });
+}""" % json.dumps(labels, ensure_ascii=False)

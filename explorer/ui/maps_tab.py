@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from .. import catalog
+from .. import catalog, words
 from . import common, i18n, source as source_panel
 
 
@@ -44,54 +44,71 @@ class MapsTab:
 
 
 def render(view, presentation=False):
+    """The grid, in the language the view was computed in."""
     if view is None:
         return None
     figures, _ = _engine()
+    from ..views import common as view_common, maps as maps_views
+    note = " ".join(x for x in (view.display_note, maps_views.spread_note(view)) if x)
     return figures.attention_grid(view.tokens, view.maps, view.errors, reference=catalog.REFERENCE,
-                                  ill_defined=view.ill_defined, title=view.title, note=view.display_note,
-                                  style=presentation)
+                                  ill_defined=view.ill_defined, title=view.title, note=note,
+                                  style=presentation, lang=view.lang,
+                                  names={label: view_common.map_name(label, view.lang) for label in view.maps})
 
 
 def badge(view) -> str:
     if view.model_check is None:
         return ""
-    ok = view.model_check < 1e-4
-    mark = "✓" if ok else "✗"   # plain glyphs: lecture-hall machines may lack an emoji font
-    verdict = "matches" if ok else "does NOT match"
-    return (f"{mark} Recomputed softmax(QKᵀ/√d) {verdict} the model's own attention "
-            f"(max |difference| = {view.model_check:.1e}).")
+    # plain glyphs (✓ ✗): lecture-hall machines may lack an emoji font
+    key = "maps.badge_ok" if view.model_check < 1e-4 else "maps.badge_bad"
+    return words.w(key, view.lang, diff=f"{view.model_check:.1e}")
 
 
 @common.guarded
 def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None, model=None,
              layer=2, head="3", causal=False, maps=catalog.DEFAULT_MAPS, m=64, seed=0, window=4, presentation=False,
-             request: gr.Request = None, progress=gr.Progress()):
-    """Compute and draw the maps tab. Returns (figure, metrics table, badge, notices, view, query).
-    Trained maps are this browser session's own (``request``)."""
+             lang="en", request: gr.Request = None, progress=gr.Progress()):
+    """Compute and draw the maps tab in ``lang`` ("en" or "zh"). Returns (figure, metrics
+    table, badge, notices, view, query). Trained maps are this browser session's own
+    (``request``)."""
     _, views = _engine()
+    lang = words.normal_lang(lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model)
-    progress(0.5, desc="computing the maps and their metrics")
+    progress(0.5, desc=words.w("maps.progress", lang))
     view = views.maps_view(sample, layer, head, maps or [], bool(causal), int(m), int(seed or 0),
-                           window=int(window), session=getattr(request, "session_hash", None))
+                           window=int(window), lang=lang,
+                           session=getattr(request, "session_hash", None))
     params = {"tab": "maps", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature,
                                                       view.params["layer"], view.params["head"], model=model),
               "causal": bool(causal), "maps": maps, "m": int(m), "seed": int(seed or 0), "w": int(window),
               "present": bool(presentation)}
     # Three significant digits on screen, so the judging columns fit beside the grid; the CSV keeps four.
-    return (render(view, presentation), views.metrics_table(view.metrics, digits=3, short=True), badge(view),
+    from ..views import maps as maps_views
+    return (render(view, presentation), maps_views.maps_table(view, digits=3), badge(view),
             notices_with_undefined(view), view, common.query_string(params))
+
+
+def empty_table(lang):
+    """The metrics table before the first draw: its headers in ``lang``."""
+    import pandas as pd
+    lang = words.normal_lang(lang)
+    return pd.DataFrame(columns=[words.w("common.map", lang)]
+                        + [words.w(f"common.short.{key}", lang) for key in catalog.HEADLINE_METRICS])
 
 
 def notices_with_undefined(view) -> str:
     """The view's notices (the first few pop up), then why each n/a cell of the table is n/a."""
-    from ..measure import metrics
-    text = common.notices_markdown(view.notices)
-    why = metrics.undefined_notes(view.metrics)
-    return "\n".join([text] * bool(text) + [f"- n/a: {line}" for line in why])
+    _engine()
+    from ..views.common import undefined_notes
+    text = common.notices_markdown(view.notices, lang=view.lang)
+    why = undefined_notes(view.metrics, view.lang)
+    return "\n".join([text] * bool(text) + [f"- {line}" for line in why])
 
 
-def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab:
-    choices = catalog.map_choices()
+def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.Radio | None = None) -> MapsTab:
+    """The tab; with ``lang`` (the page's language switch) its run-time text follows the
+    switch, and a drawn view is drawn again when the language changes."""
+    choices = [i18n.map_choice(label) for label in catalog.map_choices()]
     # Controls in a column at the left, so the grid starts at the top of the tab; the metrics
     # table beside the grid on a wide screen, below it where the grid needs the width
     # (narrow screens and presentation mode, see app.css).
@@ -112,18 +129,17 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab
             plot = gr.Plot(label=i18n.label("maps_plot"), show_label=False,
                            elem_id="maps-plot")
         with gr.Column(scale=1, min_width=380, elem_id="maps-side"):
-            table = gr.Dataframe(label=i18n.label("maps_table"),
-                                 headers=["map"] + [catalog.METRIC_SHORT[k] for k in catalog.HEADLINE_METRICS],
+            table = gr.Dataframe(label=i18n.label("maps_table"), headers=list(empty_table("en").columns),
                                  interactive=False, wrap=True, pinned_columns=1, max_height=900, elem_id="maps-table",
                                  # map and the three judging columns fit the 380-px side column
                                  column_widths=["124px"] + ["76px"] * len(catalog.METRIC_INFO))
             with gr.Accordion(i18n.label("maps_metrics_help"), open=False):
-                gr.Markdown("\n".join(f"- **{label}**: {text}" for label, text in catalog.metric_help()))
+                gr.Markdown(i18n.label("maps_glossary"), elem_id="maps-glossary")
     export, files, link, view, query = common.export_band("export_maps",
                                                           export_id="maps-export", query_id="maps-query")
     tab = MapsTab(causal, maps, m, seed, window, run, plot, table, badge_md, notices, view, query, link)
 
-    inputs = panel.inputs + tab.controls + [presentation]
+    inputs = panel.inputs + tab.controls + [presentation] + ([lang] if lang is not None else [])
     run.click(run_maps, inputs, tab.outputs, api_name="maps", concurrency_limit=2,
               concurrency_id="compute").then(None, query, link, js=common.SET_URL_JS)
     # Small changes redraw at once; .input/.release fire on user action only, not when a
@@ -132,13 +148,22 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab
           api_visibility="private", concurrency_limit=2, concurrency_id="compute",
           trigger_mode="always_last").then(None, query, link, js=common.SET_URL_JS)
 
+    if lang is not None:
+        # A drawn view is drawn again in the new language (its per-map results are cached).
+        def redraw(view, *args, request: gr.Request = None, progress=gr.Progress()):
+            if view is None:     # nothing drawn yet: the empty table's headers in the new language
+                return (gr.skip(), empty_table(args[-1]), *(gr.skip() for _ in tab.outputs[2:]))
+            return run_maps(*args, request=request, progress=progress)
+        lang.change(redraw, [view, *inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
+                    concurrency_id="compute", trigger_mode="always_last")
+
     @common.guarded
-    def export_maps(view, presentation):
+    def export_maps(view, presentation, lang="en"):
         if view is None:
-            raise gr.Error("Draw the maps first.", print_exception=False)
+            raise gr.Error(words.w("maps.draw_first", lang), print_exception=False)
         _, views = _engine()
         return common.show_files(common.export_files("maps", {"grid": render(view, presentation)},
                                    {"metrics": views.metrics_table(view.metrics)}))
 
-    common.wire_export(export, export_maps, [view, presentation], files)
+    common.wire_export(export, export_maps, [view, presentation] + ([lang] if lang is not None else []), files)
     return tab

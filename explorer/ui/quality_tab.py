@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from .. import catalog
+from .. import catalog, words
 from . import common, i18n, source as source_panel
 
 X_AXES = ("m", "FLOPs")
@@ -55,28 +55,38 @@ class QualityTab:
 
 
 def render(bundle, presentation=False, x_axis="m"):
-    """(curves, norms, shape bars, overview) figures from the stored views."""
+    """(curves, norms, shape bars, overview) figures from the stored views, in the language
+    they were measured in."""
     if bundle is None:
         return None, None, None, None
     figures, _ = _engine()
+    from ..views import common as view_common, quality as quality_views
+    from ..views.maps import SPREAD_SEEDS
     quality, overview = bundle
-    note = (f"Mean over the redraws ({quality.seed_note}) with a 10–90 % band. Dashed: the IID theory (an "
-            "expectation; with heavy-tailed estimates a finite set of seeds usually lands below it). Orthogonal "
-            "features have no closed form here.")
-    curves = figures.quality_curves(quality.curves, x="flops" if x_axis == "FLOPs" else "m", title=(
-        f"Random features: error against {'cost' if x_axis == 'FLOPs' else 'm'} · {quality.title}"), note=note,
-        style=presentation, favor_need=quality.favor_need)
-    norms = figures.favor_norms(quality.norms, quality.favor_need, title=quality.title, style=presentation)
-    shape = figures.metric_bars(quality.shape_rows, title=f"Spiky and monotone like softmax, or flat? · {quality.title}",
-                                style=presentation)
+    lang = quality.lang
+    names = {row["map"]: view_common.map_name(row["map"], lang) for row in quality.shape_rows}
+    names.update({cur.label: view_common.map_name(cur.label, lang) for cur in quality.curves})
+    note = words.w("quality.curves_note", lang, seeds=quality.seed_note)
+    head = words.w("quality.curves_title_cost" if x_axis == "FLOPs" else "quality.curves_title", lang)
+    curves = figures.quality_curves(quality.curves, x="flops" if x_axis == "FLOPs" else "m",
+                                    title=f"{head} · {quality.title}", note=note, style=presentation,
+                                    favor_need=quality.favor_need, lang=lang, names=names)
+    norms = figures.favor_norms(quality.norms, quality.favor_need, title=quality.title, style=presentation, lang=lang)
+    spread = quality_views.shape_spread(quality)
+    k = max((len(s.seeds) for s in quality.spread.values()), default=SPREAD_SEEDS)
+    shape = figures.metric_bars(quality.shape_rows, title=f"{words.w('quality.bars_title', lang)} · {quality.title}",
+                                style=presentation, lang=lang, names=names, spread=spread, spread_seeds=k,
+                                note=words.w("maps.bars_note", lang, seed=0, k=k) if spread else "")
     over = None
     if overview is not None:
         over = figures.head_overview(overview.values, overview.layer_names, overview.metric_label, overview.map_label,
-                                     style=presentation)
+                                     style=presentation, lang=lang)
     return curves, norms, shape, over
 
 
 def heads_table(overview) -> pd.DataFrame:
+    """The overview's heads, hardest first; "layer" and "head" stay as the column names the
+    page's row selection reads (the shown headers are translated by ``shown_heads_table``)."""
     if overview is None:
         return pd.DataFrame(columns=["layer", "head", "value"])
     rows = [{"layer": layer, "head": head, overview.metric_label: overview.values[layer, head]}
@@ -84,44 +94,56 @@ def heads_table(overview) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(overview.metric_label, ascending=False, na_position="last").round(4)
 
 
+def shown_heads_table(overview, lang: str | None = None) -> pd.DataFrame:
+    """``heads_table`` with its headers in the overview's language (or ``lang``)."""
+    table = heads_table(overview)
+    lang = words.normal_lang(lang or getattr(overview, "lang", "en"))
+    return table.rename(columns={"layer": words.w("common.layer", lang), "head": words.w("common.head", lang),
+                                 "value": words.w("common.value", lang)})
+
+
 @common.guarded
 def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None, model=None,
                 layer=2, head="3", causal=False, maps=None, seeds=10, x_axis="m", m=64, overview_map="elu+1",
-                overview_metric="map_rel_error", presentation=False, request: gr.Request = None,
+                overview_metric="map_rel_error", presentation=False, lang="en", request: gr.Request = None,
                 progress=gr.Progress()):
-    """Compute and draw the quality tab (with this browser session's trained maps).
+    """Compute and draw the quality tab in ``lang`` ("en" or "zh"), with this browser session's
+    trained maps.
 
     Returns (curves figure, norms figure, entropy/monotonicity figure, head overview figure,
     heads table, notices, view, query).
     """
     _, views = _engine()
+    lang = words.normal_lang(lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model)
     quality = views.quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=bool(causal), m=int(m),
-                                 progress=lambda f, msg: progress(0.1 + 0.75 * f, desc=msg),
+                                 progress=lambda f, msg: progress(0.1 + 0.75 * f, desc=msg), lang=lang,
                                  session=getattr(request, "session_hash", None))
     overview = None
     notices = list(quality.notices)
     if sample.n_layers * sample.n_heads > 1:
-        progress(0.9, desc="every head")
-        overview = views.head_overview(sample, overview_map, overview_metric, bool(causal), int(m),
+        progress(0.9, desc=words.w("quality.overview_progress", lang))
+        overview = views.head_overview(sample, overview_map, overview_metric, bool(causal), int(m), lang=lang,
                                        session=getattr(request, "session_hash", None))
     else:
-        notices.append("The head overview needs several heads: use a text (72 heads) or an upload with heads.")
+        notices.append(words.w("quality.overview_needs_heads", lang))
     bundle = (quality, overview)
     curves, norms, shape, over = render(bundle, presentation, x_axis)
     params = {"tab": "quality", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head, model=model),
               "causal": bool(causal), "qmaps": maps, "seeds": int(seeds), "x": x_axis, "m": int(m),
               "omap": overview_map, "ometric": overview_metric, "present": bool(presentation)}
-    return (curves, norms, shape, over, heads_table(overview), common.notices_markdown(notices, toast=False), bundle,
-            common.query_string(params))
+    return (curves, norms, shape, over, shown_heads_table(overview),
+            common.notices_markdown(notices, toast=False, lang=lang), bundle, common.query_string(params))
 
 
-def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> QualityTab:
-    rand = catalog.random_map_labels()
+def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.Radio | None = None) -> QualityTab:
+    """The tab; with ``lang`` (the page's language switch) its run-time text follows the
+    switch, and a measured view is measured again when the language changes."""
+    rand = [i18n.map_choice(label) for label in catalog.random_map_labels()]
     others = [label for label in catalog.map_choices() if label != catalog.REFERENCE]
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
-            maps = gr.CheckboxGroup(rand, value=rand, label=i18n.label("quality_maps"), elem_id="quality-maps")
+            maps = gr.CheckboxGroup(rand, value=catalog.random_map_labels(), label=i18n.label("quality_maps"), elem_id="quality-maps")
             seeds = gr.Slider(10, 30, value=10, step=1, label=i18n.label("quality_seeds"), info=i18n.label("quality_seeds_info"),
                               elem_id="quality-seeds")
             x_axis = gr.Radio(list(X_AXES), value="m", label=i18n.label("quality_x"), elem_id="quality-x",
@@ -129,9 +151,12 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
             causal = gr.Checkbox(False, label=i18n.label("causal"), elem_id="quality-causal")
             m = gr.Slider(2, 512, value=64, step=2, label=i18n.label("features_m"), info=i18n.label("quality_m_info"),
                           elem_id="quality-m")
-            overview_map = gr.Dropdown(others, value="elu+1" if "elu+1" in others else others[0],
-                                       label=i18n.label("quality_omap"))
-            overview_metric = gr.Dropdown(catalog.metric_keys(), value="map_rel_error", label=i18n.label("quality_ometric"))
+            overview_map = gr.Dropdown([i18n.map_choice(label) for label in others],
+                                       value="elu+1" if "elu+1" in others else others[0],
+                                       label=i18n.label("quality_omap"), elem_id="quality-omap")
+            overview_metric = gr.Dropdown([i18n.metric_choice(key) for key in catalog.OVERVIEW_METRICS],
+                                          value="map_rel_error", label=i18n.label("quality_ometric"),
+                                          elem_id="quality-ometric")
             run = gr.Button(i18n.label("quality_run"), variant="primary", elem_id="quality-run")
             try_preset = gr.Button(i18n.label("quality_preset"), size="sm", elem_id="quality-preset")
         with gr.Column(scale=5):
@@ -158,7 +183,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
     try_preset.click(lambda: tuple(preset[key] for key in ("source", "preset", "n", "d", "data_seed", "temperature")),
                      None, [panel.source, panel.preset, panel.n, panel.d, panel.data_seed, panel.temperature],
                      api_visibility="private", queue=False).then(
-        run_quality, panel.inputs + tab.controls + [presentation], tab.outputs, api_visibility="private",
+        run_quality, panel.inputs + tab.controls + [presentation] + ([lang] if lang is not None else []), tab.outputs,
+        api_visibility="private",
         concurrency_limit=2, concurrency_id="quality").then(None, query, link, js=common.SET_URL_JS)
 
     # Switching the x axis only redraws: the measurements are kept in the view.
@@ -166,18 +192,28 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
         figure = render(bundle, presentation, x_axis)[0]
         return gr.skip() if figure is None else figure
 
-    inputs = panel.inputs + tab.controls + [presentation]
+    inputs = panel.inputs + tab.controls + [presentation] + ([lang] if lang is not None else [])
     measured = run.click(run_quality, inputs, tab.outputs, api_name="quality", concurrency_limit=2,
                          concurrency_id="quality")
     measured.then(None, query, link, js=common.SET_URL_JS)
     # A measurement that ends after the axis was switched drew the old axis: draw the one shown.
     measured.then(redraw, [view, presentation, x_axis], curves, api_visibility="private")
     x_axis.input(redraw, [view, presentation, x_axis], curves, api_visibility="private")
+    if lang is not None:
+        # A measured view is measured again in the new language (the random maps are cached).
+        def relang(bundle, *args, request: gr.Request = None, progress=gr.Progress()):
+            if bundle is None:   # nothing measured yet: the empty table's headers in the new language
+                skips = [gr.skip() for _ in tab.outputs]
+                skips[tab.outputs.index(tab.heads)] = shown_heads_table(None, args[-1])
+                return tuple(skips)
+            return run_quality(*args, request=request, progress=progress)
+        lang.change(relang, [view, *inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
+                    concurrency_id="quality", trigger_mode="always_last")
 
     @common.guarded
-    def export_quality(bundle, presentation, x_axis):
+    def export_quality(bundle, presentation, x_axis, lang="en"):
         if bundle is None:
-            raise gr.Error("Measure first.", print_exception=False)
+            raise gr.Error(words.w("quality.measure_first", lang), print_exception=False)
         _, views = _engine()
         curves_fig, norms_fig, shape_fig, over_fig = render(bundle, presentation, x_axis)
         quality, overview = bundle
@@ -187,7 +223,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> Quality
                                    {"metrics": views.metrics_table(quality.shape_rows),
                                     "curves": curves_table(quality), "heads": heads_table(overview)}))
 
-    common.wire_export(export, export_quality, [view, presentation, x_axis], files)
+    common.wire_export(export, export_quality, [view, presentation, x_axis] + ([lang] if lang is not None else []),
+                       files)
     return tab
 
 

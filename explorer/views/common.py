@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import re
 import threading
 from collections import OrderedDict
 
@@ -18,8 +19,10 @@ import numpy as np
 import torch
 
 from .. import maps as feature_maps
-from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, METRIC_SHORT, map_choices, map_specs
+from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, REFERENCE, map_choices, map_specs
 from ..catalog import whole_number as _int
+from ..words import normal_lang, w
+from ..words.common import map_name  # noqa: F401  (re-exported: the views' callers name maps with it)
 
 
 # Guards: the N x N tabs hold several float64 copies of every map (metrics), so the
@@ -39,35 +42,36 @@ DISPLAY_MAX = 128
 # ---------------------------------------------------------------------------------------
 
 def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window: int = 4, layer=None, head=None,
-                     session=None):
-    """Build the map behind ``label``; returns (feature_map, notices). ``window`` is the
+                     session=None, lang: str = "en"):
+    """Build the map behind ``label``; returns (feature_map, notices in ``lang``). ``window`` is the
     sliding-window hybrid's w (ignored by every other map); ``layer`` and ``head`` pick a
     trained map's head, from those ``session`` trained (ignored by every other map)."""
     specs = map_specs()
     if label not in specs:
-        raise ValueError(f"maps: unknown map {label!r}; choose from {', '.join(map_choices())}")
+        raise ValueError(w("common.err_unknown_map", lang, label=repr(str(label)[:60]),
+                           choices=", ".join(map_choices())))
     spec = specs[label]
     if spec.trained:
-        return trained_map_for(session, spec.name, head_dim, layer, head)
-    seed, notices = reduce_seed(seed, "feature seed")
+        return trained_map_for(session, spec.name, head_dim, layer, head, lang=lang)
+    seed, notices = reduce_seed(seed, "feature seed", lang=lang)
     kwargs = dict(spec.options)
     if spec.takes_m and m is not None:
         m = int(m)
         if m < 1:
-            raise ValueError(f"m: the number of features must be at least 1, got {m}")
+            raise ValueError(w("common.err_m_small", lang, m=m))
         if spec.even_m and m % 2:
-            notices.append(f"{label}: m rounded up from {m} to {m + 1} (features come in cos/sin pairs).")
+            notices.append(w("common.m_rounded", lang, label=map_name(label, lang), m=m, m2=m + 1))
             m += 1
         kwargs["num_features"] = m
     if spec.name == "sliding_window":
         window = int(window)
         if window < 0:
-            raise ValueError(f"window: must be 0 or more keys, got {window}")
+            raise ValueError(w("common.err_window", lang, window=window))
         kwargs["window"] = window
     return feature_maps.create(spec.name, head_dim, seed=seed, **kwargs), notices
 
 
-def reduce_seed(seed, name: str) -> tuple[int, list[str]]:
+def reduce_seed(seed, name: str, lang: str = "en") -> tuple[int, list[str]]:
     """(seed in 0..MAX_SEED, notices): a larger or negative whole number is taken modulo
     2^32 and the notice says so (torch's generators overflow on huge seeds)."""
     seed = _int(seed or 0, name)
@@ -75,7 +79,66 @@ def reduce_seed(seed, name: str) -> tuple[int, list[str]]:
         return seed, []
     reduced = seed % (MAX_SEED + 1)
     shown = f"{seed:,}" if abs(seed) < 10 ** 15 else f"{seed:.3g}"
-    return reduced, [f"The {name} {shown} is outside 0..{MAX_SEED:,}; using it modulo 2^32 = {reduced:,}."]
+    named = w("common.feature_seed", lang) if name == "feature seed" else name
+    return reduced, [w("common.seed_reduced", lang, name=named, shown=shown, top=f"{MAX_SEED:,}",
+                       reduced=f"{reduced:,}")]
+
+
+# ---------------------------------------------------------------------------------------
+# Names on screen: maps, metrics, heads and samples in the page's language
+# ---------------------------------------------------------------------------------------
+
+def metric_label(key: str, lang: str = "en", short: bool = False) -> str:
+    """A metric's column header (``short``) or full label with unit, in ``lang``."""
+    words_key = f"common.{'short' if short else 'metric'}.{key}"
+    from ..words import TEXT
+    return w(words_key, lang) if words_key in TEXT else key
+
+
+def metric_help(lang: str = "en") -> list[tuple[str, str]]:
+    """(label, explanation) of every metric in table order, in ``lang``; the label names the
+    short header too, as "short header: full label"."""
+    order = dict.fromkeys([*HEADLINE_METRICS, *METRIC_INFO])
+    return [(f"{metric_label(key, lang, short=True)}: {metric_label(key, lang)}", w(f"common.help.{key}", lang))
+            for key in order]
+
+
+def where(layer, head, lang: str = "en") -> str:
+    """"layer 2, head 3" or "layer 2, mean over heads" in ``lang``."""
+    if head is None:
+        return w("common.where_mean", lang, layer=layer)
+    return w("common.where_head", lang, layer=layer, head=head)
+
+
+_TEXT_SOURCE = re.compile(r"^(?P<model>[^,]+), (?P<n>\d+) tokens(?P<causal>, causal)?$")
+_RANDOM_SOURCE = re.compile(r"^random '(?P<preset>[^']*)', N=(?P<n>\d+), d=(?P<d>\d+), heads=(?P<heads>\d+), "
+                            r"seed=(?P<seed>\d+)$")
+_ARRAYS_SOURCE = re.compile(r"^arrays, N=(?P<n>\d+), d=(?P<d>\d+), heads=(?P<heads>\d+)$")
+
+
+def source_title(sample, lang: str = "en") -> str:
+    """Where the sample came from, in ``lang`` (the sources describe themselves in English)."""
+    text = str(getattr(sample, "source", "") or "")
+    if not text:
+        return w("common.sample", lang)
+    if normal_lang(lang) == "en":
+        return text
+    found = _TEXT_SOURCE.match(text)
+    if found:
+        out = w("common.source_text", lang, model=found["model"], n=found["n"])
+        return out + (f"，{w('common.causal', lang)}" if found["causal"] else "")
+    found = _RANDOM_SOURCE.match(text)
+    if found:
+        values = found.groupdict()
+        preset_key = f"common.preset.{values['preset']}"
+        from ..words import TEXT
+        if preset_key in TEXT:
+            values["preset"] = w(preset_key, lang)
+        return w("common.source_random", lang, **values)
+    found = _ARRAYS_SOURCE.match(text)
+    if found:
+        return w("common.source_arrays", lang, **found.groupdict())
+    return text
 
 
 # ---------------------------------------------------------------------------------------
@@ -150,43 +213,40 @@ def trained_version(session, kind: str) -> int:
     return 0 if entry is None else entry.version
 
 
-def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None):
+def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None, lang: str = "en"):
     """(feature_map, notices): ``session``'s trained map of ``kind`` for one head (``head``
     an int), for every head of ``layer`` (``head`` None: the mean over heads), or for every
-    layer and head (``layer`` "all"). ValueError, in words a notice can show, where the map
-    was not trained on what is asked for."""
+    layer and head (``layer`` "all"). ValueError, in words a notice can show (in ``lang``),
+    where the map was not trained on what is asked for."""
     from ..catalog import TRAINED_LABELS
-    name = TRAINED_LABELS.get(kind, kind)
+    name = TRAINED_LABELS.get(kind, kind).split(" (")[0]
     entry = trained_entry(session, kind)
     if entry is None:
-        raise ValueError(f"no {name.split(' (')[0]} trained yet in this session: train one (or load a saved map) "
-                         "in the learn tab")
+        raise ValueError(w("common.err_no_trained", lang, name=name))
     fmap = entry.fmap
     if fmap.head_dim != head_dim:
-        raise ValueError(f"it is for head dimension {fmap.head_dim}, this sample's is {head_dim}")
+        raise ValueError(w("common.err_trained_dim", lang, name=name, have=fmap.head_dim, want=head_dim))
     heads = tuple(fmap.heads)
-    asked = "every layer and head" if layer == "all" else \
-        f"layer {layer}, " + ("the mean over heads" if head is None else f"head {head}")
+    asked = w("common.every_head", lang) if layer == "all" else where(layer, head, lang)
     if len(heads) == 2:                    # one map per (layer, head) of the model
         if layer == "all":
             return fmap, []
         layer = 0 if layer is None else int(layer)
         if not 0 <= layer < heads[0] or (head is not None and not 0 <= int(head) < heads[1]):
-            raise ValueError(f"the {name} covers {heads[0]} layers × {heads[1]} heads; {asked} is not among them")
+            raise ValueError(w("common.err_trained_heads", lang, name=name, layers=heads[0], heads=heads[1],
+                               asked=asked))
         return (fmap.select(layer) if head is None else fmap.select(layer, int(head))), []
     if len(heads) == 1:                    # every head of one layer
         if layer != "all" and layer is not None and int(layer) == entry.layer and \
                 (head is None or 0 <= int(head) < heads[0]):
             return (fmap if head is None else fmap.select(int(head))), []
-        raise ValueError(f"it was trained on the {heads[0]} heads of layer {entry.layer}; {asked} is not among "
-                         "them. Train this head in the learn tab")
+        raise ValueError(w("common.err_trained_layer", lang, heads=heads[0], layer=entry.layer, asked=asked))
     if heads:
-        raise ValueError(f"it covers heads {heads}; expected one head, one layer or layers × heads")
+        raise ValueError(w("common.err_trained_shape", lang, name=name, heads=heads))
     if layer != "all" and head is not None and entry.layer == _int(layer, "layer") and entry.head == int(head):
         return fmap, []
-    trained_on = "an unknown head" if entry.layer is None else f"layer {entry.layer}, head {entry.head}"
-    raise ValueError(f"it was trained on {trained_on} only ({entry.origin}); this is {asked}. "
-                     "Train this head in the learn tab")
+    trained_on = w("common.unknown_head", lang) if entry.layer is None else where(entry.layer, entry.head, lang)
+    raise ValueError(w("common.err_trained_head", lang, trained_on=trained_on, origin=entry.origin, asked=asked))
 
 
 # ---------------------------------------------------------------------------------------
@@ -256,7 +316,7 @@ def clear_sample_cache():
         _sample_cache.clear()
 
 
-def select_head(sample, layer, head):
+def select_head(sample, layer, head, lang: str = "en"):
     """(q, k, v, layer, head_or_None, notices): one head (N, d), or all heads (H, N, d) for the mean.
 
     ``head`` is an int or "mean". Out-of-range picks are clamped with a notice, so a URL
@@ -267,7 +327,7 @@ def select_head(sample, layer, head):
     if not 0 <= layer < sample.n_layers:
         fixed = min(max(layer, 0), sample.n_layers - 1)
         if sample.n_layers > 1:  # a one-layer sample has nothing else to show: no need to say so
-            notices.append(f"Layer {layer} does not exist here (0..{sample.n_layers - 1}); showing layer {fixed}.")
+            notices.append(w("common.no_layer", lang, asked=layer, last=sample.n_layers - 1, used=fixed))
         layer = fixed
     if head in (None, "mean", "mean over heads"):
         return sample.q[layer], sample.k[layer], sample.v[layer], layer, None, notices
@@ -275,7 +335,7 @@ def select_head(sample, layer, head):
     if not 0 <= head < sample.n_heads:
         fixed = min(max(head, 0), sample.n_heads - 1)
         if sample.n_heads > 1:
-            notices.append(f"Head {head} does not exist here (0..{sample.n_heads - 1}); showing head {fixed}.")
+            notices.append(w("common.no_head", lang, asked=head, last=sample.n_heads - 1, used=fixed))
         head = fixed
     return sample.q[layer, head], sample.k[layer, head], sample.v[layer, head], layer, head, notices
 
@@ -325,11 +385,11 @@ def block_labels(tokens: list[str], block: int) -> list[str]:
     return out
 
 
-def metrics_table(rows: list, digits: int = 4, short: bool = False):
+def metrics_table(rows: list, digits: int = 4, short: bool = False, lang: str = "en"):
     """Metric rows as a DataFrame: one row per map, the headline numbers first, columns
-    labelled from METRIC_INFO (``short``: the short headers of METRIC_SHORT). A mean over
-    rows that some rows lack says so in its cell ("n/a (127 of 128 rows)", or the number
-    with the count): ``metrics.shown_value``."""
+    labelled in ``lang`` (full labels, or ``short`` headers). A mean over rows that some
+    rows lack says so in its cell ("n/a (127 of 128 rows)", or the number with the count):
+    ``metrics.shown_value``."""
     import pandas as pd
 
     from ..measure.metrics import UNDEFINED_ROWS, shown_value
@@ -338,12 +398,51 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False):
     order = [*HEADLINE_METRICS, *METRIC_INFO]
     keys = [key for key in dict.fromkeys(order) if key in present]
     keys += sorted(present - set(keys))           # anything not in the catalog, last
-    data = {"map": [row["map"] for row in rows]}
+    data = {w("common.map", lang): [map_name(row["map"], lang) for row in rows]}
     for key in keys:
-        label = METRIC_SHORT.get(key, key) if short else METRIC_INFO.get(key, (key, ""))[0]
-        data[label] = [shown_value(row, key, digits) if key in UNDEFINED_ROWS else _round(row.get(key), digits)
-                       for row in rows]
+        label = metric_label(key, lang, short)
+        data[label] = [_shown(shown_value(row, key, digits), lang) if key in UNDEFINED_ROWS
+                       else _round(row.get(key), digits) for row in rows]
     return pd.DataFrame(data)
+
+
+_NA_ROWS = re.compile(r"^n/a \((\d+) of (\d+) rows\)$")
+_NA_SOME = re.compile(r"^(\S+) \((\d+) of (\d+) rows n/a\)$")
+
+
+def _shown(cell, lang):
+    """A table cell of ``metrics.shown_value`` in ``lang``."""
+    if not isinstance(cell, str) or normal_lang(lang) == "en":
+        return cell
+    if cell == "n/a":
+        return w("common.na", lang)
+    found = _NA_ROWS.match(cell)
+    if found:
+        return w("common.na_rows", lang, count=found[1], total=found[2])
+    found = _NA_SOME.match(cell)
+    if found:
+        return w("common.na_some", lang, number=found[1], count=found[2], total=found[3])
+    return cell
+
+
+def undefined_notes(rows: list, lang: str = "en") -> list[str]:
+    """One sentence per table cell that is n/a or partly so, in ``lang``: which map, how
+    many rows and why (``metrics.undefined_notes`` in the page's language)."""
+    from ..measure.metrics import UNDEFINED_ROWS, mostly_undefined, undefined_share
+
+    notes = []
+    for row in rows:
+        for key in UNDEFINED_ROWS:
+            count, total = undefined_share(row, key)
+            if key not in row or not count:
+                continue
+            mean = row.get(key)
+            tail = "" if mean is None else w("common.na_tail", lang, rest=total - count, mean=f"{mean:.4g}")
+            why = w(f"common.why.{'map_rel_error' if key == 'output_rel_error' else key}", lang)
+            verdict = w("common.na_all" if mostly_undefined(row, key) else "common.na_part", lang)
+            notes.append(w("common.na_note", lang, map=map_name(row["map"], lang), metric=metric_label(key, lang, True),
+                           verdict=verdict, count=count, total=total, why=why, tail=tail))
+    return notes
 
 
 def _round(x, digits):

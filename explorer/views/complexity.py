@@ -4,31 +4,34 @@ live, with fitted slopes, the FLOP model and the crossover.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..measure import cost, live_timing
 from .. import maps as feature_maps
-from ..catalog import DEFAULT_METHODS, FEATURE_MAPS, MAX_POINTS, N_CAP
+from ..catalog import DEFAULT_METHODS, FEATURE_MAPS, MAX_POINTS, N_CAP, SWEEP_METHOD_LABELS
+from ..words import normal_lang, w
 from .common import _int
 
 
 ARTICLE_N, ARTICLE_D = 100_000, 128
 
 
-def sweep_lengths(n_min, n_max, points) -> list[int]:
+def sweep_lengths(n_min, n_max, points, lang: str = "en") -> list[int]:
     """Geometrically spaced N from n_min to n_max (rounded to multiples of 16)."""
     n_min, n_max, points = _int(n_min, "N min"), _int(n_max, "N max"), _int(points, "points")
     if n_min < 16:
-        raise ValueError(f"N min: at least 16 tokens, got {n_min}")
+        raise ValueError(w("complexity.err_nmin", lang, n=n_min))
     if n_max > N_CAP:
-        raise ValueError(f"N max: at most {N_CAP:,} tokens on this server, got {n_max:,}")
+        raise ValueError(w("complexity.err_nmax", lang, cap=f"{N_CAP:,}", n=f"{n_max:,}"))
     if n_max < n_min:
-        raise ValueError(f"N max ({n_max}) must be at least N min ({n_min})")
+        raise ValueError(w("complexity.err_order", lang, nmax=n_max, nmin=n_min))
     if not 1 <= points <= MAX_POINTS:
-        raise ValueError(f"points: between 1 and {MAX_POINTS}, got {points}")
+        raise ValueError(w("complexity.err_points", lang, top=MAX_POINTS, points=points))
     if points == 1 or n_max == n_min:
         return [n_max]
     grid = np.geomspace(n_min, n_max, points)
@@ -52,51 +55,120 @@ class ComplexityView:
     params: dict = field(default_factory=dict)
     disturbed: bool = False        # live_timing's verdict: other load moved the numbers
     disturbance: list = field(default_factory=list)
+    lang: str = "en"               # the language of method labels, notes and texts
 
 
-def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes):
+def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes, lang: str = "en"):
     """Check the memory estimate of every run before anything starts.
 
     Returns notes for runs that will be skipped; raises ValueError when nothing would run.
     """
-    from ..measure import bench
-
     notes, runnable = [], 0
     for method in methods:
         over = [n for n in ns if not cost.fits(cost.estimate("complexity", ns=[n], d=head_dim, m=feature_dim,
                                                              methods=[method]), budget_bytes, math.inf)]
         runnable += len(ns) - len(over)
         if over:
-            notes.append(f"{bench.METHOD_LABELS.get(method, method)}: skipped at N ≥ {min(over):,} "
-                         f"(estimated memory over the {budget_bytes / 2**30:.1f} GiB budget)")
+            notes.append(w("complexity.skipped_memory", lang, method=method_label(method, lang), n=f"{min(over):,}",
+                           budget=f"{budget_bytes / 2**30:.1f}"))
     if runnable == 0:
-        raise ValueError("memory: every run is over the memory budget; lower N max")
+        raise ValueError(w("complexity.err_memory", lang))
     return notes
+
+
+def method_label(method: str, lang: str = "en") -> str:
+    """What the page calls a timed form, in ``lang`` (never the internal id)."""
+    key = f"complexity.method.{method}"
+    from ..words import TEXT
+    return w(key, lang) if key in TEXT else SWEEP_METHOD_LABELS.get(method, method)
+
+
+# The timing engine (explorer.measure) writes its notes, reasons and skips in English; these
+# patterns give each kind of sentence its words key, so the page can say it in Chinese.
+_LABELS = "|".join(re.escape(label) for label in sorted(SWEEP_METHOD_LABELS.values(), key=len, reverse=True))
+_SENTENCES = [
+    (re.compile(r"^time: the methods run in (?P<rounds>\d+) interleaved rounds at each N \(order rotated every "
+                r"round\), after (?P<warmup>\d+) warm-up call\(s\); a round's sample is "
+                r"torch\.utils\.benchmark\.Timer\.timeit of the call repeated to last at least (?P<ms>\d+) ms; the "
+                r"median is shown, the spread \(fastest to slowest round\) beside it\.$"), "complexity.note_rounds"),
+    (re.compile(r"^float32, (?P<map>\S+) with m = (?P<m>\d+), chunk (?P<chunk>\d+), torch (?P<torch>\S+), "
+                r"(?P<threads>\d+) CPU thread\(s\)\.$"), "complexity.note_setup"),
+    (re.compile(r"^cancelled: the rows show what was measured before$"), "complexity.note_cancelled"),
+    (re.compile(r"^dense matmul: (?P<rate>\S+) GFLOP/s$"), "complexity.progress_matmul"),
+    (re.compile(r"^N = (?P<n>[\d,]+) measured$"), "complexity.progress_n"),
+    (re.compile(r"^done$"), "complexity.progress_done"),
+    (re.compile(rf"^(?P<method>{_LABELS}): skipped at N ≥ (?P<n>[\d,]+) \(estimated memory over the "
+                r"(?P<budget>\S+) GiB budget\)$"), "complexity.skipped_memory"),
+    (re.compile(r"^dense matmul (?P<size>\d+)\^2 before and after: (?P<before>\S+) and (?P<after>\S+) GFLOP/s; "
+                r"ratios use the higher$"), "complexity.note_matmul"),
+    (re.compile(r"^the dense-matmul rate moved from (?P<a>\S+) to (?P<b>\S+) GFLOP/s during the sweep$"),
+     "complexity.reason_rate"),
+    (re.compile(rf"^(?P<method>{_LABELS}) at N = (?P<n>[\d,]+) varied by (?P<pct>\d+)% between rounds \(the "
+                r"slowest round aside\)$"), "complexity.reason_spread"),
+    (re.compile(r"^torch's threads stall \((?P<x>\S+)× slower on a tiny operation than one thread\): another "
+                r"process is using the cores$"), "complexity.reason_stall"),
+    (re.compile(r"^causal form only; run with causal=True$"), "complexity.skip_causal"),
+    (re.compile(r"^N above this method's cap (?P<cap>\d+)$"), "complexity.skip_cap"),
+    (re.compile(r"^estimated (?P<need>\S+) GiB > memory budget (?P<budget>\S+) GiB$"), "complexity.skip_memory"),
+    (re.compile(r"^time budget: predicted (?P<need>\S+) s, (?P<left>\S+) s left$"), "complexity.skip_time"),
+    (re.compile(rf"^no N where both (?P<a>{_LABELS}) and (?P<b>{_LABELS}) were measured$"), "complexity.cross_none"),
+    (re.compile(rf"^(?P<b>{_LABELS}) is already faster than (?P<a>{_LABELS}) at the smallest common N = (?P<n>\d+)$"),
+     "complexity.cross_already"),
+    (re.compile(rf"^(?P<b>{_LABELS}) overtakes (?P<a>{_LABELS}) at N ~ (?P<n>[\d,]+) \(between (?P<n1>\d+) and "
+                r"(?P<n2>\d+)\)$"), "complexity.cross_at"),
+    (re.compile(rf"^(?P<a>{_LABELS}) stays faster than (?P<b>{_LABELS}) up to the largest common N = (?P<n>\d+)$"),
+     "complexity.cross_never"),
+]
+_METHOD_OF_LABEL = {label: method for method, label in SWEEP_METHOD_LABELS.items()}
+
+
+def say(sentence: str, lang: str = "en") -> str:
+    """One of the timing engine's English sentences in ``lang`` (unchanged when English, or
+    when it is not one the patterns know). A disturbance note ("measurement disturbed by
+    other load: a; b") is said part by part."""
+    if normal_lang(lang) == "en" or not sentence:
+        return sentence
+    head = "measurement disturbed by other load"
+    if sentence.startswith(head + ": "):
+        parts = sentence[len(head) + 2:].split("; ")
+        return f"{w('complexity.disturbed', lang)}：" + w("complexity.reason_sep", lang).join(say(p, lang) for p in parts)
+    if sentence == head:
+        return w("complexity.disturbed", lang)
+    for pattern, key in _SENTENCES:
+        found = pattern.match(sentence)
+        if found:
+            values = {name: (method_label(_METHOD_OF_LABEL[value], lang) if value in _METHOD_OF_LABEL else value)
+                      for name, value in found.groupdict().items()}
+            if values.get("map") in FEATURE_MAPS:
+                values["map"] = FEATURE_MAPS[values["map"]].pretty
+            return w(key, lang, **values)
+    return sentence
 
 
 def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=None, causal=True,
                     feature_map="elu1", methods=DEFAULT_METHODS, repeats=3, memory_budget_bytes=2 << 30,
-                    time_budget_s=60.0, progress=None, should_stop=None, **timing) -> ComplexityView:
-    """Run a guarded sweep and assemble what the complexity tab draws. ``timing``: live_timing.sweep's
-    injectable timer, rate and stall probes (tests)."""
-    from ..measure import bench
-
-    ns = sweep_lengths(n_min, n_max, points)
+                    time_budget_s=60.0, progress=None, should_stop=None, lang: str = "en",
+                    **timing) -> ComplexityView:
+    """Run a guarded sweep and assemble what the complexity tab draws, with labels, notes and
+    the crossover sentence in ``lang``. ``timing``: live_timing.sweep's injectable timer,
+    rate and stall probes (tests)."""
+    lang = normal_lang(lang)
+    ns = sweep_lengths(n_min, n_max, points, lang)
     head_dim = _int(head_dim, "d")
     if not 1 <= head_dim <= 512:
-        raise ValueError(f"d: between 1 and 512, got {head_dim}")
+        raise ValueError(w("complexity.err_d", lang, d=head_dim))
     if feature_dim in (None, "", 0):
         feature_dim = None
     else:
         feature_dim = _int(feature_dim, "m")
         if not 1 <= feature_dim <= 2048:
-            raise ValueError(f"m: between 1 and 2048, got {feature_dim}")
+            raise ValueError(w("complexity.err_m", lang, m=feature_dim))
     repeats = _int(repeats, "repeats")
     if not 1 <= repeats <= 20:
-        raise ValueError(f"repeats: between 1 and 20, got {repeats}")
+        raise ValueError(w("complexity.err_repeats", lang, repeats=repeats))
     methods = [x for x in (methods or []) if x]
     if not methods:
-        raise ValueError("methods: choose at least one method")
+        raise ValueError(w("complexity.err_methods", lang))
     if feature_map in FEATURE_MAPS and not FEATURE_MAPS[feature_map].takes_m and feature_dim is not None:
         feature_dim = None  # fixed-size maps (elu+1, Taylor-2) decide m themselves
     fm = feature_maps.create(feature_map, head_dim, num_features=feature_dim)
@@ -114,8 +186,10 @@ def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=No
                 pts = [(r["n"], r["flops"] / (result.matmul_gflops * 1e9) * 1e3) for r in measured]
                 theory[method] = ([p[0] for p in pts], [p[1] for p in pts])
     cross, cross_text = result.crossover_info("sdpa", "linear_chunked")
-    for method, label in bench.METHOD_LABELS.items():     # the page shows labels, never internal ids
-        cross_text = cross_text.replace(method, label)
+    # the page shows labels, never internal ids (longest first: "sdpa" is not inside another id)
+    for method in sorted(SWEEP_METHOD_LABELS, key=len, reverse=True):
+        cross_text = re.sub(rf"\b{re.escape(method)}\b", SWEEP_METHOD_LABELS[method], cross_text)
+
     counts = cost.flop_counts(ARTICLE_N, ARTICLE_D)
     claim = {"n": ARTICLE_N, "head_dim": ARTICLE_D, "quadratic_flops": counts["quadratic_flops"],
              "linear_flops": counts["linear_flops"], "ratio": counts["ratio"], "measured": None}
@@ -125,22 +199,41 @@ def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=No
             claim["measured"] = {"n": n, "quadratic_ms": tq, "linear_ms": tl, "ratio": tq / tl,
                                  "flop_ratio": cost.flop_counts(n, head_dim, m)["ratio"], "disturbed": result.disturbed}
             break
+    # The view keeps the engine's sentences as written (English); ``shown`` says them in ``lang``,
+    # so the same sweep can be shown in the other language without timing it again.
     return ComplexityView(
-        rows=result.rows, method_labels=dict(bench.METHOD_LABELS), theory=theory, slopes=result.slopes(),
+        rows=result.rows, method_labels=dict(SWEEP_METHOD_LABELS), theory=theory, slopes=result.slopes(),
         crossover=cross, crossover_text=cross_text, claim=claim, notes=notes + list(result.notes),
         matmul_gflops=result.matmul_gflops, cancelled=result.cancelled, truncated=result.truncated,
         csv=result.to_csv(),
         params={"ns": ns, "d": head_dim, "m": m, "causal": bool(causal), "map": feature_map},
-        disturbed=result.disturbed, disturbance=list(result.disturbance),
+        disturbed=result.disturbed, disturbance=list(result.disturbance), lang=lang,
     )
 
 
+def shown(view: ComplexityView, lang: str | None = None) -> ComplexityView:
+    """``view`` with its method labels, notes, reasons and crossover sentence in ``lang``
+    (default: the view's own language)."""
+    lang = normal_lang(lang or view.lang)
+    return dataclasses.replace(
+        view, lang=lang, method_labels={method: method_label(method, lang) for method in view.method_labels},
+        notes=[say(note, lang) for note in view.notes], disturbance=[say(reason, lang) for reason in view.disturbance],
+        crossover_text=say(view.crossover_text, lang))
+
+
+TABLE_COLUMNS = ("method", "n", "causal", "time_ms", "time_min_ms", "time_max_ms", "time_iqr_ms", "gflops",
+                 "peak_mem_bytes", "flops", "skipped")
+
+
 def complexity_table(view: ComplexityView):
+    """Every run, one row each, headers and method labels in the view's language."""
     import pandas as pd
-    cols = ["label", "n", "causal", "time_ms", "time_min_ms", "time_max_ms", "time_iqr_ms", "gflops", "peak_mem_bytes", "flops", "skipped"]
+    lang = getattr(view, "lang", "en")
+    cols = list(TABLE_COLUMNS)
     frame = pd.DataFrame([{c: r.get(c) for c in cols} for r in view.rows], columns=cols)
-    frame = frame.rename(columns={"label": "method", "n": "N", "time_ms": "time (ms, median)",
-                                  "time_min_ms": "fastest round (ms)",
-                                  "time_max_ms": "slowest round (ms)", "time_iqr_ms": "IQR (ms)", "gflops": "GFLOP/s", "peak_mem_bytes": "extra peak (bytes)",
-                                  "flops": "FLOPs (model)", "skipped": "skipped because"})
+    frame["method"] = [method_label(method, lang) for method in frame["method"]]
+    frame["skipped"] = [say(reason, lang) if isinstance(reason, str) else reason for reason in frame["skipped"]]
+    frame["causal"] = [w("common.yes" if flag else "common.no", lang) if isinstance(flag, bool) else flag
+                       for flag in frame["causal"]]
+    frame = frame.rename(columns={c: w(f"complexity.col.{c}", lang) for c in cols})
     return frame.round(4)

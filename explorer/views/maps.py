@@ -14,9 +14,44 @@ import torch
 
 from ..forms import attention
 from ..measure import cost
-from ..catalog import DEFAULT_MAPS, REFERENCE, map_specs
+from ..catalog import DEFAULT_MAPS, MAX_SEED, REFERENCE, map_specs
+from ..words import w
 from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
-                     select_head, trained_version)
+                     map_name, select_head, source_title, trained_version, where)
+
+# Random-feature maps are one draw of W among many: beside the drawn one, the view reports
+# the mean and standard deviation of these metrics over SPREAD_SEEDS draws.
+SPREAD_SEEDS = 5
+SPREAD_METRICS = ("map_rel_error", "output_rel_error", "kl_mean", "entropy_approx", "monotonicity")
+
+
+@dataclass
+class SeedSpread:
+    """One random-feature map's metrics over several draws of its features: ``values[key]``
+    holds one value per seed in ``seeds`` (None where the metric is undefined for a draw)."""
+
+    seeds: list
+    values: dict
+
+    def defined(self, key) -> list:
+        return [float(x) for x in self.values.get(key, []) if x is not None and math.isfinite(x)]
+
+    def mean(self, key) -> float | None:
+        xs = self.defined(key)
+        return sum(xs) / len(xs) if xs else None
+
+    def sd(self, key) -> float | None:
+        """The sample standard deviation (n − 1); 0 for a single defined draw."""
+        xs = self.defined(key)
+        if not xs:
+            return None
+        mu = sum(xs) / len(xs)
+        return math.sqrt(sum((x - mu) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
+
+
+def spread_seeds(seed: int, k: int) -> list[int]:
+    """The k seeds of a spread: the drawn one first, then the next ones (modulo 2^32)."""
+    return [(int(seed) + i) % (MAX_SEED + 1) for i in range(int(k))]
 
 
 @dataclass
@@ -36,52 +71,67 @@ class MapsView:
     title: str = ""
     display_note: str = ""            # how the display differs from the computed maps
     params: dict = field(default_factory=dict)
+    spread: dict = field(default_factory=dict)    # label -> SeedSpread, for the random-feature maps
+    lang: str = "en"                  # the language of title, notes and notices
 
 
 @torch.inference_mode()
 def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, seed=0,
-              display_max: int = DISPLAY_MAX, window: int = 4, session=None) -> MapsView:
+              display_max: int = DISPLAY_MAX, window: int = 4, spread: int = SPREAD_SEEDS,
+              lang: str = "en", session=None) -> MapsView:
     """Softmax and every chosen kernel map for one head (or the mean over heads), with metrics.
     A trained map (Hedgehog, LUNA) is the one ``session`` trained, on the heads it covers.
 
     A map that fails (say, a new map that needs options) is reported in ``notices`` and
-    left out; the others still show.
+    left out; the others still show. Every random-feature map is also drawn with ``spread``
+    seeds (``seed`` and the next ones) for the mean and spread of its metrics (0 or 1: none).
+    Title, notes and notices are written in ``lang``.
     """
     maps = list(maps or [])
     if not maps:
-        raise ValueError("maps: choose at least one map")
-    q, k, v, layer, head, notices = select_head(sample, layer, head)
+        raise ValueError(w("maps.err_no_maps", lang))
+    q, k, v, layer, head, notices = select_head(sample, layer, head, lang=lang)
     notices = list(getattr(sample, "notices", [])) + notices
     causal = bool(causal)
+    spread = max(0, int(spread or 0))
     d, n = q.shape[-1], q.shape[-2]
     cells = n * n * (q.shape[0] if q.dim() == 3 else 1)
     if cells > MAX_MAP_CELLS:
-        raise ValueError(f"N: {cells:,} attention cells ({'heads × ' if q.dim() == 3 else ''}N × N, N = {n}) is over "
-                         f"this tab's cap of {MAX_MAP_CELLS:,} (N = 2048 for one head); pick one head or a shorter "
-                         "sequence (the complexity tab times long sequences)")
+        raise ValueError(w("maps.err_cells", lang, cells=f"{cells:,}", n=n, cap=f"{MAX_MAP_CELLS:,}"))
     cost.check(cost.estimate("maps", n=n, d=d, heads=q.shape[0] if q.dim() == 3 else 1))
     block = max(1, math.ceil(n / display_max))
     specs = map_specs()
     lazy = _LazyReference(q, k, causal)
 
-    shown, ill_counts, rows = {}, {}, []
+    shown, ill_counts, rows, spreads = {}, {}, [], {}
     for label in [REFERENCE] + [x for x in maps if x != REFERENCE]:
         if label in shown:
             continue
         spec = specs.get(label)
+        draws = spread if spec is not None and spec.random and spread > 1 else 0
         key = (id(sample), layer, head, label, causal, block,
                (int(m), int(seed)) if spec is not None and spec.takes_m else None,
                int(window) if spec is not None and spec.name == "sliding_window" else None,
-               trained_version(session, spec.name) if spec is not None and spec.trained else None)
+               trained_version(session, spec.name) if spec is not None and spec.trained else None, draws, lang)
         entry = _cache_get(key, sample)
         if entry is None:
             try:
-                entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head, session)
+                entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head, lang, session)
             except ValueError as exc:
-                notices.append(f"{label}: not shown ({exc}).")
+                notices.append(w("maps.not_shown", lang, label=map_name(label, lang), why=exc))
                 continue
+            if draws:
+                # The map with its spread is priced (draws times the map's time) before any draw.
+                try:
+                    cost.check(cost.estimate("maps", n=n, d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[label],
+                                             m=m, seeds=draws))
+                    entry = entry + (seed_spread(label, lazy, q, k, v, d, m, seed, causal, draws),)
+                except ValueError as exc:
+                    notices.append(w("maps.no_spread", lang, label=map_name(label, lang), k=draws, why=exc))
             _cache_put(key, sample, entry)
-        shown[label], row, ill, extra = entry
+        shown[label], row, ill, extra = entry[:4]
+        if len(entry) > 4:
+            spreads[label] = entry[4]
         rows.append({"map": label, **row})
         notices.extend(extra)
         if label != REFERENCE:
@@ -99,17 +149,35 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
     display_note = ""
     if block > 1:
         side = ref_shown.shape[0]
-        display_note = (f"N = {n}: each cell is the mean of a {block}×{block} block ({side}×{side} shown); "
-                        "the metrics table uses the full maps.")
-    where = f"layer {layer}, " + ("mean over heads" if head is None else f"head {head}")
-    title = f"{getattr(sample, 'source', '') or 'sample'} · {where}" + (" · causal" if causal else "")
+        display_note = w("maps.block_note", lang, n=n, block=block, side=side)
+    title = f"{source_title(sample, lang)} · {where(layer, head, lang)}" + (
+        f" · {w('common.causal', lang)}" if causal else "")
     return MapsView(
         tokens=block_labels(list(sample.tokens), block), maps=shown, errors=errors, ill_defined=ill_counts,
         metrics=rows, n_tokens=n, block=block, model_check=model_check, notices=notices, title=title,
         display_note=display_note,
         params={"layer": layer, "head": "mean" if head is None else head, "causal": causal,
                 "m": m, "seed": seed, "maps": list(shown)},
+        spread=spreads, lang=lang,
     )
+
+
+def seed_spread(label, lazy, q, k, v, d, m, seed, causal, k_seeds=SPREAD_SEEDS) -> SeedSpread:
+    """The SPREAD_METRICS of ``label`` drawn with ``k_seeds`` seeds (``spread_seeds``), one
+    N x N map at a time. ``metrics.compare`` on each draw, as for the drawn map itself; a
+    mean over fewer than half of the rows is no value for that draw (None), as in the tables."""
+    from ..measure.metrics import mostly_undefined
+
+    seeds = spread_seeds(seed, k_seeds)
+    values = {key: [] for key in SPREAD_METRICS}
+    for s in seeds:
+        fmap, _ = make_feature_map(label, d, m, s)
+        approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
+        row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d)
+        del approx, ill
+        for key in SPREAD_METRICS:
+            values[key].append(None if mostly_undefined(row, key) else row.get(key))
+    return SeedSpread(seeds, values)
 
 
 class _LazyReference:
@@ -137,14 +205,14 @@ class _LazyReference:
         return self._prepared
 
 
-def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4, layer=None, head=None, session=None):
+def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4, layer=None, head=None, lang="en", session=None):
     """(display array, metric row, ill-defined row count, notices) of one map at full resolution."""
     cost.check(cost.estimate("maps", n=q.shape[-2], d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[label], m=m))
     reference = lazy.reference()
     if label == REFERENCE:
         row = lazy.metrics(v).compare(reference, head_dim=d)
         return _display(reference, block), row, 0, []
-    fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head, session=session)
+    fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head, lang=lang, session=session)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
     row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d)
     return _display(approx, block), row, int(ill.sum()), extra
@@ -180,3 +248,42 @@ def clear_caches():
     with _map_cache_lock:
         _MAP_CACHE.clear()
     clear_sample_cache()
+
+
+# ---------------------------------------------------------------------------------------
+# The spread over seeds in words and table cells (the view's language)
+# ---------------------------------------------------------------------------------------
+
+def spread_note(view: MapsView) -> str:
+    """One sentence naming, for each random-feature map, its map error with the drawn seed
+    and the mean ± sd over the seeds of its spread; "" when no such map is shown."""
+    items = []
+    for row in view.metrics:
+        spread = view.spread.get(row["map"])
+        mean = spread.mean("map_rel_error") if spread is not None else None
+        if mean is None:
+            continue
+        single = row.get("map_rel_error")
+        items.append(w("maps.spread_item", view.lang, name=map_name(row["map"], view.lang),
+                       single=w("common.na", view.lang) if single is None else f"{single:.3g}", seed=spread.seeds[0],
+                       mean=f"{mean:.3g}", sd=f"{spread.sd('map_rel_error'):.2g}", k=len(spread.seeds)))
+    return w("maps.spread_note", view.lang, items=w("maps.spread_sep", view.lang).join(items)) if items else ""
+
+
+def maps_table(view: MapsView, digits: int = 3):
+    """The table beside the grid: ``metrics_table`` with short headers in the view's
+    language, and after the map error the mean ± sd of the map error over the seeds of
+    each random-feature map's spread (empty for the other maps)."""
+    from .common import metrics_table
+
+    table = metrics_table(view.metrics, digits=digits, short=True, lang=view.lang)
+    counts = {len(s.seeds) for s in view.spread.values()}
+    if not counts:
+        return table
+    cells = []
+    for row in view.metrics:
+        spread = view.spread.get(row["map"])
+        mean = spread.mean("map_rel_error") if spread is not None else None
+        cells.append("" if mean is None else f"{mean:.{digits}g} ± {spread.sd('map_rel_error'):.2g}")
+    table.insert(2, w("maps.spread_column", view.lang, k=max(counts)), cells)
+    return table

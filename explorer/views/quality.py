@@ -13,10 +13,11 @@ import torch
 
 from ..forms import attention
 from ..measure import cost
-from ..catalog import METRIC_INFO, REFERENCE, map_choices, map_specs, random_map_labels
-from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, select_head,
-                     trained_version)
-from .maps import maps_view
+from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, random_map_labels
+from ..words import w
+from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, map_name, metric_label,
+                     select_head, source_title, trained_version, where)
+from .maps import SPREAD_METRICS, SPREAD_SEEDS, maps_view
 
 
 def kernel_estimate_mse(q, k, feature_map) -> float:
@@ -77,6 +78,8 @@ class QualityView:
     norms: dict = field(default_factory=dict)       # rf_theory.favor_norms of the head: q_norms, k_norms
     favor_need: dict = field(default_factory=dict)  # rf_theory.favor_required_features at REQUIRED_ERROR
     seed_note: str = ""          # how many redraws each m got, in words
+    spread: dict = field(default_factory=dict)      # label -> maps.SeedSpread of the shape rows' random maps
+    lang: str = "en"             # the language of title, notes and notices
 
 
 QUALITY_MS = tuple(2 ** i for i in range(2, 13))      # 4 ... 4096
@@ -101,41 +104,40 @@ def _work(n_maps, ms, seeds, n, heads) -> float:
 
 @torch.inference_mode()
 def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, causal=False, m=64,
-                 progress=None, session=None) -> QualityView:
+                 progress=None, spread: int = SPREAD_SEEDS, lang: str = "en", session=None) -> QualityView:
     """Error against m for every random-feature map (IID and orthogonal), over redraws
     (``seeds`` up to m = FULL_SEEDS_UP_TO, fewer beyond), with the IID theory, the norms
-    ‖q'‖, ‖k'‖ of the head and the m the FAVOR+ variance formula asks for."""
+    ‖q'‖, ‖k'‖ of the head and the m the FAVOR+ variance formula asks for; the entropy and
+    monotonicity of every map at ``m`` (random maps: one draw, and ``spread`` seeds for the
+    mean and spread). Title, notes and notices in ``lang``."""
     from ..measure import metrics
     from ..maps import rf_theory
 
-    q, k, v, layer, head, notices = select_head(sample, layer, head)
+    q, k, v, layer, head, notices = select_head(sample, layer, head, lang=lang)
     notices = list(getattr(sample, "notices", [])) + notices
     seeds = _int(seeds, "seeds")
     if not 1 <= seeds <= 50:
-        raise ValueError(f"seeds: choose between 1 and 50 redraws, got {seeds}")
+        raise ValueError(w("quality.err_seeds", lang, seeds=seeds))
     labels = list(maps) if maps else random_map_labels()
     specs = map_specs()
     rand = [label for label in labels if label in specs and specs[label].random]
     if not rand:
-        raise ValueError("maps: choose at least one random-feature map (FAVOR+, trig RFF)")
+        raise ValueError(w("quality.err_maps", lang))
     ms = sorted({int(x) for x in ms})
     if not ms or ms[0] < 1:
-        raise ValueError(f"ms: feature counts must be at least 1, got {ms}")
+        raise ValueError(w("quality.err_ms", lang, ms=ms[:8]))
     n, d = q.shape[-2], q.shape[-1]
     heads = 1 if q.dim() == 2 else q.shape[0]
     if n * n * heads > MAX_MAP_CELLS:
-        raise ValueError(f"N: {n * n * heads:,} attention cells is over this tab's cap of {MAX_MAP_CELLS:,} "
-                         "(N = 2048 for one head); pick one head or a shorter sequence")
+        raise ValueError(w("quality.err_cells", lang, cells=f"{n * n * heads:,}", cap=f"{MAX_MAP_CELLS:,}"))
     smallest = [mm for mm in ms if mm <= MIN_GRID_TOP] or ms[:1]
     if _work(len(rand), smallest, seeds, n, heads) > MAX_QUALITY_WORK:
-        raise ValueError(f"quality: N = {n} with {seeds} seeds is too much work for one request; "
-                         "lower N or the seeds")
+        raise ValueError(w("quality.err_work", lang, n=n, seeds=seeds))
     asked = ms
     while _work(len(rand), ms, seeds, n, heads) > MAX_QUALITY_WORK:
         ms = ms[:-1]
     if ms != asked:
-        notices.append(f"At N = {n} the m grid stops at {ms[-1]} (not {asked[-1]}) to keep the request to a few "
-                       "seconds; a shorter sequence measures further.")
+        notices.append(w("quality.grid_cut", lang, n=n, top=ms[-1], asked=asked[-1]))
     cost.check(cost.estimate("quality", n=n, d=d, heads=heads, labels=rand, ms=ms, seeds=seeds))
     causal = bool(causal)
     reference = metrics.Reference(attention.softmax_map(q, k, causal=causal), causal=causal)
@@ -157,7 +159,7 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
                 kmse[i, sd], merr[i, sd] = measure_redraw(q, k, fmap, reference, exact, exact_sq_mean, causal)
             done += 1
             if progress:
-                progress(done / total, f"{label}, m = {mm}")
+                progress(done / total, w("quality.progress_step", lang, label=map_name(label, lang), m=mm))
         orth = dict(spec.options).get("orthogonal", False)
         theory = None
         if not orth:
@@ -171,14 +173,20 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     offered = [label for label in map_choices()
                if label not in specs or not specs[label].trained or trained_version(session, specs[label].name)]
     shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8,
-                      session=session)
-    where = f"layer {layer}, " + ("mean over heads" if head is None else f"head {head}")
+                      spread=spread, lang=lang, session=session)
     return QualityView(curves=curves, shape_rows=shape.metrics, n_tokens=n, seeds=seeds,
                        notices=notices + [x for x in shape.notices if x not in notices],
-                       title=f"{getattr(sample, 'source', '')} · {where}",
+                       title=f"{source_title(sample, lang)} · {where(layer, head, lang)}",
                        norms=rf_theory.favor_norms(q, k),
                        favor_need=rf_theory.favor_required_features(q, k, REQUIRED_ERROR, causal=causal),
-                       seed_note=seed_note(ms, seeds))
+                       seed_note=seed_note(ms, seeds, lang), spread=dict(shape.spread), lang=lang)
+
+
+def shape_spread(view: QualityView) -> dict:
+    """label -> {metric: (mean, sd)} of the entropy and monotonicity over the spread's seeds,
+    for ``figures.metric_bars``."""
+    keys = [key for key in ("entropy_approx", "monotonicity") if key in SPREAD_METRICS]
+    return {label: {key: (spread.mean(key), spread.sd(key)) for key in keys} for label, spread in view.spread.items()}
 
 
 # Random feature maps by (label, d, m, seed): a seed always draws the same W, so the next
@@ -207,13 +215,17 @@ def _map_bytes(fmap) -> int:
     return sum(b.numel() * b.element_size() for b in fmap.buffers())
 
 
-def seed_note(ms, seeds: int) -> str:
-    """'10 redraws per m up to 512, then 5 at 1024, 3 at 2048 and 4096' (what was measured)."""
+def seed_note(ms, seeds: int, lang: str = "en") -> str:
+    """'10 redraws per m up to 512, then 5 at 1024, 3 at 2048, 3 at 4096' (what was measured)."""
     full = [mm for mm in ms if seeds_at(mm, seeds) == seeds]
     rest = [(mm, seeds_at(mm, seeds)) for mm in ms if seeds_at(mm, seeds) != seeds]
-    text = f"{seeds} redraw{'s' if seeds != 1 else ''} per m" + (f" up to {full[-1]}" if full and rest else "")
+    text = w("quality.seed_note_one", lang) if seeds == 1 else w("quality.seed_note", lang, seeds=seeds)
+    if full and rest:
+        text += w("quality.seed_note_upto", lang, m=full[-1])
     if rest:
-        text += ", then " + ", ".join(f"{count} at {mm}" for mm, count in rest)
+        items = w("quality.seed_note_sep", lang).join(w("quality.seed_note_item", lang, count=count, m=mm)
+                                                      for mm, count in rest)
+        text += w("quality.seed_note_then", lang, items=items)
     return text
 
 
@@ -255,24 +267,27 @@ class HeadOverview:
     metric_label: str
     map_label: str
     layer_names: list
+    lang: str = "en"
 
 
 @torch.inference_mode()
 def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=False, m=64, seed=0,
-                  session=None) -> HeadOverview:
-    """One metric for one map on every (layer, head): which heads are hard to approximate."""
-    if metric not in METRIC_INFO:
-        raise ValueError(f"metric: unknown {metric!r}; choose from {', '.join(METRIC_INFO)}")
+                  lang: str = "en", session=None) -> HeadOverview:
+    """One metric for one map on every (layer, head): which heads are hard to approximate.
+    ``metric`` is one of catalog.OVERVIEW_METRICS (the judging numbers, not counts or flags)."""
+    if metric not in OVERVIEW_METRICS:
+        raise ValueError(w("quality.err_metric", lang, metric=repr(str(metric)[:40]),
+                           choices=", ".join(OVERVIEW_METRICS)))
     if map_label == REFERENCE:
-        raise ValueError("map: choose an approximation, not softmax itself")
+        raise ValueError(w("quality.err_softmax", lang))
     q, k, v = sample.q, sample.k, sample.v
     d = q.shape[-1]
     cells = q.shape[0] * q.shape[1] * q.shape[2] ** 2
     if cells > MAX_OVERVIEW_CELLS:
-        raise ValueError(f"N: the overview of {q.shape[0] * q.shape[1]} heads at N = {q.shape[2]} is "
-                         f"{cells:,} attention cells, over the cap of {MAX_OVERVIEW_CELLS:,}; use a shorter text")
+        raise ValueError(w("quality.err_overview_cells", lang, heads=q.shape[0] * q.shape[1], n=q.shape[2],
+                           cells=f"{cells:,}", cap=f"{MAX_OVERVIEW_CELLS:,}"))
     cost.check(cost.estimate("overview", n=q.shape[2], d=d, layers=q.shape[0], heads=q.shape[1], label=map_label, m=m))
-    fmap, _ = make_feature_map(map_label, d, m, seed, layer="all", session=session)
+    fmap, _ = make_feature_map(map_label, d, m, seed, layer="all", lang=lang, session=session)
     causal = bool(causal)
     reference = attention.softmax_map(q, k, causal=causal)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
@@ -284,4 +299,5 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=Fals
                            fmap.num_features, causal, d)
             x = row.get(metric)
             values[layer, h] = np.nan if x is None else float(x)
-    return HeadOverview(values, metric, METRIC_INFO[metric][0], map_label, list(sample.layer_names))
+    return HeadOverview(values, metric, metric_label(metric, lang), map_name(map_label, lang), list(sample.layer_names),
+                        lang)

@@ -1,0 +1,320 @@
+"""The maps, quality and complexity tabs in Chinese (views, figures, tables, notices and the
+timing engine's sentences hold no English word outside names and units), and the spread of
+a random-feature map's metrics over seeds, held to a plain loop over the seeds."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from chinese_text import english_words, figure_texts
+from explorer import catalog, words
+from explorer.forms import attention
+from explorer.measure import cost, metrics
+from explorer.views import common as view_common, complexity as cx_views, maps as maps_views
+from explorer.views import quality as quality_views
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+RANDOM_MAPS = ("FAVOR+ (IID)", "FAVOR+ (orthogonal)", "trig RFF (IID)", "trig RFF (orthogonal)")
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return view_common.load_sample("random", preset="clustered", n=40, d=16, data_seed=3)
+
+
+@pytest.fixture(scope="module")
+def needle():
+    """The identity map on 'needle' leaves most rows without a KL: n/a cells and notes."""
+    return view_common.load_sample("random", preset="needle", n=24, d=8, data_seed=1)
+
+
+def no_english(texts, where=""):
+    bad = {text: english_words(text) for text in texts if english_words(text)}
+    assert not bad, (where, bad)
+
+
+def test_the_checker_finds_english_and_passes_names():
+    assert english_words("FAVOR+（正交） · 第 2 层第 3 头 · map error") == ["map", "error"]
+    assert english_words("all-MiniLM-L6-v2，16 个词元 · softmax、elu+1、trig RFF（IID）、Hedgehog（已训练）") == []
+
+
+# ---------------------------------------------------------------------------------------
+# The maps tab
+# ---------------------------------------------------------------------------------------
+
+def test_maps_view_title_notices_table_and_grid_in_chinese(sample):
+    maps = ["softmax", "identity (q·k)", "elu+1", "FAVOR+ (orthogonal)", "trig RFF (IID)", "sliding window",
+            "Hedgehog (untrained: W = I)"]
+    view = maps_views.maps_view(sample, 5, 7, maps, m=15, seed=2 ** 40, lang="zh")
+    # clamped layer and head, a seed taken modulo 2^32, m rounded up for trig RFF: four notices
+    assert len(view.notices) >= 4 and all(CJK.search(n) for n in view.notices)
+    no_english(view.notices + [view.title, maps_views.spread_note(view)], "view")
+    table = maps_views.maps_table(view)
+    no_english([str(c) for c in table.columns] + [str(x) for x in table.iloc[:, 0]], "table")
+    from explorer.figures import attention_grid
+    names = {label: view_common.map_name(label, "zh") for label in view.maps}
+    fig = attention_grid(view.tokens, view.maps, view.errors, ill_defined=view.ill_defined, title=view.title,
+                         note=maps_views.spread_note(view), lang="zh", names=names)
+    texts = figure_texts(fig)
+    assert any("正交" in t for t in texts)
+    no_english([t for t in texts if t not in view.tokens], "grid")
+
+
+def test_maps_view_in_english_is_unchanged_in_kind(sample):
+    view = maps_views.maps_view(sample, 0, 0, ["softmax", "FAVOR+ (orthogonal)"], m=16, lang="en")
+    assert view.title.endswith("layer 0, head 0")
+    assert "mean ± sd over 5 seeds" in words.w("common.seed_spread", "en", k=5)
+    assert "over 5 seeds" in maps_views.spread_note(view)
+    assert list(maps_views.maps_table(view).columns)[:3] == ["map", "map err (rel)", "map err, 5 seeds"]
+
+
+def test_undefined_cells_and_their_reasons_in_chinese(needle):
+    view = maps_views.maps_view(needle, 0, 0, ["softmax", "identity (q·k)", "trig RFF (IID)"], m=8, lang="zh")
+    notes = view_common.undefined_notes(view.metrics, "zh")
+    assert notes and len(notes) == len(metrics.undefined_notes(view.metrics))
+    no_english(notes, "n/a notes")
+    cells = [str(x) for x in maps_views.maps_table(view).to_numpy().ravel()]
+    assert any("无值" in c for c in cells)
+    no_english(cells, "cells")
+    from explorer.figures import metric_bars
+    fig = metric_bars(view.metrics, lang="zh", names={r["map"]: view_common.map_name(r["map"], "zh")
+                                                      for r in view.metrics})
+    no_english(figure_texts(fig), "bars")
+
+
+def test_map_errors_are_said_in_chinese(sample):
+    for call in (lambda: maps_views.maps_view(sample, 0, 0, [], lang="zh"),
+                 lambda: view_common.make_feature_map("no such map", 16, 8, 0, lang="zh"),
+                 lambda: view_common.make_feature_map("FAVOR+ (IID)", 16, 0, 0, lang="zh"),
+                 lambda: view_common.trained_hedgehog_for(16, lang="zh")):
+        with pytest.raises(ValueError) as err:
+            call()
+        assert CJK.search(str(err.value)), str(err.value)
+
+
+# ---------------------------------------------------------------------------------------
+# The spread over seeds: the same numbers as a plain loop
+# ---------------------------------------------------------------------------------------
+
+def _plain_spread(sample, label, m, seed, k, causal, layer=0, head=0):
+    """Every seed drawn by hand: its own feature map, its own N x N map, metrics.compare."""
+    q, kk, v = (t[layer, head] for t in (sample.q, sample.k, sample.v))
+    reference = attention.softmax_map(q, kk, causal=causal)
+    logits = attention.masked_logits(q, kk, causal)
+    out = {key: [] for key in maps_views.SPREAD_METRICS}
+    for i in range(k):
+        fmap, _ = view_common.make_feature_map(label, q.shape[-1], m, (seed + i) % 2 ** 32)
+        approx, ill = attention.kernel_map_with_flags(q, kk, fmap, causal=causal)
+        row = metrics.compare(reference, approx, v=v, logits=logits, ill_defined=ill, causal=causal,
+                              feature_dim=fmap.num_features, head_dim=q.shape[-1])
+        for key in out:          # a mean over fewer than half of the rows is no value
+            count_key = metrics.UNDEFINED_ROWS.get(key, (None,))[0]
+            undefined = row.get(count_key) or 0 if count_key else 0
+            out[key].append(None if row.get(key) is None or 2 * undefined > row["total_rows"] else row[key])
+    return out
+
+
+@pytest.mark.parametrize("label", RANDOM_MAPS)
+@pytest.mark.parametrize("causal", [False, True])
+def test_spread_over_seeds_equals_a_plain_loop(sample, label, causal):
+    maps_views.clear_caches()
+    seed = 2 ** 32 - 2           # the next seeds wrap around 2^32
+    view = maps_views.maps_view(sample, 0, 0, ["softmax", label, "elu+1"], causal=causal, m=12, seed=seed, spread=5)
+    spread = view.spread[label]
+    assert spread.seeds == [2 ** 32 - 2, 2 ** 32 - 1, 0, 1, 2]
+    assert set(view.spread) == {label}             # fixed maps have no spread
+    plain = _plain_spread(sample, label, 12, seed, 5, causal)
+    for key, values in plain.items():
+        got = spread.values[key]
+        assert len(got) == 5
+        for a, b in zip(got, values):
+            assert (a is None) == (b is None), key
+            if a is not None:
+                assert a == pytest.approx(b, rel=1e-6, abs=1e-9), key
+        defined = [x for x in values if x is not None]
+        if len(defined) > 1:
+            assert spread.mean(key) == pytest.approx(float(np.mean(defined)), rel=1e-9)
+            assert spread.sd(key) == pytest.approx(float(np.std(defined, ddof=1)), rel=1e-9)
+    # the drawn seed's own row is the spread's first draw
+    row = next(r for r in view.metrics if r["map"] == label)
+    assert row["map_rel_error"] == pytest.approx(spread.values["map_rel_error"][0], rel=1e-6)
+
+
+def test_spread_can_be_turned_off_and_one_seed_has_no_spread(sample):
+    maps_views.clear_caches()
+    assert maps_views.maps_view(sample, 0, 0, ["softmax", "FAVOR+ (IID)"], m=8, spread=0).spread == {}
+    assert maps_views.maps_view(sample, 0, 0, ["softmax", "FAVOR+ (IID)"], m=8, spread=1).spread == {}
+
+
+def test_the_cost_model_prices_the_spread_before_allocating():
+    one = cost.estimate("maps", n=1024, d=32, maps=["softmax", "FAVOR+ (IID)", "elu+1"], m=256, seeds=1)
+    five = cost.estimate("maps", n=1024, d=32, maps=["softmax", "FAVOR+ (IID)", "elu+1"], m=256, seeds=5)
+    favor = cost.estimate("map", n=1024, d=32, label="FAVOR+ (IID)", m=256)
+    assert five.seconds == pytest.approx(one.seconds + 4 * favor.seconds)
+    assert five.bytes == one.bytes                 # one draw at a time: the peak does not grow
+    fixed = dict(n=1024, d=32, maps=["softmax", "elu+1", "Taylor-2"])
+    assert cost.estimate("maps", seeds=5, **fixed).seconds == cost.estimate("maps", **fixed).seconds
+
+
+def test_a_spread_over_the_time_limit_is_left_out_before_any_draw(sample, monkeypatch):
+    """A map whose five draws would take longer than the server allows is shown for its
+    seed alone, with a sentence saying why, and no extra draw is made."""
+    maps_views.clear_caches()
+    draws = []
+    monkeypatch.setattr(maps_views, "seed_spread", lambda *a, **k: draws.append(1))
+    one = cost.estimate("maps", n=40, d=16, maps=["FAVOR+ (IID)"], m=8).seconds
+    monkeypatch.setattr(cost, "LIMIT_SECONDS", 2 * one)          # one draw fits, five do not
+    view = maps_views.maps_view(sample, 0, 0, ["softmax", "FAVOR+ (IID)"], m=8, lang="zh")
+    assert not draws and view.spread == {}
+    assert [row["map"] for row in view.metrics] == ["softmax", "FAVOR+ (IID)"]
+    assert any("5 个种子" in x for x in view.notices)
+
+
+# ---------------------------------------------------------------------------------------
+# The quality tab
+# ---------------------------------------------------------------------------------------
+
+def test_quality_figures_tables_and_notices_in_chinese():
+    from explorer.ui import quality_tab
+    text = view_common.load_sample("text", text="The cat sat on the mat because it was tired.")
+    quality = quality_views.quality_view(text, 2, 3, ["FAVOR+ (IID)", "FAVOR+ (orthogonal)"], ms=(4, 16, 64),
+                                         seeds=3, m=16, lang="zh")
+    overview = quality_views.head_overview(text, "FAVOR+ (orthogonal)", "kl_mean", m=16, lang="zh")
+    assert set(quality.spread) == {"FAVOR+ (IID)", "FAVOR+ (orthogonal)", "trig RFF (IID)", "trig RFF (orthogonal)"}
+    no_english(quality.notices + [quality.title, quality.seed_note], "quality view")
+    for x_axis in ("m", "FLOPs"):
+        figs = quality_tab.render((quality, overview), False, x_axis)
+        assert all(f is not None for f in figs)
+        for fig in figs:
+            no_english([t for t in figure_texts(fig) if t not in text.tokens], fig.layout.title.text)
+    shape = quality_tab.render((quality, overview), True)[2]
+    assert any(getattr(t, "error_y", None) is not None and t.error_y.array is not None for t in shape.data)
+    table = quality_tab.shown_heads_table(overview)
+    no_english([str(c) for c in table.columns], "heads table")
+    assert len(table) == 72
+
+
+def test_head_overview_offers_only_real_metrics(sample):
+    for key in ("causal", "total_rows", "kl_rows_defined", "quadratic_flops"):
+        with pytest.raises(ValueError):
+            quality_views.head_overview(sample, "elu+1", key)
+    assert quality_views.head_overview(sample, "elu+1", "kl_mean").values.shape == (1, 1)
+
+
+def test_seed_note_in_both_languages():
+    assert quality_views.seed_note((4, 512, 1024, 2048), 10) == "10 redraws per m up to 512, then 5 at 1024, 3 at 2048"
+    no_english([quality_views.seed_note((4, 512, 1024, 2048), 10, "zh")])
+
+
+# ---------------------------------------------------------------------------------------
+# The complexity tab
+# ---------------------------------------------------------------------------------------
+
+ENGINE_SENTENCES = [
+    "time: the methods run in 3 interleaved rounds at each N (order rotated every round), after 1 warm-up call(s); "
+    "a round's sample is torch.utils.benchmark.Timer.timeit of the call repeated to last at least 20 ms; the median "
+    "is shown, the spread (fastest to slowest round) beside it.",
+    "float32, elu1 with m = 64, chunk 64, torch 2.13.0+cpu, 2 CPU thread(s).",
+    "cancelled: the rows show what was measured before",
+    "dense matmul 512^2 before and after: 120.5 and n/a GFLOP/s; ratios use the higher",
+    "measurement disturbed by other load: the dense-matmul rate moved from 120 to 60 GFLOP/s during the sweep; "
+    "softmax, naive N x N at N = 1,024 varied by 35% between rounds (the slowest round aside); torch's threads "
+    "stall (12× slower on a tiny operation than one thread): another process is using the cores",
+    "causal form only; run with causal=True",
+    "N above this method's cap 16384",
+    "estimated 3.20 GiB > memory budget 2.00 GiB",
+    "time budget: predicted 12.5 s, 3.0 s left",
+    "no N where both softmax, torch SDPA and linear, chunked were measured",
+    "linear, chunked is already faster than softmax, torch SDPA at the smallest common N = 512",
+    "linear, chunked overtakes softmax, torch SDPA at N ~ 1,900 (between 1024 and 2048)",
+    "softmax, torch SDPA stays faster than linear, chunked up to the largest common N = 8192",
+    "linear, cumsum reference (causal): skipped at N ≥ 65,536 (estimated memory over the 2.0 GiB budget)",
+    "dense matmul: 131.2 GFLOP/s", "N = 1,024 measured", "done", "measurement disturbed by other load",
+]
+
+
+@pytest.mark.parametrize("sentence", ENGINE_SENTENCES)
+def test_every_sentence_of_the_timing_engine_is_said_in_chinese(sentence):
+    assert cx_views.say(sentence, "en") == sentence
+    said = cx_views.say(sentence, "zh")
+    assert CJK.search(said) and not english_words(said), (sentence, said)
+
+
+def test_the_patterns_follow_the_engine_sentences():
+    """The sentences above are the ones the timing engine writes today: a reworded engine
+    sentence would otherwise stay English on a Chinese page."""
+    import inspect
+    from explorer.measure import bench, live_timing
+    source = inspect.getsource(live_timing) + inspect.getsource(bench.SweepResult.crossover_info)
+    for fragment in ("interleaved rounds at each N", "causal form only; run with causal=True",
+                     "N above this method's cap", "GiB > memory budget", "time budget: predicted",
+                     "between rounds (the slowest round aside)", "during the sweep", "before and after",
+                     "overtakes", "stays faster than", "is already faster than", "were measured"):
+        assert fragment in source, fragment
+
+
+def test_complexity_view_figures_summary_and_table_in_chinese():
+    from explorer.ui import complexity_tab
+    view = cx_views.complexity_view(64, 128, 2, 16, None, True, "elu1", ["sdpa", "linear_parallel", "linear_chunked"],
+                                    repeats=1, lang="zh")
+    plot, claim = complexity_tab.render(view)
+    for fig in (plot, claim):
+        no_english(figure_texts(fig), fig.layout.title.text)
+    summary = complexity_tab.summary(view)
+    no_english([re.sub(r"</?(details|summary)>", " ", summary)], "summary")
+    table = cx_views.complexity_table(view)
+    no_english([str(c) for c in table.columns] + [str(x) for x in table.iloc[:, 0]], "table")
+    # the same sweep shown in English again, without timing it again
+    import dataclasses
+    english = dataclasses.replace(view, lang="en")
+    assert "Crossover" in complexity_tab.summary(english)
+    assert "method" in list(cx_views.complexity_table(english).columns)
+
+
+def test_complexity_errors_are_said_in_chinese():
+    for args in ((8, 128, 2), (64, 10 ** 7, 2), (256, 128, 2), (64, 128, 99)):
+        with pytest.raises(ValueError) as err:
+            cx_views.sweep_lengths(*args, lang="zh")
+        assert CJK.search(str(err.value))
+
+
+def test_toasts_follow_the_handler_language():
+    import gradio as gr
+    from explorer.ui import common
+
+    @common.guarded
+    def handler(x, lang="en"):
+        raise ValueError("x: bad")
+
+    for lang, title in (("en", "Please check the input"), ("zh", "请检查输入")):
+        with pytest.raises(gr.Error) as err:
+            handler(1, lang)
+        assert err.value.title == title
+
+
+# ---------------------------------------------------------------------------------------
+# Shared pieces: the sample's name, and Chinese lines in figure notes
+# ---------------------------------------------------------------------------------------
+
+def test_the_sample_is_named_in_chinese(sample):
+    text = view_common.load_sample("text", text="The cat sat.")
+    for s in (sample, text):
+        assert view_common.source_title(s, "en") == s.source
+        said = view_common.source_title(s, "zh")
+        assert CJK.search(said) and not english_words(said), said
+
+
+def test_chinese_notes_wrap_between_characters_at_their_width():
+    from explorer.figures.style import CHAR_EM, wrap
+    note = words.w("quality.norm_note", "zh", u2="16.7", target="10%", m="1.8 × 10⁹", lo="1.8 × 10⁷", hi="5.2 × 10¹¹")
+    lines = wrap(note, 60)
+    assert len(lines) > 2 and "".join(lines).replace(" ", "") == note.replace(" ", "")
+    for line in lines:
+        width = sum(1 / CHAR_EM if CJK.search(ch) or "\uff00" <= ch <= "\uffef" or "\u3000" <= ch <= "\u303f"
+                    else 1 for ch in line)
+        assert width <= 60 + 1 / CHAR_EM, line          # closing punctuation may hang over by one
+        assert line[0] not in "，。；：、）"
+    assert wrap("hello world this is a test", 10) == ["hello", "world this", "is a test"]
