@@ -246,7 +246,7 @@ def export_files(prefix: str, figures: dict, tables: dict, png: bool = True) -> 
         if table is None:
             continue
         path = folder / f"{prefix}-{name}.csv"
-        table.to_csv(path, index=False)
+        table.to_csv(path, index=False, na_rep="NaN")      # floats at full precision; NaN, not an empty cell
         paths.append(str(path))
     if not paths:
         raise gr.Error("Nothing to export yet: run this tab first.", print_exception=False)
