@@ -43,6 +43,11 @@ EN: dict[str, str] = {
     "panel_title": "Data: where Q, K, V come from",
     "panel_source": "Source",
     "panel_source_info": "text: all-MiniLM-L6-v2 reads it",
+    # The source choices under keys of their own: the bare word "file" is a message group of
+    # gradio's own, so showing it raw makes the page log a warning per render.
+    "panel_source_text": "text",
+    "panel_source_random": "random",
+    "panel_source_file": "file",
     "panel_layer": "Layer",
     "panel_head": "Head",
     "panel_head_info": "'mean': all heads",
@@ -184,6 +189,9 @@ ZH: dict[str, str] = {
     "panel_title": "数据：Q、K、V 从哪里来",
     "panel_source": "来源",
     "panel_source_info": "text：由 all-MiniLM-L6-v2 读入",
+    "panel_source_text": "文本",
+    "panel_source_random": "随机",
+    "panel_source_file": "文件",
     "panel_layer": "层",
     "panel_head": "头",
     "panel_head_info": "“mean”：所有头的平均",
@@ -341,6 +349,11 @@ def text(key: str, lang: str) -> str:
     return STRINGS[normal_lang(lang)][key]
 
 
+# Keys gradio's own page looks up but its locale files lack: its status tracker announces a
+# finished event to screen readers as i18n("common.complete"), which would read the raw key.
+GRADIO_GAPS = {"common.complete": {"en": "Complete", "zh": "完成"}}
+
+
 def translations() -> gr.I18n:
     """Every dictionary the browser needs: the UI's and the lecture's, for both languages."""
     from .. import words               # the tool tabs' run-time words
@@ -351,5 +364,8 @@ def translations() -> gr.I18n:
         for key, by_lang in table.items():
             for lang in LANGS:
                 merged[lang][engine_key(key)] = by_lang.get(lang) or by_lang.get(DEFAULT_LANG, key)
+    for key, by_lang in GRADIO_GAPS.items():
+        for lang in LANGS:
+            merged[lang][key] = by_lang[lang]
     # Register Chinese under gradio's locale name too: a zh-CN browser finds it directly.
     return gr.I18n(**merged, **{GRADIO_LOCALES["zh"]: merged["zh"]})

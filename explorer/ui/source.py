@@ -61,7 +61,7 @@ def build() -> SourcePanel:
     texts = examples()
     with gr.Accordion(i18n.label("panel_title"), open=True, elem_id="data-panel") as accordion:
         with gr.Row(equal_height=False, elem_id="data-row"):
-            source = gr.Dropdown(list(SOURCES), value="text", label=i18n.label("panel_source"), elem_id="source",
+            source = gr.Dropdown([(i18n.label(f"panel_source_{s}"), s) for s in SOURCES], value="text", label=i18n.label("panel_source"), elem_id="source",
                                  scale=0, min_width=170, info=i18n.label("panel_source_info"), filterable=False)
             with gr.Column(scale=4, min_width=320, visible=True) as text_box:
                 with gr.Row(equal_height=False):
