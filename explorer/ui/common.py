@@ -24,11 +24,12 @@ from urllib.parse import urlencode
 
 import gradio as gr
 
+from ..resources import assets_dir
 from . import i18n
 
 log = logging.getLogger("explorer.ui")
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+ASSETS = assets_dir()          # the checkout's assets/, or the installed package's copy
 
 
 # ---------------------------------------------------------------------------------------
