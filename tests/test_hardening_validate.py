@@ -156,7 +156,7 @@ def test_sliders_follow_what_the_view_used():
 def test_link_shape_gives_a_shape_that_runs(tab):
     notices = []
     n, d = validate.link_shape(tab, "999999", "5000", notices)
-    assert n == (MAX_MAP_N if tab in ("maps", "quality") else MAX_TOKENS)
+    assert n == {"maps": MAX_MAP_N, "quality": validate.quality_n_limit()}.get(tab, MAX_TOKENS)
     assert 1 <= d <= MAX_HEAD_DIM and n * d <= MAX_SAMPLE_ELEMENTS
     assert any("n = 999,999 is outside 1.." in x for x in notices)
     assert any("d = 5,000 is outside 1.." in x for x in notices)
@@ -192,3 +192,19 @@ def test_installed_checks_run_before_gradios_own(tmp_path):
         n.preprocess("1" * 1_000_000)
     with pytest.raises(gr.Error, match="layers must be a list of values from 0, 1, 2, 3, 4, 5"):
         layers.preprocess(["9"])
+
+
+@pytest.mark.parametrize("seeds", [None, "10", "30", "abc"])
+def test_a_quality_link_opens_a_length_the_curves_can_be_measured_at(seeds):
+    from explorer.measure import cost
+    from explorer.views import quality
+    n, d = validate.link_shape("quality", "999999", "5000", [], seeds=seeds)
+    used = 10 if seeds in (None, "abc") else int(seeds)
+    labels = quality.random_map_labels()
+    smallest = [m for m in quality.QUALITY_MS if m <= quality.MIN_GRID_TOP]
+    assert quality._work(len(labels), smallest, used, n, 1) <= quality.MAX_QUALITY_WORK       # the view's own bound
+    assert quality._work(len(labels), smallest, used, n + 1, 1) > quality.MAX_QUALITY_WORK    # and the longest such N
+    ms = list(quality.QUALITY_MS)
+    while quality._work(len(labels), ms, used, n, 1) > quality.MAX_QUALITY_WORK:
+        ms = ms[:-1]
+    assert cost.fits(cost.estimate("quality", n=n, d=d, labels=labels, ms=ms, seeds=used))

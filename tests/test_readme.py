@@ -93,7 +93,9 @@ def test_each_stated_limit_is_the_codes(what, value, name, monkeypatch):
 def test_limits_in_the_prose_agree_with_the_table():
     """Numbers the prose repeats (hardening, troubleshooting) are the table's."""
     from explorer.catalog import MAX_HEAD_DIM, MAX_MAP_N, MAX_TOKENS
+    from explorer.ui.validate import quality_n_limit
     assert f"N = {MAX_MAP_N:,}, d = {MAX_HEAD_DIM:,}" in section("Hardening (public Space)")
+    assert f"N = {quality_n_limit():,} with the default 10" in section("Hardening (public Space)")
     assert f"capped at N = {MAX_MAP_N:,}" in section("Troubleshooting")
     assert f"N ≤ {MAX_TOKENS:,}" in section("Limits")
     stale = re.findall(r"N ≤ 8192, d ≤ 1024|links never fail|swept hourly", README)

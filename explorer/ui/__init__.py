@@ -308,7 +308,8 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
         tab = q.get("tab") if q.get("tab") in TAB_IDS else TAB_IDS[0]
         out, notices = [gr.Tabs(selected=tab), tab], []
         # Random data's N and d are clamped together, to a shape the linked tab can draw.
-        shape = dict(zip(("n", "d"), validate.link_shape(tab, q.get("n"), q.get("d"), notices)))
+        shape = dict(zip(("n", "d"), validate.link_shape(tab, q.get("n"), q.get("d"), notices,
+                                                         seeds=q.get("seeds"))))
         for component, key, kind in keys:
             if component in (panel.n, panel.d):
                 value = shape[key]

@@ -338,20 +338,36 @@ def unknown_names(given: dict, known, what: str) -> None:
 # Random data from a link: N and d that run together
 # ---------------------------------------------------------------------------------------
 
-def link_shape(tab: str, n, d, notices: list | None = None, heads: int = 1) -> tuple:
+def link_shape(tab: str, n, d, notices: list | None = None, heads: int = 1, seeds=None) -> tuple:
     """(n, d) for random data opened by a link on ``tab``: each within its own bound, N
-    within what the tab draws (the N x N tabs: one head of N = 2,048), and N x d x heads
-    within the sample's element cap, so that the view the link opens can be computed.
-    ``n`` or ``d`` None (not in the link) stay None."""
+    within what the tab draws (the N x N tabs: one head of N = 2,048; the quality tab: the N
+    its curves can be measured at with the link's number of seeds), and N x d x heads within
+    the sample's element cap, so that the view the link opens can be computed. ``n`` or
+    ``d`` None (not in the link) stay None."""
     from ..catalog import MAX_HEAD_DIM, MAX_MAP_N, MAX_SAMPLE_ELEMENTS, MAX_TOKENS
 
     n_max = MAX_MAP_N if tab in ("maps", "quality") else MAX_TOKENS
+    if tab == "quality" and n is not None:
+        n_max = min(n_max, quality_n_limit(seeds))
     if n is not None:
         n = link(Bound("n", "int", 1, n_max), n, notices, None)
     if d is not None:
         room = MAX_SAMPLE_ELEMENTS // max(1, (n or 1) * heads)
         d = link(Bound("d", "int", 1, min(MAX_HEAD_DIM, max(1, room))), d, notices, None)
     return n, d
+
+
+def quality_n_limit(seeds=None) -> int:
+    """The longest sequence the quality tab measures with ``seeds`` redraws (its default when
+    None or unreadable) of every random-feature map, its smallest m grid included."""
+    from ..views import quality
+
+    default = inspect.signature(quality.quality_view).parameters["seeds"].default
+    seeds = _whole(seeds) if seeds is not None else default
+    seeds = default if seeds is _BAD or not 1 <= seeds <= 50 else seeds
+    smallest = [m for m in quality.QUALITY_MS if m <= quality.MIN_GRID_TOP] or list(quality.QUALITY_MS[:1])
+    per_cell = quality._work(len(quality.random_map_labels()), smallest, seeds, 1, 1)
+    return max(1, math.isqrt(int(quality.MAX_QUALITY_WORK // per_cell)))
 
 
 # ---------------------------------------------------------------------------------------
