@@ -149,9 +149,9 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox) -> MapsTab
     def export_maps(view, presentation):
         if view is None:
             raise gr.Error("Draw the maps first.", print_exception=False)
-        from .. import export
+        from .. import export as exports      # (``export`` here is the button)
         return common.show_files(common.export_files("maps", {"grid": render(view, presentation)},
-                                   {"metrics": export.metrics_csv_table(view.metrics)}))
+                                   {"metrics": exports.metrics_csv_table(view.metrics)}))
 
     common.wire_export(export, export_maps, [view, presentation], files)
     # The view's arrays for analysis, from the page and as the /maps_arrays endpoint.
