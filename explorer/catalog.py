@@ -324,6 +324,8 @@ MAX_POINTS = 12
 MAX_TOKENS = 8192                   # sequence length N of random and uploaded data
 MAX_HEAD_DIM = 1024                 # head dimension d of random and uploaded data
 MAX_SEED = 2 ** 32 - 1              # seeds are taken modulo 2^32 (numpy's and torch's common range)
+MAX_SAMPLE_ELEMENTS = 2 ** 22       # N x d x heads of one of q, k, v (explorer.sources.sample.MAX_ELEMENTS)
+MAX_MAP_N = 2048                    # N of one head in the N x N tabs (maps, quality): views.common.MAX_MAP_CELLS
 
 # ---------------------------------------------------------------------------------------
 # Learned maps & hybrids: registry name -> label of the maps a hybrid layer can use

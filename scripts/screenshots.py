@@ -39,8 +39,12 @@ README = {
     "state": ({"tab": "state", "text": LONG_TEXT, "t": 30}, "#state-curves", (1600, 1000)),
     "complexity": ({"tab": "complexity", "nmin": 512, "nmax": 8192, "points": 5, "ccausal": 1}, "#cx-plot",
                    (1600, 1000)),
-    "learn": ({"tab": "learn"}, "#learn-loss", (1600, 1000)),
+    # The learn tab draws once trained: the picture trains one head briefly, then runs the hybrid.
+    "learn": ({"tab": "learn", "steps": 100, "hmode": "chosen layers", "hlayers": "2,3"}, "#learn-loss",
+              (1600, 1000)),
 }
+# view -> the buttons to press, in order, each followed by the plot it fills
+ACTIONS = {"learn": (("#learn-train", "#learn-comparison"), ("#hybrid-run", "#hybrid-cosine"))}
 VIEWS = {
     "maps-64-tokens": ({"tab": "maps", "src": "text", "text": LONG_TEXT, "layer": 2, "head": 3}, "#maps-plot",
                        (1600, 1000)),
@@ -113,9 +117,13 @@ def main(argv=None) -> int:
                 continue
             page = browser.new_page(viewport={"width": width, "height": height})
             page.goto(args.url.rstrip("/") + "/?" + urlencode(params))
-            if plot != "#learn-loss":       # the learn tab draws when trained; its page is the picture
+            if name not in ACTIONS:
                 page.wait_for_selector(f"{plot} .js-plotly-plot .main-svg", timeout=300_000)
             page.wait_for_timeout(2000)
+            for button, filled in ACTIONS.get(name, ()):
+                page.click(button)
+                page.wait_for_selector(f"{filled} .js-plotly-plot .main-svg", timeout=600_000)
+                page.wait_for_timeout(2000)
             if name in TIMED:
                 rerun_when_idle(page, plot, TIMED[name])
                 title = figure_title(page, plot)

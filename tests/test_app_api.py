@@ -120,7 +120,8 @@ def test_quality_defaults(client):
 def test_quality_without_random_map(client, app_url, server_alive):
     with pytest.raises(AppError) as excinfo:
         client.predict(maps=["elu+1"], source="random", preset="gaussian", n=32, api_name="/quality")
-    assert_clear_error(excinfo, "choices")   # gradio itself refuses a value outside the list
+    # Refused before gradio's own check, in the words every parameter uses.
+    assert_clear_error(excinfo, "maps must be a list of values from FAVOR+ (IID)", "got ['elu+1']")
     assert server_alive(app_url)
 
 
@@ -144,7 +145,8 @@ def test_state_softmax_refused(client, app_url, server_alive):
 def test_state_bad_gamma(client):
     with pytest.raises(AppError) as excinfo:
         client.predict(gamma=0.0, api_name="/state")
-    assert_clear_error(excinfo, "minimum")   # the slider refuses it before the engine would
+    # The slider's own bounds refuse it before the engine would, in the words every check uses.
+    assert_clear_error(excinfo, "gamma must be a number from 0.5 to 1; got 0.0")
 
 
 # --------------------------------------------------------------------------- complexity
@@ -161,8 +163,7 @@ def test_complexity_small_sweep(client):
 def test_complexity_over_cap(client, app_url, server_alive):
     with pytest.raises(AppError) as excinfo:
         client.predict(n_max=10_000_000, api_name="/complexity")
-    message = str(excinfo.value).lower()
-    assert "at most" in message or "maximum" in message, message
+    assert_clear_error(excinfo, "n_max must be a whole number from 16 to 131,072; got 10,000,000")
     assert server_alive(app_url)
 
 
@@ -198,3 +199,72 @@ def test_export_writes_png_html_and_csv():
             assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
     html = open([p for p in paths if p.endswith(".html")][0], encoding="utf-8").read()
     assert '<script src="http' not in html and "Plotly.newPlot" in html    # plotly.js embedded: opens offline
+
+
+# ------------------------------------------------------------- one validation path
+
+def _app_log(tmp_path_factory) -> str:
+    """The running app's log (conftest.app_url writes it under the session's temp folder)."""
+    logs = sorted(tmp_path_factory.getbasetemp().glob("app*/app.log"))
+    return logs[-1].read_text(errors="replace") if logs else ""
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"maps": ["softmax"], "n": 100.7, "source": "random"}, "n must be a whole number from 1 to 8,192; got 100.7"),
+    ({"maps": ["softmax"], "m": "abc"}, "m must be a whole number from 2 to 1,024; got 'abc'"),
+    ({"maps": ["softmax"], "causal": "maybe"}, "causal must be true or false"),
+    ({"maps": ["softmax", "nope"]}, "maps must be a list of values from softmax"),
+    ({"maps": ["softmax"], "layer": True}, "layer must be a whole number from 0 to 5; got true"),
+    ({"maps": ["softmax"], "seed": "1" * 100_000}, "(100,000 characters)"),
+])
+def test_every_endpoint_refuses_in_the_same_words(client, kwargs, words):
+    with pytest.raises(AppError) as excinfo:
+        client.predict(**kwargs, api_name="/maps")
+    assert_clear_error(excinfo, words)
+    assert len(str(excinfo.value)) < 400
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"chapter": "abc"}, "chapter must be a whole number from 0 to 6; got 'abc'"),
+    ({"chapter": 2.5}, "got 2.5"),
+    ({"chapter": True}, "got true"),
+    ({"chapter": "9" * 5000}, "(5,000 characters)"),
+    ({"chapter": 0, "controls": '{"n": 100.7}'}, "n must be a whole number from 64 to 100,000; got 100.7"),
+    ({"chapter": 0, "controls": '{"n": 1e400}'}, "got inf"),
+    ({"chapter": 0, "controls": '{"n": NaN}'}, "got nan"),
+    ({"chapter": 0, "controls": "[" * 100_000 + "]" * 100_000}, "at most 10,000 characters"),
+    ({"chapter": 0, "controls": json.dumps({"k" * 1_000_000: 1})}, "at most 10,000 characters"),
+    ({"chapter": 0, "controls": json.dumps({"k" * 3000: 1})}, "chapter 0 has no control"),
+])
+def test_lecture_refuses_garbage_in_one_short_sentence(client, app_url, server_alive, kwargs, words):
+    with pytest.raises(AppError) as excinfo:
+        client.predict(**kwargs, api_name="/lecture")
+    assert_clear_error(excinfo, words)
+    assert len(str(excinfo.value)) < 300                 # never the whole input echoed back
+    assert server_alive(app_url)
+
+
+def test_hybrid_accepts_the_layers_its_schema_lists(client, tmp_path_factory):
+    before = len(_app_log(tmp_path_factory))
+    cosine, drift, table, summary = client.predict("elu1", "chosen layers", ["2", "3"], 0, 16, 0, 1, False,
+                                                   api_name="/hybrid")
+    assert "layers **2, 3**" in summary
+    with pytest.raises(AppError) as excinfo:
+        client.predict("elu1", "chosen layers", ["9"], 0, 16, 0, 1, False, api_name="/hybrid")
+    assert_clear_error(excinfo, "layers must be a list of values from 0, 1, 2, 3, 4, 5; got ['9']")
+    assert "Traceback" not in _app_log(tmp_path_factory)[before:]
+
+
+def test_maps_arrays_export_from_the_api(client):
+    from safetensors.numpy import load_file
+    files = client.predict(source="random", preset="clustered", n=48, d=8, maps=["softmax", "elu+1"], m=16,
+                           api_name="/maps_arrays")
+    paths = [f if isinstance(f, str) else f.get("path", f.get("value")) for f in
+             (files if isinstance(files, list) else files.get("value", files))]
+    npz = next(p for p in paths if str(p).endswith(".npz"))
+    st = next(p for p in paths if str(p).endswith(".safetensors"))
+    arrays = np.load(npz, allow_pickle=False)
+    assert arrays["q"].shape == (48, 8) and arrays["A"].shape == (48, 48)
+    assert arrays["A_hat.elu_plus1"].shape == (48, 48)
+    assert np.allclose(arrays["A"].sum(-1), 1, atol=1e-5)
+    assert set(load_file(st)) == set(arrays.files) - {"meta_json"}

@@ -384,3 +384,29 @@ def test_peers_agreement_catches_a_peer_that_differs():
     assert agree["ours parallel, non-causal"] > 1e-2
     assert agree["ours chunked, delta rule"] > 1e-2
     assert agree["ours chunked, causal"] < 1e-5
+
+
+def test_slope_labels_name_the_range_measured():
+    # A sweep over N = 512..2048 must not be labelled with the default grid's 1K..16K.
+    ns = [512, 1024, 2048]
+    rows = _rows("softmax_naive", ns, [1e-6 * n * n for n in ns]) + _rows("linear_chunked", ns, [1e-3 * n for n in ns])
+    result = bench.SweepResult(rows=rows, causal=True)
+    fits = result.slope_fits(None, 16384)
+    assert (fits["softmax_naive"]["n_min"], fits["softmax_naive"]["n_max"], fits["softmax_naive"]["points"]) == (512, 2048, 3)
+    names = [t["name"] for t in bench.targets(result)]
+    slope_names = [n for n in names if n.startswith("slope ")]
+    assert any("softmax_naive" in n and "over N=512..2048" in n for n in slope_names)
+    assert not any("16384" in n for n in slope_names)
+    assert any("linear_recurrent" in n and "fewer than two measured N" in n for n in slope_names)
+
+
+def test_cli_labels_slopes_with_its_own_ns():
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-m", "explorer", "bench", "--ns", "128", "256", "512", "--repeats", "1",
+                           "--warmup", "0", "--no-sources", "--no-memory",
+                           "--methods", "softmax_naive", "linear_parallel", "linear_chunked"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert "log-log slopes over N = 128..512:" in done.stdout
+    assert "1K..16K" not in done.stdout and "N=1024..16384" not in done.stdout
+    assert "slope softmax_naive in [1.8, 2.2] over N=128..512" in done.stdout

@@ -252,10 +252,9 @@ TEXT: dict[str, dict[str, str]] = {
 
     # ---------------------------------------------------------------- notices
     "notice.unk": {
-        "en": "{count} of {total} tokens are [UNK]: the embedded model (MiniLM) has no vocabulary entry for them "
-              "(it knows few Chinese characters), so they all share one embedding and the figures treat them as "
-              "the same word.",
-        "zh": "{total} 个词元中有 {count} 个是 [UNK]：内置模型（MiniLM）的词表里没有这些字（它认识的汉字很少），"
+        "en": "{count} of {total} tokens are [UNK]: characters outside the embedded model's (MiniLM's) "
+              "vocabulary, so they all share one embedding and the figures treat them as the same word.",
+        "zh": "{total} 个词元中有 {count} 个是 [UNK]：这些字符不在内置模型（MiniLM）的词表里，"
               "它们共用同一个向量，图中会被当作同一个词。"},
     "notice.no_model_output": {
         "en": "This sample has no model behind it, so the output is compared with softmax(QKᵀ/√d)V computed by the "

@@ -68,8 +68,32 @@ def row_kl(p, q, allowed=None):
     safe_p = torch.where(support, p, torch.ones_like(p))
     safe_q = torch.where(support & (q > 0), q, torch.ones_like(q))
     terms = torch.where(support, p * (safe_p.log() - safe_q.log()), torch.zeros_like(p))
-    kl = terms.sum(-1)
+    kl = kl_rounded_to_zero(terms.sum(-1), terms.abs().sum(-1), torch.where(allowed, q, 0.0).sum(-1))
     return torch.where(defined, kl, torch.full_like(kl, math.nan)), defined
+
+
+# Relative rounding of a float64 row sum of up to 2^14 terms, with room to spare.
+KL_ROUNDING = 1e-12
+# How far from 1 a row normalised in float32 may sum (N * 2^-24 for N up to ~160): beyond
+# it a row's sum is the map's own, not rounding.
+FLOAT32_NORMALISATION = 1e-5
+
+
+def kl_rounded_to_zero(kl: torch.Tensor, scale: torch.Tensor, q_row_sum: torch.Tensor) -> torch.Tensor:
+    """Per-row KL with the negatives that are rounding set to exactly 0.
+
+    For distributions KL(p || q) >= 0 (Gibbs); for q summing to s over the row,
+    KL >= -log s ~ 1 - s. A negative KL no larger than the sums' float64 rounding
+    (``KL_ROUNDING`` times ``scale``, the magnitude of what was summed) plus |1 - s| where
+    that is float32 normalisation error (at most ``FLOAT32_NORMALISATION``) says "equal within
+    rounding", and shows as 0 rather than -1.4e-17. A larger negative (a q that really
+    sums to more than 1) is kept: it is what the map gives.
+    """
+    rounding = KL_ROUNDING * (1.0 + scale)
+    off = (q_row_sum.double() - 1.0).abs()
+    tolerance = rounding + torch.where(off <= FLOAT32_NORMALISATION, off, torch.zeros_like(off))
+    zero = ((kl < 0) & (kl >= -tolerance)) | ((kl >= 0) & (kl <= rounding))
+    return torch.where(zero, torch.zeros_like(kl), kl)
 
 
 def row_entropy(p, allowed=None):
@@ -210,6 +234,55 @@ def relative_error(approx, reference, rows=None) -> torch.Tensor:
                        torch.full_like(den, math.nan))
 
 
+def row_metrics(reference_map, approx_map, v=None, logits=None, *, causal=False, ill_defined=None) -> dict:
+    """The per-row values behind ``compare``'s means, for export: {name: float64 (..., N)}
+    with NaN where a row has no value (the same rows ``compare`` leaves out).
+
+    map_error     ||a_i - p_i|| / ||p_i||, per row (``compare`` pools these rows)
+    output_error  ||(a_i - p_i) V|| / ||p_i V||, per row (with ``v``)
+    kl            KL(p_i || a_i) in nats
+    entropy       entropy of a_i in nats (``entropy_reference``: of p_i)
+    monotonicity  Spearman rho of a_i against the logits s_i (with ``logits``)
+    """
+    ref = _check_map(reference_map, "reference_map").double()
+    approx = _check_map(approx_map, "approx_map").double()
+    if approx.shape != ref.shape:
+        raise ValueError(f"approx_map: shape {tuple(approx.shape)} does not match reference_map's {tuple(ref.shape)}")
+    n = ref.shape[-1]
+    allowed = torch.ones(n, n, dtype=torch.bool, device=ref.device)
+    if causal:
+        allowed = allowed.tril()
+    allowed = allowed.expand(ref.shape)
+    finite = _finite_rows(approx, allowed)
+    bad = ~finite
+    flags = _row_flags(ill_defined, ref.shape, ref.device)
+    if flags is not None:
+        bad = bad | flags
+    zero = torch.zeros_like(ref)
+    ref_z = torch.where(allowed, ref, zero)
+    approx_z = torch.where(allowed & finite.unsqueeze(-1), approx, zero)
+    nan = torch.full(ref.shape[:-1], math.nan, dtype=torch.float64, device=ref.device)
+
+    def ratio(diff_sq, ref_sq, ok):
+        ok = ok & (ref_sq > 0)
+        return torch.where(ok, (diff_sq / torch.where(ok, ref_sq, torch.ones_like(ref_sq))).sqrt(), nan)
+
+    out = {"map_error": ratio(_row_sq(approx_z - ref_z), _row_sq(ref_z), finite)}
+    if v is not None:
+        v = as_float_tensor(v, "v").double()
+        out["output_error"] = ratio(_row_sq(approx_z @ v - ref_z @ v), _row_sq(ref_z @ v), finite)
+    kl, kl_ok = row_kl(ref, approx, allowed)
+    out["kl"] = torch.where(kl_ok & ~bad, kl, nan)
+    h, h_ok = row_entropy(approx, allowed)
+    out["entropy"] = torch.where(h_ok & ~bad, h, nan)
+    h_ref, h_ref_ok = row_entropy(ref, allowed)
+    out["entropy_reference"] = torch.where(h_ref_ok, h_ref, nan)
+    if logits is not None:
+        rho, rho_ok = row_spearman(as_float_tensor(logits, "logits"), approx, allowed)
+        out["monotonicity"] = torch.where(rho_ok & ~bad, rho, nan)
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # compare
 # ---------------------------------------------------------------------------------------
@@ -253,7 +326,7 @@ def _check_map(x, name: str) -> torch.Tensor:
 
 
 def compare(reference_map, approx_map, v=None, logits=None, *, ill_defined=None, feature_dim=None,
-            causal=None, chunk_size=None, head_dim=None, logit_ranks=None) -> dict:
+            causal=None, chunk_size=None, head_dim=None, logit_ranks=None, window=None) -> dict:
     """Every quality number for ``approx_map`` against ``reference_map`` (both (..., N, N)).
 
     reference_map: the softmax map, or a ``Reference`` prepared from it (then ``v``,
@@ -271,6 +344,8 @@ def compare(reference_map, approx_map, v=None, logits=None, *, ill_defined=None,
     feature_dim, head_dim, chunk_size: for the FLOP counts (per head), which are None when
                  feature_dim is None; head_dim defaults to d_v, and without either the
                  counts are None as well.
+    window:      a sliding-window hybrid's w: its exact softmax inside the window is added
+                 to the linear path's FLOPs (``window_flops``).
 
     Returns a flat dict of plain Python numbers (None where a value is undefined): the keys
     of ``METRIC_INFO``. Equal to ``compare_plain`` up to float64 rounding.
@@ -289,7 +364,7 @@ def compare(reference_map, approx_map, v=None, logits=None, *, ill_defined=None,
                              f"{tuple(reference.shape)}")
         ref = Reference(reference, v, logits, _resolve_causal(causal, reference, approx), logit_ranks)
     return ref.compare(approx_map, ill_defined=ill_defined, feature_dim=feature_dim, chunk_size=chunk_size,
-                       head_dim=head_dim)
+                       head_dim=head_dim, window=window)
 
 
 class Reference:
@@ -396,7 +471,8 @@ class Reference:
         _, a_z, finite = self._prepare(approx_map)
         return _pooled_relative_error(_row_sq(a_z - self.map), self.row_sq, finite)
 
-    def compare(self, approx_map, ill_defined=None, feature_dim=None, chunk_size=None, head_dim=None) -> dict:
+    def compare(self, approx_map, ill_defined=None, feature_dim=None, chunk_size=None, head_dim=None,
+                window=None) -> dict:
         """``compare(self, approx_map, ...)``: every metric of one approximation."""
         given, a_z, finite = self._prepare(approx_map)
         allowed = self.allowed
@@ -422,7 +498,8 @@ class Reference:
         positive = a_z > 0
         log_a = torch.where(positive, a_z, 1.0).log_()
         kl_ok = self.nonnegative & finite & (positive | self.unsupported).all(-1) & ~bad
-        kl = self.plogp_sum - _row_dot(self.map, log_a)
+        cross = _row_dot(self.map, log_a)
+        kl = kl_rounded_to_zero(self.plogp_sum - cross, self.plogp_sum.abs() + cross.abs(), a_z.sum(-1))
         out["kl_mean"] = _mean_or_none(kl, kl_ok)
         out["kl_rows_defined"] = int(kl_ok.sum())
         out["kl_rows_undefined"] = int((~kl_ok).sum())
@@ -462,7 +539,7 @@ class Reference:
         negatives = int((a_z < 0).sum()) if bool(has_negative.any()) else 0   # masked and bad rows are 0
         out["negative_fraction"] = negatives / considered if considered else None
         out["ill_defined_rows"] = int(bad.sum())
-        out.update(_flops(self.n, feature_dim, head_dim, self.value_dim, self.causal, chunk_size))
+        out.update(_flops(self.n, feature_dim, head_dim, self.value_dim, self.causal, chunk_size, window))
         return out
 
 
@@ -503,7 +580,7 @@ def _row_flags(ill_defined, shape, device):
 
 
 def compare_plain(reference_map, approx_map, v=None, logits=None, *, ill_defined=None, feature_dim=None,
-                  causal=None, chunk_size=None, head_dim=None, logit_ranks=None) -> dict:
+                  causal=None, chunk_size=None, head_dim=None, logit_ranks=None, window=None) -> dict:
     """``compare`` written as the plain composition of the row helpers above, one full pass
     per quantity: the reference that tests hold the fast ``compare`` to. Same arguments
     (``reference_map`` a tensor only) and the same result; see ``compare``.
@@ -584,12 +661,13 @@ def compare_plain(reference_map, approx_map, v=None, logits=None, *, ill_defined
     out["negative_fraction"] = float(((approx < 0) & considered).sum()) / total if total else None
     out["ill_defined_rows"] = int(bad.sum())
 
-    out.update(_flops(n, feature_dim, head_dim, value_dim, is_causal, chunk_size))
+    out.update(_flops(n, feature_dim, head_dim, value_dim, is_causal, chunk_size, window))
     return out
 
 
-def _flops(n, feature_dim, head_dim, value_dim, causal, chunk_size) -> dict:
-    """FLOP counts per head from ``explorer.measure.cost``; None where the dimensions are unknown."""
+def _flops(n, feature_dim, head_dim, value_dim, causal, chunk_size, window=None) -> dict:
+    """FLOP counts per head from ``explorer.measure.cost``; None where the dimensions are unknown.
+    A sliding window's exact part is added to the linear path (``window_flops``)."""
     if feature_dim is not None:
         feature_dim = check_positive_int(feature_dim, "feature_dim")
     if head_dim is not None:
@@ -600,10 +678,36 @@ def _flops(n, feature_dim, head_dim, value_dim, causal, chunk_size) -> dict:
     result = {"feature_dim": feature_dim, "quadratic_flops": None, "linear_flops": None, "flop_ratio": None}
     if feature_dim is None or d is None:
         return result
-    counts = flop_counts(n, d, feature_dim, value_dim if value_dim is not None else d, causal, chunk_size)
-    result.update(quadratic_flops=int(counts["quadratic_flops"]), linear_flops=int(counts["linear_flops"]),
-                  flop_ratio=float(counts["ratio"]))
+    dv = value_dim if value_dim is not None else d
+    counts = flop_counts(n, d, feature_dim, dv, causal, chunk_size)
+    linear = int(counts["linear_flops"])
+    if window:
+        linear += window_flops(n, window, d, dv, feature_dim, causal)
+    result.update(quadratic_flops=int(counts["quadratic_flops"]), linear_flops=linear,
+                  flop_ratio=float(counts["quadratic_flops"]) / linear)
     return result
+
+
+def window_pairs(n: int, window: int, causal: bool) -> int:
+    """(query, key) pairs inside a sliding window of ``window`` keys: causal keys i-w+1..i,
+    non-causal keys with |i - j| < w, cut at the sequence's ends."""
+    n, w = int(n), int(window)
+    if w <= 0:
+        return 0
+    if causal:
+        c = min(w, n)
+        return c * (c + 1) // 2 + (n - c) * c
+    c = min(w - 1, n - 1)                       # keys on one side of the query
+    one_side = c * (c + 1) // 2 + (n - 1 - c) * c
+    return n + 2 * one_side
+
+
+def window_flops(n: int, window: int, head_dim: int, value_dim: int, feature_dim: int, causal: bool) -> int:
+    """The window's own cost in a linear-time sliding-window hybrid, by the shared FLOP model
+    (multiply-add = 2): per pair in the window, the exact logit q.k (2 d), its weight times
+    the value (2 d_v), and the inner kernel phi(q).phi(k) (2 m), which the window replaces
+    and so must be taken out of the linear part's sums."""
+    return 2 * window_pairs(n, window, causal) * (int(head_dim) + int(value_dim) + int(feature_dim))
 
 
 # ---------------------------------------------------------------------------------------

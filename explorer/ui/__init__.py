@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl
 import gradio as gr
 
 from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, quality_tab, source as source_panel, state_tab
+from . import validate
 
 TAB_IDS = ("lecture", "maps", "quality", "state", "complexity", "learn")   # the first is where a plain address lands
 DATA_TABS = ("maps", "quality", "state")   # the tabs drawn here that read Q, K, V from the data panel
@@ -98,6 +99,8 @@ def build_app() -> gr.Blocks:
         # The address and the link boxes carry the language: they follow the switch at once.
         links.after(lang.change(None, None, None, api_visibility="private", queue=False))
         lecture_tab.wire_load(demo, lecture, panel, presentation, lang, t_lecture)
+        # Last, once every event exists: each input checked in the same words (ui/validate.py).
+        validate.install(demo)
     return demo
 
 
@@ -206,7 +209,7 @@ def _gated(tab_id: str, fn, n_outputs: int, only_if_empty: bool = False):
     takes_progress = "progress" in inspect.signature(fn).parameters
 
     def run(current, view, *args, progress=gr.Progress()):
-        if current != tab_id or (only_if_empty and view is not None):
+        if current != tab_id or (only_if_empty and view is not None) or validate.waits_for_upload(tab_id, args):
             return tuple(gr.skip() for _ in range(n_outputs)) if n_outputs > 1 else gr.skip()
         return fn(*args, progress=progress) if takes_progress else fn(*args)
     run.__name__ = f"{getattr(fn, '__name__', 'draw')}_{tab_id}"
@@ -311,12 +314,20 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
         tab = q.get("tab") if q.get("tab") in TAB_IDS else TAB_IDS[0]
         chosen = q.get("lang") if q.get("lang") in i18n.LANGS else i18n.normal_lang(browser)
         out, notices = [gr.Tabs(selected=tab), tab, chosen], []
+        # Random data's N and d are clamped together, to a shape the linked tab can draw.
+        shape = dict(zip(("n", "d"), validate.link_shape(tab, q.get("n"), q.get("d"), notices,
+                                                         seeds=q.get("seeds"))))
         for component, key, kind in keys:
-            value = common.fit(component, _typed_list(component, common.param(q, key, kind, notices=notices)),
-                               notices, key)
+            if component in (panel.n, panel.d):
+                value = shape[key]
+            else:
+                value = common.fit(component, _typed_list(component, common.param(q, key, kind, notices=notices)),
+                                   notices, key)
             if component is panel.head and value is not None and value != "mean" and not str(value).isdigit():
                 value = None                     # the head box accepts custom values; a link must not
             out.append(gr.skip() if value is None else value)
+        if q.get("src") == "file":
+            notices.append(validate.NO_FILE_IN_LINK)
         for notice in list(dict.fromkeys(notices))[:4]:
             gr.Warning(notice)
         return out

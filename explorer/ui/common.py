@@ -26,11 +26,12 @@ from urllib.parse import urlencode
 import gradio as gr
 
 from .. import words
+from ..resources import assets_dir
 from . import i18n
 
 log = logging.getLogger("explorer.ui")
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+ASSETS = assets_dir()          # the checkout's assets/, or the installed package's copy
 
 
 # ---------------------------------------------------------------------------------------
@@ -267,7 +268,7 @@ def export_files(prefix: str, figures: dict, tables: dict, png: bool = True) -> 
         if table is None:
             continue
         path = folder / f"{prefix}-{name}.csv"
-        table.to_csv(path, index=False)
+        table.to_csv(path, index=False, na_rep="NaN")      # floats at full precision; NaN, not an empty cell
         paths.append(str(path))
     if not paths:
         raise gr.Error("Nothing to export yet: run this tab first.", print_exception=False)

@@ -79,6 +79,7 @@ EN: dict[str, str] = {
     "view_link": "Link to this view (put it on a slide)",
     "downloads": "Downloads",
     "export_maps": "Export figure (PNG + HTML) and table (CSV)",
+    "export_arrays": "Export arrays (Q, K, V, A, Â, per-row metrics: npz + safetensors)",
     "export_quality": "Export figures (PNG + HTML) and table (CSV)",
     "export_state": "Export figures (PNG + HTML) and curves (CSV)",
     "export_complexity": "Export figures (PNG + HTML) and runs (CSV)",
@@ -260,6 +261,7 @@ ZH: dict[str, str] = {
     "view_link": "本视图的链接（可放进幻灯片）",
     "downloads": "下载",
     "export_maps": "导出图（PNG + HTML）和表格（CSV）",
+    "export_arrays": "导出数组（Q、K、V、A、Â 和逐行指标：npz + safetensors）",
     "export_quality": "导出各图（PNG + HTML）和表格（CSV）",
     "export_state": "导出各图（PNG + HTML）和曲线（CSV）",
     "export_complexity": "导出各图（PNG + HTML）和运行记录（CSV）",
@@ -479,6 +481,11 @@ def text(key: str, lang: str) -> str:
     return STRINGS[normal_lang(lang)][key]
 
 
+# Keys gradio's own page looks up but its locale files lack: its status tracker announces a
+# finished event to screen readers as i18n("common.complete"), which would read the raw key.
+GRADIO_GAPS = {"common.complete": {"en": "Complete", "zh": "完成"}}
+
+
 def translations() -> gr.I18n:
     """Every dictionary the browser needs: the UI's and the lecture's, for both languages."""
     from .. import words               # the tool tabs' run-time words
@@ -489,6 +496,9 @@ def translations() -> gr.I18n:
         for key, by_lang in table.items():
             for lang in LANGS:
                 merged[lang][engine_key(key)] = by_lang.get(lang) or by_lang.get(DEFAULT_LANG, key)
+    for key, by_lang in GRADIO_GAPS.items():
+        for lang in LANGS:
+            merged[lang][key] = by_lang[lang]
     # Register Chinese under gradio's locale name too: a zh-CN browser finds it directly.
     return gr.I18n(**merged, **{GRADIO_LOCALES["zh"]: merged["zh"]})
 

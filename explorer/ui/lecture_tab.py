@@ -22,7 +22,7 @@ from html import escape
 
 import gradio as gr
 
-from . import common, i18n, source as source_panel
+from . import common, i18n, source as source_panel, validate
 
 MAX_FIGURES = 4                 # plot slots; a chapter shows as many as its figures
 VIEW_CACHE_SIZE = 64            # views kept for going back and forth during a talk
@@ -106,10 +106,6 @@ def _component(spec):
         return gr.Dropdown(choices, value=spec.default, label=label, elem_id=elem_id)
     step = 1 if spec.kind == "int" else getattr(spec, "step", None) or (spec.max - spec.min) / 100
     return gr.Slider(spec.min, spec.max, value=spec.default, step=step, label=label, elem_id=elem_id)
-
-
-def _kind(spec):
-    return {"int": int, "float": float, "bool": bool}.get(spec.kind, str)
 
 
 def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.Radio) -> LectureTab:
@@ -465,28 +461,8 @@ def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: st
     Returns {"chapter", "lang", "controls", "numbers" (None where undefined), "notices",
     "figures": [plotly JSON], "query"}.
     """
-    plan = _plan()
-    chapters = tuple(plan.CHAPTERS)
-    try:
-        ch = int(chapter)
-    except (TypeError, ValueError):
-        raise ValueError(f"chapter must be a whole number from {chapters[0]} to {chapters[-1]}") from None
-    if ch not in chapters:
-        raise ValueError(f"chapter must be one of {', '.join(map(str, chapters))}; got {ch}")
-    if str(lang) not in i18n.LANGS:
-        raise ValueError(f"lang must be one of {', '.join(i18n.LANGS)}; got {lang!r}")
-    try:
-        given = json.loads(controls or "{}") if isinstance(controls, str) else dict(controls or {})
-    except (TypeError, ValueError):
-        raise ValueError("controls must be a JSON object, e.g. {\"n\": 4096}") from None
-    if not isinstance(given, dict):
-        raise ValueError("controls must be a JSON object, e.g. {\"n\": 4096}")
-    specs = {spec.name: spec for spec in plan.chapter_controls(ch)}
-    unknown = sorted(set(given) - set(specs))
-    if unknown:
-        raise ValueError(f"chapter {ch} has no control {', '.join(unknown)}; its controls are "
-                         f"{', '.join(specs) or 'none'}")
-    values = {name: _coerce(spec, given.get(name, spec.default)) for name, spec in specs.items()}
+    ch, lang, text, values, presentation = validate.lecture_request(_plan(), chapter, text, lang, controls,
+                                                                    presentation)
     text_ = (text or "").strip() or None
     panel_values = ("text", text_ or "", None, None, None, None, None, None, model or None)
     text_, sample_key = _panel_choice(*panel_values) if model else (text_, None)
@@ -521,6 +497,8 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
     def then_draw(event):
         drawn = event.then(draw, draw_inputs, tab.outputs, **compute_kwargs)
         drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
+        drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,
+                   api_visibility="private", queue=False)
         drawn.then(prefetch, draw_inputs, None, **compute_kwargs)
         return drawn
 
@@ -540,6 +518,8 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
     if triggers:
         drawn = gr.on(triggers, draw, draw_inputs, tab.outputs, **compute_kwargs)
         drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
+        drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,
+                   api_visibility="private", queue=False)
         drawn.then(prefetch, draw_inputs, None, **compute_kwargs)
 
     then_draw(tab.try_this.click(lambda ch, *flat: try_preset(ch, *flat, specs=specs),
@@ -572,13 +552,16 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
         q = dict(request.query_params) if request is not None else {}
         chosen = q.get("lang") if q.get("lang") in i18n.LANGS else i18n.normal_lang(browser)
         on_lecture = q.get("tab", "lecture") == "lecture"
-        ch = _chapter(common.param(q, "ch", int, chapters[0]), chapters) if on_lecture else chapters[0]
+        notices = []                # what the link held that could not be used as it was (ui/validate.py)
+        ch = validate.link_chapter(_plan(), q.get("ch"), notices) if on_lecture else chapters[0]
         out = [chosen, ch, "lecture" if on_lecture else ""]
         for c, chapter_specs in specs.items():
-            for spec, component in zip(chapter_specs, tab.controls[c]):
-                value = common.param(q, URL_PREFIX + spec.name, _kind(spec)) if (on_lecture and c == ch) else None
-                value = common.fit(component, value)
+            for spec in chapter_specs:
+                key = URL_PREFIX + spec.name
+                value = validate.link_control(spec, q.get(key), notices, key) if (on_lecture and c == ch) else None
                 out.append(gr.skip() if value is None else value)
+        for notice in notices[:4]:
+            gr.Warning(notice)
         return tuple(out)
 
     def draw_if(which, *args):
@@ -593,6 +576,8 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
     drawn = load.then(draw_if, [wanted, *draw_inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
                       concurrency_id="compute")
     drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
+    drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,
+               api_visibility="private", queue=False)
     drawn.then(lambda which, *args: prefetch(*args) if which == "lecture" else None, [wanted, *draw_inputs], None,
                api_visibility="private", concurrency_limit=2, concurrency_id="compute")
 

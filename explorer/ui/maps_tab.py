@@ -105,6 +105,20 @@ def notices_with_undefined(view) -> str:
     return "\n".join([text] * bool(text) + [f"- {line}" for line in why])
 
 
+@common.guarded
+def export_arrays(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0,
+                  temperature=1.0, file=None, model=None, layer=2, head="3", causal=False, maps=catalog.DEFAULT_MAPS, m=64,
+                  seed=0, window=4):
+    """The maps view's Q, K, V, A, Â and per-row metrics as .npz and .safetensors files."""
+    from .. import export
+    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, model=model)
+    arrays = export.view_arrays(sample, layer, head, maps or [], bool(causal), int(m), int(seed or 0), int(window))
+    folder = common.export_folder()
+    paths = [export.write_npz(arrays, folder / "maps-arrays.npz"),
+             export.write_safetensors(arrays, folder / "maps-arrays.safetensors")]
+    return common.show_files(paths)
+
+
 def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.Radio | None = None) -> MapsTab:
     """The tab; with ``lang`` (the page's language switch) its run-time text follows the
     switch, and a drawn view is drawn again when the language changes."""
@@ -161,9 +175,14 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
     def export_maps(view, presentation, lang="en"):
         if view is None:
             raise gr.Error(words.w("maps.draw_first", lang), print_exception=False)
-        _, views = _engine()
+        from .. import export as exports      # (``export`` here is the button)
         return common.show_files(common.export_files("maps", {"grid": render(view, presentation)},
-                                   {"metrics": views.metrics_table(view.metrics)}))
+                                   {"metrics": exports.metrics_csv_table(view.metrics)}))
 
     common.wire_export(export, export_maps, [view, presentation] + ([lang] if lang is not None else []), files)
+    # The view's arrays for analysis, from the page and as the /maps_arrays endpoint.
+    with gr.Row():
+        arrays = gr.Button(i18n.label("export_arrays"), size="sm", elem_id="maps-export-arrays")
+    arrays.click(export_arrays, panel.inputs + tab.controls, files, api_name="maps_arrays", concurrency_limit=1,
+                 concurrency_id="export")
     return tab

@@ -214,13 +214,13 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
     def export_quality(bundle, presentation, x_axis, lang="en"):
         if bundle is None:
             raise gr.Error(words.w("quality.measure_first", lang), print_exception=False)
-        _, views = _engine()
+        from .. import export as exports      # (``export`` here is the button)
         curves_fig, norms_fig, shape_fig, over_fig = render(bundle, presentation, x_axis)
         quality, overview = bundle
         return common.show_files(common.export_files("quality", {"error-vs-m": curves_fig, "norms": norms_fig,
                                                                         "entropy-monotonicity": shape_fig,
                                                "head-overview": over_fig},
-                                   {"metrics": views.metrics_table(quality.shape_rows),
+                                   {"metrics": exports.metrics_csv_table(quality.shape_rows),
                                     "curves": curves_table(quality), "heads": heads_table(overview)}))
 
     common.wire_export(export, export_quality, [view, presentation, x_axis] + ([lang] if lang is not None else []),

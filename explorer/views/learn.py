@@ -33,11 +33,13 @@ from ..maps import hybrid, learned
 from ..catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED_SHAPE re-exported
 from ..checks import check_positive_int
 from ..maps import create
+from ..resources import asset
 from ..words import w
 from .common import set_trained
 
-# The texts ship beside the package, so the path must not depend on the working directory.
-TEXTS_DIR = Path(__file__).resolve().parents[2] / "assets" / "texts"
+# The texts ship with the package (explorer.resources): found from any working directory,
+# in a checkout and in an installed package.
+TEXTS_DIR = asset("texts")
 LOSS_NAME = "row cross-entropy  −Σⱼ Aᵢⱼ log Âᵢⱼ  (= KL(A‖Â) + entropy of A), mean over rows and heads"
 LR = learned.DEFAULT_LR      # per kind: the Adam step each trains well with
 KINDS = tuple(learned.KINDS)

@@ -214,7 +214,8 @@ def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4, laye
         return _display(reference, block), row, 0, []
     fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head, lang=lang, session=session)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
-    row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d)
+    row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d,
+                                  window=getattr(fmap, "window", None))
     return _display(approx, block), row, int(ill.sum()), extra
 
 

@@ -1,0 +1,163 @@
+"""Exports a paper can use: the metrics table as numbers, and a view's arrays as files.
+
+    metrics_csv_table(rows) -> DataFrame     numbers at full precision, NaN where undefined,
+                                             and how many rows each mean is over
+    view_arrays(sample, layer, head, maps, causal, m, seed, window) -> ViewArrays
+                                             Q, K, V, the softmax map A, every map's Â and
+                                             their per-row metrics, as float32/float64 arrays
+    write_npz(arrays, path), write_safetensors(arrays, path)
+
+The table on screen rounds and writes "n/a (15 of 16 rows)" so that a reader sees at once
+which means are over few rows; a file for analysis keeps the number itself (the mean over
+the rows that have one), NaN where there is none, and the count of those rows in a
+column of its own. Plain data, no gradio.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .catalog import HEADLINE_METRICS, METRIC_INFO, REFERENCE
+
+# Arrays of one export (Q, K, V and N x N maps): refused above this, before anything is
+# computed. 13 maps at N = 2,048 are 220 MB of float32.
+MAX_EXPORT_BYTES = 256 * 2 ** 20
+
+
+# ---------------------------------------------------------------------------------------
+# The metrics table as numbers
+# ---------------------------------------------------------------------------------------
+
+def metrics_csv_table(rows: list):
+    """One row per map: every metric as a float at full precision (NaN where undefined),
+    counts as integers, and for each mean over rows a column "<metric>: rows defined"."""
+    import pandas as pd
+
+    from .measure.metrics import UNDEFINED_ROWS, undefined_share
+
+    present = {key for row in rows for key in row if key != "map"}
+    keys = [key for key in dict.fromkeys([*HEADLINE_METRICS, *METRIC_INFO]) if key in present]
+    keys += sorted(present - set(keys))
+    data = {"map": [row["map"] for row in rows]}
+    for key in keys:
+        label = METRIC_INFO.get(key, (key, ""))[0]
+        data[label] = [_number(row.get(key)) for row in rows]
+        if key in UNDEFINED_ROWS:
+            defined = []
+            for row in rows:
+                count, total = undefined_share(row, key)
+                defined.append(total - count if row.get("total_rows") is not None else math.nan)
+            data[f"{label}: rows defined"] = defined
+    return pd.DataFrame(data)
+
+
+def _number(value):
+    if value is None:
+        return math.nan
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+# ---------------------------------------------------------------------------------------
+# A view's arrays
+# ---------------------------------------------------------------------------------------
+
+@dataclass
+class ViewArrays:
+    """Named arrays and the text that describes them (tokens, map labels, parameters)."""
+
+    arrays: dict                       # name -> numpy array
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.arrays.values())
+
+
+def slug(label: str) -> str:
+    """A map label as an array name: "FAVOR+ (orthogonal)" -> "favor_plus_orthogonal"."""
+    text = label.lower().replace("+", "_plus").replace("-", "")
+    return re.sub(r"[^a-z0-9]+", "_", text).strip("_") or "map"
+
+
+def view_arrays(sample, layer=2, head=3, maps=(REFERENCE,), causal=False, m=64, seed=0, window=4) -> ViewArrays:
+    """What the maps tab shows for these settings, at full resolution.
+
+    q, k, v:            (N, d) for one head, (H, N, d) for the mean over heads
+    A:                  the softmax map (N, N) or (H, N, N)
+    A_hat.<map>:        each chosen map's normalised kernel map, same shape
+    rows.<map>.<name>:  per-row metrics of that map (``metrics.row_metrics``), NaN where undefined
+    rows.softmax.entropy
+    The meta holds the tokens, the map label of each array name and the settings.
+    """
+    import torch
+
+    from .forms import attention
+    from .measure import cost, metrics
+    from .views.common import MAX_MAP_CELLS, make_feature_map, select_head
+
+    q, k, v, layer, head, notices = select_head(sample, layer, head)
+    n, d = q.shape[-2], q.shape[-1]
+    heads = q.shape[0] if q.dim() == 3 else 1
+    labels = [REFERENCE] + [x for x in dict.fromkeys(maps or []) if x != REFERENCE]
+    if heads * n * n > MAX_MAP_CELLS:
+        raise ValueError(f"N: {heads * n * n:,} attention cells is over the export's cap of {MAX_MAP_CELLS:,} "
+                         "(N = 2,048 for one head); pick one head or a shorter sequence")
+    expected = 4 * (3 * heads * n * d + len(labels) * heads * n * n) + 8 * 6 * len(labels) * heads * n
+    if expected > MAX_EXPORT_BYTES:
+        raise ValueError(f"maps: exporting {len(labels)} maps at N = {n:,} is about {expected / 1e6:,.0f} MB; "
+                         f"the limit is {MAX_EXPORT_BYTES / 1e6:,.0f} MB: choose fewer maps or a shorter sequence")
+    cost.check(cost.estimate("maps", n=n, d=d, heads=heads, maps=labels, m=m))
+    with torch.inference_mode():
+        reference = attention.softmax_map(q, k, causal=bool(causal))
+        logits = attention.masked_logits(q, k, bool(causal))
+        arrays = {"q": _np32(q), "k": _np32(k), "v": _np32(v), "A": _np32(reference)}
+        names = {"A": REFERENCE}
+        arrays["rows.softmax.entropy"] = metrics.row_metrics(reference, reference, causal=bool(causal))[
+            "entropy_reference"].cpu().numpy()
+        for label in labels[1:]:
+            try:
+                fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head)
+            except ValueError as exc:
+                notices.append(f"{label}: not exported ({exc}).")
+                continue
+            notices.extend(extra)
+            approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=bool(causal))
+            name = slug(label)
+            arrays[f"A_hat.{name}"] = _np32(approx)
+            names[f"A_hat.{name}"] = label
+            rows = metrics.row_metrics(reference, approx, v, logits, causal=bool(causal), ill_defined=ill)
+            for key, values in rows.items():
+                if key != "entropy_reference":
+                    arrays[f"rows.{name}.{key}"] = values.cpu().numpy()
+    meta = {"tokens": list(sample.tokens), "maps": names, "layer": layer,
+            "head": "mean" if head is None else head, "causal": bool(causal), "m": int(m), "seed": int(seed),
+            "window": int(window), "source": getattr(sample, "source", ""), "notices": [str(x) for x in notices],
+            "shapes": "q, k, v: (N, d) or (H, N, d); A, A_hat.*: (N, N) or (H, N, N); rows.*: (N,) or (H, N), "
+                      "NaN where a row has no value"}
+    return ViewArrays(arrays, meta)
+
+
+def _np32(t) -> np.ndarray:
+    return np.ascontiguousarray(t.detach().float().cpu().numpy())
+
+
+def write_npz(view: ViewArrays, path) -> str:
+    """The arrays plus ``meta_json`` (a unicode string: loads with allow_pickle=False)."""
+    np.savez_compressed(path, **view.arrays, meta_json=np.array(json.dumps(view.meta, ensure_ascii=False)))
+    return str(path)
+
+
+def write_safetensors(view: ViewArrays, path) -> str:
+    """The arrays; the meta as JSON in the header's metadata under "meta_json"."""
+    from safetensors.numpy import save_file
+
+    save_file({k: np.ascontiguousarray(a) for k, a in view.arrays.items()}, str(path),
+              metadata={"meta_json": json.dumps(view.meta, ensure_ascii=False)})
+    return str(path)

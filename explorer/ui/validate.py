@@ -1,0 +1,526 @@
+"""One validation path for everything a request or a link sends: the same bounds and the
+same words on every endpoint, every control and every link parameter.
+
+- ``check(bound, raw)`` takes a value as a request sends it (JSON: a number, a string, a
+  list, anything) and returns it typed, or raises ValueError with one sentence that names
+  the parameter and its allowed range: "chapter must be a whole number from 0 to 6; got
+  2.5." Nothing is rounded, defaulted or parsed past a size limit.
+- ``link(bound, raw, notices, default)`` reads a link parameter (always a string): out of
+  range is clamped, garbage falls back to the default, and both say so in ``notices``
+  ("Link parameter ch = 99 is outside 0..6; using 6.").
+- ``json_object`` reads a JSON object sent as text (the lecture's controls), refusing
+  oversized, too deeply nested or non-object input in one sentence.
+- ``install(blocks)`` puts ``check`` in front of gradio's own preprocessing for every
+  input component of the app, with bounds read off the component (minimum, maximum,
+  precision, step, choices) and the name the API gives the parameter.
+- ``link_shape`` clamps a link's random-data N and d to values that run together.
+
+A message never repeats more than ``MAX_ECHO`` characters of what was sent (``shown``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import re
+import reprlib
+import types
+from dataclasses import dataclass
+
+MAX_ECHO = 80                 # characters of the user's input a message may repeat
+MAX_NUMBER_CHARS = 40         # a number sent as text longer than this is not a number anyone means
+MAX_JSON_CHARS = 10_000       # the lecture's controls: a handful of names and numbers
+MAX_CHOICE_CHARS = 200        # a free-form choice (the head box) longer than this is refused
+MAX_JSON_DEPTH = 32           # Python's json recurses per level; refuse long before its limit
+
+_WHOLE = re.compile(r"[+-]?\d+")
+
+
+# ---------------------------------------------------------------------------------------
+# Showing what was sent, briefly
+# ---------------------------------------------------------------------------------------
+
+_short = reprlib.Repr()
+_short.maxlevel, _short.maxdict, _short.maxlist, _short.maxtuple = 2, 3, 4, 4
+_short.maxstring, _short.maxother = MAX_ECHO - 20, MAX_ECHO - 20
+
+
+def shown(raw) -> str:
+    """``raw`` as a message may quote it: at most ``MAX_ECHO`` characters, with the full
+    length said when cut. Safe on anything a request can hold (huge integers, 1 MB strings,
+    lists nested 100,000 deep)."""
+    if isinstance(raw, bool) or raw is None:
+        return json.dumps(raw)
+    if isinstance(raw, int):
+        if raw.bit_length() > 128:
+            return f"a {math.floor(raw.bit_length() * math.log10(2)) + 1:,}-digit number"
+        return f"{raw:,}" if abs(raw) >= 10_000 else str(raw)
+    if isinstance(raw, float):
+        return repr(raw)
+    if isinstance(raw, str):
+        if len(raw) <= MAX_ECHO - 2:
+            return repr(raw)
+        return repr(raw[:MAX_ECHO - 30]) + f"… ({len(raw):,} characters)"
+    try:
+        text = _short.repr(raw)
+    except Exception:  # a repr that fails: name the type only
+        text = f"a {type(raw).__name__}"
+    return text if len(text) <= MAX_ECHO else text[:MAX_ECHO - 1] + "…"
+
+
+def _number(x) -> str:
+    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
+        return f"{int(x):,}"
+    return f"{x:g}"
+
+
+# ---------------------------------------------------------------------------------------
+# Bounds
+# ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Bound:
+    """What one parameter accepts. ``kind``: "int", "float", "bool", "choice" (one of
+    ``choices``), "choices" (a list of them), "free" (a short string or whole number, e.g.
+    a head box that also takes "mean") or "text". ``optional``: None passes through."""
+
+    name: str
+    kind: str
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple = ()
+    optional: bool = False
+    max_chars: int | None = None
+
+    def allowed(self) -> str:
+        if self.kind in ("int", "float"):
+            what = "a whole number" if self.kind == "int" else "a number"
+            if self.lo is not None and self.hi is not None:
+                return f"{what} from {_number(self.lo)} to {_number(self.hi)}"
+            if self.lo is not None:
+                return f"{what} of at least {_number(self.lo)}"
+            if self.hi is not None:
+                return f"{what} of at most {_number(self.hi)}"
+            return what
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind in ("choice", "choices"):
+            names = [str(c) for c in self.choices]
+            listed = ", ".join(names[:16]) + (f", … ({len(names)} in all)" if len(names) > 16 else "")
+            return f"one of {listed}" if self.kind == "choice" else f"a list of values from {listed}"
+        if self.kind == "free":
+            return f"a whole number or a word of at most {self.max_chars or MAX_CHOICE_CHARS} characters"
+        return f"text of at most {self.max_chars:,} characters" if self.max_chars else "text"
+
+
+def refusal(bound: Bound, raw) -> ValueError:
+    """The one sentence every refusal reads as."""
+    return ValueError(f"{bound.name} must be {bound.allowed()}; got {shown(raw)}.")
+
+
+def check(bound: Bound, raw):
+    """``raw`` typed and within ``bound``, or ValueError (see ``refusal``)."""
+    if raw is None and bound.optional:
+        return None
+    kind = bound.kind
+    if kind == "int":
+        value = _whole(raw)
+    elif kind == "float":
+        value = _real(raw)
+    elif kind == "bool":
+        value = _flag(raw)
+    elif kind == "choice":
+        value = _choice(raw, bound.choices)
+    elif kind == "choices":
+        if not isinstance(raw, (list, tuple)) or len(raw) > max(len(bound.choices), 1) * 4:
+            raise refusal(bound, raw)
+        value = [_choice(x, bound.choices) for x in raw]
+        if any(v is _BAD for v in value):
+            raise refusal(bound, raw)
+        return list(dict.fromkeys(value))
+    elif kind == "free":
+        value = _free(raw, bound.max_chars or MAX_CHOICE_CHARS)
+    else:
+        value = raw if isinstance(raw, str) and (bound.max_chars is None or len(raw) <= bound.max_chars) else _BAD
+    if value is _BAD:
+        raise refusal(bound, raw)
+    if kind in ("int", "float") and not _within(value, bound):
+        raise refusal(bound, raw)
+    return value
+
+
+_BAD = object()
+
+
+def _whole(raw):
+    if isinstance(raw, bool):
+        return _BAD
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float):
+        return int(raw) if math.isfinite(raw) and raw.is_integer() else _BAD
+    if isinstance(raw, str):
+        text = raw.strip()
+        if not text or len(text) > MAX_NUMBER_CHARS:
+            return _BAD
+        if _WHOLE.fullmatch(text):
+            return int(text)
+        try:
+            value = float(text)             # "1e3", "12.0"
+        except ValueError:
+            return _BAD
+        return int(value) if math.isfinite(value) and value.is_integer() else _BAD
+    return _BAD
+
+
+def _real(raw):
+    if isinstance(raw, bool):
+        return _BAD
+    if isinstance(raw, int):
+        if raw.bit_length() > 1000:
+            return _BAD
+        raw = float(raw)
+    if isinstance(raw, str):
+        text = raw.strip()
+        if not text or len(text) > MAX_NUMBER_CHARS:
+            return _BAD
+        try:
+            raw = float(text)
+        except ValueError:
+            return _BAD
+    if isinstance(raw, float):
+        return raw if math.isfinite(raw) else _BAD
+    return _BAD
+
+
+def _flag(raw):
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, int) and raw in (0, 1):
+        return bool(raw)
+    if isinstance(raw, str) and raw.strip().lower() in ("true", "false", "1", "0"):
+        return raw.strip().lower() in ("true", "1")
+    return _BAD
+
+
+def _choice(raw, choices):
+    """The choice ``raw`` names: itself, or the choice whose text it is ("2" for 2, 2 for "2")."""
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        return _BAD
+    if isinstance(raw, str) and len(raw) > MAX_CHOICE_CHARS:
+        return _BAD
+    for choice in choices:
+        if type(choice) is type(raw) and choice == raw:
+            return choice
+    text = str(raw).strip()
+    if isinstance(raw, float) and raw.is_integer():
+        text = str(int(raw))
+    for choice in choices:
+        if not isinstance(choice, bool) and str(choice) == text:
+            return choice
+    return _BAD
+
+
+def _free(raw, max_chars):
+    if isinstance(raw, bool):
+        return _BAD
+    if isinstance(raw, int):
+        return str(raw) if abs(raw) < 10 ** 9 else _BAD
+    if isinstance(raw, str) and len(raw) <= max_chars:
+        return raw
+    return _BAD
+
+
+def _within(value, bound: Bound) -> bool:
+    return (bound.lo is None or value >= bound.lo) and (bound.hi is None or value <= bound.hi)
+
+
+def clamp(value, bound: Bound):
+    lo = bound.lo if bound.lo is not None else value
+    hi = bound.hi if bound.hi is not None else value
+    fixed = min(max(value, lo), hi)
+    return type(value)(fixed)
+
+
+# ---------------------------------------------------------------------------------------
+# Links: never refused, clamped or defaulted with a notice
+# ---------------------------------------------------------------------------------------
+
+def link(bound: Bound, raw, notices: list | None = None, default=None, key: str | None = None):
+    """A link parameter: ``raw`` typed and clamped into ``bound``; ``default`` when it cannot
+    be read. What changed is said in ``notices`` in the words every tab uses."""
+    say = notices.append if notices is not None else (lambda message: None)
+    key = key or bound.name
+    if raw is None:
+        return default
+    kind = bound.kind
+    if kind in ("int", "float"):
+        value = _whole(raw) if kind == "int" else _real(raw)
+        if value is _BAD:
+            say(f"Link parameter {key}={shown(raw)} is not {bound.allowed()}; using "
+                f"{'the default' if default is None else shown(default)}.")
+            return default
+        fixed = clamp(value, bound)
+        if fixed != value:
+            lo = "" if bound.lo is None else _number(bound.lo)
+            hi = "" if bound.hi is None else _number(bound.hi)
+            shown_value = shown(value) if isinstance(value, int) and value.bit_length() > 128 else _number(value)
+            say(f"Link parameter {key} = {shown_value} is outside {lo}..{hi}; using {_number(fixed)}.")
+        return fixed
+    try:
+        return check(bound, raw)
+    except ValueError:
+        say(f"Link parameter {key}={shown(raw)} is not {bound.allowed()}; using "
+            f"{'the default' if default is None else shown(default)}.")
+        return default
+
+
+# ---------------------------------------------------------------------------------------
+# A JSON object sent as text
+# ---------------------------------------------------------------------------------------
+
+def json_object(raw, name: str, example: str = '{"n": 4096}') -> dict:
+    """``raw`` (a JSON text, or already a dict) as a dict with string keys, or one sentence."""
+    what = f"{name} must be a JSON object such as {example}"
+    if isinstance(raw, dict):
+        value = raw
+    elif raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}
+    elif not isinstance(raw, str):
+        raise ValueError(f"{what}; got {shown(raw)}.")
+    else:
+        if len(raw) > MAX_JSON_CHARS:
+            raise ValueError(f"{what}, of at most {MAX_JSON_CHARS:,} characters; got {len(raw):,} characters.")
+        if _depth(raw) > MAX_JSON_DEPTH:
+            raise ValueError(f"{what}, nested at most {MAX_JSON_DEPTH} levels deep; got {shown(raw)}.")
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            raise ValueError(f"{what}; got {shown(raw)}.") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{what}; got {shown(value)}.")
+    return value
+
+
+def _depth(text: str) -> int:
+    """The deepest bracket nesting of a JSON text (strings skipped), without parsing it."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def unknown_names(given: dict, known, what: str) -> None:
+    """Refuse names that are not among ``known``, quoting at most ``MAX_ECHO`` characters of them."""
+    unknown = [key for key in given if key not in known]
+    if unknown:
+        listed = ", ".join(shown(key) for key in unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+        listed = listed if len(listed) <= MAX_ECHO else listed[:MAX_ECHO - 1] + "…"
+        raise ValueError(f"{what} has no control {listed}; its controls are {', '.join(known) or 'none'}.")
+
+
+# ---------------------------------------------------------------------------------------
+# Random data from a link: N and d that run together
+# ---------------------------------------------------------------------------------------
+
+def link_shape(tab: str, n, d, notices: list | None = None, heads: int = 1, seeds=None) -> tuple:
+    """(n, d) for random data opened by a link on ``tab``: each within its own bound, N
+    within what the tab draws (the N x N tabs: one head of N = 2,048; the quality tab: the N
+    its curves can be measured at with the link's number of seeds), and N x d x heads within
+    the sample's element cap, so that the view the link opens can be computed. ``n`` or
+    ``d`` None (not in the link) stay None."""
+    from ..catalog import MAX_HEAD_DIM, MAX_MAP_N, MAX_SAMPLE_ELEMENTS, MAX_TOKENS
+
+    n_max = MAX_MAP_N if tab in ("maps", "quality") else MAX_TOKENS
+    if tab == "quality" and n is not None:
+        n_max = min(n_max, quality_n_limit(seeds))
+    if n is not None:
+        n = link(Bound("n", "int", 1, n_max), n, notices, None)
+    if d is not None:
+        room = MAX_SAMPLE_ELEMENTS // max(1, (n or 1) * heads)
+        d = link(Bound("d", "int", 1, min(MAX_HEAD_DIM, max(1, room))), d, notices, None)
+    return n, d
+
+
+def quality_n_limit(seeds=None) -> int:
+    """The longest sequence the quality tab measures with ``seeds`` redraws (its default when
+    None or unreadable) of every random-feature map, its smallest m grid included."""
+    from ..views import quality
+
+    default = inspect.signature(quality.quality_view).parameters["seeds"].default
+    seeds = _whole(seeds) if seeds is not None else default
+    seeds = default if seeds is _BAD or not 1 <= seeds <= 50 else seeds
+    smallest = [m for m in quality.QUALITY_MS if m <= quality.MIN_GRID_TOP] or list(quality.QUALITY_MS[:1])
+    per_cell = quality._work(len(quality.random_map_labels()), smallest, seeds, 1, 1)
+    return max(1, math.isqrt(int(quality.MAX_QUALITY_WORK // per_cell)))
+
+
+# ---------------------------------------------------------------------------------------
+# Every input component of the app checked before gradio's own preprocessing
+# ---------------------------------------------------------------------------------------
+
+def bound_for(component, name: str) -> Bound | None:
+    """The Bound a component's own settings imply, or None for components left to gradio."""
+    import gradio as gr
+
+    if isinstance(component, gr.Checkbox):
+        return Bound(name, "bool")
+    if isinstance(component, gr.Slider):
+        step = getattr(component, "step", 1) or 1
+        whole = float(step).is_integer() and float(component.minimum).is_integer()
+        return Bound(name, "int" if whole else "float", component.minimum, component.maximum)
+    if isinstance(component, gr.Number):
+        whole = getattr(component, "precision", None) == 0
+        return Bound(name, "int" if whole else "float", component.minimum, component.maximum, optional=True)
+    if isinstance(component, (gr.Dropdown, gr.Radio, gr.CheckboxGroup)):
+        values = tuple(c[1] if isinstance(c, (tuple, list)) else c for c in (component.choices or []))
+        many = isinstance(component, gr.CheckboxGroup) or getattr(component, "multiselect", False)
+        if getattr(component, "allow_custom_value", False):
+            return None if many else Bound(name, "free", optional=True, max_chars=MAX_CHOICE_CHARS)
+        return Bound(name, "choices" if many else "choice", choices=values, optional=True)
+    return None
+
+
+def _checked_preprocess(self, payload):
+    import gradio as gr
+
+    bound = bound_for(self, self._explorer_param)
+    if bound is not None:
+        try:
+            payload = check(bound, payload)
+        except ValueError as exc:
+            raise gr.Error(str(exc), title="Please check the input", print_exception=False) from None
+    return type(self).preprocess(self, payload)
+
+
+def install(blocks) -> int:
+    """Check every input component of ``blocks`` with ``check`` before gradio's own
+    preprocessing (which would round 100.7 to 101 and answer "abc" with a traceback).
+    Each component is named as a public endpoint names its parameter, else by its elem_id.
+    Returns how many were checked."""
+    public, private = _parameter_names(blocks, True), _parameter_names(blocks, False)
+    count = 0
+    for block in blocks.blocks.values():
+        if bound_for(block, "x") is None:
+            continue
+        block._explorer_param = (public.get(block._id) or getattr(block, "elem_id", None)
+                                 or private.get(block._id) or "value")
+        block.preprocess = types.MethodType(_checked_preprocess, block)
+        count += 1
+    return count
+
+
+def _parameter_names(blocks, public: bool) -> dict:
+    """Component id -> the parameter name the first (public or private) event gives it."""
+    names: dict = {}
+    fns = blocks.fns.values() if isinstance(blocks.fns, dict) else blocks.fns
+    for fn in fns:
+        if (getattr(fn, "api_visibility", "public") == "public") != public:
+            continue
+        params = getattr(fn, "input_parameter_names", None) or _signature_names(getattr(fn, "fn", None))
+        for index, component in enumerate(getattr(fn, "inputs", []) or []):
+            if index < len(params) and params[index] and component._id not in names:
+                names[component._id] = params[index]
+    return names
+
+
+def _signature_names(fn) -> list:
+    if fn is None:
+        return []
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+# ---------------------------------------------------------------------------------------
+# The lecture: its endpoint and its links
+# ---------------------------------------------------------------------------------------
+
+def control_bound(spec) -> Bound:
+    """A lecture control's Bound from its ControlSpec (explorer.lecture.chapters)."""
+    if spec.kind in ("int", "float"):
+        return Bound(spec.name, spec.kind, spec.min, spec.max)
+    if spec.kind == "bool":
+        return Bound(spec.name, "bool")
+    return Bound(spec.name, "choice", choices=tuple(spec.choices))
+
+
+def chapter_bound(plan) -> Bound:
+    chapters = tuple(plan.CHAPTERS)
+    return Bound("chapter", "int", chapters[0], chapters[-1])
+
+
+def lecture_request(plan, chapter, text, lang, controls, presentation) -> tuple:
+    """(chapter, text, lang, controls, presentation) of a /lecture request, each checked;
+    missing controls take their defaults. One sentence for the first thing wrong."""
+    from ..sources.text import MAX_TEXT_CHARS
+    from .i18n import LANGS
+
+    ch = check(chapter_bound(plan), chapter)
+    lang = check(Bound("lang", "choice", choices=tuple(LANGS)), lang)
+    text = check(Bound("text", "text", max_chars=MAX_TEXT_CHARS, optional=True), text) or ""
+    presentation = check(Bound("presentation", "bool"), presentation)
+    given = json_object(controls, "controls")
+    specs = {spec.name: spec for spec in plan.chapter_controls(ch)}
+    unknown_names(given, list(specs), f"chapter {ch}")
+    values = {name: check(control_bound(spec), given[name]) if name in given else spec.default
+              for name, spec in specs.items()}
+    return ch, lang, text, values, presentation
+
+
+def link_chapter(plan, raw, notices: list | None = None) -> int:
+    """The chapter a link names, clamped (or the first, for garbage) with a notice."""
+    bound = chapter_bound(plan)
+    return link(bound, raw, notices, default=int(bound.lo), key="ch")
+
+
+def link_control(spec, raw, notices: list | None = None, key: str | None = None):
+    """A lecture control from a link (``c_<name>``): clamped or ignored with a notice; None
+    when the link does not hold it."""
+    return link(control_bound(spec), raw, notices, default=None, key=key)
+
+
+def controls_as_drawn(view, specs: dict) -> tuple:
+    """Each chapter control set to what the drawn view used (the engine may clamp a value to
+    the text, e.g. a query past the last token), so that slider and figure agree; every
+    other control left alone (gr.skip)."""
+    import gradio as gr
+
+    used = dict(getattr(view, "controls", None) or {}) if view is not None else {}
+    ch = getattr(view, "ch", None)
+    out = []
+    for c, chapter_specs in specs.items():
+        for spec in chapter_specs:
+            out.append(used[spec.name] if c == ch and spec.name in used else gr.skip())
+    return tuple(out)
+
+
+NO_FILE_IN_LINK = ("A link cannot carry a file: upload a .npy, .npz or .pt file with q and k in the data panel, "
+                   "and the tab draws it.")
+
+
+def waits_for_upload(tab_id: str, args) -> bool:
+    """True when a data tab would draw the "file" source with nothing uploaded: an automatic
+    draw (a link opening, a tab opening) then waits, and the link's notice says why, instead
+    of each draw repeating "no file uploaded". The tab's own button still answers it."""
+    from .source import SOURCES
+
+    return (tab_id in ("maps", "quality", "state") and len(args) >= 8 and args[0] == SOURCES[2]
+            and not args[7])

@@ -1,0 +1,197 @@
+"""The README says what the code does: its limits table against the constants it names, its
+engine snippet run from outside the repository on an installed layout, and the install
+metadata (dependencies, Python version, package data) against requirements.txt and the tree."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def section(title: str) -> str:
+    """The README's text under the heading ``title`` up to the next heading of its level or above."""
+    match = re.search(rf"^(#+) {re.escape(title)}\n", README, re.M)
+    assert match, f"README has no section {title!r}"
+    level = len(match.group(1))
+    rest = README[match.end():]
+    end = re.search(rf"^#{{1,{level}}} ", rest, re.M)
+    return rest[: end.start()] if end else rest
+
+
+# ------------------------------------------------------------------------------ limits
+
+def limit_rows() -> list[tuple[str, float, str]]:
+    """(what, value, constant) of each row of the Limits table."""
+    rows = []
+    for line in section("Limits").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[2].startswith("`"):
+            continue
+        value = float(cells[1].replace(",", ""))
+        rows.append((cells[0], value, cells[2].strip("`")))
+    return rows
+
+
+def constant(dotted: str):
+    """``explorer.catalog.MAX_TOKENS`` or ``app.DELETE_CACHE[0]``: the value in the code."""
+    index = None
+    if dotted.endswith("]"):
+        dotted, index = dotted[:-1].split("[")
+    module, name = dotted.rsplit(".", 1)
+    if module == "app":                  # read, not imported: importing app.py sets process-wide state
+        tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+        value = next(ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                     and any(getattr(t, "id", None) == name for t in node.targets))
+    else:
+        value = getattr(importlib.import_module(module), name)
+    return value if index is None else value[int(index)]
+
+
+def in_readme_units(what: str, value) -> float:
+    """The code's value in the unit the README's row names (GB, GiB, MB, MiB or a count)."""
+    if isinstance(value, str):                       # gradio's "128mb"
+        value = float(re.fullmatch(r"(\d+)\s*mb", value.lower()).group(1)) * 1e6
+    for unit, size in ((", GiB", 2 ** 30), (", MiB", 2 ** 20), (", GB", 1e9), (", MB", 1e6)):
+        if unit in what:
+            return value / size
+    return float(value)
+
+
+def test_the_limits_table_names_every_bound():
+    names = {row[2] for row in limit_rows()}
+    for expected in ("explorer.catalog.MAX_TOKENS", "explorer.catalog.MAX_HEAD_DIM", "explorer.catalog.MAX_MAP_N",
+                     "explorer.sources.sample.MAX_ELEMENTS", "explorer.views.common.MAX_MAP_CELLS",
+                     "explorer.measure.cost.LIMIT_BYTES", "explorer.measure.cost.LIMIT_SECONDS", "app.MAX_UPLOAD",
+                     "explorer.catalog.MAX_SEED", "app.DELETE_CACHE[0]"):
+        assert expected in names, expected
+
+
+@pytest.mark.parametrize("what, value, name", limit_rows(), ids=[row[2] for row in limit_rows()])
+def test_each_stated_limit_is_the_codes(what, value, name, monkeypatch):
+    for variable in ("EXPLORER_REQUEST_MEMORY_GB", "EXPLORER_REQUEST_SECONDS", "EXPLORER_SWEEP_BUDGET_S",
+                     "EXPLORER_SWEEP_MEMORY_GB"):
+        assert variable not in os.environ or name.split(".")[-1] not in ("LIMIT_BYTES", "LIMIT_SECONDS",
+                                                                          "TIME_BUDGET_S", "MEMORY_BUDGET"), \
+            f"{variable} is set: the defaults cannot be compared"
+    assert in_readme_units(what, constant(name)) == pytest.approx(value), (what, name)
+
+
+def test_limits_in_the_prose_agree_with_the_table():
+    """Numbers the prose repeats (hardening, troubleshooting) are the table's."""
+    from explorer.catalog import MAX_HEAD_DIM, MAX_MAP_N, MAX_TOKENS
+    from explorer.ui.validate import quality_n_limit
+    assert f"N = {MAX_MAP_N:,}, d = {MAX_HEAD_DIM:,}" in section("Hardening (public Space)")
+    assert f"N = {quality_n_limit():,} with the default 10" in section("Hardening (public Space)")
+    assert f"capped at N = {MAX_MAP_N:,}" in section("Troubleshooting")
+    assert f"N ≤ {MAX_TOKENS:,}" in section("Limits")
+    stale = re.findall(r"N ≤ 8192, d ≤ 1024|links never fail|swept hourly", README)
+    assert not stale, stale
+
+
+def test_no_paths_or_words_from_outside_the_repository():
+    assert "../" not in README.replace("](../", "")           # no relative paths out of the repo
+    assert "shared/" not in README
+    assert not re.search(r"\bthe issue\b|\bissue asks\b", README, re.I)
+
+
+# ------------------------------------------------------------------------- install data
+
+def requirement_pins() -> dict:
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line and not line.startswith("-"):
+            name, version = line.split("==")
+            pins[name.lower()] = version
+    return pins
+
+
+def test_pyproject_carries_the_pinned_dependencies():
+    declared = dict(dep.lower().split("==") for dep in PYPROJECT["project"]["dependencies"])
+    assert declared == requirement_pins()
+    assert PYPROJECT["project"]["requires-python"] == ">=3.11"
+    test_pins = [line.strip() for line in (ROOT / "requirements-test.txt").read_text().splitlines()
+                 if line.strip() and not line.startswith(("#", "-"))]
+    assert sorted(PYPROJECT["project"]["optional-dependencies"]["test"]) == sorted(test_pins)
+
+
+def test_every_package_and_asset_ships():
+    setuptools = PYPROJECT["tool"]["setuptools"]
+    listed = set(setuptools["packages"])
+    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "explorer").rglob("__init__.py")}
+    assert on_disk <= listed, on_disk - listed
+    package_dir = setuptools["package-dir"]
+    data = setuptools["package-data"]
+    for package, folder in package_dir.items():
+        shipped = [f for f in (ROOT / folder).iterdir() if f.is_file()]
+        assert shipped, folder
+        for path in shipped:
+            assert any(fnmatch(path.name, pattern) for pattern in data[package]), f"{path} would not ship"
+    assert (ROOT / package_dir["explorer._assets.texts"] / "train.txt").exists()
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """The package laid out as pip installs it (explorer/ with its assets as explorer/_assets,
+    no repository around it), in a folder of its own."""
+    site = tmp_path_factory.mktemp("site")
+    shutil.copytree(ROOT / "explorer", site / "explorer", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "assets", site / "explorer" / "_assets")
+    return site
+
+
+def run_outside(code: str, site: Path, cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(site), OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1")
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_the_installed_package_finds_its_assets(installed, tmp_path):
+    done = run_outside("import explorer.resources as r, explorer.views.learn as l; "
+                       "print(r.assets_dir()); print(len(l.training_texts()), len(l.heldout_texts()))",
+                       installed, tmp_path)
+    assert done.returncode == 0, done.stderr
+    where, counts = done.stdout.strip().splitlines()
+    assert Path(where) == installed / "explorer" / "_assets"
+    assert all(int(c) > 0 for c in counts.split())
+
+
+def test_the_readme_engine_snippet_runs_outside_the_repository(installed, tmp_path):
+    blocks = re.findall(r"```python\n(.*?)```", section("Using the engine as a package"), re.S)
+    assert blocks, "no python snippet in the README's engine section"
+    done = run_outside(blocks[0], installed, tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "map_rel_error" in done.stdout
+    assert not (tmp_path / "explorer").exists() and ROOT not in tmp_path.parents
+
+
+def test_the_bench_cli_runs_outside_the_repository(installed, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "explorer", "bench", "--ns", "64", "128", "--repeats", "1",
+                           "--warmup", "0", "--no-sources", "--no-memory", "--methods", "linear_parallel"],
+                          cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(installed), OMP_NUM_THREADS="1"),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "log-log slopes over N = 64..128:" in done.stdout
+
+
+def test_the_two_commands_are_in_the_readme():
+    two = section("Two commands")
+    assert "pip install -r requirements.txt && python app.py" in two
+    assert "bash scripts/install_test_deps.sh && python -m pytest" in two
+    assert "bash scripts/install_test_deps.sh && python -m pytest" in (ROOT / ".ci" / "run").read_text()
+    assert "pip install -e ." in section("Install")
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
