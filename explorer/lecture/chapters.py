@@ -59,7 +59,7 @@ RNN_MAPS = ("elu+1", "FAVOR+ (orthogonal)", "FAVOR+ (IID)", "ReLU", "Taylor-2")
 HYBRID_MAPS = ("elu1", "favor_plus", "taylor2")
 
 _CONTROLS: dict[int, list[ControlSpec]] = {
-    0: [ControlSpec("n", "int", 100_000, 64, 100_000, label_key="ctl.n", step=64),
+    0: [ControlSpec("n", "int", 100_000, 64, 1_000_000, label_key="ctl.n", step=64),
         ControlSpec("d", "int", 128, 8, 512, label_key="ctl.d", step=8)],
     1: [ControlSpec("x", "float", 3.0, 0.0, 10.0, label_key="ctl.x", step=0.05),
         ControlSpec("h", "float", 0.6, 0.05, 5.0, label_key="ctl.h", step=0.05),
@@ -94,11 +94,11 @@ _CONTROLS: dict[int, list[ControlSpec]] = {
 }
 
 _TRY_THIS: dict[int, dict] = {
-    0: {"n": 100_000, "d": 128},
+    0: {"n": 1_000_000},                               # a million tokens: 4 TB for one head
     1: {"h": 0.15, "x": 5.0, "points": 30},
     2: {"n": 8192, "d": 64, "m": 64, "map": "elu+1"},
     3: {"m": 16, "orthogonal": False},
-    4: {"map": "elu+1", "t": -1},
+    4: {"map": "FAVOR+ (orthogonal)", "m": 128, "t": 8},   # another map, a bigger state, an early step
     5: {"gamma": 0.9, "strength": 3.0, "hybrid": "greedy"},
     6: {"m": 256},
 }
