@@ -22,10 +22,11 @@ import re
 
 LANGS = ("en", "zh")
 
-# A sentence that makes the point on every chapter: a pronoun that must find its noun far
-# back ("it" -> "the trophy"), repeated words, and enough tokens for the state to fill.
-DEFAULT_TEXT = ("The trophy did not fit into the brown suitcase because it was too big, so Anna took the trophy "
-                "out, packed the suitcase again, and carried the heavy trophy in her arms all the way home.")
+# The sentence every chapter reads unless the speaker gives another: the data panel's first
+# example (assets/examples.txt), so that the panel, the lecture and the tool tabs behind
+# "Go deeper" all show the same text. Its pronoun ("it" -> "the animal") is what attention
+# has to resolve.
+DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 
 TEXT: dict[str, dict[str, str]] = {
     "lecture.title": {"en": "Linear attention through kernels: a lecture", "zh": "从核方法看线性注意力"},

@@ -390,11 +390,19 @@ def _cached_map(label: str, d: int, m, seed: int):
 
 
 def _hedgehog_all(sample, layer, c):
-    """A trained Hedgehog for the whole layer, when one is cached for every head of it."""
+    """A trained Hedgehog for the whole layer: the latest trained here for every head of it,
+    else the one shipped with the app; None when there is neither."""
     if getattr(sample, "model_attentions", None) is None or sample.head_dim != HEAD_DIM:
         return None
     from . import learn
-    return learn.cached_layer_map(layer, c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
+    live = learn.cached_layer_map(layer, c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
+    if live is not None:
+        return live
+    try:
+        from ..maps.learned import pretrained
+    except ImportError:
+        return None
+    return pretrained("hedgehog", int(layer))
 
 
 def _roadmap(sample, layer: int, head: int, c) -> list[dict]:
