@@ -30,6 +30,7 @@ DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 
 TEXT: dict[str, dict[str, str]] = {
     "lecture.title": {"en": "Linear attention through kernels: a lecture", "zh": "从核方法看线性注意力"},
+    "lecture.notes_head": {"en": "Speaker notes", "zh": "讲者备注"},
 
     # ---------------------------------------------------------------- chapter titles and claims
     "ch0.title": {"en": "0 · The bottleneck", "zh": "0 · 瓶颈在哪里"},
