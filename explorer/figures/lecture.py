@@ -263,7 +263,7 @@ def _size_labels(orders, spacing_px: float, style) -> tuple[int, bool]:
     names = [b["name"] for b in blocks]
     for split, lines in ((False, one), (True, two)):
         for font in range(style.font, style.tick_font - 1 if not split else 7, -1):
-            widest = max(max(text_px(x, font) for x in lines), max(text_px(x, font) * 1.1 for x in names))
+            widest = max(max(text_px(x, font) for x in lines), max(text_px(x, font) * 1.05 for x in names))
             if widest <= room:
                 return font, split
     return 7, True
@@ -278,7 +278,7 @@ ROW_DOMAINS = ((0.7, 1.0), (0.22, 0.5))   # the two orders' rows, in the plot's 
 LABEL_GAP = 0.015                          # a block's name and size start this far under its row
 
 
-def _blocks(blocks, sides, row: int, slot, font, split, op_font) -> tuple[list, list]:
+def _blocks(blocks, sides, row: int, slot, tallest, font, split, op_font) -> tuple[list, list]:
     """One order left to right as layout shapes and annotations (plain dicts) on the axes of
     ``row`` (1 or 2): each block centred in its slot, its top edge at 0; its name and true
     size under the row (in paper units, so they never run into the blocks whatever the
@@ -295,7 +295,7 @@ def _blocks(blocks, sides, row: int, slot, font, split, op_font) -> tuple[list, 
         notes.append(dict(xref=xref, yref="paper", x=centre, y=label_y, yanchor="top", showarrow=False,
                           font=dict(size=font), text=f"<b>{block['name']}</b><br>{size}"))
         if i < len(STEP_OPS) and STEP_OPS[i]:
-            notes.append(dict(xref=xref, yref=yref, x=(centre + _centre(i + 1, slot)) / 2, y=-slot * 0.15,
+            notes.append(dict(xref=xref, yref=yref, x=(centre + _centre(i + 1, slot)) / 2, y=-tallest / 2,
                               text=STEP_OPS[i], showarrow=False, font=dict(size=op_font)))
     return shapes, notes
 
@@ -306,14 +306,14 @@ def _ch2(view, lang, style):
     slot = float(max(left.max(), right.max()))
     width = _centre(5, slot) + slot * SLOT / 2
     tallest = float(max(left[:, 0].max(), right[:, 0].max()))
-    unit = (COLUMN_PX - 220) / width                       # px per data unit; 220: the margins below
+    unit = (COLUMN_PX - 190) / width                       # px per data unit; 190: the margins below
     font, split = _size_labels(o, slot * SLOT * unit, style)
-    shapes, notes = _blocks(o["left"], left, 1, slot, font, split, style.font)
-    more_shapes, more_notes = _blocks(o["right"], right, 2, slot, font, split, style.font)
+    shapes, notes = _blocks(o["left"], left, 1, slot, tallest, font, split, style.font)
+    more_shapes, more_notes = _blocks(o["right"], right, 2, slot, tallest, font, split, style.font)
     notes += more_notes
     for (lo, hi), key in zip(ROW_DOMAINS, ("legend.left", "legend.right")):
         notes.append(dict(xref="paper", yref="paper", x=-0.01, y=(lo + hi) / 2, xanchor="right", showarrow=False,
-                          text=f"<b>{t(key, lang)}</b>", font=dict(size=style.font)))
+                          text=f"<b>{t(key, lang)}</b>", font=dict(size=style.tick_font)))
     # Both rows on axes of the same ranges and one scale (a square is drawn square); the
     # scale follows the window, the labels stay in paper units under their row.
     # One layout for every block and label: plotly re-validates the whole list on each
@@ -334,7 +334,7 @@ def _ch2(view, lang, style):
         note += " · " + t("notice.sides_compressed", lang)
     first = _finish(fig, style, t("ch2.b0.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), note,
                     fonts_done=True)
-    first.update_layout(margin=dict(l=200, r=20, b=10))
+    first.update_layout(margin=dict(l=170, r=20, b=10))
 
     names = [t("legend.left", lang), t("legend.right", lang)]
     fig2 = make_subplots(rows=1, cols=3, horizontal_spacing=0.12,
