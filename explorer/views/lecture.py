@@ -43,7 +43,9 @@ class ChapterView:
 
     def notices_in(self, lang: str = "en") -> list[str]:
         """The notices in ``lang``: the lecture's own translated, the source's as they are."""
-        return [text.notice(key, lang, **values) for key, values in self.notice_items] + list(self.sample_notices)
+        def named(values):          # a map's name as the reader's language writes it
+            return {k: text.map_name(v, lang) if k == "map" else v for k, v in values.items()}
+        return [text.notice(key, lang, **named(values)) for key, values in self.notice_items] + list(self.sample_notices)
 
 
 # ---------------------------------------------------------------------------------------
