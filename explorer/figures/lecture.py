@@ -139,6 +139,16 @@ def _bar_room(values, factor: float = 1.18) -> list[float]:
     return [0.0, top * factor]
 
 
+def _count_ticks(values) -> dict:
+    """Linear-axis ticks for large counts written as people say them (2.5 × 10⁹, not
+    0.25×10¹⁰): four or five steps of 1, 2 or 2.5 times a power of ten."""
+    top = max([v for v in values if v is not None and math.isfinite(v)] or [1.0])
+    exponent = math.floor(math.log10(top / 4))
+    step = next(m * 10.0 ** exponent for m in (1, 2, 2.5, 5, 10) if top / (m * 10.0 ** exponent) <= 5)
+    ticks = [i * step for i in range(int(top * 1.15 / step) + 1)]     # up to the axis top _bar_room sets
+    return {"tickmode": "array", "tickvals": ticks, "ticktext": [_fmt(x) if x else "0" for x in ticks]}
+
+
 # -- 0 ----------------------------------------------------------------------------------
 
 def _ch0(view, lang, style):
@@ -156,7 +166,7 @@ def _ch0(view, lang, style):
                            textfont=dict(size=style.tick_font), marker_line_width=outline,
                            marker_line_color="#000", showlegend=False))
     fig.update_xaxes(title_text=t("axis.n", lang), type="category")
-    fig.update_yaxes(title_text=t("axis.pairs", lang), range=_bar_room(pairs), exponentformat="power")
+    fig.update_yaxes(title_text=t("axis.pairs", lang), range=_bar_room(pairs), **_count_ticks(pairs))
     note = t("ch0.b0.note", lang, a=_n_label(n["article_n_from"], lang), pa=_fmt(n["article_pairs_from"]),
              b=_n_label(n["article_n_to"], lang), pb=_fmt(n["article_pairs_to"]), g=f"{n['article_growth']:,.0f}")
     first = _finish(fig, style, t("ch0.b0.title", lang), note)
@@ -182,7 +192,7 @@ def _ch0(view, lang, style):
                             marker_color=[style.colour(3), style.colour(2)], text=[_fmt(f) for f in flops],
                             textposition="outside", cliponaxis=False, constraintext="none",
                             textfont=dict(size=style.font), showlegend=False, width=0.5))
-    fig3.update_yaxes(title_text=t("axis.flops", lang), range=_bar_room(flops), exponentformat="power")
+    fig3.update_yaxes(title_text=t("axis.flops", lang), range=_bar_room(flops), **_count_ticks(flops))
     third = _finish(fig3, style, t("ch0.b2.title", lang, n=_n_label(now, lang)),
                     t("ch0.b2.note", lang, d=f"{n['d']:.0f}", ratio=_times(n["flop_ratio"])))
     return [first, second, third]
@@ -581,7 +591,7 @@ def _ch5(view, lang, style):
         fig2.add_box(y=drawn, name=f"{map_name(name, lang)}<br>m = {r['m']}", marker_color=style.colour(i),
                      boxmean=True, showlegend=False)
     fig2.update_yaxes(type="log", title_text=t("axis.kl", lang))
-    values = ", ".join(f"{map_name(name, lang)} {r['mean']:.2f}" for name, r in kl.items())
+    values = ("，" if lang == "zh" else ", ").join(f"{map_name(name, lang)} {r['mean']:.2f}" for name, r in kl.items())
     title = "ch5.b1.title" if view.data.get("hedgehog_trained") else "ch5.b1.title_untrained"
     second = _finish(fig2, style, t(title, lang),
                      " · ".join([t("ch5.b1.note", lang, layer=c["layer"], head=c["head"], values=values)] + hidden))

@@ -134,12 +134,13 @@ TEXT: dict[str, dict[str, str]] = {
               "问题在于：softmax 的 exp 拆不成 φ(q)·φ(k)。这是下一章的内容。"},
     "notes.ch3": {
         "en": "The SVM's kernel trick avoids φ; linear attention needs φ explicitly, and small.\n"
-              "Taylor order 1 goes negative where s < −1, and most pairs on a real head lie there.\n"
+              "Taylor order 1 goes negative where s < −1, and on a real head many pairs lie there: the note "
+              "gives the share.\n"
               "Random features are unbiased: on well-conditioned data the error falls like 1/√m.\n"
               "On a real head the vectors are long, the variance explodes as exp(‖q′+k′‖²), and the m required "
               "is astronomical.",
         "zh": "SVM 的核技巧是为了不碰 φ；线性注意力却必须把 φ 明确算出来，而且维度要小。\n"
-              "一阶泰勒展开在 s < −1 时变成负数，而真实注意力头上大多数词元对恰好落在这里。\n"
+              "一阶泰勒展开在 s < −1 时变成负数，而真实注意力头上有不少词元对正落在这里，图下的说明给出了比例。\n"
               "随机特征是无偏的：在条件良好的数据上，误差按 1/√m 下降。\n"
               "可真实注意力头上的向量很长，方差按 exp(‖q′+k′‖²) 爆炸，需要的 m 是个天文数字。"},
     "notes.ch4": {
