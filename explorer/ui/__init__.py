@@ -102,7 +102,7 @@ def build_app() -> gr.Blocks:
 
 def launch_kwargs() -> dict:
     """Theme, CSS, page script and translations go to launch() in gradio 6."""
-    scripts = [js for js in (common.page_js(), lecture_tab.page_js()) if js]
+    scripts = [js for js in (common.page_js(), *lecture_tab.page_scripts()) if js]
     page_js = "() => {" + "".join(f" ({js})();" for js in scripts) + " }"
     return {"theme": common.theme(), "css": common.css() + panel_css(PANEL_TABS) + lecture_tab.css(), "js": page_js,
             "i18n": i18n.translations()}
@@ -143,6 +143,7 @@ class Links:
   const tab = ids.includes(current) ? current : ids[0];
   const withLang = %s;
   let q = withLang(queries[ids.indexOf(tab)]);
+  if (tab === 'lecture' && q && window.explorerDeck) { q = window.explorerDeck.withStep(q); }   // the deck's build
   if (!q) {
     const p = new URLSearchParams({tab: tab});
     if (document.body.classList.contains('presentation')) { p.set('present', '1'); }

@@ -64,7 +64,13 @@ EN: dict[str, str] = {
     "lecture_try": "Try this",
     "lecture_controls": "This chapter's controls",
     "lecture_numbers": "Numbers",
-    "lecture_keys": "← / → or PageUp / PageDown: previous / next chapter",
+    "lecture_keys": "→ / PageDown / Space: next build · ← / PageUp: back · Home / End: first / last · "
+                    "D: this drawer · N: notes · S: speaker window",
+    "lecture_drawer": "☰ Controls",
+    "lecture_speaker": "Notes ↗",
+    "lecture_notes": "Speaker notes",
+    "lecture_next_build": "Next on screen:",
+    "lecture_end": "This is the last build.",
     "lecture_deeper": "Go deeper: the {tab} tab on this view",
     # the other tabs and the export band
     "view_link": "Link to this view (put it on a slide)",
@@ -203,7 +209,13 @@ ZH: dict[str, str] = {
     "lecture_try": "试一试",
     "lecture_controls": "本章的控件",
     "lecture_numbers": "数值",
-    "lecture_keys": "← / → 或 PageUp / PageDown：上一章 / 下一章",
+    "lecture_keys": "→ / PageDown / 空格：下一步 · ← / PageUp：上一步 · Home / End：第一页 / 最后一页 · "
+                    "D：本抽屉 · N：讲稿 · S：演讲者窗口",
+    "lecture_drawer": "☰ 控件",
+    "lecture_speaker": "讲稿 ↗",
+    "lecture_notes": "讲稿提示",
+    "lecture_next_build": "下一屏：",
+    "lecture_end": "已经是最后一屏了。",
     "lecture_deeper": "深入一步：在“{tab}”标签页中打开同一视图",
     "view_link": "本视图的链接（可放进幻灯片）",
     "downloads": "下载",
@@ -347,6 +359,8 @@ def translations() -> gr.I18n:
     merged = {lang: dict(STRINGS[lang]) for lang in LANGS}
     for table in (TEXT, words.TEXT):
         for key, by_lang in table.items():
+            if not all(isinstance(v, str) for v in by_lang.values()):
+                continue            # lists (speaker notes) are shown by the page itself, not by gradio
             for lang in LANGS:
                 merged[lang][engine_key(key)] = by_lang.get(lang) or by_lang.get(DEFAULT_LANG, key)
     # Register Chinese under gradio's locale name too: a zh-CN browser finds it directly.
