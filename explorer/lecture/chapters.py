@@ -42,11 +42,16 @@ class ControlSpec:
 # Controls
 # ---------------------------------------------------------------------------------------
 
-def _layer(default=2):
+# The head every chapter reads by default: chapter 5's trained Hedgehog ships for it
+# (``explorer.maps.learned.pretrained``), and chapter 6's roadmap is measured on it.
+LECTURE_LAYER, LECTURE_HEAD = 2, 0
+
+
+def _layer(default=LECTURE_LAYER):
     return ControlSpec("layer", "int", default, 0, N_LAYERS - 1, label_key="ctl.layer", step=1)
 
 
-def _head(default=0):
+def _head(default=LECTURE_HEAD):
     return ControlSpec("head", "int", default, 0, N_HEADS - 1, label_key="ctl.head", step=1)
 
 
@@ -60,22 +65,22 @@ _CONTROLS: dict[int, list[ControlSpec]] = {
         ControlSpec("h", "float", 0.6, 0.05, 5.0, label_key="ctl.h", step=0.05),
         ControlSpec("points", "int", 30, 3, 200, label_key="ctl.points", step=1),
         ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1),
-        _layer(2), _head(0),
+        _layer(), _head(),
         ControlSpec("query", "int", 9, 0, 511, label_key="ctl.query", step=1)],
     2: [ControlSpec("n", "int", 2048, 16, 100_000, label_key="ctl.n", step=16),
         ControlSpec("d", "int", 64, 8, 256, label_key="ctl.d", step=8),
         ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
         ControlSpec("map", "choice", "elu+1", choices=("elu+1", "FAVOR+ (orthogonal)"), label_key="ctl.map"),
         ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1)],
-    3: [_layer(2), _head(0),
+    3: [_layer(), _head(),
         ControlSpec("m", "int", 64, 4, 1024, label_key="ctl.m", step=4),
         ControlSpec("orthogonal", "bool", True, label_key="ctl.orthogonal"),
         ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1)],
-    4: [_layer(2), _head(0),
+    4: [_layer(), _head(),
         ControlSpec("map", "choice", "elu+1", choices=RNN_MAPS, label_key="ctl.map"),
         ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
         ControlSpec("t", "int", -1, -1, 511, label_key="ctl.t", step=1)],
-    5: [_layer(2), _head(0),
+    5: [_layer(), _head(),
         ControlSpec("m", "int", 64, 8, 256, label_key="ctl.m", step=8),
         ControlSpec("gamma", "float", 0.97, 0.5, 1.0, label_key="ctl.gamma", step=0.005),
         ControlSpec("strength", "float", 1.0, 0.0, 8.0, label_key="ctl.strength", step=0.25),
@@ -83,7 +88,7 @@ _CONTROLS: dict[int, list[ControlSpec]] = {
         ControlSpec("steps", "int", 300, 10, 2000, label_key="ctl.steps", step=10),
         ControlSpec("hybrid", "choice", "last", choices=HYBRID_MODES, label_key="ctl.hybrid"),
         ControlSpec("hybrid_map", "choice", "elu1", choices=HYBRID_MAPS, label_key="ctl.hybrid_map")],
-    6: [_layer(2),
+    6: [_layer(), _head(),
         ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
         ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1)],
 }

@@ -1,13 +1,16 @@
 """Every sentence the lecture shows, in English ("en") and Simplified Chinese ("zh").
 
-The Chinese is written for this app, not taken from the article. Keys:
+The Chinese is written for this app, not translated word for word and not taken from the
+article. Keys:
 
     ch{i}.title / ch{i}.claim            the chapter's heading and its claim (2-4 sentences)
-    ch{i}.fig{j}.title                   a figure's title (may hold {placeholders})
+    ch{i}.b{k}.title                     the title of build k of chapter i (one figure each)
+    notes.ch{i}                          the speaker's talking points, one per line (``notes``)
     axis.*                               axis labels, shared between figures
-    ctl.*                                control labels (the UI builds controls from these)
+    ctl.*, choice.*                      control labels and the readable names of choices
     notice.*                             notices, formatted with the values they name
-    legend.*, num.*, rk.*                legend entries, printed numbers, the reverse-kernel table
+    legend.*, num.*, note.*, rk.*        legends, printed numbers, notes, the reverse-kernel table
+    map.*                                map names as the audience reads them (``map_name``)
 
 ``t(key, lang, **values)`` returns the text in ``lang`` (English when the language is not
 offered), formatted with ``values``. A missing key is a KeyError: a blank title is a bug.
@@ -25,164 +28,289 @@ DEFAULT_TEXT = ("The trophy did not fit into the brown suitcase because it was t
                 "out, packed the suitcase again, and carried the heavy trophy in her arms all the way home.")
 
 TEXT: dict[str, dict[str, str]] = {
-    "lecture.title": {"en": "Linear attention through kernels: a lecture", "zh": "从核方法看线性注意力：讲座"},
+    "lecture.title": {"en": "Linear attention through kernels: a lecture", "zh": "从核方法看线性注意力"},
 
     # ---------------------------------------------------------------- chapter titles and claims
-    "ch0.title": {"en": "0 · The bottleneck", "zh": "0 · 瓶颈"},
+    "ch0.title": {"en": "0 · The bottleneck", "zh": "0 · 瓶颈在哪里"},
     "ch0.claim": {
-        "en": "Softmax attention lets every token look at every other token, so a sequence of N tokens makes N² "
-              "comparisons and stores an N × N table. Going from 512 to 100K tokens multiplies that table by "
-              "about 38,000. The rest of this lecture is about never building it.",
-        "zh": "softmax 注意力让每个词元都去比较所有其他词元，N 个词元就要做 N² 次比较，还要存一张 N × N 的表。"
-              "序列从 512 拉长到 10 万，这张表会大约膨胀 3.8 万倍。接下来的各章讲的，都是怎样绕开这张表。"},
+        "en": "Softmax attention compares every token with every other token: N tokens make N² pairs, and their "
+              "weights fill an N × N table. From 512 to 100K tokens that table grows about 38,000-fold, to 40 GB "
+              "per head in float32. The rest of this lecture is about never building it.",
+        "zh": "softmax 注意力让每个词元都和所有词元逐一比较：N 个词元构成 N² 个词元对，它们的权重要填满一张 "
+              "N × N 的表。序列从 512 个词元增加到 10 万个，这张表大约会膨胀到原来的 3.8 万倍，单个头用 float32 "
+              "存储就要 40 GB。这一讲接下来的内容，都是为了根本不去构造这张表。"},
     "ch1.title": {"en": "1 · Attention is kernel regression", "zh": "1 · 注意力就是核回归"},
     "ch1.claim": {
-        "en": "Nadaraya and Watson (1964) predicted a value at x as an average of observed values, each weighted "
-              "by a kernel K(x, xⱼ) that says how close xⱼ is. Put a query in place of x, the keys in place of the "
-              "xⱼ, the value rows in place of the yⱼ and exp(q·k/√d) as the kernel: that is softmax attention, "
-              "exactly, as the printed difference to the model's own output shows.",
-        "zh": "Nadaraya 与 Watson 在 1964 年提出：在 x 处的预测等于观测值的加权平均，权重由核函数 K(x, xⱼ) "
-              "给出，衡量 xⱼ 离 x 有多近。把 x 换成查询向量，把 xⱼ 换成键，把 yⱼ 换成值向量，核取 exp(q·k/√d)，"
-              "得到的正是 softmax 注意力。下面打印的与模型自身输出的差值说明二者完全一致。"},
+        "en": "Nadaraya and Watson (1964) estimated the value at x as an average of the observed yⱼ, each weighted "
+              "by a kernel K(x, xⱼ) that says how close xⱼ lies. Put a query in place of x, the keys in place of "
+              "the xⱼ, the value rows in place of the yⱼ and exp(q·k/√d) as the kernel: that is softmax attention. "
+              "On a real head, the kernel regression computed here matches the model's own output to float32 "
+              "rounding.",
+        "zh": "Nadaraya 和 Watson 在 1964 年提出：要估计 x 处的值，就对观测值 yⱼ 做加权平均，权重由核函数 "
+              "K(x, xⱼ) 给出，xⱼ 离 x 越近，权重越大。把 x 换成查询向量，把 xⱼ 换成键，把 yⱼ 换成值向量，"
+              "再取 exp(q·k/√d) 作核函数，得到的就是 softmax 注意力。在真实的注意力头上，这里按核回归算出的"
+              "输出与模型自己的输出只差 float32 的舍入误差。"},
     "ch2.title": {"en": "2 · Associativity", "zh": "2 · 结合律"},
     "ch2.claim": {
-        "en": "If the kernel splits as φ(q)·φ(k), the product (φ(Q)φ(K)ᵀ)V can be regrouped as φ(Q)(φ(K)ᵀV). "
-              "The answer is the same, but the middle matrix shrinks from N × N to m × d: the cost falls from "
-              "quadratic to linear in N. Softmax cannot be regrouped like this, because exp does not split.",
-        "zh": "如果核能拆成 φ(q)·φ(k)，乘积 (φ(Q)φ(K)ᵀ)V 就可以改写成 φ(Q)(φ(K)ᵀV)。结果不变，"
-              "中间矩阵却从 N × N 缩到 m × d，计算量从随 N 平方增长变成线性增长。softmax 做不到这一步，"
-              "因为 exp 无法拆成两个向量的内积。"},
-    "ch3.title": {"en": "3 · Choosing the kernel", "zh": "3 · 选择核函数"},
+        "en": "If the kernel splits as φ(q)·φ(k), the product (φ(Q)φ(K)ᵀ)V can be computed as φ(Q)(φ(K)ᵀV). "
+              "The result is the same, but the matrix in the middle shrinks from N × N to m × d, and the cost "
+              "grows linearly in N instead of quadratically. Softmax cannot be regrouped like this: exp(q·k) is "
+              "not the inner product of two finite-dimensional feature vectors.",
+        "zh": "如果核函数能拆成 φ(q)·φ(k)，乘积 (φ(Q)φ(K)ᵀ)V 就可以改成按 φ(Q)(φ(K)ᵀV) 的顺序计算。"
+              "结果完全相同，中间那个矩阵却从 N × N 缩小到 m × d，计算量也从随 N 平方增长变成随 N 线性增长。"
+              "softmax 没法这样重新组合，因为 exp(q·k) 写不成两个有限维特征向量的内积。"},
+    "ch3.title": {"en": "3 · Choosing the kernel", "zh": "3 · 核函数怎么选"},
     "ch3.claim": {
         "en": "exp(s) has no finite feature map, so every linear method picks a finite φ whose kernel only "
               "resembles it: a truncated Taylor series, elu+1, or random features. Random features are right on "
               "average, but their variance grows like exp(‖q′+k′‖²): on a real head, where the vectors are long, "
               "the m they need is far beyond what anyone uses.",
-        "zh": "exp(s) 没有有限维的特征映射，所以每种线性方法都只能选一个有限的 φ，让它的核尽量像 exp："
-              "截断的泰勒级数、elu+1，或随机特征。随机特征在期望上是准的，但方差随 exp(‖q′+k′‖²) 增长；"
-              "在真实的注意力头上向量很长，需要的 m 远远超出实际可用的规模。"},
+        "zh": "exp(s) 不存在有限维的特征映射，所以每种线性方法都只能挑一个有限维的 φ，让它的核尽量接近 exp："
+              "截断的泰勒级数、elu+1，或者随机特征。随机特征的期望是对的，但方差按 exp(‖q′+k′‖²) 增长；"
+              "真实注意力头上的向量很长，需要的 m 远远超出任何人实际会用的规模。"},
     "ch4.title": {"en": "4 · Linear attention is an RNN", "zh": "4 · 线性注意力是一个 RNN"},
     "ch4.claim": {
-        "en": "With a causal mask, the sum φ(K)ᵀV up to token t is a running state: S_t = S_(t−1) + φ(k_t)v_tᵀ, and "
-              "the output is read from it as φ(q_t)S_t / φ(q_t)z_t. The state has a fixed size, unlike a KV cache "
-              "that grows with every token. But it only ever adds: old keys are never removed, so recall of any "
-              "one of them fades as the sequence grows.",
-        "zh": "加上因果掩码后，到第 t 个词元为止的 φ(K)ᵀV 就是一个不断累加的状态：S_t = S_(t−1) + φ(k_t)v_tᵀ，"
-              "输出按 φ(q_t)S_t / φ(q_t)z_t 读出。这个状态大小固定，而 KV 缓存每多一个词元就变大一点。"
-              "可是状态只加不减，旧的键永远留在里面，序列越长，想取回其中某一个就越难。"},
+        "en": "With a causal mask, the sums up to token t become a running state: S_t = S_(t−1) + φ(k_t)v_tᵀ, and "
+              "beside it z_t = z_(t−1) + φ(k_t), the sum of the key features that normalises the output "
+              "o_t = φ(q_t)S_t / φ(q_t)z_t. The state has a fixed size, unlike a KV cache that grows with every "
+              "token. But it only ever adds: old keys are never removed, so any one of them is harder to recall "
+              "as the sequence grows.",
+        "zh": "加上因果掩码后，到第 t 个词元为止的求和就成了一个不断累加的状态：S_t = S_(t−1) + φ(k_t)v_tᵀ；"
+              "与它并行的还有 z_t = z_(t−1) + φ(k_t)，即键特征之和，用来给输出归一化："
+              "o_t = φ(q_t)S_t / φ(q_t)z_t。状态的大小是固定的，而 KV 缓存每多一个词元就长一截。"
+              "可是状态只加不减，旧的键永远留在里面，序列越长，要取回其中任何一个就越难。"},
     "ch5.title": {"en": "5 · Closing the gap", "zh": "5 · 缩小差距"},
     "ch5.claim": {
-        "en": "Three repairs came after 2020. Decay and gates (RetNet, GLA) let the state forget, trading old keys "
-              "for clean recent ones. Learned maps (Hedgehog) train φ to copy softmax's sharp rows. Hybrids keep a "
-              "few softmax layers and make the rest linear.",
-        "zh": "2020 年之后出现了三类补救办法。衰减与门控（RetNet、GLA）让状态学会遗忘，用旧信息换来清晰的新信息；"
-              "可学习的映射（Hedgehog）训练 φ 去模仿 softmax 尖锐的权重分布；混合模型保留少数几层 softmax，"
-              "其余层改成线性。"},
-    "ch6.title": {"en": "6 · The trade-off", "zh": "6 · 权衡"},
+        "en": "Three repairs came after 2020. Decay and gates let the state fade: RetNet with a fixed rate γ per "
+              "head, GLA with gates that depend on the token. Learned maps (Hedgehog) train φ so that its rows are "
+              "as sharp as softmax's. Hybrids keep a few softmax layers and make the rest linear.",
+        "zh": "2020 年以后出现了三类补救办法。衰减和门控让状态里的旧内容逐渐淡出：RetNet 每个头用一个固定的"
+              "衰减率 γ，GLA 的门控则随词元变化。可学习的映射（Hedgehog）通过训练 φ，让每一行权重像 softmax "
+              "那样集中。混合模型保留少数几层 softmax，其余各层换成线性注意力。"},
+    "ch6.title": {"en": "6 · The trade-off", "zh": "6 · 速度与精度的权衡"},
     "ch6.claim": {
-        "en": "Every map buys speed with accuracy: more features cost more and usually copy softmax better. Plotted "
-              "as cost against the distance to softmax on this text, the useful maps lie on the Pareto frontier, "
-              "where no other map is both cheaper and closer. The 2020–2025 roadmap carries the distance each "
-              "step's map reaches here, measured rather than quoted, so a step that does not help on this text "
-              "(an untrained learned map, say) shows it.",
-        "zh": "每种映射都在用精度换速度：特征越多，代价越高，通常也越接近 softmax。以代价为横轴、以在这段文本上"
-              "与 softmax 的差距为纵轴，真正值得用的映射都落在帕累托前沿上：没有别的映射既更便宜又更接近。"
-              "2020–2025 年的路线图标出的是每一步的映射在这里实测的差距，而不是引用的数字；哪一步在这段文本上"
-              "没有帮助（比如未经训练的可学习映射），图上就会显示出来。"},
+        "en": "Every map buys speed with accuracy. Plotted as cost against the distance to softmax on this text, "
+              "the maps worth using lie on the Pareto frontier, where no other map is both cheaper and closer. "
+              "The 2020–2025 roadmap is measured here too: each point says which map it is and what it was "
+              "compared with, so the progress it shows is this text's, not a quoted number.",
+        "zh": "每种映射都是拿精度换速度。以代价为横轴、以与 softmax 在这段文本上的差距为纵轴，值得用的映射都落在"
+              "帕累托前沿上：没有别的映射比它更便宜、同时又更接近 softmax。2020–2025 年的路线图也是在这里实测的："
+              "每个点都注明用的是哪种映射、和什么比较，所以图上的进步是这段文本上量出来的，而不是引用的数字。"},
 
-    # ---------------------------------------------------------------- figure titles
-    "ch0.fig1.title": {"en": "N × N attention table at N = {n}", "zh": "N = {n} 时的 N × N 注意力表"},
-    "ch0.fig2.title": {"en": "From 512 to 100K tokens: pairs and memory", "zh": "从 512 到 10 万个词元：词元对数与内存"},
-    "ch1.fig1.title": {"en": "Kernel regression in 1-D (h = {h}, x = {x})", "zh": "一维核回归（h = {h}，x = {x}）"},
-    "ch1.fig2.title": {"en": "Query “{token}”: kernel weights over keys, and the output",
-                       "zh": "查询“{token}”：各个键上的核权重与输出"},
-    "ch2.fig1.title": {"en": "Two orders, one result (N = {n}, d = {d}, m = {m})",
-                       "zh": "两种乘法顺序，同一个结果（N = {n}，d = {d}，m = {m}）"},
-    "ch2.fig2.title": {"en": "Cost of each order at N = {n}", "zh": "N = {n} 时两种顺序的代价"},
-    "word.linear": {"en": "linear", "zh": "线性"},
-    "ch4.fig2.note": {"en": "m = {m}: state {state}; equal at t ≈ {t}", "zh": "m = {m}：状态 {state}；t ≈ {t} 时两者相等"},
-    "ch4.fig1.compare": {"en": "recurrent o_t vs parallel", "zh": "循环形式的 o_t 对比并行形式"},
-    "ch3.fig4.note": {"en": "m for 10 % error: {real} ({real_label}) · {well} ({well_label})",
-                      "zh": "误差 10 % 所需的 m：{real}（{real_label}）· {well}（{well_label}）"},
-    "ch2.fig2.note": {
+    # ---------------------------------------------------------------- speaker notes (one point per line)
+    "notes.ch0": {
+        "en": "Start with the count, not the formula: every token looks at every token, N² pairs.\n"
+              "512 tokens is 262,144 pairs; 100K tokens is ten billion. Show the bars on a linear axis: "
+              "the short one is still there, it is just 38,000 times smaller.\n"
+              "Memory: the N × N weights of one head at 100K tokens in float32 are 40 GB, more than most GPUs hold.\n"
+              "The question for the hour: can we get the same output without ever writing this table down?",
+        "zh": "先讲数数，不讲公式：每个词元都要看所有词元，一共 N² 对。\n"
+              "512 个词元是 262,144 对；10 万个词元就是一百亿对。柱子用的是线性坐标：矮的那根并没有消失，"
+              "只是比高的小了 3.8 万倍。\n"
+              "再看内存：10 万个词元时，一个头的 N × N 权重用 float32 存要 40 GB，比大多数 GPU 的显存还大。\n"
+              "这一讲要回答的问题是：能不能不写下这张表，也得到同样的输出？"},
+    "notes.ch1": {
+        "en": "Kernel regression predates deep learning by fifty years: a weighted average with weights from a kernel.\n"
+              "Narrow the bandwidth h (try this) and the estimate follows the nearest points only; widen it and "
+              "it flattens out.\n"
+              "Now the same formula on a real head: the query's weights over the keys are a softmax of q·k/√d.\n"
+              "The difference to the model's own output is at float32 rounding: attention is this regression, "
+              "not like it.",
+        "zh": "核回归比深度学习早了五十年：它就是一个加权平均，权重由核函数给出。\n"
+              "把带宽 h 调小（点“试一试”），估计就只跟着最近的几个点走；调大，曲线就变得平坦。\n"
+              "再把同一个公式放到真实的注意力头上：查询对各个键的权重，正是 q·k/√d 的 softmax。\n"
+              "它和模型自身输出的差距只有 float32 的舍入误差：注意力不是“像”核回归，它就是核回归。"},
+    "notes.ch2": {
+        "en": "Matrix products are associative: the brackets choose the order, not the answer.\n"
+              "Left order: φ(Q)φ(K)ᵀ is N × N. Right order: φ(K)ᵀV is m × d, whatever N is.\n"
+              "At N = 100K and d = 128 the FLOP model gives about 780 times less work; the bars show the ratio "
+              "at the N chosen here, measured live.\n"
+              "The catch: softmax's exp does not split into φ(q)·φ(k). That is the next chapter.",
+        "zh": "矩阵乘法满足结合律：括号决定的是计算顺序，不是结果。\n"
+              "左边的顺序先算 φ(Q)φ(K)ᵀ，是 N × N 的；右边的顺序先算 φ(K)ᵀV，不论 N 多大都只有 m × d。\n"
+              "N = 10 万、d = 128 时，按运算量模型要少算大约 780 倍；柱状图给出的是这里所选 N 下当场实测的比值。\n"
+              "问题在于：softmax 的 exp 拆不成 φ(q)·φ(k)。这是下一章的内容。"},
+    "notes.ch3": {
+        "en": "The SVM's kernel trick avoids φ; linear attention needs φ explicitly, and small.\n"
+              "Taylor order 1 goes negative where s < −1, and most pairs on a real head lie there.\n"
+              "Random features are unbiased: on well-conditioned data the error falls like 1/√m.\n"
+              "On a real head the vectors are long, the variance explodes as exp(‖q′+k′‖²), and the m required "
+              "is astronomical.",
+        "zh": "SVM 的核技巧是为了不碰 φ；线性注意力却必须把 φ 明确算出来，而且维度要小。\n"
+              "一阶泰勒展开在 s < −1 时变成负数，而真实注意力头上大多数词元对恰好落在这里。\n"
+              "随机特征是无偏的：在条件良好的数据上，误差按 1/√m 下降。\n"
+              "可真实注意力头上的向量很长，方差按 exp(‖q′+k′‖²) 爆炸，需要的 m 是个天文数字。"},
+    "notes.ch4": {
+        "en": "Causal linear attention, written one token at a time, is an RNN with a matrix-valued state.\n"
+              "Each step adds one outer product φ(k_t)v_tᵀ to S, and φ(k_t) to z, the normaliser.\n"
+              "The recurrent loop and the parallel form give the same outputs, to rounding.\n"
+              "The state never grows, so inference memory is constant, but it never forgets either: "
+              "recall of one old key sinks as more keys are written.",
+        "zh": "因果线性注意力一次处理一个词元，写出来就是一个状态为矩阵的 RNN。\n"
+              "每一步往 S 里加一个外积 φ(k_t)v_tᵀ，往归一化向量 z 里加 φ(k_t)。\n"
+              "循环形式和并行形式算出的输出相同，只差舍入误差。\n"
+              "状态不会变大，所以推理时内存固定；但它也从不遗忘：写进去的键越多，想取回某个旧键就越难。"},
+    "notes.ch5": {
+        "en": "Decay: multiply the state by γ < 1 at every step. Recent keys come back clearly, old ones fade "
+              "on purpose.\n"
+              "GLA makes that factor a gate computed from the token, one per feature.\n"
+              "Hedgehog trains φ to copy softmax's rows: the trained map shown here is well below elu+1 in row KL.\n"
+              "Hybrids: a handful of softmax layers recover most of the original model.",
+        "zh": "衰减：每一步都把状态乘上一个小于 1 的 γ。近期的键能清楚地取回，旧的键被有意地淡化。\n"
+              "GLA 把这个系数换成由词元算出的门控，每个特征一个。\n"
+              "Hedgehog 训练 φ 去模仿 softmax 的每一行：这里显示的是训练好的映射，它的逐行 KL 远低于 elu+1。\n"
+              "混合模型：保留少数几层 softmax，就能找回原模型的大部分表现。"},
+    "notes.ch6": {
+        "en": "Each point is one map on this text: cost per token against the median row KL to softmax.\n"
+              "The frontier is where to choose from; everything above it is beaten on both counts.\n"
+              "The roadmap keeps two kinds apart: full attention against softmax, and causal attention against "
+              "causal softmax. Compare points of one kind only.\n"
+              "Every step after 2020 sits below its 2020 baseline here, measured, not quoted.",
+        "zh": "每个点是一种映射在这段文本上的表现：横轴是每个词元的代价，纵轴是与 softmax 的逐行 KL 中位数。\n"
+              "要选映射就在前沿上选；前沿上方的点在代价和精度上都被别的映射比下去了。\n"
+              "路线图把两类测量分开：完整注意力对比 softmax，因果注意力对比因果 softmax。只在同一类里比较。\n"
+              "在这里，2020 年之后的每一步都低于同类的 2020 年基准，这是实测的，不是引用的。"},
+
+    # ---------------------------------------------------------------- build titles (one figure each)
+    "ch0.b0.title": {"en": "Pairs to compare: N² grows 38,000-fold from 512 to 100K tokens",
+                     "zh": "要比较的词元对：从 512 到 10 万个词元，N² 增长约 3.8 万倍"},
+    "ch0.b1.title": {"en": "Memory of the N × N weights of one head", "zh": "单个头的 N × N 权重占用的内存"},
+    "ch0.b2.title": {"en": "Work per head at N = {n}: softmax order against the linear order",
+                     "zh": "N = {n} 时每个头的运算量：softmax 顺序与线性顺序"},
+    "ch1.b0.title": {"en": "Kernel regression in 1-D (h = {h}, x = {x})", "zh": "一维核回归（h = {h}，x = {x}）"},
+    "ch1.b1.title": {"en": "Query “{token}”: its kernel weights on the keys", "zh": "查询“{token}”：它在各个键上的核权重"},
+    "ch1.b2.title": {"en": "Query “{token}”: kernel regression equals the model's output",
+                     "zh": "查询“{token}”：核回归的结果与模型输出相同"},
+    "ch2.b0.title": {"en": "Two orders, one result (N = {n}, d = {d}, m = {m})",
+                     "zh": "两种乘法顺序，同一个结果（N = {n}，d = {d}，m = {m}）"},
+    "ch2.b1.title": {"en": "Cost of each order at N = {n}", "zh": "N = {n} 时两种顺序的代价"},
+    "ch3.b0.title": {"en": "The kernel trick, used in reverse", "zh": "反过来用的核技巧"},
+    "ch3.b1.title": {"en": "exp(s) and its Taylor truncations", "zh": "exp(s) 与它的泰勒截断"},
+    "ch3.b2.title": {"en": "Where this head's logits lie", "zh": "本注意力头的 logit 落在哪里"},
+    "ch3.b3.title": {"en": "Kernel values of fixed maps against exp(q·k/√d)",
+                     "zh": "固定映射的核函数值与 exp(q·k/√d) 对照"},
+    "ch3.b4.title": {"en": "Kernel values of random features against exp(q·k/√d)",
+                     "zh": "随机特征的核函数值与 exp(q·k/√d) 对照"},
+    "ch3.b5.title": {"en": "Random features: error as m grows", "zh": "随机特征：误差随 m 增大而下降"},
+    "ch3.b6.title": {"en": "Why the real head converges slowly: |q′| and |k′|",
+                     "zh": "真实注意力头为什么收敛得慢：|q′| 与 |k′|"},
+    "ch4.b0.title": {"en": "Step t = {t} (“{token}”): S_t = S_(t−1) + φ(k_t)v_tᵀ",
+                     "zh": "第 t = {t} 步（“{token}”）：S_t = S_(t−1) + φ(k_t)v_tᵀ"},
+    "ch4.b1.title": {"en": "Memory: a fixed state against a growing KV cache", "zh": "内存：固定大小的状态与不断增长的 KV 缓存"},
+    "ch4.b2.title": {"en": "It never forgets, so it cannot recall", "zh": "从不遗忘，所以难以取回"},
+    "ch5.b0.title": {"en": "Forgetting on purpose: recall of early and recent keys",
+                     "zh": "有意淡化旧内容：早期键与近期键的取回"},
+    "ch5.b1.title": {"en": "A trained map against fixed maps: row KL to softmax",
+                     "zh": "训练过的映射与固定映射：与 softmax 的逐行 KL"},
+    "ch5.b1.title_untrained": {"en": "An untrained learned map against fixed maps: row KL to softmax",
+                               "zh": "未训练的可学习映射与固定映射：与 softmax 的逐行 KL"},
+    "ch5.b2.title": {"en": "Hybrid model: keep k softmax layers, make the rest linear",
+                     "zh": "混合模型：保留 k 层 softmax，其余各层换成线性注意力"},
+    "ch6.b0.title": {"en": "Cost against quality, layer {layer}: the Pareto frontier",
+                     "zh": "第 {layer} 层的代价与质量：帕累托前沿"},
+    "ch6.b1.title": {"en": "Roadmap 2020 → 2025, measured on layer {layer}, head {head} of this text",
+                     "zh": "2020 → 2025 路线图：在这段文本第 {layer} 层第 {head} 个头上实测"},
+
+    # ---------------------------------------------------------------- figure notes
+    "ch0.b0.note": {"en": "{a}: {pa} pairs · {b}: {pb} pairs · ×{g}", "zh": "{a}：{pa} 对 · {b}：{pb} 对 · ×{g}"},
+    "ch0.b1.note": {"en": "N = {n}: {f32} in float32, {f16} in float16, for one head of one layer",
+                    "zh": "N = {n}：float32 需 {f32}，float16 需 {f16}（一层中的一个头）"},
+    "ch0.b2.note": {"en": "d = {d}, m = d: the linear order does ×{ratio} less work",
+                    "zh": "d = {d}，m = d：线性顺序的运算量少 ×{ratio}"},
+    "ch1.b0.note": {"en": "f̂(x) = {fx}: the weights at x are drawn under the points",
+                    "zh": "f̂(x) = {fx}：下方是 x 处各观测点的权重"},
+    "ch1.b1.rest": {"en": "the other {n} keys: weight {w} in all", "zh": "其余 {n} 个键的权重合计 {w}"},
+    "ch1.b2.note": {"en": "max |difference| to the {ref}: {diff} (float32 rounding is about 1e-7)",
+                    "zh": "与{ref}的最大绝对差：{diff}（float32 的舍入误差约为 1e-7）"},
+    "ch2.b0.note": {"en": "outputs agree to {diff} (relative {rel}) · N × N: {nn} · m × d: {md}",
+                    "zh": "两种顺序的输出相差 {diff}（相对差 {rel}）· N × N：{nn} · m × d：{md}"},
+    "ch2.b1.note": {
         "en": "FLOPs ×{flops} · time ×{time} at N = {timed_n} (FLOP model there ×{timed_flops}; matmul "
               "{gflops} GFLOP/s now) · N = 100K, d = 128: ×{article} (N/d = {leading})",
-        "zh": "FLOPs ×{flops} · 实测耗时 ×{time}（N = {timed_n}；该处 FLOP 模型 ×{timed_flops}；"
+        "zh": "运算量 ×{flops} · 实测耗时 ×{time}（N = {timed_n}；该处按运算量模型为 ×{timed_flops}；"
               "当前矩阵乘法 {gflops} GFLOP/s）· N = 10 万、d = 128 时：×{article}（N/d = {leading}）"},
-    "ch3.fig1.title": {"en": "exp(s) and its Taylor truncations over this head's logits",
-                       "zh": "exp(s) 及其泰勒截断，覆盖本注意力头的 logit 范围"},
-    "ch3.fig2.title": {"en": "Kernel profiles: φ(q)·φ(k) against exp(q·k/√d)", "zh": "核函数剖面：φ(q)·φ(k) 对比 exp(q·k/√d)"},
-    "ch3.fig3.title": {"en": "Random features: error as m grows", "zh": "随机特征：误差随 m 的变化"},
-    "ch3.fig4.title": {"en": "Why the real head converges slowly: |q′| and |k′|",
-                       "zh": "真实注意力头为何收敛慢：|q′| 与 |k′|"},
-    "ch4.fig1.title": {"en": "Step t = {t} (“{token}”): S_t = S_(t−1) + φ(k_t)v_tᵀ",
-                       "zh": "第 t = {t} 步（“{token}”）：S_t = S_(t−1) + φ(k_t)v_tᵀ"},
-    "ch4.fig2.title": {"en": "Memory: fixed state against a growing KV cache", "zh": "内存：固定大小的状态与不断增长的 KV 缓存"},
-    "ch4.fig3.title": {"en": "It never forgets, so it cannot recall: cosine of the recalled value",
-                       "zh": "从不遗忘，因而难以取回：取回值的余弦相似度"},
-    "ch5.fig1.title": {"en": "Forgetting on purpose: recall of early and recent keys",
-                       "zh": "有意遗忘：早期键与近期键的取回效果"},
-    "ch5.fig2.title": {"en": "Learned map against fixed maps: row KL to softmax", "zh": "可学习映射与固定映射：与 softmax 的逐行 KL"},
-    "ch5.fig3.title": {"en": "Hybrid model: sentence embedding as softmax layers are kept",
-                       "zh": "混合模型：保留 softmax 层数与句向量的相似度"},
-    "ch6.fig1.title": {"en": "Cost against quality, layer {layer}: the Pareto frontier",
-                       "zh": "第 {layer} 层的代价与质量：帕累托前沿"},
-    "ch6.fig2.title": {"en": "Roadmap 2020 → 2025, quality measured on this text",
-                       "zh": "2020 → 2025 路线图，质量为本文本上的实测值"},
+    "ch3.b1.note": {"en": "this head's logits: s from {lo} to {hi}; 1 + s < 0 for {neg} % of the pairs",
+                    "zh": "本注意力头的 logit：s 从 {lo} 到 {hi}；{neg} % 的词元对满足 1 + s < 0"},
+    "ch3.b2.note": {"en": "all N² = {pairs} (query, key) pairs of {n} tokens; 1 + s < 0 left of the line",
+                    "zh": "{n} 个词元的全部 N² = {pairs} 个（查询，键）对；竖线左侧 1 + s < 0"},
+    "ch3.b6.note": {"en": "m for 10 % error: {real} ({real_label}) · {well} ({well_label})",
+                    "zh": "误差 10 % 所需的 m：{real}（{real_label}）· {well}（{well_label}）"},
+    "ch4.b0.note": {"en": "recurrent o_t against the parallel form: max |difference| {diff} (relative {rel}) · "
+                          "z_t = z_(t−1) + φ(k_t), φ(q_t)·z_t = {den}",
+                    "zh": "循环形式的 o_t 与并行形式相比：最大绝对差 {diff}（相对差 {rel}）· "
+                          "z_t = z_(t−1) + φ(k_t)，φ(q_t)·z_t = {den}"},
+    "ch4.b1.note": {"en": "m = {m}: state {state}; equal at t ≈ {t}", "zh": "m = {m}：状态 {state}；t ≈ {t} 时两者一样大"},
+    "ch4.b2.note": {"en": "one key written, then t more: cosine of what comes back at lag 1: {first}, at lag {lag}: {last}",
+                    "zh": "先写入一个键，再写入 t 个：取回值的余弦在间隔 1 时为 {first}，间隔 {lag} 时为 {last}"},
+    "ch5.b0.note": {"en": "RetNet γ = {gamma}, gate strength {strength} · recent minus early at lag 256: "
+                          "no decay {none}, RetNet {retnet}, GLA {gla}",
+                    "zh": "RetNet γ = {gamma}，门控强度 {strength} · 间隔 256 时近期减早期："
+                          "无衰减 {none}，RetNet {retnet}，GLA {gla}"},
+    "ch5.b1.note": {"en": "mean row KL on layer {layer}, head {head}: {values}",
+                    "zh": "第 {layer} 层第 {head} 个头的平均逐行 KL：{values}"},
+    "ch5.b2.note": {"en": "linear layers use {map}; {mode}", "zh": "线性层使用 {map}；{mode}"},
+    "ch5.b2.greedy": {"en": "labels: the softmax layer each step adds back", "zh": "标注：每一步加回的 softmax 层"},
+    "ch5.b2.last": {"en": "the last k layers stay softmax", "zh": "最后 k 层保留 softmax"},
+    "ch6.b1.note": {"en": "full attention: median row KL to softmax · causal: to causal softmax; "
+                          "compare points of one panel only",
+                    "zh": "完整注意力：与 softmax 的逐行 KL 中位数 · 因果：与因果 softmax 比较；只比较同一面板内的点"},
+    "word.linear": {"en": "linear", "zh": "线性"},
 
     # ---------------------------------------------------------------- axes
     "axis.n": {"en": "sequence length N (tokens)", "zh": "序列长度 N（词元数）"},
-    "axis.pairs": {"en": "pairs N²", "zh": "词元对数 N²"},
+    "axis.pairs": {"en": "token pairs N²", "zh": "词元对的个数 N²"},
+    "axis.gb": {"en": "memory (GB)", "zh": "内存（GB）"},
     "axis.bytes": {"en": "bytes", "zh": "字节"},
     "axis.flops": {"en": "FLOPs per head", "zh": "每个头的浮点运算次数"},
     "axis.x": {"en": "x", "zh": "x"},
     "axis.y": {"en": "y", "zh": "y"},
     "axis.weight": {"en": "weight", "zh": "权重"},
-    "axis.heaviest_keys": {"en": "the {k} heaviest keys", "zh": "权重最大的 {k} 个键"},
-    "ch1.fig2.rest": {"en": "the other {n} keys: weight {w} in all", "zh": "其余 {n} 个键的权重合计 {w}"},
+    "axis.key": {"en": "key", "zh": "键"},
     "axis.value_dim": {"en": "value dimension", "zh": "值向量的维度"},
-    "axis.value": {"en": "value", "zh": "数值"},
+    "axis.value": {"en": "output value", "zh": "输出值"},
     "axis.s": {"en": "logit s = q·k/√d", "zh": "logit s = q·k/√d"},
     "axis.kernel": {"en": "kernel value", "zh": "核函数值"},
-    "axis.count": {"en": "pairs (count)", "zh": "词元对数目"},
+    "axis.pair_count": {"en": "(query, key) pairs", "zh": "（查询，键）对的个数"},
+    "axis.token_count": {"en": "tokens", "zh": "词元个数"},
     "axis.exact": {"en": "exp(q·k/√d)", "zh": "exp(q·k/√d)"},
     "axis.approx": {"en": "φ(q)·φ(k)", "zh": "φ(q)·φ(k)"},
     "axis.m": {"en": "features m", "zh": "特征数 m"},
     "axis.map_error": {"en": "map error ‖Â − A‖/‖A‖", "zh": "注意力图误差 ‖Â − A‖/‖A‖"},
     "axis.norm": {"en": "|x′| = |x| / d^¼", "zh": "|x′| = |x| / d^¼"},
     "axis.tokens_seen": {"en": "tokens seen t", "zh": "已读词元数 t"},
-    "axis.lag": {"en": "tokens written after (early) or before (recent) the target",
-                 "zh": "目标之后（早期）或之前（近期）写入的词元数"},
+    "axis.lag": {"en": "keys written between the target and the query", "zh": "目标键与查询之间写入的键数"},
     "axis.cosine": {"en": "cosine(recalled, stored)", "zh": "余弦（取回值，存入值）"},
     "axis.kl": {"en": "row KL(softmax ‖ map), nats", "zh": "逐行 KL(softmax ‖ 映射)，奈特"},
-    "axis.median_kl": {"en": "median row KL to softmax (nats)", "zh": "与 softmax 的逐行 KL 中位数（奈特）"},
+    "axis.median_kl": {"en": "median row KL (nats)", "zh": "逐行 KL 中位数（奈特）"},
     "axis.flops_token": {"en": "linear-path FLOPs per token", "zh": "线性路径每个词元的浮点运算次数"},
     "axis.k_softmax": {"en": "softmax layers kept k", "zh": "保留的 softmax 层数 k"},
     "axis.embedding_cos": {"en": "cosine to the original sentence embedding", "zh": "与原模型句向量的余弦相似度"},
     "axis.year": {"en": "year", "zh": "年份"},
     "axis.feature": {"en": "feature (row of S)", "zh": "特征（S 的行）"},
-    "axis.order": {"en": "order", "zh": "乘法顺序"},
     "axis.seconds": {"en": "seconds (measured now)", "zh": "秒（当场实测）"},
 
     # ---------------------------------------------------------------- legends and numbers
-    "legend.float32": {"en": "N × N in float32", "zh": "float32 的 N × N 表"},
-    "legend.float16": {"en": "N × N in float16", "zh": "float16 的 N × N 表"},
-    "legend.pairs": {"en": "pairs", "zh": "词元对"},
+    "legend.float32": {"en": "float32", "zh": "float32"},
+    "legend.float16": {"en": "float16", "zh": "float16"},
+    "legend.softmax_order": {"en": "softmax order (N²)", "zh": "softmax 顺序（N²）"},
+    "legend.linear_order": {"en": "linear order", "zh": "线性顺序"},
     "legend.points": {"en": "noisy observations", "zh": "带噪声的观测点"},
     "legend.truth": {"en": "true function", "zh": "真实函数"},
     "legend.estimate": {"en": "Nadaraya–Watson estimate", "zh": "Nadaraya–Watson 估计"},
     "legend.weights": {"en": "weights at x", "zh": "x 处的权重"},
     "legend.query": {"en": "query x", "zh": "查询点 x"},
-    "legend.nw_output": {"en": "Σ wⱼ vⱼ (computed here)", "zh": "Σ wⱼ vⱼ（此处计算）"},
-    "legend.model_output": {"en": "the model's attention output", "zh": "模型自身的注意力输出"},
+    "legend.nw_output": {"en": "Σ wⱼ vⱼ (computed here)", "zh": "Σ wⱼ vⱼ（这里算出）"},
+    "legend.model_output": {"en": "the model's attention output", "zh": "模型自己的注意力输出"},
     "legend.engine_output": {"en": "softmax(QKᵀ/√d)V by the engine (no model here)",
-                             "zh": "引擎计算的 softmax(QKᵀ/√d)V（此处没有模型）"},
+                             "zh": "引擎算出的 softmax(QKᵀ/√d)V（这里没有模型）"},
+    "ref.model": {"en": "model's output", "zh": "模型输出"},
+    "ref.engine": {"en": "engine's softmax", "zh": "引擎的 softmax"},
     "legend.left": {"en": "(φ(Q)φ(K)ᵀ)V", "zh": "(φ(Q)φ(K)ᵀ)V"},
     "legend.right": {"en": "φ(Q)(φ(K)ᵀV)", "zh": "φ(Q)(φ(K)ᵀV)"},
     "legend.exp": {"en": "exp(s)", "zh": "exp(s)"},
-    "legend.order": {"en": "Taylor order {k}", "zh": "{k} 阶泰勒"},
+    "legend.order": {"en": "Taylor order {k}", "zh": "{k} 阶泰勒展开"},
     "legend.taylor1_negative": {"en": "1 + s < 0: order 1 is negative", "zh": "1 + s < 0：一阶展开为负"},
-    "legend.identity": {"en": "identity line", "zh": "对角线 y = x"},
+    "legend.identity": {"en": "y = x (exact)", "zh": "y = x（与 exp 一致）"},
     "legend.well": {"en": "well-conditioned sample", "zh": "条件良好的样本"},
     "legend.real": {"en": "this head", "zh": "本注意力头"},
     "legend.iid": {"en": "IID", "zh": "独立同分布"},
@@ -191,21 +319,52 @@ TEXT: dict[str, dict[str, str]] = {
     "legend.k_norm": {"en": "|k′|", "zh": "|k′|"},
     "legend.kv_cache": {"en": "KV cache (softmax)", "zh": "KV 缓存（softmax）"},
     "legend.state": {"en": "state S and z (linear)", "zh": "状态 S 与 z（线性）"},
-    "legend.early": {"en": "early key", "zh": "早期的键"},
-    "legend.recent": {"en": "recent key", "zh": "近期的键"},
+    "legend.early": {"en": "early key (written first)", "zh": "早期的键（最先写入）"},
+    "legend.recent": {"en": "recent key (written last)", "zh": "近期的键（最后写入）"},
     "legend.none": {"en": "no decay", "zh": "无衰减"},
     "legend.retnet": {"en": "RetNet γ", "zh": "RetNet γ"},
     "legend.gla": {"en": "GLA gates", "zh": "GLA 门控"},
     "legend.frontier": {"en": "Pareto frontier", "zh": "帕累托前沿"},
     "legend.maps": {"en": "maps", "zh": "各映射"},
-    "legend.update": {"en": "φ(k_t)v_tᵀ", "zh": "φ(k_t)v_tᵀ"},
-    "legend.state_t": {"en": "S_t", "zh": "S_t"},
+    "legend.update": {"en": "this step adds φ(k_t)v_tᵀ", "zh": "这一步加上 φ(k_t)v_tᵀ"},
+    "legend.state_t": {"en": "the state S_t after it", "zh": "加完之后的状态 S_t"},
+    "legend.noncausal": {"en": "full attention, against softmax", "zh": "完整注意力，对比 softmax"},
+    "legend.causal": {"en": "causal, against causal softmax", "zh": "因果注意力，对比因果 softmax"},
     "num.max_diff": {"en": "max |difference|", "zh": "最大绝对差"},
     "note.kl_undefined": {"en": "{map}: median KL undefined", "zh": "{map}：KL 中位数无定义"},
     "note.kl_zero": {"en": "{map}: median KL {kl}, not drawn on the log axis",
                      "zh": "{map}：KL 中位数为 {kl}，无法画在对数坐标上"},
     "note.kl_not_drawn": {"en": "{map}: {count} rows with KL ≤ 0 not drawn on the log axis",
                           "zh": "{map}：{count} 行 KL ≤ 0，无法画在对数坐标上"},
+
+    # ---------------------------------------------------------------- roadmap points (what each measures)
+    "road.2020": {"en": "2020 Linear Transformer: elu+1", "zh": "2020 线性 Transformer：elu+1"},
+    "road.2021": {"en": "2021 Performer: FAVOR+, m = {m}", "zh": "2021 Performer：FAVOR+，m = {m}"},
+    "road.2023": {"en": "2023 RetNet: elu+1 with decay γ = {gamma}", "zh": "2023 RetNet：elu+1 加衰减 γ = {gamma}"},
+    "road.2024_gla": {"en": "2024 GLA: elu+1 with gates fitted here", "zh": "2024 GLA：elu+1 加在这里拟合的门控"},
+    "road.2024_hedgehog": {"en": "2024 Hedgehog, trained", "zh": "2024 Hedgehog（训练过）"},
+    "road.2024_hedgehog_untrained": {"en": "2024 Hedgehog, untrained (W = I)", "zh": "2024 Hedgehog（未训练，W = I）"},
+    "road.2025": {"en": "2025 hybrid: softmax in a {w}-token window, Taylor-2 outside",
+                  "zh": "2025 混合：{w} 个词元的窗口内用 softmax，窗口外用 Taylor-2"},
+
+    "road.2020_causal": {"en": "2020 baseline: elu+1, causal", "zh": "2020 基准：因果的 elu+1"},
+    "road.short.2020": {"en": "2020 elu+1", "zh": "2020 elu+1"},
+    "road.short.2020_causal": {"en": "2020 elu+1, causal", "zh": "2020 elu+1（因果）"},
+    "road.short.2021": {"en": "2021 FAVOR+", "zh": "2021 FAVOR+"},
+    "road.short.2023": {"en": "2023 RetNet decay", "zh": "2023 RetNet 衰减"},
+    "road.short.2024_gla": {"en": "2024 GLA gates", "zh": "2024 GLA 门控"},
+    "road.short.2024_hedgehog": {"en": "2024 Hedgehog", "zh": "2024 Hedgehog"},
+    "road.short.2025": {"en": "2025 hybrid", "zh": "2025 混合模型"},
+
+    # ---------------------------------------------------------------- map names (Chinese view)
+    "map.identity (q·k)": {"en": "identity (q·k)", "zh": "恒等映射（q·k）"},
+    "map.FAVOR+ (orthogonal)": {"en": "FAVOR+ (orthogonal)", "zh": "FAVOR+（正交）"},
+    "map.FAVOR+ (IID)": {"en": "FAVOR+ (IID)", "zh": "FAVOR+（独立同分布）"},
+    "map.trig RFF (orthogonal)": {"en": "trig RFF (orthogonal)", "zh": "三角随机特征（正交）"},
+    "map.trig RFF (IID)": {"en": "trig RFF (IID)", "zh": "三角随机特征（独立同分布）"},
+    "map.Hedgehog (trained)": {"en": "Hedgehog (trained)", "zh": "Hedgehog（训练过）"},
+    "map.Hedgehog (W = I)": {"en": "Hedgehog (untrained, W = I)", "zh": "Hedgehog（未训练，W = I）"},
+    "map.sliding window": {"en": "sliding window", "zh": "滑动窗口"},
 
     # ---------------------------------------------------------------- the reverse kernel trick (ch 3)
     "rk.header.aspect": {"en": "", "zh": ""},
@@ -214,18 +373,18 @@ TEXT: dict[str, dict[str, str]] = {
     "rk.row.goal.aspect": {"en": "what it avoids", "zh": "想避免什么"},
     "rk.row.goal.svm": {"en": "ever writing φ(x) down: it may be infinite", "zh": "显式写出 φ(x)：它可能是无穷维的"},
     "rk.row.goal.linear": {"en": "ever forming the N × N kernel matrix", "zh": "构造 N × N 的核矩阵"},
-    "rk.row.works.aspect": {"en": "what it works with", "zh": "实际计算的对象"},
+    "rk.row.works.aspect": {"en": "what it works with", "zh": "实际算的是什么"},
     "rk.row.works.svm": {"en": "K(x, y) for every pair of points", "zh": "每一对样本之间的 K(x, y)"},
     "rk.row.works.linear": {"en": "φ(q), φ(k) for every token", "zh": "每个词元的 φ(q) 与 φ(k)"},
     "rk.row.phi.aspect": {"en": "the feature map", "zh": "特征映射"},
-    "rk.row.phi.svm": {"en": "rich and high-dimensional, never computed", "zh": "丰富、高维，但从不计算"},
-    "rk.row.phi.linear": {"en": "small on purpose (m features), computed explicitly", "zh": "刻意选得很小（m 维），并显式计算"},
+    "rk.row.phi.svm": {"en": "rich and high-dimensional, never computed", "zh": "丰富、高维，但从来不算出来"},
+    "rk.row.phi.linear": {"en": "small on purpose (m features), computed explicitly", "zh": "有意选得很小（m 维），明确算出来"},
     "rk.row.cost.aspect": {"en": "cost grows with", "zh": "代价随什么增长"},
     "rk.row.cost.svm": {"en": "the number of points squared", "zh": "样本数的平方"},
     "rk.row.cost.linear": {"en": "N × m × d: linear in N", "zh": "N × m × d：随 N 线性增长"},
-    "rk.row.price.aspect": {"en": "the price", "zh": "代价是什么"},
+    "rk.row.price.aspect": {"en": "the price", "zh": "付出的代价"},
     "rk.row.price.svm": {"en": "none in accuracy: the kernel is exact", "zh": "精度上没有损失：核是精确的"},
-    "rk.row.price.linear": {"en": "the kernel is only approximately exp", "zh": "核只能近似 exp"},
+    "rk.row.price.linear": {"en": "the kernel only approximates exp", "zh": "核只能近似 exp"},
 
     # ---------------------------------------------------------------- controls
     "ctl.n": {"en": "sequence length N", "zh": "序列长度 N"},
@@ -247,8 +406,16 @@ TEXT: dict[str, dict[str, str]] = {
     "ctl.steps": {"en": "training steps", "zh": "训练步数"},
     "ctl.hybrid": {"en": "which softmax layers to keep", "zh": "保留哪些 softmax 层"},
     "ctl.hybrid_map": {"en": "map of the linear layers", "zh": "线性层使用的映射"},
-    "choice.greedy": {"en": "best first (greedy)", "zh": "贪心：先保留最有用的"},
+    "choice.greedy": {"en": "best first (greedy)", "zh": "贪心：先保留最有用的层"},
     "choice.last": {"en": "the last k layers", "zh": "最后 k 层"},
+    "choice.elu1": {"en": "elu+1", "zh": "elu+1"},
+    "choice.favor_plus": {"en": "FAVOR+", "zh": "FAVOR+"},
+    "choice.taylor2": {"en": "Taylor-2", "zh": "Taylor-2"},
+    "choice.elu+1": {"en": "elu+1", "zh": "elu+1"},
+    "choice.ReLU": {"en": "ReLU", "zh": "ReLU"},
+    "choice.Taylor-2": {"en": "Taylor-2", "zh": "Taylor-2"},
+    "choice.FAVOR+ (orthogonal)": {"en": "FAVOR+ (orthogonal)", "zh": "FAVOR+（正交）"},
+    "choice.FAVOR+ (IID)": {"en": "FAVOR+ (IID)", "zh": "FAVOR+（独立同分布）"},
 
     # ---------------------------------------------------------------- notices
     "notice.unk": {
@@ -256,52 +423,61 @@ TEXT: dict[str, dict[str, str]] = {
               "(it knows few Chinese characters), so they all share one embedding and the figures treat them as "
               "the same word.",
         "zh": "{total} 个词元中有 {count} 个是 [UNK]：内置模型（MiniLM）的词表里没有这些字（它认识的汉字很少），"
-              "它们共用同一个向量，图中会被当作同一个词。"},
+              "它们共用同一个向量，图中会被当成同一个词。"},
     "notice.no_model_output": {
         "en": "This sample has no model behind it, so the output is compared with softmax(QKᵀ/√d)V computed by the "
               "engine instead of a model's own attention output.",
-        "zh": "这个样本不是由模型产生的，因此输出与引擎计算的 softmax(QKᵀ/√d)V 比较，而不是与模型自身的注意力输出比较。"},
+        "zh": "这份数据不是由模型产生的，所以输出是和引擎算出的 softmax(QKᵀ/√d)V 比较，而不是和模型自己的注意力输出比较。"},
     "notice.timed_cap": {
         "en": "N = {n} is above {cap}: the left order would hold {cells} weights, so times and the output "
               "difference are measured at N = {cap}; sizes and FLOPs are for N = {n}.",
-        "zh": "N = {n} 超过 {cap}：左侧顺序需要存 {cells} 个权重，所以耗时和输出差异在 N = {cap} 处实测；"
+        "zh": "N = {n} 超过了 {cap}：左边的顺序要存 {cells} 个权重，所以耗时和输出差异在 N = {cap} 处实测；"
               "尺寸和运算量仍按 N = {n} 计算。"},
     "notice.random_data": {
         "en": "Times are measured on seeded random Q, K, V of this size (the text has only {tokens} tokens).",
-        "zh": "耗时在这个规模的随机 Q、K、V（固定种子）上实测（这段文本只有 {tokens} 个词元）。"},
+        "zh": "耗时是在这个规模的随机 Q、K、V（固定种子）上实测的（这段文本只有 {tokens} 个词元）。"},
     "notice.no_rf_theory": {
         "en": "The FAVOR+ variance formula (explorer.maps.rf_theory) is not in this build, so the m it asks for is not shown.",
-        "zh": "本版本中没有 FAVOR+ 方差公式模块（explorer.maps.rf_theory），因此不显示它所需的 m。"},
+        "zh": "这个版本里没有 FAVOR+ 的方差公式模块（explorer.maps.rf_theory），所以不显示它算出的 m。"},
     "notice.hedgehog_untrained": {
         "en": "No trained Hedgehog for layer {layer}, head {head} yet: showing the untrained map (W = I). Press "
               "“train Hedgehog now” to train it on the training texts (the first run also reads those texts "
               "through the model, which takes the longest).",
-        "zh": "第 {layer} 层第 {head} 个头还没有训练好的 Hedgehog：图中是未训练的映射（W = I）。"
-              "点击“现在训练 Hedgehog”即可在训练文本上训练（第一次还要让模型读一遍这些文本，耗时最长）。"},
+        "zh": "第 {layer} 层第 {head} 个头还没有训练好的 Hedgehog，图中是未训练的映射（W = I）。"
+              "勾选“现在训练 Hedgehog”即可在训练文本上训练（第一次还要让模型把这些文本读一遍，这一步最慢）。"},
+    "notice.hedgehog_shipped": {
+        "en": "The trained Hedgehog for layer {layer}, head {head} ships with the app (trained on its training "
+              "texts, not on this sentence).",
+        "zh": "第 {layer} 层第 {head} 个头的 Hedgehog 是随应用附带的训练结果（在应用自带的训练文本上训练，没有见过这句话）。"},
     "notice.recall_synthetic": {
         "en": "Recall is probed with random keys and values of this head's dimension (d = {d}), written into the "
               "state of the chosen map: it shows the memory, not this text.",
-        "zh": "取回实验使用与本头维度相同（d = {d}）的随机键和值，写入所选映射的状态：它测的是记忆本身，与这段文本无关。"},
+        "zh": "取回实验用的是与本注意力头同维（d = {d}）的随机键和值，写进所选映射的状态里：它反映的是记忆本身，与这段文本无关。"},
     "notice.hybrid_no_model": {
         "en": "The hybrid panel needs the embedded model reading a text; it is empty for random or uploaded data.",
-        "zh": "混合模型面板需要内置模型读取文本；随机数据或上传数据时此面板为空。"},
+        "zh": "混合模型这张图需要内置模型读一段文本；用随机数据或上传的数据时，它是空的。"},
     "notice.causal_roadmap": {
-        "en": "RetNet's decay is causal: its point compares causal maps (keys j ≤ i) with causal softmax on the "
-              "same heads.",
-        "zh": "RetNet 的衰减只用于因果注意力：该点比较的是同一批头上因果的映射（只看 j ≤ i 的键）与因果 softmax。"},
+        "en": "The roadmap's causal points (RetNet, GLA and their elu+1 baseline) compare causal maps (keys j ≤ i) "
+              "with causal softmax on the same head; the other points compare full attention with softmax.",
+        "zh": "路线图中的因果点（RetNet、GLA 以及作为基准的 elu+1）比较的是同一个头上的因果映射（只看 j ≤ i 的键）"
+              "与因果 softmax；其余各点比较的是完整注意力与 softmax。"},
     "notice.undefined_kl": {
         "en": "{map}: KL is undefined on {count} of {rows} rows (weights ≤ 0 where softmax has mass); the median is "
               "over the other rows.",
         "zh": "{map}：{rows} 行中有 {count} 行 KL 无定义（softmax 有权重的地方该映射的权重 ≤ 0），中位数只取其余各行。"},
+    "notice.undefined_kl_all": {
+        "en": "{map}: KL is undefined on every one of the {rows} rows (weights ≤ 0 where softmax has mass), so it "
+              "has no point on the plane.",
+        "zh": "{map}：全部 {rows} 行的 KL 都无定义（softmax 有权重的地方该映射的权重 ≤ 0），所以图上没有它的点。"},
     "notice.not_shown_log": {
         "en": "{map}: {count} of {pairs} kernel values are ≤ 0 and cannot be drawn on log axes.",
         "zh": "{map}：{pairs} 个核函数值中有 {count} 个 ≤ 0，无法画在对数坐标上。"},
     "notice.sides_compressed": {
         "en": "sides compressed on a log scale (side = size^a) so N × N fits; the printed sizes are the true ones",
-        "zh": "边长按对数尺度压缩（边长 = 尺寸^a），以便画下 N × N；标注的是真实尺寸"},
+        "zh": "边长按对数尺度压缩（边长 = 尺寸^a），好让 N × N 画得下；标注的是真实尺寸"},
     "notice.profile_subset": {
-        "en": "Kernel profiles show {shown} of {pairs} pairs (a seeded random subset).",
-        "zh": "核函数剖面只画出 {pairs} 对中的 {shown} 对（固定种子的随机子集）。"},
+        "en": "Kernel values are drawn for {shown} of {pairs} pairs (a seeded random subset).",
+        "zh": "核函数值只画出了 {pairs} 对中的 {shown} 对（固定种子的随机子集）。"},
 }
 
 
@@ -313,6 +489,18 @@ def t(key: str, lang: str = "en", **values) -> str:
     return text.format(**values) if values else text
 
 
+def notes(ch, lang: str = "en") -> list[str]:
+    """The speaker's talking points for chapter ``ch`` in ``lang``, one string each."""
+    return [line for line in t(f"notes.ch{int(ch)}", lang).split("\n") if line.strip()]
+
+
+def map_name(label: str, lang: str = "en") -> str:
+    """A map's name as the audience reads it: the catalogue's label, with its qualifier in
+    ``lang`` ("FAVOR+ (orthogonal)" -> "FAVOR+（正交）"). Names without one stay as they are."""
+    key = f"map.{label}"
+    return t(key, lang) if key in TEXT else label
+
+
 # ---------------------------------------------------------------- the numbers table
 # Labels of the keys of ``ChapterView.numbers``: plain keys, then the per-map / per-step
 # families, whose part in brackets (or suffix) is a name that stays as it is.
@@ -321,7 +509,8 @@ NUMBER_LABELS: dict[str, dict[str, str]] = {
     "d": {"en": "d (head dimension)", "zh": "d（头维度）"},
     "m": {"en": "m (features)", "zh": "m（特征数）"},
     "t": {"en": "step t", "zh": "第 t 步"},
-    "pairs": {"en": "token pairs (N²)", "zh": "词元对数（N²）"},
+    "tokens": {"en": "tokens of the text", "zh": "文本的词元数"},
+    "pairs": {"en": "token pairs (N²)", "zh": "词元对的个数（N²）"},
     "bytes_f32": {"en": "N × N table, float32 (bytes)", "zh": "N × N 表，float32（字节）"},
     "bytes_f16": {"en": "N × N table, float16 (bytes)", "zh": "N × N 表，float16（字节）"},
     "quadratic_flops": {"en": "FLOPs, softmax order (N²)", "zh": "浮点运算数，softmax 顺序（N²）"},
@@ -329,9 +518,9 @@ NUMBER_LABELS: dict[str, dict[str, str]] = {
     "flop_ratio": {"en": "FLOP ratio, quadratic / linear", "zh": "浮点运算数之比（平方 / 线性）"},
     "article_n_from": {"en": "article's step: N from", "zh": "文中的跨度：起点 N"},
     "article_n_to": {"en": "article's step: N to", "zh": "文中的跨度：终点 N"},
-    "article_pairs_from": {"en": "article's step: pairs at the start", "zh": "文中的跨度：起点的词元对数"},
-    "article_pairs_to": {"en": "article's step: pairs at the end", "zh": "文中的跨度：终点的词元对数"},
-    "article_growth": {"en": "article's step: growth of the pairs (×)", "zh": "文中的跨度：词元对数增长倍数"},
+    "article_pairs_from": {"en": "article's step: pairs at the start", "zh": "文中的跨度：起点的词元对个数"},
+    "article_pairs_to": {"en": "article's step: pairs at the end", "zh": "文中的跨度：终点的词元对个数"},
+    "article_growth": {"en": "article's step: growth of the pairs (×)", "zh": "文中的跨度：词元对个数增长的倍数"},
     "fx": {"en": "f̂(x), the 1-D estimate", "zh": "f̂(x)，一维估计值"},
     "max_abs_diff": {"en": "max |difference| to the reference", "zh": "与参照的最大绝对差"},
     "max_rel_diff": {"en": "max relative difference", "zh": "最大相对差"},
@@ -375,7 +564,7 @@ _NUMBER_FAMILIES = (
     (r"mean_kl\[(?P<name>.+)\]", {"en": "mean row KL to softmax, {name}", "zh": "与 softmax 的平均逐行 KL，{name}"}),
     (r"median_kl\[(?P<name>.+)\]", {"en": "median row KL to softmax, {name}",
                                       "zh": "与 softmax 的逐行 KL 中位数，{name}"}),
-    (r"roadmap\[(?P<name>.+)\]", {"en": "roadmap {name}: median row KL", "zh": "路线图 {name}：逐行 KL 中位数"}),
+    (r"roadmap_kl\[(?P<point>\w+)\]", {"en": "roadmap, {name}: median row KL", "zh": "路线图，{name}：逐行 KL 中位数"}),
     (r"recent_minus_early_at_(?P<lag>\d+)\[(?P<kind>\w+)\]",
      {"en": "recall at lag {lag}, recent minus early key, {name}", "zh": "滞后 {lag} 时近期键减早期键的取回，{name}"}),
     (r"recall_lag_(?P<lag>\d+)", {"en": "recall cosine at lag {lag}", "zh": "滞后 {lag} 时的取回余弦"}),
@@ -397,8 +586,18 @@ def number_label(key: str, lang: str = "en") -> str:
             parts = match.groupdict()
             if "kind" in parts:          # a decay kind: its legend name
                 parts["name"] = t(f"legend.{parts.pop('kind')}", lang)
+            elif "point" in parts:       # a roadmap point: what it measured
+                parts["name"] = road_label(parts.pop("point"), lang)
+            elif "name" in parts:        # a map: its name as the audience reads it
+                parts["name"] = map_name(parts["name"], lang)
             return (entry.get(lang) or entry["en"]).format(**parts)
     raise KeyError(f"no label for the number {key!r}")
+
+
+def road_label(point: str, lang: str = "en", **values) -> str:
+    """The label of a roadmap point by its id ("2024_gla"): in full with its settings when
+    ``values`` are given, else the short name the numbers table uses."""
+    return t(f"road.{point}", lang, **values) if values else t(f"road.short.{point}", lang)
 
 
 def keys() -> list[str]:

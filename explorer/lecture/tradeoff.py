@@ -8,6 +8,9 @@ current text (rows where a map's KL is undefined are counted, not hidden).
 
 from __future__ import annotations
 
+import contextlib
+import math
+
 import numpy as np
 import torch
 
@@ -16,14 +19,21 @@ from ..measure import metrics
 from ..measure.cost import flop_counts
 from .memo import memo, tensor_key
 
-# The roadmap of the article, 2020 -> 2025: (year, what, the map measured here for it).
-ROADMAP = (
-    (2020, "Linear Transformer", "elu+1"),
-    (2021, "Performer", "FAVOR+ (orthogonal)"),
-    (2023, "RetNet", "elu+1 + RetNet γ"),
-    (2024, "GLA / Hedgehog", "Hedgehog"),
-    (2025, "hybrid", "sliding window"),
+# The roadmap of the article, 2020 -> 2025, as points measured on one head. Each point is
+# (id, year, map, reference): "softmax" for full attention, "causal softmax" for the points
+# whose state forgets (decay and gates only exist in causal attention). The causal elu+1 is
+# the 2020 baseline the causal points are read against.
+ROADMAP_POINTS = (
+    ("2020", 2020, "elu+1", "softmax"),
+    ("2021", 2021, "FAVOR+ (orthogonal)", "softmax"),
+    ("2024_hedgehog", 2024, "Hedgehog", "softmax"),
+    ("2025", 2025, "sliding window", "softmax"),
+    ("2020_causal", 2020, "elu+1", "causal softmax"),
+    ("2023", 2023, "elu+1 + RetNet γ", "causal softmax"),
+    ("2024_gla", 2024, "elu+1 + GLA gates", "causal softmax"),
 )
+GLA_TAU = 16.0              # GLA's gate temperature (explorer.forms.decay)
+GLA_FIT_STEPS = 80
 
 
 def flops_per_token(feature_dim: int, value_dim: int) -> float:
@@ -68,3 +78,94 @@ def pareto_frontier(costs, losses) -> list[int]:
         if not dominated:
             front.append(int(i))
     return sorted(front, key=lambda i: (costs[i], losses[i]))
+
+
+def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, key=None) -> list[dict]:
+    """Every roadmap point measured on one head, q, k (1, N, d): median row KL to softmax
+    (full attention) or to causal softmax (points that forget). ``maps`` holds "elu+1",
+    "FAVOR+ (orthogonal)" and "sliding window"; ``hedgehog`` is the trained map (None: the
+    untrained one, W = I, is measured and says so). RetNet's gamma is the head's own
+    (1 - 2^(-5-h)); GLA's gates are fitted on this head (``fit_gla_gates``)."""
+    d = q.shape[-1]
+    gamma = 1.0 - 2.0 ** (-5 - int(head))
+    trained = hedgehog is not None
+    if hedgehog is None:
+        from ..maps import create
+        hedgehog = create("hedgehog", d, num_features=2 * d)
+    elu = maps["elu+1"]
+    out = []
+    for pid, year, name, reference in ROADMAP_POINTS:
+        causal = reference == "causal softmax"
+        if name == "Hedgehog":
+            fmap, decay, label = hedgehog, None, "Hedgehog (trained)" if trained else "Hedgehog (W = I)"
+        elif name == "elu+1 + RetNet γ":
+            fmap, decay, label = elu, torch.tensor(math.log(gamma)).view(1, 1, 1), name
+        elif name == "elu+1 + GLA gates":
+            fmap, label = elu, name
+            decay = memo(("gla gates", tensor_key(q, k)), lambda: fit_gla_gates(q, k, elu))
+        else:
+            fmap, decay, label = maps[name], None, name
+        sub = None if key is None else (key, pid, trained)
+        qual = layer_quality(q, k, fmap, causal=causal, log_decay=decay, key=sub)
+        out.append({"id": pid, "year": year, "map": label, "reference": reference, "causal": causal,
+                    "m": int(fmap.num_features), "gamma": gamma if "RetNet" in name else None,
+                    "window": getattr(fmap, "window", None), "trained": trained if name == "Hedgehog" else None,
+                    **qual})
+    return out
+
+
+def gla_gates(k, weight) -> torch.Tensor:
+    """GLA's log gates for keys k (..., N, d) and a gate weight (d + 1, m) whose last row is
+    a bias: log alpha_t = logsigmoid([k_t, 1] W) / tau, one gate per key feature, <= 0."""
+    x = torch.cat([k, torch.ones_like(k[..., :1])], dim=-1)
+    return torch.nn.functional.logsigmoid(x @ weight) / GLA_TAU
+
+
+@contextlib.contextmanager
+def _one_thread():
+    """Torch on one thread for a while: the fit's tensors are a few thousand numbers, and
+    splitting each small op over a busy machine's cores made it 20x slower (0.4 s -> 10 s)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def fit_gla_gates(q, k, fmap, steps: int = GLA_FIT_STEPS, lr: float = 0.2) -> torch.Tensor:
+    """Log gates (1, N, m) for causal kernel attention with ``fmap``, with GLA's gate weight
+    fitted on this head: Adam on the mean causal row KL to causal softmax. The bias starts at
+    8 (gates near 1, nearly no forgetting), so the fit starts from the map without decay,
+    and the gates returned are those of the best step seen.
+
+    The weights are formed here in one broadcast product (N is a sentence, so N x N x m is
+    small); ``attention.kernel_map`` measures the result."""
+    with torch.inference_mode(False), torch.enable_grad(), _one_thread():
+        q, k = q.detach().clone().double(), k.detach().clone().double()
+        fq, fk = fmap(q, is_query=True).detach(), fmap(k).detach()             # (1, N, m)
+        n = q.shape[-2]
+        allowed = attention.causal_mask(n)
+        reference = attention.softmax_map(q, k, causal=True)
+        weight = torch.zeros(k.shape[-1] + 1, fq.shape[-1], dtype=torch.float64)
+        weight[-1] = 8.0
+        weight.requires_grad_(True)
+        optimiser = torch.optim.Adam([weight], lr=lr)
+        pairs = fq.unsqueeze(-2) * fk.unsqueeze(-3)                             # (1, N, N, m)
+        best, best_loss = None, math.inf
+        for _ in range(int(steps)):
+            gates = gla_gates(k, weight)
+            cum = gates.cumsum(-2)
+            diff = (cum.unsqueeze(-2) - cum.unsqueeze(-3)).masked_fill(~allowed.unsqueeze(-1), -math.inf)
+            w = (pairs * torch.exp(diff)).sum(-1)
+            approx = w / w.sum(-1, keepdim=True)
+            support = allowed & (reference > 0)
+            terms = torch.where(support, reference * (torch.log(reference.clamp_min(1e-300))
+                                                      - torch.log(approx.clamp_min(1e-300))), 0.0)
+            loss = terms.sum(-1).mean()
+            if loss.item() < best_loss:
+                best_loss, best = loss.item(), gates.detach().clone()
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+        return best.to(torch.get_default_dtype())

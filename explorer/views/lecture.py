@@ -25,7 +25,7 @@ from ..lecture import associativity, bottleneck, closing, kernels, nadaraya_wats
 from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls live there, torch-free)
     CHAPTERS, HEAD_DIM, ControlSpec, _check_ch, _effective, chapter_controls, go_deeper, try_this,
 )
-from ..lecture.memo import memo
+from ..lecture.memo import memo, tensor_key
 from ..catalog import map_specs
 from .common import load_sample, make_feature_map, select_head
 
@@ -185,7 +185,7 @@ def _ch3(sample, c, progress) -> ChapterView:
     d = q.shape[-1]
     logits = kernels.logit_summary(q, k)
     view.data["taylor"] = kernels.taylor_curves(logits["s"])
-    view.data["logits"] = logits["s"]
+    view.data["logits"] = logits["s"]            # one per (query, key) pair: N² of them
     profiles = {}
     for label in ("Taylor-1", "elu+1", f"FAVOR+ ({'orthogonal' if c['orthogonal'] else 'IID'})", "Taylor-2"):
         fmap = _cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
@@ -215,6 +215,7 @@ def _ch3(sample, c, progress) -> ChapterView:
     view.data["reverse_kernel"] = [(f"rk.row.{row}.aspect", f"rk.row.{row}.svm", f"rk.row.{row}.linear")
                                    for row in ("goal", "works", "phi", "cost", "price")]
     view.numbers.update({
+        "tokens": float(n), "pairs": float(logits["s"].size),
         "s_min": logits["s_min"], "s_max": logits["s_max"],
         "negative_taylor1_fraction": logits["negative_taylor1_fraction"],
         "q_norm_median": float(np.median(view.data["norms"]["q"])),
@@ -268,18 +269,21 @@ def _ch5(sample, c, progress) -> ChapterView:
     gap = closing.recall_gap(curves, 256)
     view.numbers.update({f"recent_minus_early_at_256[{kind}]": g for kind, g in gap.items()})
 
-    trained = _hedgehog(sample, c, progress)
+    trained, origin = _hedgehog(sample, c, progress)
     if trained is None:
         hh = feature_maps.create("hedgehog", d, num_features=c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
         view.notice_items.append(("notice.hedgehog_untrained", {"layer": c["layer"], "head": c["head"]}))
         hh_label = "Hedgehog (W = I)"
     else:
         hh, hh_label = trained, "Hedgehog (trained)"
+        if origin == "shipped":
+            view.notice_items.append(("notice.hedgehog_shipped", {"layer": c["layer"], "head": c["head"]}))
     maps = {"elu+1": elu, "FAVOR+ (orthogonal)": _cached_map("FAVOR+ (orthogonal)", d, c["m"], 0),
             hh_label: hh}
     kl = closing.row_kl_by_map(q, k, maps)
     view.data["kl"] = kl
     view.data["hedgehog_trained"] = trained is not None
+    view.data["hedgehog_origin"] = origin
     view.numbers.update({f"mean_kl[{name}]": r["mean"] for name, r in kl.items()})
 
     view.data["hybrid"] = None
@@ -292,6 +296,7 @@ def _ch5(sample, c, progress) -> ChapterView:
             path = closing.hybrid_curve(loaded, sample.text, lambda i: feature_maps.create(name, d, num_features=m),
                                         f"{name}:{m}", c["hybrid"], progress=progress)
             view.data["hybrid"] = path
+            view.data["hybrid_map"] = name
             view.numbers.update({f"hybrid_cosine_k{p['k']}": p["cosine"] for p in path})
     if view.data["hybrid"] is None:
         view.notice_items.append(("notice.hybrid_no_model", {}))
@@ -299,16 +304,32 @@ def _ch5(sample, c, progress) -> ChapterView:
 
 
 def _hedgehog(sample, c, progress):
-    """The trained Hedgehog for (layer, head) from the learn tab's cache, training it first
-    when the speaker asked (``train``); None when none is trained and none was asked for."""
+    """(map, origin) of the trained Hedgehog for (layer, head): one trained in this process
+    (the learn tab, or "train" here) first, else the one shipped with the app, else (None,
+    None). Trains only when the speaker asked (``train``)."""
     if getattr(sample, "model_attentions", None) is None or sample.head_dim != HEAD_DIM:
-        return None
+        return None, None
     from . import learn
     m = c["m"] if c["m"] % 2 == 0 else c["m"] + 1
     cached = learn.cached_result(c["layer"], c["head"], m, c["steps"])
     if cached is None and c["train"]:
         cached = learn.learn_view(c["layer"], c["head"], m, c["steps"], progress=progress)
-    return None if cached is None else cached.feature_map
+    if cached is not None:
+        return cached.feature_map, "trained here"
+    shipped = shipped_hedgehog(c["layer"], c["head"])
+    return (shipped, "shipped") if shipped is not None else (None, None)
+
+
+def shipped_hedgehog(layer: int, head: int):
+    """The Hedgehog trained for (layer, head) that ships with the app, or None."""
+    try:
+        from ..maps.learned import pretrained
+    except ImportError:                     # a build without shipped maps
+        return None
+    try:
+        return pretrained("hedgehog", int(layer), int(head))
+    except (FileNotFoundError, KeyError, ValueError):
+        return None
 
 
 # -- 6 ----------------------------------------------------------------------------------
@@ -334,16 +355,21 @@ def _ch6(sample, c, progress) -> ChapterView:
         points.append({"label": "Hedgehog (trained)", "m": trained.num_features,
                        "cost": tradeoff.flops_per_token(trained.num_features, dv), **qual})
     for p in points:
-        if p["undefined_rows"]:
+        if p["undefined_rows"] == p["rows"]:
+            view.notice_items.append(("notice.undefined_kl_all", {"map": p["label"], "rows": p["rows"]}))
+        elif p["undefined_rows"]:
             view.notice_items.append(("notice.undefined_kl", {"map": p["label"], "count": p["undefined_rows"],
                                                               "rows": p["rows"]}))
     front = tradeoff.pareto_frontier([p["cost"] for p in points], [p["median_kl"] for p in points])
     view.data["points"] = points
     view.data["frontier"] = front
-    view.data["roadmap"] = _roadmap(sample, layer, c, points, trained)
+    head = min(max(c["head"], 0), sample.n_heads - 1)
+    c["head"] = head
+    road = _roadmap(sample, layer, head, c)
+    view.data["roadmap"] = road
     view.notice_items.append(("notice.causal_roadmap", {}))
     view.numbers.update({f"median_kl[{p['label']}]": p["median_kl"] for p in points})
-    view.numbers.update({f"roadmap[{r['year']} {r['what']}]": r["median_kl"] for r in view.data["roadmap"]})
+    view.numbers.update({f"roadmap_kl[{r['id']}]": r["median_kl"] for r in road})
     return view
 
 
@@ -371,31 +397,20 @@ def _hedgehog_all(sample, layer, c):
     return learn.cached_layer_map(layer, c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
 
 
-def _roadmap(sample, layer, c, points, trained) -> list[dict]:
-    by_label = {p["label"]: p for p in points}
-    q, k = sample.q[layer], sample.k[layer]
+def _roadmap(sample, layer: int, head: int, c) -> list[dict]:
+    """The article's 2020 -> 2025 steps measured on one head (the one chapter 5 shows): each
+    a dict with the step's id, year, map, what it is compared with ("softmax" or "causal
+    softmax") and the median row KL. The trained Hedgehog is the one shipped or trained here;
+    without one the untrained map is measured and labelled so."""
+    q, k = sample.q[layer, head].unsqueeze(0), sample.k[layer, head].unsqueeze(0)
     d = q.shape[-1]
-    out = []
-    for year, what, label in tradeoff.ROADMAP:
-        if label in by_label:
-            p = by_label[label]
-            out.append({"year": year, "what": what, "map": label, "median_kl": p["median_kl"], "causal": False})
-        elif label == "elu+1 + RetNet γ":
-            from ..forms.decay import retnet_log_decay
-            decay = retnet_log_decay(q.shape[0])
-            qual = tradeoff.layer_quality(q, k, feature_maps.create("elu1", d), causal=True, log_decay=decay,
-                                          key=("elu+1 retnet", "per-head gamma"))
-            out.append({"year": year, "what": what, "map": label, "median_kl": qual["median_kl"], "causal": True})
-        elif label == "Hedgehog":
-            fmap = trained or feature_maps.create("hedgehog", d, num_features=2 * d)
-            qual = tradeoff.layer_quality(q, k, fmap, key=None if trained else ("hedgehog untrained", 2 * d))
-            out.append({"year": year, "what": what, "map": "Hedgehog (trained)" if trained else "Hedgehog (W = I)",
-                        "median_kl": qual["median_kl"], "causal": False})
-        elif label == "sliding window":
-            fmap = _cached_map("sliding window", d, None, c["seed"])
-            qual = tradeoff.layer_quality(q, k, fmap, key=_map_key("sliding window", None, c["seed"]))
-            out.append({"year": year, "what": what, "map": label, "median_kl": qual["median_kl"], "causal": False})
-    return out
+    m = c["m"]
+    hh, _ = _hedgehog(sample, {**c, "layer": layer, "head": head, "train": False, "steps": 300}, None)
+    maps = {"elu+1": feature_maps.create("elu1", d),
+            "FAVOR+ (orthogonal)": _cached_map("FAVOR+ (orthogonal)", d, m, c["seed"]),
+            "sliding window": _cached_map("sliding window", d, None, c["seed"])}
+    return tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head,
+                            key=(tensor_key(q, k), m, c["seed"], id(hh) if hh is not None else None))
 
 
 _BUILDERS = {0: _ch0, 1: _ch1, 2: _ch2, 3: _ch3, 4: _ch4, 5: _ch5, 6: _ch6}
