@@ -241,8 +241,13 @@ def _numbers_markdown(numbers: dict, lang: str) -> str:
 
     head = i18n.text("lecture_numbers", lang)
     rows = [f"| {head} | |", "|---|---:|"]
+    from ..lecture.text import number_label
+
     for key, value in numbers.items():
-        name = _text(key, lang) if key in TEXT else key
+        try:
+            name = number_label(key, lang)          # every number labelled in words
+        except KeyError:
+            name = _text(key, lang) if key in TEXT else key
         rows.append(f"| {name} | {_format(value)} |")
     return "\n".join(rows)
 
