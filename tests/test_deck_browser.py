@@ -15,6 +15,8 @@ entirely inside the window, and the data panel is one summary line.
 
 from __future__ import annotations
 
+import statistics
+import time
 from pathlib import Path
 
 import pytest
@@ -142,7 +144,7 @@ def test_walk_the_deck_with_page_down(browser, app_url, width, height, lang):
         wait_state(page, 0, 0)
         assert page.evaluate("document.body.classList.contains('presentation')")
         page.locator("#lecture-claim").click()                      # focus on the page, not a control
-        seen, problems = [], []
+        seen, problems, took = [], [], {False: [], True: []}
         while True:
             state = page.evaluate(STATE_JS)
             ch, step, builds = state["ch"], state["step"], state["builds"]
@@ -151,10 +153,15 @@ def test_walk_the_deck_with_page_down(browser, app_url, width, height, lang):
             small_png(page, SHOTS / f"{lang}-{width}x{height}-ch{ch}-{step + 1}.png")
             if ch == CHAPTERS[-1] and step == builds - 1:
                 break
-            page.keyboard.press("PageDown")
             nxt = (ch, step + 1) if step + 1 < builds else (ch + 1, 0)
+            start = time.perf_counter()
+            page.keyboard.press("PageDown")
             wait_state(page, *nxt)
+            took[nxt[1] == 0].append(time.perf_counter() - start - 0.25)     # less wait_state's settling
             assert f"ch={nxt[0]}" in page.url and f"step={nxt[1]}" in page.url, page.url
+        # What the speaker waits for (reported, not asserted: speed belongs to the benchmark).
+        print(f"\n{width}x{height} {lang}: next build p50 {statistics.median(took[False]):.3f} s, next chapter "
+              f"p50 {statistics.median(took[True]):.3f} s (max {max(took[True]):.3f} s)")
         # Every chapter, and each chapter's builds in order from the first.
         assert sorted({c for c, _ in seen}) == list(CHAPTERS)
         for c in CHAPTERS:
