@@ -157,7 +157,46 @@ def _sources() -> dict | None:
     return numbers
 
 
-COMMANDS = (_add_bench,)   # the lead may add maps / export here
+def _add_lecture(sub) -> None:
+    p = sub.add_parser(
+        "lecture", help="write the lecture as one self-contained HTML deck (and a PDF)",
+        description="Every chapter and build of the lecture as interactive plotly in one HTML file that "
+                    "needs no server and no network (plotly.js embedded once), with the claims, the "
+                    "speaker's notes (key N) and keyboard navigation; and a PDF beside it with one "
+                    "page per build, where playwright and Chromium are installed.")
+    p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of the deck (default en)")
+    p.add_argument("--output", "-o", default="deck.html", metavar="PATH", help="the HTML file (default deck.html)")
+    p.add_argument("--text", default=None, help="the text the model reads (default: the lecture's own sentence)")
+    p.add_argument("--pdf", default=None, metavar="PATH",
+                   help="the PDF (default: the HTML's name with .pdf)")
+    p.add_argument("--no-pdf", action="store_true", help="write the HTML only")
+    p.set_defaults(func=run_lecture)
+
+
+def run_lecture(args) -> int:
+    from pathlib import Path
+
+    from .lecture import export
+
+    started = time.perf_counter()
+    try:
+        html = export.write_deck(args.output, args.lang, text=args.text, progress=_progress)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"deck: {html} ({html.stat().st_size / 1e6:.1f} MB, {time.perf_counter() - started:.0f} s)")
+    if args.no_pdf:
+        return 0
+    pdf = Path(args.pdf) if args.pdf else html.with_suffix(".pdf")
+    why_not = export.write_pdf(html, pdf)
+    if why_not:
+        print(f"no PDF: {why_not}", file=sys.stderr)
+    else:
+        print(f"pdf:  {pdf} ({pdf.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
+COMMANDS = (_add_bench, _add_lecture)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -44,6 +44,7 @@ FEATURE_MAPS: dict[str, MapFacts] = {facts.name: facts for facts in (
     MapFacts("cosformer", "cosFormer"),
     MapFacts("sliding_window", "sliding window"),        # its m is its inner map's, fixed by d
     MapFacts("hedgehog", "Hedgehog (untrained: W = I)", takes_m=True, even_m=True),
+    MapFacts("luna", "LUNA (untrained: FAVOR+ start)", takes_m=True),
 )}
 
 DEFAULT_MAPS = ("softmax", "elu+1", "FAVOR+ (orthogonal)", "Taylor-2", "cosFormer")
@@ -61,6 +62,8 @@ class MapSpec:
 
 
 TRAINED_HEDGEHOG = "Hedgehog (trained)"
+TRAINED_LUNA = "LUNA (trained)"
+TRAINED_LABELS = {"hedgehog": TRAINED_HEDGEHOG, "luna": TRAINED_LUNA}   # learned kind -> its label
 
 
 def _specs() -> tuple[MapSpec, ...]:
@@ -73,9 +76,9 @@ def _specs() -> tuple[MapSpec, ...]:
                                      random=True))
         else:
             specs.append(MapSpec(facts.pretty, facts.name, (), facts.takes_m, facts.even_m))
-        if facts.name == "hedgehog":
+        if facts.name in TRAINED_LABELS:
             # Its m and weights are the trained map's; the grid shows it once one exists.
-            specs.append(MapSpec(TRAINED_HEDGEHOG, facts.name, trained=True))
+            specs.append(MapSpec(TRAINED_LABELS[facts.name], facts.name, trained=True))
     return tuple(specs)
 
 

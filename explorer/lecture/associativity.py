@@ -22,11 +22,13 @@ from ..measure.cost import flop_counts
 
 ARTICLE_N, ARTICLE_D = 100_000, 128     # the article's "N = 100K, d = 128 -> about 780x"
 MAX_TIMED_N = 8192                      # the left order holds N^2 floats (256 MiB at 8192)
+STEP_OPS = ("×", "=", "", "×", "=")     # between the six blocks of an order: two products
 LINEAR_DRAW_LIMIT = 512                 # above this the block sides are drawn on a log scale
 
 
 def orders(n: int, head_dim: int, num_features: int, value_dim: int | None = None) -> dict:
     """Both orders as lists of blocks (name, rows, cols, role), with FLOPs and intermediate bytes.
+    Each list is two products of three blocks: a × b = c (``STEP_OPS`` between them).
 
     FLOPs follow the one FLOP model: the left order is 2 N^2 (m + d_v) (phi(Q) phi(K)^T and
     the product with V), the right order 4 N m d_v + 4 N m (phi(K)^T V, phi(Q) times it,
@@ -37,10 +39,13 @@ def orders(n: int, head_dim: int, num_features: int, value_dim: int | None = Non
     m = check_positive_int(num_features, "m")
     dv = d if value_dim is None else check_positive_int(value_dim, "d_v")
     flops = flop_counts(n, m, feature_dim=m, value_dim=dv)
+    # Each order as its two products, operands in the order they multiply:
+    # left:  φ(Q) × φ(K)ᵀ = φ(Q)φ(K)ᵀ (N × N), then φ(Q)φ(K)ᵀ × V = O;
+    # right: φ(K)ᵀ × V = φ(K)ᵀV (m × d_v), then φ(Q) × φ(K)ᵀV = O.
     left = [("φ(Q)", n, m, "operand"), ("φ(K)ᵀ", m, n, "operand"), ("φ(Q)φ(K)ᵀ", n, n, "intermediate"),
-            ("V", n, dv, "operand"), ("O", n, dv, "output")]
+            ("φ(Q)φ(K)ᵀ", n, n, "intermediate"), ("V", n, dv, "operand"), ("O", n, dv, "output")]
     right = [("φ(K)ᵀ", m, n, "operand"), ("V", n, dv, "operand"), ("φ(K)ᵀV", m, dv, "intermediate"),
-             ("φ(Q)", n, m, "operand"), ("O", n, dv, "output")]
+             ("φ(Q)", n, m, "operand"), ("φ(K)ᵀV", m, dv, "intermediate"), ("O", n, dv, "output")]
     as_dicts = lambda blocks: [{"name": a, "rows": r, "cols": c, "role": role} for a, r, c, role in blocks]  # noqa: E731
     return {
         "n": n, "d": d, "m": m, "dv": dv,

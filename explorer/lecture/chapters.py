@@ -44,7 +44,9 @@ class ControlSpec:
 
 # The head every chapter reads by default: chapter 5's trained Hedgehog ships for it
 # (``explorer.maps.learned.pretrained``), and chapter 6's roadmap is measured on it.
-LECTURE_LAYER, LECTURE_HEAD = 2, 0
+# It is the data panel's default head too, so the panel shows what the figures use.
+LECTURE_LAYER, LECTURE_HEAD = 2, 3
+PRONOUN = 10         # "it" in the default sentence: the query chapter 1 shows, the step chapter 4 stops at
 
 
 def _layer(default=LECTURE_LAYER):
@@ -59,14 +61,14 @@ RNN_MAPS = ("elu+1", "FAVOR+ (orthogonal)", "FAVOR+ (IID)", "ReLU", "Taylor-2")
 HYBRID_MAPS = ("elu1", "favor_plus", "taylor2")
 
 _CONTROLS: dict[int, list[ControlSpec]] = {
-    0: [ControlSpec("n", "int", 100_000, 64, 100_000, label_key="ctl.n", step=64),
+    0: [ControlSpec("n", "int", 100_000, 64, 1_000_000, label_key="ctl.n", step=64),
         ControlSpec("d", "int", 128, 8, 512, label_key="ctl.d", step=8)],
     1: [ControlSpec("x", "float", 3.0, 0.0, 10.0, label_key="ctl.x", step=0.05),
         ControlSpec("h", "float", 0.6, 0.05, 5.0, label_key="ctl.h", step=0.05),
         ControlSpec("points", "int", 30, 3, 200, label_key="ctl.points", step=1),
         ControlSpec("seed", "int", 0, 0, 9999, label_key="ctl.seed", step=1),
         _layer(), _head(),
-        ControlSpec("query", "int", 9, 0, 511, label_key="ctl.query", step=1)],
+        ControlSpec("query", "int", PRONOUN, 0, 511, label_key="ctl.query", step=1)],
     2: [ControlSpec("n", "int", 2048, 16, 100_000, label_key="ctl.n", step=16),
         ControlSpec("d", "int", 64, 8, 256, label_key="ctl.d", step=8),
         ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
@@ -79,7 +81,7 @@ _CONTROLS: dict[int, list[ControlSpec]] = {
     4: [_layer(), _head(),
         ControlSpec("map", "choice", "elu+1", choices=RNN_MAPS, label_key="ctl.map"),
         ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
-        ControlSpec("t", "int", -1, -1, 511, label_key="ctl.t", step=1)],
+        ControlSpec("t", "int", PRONOUN, -1, 511, label_key="ctl.t", step=1)],
     5: [_layer(), _head(),
         ControlSpec("m", "int", 64, 8, 256, label_key="ctl.m", step=8),
         ControlSpec("gamma", "float", 0.97, 0.5, 1.0, label_key="ctl.gamma", step=0.005),
@@ -94,11 +96,11 @@ _CONTROLS: dict[int, list[ControlSpec]] = {
 }
 
 _TRY_THIS: dict[int, dict] = {
-    0: {"n": 100_000, "d": 128},
+    0: {"n": 1_000_000},                               # a million tokens: 4 TB for one head
     1: {"h": 0.15, "x": 5.0, "points": 30},
     2: {"n": 8192, "d": 64, "m": 64, "map": "elu+1"},
     3: {"m": 16, "orthogonal": False},
-    4: {"map": "elu+1", "t": -1},
+    4: {"map": "FAVOR+ (orthogonal)", "m": 128, "t": -1},  # another map, a bigger state, the last step
     5: {"gamma": 0.9, "strength": 3.0, "hybrid": "greedy"},
     6: {"m": 256},
 }
@@ -119,27 +121,40 @@ def try_this(ch) -> dict:
     return dict(_TRY_THIS[_check_ch(ch)])
 
 
+# The complexity tab times every method at each N from a link; the lecture links to a short
+# sweep (a few seconds) whose controls stay on screen, so the full sweep is one click away.
+SHORT_SWEEP = {"nmin": 256, "points": 4, "repeats": 1, "methods": "softmax_naive,linear_parallel",
+               "ccausal": False}
+SHORT_SWEEP_MAX_N = 4096
+
+
 def go_deeper(ch, text_value: str | None = None, **controls) -> dict:
-    """The full tab that shows this chapter's idea at length, as query parameters
-    (``tab`` plus the tab's own keys), filled from the chapter's controls."""
+    """The full tab that shows this chapter's idea at length, as query parameters in the form
+    that tab's link reads (``tab`` plus its keys; lists comma-separated), on the chapter's
+    state: the same text, layer, head, maps, m and seed."""
     ch = _check_ch(ch)
     c = _effective(ch, controls)
     src = {"src": "text", "text": text_value or text.DEFAULT_TEXT}
-    if ch == 0:
-        return {"tab": "complexity", "nmin": 256, "nmax": min(int(c["n"]), 131072), "cd": int(c["d"])}
+    if ch in (0, 2):
+        n = int(c["n"])
+        params = {"tab": "complexity", **SHORT_SWEEP, "nmax": max(512, min(n, SHORT_SWEEP_MAX_N)), "cd": int(c["d"])}
+        if ch == 2:
+            params.update(cm=int(c["m"]), cmap="elu1" if c["map"] == "elu+1" else "favor_plus")
+        return params
+    head = {"layer": c["layer"], "head": str(c["head"])} if "head" in c else {}
     if ch == 1:
-        return {"tab": "maps", **src, "layer": c["layer"], "head": c["head"], "maps": ["softmax", "elu+1"]}
-    if ch == 2:
-        return {"tab": "complexity", "nmin": 256, "nmax": max(512, min(int(c["n"]), 131072)), "cd": int(c["d"]),
-                "cm": int(c["m"]), "cmap": "elu1" if c["map"] == "elu+1" else "favor_plus"}
+        return {"tab": "maps", **src, **head, "maps": "softmax,elu+1"}
     if ch == 3:
-        return {"tab": "quality", **src, "layer": c["layer"], "head": c["head"], "m": int(c["m"]),
-                "qmaps": ["FAVOR+ (IID)", "FAVOR+ (orthogonal)"]}
+        favor = "FAVOR+ (orthogonal)" if c["orthogonal"] else "FAVOR+ (IID)"
+        return {"tab": "quality", **src, **head, "m": int(c["m"]), "qmaps": favor, "seeds": 10, "x": "m"}
     if ch == 4:
-        return {"tab": "state", **src, "layer": c["layer"], "head": c["head"], "smap": c["map"], "sm": int(c["m"]),
-                "kind": "none"}
+        t = c["t"]
+        return {"tab": "state", **src, **head, "smap": c["map"], "sm": int(c["m"]), "kind": "none",
+                **({"t": int(t)} if t >= 0 else {})}
     if ch == 5:
-        return {"tab": "learn"}
+        m = c["m"] if c["m"] % 2 == 0 else c["m"] + 1
+        return {"tab": "learn", **src, **head, "llayer": c["layer"], "lhead": str(c["head"]), "lm": int(m),
+                "steps": int(c["steps"])}
     return {"tab": "quality", **src, "layer": c["layer"], "head": "mean", "m": int(c["m"])}
 
 

@@ -22,13 +22,15 @@ import re
 
 LANGS = ("en", "zh")
 
-# A sentence that makes the point on every chapter: a pronoun that must find its noun far
-# back ("it" -> "the trophy"), repeated words, and enough tokens for the state to fill.
-DEFAULT_TEXT = ("The trophy did not fit into the brown suitcase because it was too big, so Anna took the trophy "
-                "out, packed the suitcase again, and carried the heavy trophy in her arms all the way home.")
+# The sentence every chapter reads unless the speaker gives another: the data panel's first
+# example (assets/examples.txt), so that the panel, the lecture and the tool tabs behind
+# "Go deeper" all show the same text. Its pronoun ("it" -> "the animal") is what attention
+# has to resolve.
+DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 
 TEXT: dict[str, dict[str, str]] = {
     "lecture.title": {"en": "Linear attention through kernels: a lecture", "zh": "从核方法看线性注意力"},
+    "lecture.notes_head": {"en": "Speaker notes", "zh": "讲者备注"},
 
     # ---------------------------------------------------------------- chapter titles and claims
     "ch0.title": {"en": "0 · The bottleneck", "zh": "0 · 瓶颈在哪里"},
@@ -185,14 +187,14 @@ TEXT: dict[str, dict[str, str]] = {
                      "zh": "两种乘法顺序，同一个结果（N = {n}，d = {d}，m = {m}）"},
     "ch2.b1.title": {"en": "Cost of each order at N = {n}", "zh": "N = {n} 时两种顺序的代价"},
     "ch3.b0.title": {"en": "The kernel trick, used in reverse", "zh": "反过来用的核技巧"},
-    "ch3.b1.title": {"en": "exp(s) and its Taylor truncations", "zh": "exp(s) 与它的泰勒截断"},
-    "ch3.b2.title": {"en": "Where this head's logits lie", "zh": "本注意力头的 logit 落在哪里"},
-    "ch3.b3.title": {"en": "Kernel values of fixed maps against exp(q·k/√d)",
-                     "zh": "固定映射的核函数值与 exp(q·k/√d) 对照"},
-    "ch3.b4.title": {"en": "Kernel values of random features against exp(q·k/√d)",
-                     "zh": "随机特征的核函数值与 exp(q·k/√d) 对照"},
-    "ch3.b5.title": {"en": "Random features: error as m grows", "zh": "随机特征：误差随 m 增大而下降"},
-    "ch3.b6.title": {"en": "Why the real head converges slowly: |q′| and |k′|",
+    "ch3.b1.title": {"en": "exp(s) and its Taylor truncations, over this head's logits",
+                     "zh": "exp(s) 与它的泰勒截断，以及本注意力头的 logit 分布"},
+    "ch3.b2.title": {"en": "Kernel values of the Taylor truncations against exp(q·k/√d)",
+                     "zh": "泰勒截断的核函数值与 exp(q·k/√d) 对照"},
+    "ch3.b3.title": {"en": "Kernel values of elu+1 and random features against exp(q·k/√d)",
+                     "zh": "elu+1 与随机特征的核函数值与 exp(q·k/√d) 对照"},
+    "ch3.b4.title": {"en": "Random features: error as m grows", "zh": "随机特征：误差随 m 增大而下降"},
+    "ch3.b5.title": {"en": "Why the real head converges slowly: |q′| and |k′|",
                      "zh": "真实注意力头为什么收敛得慢：|q′| 与 |k′|"},
     "ch4.b0.title": {"en": "Step t = {t} (“{token}”): S_t = S_(t−1) + φ(k_t)v_tᵀ",
                      "zh": "第 t = {t} 步（“{token}”）：S_t = S_(t−1) + φ(k_t)v_tᵀ"},
@@ -208,8 +210,8 @@ TEXT: dict[str, dict[str, str]] = {
                      "zh": "混合模型：保留 k 层 softmax，其余各层换成线性注意力"},
     "ch6.b0.title": {"en": "Cost against quality, layer {layer}: the Pareto frontier",
                      "zh": "第 {layer} 层的代价与质量：帕累托前沿"},
-    "ch6.b1.title": {"en": "Roadmap 2020 → 2025, measured on layer {layer}, head {head} of this text",
-                     "zh": "2020 → 2025 路线图：在这段文本第 {layer} 层第 {head} 个头上实测"},
+    "ch6.b1.title": {"en": "Roadmap 2020 → 2025 on layer {layer}, head {head}",
+                     "zh": "2020 → 2025 路线图：第 {layer} 层第 {head} 个头"},
 
     # ---------------------------------------------------------------- figure notes
     "ch0.b0.note": {"en": "{a}: {pa} pairs · {b}: {pb} pairs · ×{g}", "zh": "{a}：{pa} 对 · {b}：{pb} 对 · ×{g}"},
@@ -222,38 +224,42 @@ TEXT: dict[str, dict[str, str]] = {
     "ch1.b1.rest": {"en": "the other {n} keys: weight {w} in all", "zh": "其余 {n} 个键的权重合计 {w}"},
     "ch1.b2.note": {"en": "max |difference| to the {ref}: {diff} (float32 rounding is about 1e-7)",
                     "zh": "与{ref}的最大绝对差：{diff}（float32 的舍入误差约为 1e-7）"},
-    "ch2.b0.note": {"en": "outputs agree to {diff} (relative {rel}) · N × N: {nn} · m × d: {md}",
-                    "zh": "两种顺序的输出相差 {diff}（相对差 {rel}）· N × N：{nn} · m × d：{md}"},
+    "ch2.b0.note": {"en": "FLOPs {lf} against {rf} · N × N: {nn}, m × d: {md} · outputs differ by {diff} "
+                          "(relative {rel})",
+                    "zh": "运算量 {lf} 对 {rf} · N × N：{nn}，m × d：{md} · 输出相差 {diff}（相对差 {rel}）"},
     "ch2.b1.note": {
         "en": "FLOPs ×{flops} · time ×{time} at N = {timed_n} (FLOP model there ×{timed_flops}; matmul "
               "{gflops} GFLOP/s now) · N = 100K, d = 128: ×{article} (N/d = {leading})",
         "zh": "运算量 ×{flops} · 实测耗时 ×{time}（N = {timed_n}；该处按运算量模型为 ×{timed_flops}；"
               "当前矩阵乘法 {gflops} GFLOP/s）· N = 10 万、d = 128 时：×{article}（N/d = {leading}）"},
-    "ch3.b1.note": {"en": "this head's logits: s from {lo} to {hi}; 1 + s < 0 for {neg} % of the pairs",
-                    "zh": "本注意力头的 logit：s 从 {lo} 到 {hi}；{neg} % 的词元对满足 1 + s < 0"},
-    "ch3.b2.note": {"en": "all N² = {pairs} (query, key) pairs of {n} tokens; 1 + s < 0 left of the line",
-                    "zh": "{n} 个词元的全部 N² = {pairs} 个（查询，键）对；竖线左侧 1 + s < 0"},
-    "ch3.b6.note": {"en": "m for 10 % error: {real} ({real_label}) · {well} ({well_label})",
+    "ch3.b1.note": {"en": "grey bars: how many of the N² = {pairs} (query, key) pairs of {n} tokens have each logit "
+                          "(from {lo} to {hi}); 1 + s < 0 for {neg} % of them",
+                    "zh": "灰色柱子：{n} 个词元的 N² = {pairs} 个（查询，键）对中，logit 落在各处的个数"
+                          "（从 {lo} 到 {hi}）；其中 {neg} % 满足 1 + s < 0"},
+    "ch3.b5.note": {"en": "m for 10 % error: {real} ({real_label}) · {well} ({well_label})",
                     "zh": "误差 10 % 所需的 m：{real}（{real_label}）· {well}（{well_label}）"},
     "ch4.b0.note": {"en": "recurrent o_t against the parallel form: max |difference| {diff} (relative {rel}) · "
                           "z_t = z_(t−1) + φ(k_t), φ(q_t)·z_t = {den}",
                     "zh": "循环形式的 o_t 与并行形式相比：最大绝对差 {diff}（相对差 {rel}）· "
                           "z_t = z_(t−1) + φ(k_t)，φ(q_t)·z_t = {den}"},
     "ch4.b1.note": {"en": "m = {m}: state {state}; equal at t ≈ {t}", "zh": "m = {m}：状态 {state}；t ≈ {t} 时两者一样大"},
-    "ch4.b2.note": {"en": "one key written, then t more: cosine of what comes back at lag 1: {first}, at lag {lag}: {last}",
-                    "zh": "先写入一个键，再写入 t 个：取回值的余弦在间隔 1 时为 {first}，间隔 {lag} 时为 {last}"},
+    "ch4.b2.note": {"en": "a key written first, then others: cosine of what comes back is {first} after 1 other key, "
+                          "{last} after {lag}",
+                    "zh": "先写入一个键，再写入其他键：取回值的余弦在写入 1 个其他键后为 {first}，写入 {lag} 个后为 {last}"},
     "ch5.b0.note": {"en": "RetNet γ = {gamma}, gate strength {strength} · recent minus early at lag 256: "
                           "no decay {none}, RetNet {retnet}, GLA {gla}",
                     "zh": "RetNet γ = {gamma}，门控强度 {strength} · 间隔 256 时近期减早期："
                           "无衰减 {none}，RetNet {retnet}，GLA {gla}"},
     "ch5.b1.note": {"en": "mean row KL on layer {layer}, head {head}: {values}",
                     "zh": "第 {layer} 层第 {head} 个头的平均逐行 KL：{values}"},
-    "ch5.b2.note": {"en": "linear layers use {map}; {mode}", "zh": "线性层使用 {map}；{mode}"},
+    "ch5.b2.note": {"en": "cosine of the sentence embedding to the original model's · linear layers use {map}; {mode}",
+                    "zh": "句向量与原模型句向量的余弦相似度 · 线性层使用 {map}；{mode}"},
     "ch5.b2.greedy": {"en": "labels: the softmax layer each step adds back", "zh": "标注：每一步加回的 softmax 层"},
     "ch5.b2.last": {"en": "the last k layers stay softmax", "zh": "最后 k 层保留 softmax"},
-    "ch6.b1.note": {"en": "full attention: median row KL to softmax · causal: to causal softmax; "
-                          "compare points of one panel only",
-                    "zh": "完整注意力：与 softmax 的逐行 KL 中位数 · 因果：与因果 softmax 比较；只比较同一面板内的点"},
+    "ch6.b1.note": {"en": "measured on this text: median row KL to softmax (full attention) or to causal softmax "
+                          "(causal); compare bars of one panel only, shorter is closer",
+                    "zh": "在这段文本上实测：与 softmax（完整注意力）或因果 softmax（因果）的逐行 KL 中位数；"
+                          "只比较同一面板内的柱子，越短越接近"},
     "word.linear": {"en": "linear", "zh": "线性"},
 
     # ---------------------------------------------------------------- axes
@@ -278,13 +284,13 @@ TEXT: dict[str, dict[str, str]] = {
     "axis.map_error": {"en": "map error ‖Â − A‖/‖A‖", "zh": "注意力图误差 ‖Â − A‖/‖A‖"},
     "axis.norm": {"en": "|x′| = |x| / d^¼", "zh": "|x′| = |x| / d^¼"},
     "axis.tokens_seen": {"en": "tokens seen t", "zh": "已读词元数 t"},
-    "axis.lag": {"en": "keys written between the target and the query", "zh": "目标键与查询之间写入的键数"},
+    "axis.lag": {"en": "other keys written (lag)", "zh": "写入的其他键数（间隔）"},
     "axis.cosine": {"en": "cosine(recalled, stored)", "zh": "余弦（取回值，存入值）"},
     "axis.kl": {"en": "row KL(softmax ‖ map), nats", "zh": "逐行 KL(softmax ‖ 映射)，奈特"},
     "axis.median_kl": {"en": "median row KL (nats)", "zh": "逐行 KL 中位数（奈特）"},
     "axis.flops_token": {"en": "linear-path FLOPs per token", "zh": "线性路径每个词元的浮点运算次数"},
     "axis.k_softmax": {"en": "softmax layers kept k", "zh": "保留的 softmax 层数 k"},
-    "axis.embedding_cos": {"en": "cosine to the original sentence embedding", "zh": "与原模型句向量的余弦相似度"},
+    "axis.embedding_cos": {"en": "cosine to the original", "zh": "与原模型的余弦相似度"},
     "axis.year": {"en": "year", "zh": "年份"},
     "axis.feature": {"en": "feature (row of S)", "zh": "特征（S 的行）"},
     "axis.seconds": {"en": "seconds (measured now)", "zh": "秒（当场实测）"},
@@ -307,10 +313,11 @@ TEXT: dict[str, dict[str, str]] = {
     "ref.engine": {"en": "engine's softmax", "zh": "引擎的 softmax"},
     "legend.left": {"en": "(φ(Q)φ(K)ᵀ)V", "zh": "(φ(Q)φ(K)ᵀ)V"},
     "legend.right": {"en": "φ(Q)(φ(K)ᵀV)", "zh": "φ(Q)(φ(K)ᵀV)"},
+    "legend.logits": {"en": "this head's logits", "zh": "本注意力头的 logit"},
     "legend.exp": {"en": "exp(s)", "zh": "exp(s)"},
     "legend.order": {"en": "Taylor order {k}", "zh": "{k} 阶泰勒展开"},
     "legend.taylor1_negative": {"en": "1 + s < 0: order 1 is negative", "zh": "1 + s < 0：一阶展开为负"},
-    "legend.identity": {"en": "y = x (exact)", "zh": "y = x（与 exp 一致）"},
+    "legend.identity": {"en": "dotted: where φ(q)·φ(k) equals exp exactly", "zh": "虚线：φ(q)·φ(k) 恰好等于 exp 的位置"},
     "legend.well": {"en": "well-conditioned sample", "zh": "条件良好的样本"},
     "legend.real": {"en": "this head", "zh": "本注意力头"},
     "legend.iid": {"en": "IID", "zh": "独立同分布"},
@@ -340,13 +347,11 @@ TEXT: dict[str, dict[str, str]] = {
     # ---------------------------------------------------------------- roadmap points (what each measures)
     "road.2020": {"en": "2020 Linear Transformer: elu+1", "zh": "2020 线性 Transformer：elu+1"},
     "road.2021": {"en": "2021 Performer: FAVOR+, m = {m}", "zh": "2021 Performer：FAVOR+，m = {m}"},
-    "road.2023": {"en": "2023 RetNet: elu+1 with decay γ = {gamma}", "zh": "2023 RetNet：elu+1 加衰减 γ = {gamma}"},
-    "road.2024_gla": {"en": "2024 GLA: elu+1 with gates fitted here", "zh": "2024 GLA：elu+1 加在这里拟合的门控"},
-    "road.2024_hedgehog": {"en": "2024 Hedgehog, trained", "zh": "2024 Hedgehog（训练过）"},
-    "road.2024_hedgehog_untrained": {"en": "2024 Hedgehog, untrained (W = I)", "zh": "2024 Hedgehog（未训练，W = I）"},
-    "road.2025": {"en": "2025 hybrid: softmax in a {w}-token window, Taylor-2 outside",
-                  "zh": "2025 混合：{w} 个词元的窗口内用 softmax，窗口外用 Taylor-2"},
-
+    "road.2023": {"en": "2023 RetNet: elu+1, decay γ = {gamma}", "zh": "2023 RetNet：elu+1，衰减 γ = {gamma}"},
+    "road.2024_gla": {"en": "2024 GLA: elu+1, gates fitted here", "zh": "2024 GLA：elu+1，门控在此拟合"},
+    "road.2024_hedgehog": {"en": "2024 Hedgehog, trained", "zh": "2024 Hedgehog，训练过"},
+    "road.2024_hedgehog_untrained": {"en": "2024 Hedgehog, untrained (W = I)", "zh": "2024 Hedgehog，未训练（W = I）"},
+    "road.2025": {"en": "2025 hybrid: {w}-token window + Taylor-2", "zh": "2025 混合：{w} 词元窗口 + Taylor-2"},
     "road.2020_causal": {"en": "2020 baseline: elu+1, causal", "zh": "2020 基准：因果的 elu+1"},
     "road.short.2020": {"en": "2020 elu+1", "zh": "2020 elu+1"},
     "road.short.2020_causal": {"en": "2020 elu+1, causal", "zh": "2020 elu+1（因果）"},
@@ -473,8 +478,8 @@ TEXT: dict[str, dict[str, str]] = {
         "en": "{map}: {count} of {pairs} kernel values are ≤ 0 and cannot be drawn on log axes.",
         "zh": "{map}：{pairs} 个核函数值中有 {count} 个 ≤ 0，无法画在对数坐标上。"},
     "notice.sides_compressed": {
-        "en": "sides compressed on a log scale (side = size^a) so N × N fits; the printed sizes are the true ones",
-        "zh": "边长按对数尺度压缩（边长 = 尺寸^a），好让 N × N 画得下；标注的是真实尺寸"},
+        "en": "sides drawn on a log scale, sizes as printed",
+        "zh": "边长按对数尺度绘制，尺寸以标注为准"},
     "notice.profile_subset": {
         "en": "Kernel values are drawn for {shown} of {pairs} pairs (a seeded random subset).",
         "zh": "核函数值只画出了 {pairs} 对中的 {shown} 对（固定种子的随机子集）。"},

@@ -80,12 +80,14 @@ def pareto_frontier(costs, losses) -> list[int]:
     return sorted(front, key=lambda i: (costs[i], losses[i]))
 
 
-def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, key=None) -> list[dict]:
+def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = None) -> list[dict]:
     """Every roadmap point measured on one head, q, k (1, N, d): median row KL to softmax
     (full attention) or to causal softmax (points that forget). ``maps`` holds "elu+1",
     "FAVOR+ (orthogonal)" and "sliding window"; ``hedgehog`` is the trained map (None: the
     untrained one, W = I, is measured and says so). RetNet's gamma is the head's own
-    (1 - 2^(-5-h)); GLA's gates are fitted on this head (``fit_gla_gates``)."""
+    (1 - 2^(-5-h)); GLA's gates are fitted on this head (``fit_gla_gates``). ``keys`` names
+    each map of ``maps`` with what it depends on, so that results are remembered per q, k
+    and only what a new setting changes is measured again."""
     d = q.shape[-1]
     gamma = 1.0 - 2.0 ** (-5 - int(head))
     trained = hedgehog is not None
@@ -105,8 +107,9 @@ def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, key=None) -> list[di
             decay = memo(("gla gates", tensor_key(q, k)), lambda: fit_gla_gates(q, k, elu))
         else:
             fmap, decay, label = maps[name], None, name
-        sub = None if key is None else (key, pid, trained)
-        qual = layer_quality(q, k, fmap, causal=causal, log_decay=decay, key=sub)
+        known = (keys or {}).get(name) if name in maps else (("fixed", name) if "+ " in name else None)
+        qual = layer_quality(q, k, fmap, causal=causal, log_decay=decay,
+                             key=None if known is None else ("roadmap", pid, known))
         out.append({"id": pid, "year": year, "map": label, "reference": reference, "causal": causal,
                     "m": int(fmap.num_features), "gamma": gamma if "RetNet" in name else None,
                     "window": getattr(fmap, "window", None), "trained": trained if name == "Hedgehog" else None,

@@ -211,9 +211,9 @@ def feature_count(map_name: str, head_dim: int, m: int | None = None) -> int:
         return 1 + d + d * (d + 1) // 2
     if name == "cosformer":
         return 2 * d
-    if name in ("favor_plus", "trig_rff", "hedgehog"):
-        if m is None:                           # the engine's defaults: FAVOR+ d, the paired maps 2d
-            return d if name == "favor_plus" else 2 * d
+    if name in ("favor_plus", "trig_rff", "hedgehog", "luna"):
+        if m is None:                           # the engine's defaults: FAVOR+ and LUNA d, the paired maps 2d
+            return d if name in ("favor_plus", "luna") else 2 * d
         m = int(m)
         return m + 1 if name in ("trig_rff", "hedgehog") and m % 2 else m
     if name == "softmax":
@@ -295,7 +295,7 @@ def _map(n, d, label, heads=1, m=None, causal=False) -> Estimate:
         nbytes += 3 * cells * F32
     what = f"{_pretty(label)} at N = {n:,}, d = {d:,} ({features:,} features)"
     fixed = name in ("taylor2", "sliding_window", "cosformer", "taylor1")
-    lower = "d or N" if fixed else ("m or N" if name in ("favor_plus", "trig_rff", "hedgehog") else "N")
+    lower = "d or N" if fixed else ("m or N" if name in ("favor_plus", "trig_rff", "hedgehog", "luna") else "N")
     return Estimate(nbytes, _seconds(flops), what, lower)
 
 
@@ -360,13 +360,15 @@ def _complexity(ns, d, m, methods, repeats=3, batch_heads=1) -> Estimate:
                     "N max")
 
 
-def _learn(n=128, layers=6, heads=12, d=32, m=64, steps=300, texts=40, all_heads=False) -> Estimate:
+def _learn(n=128, layers=6, heads=12, d=32, m=64, steps=300, texts=40, all_heads=False, kind="hedgehog") -> Estimate:
     """Training runs a padded batch of texts through every covered head: the logits, the
-    softmax and the kernel map (float32, with gradients: x3) and the features."""
+    softmax and the kernel map (float32, with gradients: x3) and the features. LUNA keeps
+    three bases per feature (more copies) and trains a Hedgehog beside it (twice the steps)."""
     covered = layers * heads if all_heads else 1
     cells = texts * covered * n * n
-    nbytes = cells * F32 * 9 + texts * covered * n * m * F32 * 6     # measured: 1.05 GB at 72 heads, m = 512
-    flops = steps * (cells * (4 * m + 2 * d + 30)) * 3
+    copies = 14 if kind == "luna" else 6
+    nbytes = cells * F32 * 9 + texts * covered * n * m * F32 * copies   # measured: 1.05 GB at 72 heads, m = 512 (Hedgehog)
+    flops = steps * (cells * (4 * m + 2 * d + 30)) * 3 * (2 if kind == "luna" else 1)
     return Estimate(nbytes, _seconds(flops) / 10, f"training on {texts} texts ({covered} head(s), m = {m}, {steps} steps)",
                     "the steps, m or the number of texts")
 

@@ -25,7 +25,7 @@ from ..lecture import associativity, bottleneck, closing, kernels, nadaraya_wats
 from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls live there, torch-free)
     CHAPTERS, HEAD_DIM, ControlSpec, _check_ch, _effective, chapter_controls, go_deeper, try_this,
 )
-from ..lecture.memo import memo, tensor_key
+from ..lecture.memo import memo
 from ..catalog import map_specs
 from .common import load_sample, make_feature_map, select_head
 
@@ -390,11 +390,19 @@ def _cached_map(label: str, d: int, m, seed: int):
 
 
 def _hedgehog_all(sample, layer, c):
-    """A trained Hedgehog for the whole layer, when one is cached for every head of it."""
+    """A trained Hedgehog for the whole layer: the latest trained here for every head of it,
+    else the one shipped with the app; None when there is neither."""
     if getattr(sample, "model_attentions", None) is None or sample.head_dim != HEAD_DIM:
         return None
     from . import learn
-    return learn.cached_layer_map(layer, c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
+    live = learn.cached_layer_map(layer, c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
+    if live is not None:
+        return live
+    try:
+        from ..maps.learned import pretrained
+    except ImportError:
+        return None
+    return pretrained("hedgehog", int(layer))
 
 
 def _roadmap(sample, layer: int, head: int, c) -> list[dict]:
@@ -409,8 +417,9 @@ def _roadmap(sample, layer: int, head: int, c) -> list[dict]:
     maps = {"elu+1": feature_maps.create("elu1", d),
             "FAVOR+ (orthogonal)": _cached_map("FAVOR+ (orthogonal)", d, m, c["seed"]),
             "sliding window": _cached_map("sliding window", d, None, c["seed"])}
-    return tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head,
-                            key=(tensor_key(q, k), m, c["seed"], id(hh) if hh is not None else None))
+    keys = {"elu+1": ("elu+1",), "FAVOR+ (orthogonal)": _map_key("FAVOR+ (orthogonal)", m, c["seed"]),
+            "sliding window": _map_key("sliding window", None, c["seed"])}
+    return tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head, keys=keys)
 
 
 _BUILDERS = {0: _ch0, 1: _ch1, 2: _ch2, 3: _ch3, 4: _ch4, 5: _ch5, 6: _ch6}

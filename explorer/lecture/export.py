@@ -1,0 +1,214 @@
+"""The deck to take home: every chapter and build of the lecture in one self-contained HTML
+file (plotly.js embedded once, the figures as interactive plotly, the claims and the
+speaker's notes, keyboard navigation), and a PDF of it with one page per build.
+
+    deck_html(lang, text=None, views=None, controls=None) -> str
+    write_deck(path, lang, ...) -> Path
+    write_pdf(html_path, pdf_path) -> str | None        None when written, else why not
+
+The HTML asks for nothing over the network: no server, no CDN, no fonts from elsewhere.
+Keys: → / PageDown / Space next build, ← / PageUp previous, Home / End the ends, N the notes.
+The address's hash holds the place (#3.2 = chapter 3, build 2), so a link reopens it.
+
+The chapters are computed and drawn by ``explorer.views.lecture`` and
+``explorer.figures.lecture``, exactly as the app shows them in presentation style.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+
+from . import text as lecture_text
+from .chapters import CHAPTERS
+
+PAGE_W, PAGE_H = 1280, 720            # one PDF page per build, a projector's screen
+
+
+def chapter_views(text: str | None = None, controls: dict | None = None, progress=None) -> dict:
+    """{chapter: ChapterView} on ``text`` (None: the lecture's own sentence), with each
+    chapter's controls from ``controls`` ({chapter: {name: value}}) or its defaults."""
+    from ..views.lecture import chapter_view
+    views = {}
+    for i, ch in enumerate(CHAPTERS):
+        if progress is not None:
+            progress(i / len(CHAPTERS), f"chapter {ch}")
+        views[ch] = chapter_view(ch, text=text, **((controls or {}).get(ch, {})))
+    return views
+
+
+def slides(views: dict, lang: str) -> list[dict]:
+    """Every build of every chapter, in order: chapter, build, title, claim, notes, the
+    notices of the chapter, and the figure as plotly JSON (a dict)."""
+    from ..figures.lecture import chapter_figures
+    out = []
+    for ch in CHAPTERS:
+        view = views[ch]
+        figures = chapter_figures(view, lang=lang, style=True)
+        for build, fig in enumerate(figures):
+            out.append({"ch": ch, "build": build, "builds": len(figures),
+                        "title": lecture_text.t(f"ch{ch}.title", lang),
+                        "claim": lecture_text.t(f"ch{ch}.claim", lang),
+                        "notes": lecture_text.notes(ch, lang),
+                        "notices": view.notices_in(lang),
+                        "figure": json.loads(fig.to_json())})
+    return out
+
+
+def deck_html(lang: str = "en", text: str | None = None, views: dict | None = None,
+              controls: dict | None = None, progress=None) -> str:
+    """The whole lecture as one HTML page that works from a file, offline."""
+    if lang not in lecture_text.LANGS:
+        raise ValueError(f"lang: expected one of {', '.join(lecture_text.LANGS)}, got {str(lang)[:20]!r}")
+    from plotly.offline import get_plotlyjs
+    views = views if views is not None else chapter_views(text, controls, progress)
+    deck = slides(views, lang)
+    sections = "\n".join(_section(i, s, lang) for i, s in enumerate(deck))
+    figures = json.dumps([s["figure"] for s in deck], separators=(",", ":")).replace("</", "<\\/")
+    title = escape(lecture_text.t("lecture.title", lang))
+    return (f'<!DOCTYPE html>\n<html lang="{"zh-CN" if lang == "zh" else "en"}">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{title}</title>\n'
+            f"<style>{_CSS}</style>\n</head>\n<body>\n"
+            f'<main id="deck" data-count="{len(deck)}">\n{sections}\n</main>\n'
+            f'<div id="help">{escape(_HELP[lang])}</div>\n'
+            f'<script type="application/json" id="deck-figures">{figures}</script>\n'
+            f"<script>{get_plotlyjs()}</script>\n<script>{_JS}</script>\n</body>\n</html>\n")
+
+
+def _section(index: int, slide: dict, lang: str) -> str:
+    dots = "".join(f'<span class="dot{" on" if b == slide["build"] else ""}"></span>'
+                   for b in range(slide["builds"]))
+    notes = "".join(f"<li>{escape(p)}</li>" for p in slide["notes"])
+    notices = "".join(f"<li>{escape(n)}</li>" for n in slide["notices"])
+    head = escape(lecture_text.t("lecture.notes_head", lang))
+    return (f'<section class="slide" id="s{index}" data-ch="{slide["ch"]}" data-build="{slide["build"]}">\n'
+            f'<header><span class="where">{slide["ch"]} / {CHAPTERS[-1]}</span>'
+            f'<span class="dots">{dots}</span><h1>{escape(slide["title"])}</h1></header>\n'
+            f'<p class="claim">{escape(slide["claim"])}</p>\n'
+            f'<div class="figure" id="f{index}"></div>\n'
+            f'<aside class="notes"><b>{head}</b><ul>{notes}</ul>'
+            + (f'<ul class="notices">{notices}</ul>' if notices else "") + "</aside>\n</section>")
+
+
+_HELP = {"en": "→ / PageDown / Space: next · ← / PageUp: back · Home / End · N: speaker notes",
+         "zh": "→ / PageDown / 空格：下一页 · ← / PageUp：上一页 · Home / End：首页 / 末页 · N：讲者备注"}
+
+_CSS = """
+html, body { margin: 0; height: 100%; font-family: "DejaVu Sans", Arial, "Noto Sans CJK SC", sans-serif;
+  background: #fff; color: #223; }
+.slide { display: none; height: 100vh; box-sizing: border-box; padding: 10px 18px 6px; flex-direction: column; }
+.slide.on { display: flex; }
+header { display: flex; align-items: center; gap: 14px; flex: 0 0 auto; }
+header h1 { font-size: 22px; margin: 0; font-weight: 600; }
+.where { font-weight: 600; color: #667; font-variant-numeric: tabular-nums; }
+.dots { display: inline-flex; gap: 6px; }
+.dot { width: 10px; height: 10px; border-radius: 50%; border: 2px solid #3b6fb6; box-sizing: border-box; }
+.dot.on { background: #3b6fb6; }
+.claim { font-size: 19px; line-height: 1.35; margin: 6px 0 4px; flex: 0 0 auto; }
+.figure { flex: 1 1 auto; min-height: 0; position: relative; }
+.notes { display: none; position: fixed; top: 0; right: 0; bottom: 0; width: 32vw; overflow-y: auto;
+  background: #fffbea; border-left: 3px solid #e8c547; padding: 12px 16px; font-size: 18px; line-height: 1.4;
+  box-sizing: border-box; }
+body.show-notes .notes { display: block; }
+body.show-notes .slide { padding-right: 33vw; }
+.notices { font-size: 14px; color: #555; }
+#help { position: fixed; bottom: 4px; left: 18px; font-size: 12px; color: #999; }
+@media print {
+  @page { size: 1280px 720px; margin: 0; }
+  #help { display: none; }
+  .slide { display: flex !important; width: 1280px; height: 720px; page-break-after: always; break-after: page; }
+  .slide:last-child { page-break-after: auto; break-after: auto; }
+}
+"""
+
+# Draws a slide's figure the first time it is shown (plotly sizes it to its box then), keeps
+# the place in the address, and moves on the keys a clicker sends. ``window.deckReady`` is
+# set once every figure asked for has been drawn (print: all of them).
+_JS = r"""
+(function () {
+  const slides = Array.from(document.querySelectorAll('.slide'));
+  const figures = JSON.parse(document.getElementById('deck-figures').textContent);
+  const config = {responsive: true, displaylogo: false, scrollZoom: false};
+  const drawn = new Set();
+  let current = 0;
+  function draw(i) {
+    if (drawn.has(i)) { return Promise.resolve(); }
+    drawn.add(i);
+    const fig = figures[i];
+    return Plotly.newPlot('f' + i, fig.data, fig.layout, config);
+  }
+  function show(i) {
+    current = Math.max(0, Math.min(slides.length - 1, i));
+    slides.forEach((s, j) => s.classList.toggle('on', j === current));
+    const s = slides[current];
+    history.replaceState(null, '', '#' + s.dataset.ch + '.' + s.dataset.build);
+    window.deckReady = false;
+    draw(current).then(() => { Plotly.Plots.resize('f' + current); window.deckReady = true; });
+  }
+  function fromHash() {
+    const m = /^#(\d+)\.(\d+)$/.exec(location.hash || '');
+    if (!m) { return 0; }
+    const i = slides.findIndex(s => s.dataset.ch === m[1] && s.dataset.build === m[2]);
+    return i < 0 ? 0 : i;
+  }
+  document.addEventListener('keydown', (e) => {
+    if (e.altKey || e.ctrlKey || e.metaKey) { return; }
+    const k = e.key;
+    if (k === 'ArrowRight' || k === 'PageDown' || k === ' ' || k === 'Spacebar') { show(current + 1); }
+    else if (k === 'ArrowLeft' || k === 'PageUp') { show(current - 1); }
+    else if (k === 'Home') { show(0); }
+    else if (k === 'End') { show(slides.length - 1); }
+    else if (k === 'n' || k === 'N') {
+      document.body.classList.toggle('show-notes');
+      Plotly.Plots.resize('f' + current);
+      return;
+    } else { return; }
+    e.preventDefault();
+  });
+  window.deckShow = show;
+  window.deckDrawAll = function () {
+    slides.forEach(s => s.classList.add('on'));
+    return Promise.all(slides.map((s, i) => draw(i))).then(() => { window.deckReady = true; });
+  };
+  window.addEventListener('beforeprint', () => { slides.forEach(s => s.classList.add('on')); });
+  show(fromHash());
+})();
+"""
+
+
+def write_deck(path, lang: str = "en", text: str | None = None, views: dict | None = None,
+               controls: dict | None = None, progress=None) -> Path:
+    """``deck_html`` written to ``path`` (UTF-8); returns the path."""
+    path = Path(path)
+    path.write_text(deck_html(lang, text, views, controls, progress), encoding="utf-8")
+    return path
+
+
+def write_pdf(html_path, pdf_path, browser: str = "/usr/bin/chromium") -> str | None:
+    """Print the deck at ``html_path`` to ``pdf_path``, one 1280 × 720 page per build, with
+    Chromium driven by playwright (every figure drawn first). Returns None when written,
+    else one sentence saying why not (no playwright, no browser), so a caller can say so."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return "the PDF needs the Python package playwright, which is not installed"
+    if not Path(browser).exists():
+        return f"the PDF needs Chromium at {browser}, which is not there"
+    html_path, pdf_path = Path(html_path).resolve(), Path(pdf_path)
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=browser, args=["--headless", "--no-sandbox", "--disable-gpu",
+                                                                    "--no-first-run", "--disable-sync",
+                                                                    "--disable-background-networking"])
+        try:
+            page = chromium.new_page(viewport={"width": PAGE_W, "height": PAGE_H})
+            page.route(lambda url: not url.startswith("file:"), lambda route: route.abort())
+            page.goto(html_path.as_uri())
+            page.emulate_media(media="print")
+            page.evaluate("window.deckDrawAll()")
+            page.wait_for_function("window.deckReady === true", timeout=120_000)
+            page.pdf(path=str(pdf_path), width=f"{PAGE_W}px", height=f"{PAGE_H}px", print_background=True,
+                     prefer_css_page_size=True)
+        finally:
+            chromium.close()
+    return None

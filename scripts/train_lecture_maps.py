@@ -1,0 +1,84 @@
+"""Train the learned maps the lecture shows from its first second, and write them to
+assets/maps/ as safetensors (about 100 KB each).
+
+The lecture's chapters use layer 2 of the embedded MiniLM (chapter 5 shows head 0; the
+learn tab opens on head 3; chapter 6 needs every head of the layer), so this trains
+Hedgehog and the LUNA-style map for all 12 heads of layer 2 at once (each head has its
+own parameters; the loss is the mean over heads), on the app's training texts
+(assets/texts/train.txt, also joined into longer passages), with fixed seeds: running it again writes the same maps, up to
+float rounding on other hardware. ``explorer.maps.learned.pretrained(kind, layer, head)``
+loads them.
+
+Run: python scripts/train_lecture_maps.py [--steps 300] [--features 64] [--layer 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from explorer.lecture.closing import row_kl_by_map  # noqa: E402
+from explorer.lecture.text import DEFAULT_TEXT  # noqa: E402
+from explorer.maps import create, learned  # noqa: E402
+from explorer.sources import from_text  # noqa: E402
+
+TEXTS = ROOT / "assets" / "texts"
+
+
+def passages(texts: list[str]) -> list[str]:
+    """The training texts, and the same texts joined two and three at a time.
+
+    MiniLM's position embeddings are absolute, so a query at position 40 lives elsewhere
+    than one at position 10. The training texts are 19-25 tokens long; the lecture's
+    sentence is 42. The joined passages (up to ~70 tokens) let the maps see those
+    positions too. Nothing here is held out: the held-out texts are never joined in.
+    """
+    pairs = [" ".join(texts[i:i + 2]) for i in range(0, len(texts) - 1, 2)]
+    triples = [" ".join(texts[i:i + 3]) for i in range(0, len(texts) - 2, 3)]
+    return texts + pairs + triples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--features", type=int, default=64)
+    parser.add_argument("--layer", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=learned.PRETRAINED_DIR)
+    args = parser.parse_args()
+    torch.set_num_threads(1)          # one thread: the same sums in the same order on every run
+    train = [from_text(t) for t in passages(learned.read_texts(TEXTS / "train.txt"))]
+    heldout = [learned.head_block(from_text(t), args.layer) for t in learned.read_texts(TEXTS / "heldout.txt")]
+    batch = learned.PaddedBatch.from_samples(train, layer=args.layer)        # heads: (12,)
+    lecture = from_text(DEFAULT_TEXT)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for kind in learned.KINDS:
+        run = learned.train_map(batch, kind, args.features, steps=args.steps, seed=args.seed)
+        path = args.out / learned.pretrained_path(kind, args.layer).name
+        learned.save_map(run.feature_map, path, layer=args.layer, steps=args.steps, seed=args.seed,
+                         lr=learned.DEFAULT_LR[kind], texts="assets/texts/train.txt", model="all-MiniLM-L6-v2")
+        quality = learned.heldout_quality(heldout, {kind: run.feature_map, "elu1": create("elu1", batch.q.shape[-1])})
+        ratio = (quality["elu1"]["kl_median"] / quality[kind]["kl_median"]).flatten()
+        print(f"{kind}: {run.seconds:.1f} s, loss {run.losses[0]:.3f} -> {run.losses[-1]:.3f}; wrote {path.name} "
+              f"({path.stat().st_size / 1024:.0f} KB)")
+        print(f"  held-out median row KL, elu+1 / {kind} per head: " + " ".join(f"{r:.1f}" for r in ratio.tolist()))
+        q, k = lecture.q[args.layer], lecture.k[args.layer]
+        for head in range(q.shape[0]):
+            kl = row_kl_by_map(q[head], k[head], {"elu1": create("elu1", q.shape[-1]),
+                                                  kind: run.feature_map.select(head)})
+            if head in (0, 3):
+                print(f"  lecture sentence, head {head}: mean row KL elu+1 {kl['elu1']['mean']:.3f}, "
+                      f"{kind} {kl[kind]['mean']:.3f} ({kl['elu1']['mean'] / kl[kind]['mean']:.1f}x)")
+
+
+if __name__ == "__main__":
+    main()
