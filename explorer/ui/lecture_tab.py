@@ -24,7 +24,7 @@ import gradio as gr
 
 from . import common, i18n, source as source_panel
 
-MAX_FIGURES = 6                 # plot slots, one per build; a chapter has as many builds as figures
+MAX_FIGURES = 8                 # plot slots, one per build; a chapter has as many builds as figures
 VIEW_CACHE_SIZE = 64            # views kept for going back and forth during a talk
 URL_PREFIX = "c_"               # chapter controls in the address: c_<name>, clear of the other tabs' keys
 
