@@ -121,8 +121,10 @@
     } else if (deck.ch !== i.ch) {
       step = 0;
     }
+    const first = deck.ch === null;
     deck.ch = i.ch;
     show(step);
+    if (first && speaker && channel) { channel.postMessage({ kind: 'hello' }); }   // where is the deck?
     return withStep(q);
   };
 
@@ -216,7 +218,6 @@
       const [ch, step] = nextInChapter ? [m.ch, m.step + 1] : [m.ch + 1, 0];
       if (deck.ch === ch && !deck.jumping) { show(step); } else if (info()) { jump(ch, step); }
     };
-    if (speaker) { setTimeout(() => channel.postMessage({ kind: 'hello' }), 1500); }
   }
   const clock = () => {
     const el = document.querySelector('#deck-notes .deck-clock');
