@@ -37,7 +37,8 @@ DELETE_CACHE = (600, 3600)
 
 
 def warm_up():
-    """Import the engine, then load the model: run in the background once the page is served."""
+    """Import the engine, load the model, then draw the lecture's chapters: run in the
+    background once the page is served."""
     try:
         from explorer.ui.common import import_engine
 
@@ -45,6 +46,9 @@ def warm_up():
         from explorer.sources.text import preload
 
         preload()
+        from explorer.ui import lecture_tab
+
+        lecture_tab.warm()      # every chapter's default view and figures, for the deck
     except Exception:  # the server stays up; the first request that needs it retries and says why
         logging.getLogger("explorer").exception("warming up the engine failed")
 

@@ -1,24 +1,12 @@
 () => {
-  // The lecture tab in the browser: keyboard navigation between chapters, and gradio's own
-  // language following the language switch.
+  // The lecture tab in the browser: <body class="lecture-on"> while it is on screen, and
+  // gradio's own language following the language switch.
 
-  // ← / → and PageUp / PageDown (what presentation clickers send) press the lecture's
-  // previous / next buttons while the lecture is on screen, unless the speaker is typing.
-  const typing = (el) => !!el && (el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName));
+  // Keys and builds: assets/deck.js.
   const lectureShown = () => {
     const el = document.getElementById('lecture');
     return !!el && el.offsetParent !== null;
   };
-  const KEYS = { ArrowRight: 'lecture-next', PageDown: 'lecture-next', ArrowLeft: 'lecture-prev', PageUp: 'lecture-prev' };
-  document.addEventListener('keydown', (event) => {
-    const id = KEYS[event.key];
-    if (!id || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) { return; }
-    if (typing(event.target) || typing(document.activeElement) || !lectureShown()) { return; }
-    const button = document.getElementById(id);
-    if (!button) { return; }
-    event.preventDefault();
-    if (!button.disabled) { button.click(); }
-  });
 
   // <body class="lecture-on"> while the lecture is the tab on screen (the stylesheet gives it
   // the whole screen in presentation mode). Tab switches flip aria-selected on the tab buttons.

@@ -91,6 +91,7 @@ def build_app() -> gr.Blocks:
         }
         links = Links(pages, current)
         _wire_presentation(presentation, maps, quality, state, cx, links)
+        _wire_summary(panel, presentation, lang)
         _wire_tabs({"lecture": t_lecture, "maps": t_maps, "quality": t_quality, "state": t_state,
                     "complexity": t_cx, "learn": t_learn}, pages, current, presentation, learn, links)
         _wire_redraw(panel, pages, current, presentation, links, lecture, lang)
@@ -106,10 +107,18 @@ def build_app() -> gr.Blocks:
 
 def launch_kwargs() -> dict:
     """Theme, CSS, page script and translations go to launch() in gradio 6."""
-    scripts = [js for js in (common.page_js(), lecture_tab.page_js(), i18n.page_js()) if js]
+    scripts = [js for js in (common.page_js(), *lecture_tab.page_scripts(), _asset("projector.js"), i18n.page_js())
+               if js]
     page_js = "() => {" + "".join(f" ({js})();" for js in scripts) + " }"
-    return {"theme": common.theme(), "css": common.css() + panel_css(PANEL_TABS) + lecture_tab.css(), "js": page_js,
+    css = common.css() + panel_css(PANEL_TABS) + "\n" + _asset("projector.css") + lecture_tab.css()
+    return {"theme": common.theme(), "css": css, "js": page_js,
             "i18n": i18n.translations()}
+
+
+def _asset(name: str) -> str:
+    """A stylesheet or script of assets/ (the tool tabs on a projector: projector.css / .js)."""
+    path = common.ASSETS / name
+    return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
 def panel_css(data_tabs) -> str:
@@ -147,6 +156,7 @@ class Links:
   const tab = ids.includes(current) ? current : ids[0];
   const withLang = %s;
   let q = withLang(queries[ids.indexOf(tab)]);
+  if (tab === 'lecture' && q && window.explorerDeck) { q = window.explorerDeck.withStep(q); }   // the deck's build
   if (!q) {
     const p = new URLSearchParams({tab: tab});
     if (document.body.classList.contains('presentation')) { p.set('present', '1'); }
@@ -201,6 +211,36 @@ def _wire_presentation(presentation, maps, quality, state, cx, links):
          cx.plot, cx.claim], js=common.PRESENT_JS, api_visibility="private")
     links.after(presentation.change(with_present, [presentation, *links.queries], links.queries,
                                     api_visibility="private", queue=False))
+
+
+def _wire_summary(panel, presentation, lang):
+    """On a projector the data panel folds to one line naming what the figures read
+    ("MiniLM · layer 2 · head 3 · 16 tokens ✎"); a click on it opens the panel. The line
+    follows the panel's values and the language; presentation mode off shows the panel."""
+    def label(flag, lang_, source, text, preset, n, d, data_seed, temperature, file, layer, head):
+        if not flag:
+            return i18n.label("panel_title")
+        tokens = None
+        if source == "text":
+            try:            # the sample the open tab has just read: cached in the engine
+                tokens = source_panel.load(source, text, preset, n, d, data_seed, temperature, file).n_tokens
+            except Exception:
+                tokens = None       # the tab's own draw says what is wrong with the text
+        return common.data_summary(lang_, source, text, preset, n, d, layer, head, tokens)
+
+    inputs = [presentation, lang, *panel.inputs]
+
+    def fold(*args):
+        return gr.update(label=label(*args), open=not args[0])
+
+    def relabel(*args):
+        return gr.update(label=label(*args))
+
+    kwargs = dict(api_visibility="private", concurrency_limit=2, concurrency_id="summary")
+    presentation.change(fold, inputs, panel.accordion, **kwargs)
+    gr.on([lang.change, panel.source.change, panel.text.submit, panel.layer.release, panel.head.input,
+           panel.example.input, panel.n.submit, panel.d.submit, panel.preset.input],
+          relabel, inputs, panel.accordion, trigger_mode="always_last", **kwargs)
 
 
 def _gated(tab_id: str, fn, n_outputs: int, only_if_empty: bool = False):

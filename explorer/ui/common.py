@@ -396,6 +396,27 @@ PRESENT_JS = ("(...args) => { document.body.classList.toggle('presentation', !!a
               "return args.length === 1 ? args[0] : args; }")
 
 
+# ---------------------------------------------------------------------------------------
+# The data panel on a projector: one line that says what the figures read, and opens it.
+# ---------------------------------------------------------------------------------------
+
+def data_summary(lang, source, text, preset, n, d, layer, head, n_tokens=None) -> str:
+    """"MiniLM · layer 2 · head 3 · 16 tokens ✎": the data panel folded to one line.
+    ``n_tokens`` is the text's length as the model read it (None while not known)."""
+    say = i18n.text
+    if source == "text":
+        what = "MiniLM"
+        count = say("summary_tokens", lang).format(n=f"{int(n_tokens):,}") if n_tokens is not None else ""
+    elif source == "random":
+        what = say("summary_random", lang).format(preset=preset, d=_number(d or 0))
+        count = say("summary_tokens", lang).format(n=_number(n or 0))
+    else:
+        what, count = say("summary_file", lang), ""
+    head_text = say("summary_mean", lang) if str(head) == "mean" else say("summary_head", lang).format(h=head)
+    parts = [what, say("summary_layer", lang).format(layer=_number(layer or 0)), head_text, count]
+    return " · ".join(p for p in parts if p) + " ✎"
+
+
 # Numbers a component without its own bounds may receive from a link: JSON (orjson)
 # refuses integers of 2^64 and more, so nothing near that may reach the page.
 SAFE_INT = 2 ** 53

@@ -43,6 +43,12 @@ EN: dict[str, str] = {
     "tab_learn": "Learned maps & hybrids",
     # data panel
     "panel_title": "Data: where Q, K, V come from",
+    "summary_tokens": "{n} tokens",
+    "summary_random": "random {preset}, d = {d}",
+    "summary_file": "uploaded Q, K, V",
+    "summary_layer": "layer {layer}",
+    "summary_head": "head {h}",
+    "summary_mean": "mean of the heads",
     "panel_source": "Source",
     "panel_source_info": "a text read by a model, random data or your arrays",
     "panel_source_text": "text",
@@ -73,7 +79,13 @@ EN: dict[str, str] = {
     "lecture_try": "Try this",
     "lecture_controls": "This chapter's controls",
     "lecture_numbers": "Numbers",
-    "lecture_keys": "← / → or PageUp / PageDown: previous / next chapter",
+    "lecture_keys": "→ / PageDown / Space: next build · ← / PageUp: back · Home / End: first / last · "
+                    "D: this drawer · N: notes · S: speaker window",
+    "lecture_drawer": "☰ Controls",
+    "lecture_speaker": "Notes ↗",
+    "lecture_notes": "Speaker notes",
+    "lecture_next_build": "Next on screen:",
+    "lecture_end": "This is the last build.",
     "lecture_deeper": "Go deeper: the {tab} tab on this view",
     # the other tabs and the export band
     "view_link": "Link to this view (put it on a slide)",
@@ -227,6 +239,12 @@ ZH: dict[str, str] = {
     "tab_complexity": "复杂度",
     "tab_learn": "可学习映射与混合模型",
     "panel_title": "数据：Q、K、V 从哪里来",
+    "summary_tokens": "{n} 个词元",
+    "summary_random": "随机数据 {preset}，d = {d}",
+    "summary_file": "上传的 Q、K、V",
+    "summary_layer": "第 {layer} 层",
+    "summary_head": "第 {h} 个头",
+    "summary_mean": "各头平均",
     "panel_source": "来源",
     "panel_source_info": "由模型读入的文本、随机数据或你自己的数组",
     "panel_source_text": "文本",
@@ -256,7 +274,13 @@ ZH: dict[str, str] = {
     "lecture_try": "试一试",
     "lecture_controls": "本章的控件",
     "lecture_numbers": "数值",
-    "lecture_keys": "← / → 或 PageUp / PageDown：上一章 / 下一章",
+    "lecture_keys": "→ / PageDown / 空格：下一步 · ← / PageUp：上一步 · Home / End：第一页 / 最后一页 · "
+                    "D：本抽屉 · N：讲稿 · S：演讲者窗口",
+    "lecture_drawer": "☰ 控件",
+    "lecture_speaker": "讲稿 ↗",
+    "lecture_notes": "讲稿提示",
+    "lecture_next_build": "下一屏：",
+    "lecture_end": "已经是最后一屏了。",
     "lecture_deeper": "深入一步：在“{tab}”标签页中打开同一视图",
     "view_link": "本视图的链接（可放进幻灯片）",
     "downloads": "下载",
@@ -494,6 +518,8 @@ def translations() -> gr.I18n:
     merged = {lang: dict(STRINGS[lang]) for lang in LANGS}
     for table in (TEXT, words.TEXT):
         for key, by_lang in table.items():
+            if not all(isinstance(v, str) for v in by_lang.values()):
+                continue            # lists (speaker notes) are shown by the page itself, not by gradio
             for lang in LANGS:
                 merged[lang][engine_key(key)] = by_lang.get(lang) or by_lang.get(DEFAULT_LANG, key)
     for key, by_lang in GRADIO_GAPS.items():

@@ -24,7 +24,7 @@ import gradio as gr
 
 from . import common, i18n, source as source_panel, validate
 
-MAX_FIGURES = 4                 # plot slots; a chapter shows as many as its figures
+MAX_FIGURES = 8                 # plot slots, one per build; a chapter has as many builds as figures
 VIEW_CACHE_SIZE = 64            # views kept for going back and forth during a talk
 URL_PREFIX = "c_"               # chapter controls in the address: c_<name>, clear of the other tabs' keys
 
@@ -57,6 +57,8 @@ class LectureTab:
     chapter: gr.Dropdown
     prev: gr.Button
     next: gr.Button
+    goto: gr.Button         # hidden: the deck's script jumps to a chapter through it
+    info: gr.HTML           # "3 / 6" and the build dots; carries the chapter's build count
     claim: gr.Markdown
     notices: gr.Markdown
     tables: gr.Markdown
@@ -77,12 +79,12 @@ class LectureTab:
     @property
     def outputs(self) -> list:
         """What a draw writes: the figures, numbers, notices, view, link and query."""
-        return [*self.plots, self.tables, self.numbers, self.notices, self.view, self.deeper, self.query]
+        return [*self.plots, self.info, self.tables, self.numbers, self.notices, self.view, self.deeper, self.query]
 
     @property
     def screen_outputs(self) -> list:
         """What switching chapters writes at once: the claim and which controls show."""
-        return [self.claim, self.chapter, self.prev, self.next, *self.groups.values()]
+        return [self.claim, self.chapter, self.prev, self.next, self.info, *self.groups.values()]
 
 
 def language_switch() -> gr.Radio:
@@ -109,22 +111,34 @@ def _component(spec):
 
 
 def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.Radio) -> LectureTab:
+    """The deck: a slim bar (previous, chapter, n / 6 and build dots, drawer, speaker view,
+    next), the claim, one figure at a time, and the drawer with the chapter's controls."""
     plan = _plan()
     chapters = tuple(plan.CHAPTERS)
     specs = {ch: list(plan.chapter_controls(ch)) for ch in chapters}
     titles = [(_text(f"ch{ch}.title", i18n.DEFAULT_LANG), ch) for ch in chapters]
     with gr.Column(elem_id="lecture"):
         with gr.Row(equal_height=True, elem_id="lecture-nav"):
-            prev = gr.Button(i18n.label("lecture_prev"), elem_id="lecture-prev", scale=0, min_width=180,
-                             interactive=False)
+            prev = gr.Button("◀", elem_id="lecture-prev", scale=0, min_width=48, size="sm")
             chapter = gr.Dropdown(titles, value=chapters[0], label=i18n.label("lecture_chapter"), show_label=False,
-                                  elem_id="lecture-chapter", scale=3, container=False)
-            next_ = gr.Button(i18n.label("lecture_next"), elem_id="lecture-next", scale=0, min_width=180,
-                              variant="primary")
+                                  elem_id="lecture-chapter", scale=3, container=False, filterable=False)
+            info = gr.HTML(_info_html(chapters[0], chapters, None), elem_id="deck-info", container=False,
+                           min_height=0)
+            drawer = gr.Button(i18n.label("lecture_drawer"), elem_id="deck-drawer-button", scale=0, min_width=48,
+                               size="sm")
+            speaker = gr.Button(i18n.label("lecture_speaker"), elem_id="deck-speaker-button", scale=0,
+                                min_width=48, size="sm")
+            next_ = gr.Button("▶", elem_id="lecture-next", scale=0, min_width=48, size="sm", variant="primary")
+            goto = gr.Button("go", elem_id="deck-goto", elem_classes=["deck-hidden"], scale=0, min_width=0)
         with gr.Row(equal_height=False, elem_id="lecture-screen"):
-            with gr.Column(scale=2, min_width=300, elem_id="lecture-side"):
+            with gr.Column(scale=5, min_width=320, elem_id="lecture-main"):
                 claim = gr.Markdown(_claim(chapters[0], i18n.DEFAULT_LANG), elem_id="lecture-claim")
                 notices = gr.Markdown(elem_id="lecture-notices")
+                with gr.Column(elem_id="lecture-figures"):
+                    plots = [gr.Plot(show_label=False, elem_id=f"lecture-plot-{i}", visible=i == 0)
+                             for i in range(MAX_FIGURES)]
+                gr.HTML(notes_html(chapters), elem_id="deck-notes", container=False, min_height=0)
+            with gr.Column(scale=2, min_width=300, elem_id="lecture-drawer"):
                 groups, controls = {}, {}
                 for ch in chapters:
                     with gr.Column(visible=ch == chapters[0], elem_id=f"lecture-controls-{ch}",
@@ -138,15 +152,54 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
                 with gr.Accordion(i18n.label("lecture_numbers"), open=False, elem_id="lecture-numbers-box"):
                     numbers = gr.Markdown(elem_id="lecture-numbers")
                 gr.Markdown(i18n.label("lecture_keys"), elem_id="lecture-keys")
-            with gr.Column(scale=5, elem_id="lecture-figures"):
-                plots = [gr.Plot(show_label=False, elem_id=f"lecture-plot-{i}", visible=i == 0)
-                         for i in range(MAX_FIGURES)]
         view = gr.State(None)
         query = gr.Textbox(visible=False, elem_id="lecture-query")
-    tab = LectureTab(chapter, prev, next_, claim, notices, tables, numbers, groups, controls, specs, try_button,
-                     deeper, plots, view, query)
+    drawer.click(None, None, None, js="() => { window.explorerDeck && window.explorerDeck.toggleDrawer(); }")
+    speaker.click(None, None, None, js="() => { window.explorerDeck && window.explorerDeck.openSpeaker(); }")
+    tab = LectureTab(chapter, prev, next_, goto, info, claim, notices, tables, numbers, groups, controls, specs,
+                     try_button, deeper, plots, view, query)
     _wire(tab, panel, presentation, lang, chapters)
     return tab
+
+
+def _info_html(ch: int, chapters, builds) -> str:
+    """The bar's "n / 6" and the place of the build dots (drawn by assets/deck.js). The
+    chapter's build count travels here: the deck's script reads it after each draw."""
+    count = "" if builds is None else str(int(builds))
+    return (f'<div class="deck-count" data-ch="{int(ch)}" data-first="{int(chapters[0])}" '
+            f'data-last="{int(chapters[-1])}" data-builds="{count}"><span class="deck-n">{int(ch)} / '
+            f'{int(chapters[-1])}</span><span class="deck-dots"></span></div>')
+
+
+def _notes_lines(ch: int, lang: str) -> list[str]:
+    """The chapter's talking points in ``lang`` (none until the lecture text has them)."""
+    from ..lecture.text import TEXT
+    entry = TEXT.get(f"notes.ch{ch}") or {}
+    points = entry.get(lang) or entry.get("en") or []
+    if isinstance(points, str):
+        points = [line.strip(" -•\t") for line in points.splitlines()]
+    return [str(p) for p in points if str(p).strip()]
+
+
+def notes_html(chapters) -> str:
+    """The speaker's notes of every chapter in both languages, built once with the page; the
+    deck's script shows those of the chapter on screen (inline with N, or the speaker window)."""
+    parts = ['<div class="deck-notes-head"><span class="deck-clock" title="click: restart">00:00</span>']
+    for lang in i18n.LANGS:
+        parts.append(f'<span data-lang="{lang}" hidden>{escape(i18n.text("lecture_notes", lang))} · '
+                     f'<span class="deck-where"></span></span>')
+    parts.append("</div>")
+    for lang in i18n.LANGS:
+        parts.append(f'<div class="deck-next-label" data-lang="{lang}" hidden>'
+                     f'{escape(i18n.text("lecture_next_build", lang))}</div>')
+        parts.append(f'<div class="deck-end-label" data-lang="{lang}" hidden>'
+                     f'{escape(i18n.text("lecture_end", lang))}</div>')
+    for ch in chapters:
+        for lang in i18n.LANGS:
+            items = "".join(f"<li>{escape(p)}</li>" for p in _notes_lines(ch, lang))
+            parts.append(f'<div class="deck-notes-chapter" data-ch="{int(ch)}" data-lang="{lang}" hidden>'
+                         f'<ul>{items}</ul></div>')
+    return "".join(parts)
 
 
 # ---------------------------------------------------------------------------------------
@@ -154,7 +207,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
 # ---------------------------------------------------------------------------------------
 
 def _claim(ch: int, lang: str) -> str:
-    return f"## {_text(f'ch{ch}.title', lang)}\n\n{_text(f'ch{ch}.claim', lang)}"
+    """The chapter's claim; its title shows once, in the bar's chapter selector."""
+    return _text(f"ch{ch}.claim", lang)
 
 
 def screen(ch, lang):
@@ -164,7 +218,7 @@ def screen(ch, lang):
     lang = i18n.normal_lang(lang)
     titles = [(_text(f"ch{c}.title", lang), c) for c in chapters]
     return (_claim(ch, lang), gr.update(choices=titles, value=ch),
-            gr.update(interactive=ch != chapters[0]), gr.update(interactive=ch != chapters[-1]),
+            gr.update(interactive=True), gr.update(interactive=True), _info_html(ch, chapters, None),
             *(gr.update(visible=c == ch) for c in chapters))
 
 
@@ -183,8 +237,13 @@ def _numbers_markdown(numbers: dict, lang: str) -> str:
 
     head = i18n.text("lecture_numbers", lang)
     rows = [f"| {head} | |", "|---|---:|"]
+    from ..lecture.text import number_label
+
     for key, value in numbers.items():
-        name = _text(key, lang) if key in TEXT else key
+        try:
+            name = number_label(key, lang)          # every number labelled in words
+        except KeyError:
+            name = _text(key, lang) if key in TEXT else key
         rows.append(f"| {name} | {_format(value)} |")
     return "\n".join(rows)
 
@@ -336,17 +395,49 @@ def chapter_figures(view, lang, presentation, key=None) -> list:
     lang, presentation = i18n.normal_lang(lang), bool(presentation)
 
     def make():
-        return list(figures.chapter_figures(view, lang=lang, style=presentation))
+        return [_window_sized(f) for f in figures.chapter_figures(view, lang=lang, style=presentation)]
     return make() if key is None else _figures.get((key, lang, presentation), make)
 
 
+def _window_sized(fig):
+    """A slide's figure takes its height from the window (the page's stylesheet sizes its
+    box): a fixed pixel height is dropped here. Layout only; nothing drawn changes."""
+    if fig.layout.height is not None or fig.layout.autosize is not True:
+        fig.update_layout(height=None, autosize=True)
+    return fig
+
+
 def render(view, lang, presentation, key=None):
-    """The chapter's figures, padded to the plot slots (unused slots hidden)."""
+    """The chapter's figures, padded to the plot slots (unused slots hidden), and the bar's
+    chapter and build count."""
     if view is None:
-        return [gr.skip() for _ in range(MAX_FIGURES)]
+        return [gr.skip() for _ in range(MAX_FIGURES + 1)]
     figs = chapter_figures(view, lang, presentation, key)[:MAX_FIGURES]
-    return [gr.update(value=figs[i], visible=True) if i < len(figs) else gr.update(value=None, visible=False)
-            for i in range(MAX_FIGURES)]
+    slots = [gr.update(value=figs[i], visible=True) if i < len(figs) else gr.update(value=None, visible=False)
+             for i in range(MAX_FIGURES)]
+    return [*slots, _info_html(view.ch, tuple(_plan().CHAPTERS), len(figs))]
+
+
+def default_controls(ch: int) -> dict:
+    """The chapter's controls as the page first holds them (what a plain address draws)."""
+    return {spec.name: _coerce(spec, spec.default) for spec in _plan().chapter_controls(ch)}
+
+
+def warm(langs=i18n.LANGS, styles=(True, False)) -> None:
+    """Compute every chapter at its defaults and draw its figures, into the caches the page
+    reads: run in the background once the server is up, so that a chapter opened by its
+    address, or reached with →, is drawn from memory. A chapter that fails is left to its
+    request, which will say why."""
+    for ch in _plan().CHAPTERS:
+        controls = default_controls(ch)
+        key = view_key(ch, None, None, controls)
+        try:
+            view = compute(ch, None, None, controls)
+            for presentation in styles:
+                for lang in langs:
+                    chapter_figures(view, lang, presentation, key)
+        except Exception:
+            common.log.info("warming lecture chapter %s failed", ch, exc_info=True)
 
 
 def make_prefetch(specs: dict):
@@ -405,7 +496,7 @@ def make_draw(specs: dict):
              progress=gr.Progress()):
         """Compute and draw the current chapter.
 
-        Returns (figure slots..., tables, numbers, notices, view, go-deeper link, query).
+        Returns (figure slots..., bar, tables, numbers, notices, view, go-deeper link, query).
         """
         chapters = tuple(specs)
         ch = _chapter(ch, chapters)
@@ -415,7 +506,7 @@ def make_draw(specs: dict):
         controls = chapter_values(ch, flat, specs)
         view = compute(ch, text_, sample_key, controls, panel_values,
                        progress=lambda fraction, message="": progress(fraction, desc=message))
-        figs = render(view, lang, presentation, view_key(ch, text_, sample_key, controls))
+        figs = render(view, lang, presentation, view_key(ch, text_, sample_key, controls))   # and the bar
         link = common.query_string(link_params(view, lang, presentation, text_, sample_key, panel_values))
         deeper = _deeper_html(ch, deeper_params(view, lang, presentation, text_, sample_key, panel_values), lang)
         return (*figs, _tables_markdown(view, lang), _numbers_markdown(view.numbers, lang),
@@ -429,7 +520,7 @@ def restyle(view, lang, presentation):
         return tuple(render(view, lang, presentation))
     except Exception:  # the next draw says what is wrong; a restyle must not raise over it
         common.log.exception("lecture restyle failed")
-        return tuple(gr.skip() for _ in range(MAX_FIGURES))
+        return tuple(gr.skip() for _ in range(MAX_FIGURES + 1))
 
 
 @common.guarded
@@ -502,11 +593,15 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
         drawn.then(prefetch, draw_inputs, None, **compute_kwargs)
         return drawn
 
-    # Previous / next run in the browser (no round trip), so quick key presses all count;
-    # the selector's change then switches the screen and draws.
-    last = chapters[-1]
-    tab.prev.click(None, tab.chapter, tab.chapter, js=f"(c) => Math.max({chapters[0]}, Number(c) - 1)")
-    tab.next.click(None, tab.chapter, tab.chapter, js=f"(c) => Math.min({last}, Number(c) + 1)")
+    # Previous / next run in the browser (assets/deck.js): a build of the same chapter needs
+    # no round trip; past the chapter's ends the script sets its target chapter and presses
+    # the hidden goto button, whose new value switches the screen and draws.
+    tab.prev.click(None, None, None, js="() => { window.explorerDeck && window.explorerDeck.go(-1); }")
+    tab.next.click(None, None, None, js="() => { window.explorerDeck && window.explorerDeck.go(1); }")
+    first, last = chapters[0], chapters[-1]
+    tab.goto.click(None, tab.chapter, tab.chapter,
+                   js=f"(c) => {{ const t = window.explorerDeck && window.explorerDeck.target; "
+                      f"return Number.isInteger(t) ? Math.min({last}, Math.max({first}, t)) : c; }}")
     then_draw(tab.chapter.change(screen, [tab.chapter, lang], tab.screen_outputs, api_visibility="private",
                                  trigger_mode="always_last", queue=False))
 
@@ -525,16 +620,19 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
     then_draw(tab.try_this.click(lambda ch, *flat: try_preset(ch, *flat, specs=specs),
                                  [tab.chapter, *tab.all_controls], tab.all_controls, api_visibility="private"))
 
-    presentation.change(restyle, [tab.view, lang, presentation], tab.plots, api_visibility="private")
+    presentation.change(restyle, [tab.view, lang, presentation], [*tab.plots, tab.info], api_visibility="private")
 
     gr.api(lecture_api, api_name="lecture", concurrency_limit=2, concurrency_id="compute")
 
 
 # Put the chapter's address into the address bar, but only while the lecture is on screen:
 # a draw finishing after the speaker moved to another tab must not overwrite that tab's link.
+# The deck's script first takes the draw in (its build count, the build a jump asked for)
+# and adds the build to the address.
 _SET_URL_IF_LECTURE_JS = ("(q) => { const el = document.getElementById('lecture'); "
-                          "if (!q || !el || el.offsetParent === null) { return; } "
-                          f"({common.SET_URL_JS})(q); }}")
+                          "if (q && window.explorerDeck) { q = window.explorerDeck.drawn(q); } "
+                          "if (!q || !el || el.offsetParent === null || document.body.classList.contains('speaker-view')) "
+                          f"{{ return; }} ({common.SET_URL_JS})(q); }}")
 
 
 def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
@@ -593,11 +691,17 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
 
 
 def css() -> str:
-    path = common.ASSETS / "lecture.css"
-    return "\n" + path.read_text(encoding="utf-8") if path.exists() else ""
+    """The lecture's stylesheets (assets/lecture.css, assets/deck.css) and the rule that shows
+    only the current build's figure, one per plot slot."""
+    sheets = [common.ASSETS / name for name in ("lecture.css", "deck.css")]
+    text = "".join("\n" + p.read_text(encoding="utf-8") for p in sheets if p.exists())
+    builds = "".join(f'\n#lecture:not([data-step="{i}"]) #lecture-plot-{i} {{ visibility: hidden; }}'
+                     for i in range(MAX_FIGURES))
+    return text + builds + "\n#lecture:not([data-step]) #lecture-plot-0 { visibility: visible; }\n"
 
 
-def page_js() -> str | None:
-    """Keyboard navigation and the language switch's browser half (assets/lecture.js)."""
-    path = common.ASSETS / "lecture.js"
-    return path.read_text(encoding="utf-8") if path.exists() else None
+def page_scripts() -> list[str]:
+    """The lecture's browser half: the language switch (assets/lecture.js) and the deck's
+    builds, keys, drawer and speaker window (assets/deck.js)."""
+    paths = [common.ASSETS / name for name in ("lecture.js", "deck.js")]
+    return [p.read_text(encoding="utf-8") for p in paths if p.exists()]

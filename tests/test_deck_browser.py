@@ -1,0 +1,276 @@
+"""The lecture as a projector shows it: real Chromium, presentation mode, the whole deck
+walked with PageDown (what a clicker sends) at 1280×720 in English and Chinese and at
+1920×1080 in English.
+
+On every build: nothing scrolls (``scrollHeight <= innerHeight``), the figure lies inside
+the window, and no two text boxes of the figure on screen intersect (titles, subtitles,
+annotations, legends, colour bars, axis titles, point labels, tick labels against the
+rest), measured on plotly's rendered SVG. A screenshot of every build goes to docs/deck/
+(palette PNGs, small). Then the keys (a slider touched by the speaker does not swallow →,
+PageDown moves the deck from inside a number box, Home / End), the address (``ch=3&step=2``
+restores that build) and the speaker window (``?notes=1`` follows the deck one build ahead).
+A second test opens each tool tab at 1280×720 in presentation mode: its first figure lies
+entirely inside the window, and the data panel is one summary line.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+from explorer.lecture.text import t
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = ROOT / "docs" / "deck"
+TIMEOUT_MS = 150_000
+WALKS = [(1280, 720, "en"), (1280, 720, "zh"), (1920, 1080, "en")]
+LOCALES = {"en": "en-US", "zh": "zh-CN"}
+CHAPTERS = range(7)
+
+# Where the deck stands: chapter, build, the chapter's build count (from the bar).
+STATE_JS = """() => {
+  const el = document.querySelector('#deck-info [data-ch]');
+  const lecture = document.getElementById('lecture');
+  if (!el || !lecture || el.dataset.builds === '' || lecture.dataset.step === undefined) { return null; }
+  return {ch: Number(el.dataset.ch), step: Number(lecture.dataset.step), builds: Number(el.dataset.builds)};
+}"""
+
+# The figure of the build on screen: drawn, and where it lies.
+FIGURE_JS = """(step) => {
+  const gd = document.querySelector('#lecture-plot-' + step + ' .js-plotly-plot');
+  if (!gd || !gd.querySelector('.main-svg') || getComputedStyle(gd).visibility === 'hidden') { return null; }
+  const r = gd.getBoundingClientRect();
+  return {top: r.top, bottom: r.bottom, left: r.left, right: r.right,
+          title: (gd.layout && gd.layout.title && gd.layout.title.text) || ''};
+}"""
+
+# Text boxes of one figure that intersect: titles, subtitles, annotations, legends, colour
+# bars, axis titles and point labels against each other, tick labels against all of them.
+OVERLAPS_JS = """(selector) => {
+  const gd = document.querySelector(selector);
+  if (!gd) { return ['no figure at ' + selector]; }
+  const box = (el) => { const r = el.getBoundingClientRect(); return r.width * r.height > 0 ? r : null; };
+  const hit = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const parts = [], ticks = [];
+  const add = (list, sel, what, inside) => gd.querySelectorAll(sel).forEach((el, i) => {
+    if (!inside && el.closest('.colorbar, .legend')) { return; }
+    const r = box(el);
+    if (r) { list.push({what: what + i + ':' + (el.textContent || '').slice(0, 24), r}); }
+  });
+  add(parts, '.infolayer .gtitle', 'title');
+  add(parts, '.infolayer .gtitle-subtitle', 'subtitle');
+  add(parts, '.infolayer .annotation-text-g', 'annotation');
+  add(parts, '.infolayer .legend', 'legend', true);
+  add(parts, '.infolayer .colorbar', 'colorbar', true);
+  add(parts, '.infolayer text[class*="title"]:not(.gtitle):not(.gtitle-subtitle):not(.legendtitletext)', 'axis title');
+  add(parts, '.textpoint text, .bartext', 'label');
+  add(ticks, '.xtick text, .ytick text, .xtick2 text, .ytick2 text', 'tick');
+  gd.querySelectorAll('.colorbar .cbaxis text, .colorbar text').forEach(() => {});
+  const out = [];
+  for (let i = 0; i < parts.length; i++) {
+    for (let j = i + 1; j < parts.length; j++) {
+      if (hit(parts[i].r, parts[j].r)) { out.push(parts[i].what + ' × ' + parts[j].what); }
+    }
+    for (const tk of ticks) { if (hit(parts[i].r, tk.r)) { out.push(parts[i].what + ' × ' + tk.what); } }
+  }
+  // Colour bar tick labels belong to the bar: against the plot's own ticks only.
+  const barTicks = [...gd.querySelectorAll('.colorbar text')].map(box).filter(Boolean);
+  for (const b of barTicks) { for (const tk of ticks) { if (hit(b, tk.r)) { out.push('colour bar label × ' + tk.what); } } }
+  return out;
+}"""
+
+SCROLL_JS = "() => [document.documentElement.scrollHeight, window.innerHeight, document.documentElement.scrollWidth," \
+            " window.innerWidth]"
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    return chromium
+
+
+def small_png(page, path: Path):
+    """A screenshot as a palette PNG (a few tens of kB, still sharp for text)."""
+    from io import BytesIO
+
+    from PIL import Image
+    image = Image.open(BytesIO(page.screenshot()))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.convert("RGB").quantize(colors=96, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
+
+
+def open_deck(browser, url: str, width: int, height: int, lang: str):
+    context = browser.new_context(viewport={"width": width, "height": height}, locale=LOCALES[lang])
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    return context, page, errors
+
+
+def wait_state(page, ch: int, step: int):
+    page.wait_for_function(f"() => {{ const s = ({STATE_JS})(); return !!s && s.ch === {ch} && s.step === {step}; }}")
+    page.wait_for_function(f"() => !!({FIGURE_JS})({step})")
+    page.wait_for_timeout(250)                  # a figure resized to its box settles
+
+
+def check_build(page, width, height, lang, ch, step) -> list[str]:
+    where = f"{width}x{height} {lang} ch{ch} build {step}"
+    problems = []
+    scroll_h, inner_h, scroll_w, inner_w = page.evaluate(SCROLL_JS)
+    if scroll_h > inner_h or scroll_w > inner_w:
+        problems.append(f"{where}: page scrolls ({scroll_w}x{scroll_h} in {inner_w}x{inner_h})")
+    fig = page.evaluate(FIGURE_JS, step)
+    if fig["top"] < 0 or fig["bottom"] > inner_h + 1 or fig["right"] > inner_w + 1:
+        problems.append(f"{where}: figure outside the window {fig}")
+    problems += [f"{where}: {o}" for o in page.evaluate(OVERLAPS_JS, f"#lecture-plot-{step} .js-plotly-plot")]
+    claim = page.inner_text("#lecture-claim")
+    title = t(f"ch{ch}.title", lang)
+    if title in claim:
+        problems.append(f"{where}: the chapter title shows twice")
+    if page.locator("#lecture-chapter input").input_value() != title:
+        problems.append(f"{where}: the bar does not name the chapter")
+    return problems
+
+
+@pytest.mark.parametrize("width,height,lang", WALKS, ids=[f"{w}x{h}-{lang}" for w, h, lang in WALKS])
+def test_walk_the_deck_with_page_down(browser, app_url, width, height, lang):
+    context, page, errors = open_deck(browser, app_url + f"?tab=lecture&present=1&lang={lang}&ch=0", width, height,
+                                      lang)
+    try:
+        wait_state(page, 0, 0)
+        assert page.evaluate("document.body.classList.contains('presentation')")
+        page.locator("#lecture-claim").click()                      # focus on the page, not a control
+        seen, problems, took = [], [], {False: [], True: []}
+        while True:
+            state = page.evaluate(STATE_JS)
+            ch, step, builds = state["ch"], state["step"], state["builds"]
+            seen.append((ch, step))
+            problems += check_build(page, width, height, lang, ch, step)
+            small_png(page, SHOTS / f"{lang}-{width}x{height}-ch{ch}-{step + 1}.png")
+            if ch == CHAPTERS[-1] and step == builds - 1:
+                break
+            nxt = (ch, step + 1) if step + 1 < builds else (ch + 1, 0)
+            start = time.perf_counter()
+            page.keyboard.press("PageDown")
+            wait_state(page, *nxt)
+            took[nxt[1] == 0].append(time.perf_counter() - start - 0.25)     # less wait_state's settling
+            assert f"ch={nxt[0]}" in page.url and f"step={nxt[1]}" in page.url, page.url
+        # What the speaker waits for (reported, not asserted: speed belongs to the benchmark).
+        print(f"\n{width}x{height} {lang}: next build p50 {statistics.median(took[False]):.3f} s, next chapter "
+              f"p50 {statistics.median(took[True]):.3f} s (max {max(took[True]):.3f} s)")
+        # Every chapter, and each chapter's builds in order from the first.
+        assert sorted({c for c, _ in seen}) == list(CHAPTERS)
+        for c in CHAPTERS:
+            steps = [s for cc, s in seen if cc == c]
+            assert steps == list(range(len(steps))) and steps, (c, steps)
+        # Past the last build nothing moves; PageUp goes back one build.
+        page.keyboard.press("PageDown")
+        page.wait_for_timeout(400)
+        assert page.evaluate(STATE_JS)["ch"] == CHAPTERS[-1]
+        last = seen[-1]
+        page.keyboard.press("PageUp")
+        wait_state(page, *seen[-2])
+        assert seen[-2] != last
+        assert not problems, "\n".join(problems)
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+def test_keys_address_and_speaker_window(browser, app_url):
+    context, page, errors = open_deck(browser, app_url + "?tab=lecture&present=1&lang=en&ch=3&step=2", 1280, 720, "en")
+    try:
+        wait_state(page, 3, 2)                                       # the address restores the build
+        # The drawer is closed on a slide; D opens it.
+        assert not page.locator("#lecture-drawer").is_visible()
+        page.locator("#lecture-claim").click()
+        page.keyboard.press("d")
+        page.locator("#lecture-drawer").wait_for(state="visible")
+        # A slider the speaker touched: → moves the deck, not the slider.
+        slider = page.locator("#lecture-controls-3 input[type=range]").first
+        before = slider.input_value()
+        slider.focus()
+        page.keyboard.press("ArrowRight")
+        wait_state(page, 3, 3)
+        assert slider.input_value() == before
+        # In a number box → stays there; PageUp still moves the deck.
+        number = page.locator("#lecture-controls-3 input[type=number]").first
+        number.click()
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_timeout(300)
+        assert page.evaluate(STATE_JS)["step"] == 3
+        page.keyboard.press("PageUp")
+        wait_state(page, 3, 2)
+        page.locator("#lecture-claim").click()
+        page.keyboard.press("d")
+        page.locator("#lecture-drawer").wait_for(state="hidden")
+        # Home and End: the first build of the first chapter, the last build of the last.
+        page.keyboard.press("Home")
+        wait_state(page, 0, 0)
+        # The speaker window follows the deck one build ahead, with the notes and a clock.
+        speaker = context.new_page()
+        speaker.set_default_timeout(TIMEOUT_MS)
+        speaker.goto(app_url + "?tab=lecture&present=1&lang=en&ch=0&notes=1")
+        speaker.wait_for_function(f"() => !!({STATE_JS})()")
+        assert speaker.locator("#deck-notes .deck-clock").is_visible()
+        wait_state(speaker, 0, 1)                                    # its hello answered: one build ahead
+        builds = page.evaluate(STATE_JS)["builds"]
+        assert builds >= 2
+        for _ in range(builds - 1):                                  # builds of a chapter: no server
+            page.keyboard.press("PageDown")
+        wait_state(page, 0, builds - 1)
+        wait_state(speaker, 1, 0)                                    # after chapter 0's last build: 1.0
+        page.keyboard.press("PageUp")
+        wait_state(page, 0, builds - 2)
+        wait_state(speaker, 0, builds - 1)
+        assert "notes=1" not in page.url
+        page.keyboard.press("End")
+        state = None
+        page.wait_for_function(f"() => {{ const s = ({STATE_JS})(); return s && s.ch === {CHAPTERS[-1]} && "
+                               "s.step === s.builds - 1; }")
+        state = page.evaluate(STATE_JS)
+        assert state["ch"] == CHAPTERS[-1]
+        speaker.wait_for_function("() => document.body.classList.contains('deck-at-end')")
+        # N shows the notes beside the slide.
+        page.keyboard.press("n")
+        page.locator("#deck-notes").wait_for(state="visible")
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+TOOL_TABS = {"maps": "maps-plot", "quality": "quality-plot", "state": "state-step", "complexity": "cx-plot",
+             "learn": "learn-loss"}
+
+
+def test_tool_tabs_fit_a_projector(browser, app_url):
+    context, page, errors = open_deck(browser, app_url + "?tab=lecture&present=1&lang=en", 1280, 720, "en")
+    problems = []
+    try:
+        for tab, plot in TOOL_TABS.items():
+            page.goto(app_url + f"?tab={tab}&present=1&lang=en" + ("&nmin=64&nmax=256&points=3&repeats=1"
+                                                                  if tab == "complexity" else ""))
+            page.wait_for_selector(f"#{plot}", state="visible")
+            if tab != "learn":                                       # learn draws on its button
+                page.wait_for_selector(f"#{plot} .js-plotly-plot .main-svg")
+            page.wait_for_timeout(800)
+            page.evaluate("() => window.scrollTo(0, 0)")
+            small_png(page, SHOTS / f"tool-{tab}-1280x720.png")
+            r = page.locator(f"#{plot}").bounding_box()
+            if r["y"] < 0 or r["y"] + r["height"] > 720 + 1:
+                problems.append(f"{tab}: first figure at {r['y']:.0f}..{r['y'] + r['height']:.0f} px")
+            if tab in ("maps", "quality", "state"):
+                panel = page.locator("#data-panel").bounding_box()
+                if panel is None or panel["height"] > 60:
+                    problems.append(f"{tab}: data panel is not one line ({panel})")
+                summary = page.inner_text("#data-panel")
+                if "MiniLM" not in summary or "✎" not in summary:
+                    problems.append(f"{tab}: data panel summary reads {summary[:80]!r}")
+        assert not problems, "\n".join(problems)
+        assert not errors, errors
+    finally:
+        context.close()
