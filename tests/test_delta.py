@@ -48,7 +48,7 @@ def test_chunked_carries_the_state_across_blocks(monkeypatch):
     """A long sequence is walked in several blocks of chunks (made small here); the state
     must survive the seams, including a last block that ends mid-chunk."""
     n, d = 1000, 32
-    monkeypatch.setattr(dl, "BLOCK_ELEMENTS", 3 * 64 * 2 * d)                 # blocks of 192 tokens
+    monkeypatch.setattr(dl, "BLOCK_ELEMENTS", 192 * 2 * (d + d))   # 192 tokens x 2 heads x (d_k + d_v)
     g = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(1, 2, n, d, generator=g) for _ in range(3))
     k = F.normalize(k, dim=-1)

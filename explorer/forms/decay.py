@@ -8,6 +8,8 @@ the engine takes is such a difference and so is <= 0: nothing can overflow.
 - none:  a = 0, the article's "never forgets".
 - RetNet: a fixed per-head gamma_h = 1 - 2^(-5-h), a = log gamma_h.
 - GLA:   data-dependent gates alpha_t = sigmoid(x_t W_g)^(1/tau), a = logsigmoid(x_t W_g) / tau.
+- HGRN2: forget gates with a lower bound that rises with depth, f_t = lb + (1 - lb) sigmoid(x_t W_f),
+         a = log f_t, and the input gate tied to 1 - f_t (the recurrence: ``explorer.forms.hgrn2``).
 """
 
 from __future__ import annotations
