@@ -446,7 +446,7 @@ TEXT: dict[str, dict[str, str]] = {
         "en": "The FAVOR+ variance formula (explorer.maps.rf_theory) is not in this build, so the m it asks for is not shown.",
         "zh": "这个版本里没有 FAVOR+ 的方差公式模块（explorer.maps.rf_theory），所以不显示它算出的 m。"},
     "notice.hedgehog_untrained": {
-        "en": "No trained Hedgehog for layer {layer}, head {head} yet: showing the untrained map (W = I). Press "
+        "en": "No trained Hedgehog for layer {layer}, head {head} yet: showing the untrained map (W = I). Tick "
               "“train Hedgehog now” to train it on the training texts (the first run also reads those texts "
               "through the model, which takes the longest).",
         "zh": "第 {layer} 层第 {head} 个头还没有训练好的 Hedgehog，图中是未训练的映射（W = I）。"
