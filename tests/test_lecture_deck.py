@@ -299,3 +299,11 @@ def test_the_data_panel_shows_what_the_lecture_reads():
         panel = source.build()
     assert panel.text.value == source.DEFAULT_TEXT == lecture_text.DEFAULT_TEXT
     assert (panel.layer.value, str(panel.head.value)) == (LECTURE_LAYER, str(LECTURE_HEAD))
+
+
+def test_the_shipped_map_never_saw_the_lectures_sentence():
+    """The notice under chapter 5 says so: the training texts hold no copy of it."""
+    from pathlib import Path
+
+    train = (Path(__file__).resolve().parent.parent / "assets" / "texts" / "train.txt").read_text(encoding="utf-8")
+    assert lecture_text.DEFAULT_TEXT.lower() not in train.lower()
