@@ -299,3 +299,42 @@ def test_the_data_panel_shows_what_the_lecture_reads():
         panel = source.build()
     assert panel.text.value == source.DEFAULT_TEXT == lecture_text.DEFAULT_TEXT
     assert (panel.layer.value, str(panel.head.value)) == (LECTURE_LAYER, str(LECTURE_HEAD))
+
+
+def test_the_shipped_map_never_saw_the_lectures_sentence():
+    """The notice under chapter 5 says so: the training texts hold no copy of it."""
+    from pathlib import Path
+
+    train = (Path(__file__).resolve().parent.parent / "assets" / "texts" / "train.txt").read_text(encoding="utf-8")
+    assert lecture_text.DEFAULT_TEXT.lower() not in train.lower()
+
+
+def test_one_thread_blocks_change_their_own_thread_only():
+    """Two requests at once, in two threads: each runs on one thread inside its block, and
+    each thread has its own count back after it, whatever the other is doing."""
+    import threading
+
+    import torch
+
+    from explorer.lecture.threads import one_thread
+
+    before = torch.get_num_threads()
+    entered, release, seen = threading.Event(), threading.Event(), {}
+
+    def other():
+        own = torch.get_num_threads()
+        with one_thread():
+            entered.set()
+            release.wait(10)
+            seen["other inside"] = torch.get_num_threads()
+        seen["other after"] = torch.get_num_threads() == own
+
+    worker = threading.Thread(target=other)
+    with one_thread():
+        worker.start()
+        entered.wait(10)
+        seen["inside"] = torch.get_num_threads()
+    seen["after, the other still inside"] = torch.get_num_threads()
+    release.set()
+    worker.join(10)
+    assert seen == {"inside": 1, "after, the other still inside": before, "other inside": 1, "other after": True}

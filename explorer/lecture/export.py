@@ -155,6 +155,7 @@ _JS = r"""
   }
   document.addEventListener('keydown', (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey) { return; }
+    document.getElementById('help').style.display = 'none';     // the keys are known now
     const k = e.key;
     if (k === 'ArrowRight' || k === 'PageDown' || k === ' ' || k === 'Spacebar') { show(current + 1); }
     else if (k === 'ArrowLeft' || k === 'PageUp') { show(current - 1); }
