@@ -11,7 +11,7 @@ from test_lecture_figures import KEPT_WORDS
 TOOL_NAMES = {"torch", "SDPA", "cumsum", "MiniLM", "all", "Frobenius", "nats", "GiB", "MiB", "KiB", "IQR", "MSE",
               "Spearman", "CPU", "utils", "benchmark", "Timer", "timeit", "NaN", "GFLOPs", "Hedgehog", "Performer",
               "TB", "nan", "cos", "sin", "tril", "sd", "npz", "npy", "pt", "CSV", "PNG", "HTML", "API", "Shift", "Enter",
-              "PageUp", "PageDown", "eps", "elu", "RNN", "QK", "AV", "SM", "log"}
+              "PageUp", "PageDown", "eps", "elu", "RNN", "QK", "AV", "SM", "log", "int", "uint"}
 # Words that are part of a name: "all-MiniLM-L6-v2", "torch 2.13.0+cpu"; and the text's own
 # tokens as the figures label them ("animal·2", "[CLS]·0", "then the (2)").
 NAME_PARTS = re.compile(r"all-MiniLM-L\d+-v\d+|torch \d+\.\d+\.\d+\S*|\b[vL]\d+\b|\S+·\d+")

@@ -318,3 +318,22 @@ def test_chinese_notes_wrap_between_characters_at_their_width():
         assert width <= 60 + 1 / CHAR_EM, line          # closing punctuation may hang over by one
         assert line[0] not in "，。；：、）"
     assert wrap("hello world this is a test", 10) == ["hello", "world this", "is a test"]
+
+
+def test_the_sources_notices_are_said_in_chinese(tmp_path):
+    """What the sources write (a long text cut, an upload without v, integer arrays, arrays
+    the app does not read) reaches a Chinese page in Chinese."""
+    from explorer import sources
+    rng = np.random.default_rng(0)
+    path = tmp_path / "qk.npz"
+    np.savez(path, q=rng.integers(-3, 3, size=(12, 8)), k=rng.normal(size=(12, 8)), extra=np.zeros(3))
+    uploaded = sources.load_file(str(path))
+    long_text = view_common.load_sample("text", text="The cat sat on the mat. " * 150)
+    notices = list(uploaded.notices) + list(long_text.notices)
+    assert len(uploaded.notices) == 3 and any("truncated" in n for n in long_text.notices)
+    for notice in notices:
+        said = view_common.sample_notice(notice, "zh")
+        assert CJK.search(said) and not english_words(said), (notice, said)
+        assert view_common.sample_notice(notice, "en") == notice
+    view = maps_views.maps_view(uploaded, 0, 0, ["softmax", "elu+1"], lang="zh")
+    no_english(view.notices, "maps notices")

@@ -12,8 +12,6 @@ from ..words import w
 from .style import as_style, finish, log_ticks
 
 
-FLOP_MODEL_LEGEND = w("complexity.flop_model", "en")
-
 
 def complexity(rows: list, method_labels: dict, theory: dict | None = None, slopes: dict | None = None,
                crossover: float | None = None, crossover_text: str = "", title: str = "", note: str = "",

@@ -145,8 +145,9 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
         with gr.Column(scale=1, min_width=380, elem_id="maps-side"):
             table = gr.Dataframe(label=i18n.label("maps_table"), headers=list(empty_table("en").columns),
                                  interactive=False, wrap=True, pinned_columns=1, max_height=900, elem_id="maps-table",
-                                 # map and the three judging columns fit the 380-px side column
-                                 column_widths=["124px"] + ["76px"] * len(catalog.METRIC_INFO))
+                                 # map and three judging columns fit the 380-px side column; one
+                                 # column more than the metrics: the map error over seeds
+                                 column_widths=["124px"] + ["76px"] * (len(catalog.METRIC_INFO) + 1))
             with gr.Accordion(i18n.label("maps_metrics_help"), open=False):
                 gr.Markdown(i18n.label("maps_glossary"), elem_id="maps-glossary")
     export, files, link, view, query = common.export_band("export_maps",

@@ -116,6 +116,41 @@ _RANDOM_SOURCE = re.compile(r"^random '(?P<preset>[^']*)', N=(?P<n>\d+), d=(?P<d
 _ARRAYS_SOURCE = re.compile(r"^arrays, N=(?P<n>\d+), d=(?P<d>\d+), heads=(?P<heads>\d+)$")
 
 
+_SOURCE_NOTICES = [
+    (re.compile(r"^Text truncated: dropped the last (?P<dropped>\d+) of (?P<total>\d+) tokens; kept (?P<kept>\d+) "
+                r"\(limit (?P<limit>\d+) tokens from (?P<why>.+), (?P<special>\d+) of them special\)\.$"),
+     "common.src_truncated"),
+    (re.compile(r"^Special tokens dropped from the display \((?P<tokens>.*)\)\. The model still read them, so Q, K, "
+                r"V are computed in their presence; the model's attention rows are restricted to the (?P<kept>\d+) "
+                r"kept tokens and renormalised to sum to 1 \(the softmax over kept keys only\)\.$"),
+     "common.src_special"),
+    (re.compile(r"^softmax\(q k\^T / sqrt\(d\)\) differs from the model's own attention by up to (?P<error>\S+): "
+                r"this model's attention is not plain scaled dot-product attention\.$"), "common.src_not_sdpa"),
+    (re.compile(r"^This model does not scale logits by 1/sqrt\(d\) \(per-layer scales: (?P<scales>[^)]*)\); q is "
+                r"rescaled so that it does\.$"), "common.src_rescaled"),
+    (re.compile(r"^v: not given, so values are random N\(0, 1\) with seed (?P<seed>\d+); they affect outputs only, "
+                r"not the attention map\.$"), "common.src_no_v"),
+    (re.compile(r"^(?P<name>[qkv]): integer array \((?P<dtype>\w+)\) converted to float32\.$"), "common.src_integer"),
+    (re.compile(r"^Ignored arrays other than q, k, v: (?P<names>.*)\.$"), "common.src_ignored"),
+]
+_LIMIT_WORDS = {"the model's position limit": "common.src_limit_model", "max_tokens": "common.src_limit_max"}
+
+
+def sample_notice(notice: str, lang: str = "en") -> str:
+    """One of the sources' notices (written in English) in ``lang``; unchanged when English
+    or not one of the sentences known here."""
+    if normal_lang(lang) == "en":
+        return notice
+    for pattern, key in _SOURCE_NOTICES:
+        found = pattern.match(str(notice))
+        if found:
+            values = found.groupdict()
+            if "why" in values and values["why"] in _LIMIT_WORDS:
+                values["why"] = w(_LIMIT_WORDS[values["why"]], lang)
+            return w(key, lang, **values)
+    return notice
+
+
 def source_title(sample, lang: str = "en") -> str:
     """Where the sample came from, in ``lang`` (the sources describe themselves in English)."""
     text = str(getattr(sample, "source", "") or "")

@@ -17,7 +17,7 @@ from ..measure import cost
 from ..catalog import DEFAULT_MAPS, MAX_SEED, REFERENCE, map_specs
 from ..words import w
 from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
-                     map_name, select_head, source_title, trained_version, where)
+                     map_name, sample_notice, select_head, source_title, trained_version, where)
 
 # Random-feature maps are one draw of W among many: beside the drawn one, the view reports
 # the mean and standard deviation of these metrics over SPREAD_SEEDS draws.
@@ -91,7 +91,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
     if not maps:
         raise ValueError(w("maps.err_no_maps", lang))
     q, k, v, layer, head, notices = select_head(sample, layer, head, lang=lang)
-    notices = list(getattr(sample, "notices", [])) + notices
+    notices = [sample_notice(x, lang) for x in getattr(sample, "notices", [])] + notices
     causal = bool(causal)
     spread = max(0, int(spread or 0))
     d, n = q.shape[-1], q.shape[-2]

@@ -16,7 +16,7 @@ from ..measure import cost
 from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, random_map_labels
 from ..words import w
 from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, map_name, metric_label,
-                     select_head, source_title, trained_version, where)
+                     sample_notice, select_head, source_title, trained_version, where)
 from .maps import SPREAD_METRICS, SPREAD_SEEDS, maps_view
 
 
@@ -114,7 +114,7 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     from ..maps import rf_theory
 
     q, k, v, layer, head, notices = select_head(sample, layer, head, lang=lang)
-    notices = list(getattr(sample, "notices", [])) + notices
+    notices = [sample_notice(x, lang) for x in getattr(sample, "notices", [])] + notices
     seeds = _int(seeds, "seeds")
     if not 1 <= seeds <= 50:
         raise ValueError(w("quality.err_seeds", lang, seeds=seeds))

@@ -62,6 +62,33 @@ TEXT = {
     "common.m_rounded": {"en": "{label}: m rounded up from {m} to {m2} (features come in cos/sin pairs).",
                          "zh": "{label}：m 从 {m} 向上取整为 {m2}（特征按 cos/sin 成对出现）。"},
 
+    # the sources' notices, said in the page's language (explorer.sources writes them in English)
+    "common.src_truncated": {"en": "Text truncated: dropped the last {dropped} of {total} tokens; kept {kept} (limit "
+                                   "{limit} tokens from {why}, {special} of them special).",
+                             "zh": "文本已截断：{total} 个词元中丢掉了最后 {dropped} 个，保留 {kept} 个"
+                                   "（上限 {limit} 个词元，来自{why}，其中 {special} 个是特殊词元）。"},
+    "common.src_limit_model": {"en": "the model's position limit", "zh": "模型的位置上限"},
+    "common.src_limit_max": {"en": "max_tokens", "zh": " max_tokens 设置"},
+    "common.src_special": {"en": "Special tokens dropped from the display ({tokens}). The model still read them, so "
+                                 "Q, K, V are computed in their presence; the model's attention rows are restricted to "
+                                 "the {kept} kept tokens and renormalised to sum to 1 (the softmax over kept keys "
+                                 "only).",
+                           "zh": "显示中去掉了特殊词元（{tokens}）。模型仍然读了它们，所以 Q、K、V 是在它们在场时算出的；"
+                                 "模型的注意力行只保留这 {kept} 个词元，并重新归一化为和为 1（只在保留的键上做 softmax）。"},
+    "common.src_not_sdpa": {"en": "softmax(q k^T / sqrt(d)) differs from the model's own attention by up to {error}: "
+                                  "this model's attention is not plain scaled dot-product attention.",
+                            "zh": "softmax(q k^T / sqrt(d)) 与模型自己的注意力最多相差 {error}：这个模型的注意力不是"
+                                  "普通的缩放点积注意力。"},
+    "common.src_rescaled": {"en": "This model does not scale logits by 1/sqrt(d) (per-layer scales: {scales}); q is "
+                                  "rescaled so that it does.",
+                            "zh": "这个模型没有把 logits 除以 sqrt(d)（各层的缩放：{scales}）；已重新缩放 q，使之成立。"},
+    "common.src_no_v": {"en": "v: not given, so values are random N(0, 1) with seed {seed}; they affect outputs only, "
+                              "not the attention map.",
+                        "zh": "v：未提供，因此值取随机 N(0, 1)（种子 {seed}）；它们只影响输出，不影响注意力图。"},
+    "common.src_integer": {"en": "{name}: integer array ({dtype}) converted to float32.",
+                           "zh": "{name}：整数数组（{dtype}）已转换为 float32。"},
+    "common.src_ignored": {"en": "Ignored arrays other than q, k, v: {names}.", "zh": "已忽略 q、k、v 以外的数组：“{names}”。"},
+
     # errors of the shared views (one sentence naming the parameter and its range)
     "common.err_unknown_map": {"en": "maps: unknown map {label}; choose from {choices}",
                                "zh": "映射：没有名为 {label} 的映射；可选 {choices}"},
