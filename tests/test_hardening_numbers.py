@@ -117,10 +117,11 @@ def test_maps_view_counts_the_window():
     sample = sources.from_random(64, 16, preset="gaussian", seed=1)
     view = views.maps_view(sample, 0, 0, ["softmax", "sliding window"], window=8)
     row = next(r for r in view.metrics if r["map"] == "sliding window")
-    base = metrics.compare(torch.eye(2), torch.eye(2), feature_dim=row["feature_dim"], head_dim=16)   # shape only
-    expected = (4 * 64 * row["feature_dim"] * 16 + 4 * 64 * row["feature_dim"]
-                + metrics.window_flops(64, 8, 16, 16, row["feature_dim"], False))
-    assert row["linear_flops"] == expected and base is not None
+    m = row["feature_dim"]
+    # The shared FLOP model's linear path (4 N m d_v + 4 N m) plus the window's own pairs.
+    expected = 4 * 64 * m * 16 + 4 * 64 * m + metrics.window_flops(64, 8, 16, 16, m, False)
+    assert row["linear_flops"] == expected
+    assert row["flop_ratio"] == pytest.approx(row["quadratic_flops"] / expected)
 
 
 # ---------------------------------------------------------------------- [UNK] notice

@@ -208,3 +208,33 @@ def test_a_quality_link_opens_a_length_the_curves_can_be_measured_at(seeds):
     while quality._work(len(labels), ms, used, n, 1) > quality.MAX_QUALITY_WORK:
         ms = ms[:-1]
     assert cost.fits(cost.estimate("quality", n=n, d=d, labels=labels, ms=ms, seeds=used))
+
+
+# ------------------------------------------------------------- words the page shows
+
+# Top-level message groups of gradio's own locale: a choice shown as one of these bare words
+# is looked up as that group and logs a svelte-i18n warning at every render.
+GRADIO_GROUPS = {"annotated_image", "audio", "blocks", "chat_interface", "chatbot", "checkbox", "code",
+                 "color_picker", "common", "dataframe", "dropdown", "errors", "file", "highlighted_text", "image",
+                 "image_editor", "label", "login", "number", "plot", "radio", "slider", "status", "upload_text",
+                 "video"}
+
+
+def test_no_choice_is_shown_as_one_of_gradios_message_groups():
+    from explorer.ui import build_app
+    demo = build_app()
+    shown = set()
+    for block in demo.blocks.values():
+        for choice in getattr(block, "choices", None) or []:
+            label = choice[0] if isinstance(choice, (tuple, list)) else choice
+            if isinstance(label, str):
+                shown.add(label)
+    assert not shown & GRADIO_GROUPS, shown & GRADIO_GROUPS
+
+
+def test_gradios_own_status_words_exist_in_both_languages():
+    from explorer.ui import i18n
+    table = i18n.translations().translations
+    assert table["en"]["common.complete"] == "Complete"
+    for lang in ("zh", "zh-CN"):
+        assert table[lang]["common.complete"] == "完成"

@@ -360,6 +360,8 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
         for component, key, kind in keys:
             if component in (panel.n, panel.d):
                 value = shape[key]
+            elif kind in (int, float, bool):     # numbers and flags: the bounds of the control itself
+                value = validate.link(validate.bound_for(component, key), q.get(key), notices, None, key)
             else:
                 value = common.fit(component, _typed_list(component, common.param(q, key, kind, notices=notices)),
                                    notices, key)

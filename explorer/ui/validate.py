@@ -70,9 +70,12 @@ def shown(raw) -> str:
 
 
 def _number(x) -> str:
-    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
+    """1,234 for whole numbers below 10^15, else four significant figures (1.845e+19)."""
+    if isinstance(x, int) and x.bit_length() > 1000:
+        return shown(x)
+    if abs(x) < 1e15 and float(x).is_integer():
         return f"{int(x):,}"
-    return f"{x:g}"
+    return f"{x:.4g}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -199,8 +202,8 @@ def _flag(raw):
         return raw
     if isinstance(raw, int) and raw in (0, 1):
         return bool(raw)
-    if isinstance(raw, str) and raw.strip().lower() in ("true", "false", "1", "0"):
-        return raw.strip().lower() in ("true", "1")
+    if isinstance(raw, str) and raw.strip().lower() in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+        return raw.strip().lower() in ("true", "1", "yes", "on")
     return _BAD
 
 
@@ -265,8 +268,7 @@ def link(bound: Bound, raw, notices: list | None = None, default=None, key: str 
         if fixed != value:
             lo = "" if bound.lo is None else _number(bound.lo)
             hi = "" if bound.hi is None else _number(bound.hi)
-            shown_value = shown(value) if isinstance(value, int) and value.bit_length() > 128 else _number(value)
-            say(f"Link parameter {key} = {shown_value} is outside {lo}..{hi}; using {_number(fixed)}.")
+            say(f"Link parameter {key} = {_number(value)} is outside {lo}..{hi}; using {_number(fixed)}.")
         return fixed
     try:
         return check(bound, raw)
