@@ -56,7 +56,7 @@ def first_load(model: str, cache_dir: str | None = None) -> dict:
         env["EXPLORER_CACHE_DIR"] = cache_dir
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", FIRST_LOAD.format(model=model)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=900, check=False)
     wall = time.perf_counter() - start
     if done.returncode:
         raise RuntimeError(done.stderr[-2000:])
@@ -90,18 +90,18 @@ def in_process(repeats: int) -> dict:
         sample = sample_of(model)
         maps = catalog.default_maps()
 
-        def maps_tab():
+        def maps_tab(sample=sample, maps=maps):
             maps_views.clear_caches()       # the view remembers maps it drew: time a fresh one
             view = views.maps_view(sample, 2, 3, maps, sample.causal, 64, 0)
             figures.attention_grid(view.tokens, view.maps, view.errors, reference=catalog.REFERENCE,
                                    ill_defined=view.ill_defined, title=view.title, note=view.display_note).to_json()
         maps_s = median_s(maps_tab, repeats)
 
-        def overview():
+        def overview(sample=sample):
             ov = views.head_overview(sample, "elu+1", "map_rel_error", sample.causal, 64)
             figures.head_overview(ov.values, ov.layer_names, ov.metric_label, ov.map_label).to_json()
 
-        def quality_tab():
+        def quality_tab(sample=sample, overview=overview):
             views.quality_view(sample, 2, 3, None, seeds=10, causal=sample.causal, m=64)
             overview()
 

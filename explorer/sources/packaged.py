@@ -118,47 +118,59 @@ def ready_folder(spec: PackagedModel, progress=None) -> Path:
 
 
 def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> None:
+    """De-quantise in a worker thread while this thread reports progress: a web framework's
+    progress callback may only work from the thread that handles the request."""
+    say = progress or (lambda fraction, message: None)
+    say(0.0, _both("sources.converting", name=spec.name, elapsed=0, total=spec.convert_s))
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    outcome: dict = {}
+
+    def run():
+        try:
+            _write_float32(spec, gguf, work)
+        except BaseException as exc:       # handed back to the caller's thread
+            outcome["error"] = exc
+
+    try:
+        worker = threading.Thread(target=run, name=f"convert-{spec.name}", daemon=True)
+        start = time.perf_counter()
+        worker.start()
+        while worker.is_alive():          # from_pretrained gives no progress of its own: estimate it from the clock
+            worker.join(0.5)
+            elapsed = time.perf_counter() - start
+            say(min(0.95, elapsed / spec.convert_s),
+                _both("sources.converting", name=spec.name, elapsed=elapsed, total=spec.convert_s))
+        if "error" in outcome:
+            raise outcome["error"]
+        if folder.exists():                # a half-written folder from elsewhere
+            shutil.rmtree(folder, ignore_errors=True)
+        os.replace(work, folder)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    say(1.0, _both("sources.converted", name=spec.name))
+
+
+def _write_float32(spec: PackagedModel, gguf: Path, work: Path) -> None:
+    """The GGUF de-quantised to float32 and written as a folder transformers loads in a second."""
     import torch
     from safetensors.torch import save_file
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    say = progress or (lambda fraction, message: None)
-    say(0.0, _both("sources.converting", name=spec.name, elapsed=0, total=spec.convert_s))
-    done = threading.Event()
-
-    def tick():            # from_pretrained gives no progress of its own: estimate it from the clock
-        start = time.perf_counter()
-        while not done.wait(0.5):
-            elapsed = time.perf_counter() - start
-            say(min(0.95, elapsed / spec.convert_s),
-                _both("sources.converting", name=spec.name, elapsed=elapsed, total=spec.convert_s))
-
-    ticker = threading.Thread(target=tick, daemon=True)
-    ticker.start()
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     try:
-        try:
-            net = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32,
-                                                       attn_implementation="eager")
-            tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-        except ImportError as exc:
-            raise ValueError(f"model: reading {spec.name} needs the packages gguf and accelerate "
-                             f"(pip install -r requirements.txt): {exc}") from None
-        # The base model only: the app never needs the language-model head (tied to the embeddings).
-        weights = {name: tensor.contiguous() for name, tensor in net.model.state_dict().items()}
-        save_file(weights, str(work / "model.safetensors"), metadata={"format": "pt"})
-        net.config.save_pretrained(work)
-        tok.save_pretrained(work)
-        _drop_quantization(work / "config.json")   # the weights are float32 now, not GGUF
-        if folder.exists():                          # a half-written folder from elsewhere
-            shutil.rmtree(folder, ignore_errors=True)
-        os.replace(work, folder)
-    finally:
-        done.set()
-        ticker.join()
-        shutil.rmtree(work, ignore_errors=True)
-    say(1.0, _both("sources.converted", name=spec.name))
+        net = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32,
+                                                   attn_implementation="eager")
+        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    except ImportError as exc:
+        raise ValueError(f"model: reading {spec.name} needs the packages gguf and accelerate "
+                         f"(pip install -r requirements.txt): {str(exc)[:120]}") from None
+    # The base model only: the app never needs the language-model head (tied to the embeddings).
+    # (save_pretrained of a GGUF-loaded model fails, so the weights are written directly.)
+    weights = {name: tensor.contiguous() for name, tensor in net.model.state_dict().items()}
+    save_file(weights, str(work / "model.safetensors"), metadata={"format": "pt"})
+    net.config.save_pretrained(work)
+    tok.save_pretrained(work)
+    _drop_quantization(work / "config.json")   # the weights are float32 now, not GGUF
 
 
 def _both(key: str, **values) -> str:
