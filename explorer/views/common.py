@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from .. import maps as feature_maps
-from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, METRIC_SHORT, map_choices, map_specs
+from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, METRIC_SHORT, TRAINED_LABELS, map_choices, map_specs
 from ..catalog import whole_number as _int
 
 
@@ -155,7 +155,6 @@ def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None):
     an int), for every head of ``layer`` (``head`` None: the mean over heads), or for every
     layer and head (``layer`` "all"). ValueError, in words a notice can show, where the map
     was not trained on what is asked for."""
-    from ..catalog import TRAINED_LABELS
     name = TRAINED_LABELS.get(kind, kind)
     entry = trained_entry(session, kind)
     if entry is None:
