@@ -190,7 +190,8 @@ def test_tab_builds_and_handlers_answer(one_head):
     *_, final = learn_tab.run_learn(1, "4", 8, 10, 1, 2, 2)
     loss, summary, table, comparison, tradeoff, heatmap, download, view, trained, status = final
     assert view is one_head and "held-out texts only" in summary and len(table) == 5
-    assert list(loss.data[0].y) == one_head.losses and heatmap is None and trained is None
+    assert list(loss.data[0].y) == one_head.losses and trained is None
+    assert heatmap["value"] is None and heatmap["visible"] is False          # one head: no per-head ratio
     assert [d.x[0] for d in tradeoff.data] == [r["features_m"] for r in one_head.rows]
     assert download.endswith(".safetensors") and learned.load_map(download).num_features == 8
 
@@ -203,6 +204,16 @@ def test_tab_builds_and_handlers_answer(one_head):
 
     cosine, drift, htable, hsummary, hview = learn_tab.run_hybrid("elu1", "chosen layers", [3], heldout_count=1)
     assert list(drift.data[0].x) + list(drift.data[1].x) and "cosine" in hsummary and len(htable) == 1
+
+
+def test_the_shipped_map_shows_with_its_per_head_ratio():
+    out = learn_tab.show_shipped("luna", 1)
+    heatmap, view = out[5], out[7]
+    assert view.whole_layer and view.kind == "luna" and view.kl_ratio.shape == (1, 12)
+    assert heatmap["visible"] and list(heatmap["value"].data[0].y) == [2]   # the row is layer 2, not 0
+    assert "LUNA" in out[1] and "layer 2, all 12 heads" in out[1]
+    with pytest.raises(gr.Error, match="kind"):
+        learn_tab.show_shipped("performer", 1)
 
 
 def free_port() -> int:

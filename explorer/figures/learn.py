@@ -110,7 +110,9 @@ def tradeoff_plane(rows: list, title: str = "", style=None, lang: str = "en") ->
         learned_map = r["name"] in ("hedgehog", "luna")
         fig.add_trace(go.Scatter(
             x=[r["features_m"]], y=[max(r["kl_median"], 1e-6)], mode="markers+text", name=r["map"],
-            text=[r["map"]], textposition="top center", textfont=dict(size=style.tick_font),
+            # Labels alternate above and below: the two learned maps often sit close together.
+            text=[r["map"]], textposition="top center" if i % 2 == 0 else "bottom center",
+            textfont=dict(size=style.tick_font),
             marker=dict(size=style.marker + 8, color=style.colour(i),
                         symbol="circle" if learned_map else "circle-open", line=dict(width=style.line / 2)),
             hovertemplate=f"{r['map']}<br>" + w("learn.trade_hover", lang) + "<extra></extra>", showlegend=False))

@@ -250,6 +250,8 @@ def _finished(view, trained, presentation, lang):
         status = map_status(trained, lang, origin)
     else:
         status = gr.skip()  # a one-head map cannot run a whole layer: keep what the hybrid had
+    # The per-head ratio exists for several heads only: hidden for one, not an empty frame.
+    heatmap = gr.update(value=heatmap, visible=heatmap is not None)
     return (loss if loss is not None else gr.skip(), learn_summary(view, lang), lv.comparison_table(view, lang=lang),
             comparison, tradeoff, heatmap, download, view, trained, status)
 
@@ -444,7 +446,7 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
     comparison = gr.Plot(label=i18n.label("learn_comparison"), show_label=False, elem_id="learn-comparison")
     with gr.Row(equal_height=False):
         tradeoff = gr.Plot(label=i18n.label("learn_tradeoff"), show_label=False, elem_id="learn-tradeoff")
-        heatmap = gr.Plot(label=i18n.label("learn_heatmap"), show_label=False, elem_id="learn-heatmap")
+        heatmap = gr.Plot(label=i18n.label("learn_heatmap"), show_label=False, elem_id="learn-heatmap", visible=False)
     with gr.Row():
         # No fixed height: the boxes size to their content (a fixed one clipped the upload box).
         download = gr.File(label=i18n.label("learn_download"), interactive=False,

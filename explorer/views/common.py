@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from .. import maps as feature_maps
-from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, REFERENCE, map_choices, map_specs
+from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, TRAINED_LABELS, map_choices, map_specs
 from ..catalog import whole_number as _int
 from ..words import normal_lang, w
 from ..words.common import map_name  # noqa: F401  (re-exported: the views' callers name maps with it)
@@ -253,7 +253,6 @@ def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None, la
     an int), for every head of ``layer`` (``head`` None: the mean over heads), or for every
     layer and head (``layer`` "all"). ValueError, in words a notice can show (in ``lang``),
     where the map was not trained on what is asked for."""
-    from ..catalog import TRAINED_LABELS
     name = TRAINED_LABELS.get(kind, kind).split(" (")[0]
     entry = trained_entry(session, kind)
     if entry is None:

@@ -22,7 +22,7 @@ TEXT = {
     "learn.loss_y": {"en": "row cross-entropy (nats)", "zh": "逐行交叉熵（nats）"},
     "learn.loss_title": {"en": "Training loss", "zh": "训练损失"},
     "learn.loss_title_live": {"en": "Training… loss so far", "zh": "训练中……目前的损失"},
-    "learn.loss_title_run": {"en": "{map} training loss · {scope}, m = {m}",
+    "learn.loss_title_run": {"en": "Training loss of {map} · {scope}, m = {m}",
                              "zh": "{map} 的训练损失 · {scope}，m = {m}"},
     "learn.loss_note": {"en": "{count} training texts · {seconds} s", "zh": "{count} 篇训练文本 · {seconds} 秒"},
 
