@@ -214,7 +214,7 @@ def _app_log(tmp_path_factory) -> str:
     ({"maps": ["softmax"], "m": "abc"}, "m must be a whole number from 2 to 1,024; got 'abc'"),
     ({"maps": ["softmax"], "causal": "maybe"}, "causal must be true or false"),
     ({"maps": ["softmax", "nope"]}, "maps must be a list of values from softmax"),
-    ({"maps": ["softmax"], "layer": True}, "layer must be a whole number from 0 to 5; got true"),
+    ({"maps": ["softmax"], "layer": True}, "layer must be a whole number from 0 to 29; got true"),
     ({"maps": ["softmax"], "seed": "1" * 100_000}, "(100,000 characters)"),
 ])
 def test_every_endpoint_refuses_in_the_same_words(client, kwargs, words):
@@ -229,7 +229,7 @@ def test_every_endpoint_refuses_in_the_same_words(client, kwargs, words):
     ({"chapter": 2.5}, "got 2.5"),
     ({"chapter": True}, "got true"),
     ({"chapter": "9" * 5000}, "(5,000 characters)"),
-    ({"chapter": 0, "controls": '{"n": 100.7}'}, "n must be a whole number from 64 to 100,000; got 100.7"),
+    ({"chapter": 0, "controls": '{"n": 100.7}'}, "n must be a whole number from 64 to 1,000,000; got 100.7"),
     ({"chapter": 0, "controls": '{"n": 1e400}'}, "got inf"),
     ({"chapter": 0, "controls": '{"n": NaN}'}, "got nan"),
     ({"chapter": 0, "controls": "[" * 100_000 + "]" * 100_000}, "at most 10,000 characters"),

@@ -25,7 +25,7 @@ def test_garbage_is_refused_in_one_sentence(raw):
     with pytest.raises(ValueError) as info:
         validate.check(bound, raw)
     message = str(info.value)
-    assert message.startswith("n must be a whole number from 64 to 100,000; got ")
+    assert message.startswith("n must be a whole number from 64 to 1,000,000; got ")
     assert message.count(".") <= 3 and "\n" not in message
     quoted = message.split("; got ", 1)[1]
     assert len(quoted) <= ECHO_LIMIT + 30            # the quote plus "… (1,000,000 characters)."
@@ -75,7 +75,7 @@ def test_shown_is_short_on_anything():
     ('{"n": ' + "[" * 5000 + "]" * 5000 + "}", "10,000 characters"),
     (json.dumps({"x" * 1_000_000: 1}), "at most 10,000 characters"),
     (json.dumps({"x" * 5000: 1}), "chapter 0 has no control"),
-    ('{"n": 1e400}', "n must be a whole number from 64 to 100,000; got inf"),
+    ('{"n": 1e400}', "n must be a whole number from 64 to 1,000,000; got inf"),
     ('{"n": NaN}', "got nan"),
     ('{"n": Infinity}', "got inf"),
     ('{"n": 100.7}', "got 100.7"),

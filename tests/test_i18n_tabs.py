@@ -89,7 +89,7 @@ def test_map_errors_are_said_in_chinese(sample):
     for call in (lambda: maps_views.maps_view(sample, 0, 0, [], lang="zh"),
                  lambda: view_common.make_feature_map("no such map", 16, 8, 0, lang="zh"),
                  lambda: view_common.make_feature_map("FAVOR+ (IID)", 16, 0, 0, lang="zh"),
-                 lambda: view_common.trained_hedgehog_for(16, lang="zh")):
+                 lambda: view_common.trained_map_for("a session with none", "hedgehog", 16, lang="zh")):
         with pytest.raises(ValueError) as err:
             call()
         assert CJK.search(str(err.value)), str(err.value)

@@ -36,6 +36,7 @@ import torch
 from torch import nn
 
 from ..forms import attention
+from ..resources import asset
 from ..measure import metrics
 from ..checks import check_positive_int
 from .base import FeatureMap, _softmax_scale, create, register
@@ -399,7 +400,7 @@ MAX_HEADER_BYTES = 64 * 2 ** 10
 MAX_HEAD_DIM = 1024
 MAX_NUM_FEATURES = 1024
 MAX_HEADS = 4096                   # layers x heads a file may cover
-PRETRAINED_DIR = Path(__file__).resolve().parents[2] / "assets" / "maps"
+PRETRAINED_DIR = asset("maps")            # in a checkout or an installed package alike
 
 
 def save_map(fmap: FeatureMap, path, **info) -> Path:

@@ -217,16 +217,17 @@ def _wire_summary(panel, presentation, lang):
     """On a projector the data panel folds to one line naming what the figures read
     ("MiniLM · layer 2 · head 3 · 16 tokens ✎"); a click on it opens the panel. The line
     follows the panel's values and the language; presentation mode off shows the panel."""
-    def label(flag, lang_, source, text, preset, n, d, data_seed, temperature, file, layer, head):
+    def label(flag, lang_, source, text, preset, n, d, data_seed, temperature, file, model, layer, head):
         if not flag:
             return i18n.label("panel_title")
         tokens = None
         if source == "text":
             try:            # the sample the open tab has just read: cached in the engine
-                tokens = source_panel.load(source, text, preset, n, d, data_seed, temperature, file).n_tokens
+                tokens = source_panel.load(source, text, preset, n, d, data_seed, temperature, file,
+                                           model=model).n_tokens
             except Exception:
                 tokens = None       # the tab's own draw says what is wrong with the text
-        return common.data_summary(lang_, source, text, preset, n, d, layer, head, tokens)
+        return common.data_summary(lang_, source, text, preset, n, d, layer, head, tokens, model=model)
 
     inputs = [presentation, lang, *panel.inputs]
 

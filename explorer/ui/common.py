@@ -400,12 +400,13 @@ PRESENT_JS = ("(...args) => { document.body.classList.toggle('presentation', !!a
 # The data panel on a projector: one line that says what the figures read, and opens it.
 # ---------------------------------------------------------------------------------------
 
-def data_summary(lang, source, text, preset, n, d, layer, head, n_tokens=None) -> str:
+def data_summary(lang, source, text, preset, n, d, layer, head, n_tokens=None, model=None) -> str:
     """"MiniLM · layer 2 · head 3 · 16 tokens ✎": the data panel folded to one line.
-    ``n_tokens`` is the text's length as the model read it (None while not known)."""
+    ``n_tokens`` is the text's length as the model read it (None while not known);
+    ``model`` the name the model picker shows (the embedded MiniLM when empty)."""
     say = i18n.text
     if source == "text":
-        what = "MiniLM"
+        what = _short_model_name(model)
         count = say("summary_tokens", lang).format(n=f"{int(n_tokens):,}") if n_tokens is not None else ""
     elif source == "random":
         what = say("summary_random", lang).format(preset=preset, d=_number(d or 0))
@@ -415,6 +416,15 @@ def data_summary(lang, source, text, preset, n, d, layer, head, n_tokens=None) -
     head_text = say("summary_mean", lang) if str(head) == "mean" else say("summary_head", lang).format(h=head)
     parts = [what, say("summary_layer", lang).format(layer=_number(layer or 0)), head_text, count]
     return " · ".join(p for p in parts if p) + " ✎"
+
+
+def _short_model_name(model) -> str:
+    """"MiniLM" for the embedded model, else the picked name without its folder or owner."""
+    from ..catalog import EMBEDDED_MODEL
+    name = str(model or EMBEDDED_MODEL)
+    if name == EMBEDDED_MODEL:
+        return "MiniLM"
+    return name.rstrip("/").rsplit("/", 1)[-1][:40]
 
 
 # Numbers a component without its own bounds may receive from a link: JSON (orjson)
