@@ -222,7 +222,7 @@ def test_learn_tab(app):
     table = page.inner_text("#learn-table")
     for row in ("Hedgehog", "elu+1", "softmax (reference)"):
         assert row in table, table
-    assert "Training loss" in signature(page, "learn-loss")
+    assert "training loss" in signature(page, "learn-loss").lower()
     app.check_clean()
     # The hybrid: elu+1 (the default map) in one chosen layer, on the same 4 held-out texts.
     page.locator("#hybrid-mode label", has_text="chosen layers").click()

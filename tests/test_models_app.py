@@ -58,7 +58,8 @@ def test_quality_overview_has_every_head_of_smollm2(client):
 
 
 def test_state_and_lecture_take_a_model(client):
-    *_, query = client.predict(text=CHINESE, model=SMOL, layer=3, head="2", api_name="/state")
+    step, curves, memory, notices, t, query, capacity = client.predict(text=CHINESE, model=SMOL, layer=3, head="2",
+                                                                       api_name="/state")
     assert "model=SmolLM2-135M" in query
     answer = client.predict(chapter=4, text=CHINESE, lang="zh", model=SMOL, api_name="/lecture")
     assert "model=SmolLM2-135M" in answer["query"]
