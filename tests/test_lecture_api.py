@@ -11,6 +11,8 @@ import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
+from explorer.figures.lecture import build_count
+
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -39,7 +41,7 @@ def test_every_chapter_in_both_languages(client, ch):
     zh = lecture(client, chapter=ch, lang="zh")
     for result in (en, zh):
         assert result["chapter"] == ch
-        assert 1 <= len(result["figures"]) <= 4
+        assert len(result["figures"]) == build_count(ch)
         assert all(f.get("data") or f["layout"].get("shapes") for f in result["figures"]), "an empty figure"
         values = list(result["numbers"].values())     # None where a number is undefined (NaN)
         assert any(isinstance(v, float) for v in values) and all(v is None or isinstance(v, float) for v in values)

@@ -1,10 +1,14 @@
-"""PNG export of a Chinese view shows the characters: with a CJK font installed (Debian
-fonts-noto-cjk, named in packages.txt for Spaces) two different characters render as two
-different pictures; without one both would be the same empty box."""
+"""Exports of the lecture. PNG export of a Chinese view shows the characters: with a CJK font
+installed (Debian fonts-noto-cjk, named in packages.txt for Spaces) two different characters
+render as two different pictures; without one both would be the same empty box. The deck to
+take home is one HTML file that works from file:// with the network off, and prints to a PDF
+of one page per build."""
 
 from __future__ import annotations
 
+import re
 import shutil
+from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -43,3 +47,99 @@ def test_a_chinese_chapter_exports(tmp_path):
     paths = common.export_files("lecture-0", {f"figure-{i}": f for i, f in enumerate(figs)}, {})
     pngs = [p for p in paths if p.endswith(".png")]
     assert len(pngs) == len(figs) and all(Path(p).stat().st_size > 10_000 for p in pngs)
+
+
+# -- the deck to take home ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def deck_files(tmp_path_factory):
+    """The English deck written once from the default chapters, with how many builds it has."""
+    from explorer.figures.lecture import build_count
+    from explorer.lecture import export
+
+    views = export.chapter_views()
+    folder = tmp_path_factory.mktemp("deck")
+    html = export.write_deck(folder / "deck.html", "en", views=views)
+    return html, sum(build_count(ch) for ch in views), views
+
+
+def test_the_deck_is_one_file_with_plotly_once(deck_files):
+    html, builds, _ = deck_files
+    page = html.read_text(encoding="utf-8")
+    assert page.count('class="slide"') == builds
+    assert page.count("Plotly.newPlot") == 1                   # one drawing function, not one bundle per figure
+    assert len(re.findall(r"plotly\.js v\d", page)) == 1       # the bundle's banner: embedded once
+    # Nothing to fetch: no script, stylesheet, image or font from elsewhere.
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=", page)
+    from explorer.lecture import text as lecture_text
+    for ch in range(7):
+        assert escape(lecture_text.notes(ch, "en")[0]) in page
+
+
+def test_the_deck_works_from_a_file_with_the_network_off(chromium, deck_files):
+    """Opened from file:// with every other request refused: none is attempted, every build
+    draws its figure, the keys a clicker sends walk the deck, and no screen scrolls."""
+    html, builds, views = deck_files
+    context = chromium.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    attempted = []
+    context.route(lambda url: not url.startswith("file:"), lambda route: (attempted.append(route.request.url),
+                                                                          route.abort()))
+    page.goto(html.as_uri())
+    page.wait_for_function("window.deckReady === true")
+    seen = []
+    for i in range(builds):
+        if i:
+            page.keyboard.press("PageDown" if i % 2 else "ArrowRight")
+            page.wait_for_function("window.deckReady === true")
+        state = page.evaluate("""() => {
+            const s = document.querySelector('.slide.on');
+            const plot = s.querySelector('.js-plotly-plot .main-svg');
+            const box = plot ? plot.getBoundingClientRect() : null;
+            return {hash: location.hash, ch: s.dataset.ch, build: s.dataset.build,
+                    w: box ? box.width : 0, h: box ? box.height : 0,
+                    scroll: document.documentElement.scrollHeight, inner: innerHeight};
+        }""")
+        assert state["hash"] == f"#{state['ch']}.{state['build']}"
+        assert state["w"] > 600 and state["h"] > 300, state
+        assert state["scroll"] <= state["inner"], state
+        seen.append((int(state["ch"]), int(state["build"])))
+    assert seen == [(ch, b) for ch in views for b in range(len(seen)) if (ch, b) in set(seen)]
+    assert len(set(seen)) == builds
+    page.keyboard.press("Home")
+    assert page.evaluate("location.hash") == "#0.0"
+    page.keyboard.press("End")
+    assert page.evaluate("location.hash") == f"#{seen[-1][0]}.{seen[-1][1]}"
+    page.keyboard.press("PageUp")
+    assert page.evaluate("location.hash") == f"#{seen[-2][0]}.{seen[-2][1]}"
+    page.keyboard.press("n")
+    assert page.evaluate("getComputedStyle(document.querySelector('.slide.on .notes')).display") == "block"
+    assert attempted == []
+    context.close()
+
+
+def test_the_deck_prints_one_page_per_build(deck_files, tmp_path):
+    from explorer.lecture import export
+
+    html, builds, _ = deck_files
+    why_not = export.write_pdf(html, tmp_path / "deck.pdf")
+    if why_not:
+        pytest.skip(why_not)
+    data = (tmp_path / "deck.pdf").read_bytes()
+    assert data.startswith(b"%PDF")
+    assert len(re.findall(rb"/Type\s*/Page[^s]", data)) == builds
+
+
+def test_the_command_line_writes_the_chinese_deck(tmp_path, monkeypatch, deck_files):
+    from explorer import __main__ as cli
+    from explorer.lecture import export
+
+    _, _, views = deck_files
+    zh = {ch: view for ch, view in views.items()}
+    monkeypatch.setattr(export, "chapter_views", lambda text=None, controls=None, progress=None: zh)
+    out = tmp_path / "deck.html"
+    assert cli.main(["lecture", "--lang", "zh", "--output", str(out), "--no-pdf"]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert '<html lang="zh-CN">' in page and "讲者备注" in page
+    with pytest.raises(SystemExit):
+        cli.main(["lecture", "--lang", "fr", "--output", str(out)])

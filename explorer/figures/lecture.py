@@ -139,6 +139,16 @@ def _bar_room(values, factor: float = 1.18) -> list[float]:
     return [0.0, top * factor]
 
 
+def _count_ticks(values) -> dict:
+    """Linear-axis ticks for large counts written as people say them (2.5 × 10⁹, not
+    0.25×10¹⁰): four or five steps of 1, 2 or 2.5 times a power of ten."""
+    top = max([v for v in values if v is not None and math.isfinite(v)] or [1.0])
+    exponent = math.floor(math.log10(top / 4))
+    step = next(m * 10.0 ** exponent for m in (1, 2, 2.5, 5, 10) if top / (m * 10.0 ** exponent) <= 5)
+    ticks = [i * step for i in range(int(top * 1.15 / step) + 1)]     # up to the axis top _bar_room sets
+    return {"tickmode": "array", "tickvals": ticks, "ticktext": [_fmt(x) if x else "0" for x in ticks]}
+
+
 # -- 0 ----------------------------------------------------------------------------------
 
 def _ch0(view, lang, style):
@@ -156,7 +166,7 @@ def _ch0(view, lang, style):
                            textfont=dict(size=style.tick_font), marker_line_width=outline,
                            marker_line_color="#000", showlegend=False))
     fig.update_xaxes(title_text=t("axis.n", lang), type="category")
-    fig.update_yaxes(title_text=t("axis.pairs", lang), range=_bar_room(pairs), exponentformat="power")
+    fig.update_yaxes(title_text=t("axis.pairs", lang), range=_bar_room(pairs), **_count_ticks(pairs))
     note = t("ch0.b0.note", lang, a=_n_label(n["article_n_from"], lang), pa=_fmt(n["article_pairs_from"]),
              b=_n_label(n["article_n_to"], lang), pb=_fmt(n["article_pairs_to"]), g=f"{n['article_growth']:,.0f}")
     first = _finish(fig, style, t("ch0.b0.title", lang), note)
@@ -182,7 +192,7 @@ def _ch0(view, lang, style):
                             marker_color=[style.colour(3), style.colour(2)], text=[_fmt(f) for f in flops],
                             textposition="outside", cliponaxis=False, constraintext="none",
                             textfont=dict(size=style.font), showlegend=False, width=0.5))
-    fig3.update_yaxes(title_text=t("axis.flops", lang), range=_bar_room(flops), exponentformat="power")
+    fig3.update_yaxes(title_text=t("axis.flops", lang), range=_bar_room(flops), **_count_ticks(flops))
     third = _finish(fig3, style, t("ch0.b2.title", lang, n=_n_label(now, lang)),
                     t("ch0.b2.note", lang, d=f"{n['d']:.0f}", ratio=_times(n["flop_ratio"])))
     return [first, second, third]
@@ -263,7 +273,7 @@ def _size_labels(orders, spacing_px: float, style) -> tuple[int, bool]:
     names = [b["name"] for b in blocks]
     for split, lines in ((False, one), (True, two)):
         for font in range(style.font, style.tick_font - 1 if not split else 7, -1):
-            widest = max(max(text_px(x, font) for x in lines), max(text_px(x, font) * 1.1 for x in names))
+            widest = max(max(text_px(x, font) for x in lines), max(text_px(x, font) * 1.05 for x in names))
             if widest <= room:
                 return font, split
     return 7, True
@@ -278,7 +288,7 @@ ROW_DOMAINS = ((0.7, 1.0), (0.22, 0.5))   # the two orders' rows, in the plot's 
 LABEL_GAP = 0.015                          # a block's name and size start this far under its row
 
 
-def _blocks(blocks, sides, row: int, slot, font, split, op_font) -> tuple[list, list]:
+def _blocks(blocks, sides, row: int, slot, tallest, font, split, op_font) -> tuple[list, list]:
     """One order left to right as layout shapes and annotations (plain dicts) on the axes of
     ``row`` (1 or 2): each block centred in its slot, its top edge at 0; its name and true
     size under the row (in paper units, so they never run into the blocks whatever the
@@ -295,7 +305,7 @@ def _blocks(blocks, sides, row: int, slot, font, split, op_font) -> tuple[list, 
         notes.append(dict(xref=xref, yref="paper", x=centre, y=label_y, yanchor="top", showarrow=False,
                           font=dict(size=font), text=f"<b>{block['name']}</b><br>{size}"))
         if i < len(STEP_OPS) and STEP_OPS[i]:
-            notes.append(dict(xref=xref, yref=yref, x=(centre + _centre(i + 1, slot)) / 2, y=-slot * 0.15,
+            notes.append(dict(xref=xref, yref=yref, x=(centre + _centre(i + 1, slot)) / 2, y=-tallest / 2,
                               text=STEP_OPS[i], showarrow=False, font=dict(size=op_font)))
     return shapes, notes
 
@@ -306,14 +316,14 @@ def _ch2(view, lang, style):
     slot = float(max(left.max(), right.max()))
     width = _centre(5, slot) + slot * SLOT / 2
     tallest = float(max(left[:, 0].max(), right[:, 0].max()))
-    unit = (COLUMN_PX - 220) / width                       # px per data unit; 220: the margins below
+    unit = (COLUMN_PX - 190) / width                       # px per data unit; 190: the margins below
     font, split = _size_labels(o, slot * SLOT * unit, style)
-    shapes, notes = _blocks(o["left"], left, 1, slot, font, split, style.font)
-    more_shapes, more_notes = _blocks(o["right"], right, 2, slot, font, split, style.font)
+    shapes, notes = _blocks(o["left"], left, 1, slot, tallest, font, split, style.font)
+    more_shapes, more_notes = _blocks(o["right"], right, 2, slot, tallest, font, split, style.font)
     notes += more_notes
     for (lo, hi), key in zip(ROW_DOMAINS, ("legend.left", "legend.right")):
         notes.append(dict(xref="paper", yref="paper", x=-0.01, y=(lo + hi) / 2, xanchor="right", showarrow=False,
-                          text=f"<b>{t(key, lang)}</b>", font=dict(size=style.font)))
+                          text=f"<b>{t(key, lang)}</b>", font=dict(size=style.tick_font)))
     # Both rows on axes of the same ranges and one scale (a square is drawn square); the
     # scale follows the window, the labels stay in paper units under their row.
     # One layout for every block and label: plotly re-validates the whole list on each
@@ -334,7 +344,7 @@ def _ch2(view, lang, style):
         note += " · " + t("notice.sides_compressed", lang)
     first = _finish(fig, style, t("ch2.b0.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), note,
                     fonts_done=True)
-    first.update_layout(margin=dict(l=200, r=20, b=10))
+    first.update_layout(margin=dict(l=170, r=20, b=10))
 
     names = [t("legend.left", lang), t("legend.right", lang)]
     fig2 = make_subplots(rows=1, cols=3, horizontal_spacing=0.12,
@@ -581,7 +591,7 @@ def _ch5(view, lang, style):
         fig2.add_box(y=drawn, name=f"{map_name(name, lang)}<br>m = {r['m']}", marker_color=style.colour(i),
                      boxmean=True, showlegend=False)
     fig2.update_yaxes(type="log", title_text=t("axis.kl", lang))
-    values = ", ".join(f"{map_name(name, lang)} {r['mean']:.2f}" for name, r in kl.items())
+    values = ("，" if lang == "zh" else ", ").join(f"{map_name(name, lang)} {r['mean']:.2f}" for name, r in kl.items())
     title = "ch5.b1.title" if view.data.get("hedgehog_trained") else "ch5.b1.title_untrained"
     second = _finish(fig2, style, t(title, lang),
                      " · ".join([t("ch5.b1.note", lang, layer=c["layer"], head=c["head"], values=values)] + hidden))

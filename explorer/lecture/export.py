@@ -17,6 +17,7 @@ The chapters are computed and drawn by ``explorer.views.lecture`` and
 from __future__ import annotations
 
 import json
+import threading
 from html import escape
 from pathlib import Path
 
@@ -154,6 +155,7 @@ _JS = r"""
   }
   document.addEventListener('keydown', (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey) { return; }
+    document.getElementById('help').style.display = 'none';     // the keys are known now
     const k = e.key;
     if (k === 'ArrowRight' || k === 'PageDown' || k === ' ' || k === 'Spacebar') { show(current + 1); }
     else if (k === 'ArrowLeft' || k === 'PageUp') { show(current - 1); }
@@ -196,19 +198,34 @@ def write_pdf(html_path, pdf_path, browser: str = "/usr/bin/chromium") -> str | 
     if not Path(browser).exists():
         return f"the PDF needs Chromium at {browser}, which is not there"
     html_path, pdf_path = Path(html_path).resolve(), Path(pdf_path)
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=browser, args=["--headless", "--no-sandbox", "--disable-gpu",
-                                                                    "--no-first-run", "--disable-sync",
-                                                                    "--disable-background-networking"])
-        try:
-            page = chromium.new_page(viewport={"width": PAGE_W, "height": PAGE_H})
-            page.route(lambda url: not url.startswith("file:"), lambda route: route.abort())
-            page.goto(html_path.as_uri())
-            page.emulate_media(media="print")
-            page.evaluate("window.deckDrawAll()")
-            page.wait_for_function("window.deckReady === true", timeout=120_000)
-            page.pdf(path=str(pdf_path), width=f"{PAGE_W}px", height=f"{PAGE_H}px", print_background=True,
-                     prefer_css_page_size=True)
-        finally:
-            chromium.close()
+    # In a thread of its own: playwright's sync API refuses to run where an event loop (a
+    # web server's handler, another playwright session) already runs in this thread.
+    failure = []
+    worker = threading.Thread(target=lambda: _print(html_path, pdf_path, browser, failure), daemon=True)
+    worker.start()
+    worker.join()
+    if failure:
+        raise failure[0]
     return None
+
+
+def _print(html_path: Path, pdf_path: Path, browser: str, failure: list) -> None:
+    from playwright.sync_api import sync_playwright
+    try:
+        with sync_playwright() as p:
+            chromium = p.chromium.launch(executable_path=browser, args=["--headless", "--no-sandbox", "--disable-gpu",
+                                                                        "--no-first-run", "--disable-sync",
+                                                                        "--disable-background-networking"])
+            try:
+                page = chromium.new_page(viewport={"width": PAGE_W, "height": PAGE_H})
+                page.route(lambda url: not url.startswith("file:"), lambda route: route.abort())
+                page.goto(html_path.as_uri())
+                page.emulate_media(media="print")
+                page.evaluate("window.deckDrawAll()")
+                page.wait_for_function("window.deckReady === true", timeout=120_000)
+                page.pdf(path=str(pdf_path), width=f"{PAGE_W}px", height=f"{PAGE_H}px", print_background=True,
+                         prefer_css_page_size=True)
+            finally:
+                chromium.close()
+    except Exception as exc:          # handed to the caller's thread
+        failure.append(exc)

@@ -134,12 +134,13 @@ TEXT: dict[str, dict[str, str]] = {
               "问题在于：softmax 的 exp 拆不成 φ(q)·φ(k)。这是下一章的内容。"},
     "notes.ch3": {
         "en": "The SVM's kernel trick avoids φ; linear attention needs φ explicitly, and small.\n"
-              "Taylor order 1 goes negative where s < −1, and most pairs on a real head lie there.\n"
+              "Taylor order 1 goes negative where s < −1, and on a real head many pairs lie there: the note "
+              "gives the share.\n"
               "Random features are unbiased: on well-conditioned data the error falls like 1/√m.\n"
               "On a real head the vectors are long, the variance explodes as exp(‖q′+k′‖²), and the m required "
               "is astronomical.",
         "zh": "SVM 的核技巧是为了不碰 φ；线性注意力却必须把 φ 明确算出来，而且维度要小。\n"
-              "一阶泰勒展开在 s < −1 时变成负数，而真实注意力头上大多数词元对恰好落在这里。\n"
+              "一阶泰勒展开在 s < −1 时变成负数，而真实注意力头上有不少词元对正落在这里，图下的说明给出了比例。\n"
               "随机特征是无偏的：在条件良好的数据上，误差按 1/√m 下降。\n"
               "可真实注意力头上的向量很长，方差按 exp(‖q′+k′‖²) 爆炸，需要的 m 是个天文数字。"},
     "notes.ch4": {
@@ -217,8 +218,8 @@ TEXT: dict[str, dict[str, str]] = {
     "ch0.b0.note": {"en": "{a}: {pa} pairs · {b}: {pb} pairs · ×{g}", "zh": "{a}：{pa} 对 · {b}：{pb} 对 · ×{g}"},
     "ch0.b1.note": {"en": "N = {n}: {f32} in float32, {f16} in float16, for one head of one layer",
                     "zh": "N = {n}：float32 需 {f32}，float16 需 {f16}（一层中的一个头）"},
-    "ch0.b2.note": {"en": "d = {d}, m = d: the linear order does ×{ratio} less work",
-                    "zh": "d = {d}，m = d：线性顺序的运算量少 ×{ratio}"},
+    "ch0.b2.note": {"en": "d = {d}, m = d: the softmax order costs ×{ratio} the linear order's FLOPs",
+                    "zh": "d = {d}，m = d：softmax 顺序的浮点运算量是线性顺序的 {ratio} 倍"},
     "ch1.b0.note": {"en": "f̂(x) = {fx}: the weights at x are drawn under the points",
                     "zh": "f̂(x) = {fx}：下方是 x 处各观测点的权重"},
     "ch1.b1.rest": {"en": "the other {n} keys: weight {w} in all", "zh": "其余 {n} 个键的权重合计 {w}"},
@@ -248,7 +249,7 @@ TEXT: dict[str, dict[str, str]] = {
                     "zh": "先写入一个键，再写入其他键：取回值的余弦在写入 1 个其他键后为 {first}，写入 {lag} 个后为 {last}"},
     "ch5.b0.note": {"en": "RetNet γ = {gamma}, gate strength {strength} · recent minus early at lag 256: "
                           "no decay {none}, RetNet {retnet}, GLA {gla}",
-                    "zh": "RetNet γ = {gamma}，门控强度 {strength} · 间隔 256 时近期减早期："
+                    "zh": "RetNet γ = {gamma}，门控强度 {strength} · 间隔 256 时，近期键减早期键的取回余弦："
                           "无衰减 {none}，RetNet {retnet}，GLA {gla}"},
     "ch5.b1.note": {"en": "mean row KL on layer {layer}, head {head}: {values}",
                     "zh": "第 {layer} 层第 {head} 个头的平均逐行 KL：{values}"},
@@ -445,15 +446,16 @@ TEXT: dict[str, dict[str, str]] = {
         "en": "The FAVOR+ variance formula (explorer.maps.rf_theory) is not in this build, so the m it asks for is not shown.",
         "zh": "这个版本里没有 FAVOR+ 的方差公式模块（explorer.maps.rf_theory），所以不显示它算出的 m。"},
     "notice.hedgehog_untrained": {
-        "en": "No trained Hedgehog for layer {layer}, head {head} yet: showing the untrained map (W = I). Press "
+        "en": "No trained Hedgehog for layer {layer}, head {head} yet: showing the untrained map (W = I). Tick "
               "“train Hedgehog now” to train it on the training texts (the first run also reads those texts "
               "through the model, which takes the longest).",
         "zh": "第 {layer} 层第 {head} 个头还没有训练好的 Hedgehog，图中是未训练的映射（W = I）。"
               "勾选“现在训练 Hedgehog”即可在训练文本上训练（第一次还要让模型把这些文本读一遍，这一步最慢）。"},
     "notice.hedgehog_shipped": {
-        "en": "The trained Hedgehog for layer {layer}, head {head} ships with the app (trained on its training "
-              "texts, not on this sentence).",
-        "zh": "第 {layer} 层第 {head} 个头的 Hedgehog 是随应用附带的训练结果（在应用自带的训练文本上训练，没有见过这句话）。"},
+        "en": "The trained Hedgehog for layer {layer}, head {head} ships with the app: it was trained on the app's "
+              "training texts, which do not include the lecture's own sentence.",
+        "zh": "第 {layer} 层第 {head} 个头的 Hedgehog 是随应用附带的训练结果：它在应用自带的训练文本上训练，"
+              "这些文本里没有讲座默认的那句话。"},
     "notice.recall_synthetic": {
         "en": "Recall is probed with random keys and values of this head's dimension (d = {d}), written into the "
               "state of the chosen map: it shows the memory, not this text.",

@@ -8,7 +8,6 @@ current text (rows where a map's KL is undefined are counted, not hidden).
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
@@ -18,6 +17,7 @@ from ..forms import attention
 from ..measure import metrics
 from ..measure.cost import flop_counts
 from .memo import memo, tensor_key
+from .threads import one_thread
 
 # The roadmap of the article, 2020 -> 2025, as points measured on one head. Each point is
 # (id, year, map, reference): "softmax" for full attention, "causal softmax" for the points
@@ -124,18 +124,6 @@ def gla_gates(k, weight) -> torch.Tensor:
     return torch.nn.functional.logsigmoid(x @ weight) / GLA_TAU
 
 
-@contextlib.contextmanager
-def _one_thread():
-    """Torch on one thread for a while: the fit's tensors are a few thousand numbers, and
-    splitting each small op over a busy machine's cores made it 20x slower (0.4 s -> 10 s)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def fit_gla_gates(q, k, fmap, steps: int = GLA_FIT_STEPS, lr: float = 0.2) -> torch.Tensor:
     """Log gates (1, N, m) for causal kernel attention with ``fmap``, with GLA's gate weight
     fitted on this head: Adam on the mean causal row KL to causal softmax. The bias starts at
@@ -144,7 +132,7 @@ def fit_gla_gates(q, k, fmap, steps: int = GLA_FIT_STEPS, lr: float = 0.2) -> to
 
     The weights are formed here in one broadcast product (N is a sentence, so N x N x m is
     small); ``attention.kernel_map`` measures the result."""
-    with torch.inference_mode(False), torch.enable_grad(), _one_thread():
+    with torch.inference_mode(False), torch.enable_grad(), one_thread():
         q, k = q.detach().clone().double(), k.detach().clone().double()
         fq, fk = fmap(q, is_query=True).detach(), fmap(k).detach()             # (1, N, m)
         n = q.shape[-2]

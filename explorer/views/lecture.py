@@ -26,6 +26,7 @@ from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls l
     CHAPTERS, HEAD_DIM, ControlSpec, _check_ch, _effective, chapter_controls, go_deeper, try_this,
 )
 from ..lecture.memo import memo
+from ..lecture.threads import one_thread
 from ..catalog import map_specs
 from .common import load_sample, make_feature_map, select_head
 
@@ -43,7 +44,9 @@ class ChapterView:
 
     def notices_in(self, lang: str = "en") -> list[str]:
         """The notices in ``lang``: the lecture's own translated, the source's as they are."""
-        return [text.notice(key, lang, **values) for key, values in self.notice_items] + list(self.sample_notices)
+        def named(values):          # a map's name as the reader's language writes it
+            return {k: text.map_name(v, lang) if k == "map" else v for k, v in values.items()}
+        return [text.notice(key, lang, **named(values)) for key, values in self.notice_items] + list(self.sample_notices)
 
 
 # ---------------------------------------------------------------------------------------
@@ -57,9 +60,14 @@ def chapter_view(ch, sample=None, text: str | None = None, progress=None, **cont
     start = time.perf_counter()
     c = _effective(ch, controls)
     if sample is None and ch != 0:
-        sample = load_sample("text", text=text if text and text.strip() else _default_text())
+        with one_thread():  # one sentence through a small model
+            sample = load_sample("text", text=text if text and text.strip() else _default_text())
     build = _BUILDERS[ch]
-    view = build(sample, c, progress) if ch != 0 else build(c)
+    if ch == 2:             # timed: the orders run as the machine runs them
+        view = build(sample, c, progress)
+    else:
+        with one_thread():  # small work: see explorer.lecture.threads
+            view = build(sample, c, progress) if ch != 0 else build(c)
     if sample is not None:
         count, total = unk_count(sample)
         if count:
