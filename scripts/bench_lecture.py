@@ -17,6 +17,12 @@ Per chapter, on the chapter's own default text:
 - next build, cold (p50): → to a chapter nobody computed with these controls (another head
   or seed, new on every run): view computed and figures drawn on the spot. Target ≤ 1.5 s.
 
+With ``--url http://127.0.0.1:7860/`` (a running app, warmed up), the same as the audience
+sees it, in Chromium at 1280×720 in presentation mode: each chapter opened by its address
+until its first figure is drawn; then the deck walked with PageDown, a pause between presses
+(the speaker talks, the prefetch runs): the next build inside a chapter, and the first build
+of the next chapter, until its figure is drawn.
+
 Beside them, the dense float32 matmul rate measured in the same run: on a shared machine
 read the times against it (quiet ≈ 100-200 GFLOP/s here).
 """
@@ -76,10 +82,64 @@ def p50(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
+STATE_JS = """() => { const el = document.querySelector('#deck-info [data-ch]');
+  const deck = document.getElementById('lecture');
+  return el && el.dataset.builds !== '' && deck.dataset.step !== undefined
+    ? [Number(el.dataset.ch), Number(deck.dataset.step), Number(el.dataset.builds)] : null; }"""
+DRAWN_JS = """([ch, step]) => { const s = (%s)(); if (!s || s[0] !== ch || s[1] !== step) { return false; }
+  const g = document.querySelector('#lecture-plot-' + step + ' .js-plotly-plot');
+  return !!g && !!g.querySelector('.main-svg'); }""" % STATE_JS
+
+
+def browser(url: str, pause_s: float = 2.5):
+    """The deck in Chromium (Debian's, through playwright), as the audience sees it."""
+    from playwright.sync_api import sync_playwright
+
+    from explorer.views.lecture import CHAPTERS
+
+    base = url.rstrip("/") + "/?tab=lecture&present=1&lang=en"
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path="/usr/bin/chromium",
+                                     args=["--headless", "--no-sandbox", "--disable-gpu"])
+        page = chromium.new_page(viewport={"width": 1280, "height": 720})
+        page.set_default_timeout(120_000)
+        opened = []
+        for ch in CHAPTERS:
+            start = time.perf_counter()
+            page.goto(f"{base}&ch={ch}")
+            page.wait_for_function(DRAWN_JS, arg=[ch, 0])
+            opened.append(time.perf_counter() - start)
+        page.goto(f"{base}&ch={CHAPTERS[0]}")
+        page.wait_for_function(DRAWN_JS, arg=[CHAPTERS[0], 0])
+        page.locator("#lecture-claim").click()
+        within, across = [], []
+        while True:
+            ch, step, builds = page.evaluate(STATE_JS)
+            if ch == CHAPTERS[-1] and step == builds - 1:
+                break
+            page.wait_for_timeout(pause_s * 1000)
+            target = [ch, step + 1] if step + 1 < builds else [ch + 1, 0]
+            start = time.perf_counter()
+            page.keyboard.press("PageDown")
+            page.wait_for_function(DRAWN_JS, arg=target, polling=20)
+            (across if target[1] == 0 else within).append(time.perf_counter() - start)
+        chromium.close()
+    print(f"in Chromium, 1280x720: chapter opened by its address {statistics.median(opened):.2f} s p50 "
+          f"(max {max(opened):.2f} s; target {ADDRESS_TARGET_S} s); next build in a chapter "
+          f"{statistics.median(within):.3f} s p50 (max {max(within):.3f} s); next chapter, prefetched "
+          f"{statistics.median(across):.2f} s p50 (max {max(across):.2f} s; target {PREFETCHED_TARGET_S} s)")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--url", help="a running app: measure the deck in Chromium instead of the handlers")
     args = parser.parse_args(argv)
+    if args.url:
+        rate = matmul_gflops()
+        browser(args.url)
+        print(f"dense matmul {rate:.0f} → {matmul_gflops():.0f} GFLOP/s over the run")
+        return
 
     from explorer.ui import common, lecture_tab
     from explorer.views.lecture import CHAPTERS

@@ -107,8 +107,7 @@ def build_app() -> gr.Blocks:
 
 def launch_kwargs() -> dict:
     """Theme, CSS, page script and translations go to launch() in gradio 6."""
-    scripts = [js for js in (common.page_js(), *lecture_tab.page_scripts(), _asset("projector.js"), i18n.page_js())
-               if js]
+    scripts = [js for js in (common.page_js(), *lecture_tab.page_scripts(), i18n.page_js()) if js]
     page_js = "() => {" + "".join(f" ({js})();" for js in scripts) + " }"
     css = common.css() + panel_css(PANEL_TABS) + "\n" + _asset("projector.css") + lecture_tab.css()
     return {"theme": common.theme(), "css": css, "js": page_js,
@@ -116,7 +115,7 @@ def launch_kwargs() -> dict:
 
 
 def _asset(name: str) -> str:
-    """A stylesheet or script of assets/ (the tool tabs on a projector: projector.css / .js)."""
+    """A stylesheet of assets/ (the tool tabs on a projector: projector.css)."""
     path = common.ASSETS / name
     return path.read_text(encoding="utf-8") if path.exists() else ""
 

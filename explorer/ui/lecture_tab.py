@@ -129,7 +129,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
             speaker = gr.Button(i18n.label("lecture_speaker"), elem_id="deck-speaker-button", scale=0,
                                 min_width=48, size="sm")
             next_ = gr.Button("▶", elem_id="lecture-next", scale=0, min_width=48, size="sm", variant="primary")
-            goto = gr.Button("go", elem_id="deck-goto", elem_classes=["deck-hidden"], scale=0, min_width=0)
+            goto = gr.Button("↷", elem_id="deck-goto", elem_classes=["deck-hidden"], scale=0, min_width=0)
         with gr.Row(equal_height=False, elem_id="lecture-screen"):
             with gr.Column(scale=5, min_width=320, elem_id="lecture-main"):
                 claim = gr.Markdown(_claim(chapters[0], i18n.DEFAULT_LANG), elem_id="lecture-claim")
