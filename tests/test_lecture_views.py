@@ -277,7 +277,7 @@ def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
     name = next(iter(five.data["kl"]))
     five.data["kl"][name]["kl"][:3] = (0.0, -1e-17, np.nan)
     for lang in ("en", "zh"):
-        fig = chapter_figures(five, lang)[1]
+        fig = chapter_figures(five, lang)[3]
         assert np.all(np.asarray(fig.data[0].y) > 0)
         shown = lecture_text.map_name(name, lang)
         assert _flat(lecture_text.t("note.kl_not_drawn", lang, map=shown, count=2)) in _flat(_subtitle(fig))

@@ -277,6 +277,16 @@ def _ch5(sample, c, progress) -> ChapterView:
     gap = closing.recall_gap(curves, 256)
     view.numbers.update({f"recent_minus_early_at_256[{kind}]": g for kind, g in gap.items()})
 
+    lag = closing.OVERWRITE_LAG
+    overwrite = closing.overwrite_recall(elu, d, lag, gamma=c["gamma"], strength=c["strength"])
+    view.data["overwrite"] = {"lag": lag, "kinds": overwrite}
+    for kind, r in overwrite.items():
+        view.numbers.update({f"recall_early_at_{lag}[{kind}]": r["early"], f"recall_recent_at_{lag}[{kind}]": r["recent"]})
+    depth = closing.hgrn2_depth(elu, d)
+    view.data["hgrn2"] = depth
+    for layer, lb, mem in zip(depth["layers"], depth["lower_bound"], depth["memory_tokens"]):
+        view.numbers.update({f"hgrn2_lower_bound_layer{layer}": float(lb), f"hgrn2_memory_layer{layer}": float(mem)})
+
     trained, origin = _hedgehog(sample, c, progress)
     if trained is None:
         hh = feature_maps.create("hedgehog", d, num_features=c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
@@ -330,12 +340,18 @@ def _hedgehog(sample, c, progress):
 
 def shipped_hedgehog(layer: int, head: int):
     """The Hedgehog trained for (layer, head) that ships with the app, or None."""
+    return shipped_map("hedgehog", layer, head)
+
+
+def shipped_map(kind: str, layer: int, head: int):
+    """The learned map of ``kind`` ("hedgehog" or "luna") trained for (layer, head) that
+    ships with the app, or None."""
     try:
         from ..maps.learned import pretrained
     except ImportError:                     # a build without shipped maps
         return None
     try:
-        return pretrained("hedgehog", int(layer), int(head))
+        return pretrained(kind, int(layer), int(head))
     except (FileNotFoundError, KeyError, ValueError):
         return None
 
@@ -376,8 +392,17 @@ def _ch6(sample, c, progress) -> ChapterView:
     road = _roadmap(sample, layer, head, c)
     view.data["roadmap"] = road
     view.notice_items.append(("notice.causal_roadmap", {}))
+    if not any(r["id"] == "2025_luna" for r in road):
+        view.notice_items.append(("notice.no_luna", {"layer": layer, "head": head}))
+    d = sample.q.shape[-1]
+    states = tradeoff.state_roadmap(feature_maps.create("elu1", d), d, head)
+    view.data["state_roadmap"] = states
+    view.data["state_dim"] = d
+    view.notice_items.append(("notice.recall_synthetic", {"d": d}))
     view.numbers.update({f"median_kl[{p['label']}]": p["median_kl"] for p in points})
     view.numbers.update({f"roadmap_kl[{r['id']}]": r["median_kl"] for r in road})
+    for r in states:
+        view.numbers.update({f"roadmap_recall_{pos}_at_{r['lag']}[{r['id']}]": r[pos] for pos in ("early", "recent")})
     return view
 
 
@@ -426,8 +451,14 @@ def _roadmap(sample, layer: int, head: int, c) -> list[dict]:
             "FAVOR+ (orthogonal)": _cached_map("FAVOR+ (orthogonal)", d, m, c["seed"]),
             "sliding window": _cached_map("sliding window", d, None, c["seed"])}
     keys = {"elu+1": ("elu+1",), "FAVOR+ (orthogonal)": _map_key("FAVOR+ (orthogonal)", m, c["seed"]),
-            "sliding window": _map_key("sliding window", None, c["seed"])}
-    return tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head, keys=keys)
+            "sliding window": _map_key("sliding window", None, c["seed"]), "LUNA": ("LUNA", "shipped", layer, head)}
+    luna = shipped_map("luna", layer, head) if _reads_minilm(sample) else None
+    return tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head, keys=keys, luna=luna)
+
+
+def _reads_minilm(sample) -> bool:
+    """Whether the sample's heads are the embedded MiniLM's, the model the shipped maps are trained for."""
+    return getattr(sample, "model_attentions", None) is not None and sample.head_dim == HEAD_DIM
 
 
 _BUILDERS = {0: _ch0, 1: _ch1, 2: _ch2, 3: _ch3, 4: _ch4, 5: _ch5, 6: _ch6}
