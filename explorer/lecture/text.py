@@ -90,7 +90,7 @@ TEXT: dict[str, dict[str, str]] = {
               "make the rest linear.",
         "zh": "2020 年以后出现了三类补救办法。第一类是让旧内容退场：RetNet 让状态按每个头固定的衰减率 γ 逐步淡出，"
               "GLA 用随词元变化的门控来决定留多少（HGRN2 给这些门控设了下界，层越深下界越高），"
-              "delta 规则（DeltaNet）则直接覆盖：每次写入前，先擦掉状态里这个键下原有的内容。"
+              "增量规则（DeltaNet）则直接覆盖：每次写入前，先擦掉状态里这个键下原有的内容。"
               "第二类是可学习的映射（Hedgehog），通过训练 φ，让每一行权重像 softmax 那样集中。"
               "第三类是混合模型，保留少数几层 softmax，其余各层换成线性注意力。"},
     "ch6.title": {"en": "6 · The trade-off", "zh": "6 · 速度与精度的权衡"},
@@ -168,7 +168,7 @@ TEXT: dict[str, dict[str, str]] = {
               "Hybrids: a handful of softmax layers recover most of the original model.",
         "zh": "衰减：每一步都把状态乘上一个小于 1 的 γ。近期的键能清楚地取回，旧的键被有意地淡化。"
               "GLA 把这个系数换成由词元算出的门控，每个特征一个。\n"
-              "覆盖：delta 规则先读出状态在 k_t 下存着什么，擦掉它，再把 v_t 写进去。"
+              "覆盖：DeltaNet 的增量规则先读出状态在 k_t 下存着什么，擦掉它，再把 v_t 写进去。"
               "最新的键能原样取回，早期的键也比只会累加的状态保留得更久。\n"
               "HGRN2：每一层的遗忘门都有一个下限，层越深下限越高。于是浅层几个词元就忘，深层能记得很久。\n"
               "Hedgehog 训练 φ 去模仿 softmax 的每一行：这里显示的是训练好的映射，它的逐行 KL 远低于 elu+1。\n"
@@ -187,7 +187,7 @@ TEXT: dict[str, dict[str, str]] = {
               "路线图把两类测量分开：完整注意力对比 softmax，因果注意力对比因果 softmax。只在同一类里比较。\n"
               "在这里，2020 年之后的每一步都低于同类的 2020 年基准，这是实测的，不是引用的；"
               "可学习核 LUNA 与 Hedgehog 放在一起。\n"
-              "状态更新方式单独成一张图，用另一种度量：取回。delta 规则能把最新的键原样取回，早期的键也留得更久；"
+              "状态更新方式单独成一张图，用另一种度量：取回。增量规则（DeltaNet）能把最新的键原样取回，早期的键也留得更久；"
               "衰减和门控则是用早期的键换来近期的键。"},
 
     # ---------------------------------------------------------------- build titles (one figure each)
@@ -274,9 +274,9 @@ TEXT: dict[str, dict[str, str]] = {
                           "no decay {none}, RetNet {retnet}, GLA {gla}",
                     "zh": "RetNet γ = {gamma}，门控强度 {strength} · 间隔 256 时，近期键减早期键的取回余弦："
                           "无衰减 {none}，RetNet {retnet}，GLA {gla}"},
-    "ch5.b1.note": {"en": "cosine of the value read back with its key · delta rule: S ← a(I − βkkᵀ)S + βkvᵀ, β = 1, "
+    "ch5.b1.note": {"en": "cosine of the value read back with its key · delta rule: S ← a(I − β k kᵀ)S + β k vᵀ, β = 1, "
                           "unit keys · at lag 256, early / recent: DeltaNet {de} / {dr}, no decay {ne} / {nr}",
-                    "zh": "用键取回的值与存入值的余弦 · delta 规则：S ← a(I − βkkᵀ)S + βkvᵀ，β = 1，键为单位长度 · "
+                    "zh": "用键取回的值与存入值的余弦 · 增量规则：S ← a(I − β k kᵀ)S + β k vᵀ，β = 1，键为单位长度 · "
                           "间隔 256 时早期 / 近期：DeltaNet {de} / {dr}，无衰减 {ne} / {nr}"},
     "ch5.b2.note": {"en": "{layers} layers with equal learned shares: lb = l / {layers} · a gate f ≥ lb keeps a token "
                           "at least 1/(1 − lb) steps (numbers on the bars) · recall after {lag} other keys",
