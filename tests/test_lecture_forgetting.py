@@ -81,7 +81,7 @@ def test_overwriting_build_draws_those_numbers_with_their_labels(five):
             assert list(trace.x) == [lecture_text.t(f"legend.{k}", lang) for k in kinds]
             assert np.allclose(trace.y, [kinds[k][pos] for k in kinds])
             assert list(trace.text) == [f"{0.0 if abs(v) < 0.005 else v:.2f}" for v in trace.y]
-            assert str(five.data["overwrite"]["lag"]) in trace.name
+        assert str(five.data["overwrite"]["lag"]) in fig.layout.title.text
         if lang == "zh":
             assert CJK.search(fig.data[0].name) and CJK.search(fig.layout.yaxis.title.text)
 

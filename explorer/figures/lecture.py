@@ -665,26 +665,27 @@ def _at_lag(curve: dict, lag: int) -> float:
 
 
 def _hgrn2_depth(view, lang, style):
-    """HGRN2's bounds as one picture: the lower bound per layer (bars, each labelled with the
-    shortest memory it allows) and, on the same layers, the recall of an early and a recent
-    key with that bound (lines, right axis)."""
+    """HGRN2's bounds as one picture in two panels over the same layers: the floor of the
+    forget gate (bars, each labelled with the shortest memory it allows), and the recall of
+    an early and a recent key with that floor (lines)."""
     depth = view.data["hgrn2"]
     layers = [int(x) for x in depth["layers"]]
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_bar(x=layers, y=depth["lower_bound"], name=t("legend.lower_bound", lang), marker_color="#bbbbbb",
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=(t("legend.lower_bound", lang), t("legend.recall_after", lang, lag=depth["lag"])))
+    fig.add_bar(x=layers, y=depth["lower_bound"], name=t("legend.lower_bound", lang), marker_color=style.colour(2),
                 text=[f"≥ {m:.3g}" for m in depth["memory_tokens"]], textposition="outside", cliponaxis=False,
-                textfont=dict(size=style.tick_font), secondary_y=False)
+                textfont=dict(size=style.tick_font), showlegend=False, row=1, col=1)
     for i, pos in enumerate(("early", "recent")):
-        fig.add_scatter(x=layers, y=depth[pos], mode="lines+markers", name=t(f"legend.recall_{pos}", lang,
-                                                                            lag=depth["lag"]),
+        fig.add_scatter(x=layers, y=depth[pos], mode="lines+markers", name=t(f"legend.recall_{pos}", lang),
                         line=dict(color=style.colour(i), width=style.line), marker=dict(size=style.marker),
-                        secondary_y=True)
-    fig.update_xaxes(title_text=t("axis.layer", lang), dtick=1)
-    fig.update_yaxes(title_text=t("legend.lower_bound", lang), range=[0, _RECALL_TOP], secondary_y=False, **_UNIT_TICKS)
-    fig.update_yaxes(title_text=t("axis.cosine", lang), range=[0, _RECALL_TOP], secondary_y=True, showgrid=False,
-                     **_UNIT_TICKS)
-    fig.update_layout(legend=_TOP_LEGEND)
-    note = t("ch5.b2.note", lang, layers=len(layers), lag=depth["lag"])
+                        row=1, col=2)
+    for col in (1, 2):
+        fig.update_xaxes(title_text=t("axis.layer", lang), dtick=1, row=1, col=col)
+        fig.update_yaxes(range=[0, _RECALL_TOP], row=1, col=col, **_UNIT_TICKS)
+    fig.update_yaxes(title_text=t("axis.cosine", lang), row=1, col=2)
+    fig.update_layout(legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="top",
+                                  bgcolor="rgba(255,255,255,0.8)"))
+    note = t("ch5.b2.note", lang, layers=len(layers))
     return _finish(fig, style, t("ch5.b2.title", lang), note)
 
 

@@ -83,16 +83,14 @@ TEXT: dict[str, dict[str, str]] = {
               "可是状态只加不减，旧的键永远留在里面，序列越长，要取回其中任何一个就越难。"},
     "ch5.title": {"en": "5 · Closing the gap", "zh": "5 · 缩小差距"},
     "ch5.claim": {
-        "en": "Three repairs came after 2020. Let old content go: RetNet decays the state at a fixed rate γ per head, "
-              "GLA gates it by the token (HGRN2 bounds those gates from below, more in deeper layers), and the delta "
-              "rule (DeltaNet) overwrites: each write first erases what the state held under its key. Learned maps "
-              "(Hedgehog) train φ so that its rows are as sharp as softmax's. Hybrids keep a few softmax layers and "
-              "make the rest linear.",
-        "zh": "2020 年以后出现了三类补救办法。第一类是让旧内容退场：RetNet 让状态按每个头固定的衰减率 γ 逐步淡出，"
-              "GLA 用随词元变化的门控来决定留多少（HGRN2 给这些门控设了下界，层越深下界越高），"
-              "增量规则（DeltaNet）则直接覆盖：每次写入前，先擦掉状态里这个键下原有的内容。"
-              "第二类是可学习的映射（Hedgehog），通过训练 φ，让每一行权重像 softmax 那样集中。"
-              "第三类是混合模型，保留少数几层 softmax，其余各层换成线性注意力。"},
+        "en": "Three repairs came after 2020. Let old content go: by decay (RetNet, a fixed γ per head), by gates "
+              "(GLA, set by each token; HGRN2 gives them a floor that rises with depth) or by overwriting (DeltaNet's "
+              "delta rule). Learned maps (Hedgehog) train φ so that its rows are as sharp as softmax's. Hybrids keep "
+              "a few softmax layers and make the rest linear.",
+        "zh": "2020 年以后出现了三类补救办法。一是让旧内容退场：靠衰减（RetNet，每个头一个固定的 γ）、"
+              "靠门控（GLA，随词元而变；HGRN2 给门控设了随层数升高的下限），或靠覆盖（DeltaNet 的增量规则）。"
+              "二是可学习的映射（Hedgehog），训练 φ 让每一行权重像 softmax 那样集中。"
+              "三是混合模型，保留少数几层 softmax，其余各层换成线性注意力。"},
     "ch6.title": {"en": "6 · The trade-off", "zh": "6 · 速度与精度的权衡"},
     "ch6.claim": {
         "en": "Every map buys speed with accuracy. Plotted as cost against the distance to softmax on this text, "
@@ -274,14 +272,13 @@ TEXT: dict[str, dict[str, str]] = {
                           "no decay {none}, RetNet {retnet}, GLA {gla}",
                     "zh": "RetNet γ = {gamma}，门控强度 {strength} · 间隔 256 时，近期键减早期键的取回余弦："
                           "无衰减 {none}，RetNet {retnet}，GLA {gla}"},
-    "ch5.b1.note": {"en": "cosine of the value read back with its key · delta rule: S ← a(I − β k kᵀ)S + β k vᵀ, β = 1, "
-                          "unit keys · at lag 256, early / recent: DeltaNet {de} / {dr}, no decay {ne} / {nr}",
-                    "zh": "用键取回的值与存入值的余弦 · 增量规则：S ← a(I − β k kᵀ)S + β k vᵀ，β = 1，键为单位长度 · "
-                          "间隔 256 时早期 / 近期：DeltaNet {de} / {dr}，无衰减 {ne} / {nr}"},
-    "ch5.b2.note": {"en": "{layers} layers with equal learned shares: lb = l / {layers} · a gate f ≥ lb keeps a token "
-                          "at least 1/(1 − lb) steps (numbers on the bars) · recall after {lag} other keys",
-                    "zh": "{layers} 层，各层学到的份额相同：lb = l / {layers} · 门控 f ≥ lb 时，一个词元至少保留 "
-                          "1/(1 − lb) 步（柱上的数字）· 再写入 {lag} 个键之后的取回"},
+    "ch5.b1.note": {"en": "delta rule: S ← a(I − β k kᵀ)S + β k vᵀ, β = 1 · at lag 256 (early / recent): "
+                          "DeltaNet {de} / {dr}, no decay {ne} / {nr}",
+                    "zh": "增量规则：S ← a(I − β k kᵀ)S + β k vᵀ，β = 1 · 间隔 256 时（早期 / 近期）："
+                          "DeltaNet {de} / {dr}，无衰减 {ne} / {nr}"},
+    "ch5.b2.note": {"en": "lb = l / {layers} (equal learned shares) · on the bars: a gate f ≥ lb keeps a token "
+                          "≥ 1/(1 − lb) steps",
+                    "zh": "lb = l / {layers}（各层份额相同）· 柱上的数字：门控 f ≥ lb 时，一个词元至少保留 1/(1 − lb) 步"},
     "ch5.b3.note": {"en": "mean row KL on layer {layer}, head {head}: {values}",
                     "zh": "第 {layer} 层第 {head} 个头的平均逐行 KL：{values}"},
     "ch5.b4.note": {"en": "cosine of the sentence embedding to the original model's · linear layers use {map}; {mode}",
@@ -377,9 +374,10 @@ TEXT: dict[str, dict[str, str]] = {
     "legend.deltanet": {"en": "DeltaNet", "zh": "DeltaNet"},
     "legend.gated_deltanet": {"en": "Gated DeltaNet", "zh": "Gated DeltaNet"},
     "legend.hgrn2": {"en": "HGRN2", "zh": "HGRN2"},
-    "legend.lower_bound": {"en": "lower bound lb of the forget gate", "zh": "遗忘门的下限 lb"},
-    "legend.recall_early": {"en": "early key, after {lag} others", "zh": "早期的键，之后又写入 {lag} 个"},
-    "legend.recall_recent": {"en": "recent key, after {lag} others", "zh": "近期的键，之前已写入 {lag} 个"},
+    "legend.lower_bound": {"en": "floor lb of the forget gate", "zh": "遗忘门的下限 lb"},
+    "legend.recall_after": {"en": "recall after {lag} other keys", "zh": "再写入 {lag} 个键之后的取回"},
+    "legend.recall_early": {"en": "early key", "zh": "早期的键"},
+    "legend.recall_recent": {"en": "recent key", "zh": "近期的键"},
     "legend.noncausal": {"en": "full attention, against softmax", "zh": "完整注意力，对比 softmax"},
     "legend.causal": {"en": "causal, against causal softmax", "zh": "因果注意力，对比因果 softmax"},
     "num.max_diff": {"en": "max |difference|", "zh": "最大绝对差"},

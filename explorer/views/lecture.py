@@ -127,13 +127,14 @@ def _ch1(sample, c, progress) -> ChapterView:
     if c["query"] >= n:
         c["query"] = n - 1
     i = c["query"]
-    nw = nadaraya_watson.head_query(q, k, v, i)
+    causal = bool(getattr(sample, "causal", False))
+    nw = nadaraya_watson.head_query(q, k, v, i, causal=causal)
     context = nadaraya_watson.model_attention_output(sample)
     if context is not None:
         reference = context[c["layer"], c["head"], i].double().numpy()
         reference_kind = "model"
     else:
-        reference = (attention.softmax_map(q, k).double() @ v.double())[i].numpy()
+        reference = (attention.softmax_map(q, k, causal=causal).double() @ v.double())[i].numpy()
         reference_kind = "engine"
         view.notice_items.append(("notice.no_model_output", {}))
     diff = float(np.abs(nw["output"] - reference).max())
@@ -397,8 +398,7 @@ def _ch6(sample, c, progress) -> ChapterView:
     d = sample.q.shape[-1]
     states = tradeoff.state_roadmap(feature_maps.create("elu1", d), d, head)
     view.data["state_roadmap"] = states
-    view.data["state_dim"] = d
-    view.notice_items.append(("notice.recall_synthetic", {"d": d}))
+    view.data["state_dim"] = d        # the figure's note says the probe is synthetic, of this dimension
     view.numbers.update({f"median_kl[{p['label']}]": p["median_kl"] for p in points})
     view.numbers.update({f"roadmap_kl[{r['id']}]": r["median_kl"] for r in road})
     for r in states:
