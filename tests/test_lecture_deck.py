@@ -172,7 +172,7 @@ def test_a_map_with_no_defined_row_is_not_said_to_have_a_median(views):
 
 KEPT = {"FLOPs", "FLOP", "GFLOP", "ms", "MB", "kB", "GB", "TB", "KV", "softmax", "exp", "elu", "FAVOR", "Taylor",
         "ReLU", "cosFormer", "Hedgehog", "RetNet", "GLA", "Performer", "Transformer", "KL", "float", "logit", "SVM",
-        "RFF", "trig", "max", "nats", "Nadaraya", "Watson", "DeltaNet", "Gated", "HGRN", "LUNA", "lb"}
+        "RFF", "trig", "max", "nats", "Nadaraya", "Watson", "DeltaNet", "Gated", "HGRN", "LUNA", "lb", "SmolLM", "RNN"}
 
 
 def _visible_texts(fig) -> list[str]:

@@ -342,7 +342,8 @@ def test_chapter_three_budget_is_the_variance_formula_written_out(views):
 
 def test_chapter_four_memory_is_the_plain_count(views):
     num = views[4].numbers
-    n, d, m = load_sample("text", text=TEXT).n_tokens, 32, num["m"]
+    sample = load_sample("text", text=TEXT, model=lecture.default_model(4))      # the model chapter 4 reads
+    n, d, m = sample.n_tokens, sample.head_dim, num["m"]
     assert num["kv_bytes_at_n"] == 4 * n * (d + d)                         # K and V rows, float32
     assert num["state_bytes"] == 4 * (m * d + m)                           # S and z
     assert num["break_even_tokens"] == pytest.approx((m * d + m) / (2 * d))

@@ -27,6 +27,14 @@ LANGS = ("en", "zh")
 # "Go deeper" all show the same text. Its pronoun ("it" -> "the animal") is what attention
 # has to resolve.
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
+# The same sentence for a Chinese audience, read by the chapters whose model reads Chinese
+# (the packaged causal SmolLM2; the embedded MiniLM turns Chinese into [UNK]).
+DEFAULT_TEXT_ZH = "那只动物没有过马路，因为它太累了。"
+
+
+def default_text(lang: str = "en") -> str:
+    """The lecture's own sentence in ``lang`` (English unless "zh")."""
+    return DEFAULT_TEXT_ZH if lang == "zh" else DEFAULT_TEXT
 
 TEXT: dict[str, dict[str, str]] = {
     "lecture.title": {"en": "Linear attention through kernels: a lecture", "zh": "从核方法看线性注意力"},
@@ -84,13 +92,12 @@ TEXT: dict[str, dict[str, str]] = {
     "ch5.title": {"en": "5 · Closing the gap", "zh": "5 · 缩小差距"},
     "ch5.claim": {
         "en": "Three repairs came after 2020. Let old content go: by decay (RetNet, a fixed γ per head), by gates "
-              "(GLA, set by each token; HGRN2 gives them a floor that rises with depth) or by overwriting (DeltaNet's "
-              "delta rule). Learned maps (Hedgehog) train φ so that its rows are as sharp as softmax's. Hybrids keep "
-              "a few softmax layers and make the rest linear.",
+              "(GLA, set by each token; HGRN2 floors them, higher with depth) or by overwriting (DeltaNet's delta "
+              "rule). Learned maps (Hedgehog) train φ to match softmax's rows. Hybrids keep a few softmax layers and "
+              "make the rest linear.",
         "zh": "2020 年以后出现了三类补救办法。一是让旧内容退场：靠衰减（RetNet，每个头一个固定的 γ）、"
-              "靠门控（GLA，随词元而变；HGRN2 给门控设了随层数升高的下限），或靠覆盖（DeltaNet 的增量规则）。"
-              "二是可学习的映射（Hedgehog），训练 φ 让每一行权重像 softmax 那样集中。"
-              "三是混合模型，保留少数几层 softmax，其余各层换成线性注意力。"},
+              "靠门控（GLA，随词元而变；HGRN2 的门控有随层数升高的下限），或靠覆盖（DeltaNet 的增量规则）。"
+              "二是可学习的映射（Hedgehog），训练 φ 去贴近 softmax 的每一行。三是混合模型，保留几层 softmax，其余换成线性注意力。"},
     "ch6.title": {"en": "6 · The trade-off", "zh": "6 · 速度与精度的权衡"},
     "ch6.claim": {
         "en": "Every map buys speed with accuracy. Plotted as cost against the distance to softmax on this text, "
@@ -523,6 +530,11 @@ TEXT: dict[str, dict[str, str]] = {
     "notice.no_luna": {
         "en": "No trained LUNA map ships for layer {layer}, head {head} of this model: the roadmap leaves its point out.",
         "zh": "本模型第 {layer} 层第 {head} 个头没有随应用附带训练好的 LUNA 映射，路线图中略去这一点。"},
+    "notice.causal_model": {
+        "en": "This chapter reads {model}, a causal language model: each token sees only the tokens before it, as in "
+              "the RNN. Causal softmax on its q, k reproduces the model's own attention to {diff}.",
+        "zh": "本章读取的是因果语言模型 {model}：每个词元只看得到它前面的词元，和 RNN 一样。"
+              "用它的 q、k 算出的因果 softmax 与模型自己的注意力相差不超过 {diff}。"},
     "notice.causal_roadmap": {
         "en": "The roadmap's causal points (RetNet, GLA and their elu+1 baseline) compare causal maps (keys j ≤ i) "
               "with causal softmax on the same head; the other points compare full attention with softmax.",
@@ -532,6 +544,9 @@ TEXT: dict[str, dict[str, str]] = {
         "en": "{map}: KL is undefined on {count} of {rows} rows (weights ≤ 0 where softmax has mass); the median is "
               "over the other rows.",
         "zh": "{map}：{rows} 行中有 {count} 行 KL 无定义（softmax 有权重的地方该映射的权重 ≤ 0），中位数只取其余各行。"},
+    "notice.undefined_kl_some": {
+        "en": "Rows of {rows} where KL is undefined (weights ≤ 0 where softmax has mass), left out of the median: {maps}.",
+        "zh": "{rows} 行中 KL 无定义的行数（softmax 有权重的地方映射的权重 ≤ 0），中位数不计这些行：{maps}。"},
     "notice.undefined_kl_all": {
         "en": "{map}: KL is undefined on every one of the {rows} rows (weights ≤ 0 where softmax has mass), so it "
               "has no point on the plane.",
@@ -620,6 +635,8 @@ NUMBER_LABELS: dict[str, dict[str, str]] = {
                                        "zh": "最大 m 处的随机特征误差，本注意力头（正交）"},
     "rf_error_well_m_max_orthogonal": {"en": "random-feature error at the largest m, well-conditioned (orthogonal)",
                                        "zh": "最大 m 处的随机特征误差，条件良好的样本（正交）"},
+    "model_attention_max_abs_diff": {"en": "causal softmax against the model's own attention, max |difference|",
+                                     "zh": "因果 softmax 与模型自身注意力的最大绝对差"},
     "state_bytes": {"en": "state size (bytes)", "zh": "状态大小（字节）"},
     "kv_bytes_at_n": {"en": "KV cache at this N (bytes)", "zh": "此 N 下的 KV 缓存（字节）"},
     "break_even_tokens": {"en": "tokens where state and KV cache are equal", "zh": "状态与 KV 缓存一样大时的词元数"},

@@ -14,6 +14,7 @@ plus any the sample brought with it.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -23,7 +24,7 @@ from ..forms import attention, state
 from .. import maps as feature_maps
 from ..lecture import associativity, bottleneck, closing, kernels, nadaraya_watson, rnn, text, tradeoff
 from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls live there, torch-free)
-    CHAPTERS, HEAD_DIM, ControlSpec, _check_ch, _effective, chapter_controls, go_deeper, try_this,
+    CHAPTERS, HEAD_DIM, PRONOUN, ControlSpec, _check_ch, _effective, chapter_controls, go_deeper, try_this,
 )
 from ..lecture.memo import memo
 from ..lecture.threads import one_thread
@@ -45,7 +46,11 @@ class ChapterView:
     def notices_in(self, lang: str = "en") -> list[str]:
         """The notices in ``lang``: the lecture's own translated, the source's as they are."""
         def named(values):          # a map's name as the reader's language writes it
-            return {k: text.map_name(v, lang) if k == "map" else v for k, v in values.items()}
+            out = {k: text.map_name(v, lang) if k == "map" else v for k, v in values.items()}
+            if "maps" in values:    # (map, count) pairs, listed in the reader's language
+                out["maps"] = ("，" if lang == "zh" else ", ").join(
+                    f"{text.map_name(name, lang)} {count}" for name, count in values["maps"])
+            return out
         return [text.notice(key, lang, **named(values)) for key, values in self.notice_items] + list(self.sample_notices)
 
 
@@ -53,15 +58,21 @@ class ChapterView:
 # The view
 # ---------------------------------------------------------------------------------------
 
-def chapter_view(ch, sample=None, text: str | None = None, progress=None, **controls) -> ChapterView:
-    """Chapter ``ch`` on ``sample`` (or on ``text`` read by the embedded model, or on the
-    default sentence). ``progress(fraction, message)`` reports long work (training)."""
+def chapter_view(ch, sample=None, text: str | None = None, progress=None, lang: str | None = None,
+                 **controls) -> ChapterView:
+    """Chapter ``ch`` on ``sample``, or on ``text`` (else the lecture's sentence) read by the
+    chapter's default model (``default_model``: the causal SmolLM2 for chapter 4 when it is
+    ready, else the embedded MiniLM). ``lang`` picks the default sentence where that model
+    reads Chinese. ``progress(fraction, message)`` reports long work (training, a first load)."""
     ch = _check_ch(ch)
     start = time.perf_counter()
     c = _effective(ch, controls)
     if sample is None and ch != 0:
+        model = default_model(ch)
+        default = text_words.default_text(lang if model else "en")
         with one_thread():  # one sentence through a small model
-            sample = load_sample("text", text=text if text and text.strip() else _default_text())
+            sample = load_sample("text", text=text if text and text.strip() else default, model=model,
+                                 progress=progress)
     build = _BUILDERS[ch]
     if ch == 2:             # timed: the orders run as the machine runs them
         view = build(sample, c, progress)
@@ -79,8 +90,28 @@ def chapter_view(ch, sample=None, text: str | None = None, progress=None, **cont
     return view
 
 
-def _default_text() -> str:
-    return text.DEFAULT_TEXT
+text_words = text          # the lecture's words, under a name chapter_view's ``text`` argument leaves free
+
+# Chapters that read the packaged causal model by default when it is ready: chapter 4's RNN
+# then runs over a causal model's own heads. Chapter 5 stays on the embedded MiniLM: its
+# text-dependent builds (the shipped trained Hedgehog, the hybrid model) are made for it,
+# and its forgetting builds read no text at all.
+CAUSAL_CHAPTERS = (4,)
+
+
+def default_model(ch) -> str | None:
+    """The model chapter ``ch`` reads by default: the packaged causal SmolLM2 for the
+    chapters of ``CAUSAL_CHAPTERS`` when it is installed and converted (checked on disk,
+    nothing loaded: a first conversion takes about 40 s, too long for a slide), else None,
+    the embedded MiniLM."""
+    if _check_ch(ch) not in CAUSAL_CHAPTERS:
+        return None
+    from ..sources import packaged
+    spec = packaged.SMOLLM2
+    gguf = packaged.gguf_path(spec)
+    if gguf is None or not packaged.is_converted(packaged.converted_folder(spec, gguf)):
+        return None
+    return spec.name
 
 
 def unk_count(sample) -> tuple[int, int]:
@@ -243,6 +274,8 @@ def _ch4(sample, c, progress) -> ChapterView:
     view = _new(4, c, notes)
     d, n = q.shape[-1], q.shape[0]
     fmap = _cached_map(c["map"], d, c["m"] if "FAVOR" in c["map"] else None, 0)
+    if c["t"] == PRONOUN and getattr(sample, "text", None) in (text.DEFAULT_TEXT, text.DEFAULT_TEXT_ZH):
+        c["t"] = _pronoun_step(sample.tokens, c["t"])     # another tokenizer puts "it" elsewhere
     t = n - 1 if c["t"] < 0 or c["t"] >= n else c["t"]
     c["t"] = t
     step = rnn.step_to(q, k, v, fmap, t)
@@ -254,6 +287,13 @@ def _ch4(sample, c, progress) -> ChapterView:
                      recall_recent=recent,
                      recurrent=both["recurrent"][t], parallel=both["parallel"][t])
     view.notice_items.append(("notice.recall_synthetic", {"d": d}))
+    if getattr(sample, "causal", False) and sample.model_attentions is not None:
+        # The RNN's causal order is the model's own: causal softmax on its q, k is its attention.
+        own = sample.model_attentions[c["layer"], c["head"]].double()
+        diff = float((attention.softmax_map(q, k, causal=True).double() - own).abs().max())
+        view.numbers["model_attention_max_abs_diff"] = diff
+        view.notice_items.append(("notice.causal_model", {"model": sample.info.get("model", ""), "diff": f"{diff:.1e}"}))
+    view.data["model"] = (getattr(sample, "info", None) or {}).get("model")
     lags = early["lags"]
     view.numbers.update({
         "t": float(t), "max_abs_diff": both["max_abs_diff"], "max_rel_diff": both["max_rel_diff"],
@@ -263,6 +303,22 @@ def _ch4(sample, c, progress) -> ChapterView:
         f"recall_lag_{int(lags[-1])}": float(early["cosine"][-1]),
     })
     return view
+
+
+PRONOUNS = ("it", "它")
+
+
+def _pronoun_step(tokens, fallback: int) -> int:
+    """The last token of the default sentence's pronoun ("it", or 它 split into byte pieces,
+    "它(1/2)", "它(2/2)"): the step where the state has just read it."""
+    words = [re.sub(r"\(\d+/\d+\)$", "", label.rsplit("·", 1)[0]).strip().lower() for label in tokens]
+    hits = [i for i, word in enumerate(words) if word in PRONOUNS]
+    if not hits:
+        return fallback
+    end = hits[0]
+    while end + 1 in hits:
+        end += 1
+    return end
 
 
 # -- 5 ----------------------------------------------------------------------------------
@@ -379,12 +435,14 @@ def _ch6(sample, c, progress) -> ChapterView:
         qual = tradeoff.layer_quality(q, k, trained)
         points.append({"label": "Hedgehog (trained)", "m": trained.num_features,
                        "cost": tradeoff.flops_per_token(trained.num_features, dv), **qual})
+    some = []
     for p in points:
         if p["undefined_rows"] == p["rows"]:
             view.notice_items.append(("notice.undefined_kl_all", {"map": p["label"], "rows": p["rows"]}))
         elif p["undefined_rows"]:
-            view.notice_items.append(("notice.undefined_kl", {"map": p["label"], "count": p["undefined_rows"],
-                                                              "rows": p["rows"]}))
+            some.append((p["label"], p["undefined_rows"]))
+    if some:        # one line for all of them: a slide has no room for one per map
+        view.notice_items.append(("notice.undefined_kl_some", {"maps": tuple(some), "rows": points[0]["rows"]}))
     front = tradeoff.pareto_frontier([p["cost"] for p in points], [p["median_kl"] for p in points])
     view.data["points"] = points
     view.data["frontier"] = front
