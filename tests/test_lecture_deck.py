@@ -120,6 +120,7 @@ def test_the_roadmap_measures_every_step_and_goes_forwards(views, figures):
         assert r["causal"] == (r["reference"] == "causal softmax")
     # Each later step against the 2020 point of its own kind of measurement.
     assert road["2024_hedgehog"]["median_kl"] < road["2020"]["median_kl"]
+    assert road["2025_luna"]["median_kl"] < road["2020"]["median_kl"]
     assert road["2025"]["median_kl"] < road["2020"]["median_kl"]
     assert road["2024_gla"]["median_kl"] < road["2020_causal"]["median_kl"]
     assert {r["id"] for r in road.values() if r["causal"]} == {"2020_causal", "2023", "2024_gla"}
@@ -129,12 +130,12 @@ def test_the_roadmap_measures_every_step_and_goes_forwards(views, figures):
         assert [trace.type for trace in fig.data] == ["bar", "bar"]
         full, causal = fig.data
         assert full.yaxis != causal.yaxis
-        assert len(full.y) == 4 and len(causal.y) == 3
+        assert len(full.y) == 5 and len(causal.y) == 3
         labels = " ".join(list(full.y) + list(causal.y))
         for year in ("2020", "2021", "2023", "2024", "2025"):
             assert year in labels
         assert f"m = {road['2021']['m']}" in labels and f"{road['2023']['gamma']:.4g}" in labels
-        assert "GLA" in labels and "Hedgehog" in labels
+        assert "GLA" in labels and "Hedgehog" in labels and "LUNA" in labels
         # Every bar says its value; the 2020 baselines are marked in each panel.
         assert [f"{v:.2f}" for v in full.x] == list(full.text)
         assert sum(1 for s in fig.layout.shapes if s.type == "line") == 2
@@ -171,7 +172,7 @@ def test_a_map_with_no_defined_row_is_not_said_to_have_a_median(views):
 
 KEPT = {"FLOPs", "FLOP", "GFLOP", "ms", "MB", "kB", "GB", "TB", "KV", "softmax", "exp", "elu", "FAVOR", "Taylor",
         "ReLU", "cosFormer", "Hedgehog", "RetNet", "GLA", "Performer", "Transformer", "KL", "float", "logit", "SVM",
-        "RFF", "trig", "max", "nats", "Nadaraya", "Watson"}
+        "RFF", "trig", "max", "nats", "Nadaraya", "Watson", "DeltaNet", "Gated", "HGRN", "LUNA", "lb", "SmolLM", "RNN"}
 
 
 def _visible_texts(fig) -> list[str]:

@@ -136,7 +136,7 @@ def test_the_command_line_writes_the_chinese_deck(tmp_path, monkeypatch, deck_fi
 
     _, _, views = deck_files
     zh = {ch: view for ch, view in views.items()}
-    monkeypatch.setattr(export, "chapter_views", lambda text=None, controls=None, progress=None: zh)
+    monkeypatch.setattr(export, "chapter_views", lambda text=None, controls=None, progress=None, lang="en": zh)
     out = tmp_path / "deck.html"
     assert cli.main(["lecture", "--lang", "zh", "--output", str(out), "--no-pdf"]) == 0
     page = out.read_text(encoding="utf-8")

@@ -277,7 +277,7 @@ def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
     name = next(iter(five.data["kl"]))
     five.data["kl"][name]["kl"][:3] = (0.0, -1e-17, np.nan)
     for lang in ("en", "zh"):
-        fig = chapter_figures(five, lang)[1]
+        fig = chapter_figures(five, lang)[3]
         assert np.all(np.asarray(fig.data[0].y) > 0)
         shown = lecture_text.map_name(name, lang)
         assert _flat(lecture_text.t("note.kl_not_drawn", lang, map=shown, count=2)) in _flat(_subtitle(fig))
@@ -342,7 +342,8 @@ def test_chapter_three_budget_is_the_variance_formula_written_out(views):
 
 def test_chapter_four_memory_is_the_plain_count(views):
     num = views[4].numbers
-    n, d, m = load_sample("text", text=TEXT).n_tokens, 32, num["m"]
+    sample = load_sample("text", text=TEXT, model=lecture.default_model(4))      # the model chapter 4 reads
+    n, d, m = sample.n_tokens, sample.head_dim, num["m"]
     assert num["kv_bytes_at_n"] == 4 * n * (d + d)                         # K and V rows, float32
     assert num["state_bytes"] == 4 * (m * d + m)                           # S and z
     assert num["break_even_tokens"] == pytest.approx((m * d + m) / (2 * d))

@@ -580,6 +580,9 @@ def _ch5(view, lang, style):
              **{kind: f"{n[f'recent_minus_early_at_256[{kind}]']:+.2f}" for kind in ("none", "retnet", "gla")})
     first = _finish(fig, style, t("ch5.b0.title", lang), note)
 
+    overwrite = _overwrite(view, lang, style)
+    depth = _hgrn2_depth(view, lang, style)
+
     kl = view.data["kl"]
     fig2 = go.Figure()
     hidden = []
@@ -592,9 +595,9 @@ def _ch5(view, lang, style):
                      boxmean=True, showlegend=False)
     fig2.update_yaxes(type="log", title_text=t("axis.kl", lang))
     values = ("，" if lang == "zh" else ", ").join(f"{map_name(name, lang)} {r['mean']:.2f}" for name, r in kl.items())
-    title = "ch5.b1.title" if view.data.get("hedgehog_trained") else "ch5.b1.title_untrained"
+    title = "ch5.b3.title" if view.data.get("hedgehog_trained") else "ch5.b3.title_untrained"
     second = _finish(fig2, style, t(title, lang),
-                     " · ".join([t("ch5.b1.note", lang, layer=c["layer"], head=c["head"], values=values)] + hidden))
+                     " · ".join([t("ch5.b3.note", lang, layer=c["layer"], head=c["head"], values=values)] + hidden))
 
     path = view.data.get("hybrid")
     fig3 = go.Figure()
@@ -614,9 +617,76 @@ def _ch5(view, lang, style):
     fig3.update_yaxes(title_text=t("axis.embedding_cos", lang))
     hybrid_map = {"elu1": "elu+1", "favor_plus": "FAVOR+", "taylor2": "Taylor-2"}.get(
         view.data.get("hybrid_map") or c.get("hybrid_map", ""), "")
-    note3 = t("ch5.b2.note", lang, map=hybrid_map, mode=t(f"ch5.b2.{mode}", lang)) if path else ""
-    figs = [first, second, _finish(fig3, style, t("ch5.b2.title", lang), note3)]
-    return figs
+    note3 = t("ch5.b4.note", lang, map=hybrid_map, mode=t(f"ch5.b4.{mode}", lang)) if path else ""
+    return [first, overwrite, depth, second, _finish(fig3, style, t("ch5.b4.title", lang), note3)]
+
+
+# Recall and bounds lie in [0, 1]: the axes run to 1.3 and the legend sits in the top band,
+# above every bar and its label, inside the plot (the title and note keep the space above).
+_RECALL_TOP = 1.3
+_UNIT_TICKS = {"tickmode": "array", "tickvals": [0, 0.2, 0.4, 0.6, 0.8, 1.0]}
+_TOP_LEGEND = dict(orientation="h", x=0.0, xanchor="left", y=1.0, yanchor="top", bgcolor="rgba(255,255,255,0.8)")
+
+
+def _overwrite(view, lang, style):
+    """Forgetting by overwriting: recall of an early and a recent key at one lag, one pair of
+    bars per update (no decay, RetNet, GLA, DeltaNet, Gated DeltaNet)."""
+    data = view.data["overwrite"]
+    lag, kinds = data["lag"], data["kinds"]
+    names = [t(f"legend.{kind}", lang) for kind in kinds]
+    fig = go.Figure()
+    for i, pos in enumerate(("early", "recent")):
+        values = [kinds[kind][pos] for kind in kinds]
+        fig.add_bar(x=names, y=values, name=t(f"legend.recall_{pos}", lang, lag=lag), marker_color=style.colour(i),
+                    text=[_cos(v) for v in values], textposition="outside", cliponaxis=False,
+                    textfont=dict(size=style.tick_font))
+    fig.update_layout(barmode="group", legend=_TOP_LEGEND)
+    fig.update_yaxes(title_text=t("axis.cosine", lang), range=[min(0.0, *_all_recall(kinds)) - 0.05, _RECALL_TOP],
+                     **_UNIT_TICKS)
+    fig.update_xaxes(title_text=t("axis.update", lang))
+    at = {kind: {pos: _at_lag(kinds[kind]["curves"][pos], 256) for pos in ("early", "recent")}
+          for kind in ("deltanet", "none")}
+    note = t("ch5.b1.note", lang, de=_cos(at["deltanet"]["early"]), dr=_cos(at["deltanet"]["recent"]),
+             ne=_cos(at["none"]["early"]), nr=_cos(at["none"]["recent"]))
+    return _finish(fig, style, t("ch5.b1.title", lang, lag=lag), note)
+
+
+def _cos(x: float) -> str:
+    """A cosine to two decimals, never "-0.00"."""
+    return f"{0.0 if abs(x) < 0.005 else x:.2f}"
+
+
+def _all_recall(kinds) -> list[float]:
+    return [r[pos] for r in kinds.values() for pos in ("early", "recent")]
+
+
+def _at_lag(curve: dict, lag: int) -> float:
+    return float(curve["cosine"][int(np.flatnonzero(curve["lags"] == lag)[0])])
+
+
+def _hgrn2_depth(view, lang, style):
+    """HGRN2's bounds as one picture in two panels over the same layers: the floor of the
+    forget gate (bars, each labelled with the shortest memory it allows), and the recall of
+    an early and a recent key with that floor (lines)."""
+    depth = view.data["hgrn2"]
+    layers = [int(x) for x in depth["layers"]]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=(t("legend.lower_bound", lang), t("legend.recall_after", lang, lag=depth["lag"])))
+    fig.add_bar(x=layers, y=depth["lower_bound"], name=t("legend.lower_bound", lang), marker_color=style.colour(2),
+                text=[f"≥ {m:.3g}" for m in depth["memory_tokens"]], textposition="outside", cliponaxis=False,
+                textfont=dict(size=style.tick_font), showlegend=False, row=1, col=1)
+    for i, pos in enumerate(("early", "recent")):
+        fig.add_scatter(x=layers, y=depth[pos], mode="lines+markers", name=t(f"legend.recall_{pos}", lang),
+                        line=dict(color=style.colour(i), width=style.line), marker=dict(size=style.marker),
+                        row=1, col=2)
+    for col in (1, 2):
+        fig.update_xaxes(title_text=t("axis.layer", lang), dtick=1, row=1, col=col)
+        fig.update_yaxes(range=[0, _RECALL_TOP], row=1, col=col, **_UNIT_TICKS)
+    fig.update_yaxes(title_text=t("axis.cosine", lang), row=1, col=2)
+    fig.update_layout(legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="top",
+                                  bgcolor="rgba(255,255,255,0.8)"))
+    note = t("ch5.b2.note", lang, layers=len(layers))
+    return _finish(fig, style, t("ch5.b2.title", lang), note)
 
 
 # -- 6 ----------------------------------------------------------------------------------
@@ -674,7 +744,28 @@ def _ch6(view, lang, style):
     fig2.update_yaxes(tickfont=dict(size=style.tick_font - 1))
     second = _finish(fig2, style, t("ch6.b1.title", lang, layer=view.controls["layer"], head=view.controls["head"]),
                      t("ch6.b1.note", lang))
-    return [first, second]
+    return [first, second, _state_roadmap(view, lang, style)]
+
+
+def _state_roadmap(view, lang, style):
+    """The state updates' roadmap on a figure of its own: recall of an early and a recent key
+    per step, as pairs of bars. Recall is not row KL, so nothing here meets the KL panels."""
+    states = view.data["state_roadmap"]
+    labels = [_road_text(r, lang) for r in states][::-1]
+    fig = go.Figure()
+    for i, pos in enumerate(("early", "recent")):
+        values = [r[pos] for r in states][::-1]
+        fig.add_bar(y=labels, x=values, orientation="h", name=t(f"legend.recall_{pos}", lang, lag=states[0]["lag"]),
+                    marker_color=style.colour(i), text=[_cos(v) for v in values], textposition="outside",
+                    cliponaxis=False, textfont=dict(size=style.tick_font))
+    low = min([0.0] + [r[pos] for r in states for pos in ("early", "recent")])
+    fig.update_layout(barmode="group", legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="bottom",
+                                                   traceorder="normal"))
+    fig.update_xaxes(title_text=t("axis.cosine", lang), range=[low - 0.05, 1.18], **_UNIT_TICKS)
+    fig.update_yaxes(tickfont=dict(size=style.tick_font - 1))
+    lag = states[0]["lag"]
+    return _finish(fig, style, t("ch6.b2.title", lang, lag=lag),
+                   t("ch6.b2.note", lang, d=view.data.get("state_dim", "d"), lag=lag))
 
 
 def _road_text(point: dict, lang: str) -> str:
@@ -688,8 +779,12 @@ def _road_text(point: dict, lang: str) -> str:
         return road_label(pid, lang, gamma=f"{point['gamma']:.4g}")
     if pid == "2025":
         return road_label(pid, lang, w=point["window"])
+    if pid == "2023_state":
+        return road_label(pid, lang, gamma=f"{point['gamma']:.4g}")
+    if pid == "2024_hgrn2":
+        return road_label(pid, lang, lb=f"{point['lower_bound']:g}")
     return t(f"road.{pid}", lang)
 
 
 _DRAW = {0: _ch0, 1: _ch1, 2: _ch2, 3: _ch3, 4: _ch4, 5: _ch5, 6: _ch6}
-BUILDS = {0: 3, 1: 3, 2: 2, 3: 6, 4: 3, 5: 3, 6: 2}
+BUILDS = {0: 3, 1: 3, 2: 2, 3: 6, 4: 3, 5: 5, 6: 3}

@@ -21,6 +21,7 @@ from . import text
 
 CHAPTERS: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6)
 N_LAYERS, N_HEADS, HEAD_DIM = EMBEDDED_SHAPE
+EMBEDDED_MODEL = "all-MiniLM-L6-v2"   # the model the lecture reads unless a chapter says otherwise
 HYBRID_MODES = ("greedy", "last")      # which softmax layers a hybrid keeps (explorer.lecture.closing)
 
 
@@ -128,13 +129,16 @@ SHORT_SWEEP = {"nmin": 256, "points": 4, "repeats": 1, "methods": "softmax_naive
 SHORT_SWEEP_MAX_N = 4096
 
 
-def go_deeper(ch, text_value: str | None = None, **controls) -> dict:
+def go_deeper(ch, text_value: str | None = None, model: str | None = None, **controls) -> dict:
     """The full tab that shows this chapter's idea at length, as query parameters in the form
     that tab's link reads (``tab`` plus its keys; lists comma-separated), on the chapter's
-    state: the same text, layer, head, maps, m and seed."""
+    state: the same text, layer, head, maps, m and seed, and the model that read the text
+    when it is not the embedded one (``model``, as the view reports it in ``data["model"]``)."""
     ch = _check_ch(ch)
     c = _effective(ch, controls)
     src = {"src": "text", "text": text_value or text.DEFAULT_TEXT}
+    if model and model != EMBEDDED_MODEL:
+        src["model"] = model
     if ch in (0, 2):
         n = int(c["n"])
         params = {"tab": "complexity", **SHORT_SWEEP, "nmax": max(512, min(n, SHORT_SWEEP_MAX_N)), "cd": int(c["d"])}

@@ -1,7 +1,10 @@
 """Chapter 5: closing the gap. Three ways the field narrowed the distance to softmax:
 
-- forgetting (RetNet's fixed decay, GLA's gates): recall of a recent key against an early
-  one, from ``rnn.recall`` (the engine's recall probe, cached);
+- forgetting, three ways: by decay (RetNet's fixed gamma), by gates (GLA) and by
+  overwriting (the delta rule: DeltaNet, and Gated DeltaNet with a gate as well): recall of
+  a recent key against an early one, from ``rnn.recall`` (the engine's recall probe,
+  cached); and HGRN2's forget gates, whose lower bound rises with depth
+  (``hgrn2_depth`` over ``explorer.forms.decay.hgrn2_layer_bounds``);
 - learning phi (Hedgehog): row KL to softmax on the current head for a learned map next to
   elu+1 and FAVOR+ (``row_kl_by_map``; training itself is ``explorer.maps.learned``);
 - hybrids: keep k layers softmax, make the rest linear, and compare sentence embeddings
@@ -14,6 +17,7 @@ import numpy as np
 import torch
 
 from ..forms import attention
+from ..forms.decay import hgrn2_layer_bounds
 from ..maps import hybrid
 from ..measure import metrics
 from . import rnn
@@ -22,6 +26,15 @@ from .memo import LRU
 
 DECAY_KINDS = ("none", "retnet", "gla")
 POSITIONS = ("early", "recent")
+# Forgetting by overwriting, beside decay and gates: every update the build compares.
+OVERWRITE_KINDS = ("none", "retnet", "gla", "deltanet", "gated_deltanet")
+# The lag the overwriting build reads: half the lecture head's key dimension (32), where
+# the delta rule's d x d state still holds the early key and the additive one has blurred it.
+OVERWRITE_LAG = 16
+# HGRN2's picture: a stack of this many layers with equal learned shares of the bound
+# (lb_l = l / L), each read by the recall probe after HGRN2_LAG other keys.
+HGRN2_LAYERS = 6
+HGRN2_LAG = 8
 
 
 def decay_recall(feature_map, head_dim: int, lags=rnn.RECALL_LAGS, gamma: float = 0.97, strength: float = 1.0,
@@ -30,6 +43,45 @@ def decay_recall(feature_map, head_dim: int, lags=rnn.RECALL_LAGS, gamma: float 
     return {(kind, pos): rnn.recall(feature_map, head_dim, kind, pos, lags, gamma=gamma, strength=strength,
                                     seed=seed)
             for kind in DECAY_KINDS for pos in POSITIONS}
+
+
+def overwrite_recall(feature_map, head_dim: int, lag: int = OVERWRITE_LAG, gamma: float = 0.97,
+                     strength: float = 1.0, seed: int = 0) -> dict:
+    """{kind: {"early": cosine, "recent": cosine, "curves": {position: curve}}} for every kind of
+    ``OVERWRITE_KINDS``: the engine's recall probe (``rnn.recall``, which caches it) read at
+    ``lag``. The additive kinds write phi(k) with ``feature_map``; the delta rule writes the
+    L2-normalised key and ignores it."""
+    out = {}
+    for kind in OVERWRITE_KINDS:
+        curves = {pos: rnn.recall(feature_map, head_dim, kind, pos, gamma=gamma, strength=strength, seed=seed)
+                  for pos in POSITIONS}
+        out[kind] = {pos: _at(curves[pos], lag) for pos in POSITIONS}
+        out[kind]["curves"] = curves
+    return out
+
+
+def hgrn2_depth(feature_map, head_dim: int, layers: int = HGRN2_LAYERS, lag: int = HGRN2_LAG,
+                seed: int = 0) -> dict:
+    """HGRN2's layer-wise lower bounds as one picture: for a stack of ``layers`` layers with
+    equal learned shares (raw = 0, so lb_l = l / L, ``hgrn2_layer_bounds``), each layer's
+    bound, the shortest memory that bound allows (a gate f >= lb keeps a token for about
+    1 / (1 - f) >= 1 / (1 - lb) steps) and the recall of an early and a recent key after
+    ``lag`` other keys with that bound (the engine's probe)."""
+    bounds = hgrn2_layer_bounds(torch.zeros(int(layers), dtype=torch.float64)).numpy()
+    early, recent = [], []
+    for lb in bounds:
+        for pos, into in (("early", early), ("recent", recent)):
+            into.append(_at(rnn.recall(feature_map, head_dim, "hgrn2", pos, seed=seed, lower_bound=float(lb)), lag))
+    return {"layers": np.arange(int(layers)), "lower_bound": bounds, "memory_tokens": 1.0 / (1.0 - bounds),
+            "early": np.array(early), "recent": np.array(recent), "lag": int(lag)}
+
+
+def _at(curve: dict, lag: int) -> float:
+    """A recall curve's cosine at ``lag`` (one of its lags)."""
+    hits = np.flatnonzero(curve["lags"] == lag)
+    if not hits.size:
+        raise ValueError(f"lag: {lag} is not among the probed lags {', '.join(map(str, curve['lags']))}")
+    return float(curve["cosine"][hits[0]])
 
 
 def recall_gap(curves: dict, lag: int) -> dict:

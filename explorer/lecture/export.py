@@ -27,15 +27,16 @@ from .chapters import CHAPTERS
 PAGE_W, PAGE_H = 1280, 720            # one PDF page per build, a projector's screen
 
 
-def chapter_views(text: str | None = None, controls: dict | None = None, progress=None) -> dict:
-    """{chapter: ChapterView} on ``text`` (None: the lecture's own sentence), with each
-    chapter's controls from ``controls`` ({chapter: {name: value}}) or its defaults."""
+def chapter_views(text: str | None = None, controls: dict | None = None, progress=None, lang: str = "en") -> dict:
+    """{chapter: ChapterView} on ``text`` (None: the lecture's own sentence in ``lang`` where
+    the chapter's model reads it), with each chapter's controls from ``controls``
+    ({chapter: {name: value}}) or its defaults."""
     from ..views.lecture import chapter_view
     views = {}
     for i, ch in enumerate(CHAPTERS):
         if progress is not None:
             progress(i / len(CHAPTERS), f"chapter {ch}")
-        views[ch] = chapter_view(ch, text=text, **((controls or {}).get(ch, {})))
+        views[ch] = chapter_view(ch, text=text, lang=lang, **((controls or {}).get(ch, {})))
     return views
 
 
@@ -63,7 +64,7 @@ def deck_html(lang: str = "en", text: str | None = None, views: dict | None = No
     if lang not in lecture_text.LANGS:
         raise ValueError(f"lang: expected one of {', '.join(lecture_text.LANGS)}, got {str(lang)[:20]!r}")
     from plotly.offline import get_plotlyjs
-    views = views if views is not None else chapter_views(text, controls, progress)
+    views = views if views is not None else chapter_views(text, controls, progress, lang)
     deck = slides(views, lang)
     sections = "\n".join(_section(i, s, lang) for i, s in enumerate(deck))
     figures = json.dumps([s["figure"] for s in deck], separators=(",", ":")).replace("</", "<\\/")

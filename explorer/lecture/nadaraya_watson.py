@@ -65,18 +65,21 @@ def nw_regression(x, xs, ys, h: float) -> tuple[np.ndarray, np.ndarray]:
     return w @ np.asarray(ys, dtype=np.float64), w
 
 
-def head_query(q, k, v, i: int) -> dict:
+def head_query(q, k, v, i: int, causal: bool = False) -> dict:
     """The Nadaraya-Watson estimate for query ``i`` of one head (q, k: (N, d), v: (N, d_v)).
 
     Returns logits s_j, kernel values exp(s_j - max_j s_j) (the max cancels in the ratio),
-    normalised weights and the output sum_j w_j v_j, all float64 numpy.
+    normalised weights and the output sum_j w_j v_j, all float64 numpy. ``causal``: a causal
+    model's query i reads keys j <= i only; later keys get kernel value 0.
     """
     q, k, v = (torch.as_tensor(t).double() for t in (q, k, v))
     n = q.shape[0]
     if not 0 <= int(i) < n:
         raise ValueError(f"query: token {i} does not exist (0..{n - 1})")
     s = (k @ q[int(i)]) / q.shape[1] ** 0.5
-    kernel = torch.exp(s - s.max())
+    if causal:
+        s[int(i) + 1:] = -torch.inf
+    kernel = torch.exp(s - s[: int(i) + 1].max() if causal else s - s.max())
     weights = kernel / kernel.sum()
     out = (weights.unsqueeze(-1) * v).sum(0)
     return {"logits": s.numpy(), "kernel": kernel.numpy(), "weights": weights.numpy(), "output": out.numpy()}
@@ -86,37 +89,56 @@ _contexts = LRU(8)        # (layers, heads, N, d_v) each: a few MB for a long te
 
 
 def model_attention_output(sample) -> torch.Tensor | None:
-    """The model's own attention output (layers, heads, N, d_v): what each layer's
-    self-attention module returns (softmax(QK^T/sqrt d) V, before the output projection),
-    captured by a forward hook on a fresh forward pass over the sample's token ids.
+    """The model's own attention output (layers, heads, N, d_v): what each layer's attention
+    computes before its output projection, softmax(QK^T/sqrt d) V per head, captured on a
+    fresh forward pass over the sample's token ids. For the BERT family that is what the
+    self-attention module returns; for the Llama family (SmolLM2) and GPT-2, the input of
+    the output projection (o_proj, c_proj), split into heads.
 
-    None when the sample did not come from the embedded BERT-family model with every
-    token kept (random or uploaded data, or special tokens dropped).
+    None when the sample did not come from a loaded model with every token kept (random or
+    uploaded data, or special tokens dropped).
     """
     info = getattr(sample, "info", {}) or {}
     ids = info.get("token_ids")
     if ids is None or len(ids) != sample.n_tokens or sample.model_attentions is None:
         return None
-    from ..sources.text import get_model
-
-    loaded = get_model()
-    if loaded.family != "bert" or info.get("path") not in (None, loaded.path):
+    loaded = _model_of(info)
+    if loaded is None or info.get("path") not in (None, loaded.path):
         return None
     return _contexts.get((loaded.path, tuple(ids)), lambda: _forward_contexts(loaded, ids))
 
 
+def _model_of(info: dict):
+    """The loaded model that read the sample: the packaged causal model by its name, else the
+    embedded one (loaded already, as the sample came from it)."""
+    from ..sources import packaged
+    from ..sources.text import get_model
+
+    name = info.get("model")
+    if packaged.find(name) is not None:
+        return get_model(name)
+    return get_model()
+
+
 def _forward_contexts(loaded, ids) -> torch.Tensor:
-    modules = [layer.attention.self for layer in loaded.model.encoder.layer]
     n_heads = loaded.model.config.num_attention_heads
+    if loaded.family == "llama":
+        modules, before = [layer.self_attn.o_proj for layer in loaded.model.layers], True
+    elif loaded.family == "gpt2":
+        modules, before = [block.attn.c_proj for block in loaded.model.h], True
+    else:
+        modules, before = [layer.attention.self for layer in loaded.model.encoder.layer], False
     outputs = [None] * len(modules)
 
     def keep(index):
-        def hook(_module, _inputs, output):
-            outputs[index] = (output[0] if isinstance(output, tuple) else output).detach()
+        def hook(_module, inputs, output=None):      # before the projection: its input
+            x = inputs[0] if before else output
+            outputs[index] = (x[0] if isinstance(x, tuple) else x).detach()
         return hook
 
     with loaded.lock, torch.no_grad():
-        handles = [m.register_forward_hook(keep(i)) for i, m in enumerate(modules)]
+        handles = [m.register_forward_pre_hook(keep(i)) if before else m.register_forward_hook(keep(i))
+                   for i, m in enumerate(modules)]
         try:
             loaded.model(input_ids=torch.tensor([list(ids)]))
         finally:

@@ -72,15 +72,17 @@ _recalls = LRU(64)        # curves per setting: a few hundred floats each
 
 
 def recall(feature_map, head_dim: int, kind: str = "none", position: str = "early", lags=RECALL_LAGS,
-           gamma: float = 0.97, strength: float = 1.0, seed: int = 0, trials: int = 16) -> dict:
+           gamma: float = 0.97, strength: float = 1.0, seed: int = 0, trials: int = 16,
+           lower_bound: float = state.HGRN2_LOWER_BOUND) -> dict:
     """``state.recall_probe`` as plain arrays, remembered per setting (the probe does not
-    depend on the text, so a redraw with a new text reuses it)."""
+    depend on the text, so a redraw with a new text reuses it). ``kind`` is any update of
+    ``state.DECAY_KINDS``; ``lower_bound`` is HGRN2's forget-gate bound."""
     key = (feature_map.name, getattr(feature_map, "seed", None), getattr(feature_map, "orthogonal", None),
            feature_map.num_features, head_dim, kind, position, tuple(lags), float(gamma), float(strength),
-           int(seed), int(trials))
+           int(seed), int(trials), float(lower_bound))
     def probe():
         rc = state.recall_probe(feature_map, head_dim, list(lags), kind, gamma=gamma, strength=strength, seed=seed,
-                                position=position, trials=trials)
+                                position=position, trials=trials, lower_bound=lower_bound)
         return {"lags": rc.lags.numpy(), "cosine": rc.cosine.numpy(), "cosine_std": rc.cosine_std.numpy(),
                 "kind": kind, "position": position}
 

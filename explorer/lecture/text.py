@@ -27,6 +27,14 @@ LANGS = ("en", "zh")
 # "Go deeper" all show the same text. Its pronoun ("it" -> "the animal") is what attention
 # has to resolve.
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
+# The same sentence for a Chinese audience, read by the chapters whose model reads Chinese
+# (the packaged causal SmolLM2; the embedded MiniLM turns Chinese into [UNK]).
+DEFAULT_TEXT_ZH = "那只动物没有过马路，因为它太累了。"
+
+
+def default_text(lang: str = "en") -> str:
+    """The lecture's own sentence in ``lang`` (English unless "zh")."""
+    return DEFAULT_TEXT_ZH if lang == "zh" else DEFAULT_TEXT
 
 TEXT: dict[str, dict[str, str]] = {
     "lecture.title": {"en": "Linear attention through kernels: a lecture", "zh": "从核方法看线性注意力"},
@@ -83,12 +91,13 @@ TEXT: dict[str, dict[str, str]] = {
               "可是状态只加不减，旧的键永远留在里面，序列越长，要取回其中任何一个就越难。"},
     "ch5.title": {"en": "5 · Closing the gap", "zh": "5 · 缩小差距"},
     "ch5.claim": {
-        "en": "Three repairs came after 2020. Decay and gates let the state fade: RetNet with a fixed rate γ per "
-              "head, GLA with gates that depend on the token. Learned maps (Hedgehog) train φ so that its rows are "
-              "as sharp as softmax's. Hybrids keep a few softmax layers and make the rest linear.",
-        "zh": "2020 年以后出现了三类补救办法。衰减和门控让状态里的旧内容逐渐淡出：RetNet 每个头用一个固定的"
-              "衰减率 γ，GLA 的门控则随词元变化。可学习的映射（Hedgehog）通过训练 φ，让每一行权重像 softmax "
-              "那样集中。混合模型保留少数几层 softmax，其余各层换成线性注意力。"},
+        "en": "Three repairs came after 2020. Let old content go: by decay (RetNet, a fixed γ per head), by gates "
+              "(GLA, set by each token; HGRN2 floors them, higher with depth) or by overwriting (DeltaNet's delta "
+              "rule). Learned maps (Hedgehog) train φ to match softmax's rows. Hybrids keep a few softmax layers and "
+              "make the rest linear.",
+        "zh": "2020 年以后出现了三类补救办法。一是让旧内容退场：靠衰减（RetNet，每个头一个固定的 γ）、"
+              "靠门控（GLA，随词元而变；HGRN2 的门控有随层数升高的下限），或靠覆盖（DeltaNet 的增量规则）。"
+              "二是可学习的映射（Hedgehog），训练 φ 去贴近 softmax 的每一行。三是混合模型，保留几层 softmax，其余换成线性注意力。"},
     "ch6.title": {"en": "6 · The trade-off", "zh": "6 · 速度与精度的权衡"},
     "ch6.claim": {
         "en": "Every map buys speed with accuracy. Plotted as cost against the distance to softmax on this text, "
@@ -155,12 +164,18 @@ TEXT: dict[str, dict[str, str]] = {
               "状态不会变大，所以推理时内存固定；但它也从不遗忘：写进去的键越多，想取回某个旧键就越难。"},
     "notes.ch5": {
         "en": "Decay: multiply the state by γ < 1 at every step. Recent keys come back clearly, old ones fade "
-              "on purpose.\n"
-              "GLA makes that factor a gate computed from the token, one per feature.\n"
+              "on purpose. GLA makes that factor a gate computed from the token, one per feature.\n"
+              "Overwriting: the delta rule reads what the state holds under k_t, erases it and writes v_t in its place. "
+              "The latest key comes back exactly, and early keys survive longer than in the additive state.\n"
+              "HGRN2: each layer's forget gate has a floor that rises with depth, so low layers forget within a few "
+              "tokens and high layers keep a long memory.\n"
               "Hedgehog trains φ to copy softmax's rows: the trained map shown here is well below elu+1 in row KL.\n"
               "Hybrids: a handful of softmax layers recover most of the original model.",
-        "zh": "衰减：每一步都把状态乘上一个小于 1 的 γ。近期的键能清楚地取回，旧的键被有意地淡化。\n"
+        "zh": "衰减：每一步都把状态乘上一个小于 1 的 γ。近期的键能清楚地取回，旧的键被有意地淡化。"
               "GLA 把这个系数换成由词元算出的门控，每个特征一个。\n"
+              "覆盖：DeltaNet 的增量规则先读出状态在 k_t 下存着什么，擦掉它，再把 v_t 写进去。"
+              "最新的键能原样取回，早期的键也比只会累加的状态保留得更久。\n"
+              "HGRN2：每一层的遗忘门都有一个下限，层越深下限越高。于是浅层几个词元就忘，深层能记得很久。\n"
               "Hedgehog 训练 φ 去模仿 softmax 的每一行：这里显示的是训练好的映射，它的逐行 KL 远低于 elu+1。\n"
               "混合模型：保留少数几层 softmax，就能找回原模型的大部分表现。"},
     "notes.ch6": {
@@ -168,11 +183,17 @@ TEXT: dict[str, dict[str, str]] = {
               "The frontier is where to choose from; everything above it is beaten on both counts.\n"
               "The roadmap keeps two kinds apart: full attention against softmax, and causal attention against "
               "causal softmax. Compare points of one kind only.\n"
-              "Every step after 2020 sits below its 2020 baseline here, measured, not quoted.",
+              "Every step after 2020 sits below its 2020 baseline here, measured, not quoted; LUNA, a learned "
+              "kernel, sits beside Hedgehog.\n"
+              "The state updates get their own panel and their own measure, recall: the delta rule returns the "
+              "latest key exactly and keeps early keys longer; decay and gates trade early keys for recent ones.",
         "zh": "每个点是一种映射在这段文本上的表现：横轴是每个词元的代价，纵轴是与 softmax 的逐行 KL 中位数。\n"
               "要选映射就在前沿上选；前沿上方的点在代价和精度上都被别的映射比下去了。\n"
               "路线图把两类测量分开：完整注意力对比 softmax，因果注意力对比因果 softmax。只在同一类里比较。\n"
-              "在这里，2020 年之后的每一步都低于同类的 2020 年基准，这是实测的，不是引用的。"},
+              "在这里，2020 年之后的每一步都低于同类的 2020 年基准，这是实测的，不是引用的；"
+              "可学习核 LUNA 与 Hedgehog 放在一起。\n"
+              "状态更新方式单独成一张图，用另一种度量：取回。增量规则（DeltaNet）能把最新的键原样取回，早期的键也留得更久；"
+              "衰减和门控则是用早期的键换来近期的键。"},
 
     # ---------------------------------------------------------------- build titles (one figure each)
     "ch0.b0.title": {"en": "Pairs to compare: N² grows 38,000-fold from 512 to 100K tokens",
@@ -203,16 +224,23 @@ TEXT: dict[str, dict[str, str]] = {
     "ch4.b2.title": {"en": "It never forgets, so it cannot recall", "zh": "从不遗忘，所以难以取回"},
     "ch5.b0.title": {"en": "Forgetting on purpose: recall of early and recent keys",
                      "zh": "有意淡化旧内容：早期键与近期键的取回"},
-    "ch5.b1.title": {"en": "A trained map against fixed maps: row KL to softmax",
+    "ch5.b1.title": {"en": "Forgetting by overwriting: recall after {lag} other keys",
+                     "zh": "靠覆盖来遗忘：再写入 {lag} 个键之后的取回"},
+    "ch5.b2.title": {"en": "HGRN2: the forget gate's floor rises with depth",
+                     "zh": "HGRN2：遗忘门的下限随层数升高"},
+    "ch5.b3.title": {"en": "A trained map against fixed maps: row KL to softmax",
                      "zh": "训练过的映射与固定映射：与 softmax 的逐行 KL"},
-    "ch5.b1.title_untrained": {"en": "An untrained learned map against fixed maps: row KL to softmax",
+    "ch5.b3.title_untrained": {"en": "An untrained learned map against fixed maps: row KL to softmax",
                                "zh": "未训练的可学习映射与固定映射：与 softmax 的逐行 KL"},
-    "ch5.b2.title": {"en": "Hybrid model: keep k softmax layers, make the rest linear",
+    "ch5.b4.title": {"en": "Hybrid model: keep k softmax layers, make the rest linear",
                      "zh": "混合模型：保留 k 层 softmax，其余各层换成线性注意力"},
     "ch6.b0.title": {"en": "Cost against quality, layer {layer}: the Pareto frontier",
                      "zh": "第 {layer} 层的代价与质量：帕累托前沿"},
     "ch6.b1.title": {"en": "Roadmap 2020 → 2025 on layer {layer}, head {head}",
                      "zh": "2020 → 2025 路线图：第 {layer} 层第 {head} 个头"},
+
+    "ch6.b2.title": {"en": "Roadmap of the state updates: recall after {lag} other keys",
+                     "zh": "状态更新方式的路线图：再写入 {lag} 个键之后的取回"},
 
     # ---------------------------------------------------------------- figure notes
     "ch0.b0.note": {"en": "{a}: {pa} pairs · {b}: {pb} pairs · ×{g}", "zh": "{a}：{pa} 对 · {b}：{pb} 对 · ×{g}"},
@@ -251,16 +279,28 @@ TEXT: dict[str, dict[str, str]] = {
                           "no decay {none}, RetNet {retnet}, GLA {gla}",
                     "zh": "RetNet γ = {gamma}，门控强度 {strength} · 间隔 256 时，近期键减早期键的取回余弦："
                           "无衰减 {none}，RetNet {retnet}，GLA {gla}"},
-    "ch5.b1.note": {"en": "mean row KL on layer {layer}, head {head}: {values}",
+    "ch5.b1.note": {"en": "delta rule: S ← a(I − β k kᵀ)S + β k vᵀ, β = 1 · at lag 256 (early / recent): "
+                          "DeltaNet {de} / {dr}, no decay {ne} / {nr}",
+                    "zh": "增量规则：S ← a(I − β k kᵀ)S + β k vᵀ，β = 1 · 间隔 256 时（早期 / 近期）："
+                          "DeltaNet {de} / {dr}，无衰减 {ne} / {nr}"},
+    "ch5.b2.note": {"en": "lb = l / {layers} (equal learned shares) · on the bars: a gate f ≥ lb keeps a token "
+                          "≥ 1/(1 − lb) steps",
+                    "zh": "lb = l / {layers}（各层份额相同）· 柱上的数字：门控 f ≥ lb 时，一个词元至少保留 1/(1 − lb) 步"},
+    "ch5.b3.note": {"en": "mean row KL on layer {layer}, head {head}: {values}",
                     "zh": "第 {layer} 层第 {head} 个头的平均逐行 KL：{values}"},
-    "ch5.b2.note": {"en": "cosine of the sentence embedding to the original model's · linear layers use {map}; {mode}",
+    "ch5.b4.note": {"en": "cosine of the sentence embedding to the original model's · linear layers use {map}; {mode}",
                     "zh": "句向量与原模型句向量的余弦相似度 · 线性层使用 {map}；{mode}"},
-    "ch5.b2.greedy": {"en": "labels: the softmax layer each step adds back", "zh": "标注：每一步加回的 softmax 层"},
-    "ch5.b2.last": {"en": "the last k layers stay softmax", "zh": "最后 k 层保留 softmax"},
+    "ch5.b4.greedy": {"en": "labels: the softmax layer each step adds back", "zh": "标注：每一步加回的 softmax 层"},
+    "ch5.b4.last": {"en": "the last k layers stay softmax", "zh": "最后 k 层保留 softmax"},
     "ch6.b1.note": {"en": "measured on this text: median row KL to softmax (full attention) or to causal softmax "
                           "(causal); compare bars of one panel only, shorter is closer",
                     "zh": "在这段文本上实测：与 softmax（完整注意力）或因果 softmax（因果）的逐行 KL 中位数；"
                           "只比较同一面板内的柱子，越短越接近"},
+    "ch6.b2.note": {"en": "a different measure from the KL panels: cosine of the value read back with its key, random keys "
+                          "and values (d = {d}), the early key followed by {lag} others, the recent one written after "
+                          "{lag} others; longer is better",
+                    "zh": "与 KL 面板是不同的度量：用键取回的值与存入值的余弦，键和值随机生成（d = {d}）；"
+                          "早期的键之后又写入 {lag} 个，近期的键之前已写入 {lag} 个；越长越好"},
     "word.linear": {"en": "linear", "zh": "线性"},
 
     # ---------------------------------------------------------------- axes
@@ -292,6 +332,8 @@ TEXT: dict[str, dict[str, str]] = {
     "axis.flops_token": {"en": "linear-path FLOPs per token", "zh": "线性路径每个词元的浮点运算次数"},
     "axis.k_softmax": {"en": "softmax layers kept k", "zh": "保留的 softmax 层数 k"},
     "axis.embedding_cos": {"en": "cosine to the original", "zh": "与原模型的余弦相似度"},
+    "axis.layer": {"en": "layer l (depth)", "zh": "第 l 层（深度）"},
+    "axis.update": {"en": "state update", "zh": "状态更新方式"},
     "axis.year": {"en": "year", "zh": "年份"},
     "axis.feature": {"en": "feature (row of S)", "zh": "特征（S 的行）"},
     "axis.seconds": {"en": "seconds (measured now)", "zh": "秒（当场实测）"},
@@ -336,6 +378,13 @@ TEXT: dict[str, dict[str, str]] = {
     "legend.maps": {"en": "maps", "zh": "各映射"},
     "legend.update": {"en": "this step adds φ(k_t)v_tᵀ", "zh": "这一步加上 φ(k_t)v_tᵀ"},
     "legend.state_t": {"en": "the state S_t after it", "zh": "加完之后的状态 S_t"},
+    "legend.deltanet": {"en": "DeltaNet", "zh": "DeltaNet"},
+    "legend.gated_deltanet": {"en": "Gated DeltaNet", "zh": "Gated DeltaNet"},
+    "legend.hgrn2": {"en": "HGRN2", "zh": "HGRN2"},
+    "legend.lower_bound": {"en": "floor lb of the forget gate", "zh": "遗忘门的下限 lb"},
+    "legend.recall_after": {"en": "recall after {lag} other keys", "zh": "再写入 {lag} 个键之后的取回"},
+    "legend.recall_early": {"en": "early key", "zh": "早期的键"},
+    "legend.recall_recent": {"en": "recent key", "zh": "近期的键"},
     "legend.noncausal": {"en": "full attention, against softmax", "zh": "完整注意力，对比 softmax"},
     "legend.causal": {"en": "causal, against causal softmax", "zh": "因果注意力，对比因果 softmax"},
     "num.max_diff": {"en": "max |difference|", "zh": "最大绝对差"},
@@ -353,6 +402,21 @@ TEXT: dict[str, dict[str, str]] = {
     "road.2024_hedgehog": {"en": "2024 Hedgehog, trained", "zh": "2024 Hedgehog，训练过"},
     "road.2024_hedgehog_untrained": {"en": "2024 Hedgehog, untrained (W = I)", "zh": "2024 Hedgehog，未训练（W = I）"},
     "road.2025": {"en": "2025 hybrid: {w}-token window + Taylor-2", "zh": "2025 混合：{w} 词元窗口 + Taylor-2"},
+    "road.2025_luna": {"en": "2025 LUNA, trained", "zh": "2025 LUNA，训练过"},
+    "road.short.2025_luna": {"en": "2025 LUNA", "zh": "2025 LUNA"},
+    "road.2020_state": {"en": "2020 linear attention: adds, no decay", "zh": "2020 线性注意力：只累加，无衰减"},
+    "road.2023_state": {"en": "2023 RetNet: decay γ = {gamma}", "zh": "2023 RetNet：衰减 γ = {gamma}"},
+    "road.2024_state_gla": {"en": "2024 GLA: gates", "zh": "2024 GLA：门控"},
+    "road.2024_hgrn2": {"en": "2024 HGRN2: gates, lb = {lb}", "zh": "2024 HGRN2：门控，下限 lb = {lb}"},
+    "road.2024_deltanet": {"en": "2024 DeltaNet: overwrites", "zh": "2024 DeltaNet：覆盖写入"},
+    "road.2025_gated_deltanet": {"en": "2025 Gated DeltaNet: overwrites + gate",
+                                 "zh": "2025 Gated DeltaNet：覆盖写入 + 门控"},
+    "road.short.2020_state": {"en": "2020 no decay", "zh": "2020 无衰减"},
+    "road.short.2023_state": {"en": "2023 RetNet", "zh": "2023 RetNet"},
+    "road.short.2024_state_gla": {"en": "2024 GLA", "zh": "2024 GLA"},
+    "road.short.2024_hgrn2": {"en": "2024 HGRN2", "zh": "2024 HGRN2"},
+    "road.short.2024_deltanet": {"en": "2024 DeltaNet", "zh": "2024 DeltaNet"},
+    "road.short.2025_gated_deltanet": {"en": "2025 Gated DeltaNet", "zh": "2025 Gated DeltaNet"},
     "road.2020_causal": {"en": "2020 baseline: elu+1, causal", "zh": "2020 基准：因果的 elu+1"},
     "road.short.2020": {"en": "2020 elu+1", "zh": "2020 elu+1"},
     "road.short.2020_causal": {"en": "2020 elu+1, causal", "zh": "2020 elu+1（因果）"},
@@ -370,6 +434,7 @@ TEXT: dict[str, dict[str, str]] = {
     "map.trig RFF (IID)": {"en": "trig RFF (IID)", "zh": "三角随机特征（独立同分布）"},
     "map.Hedgehog (trained)": {"en": "Hedgehog (trained)", "zh": "Hedgehog（训练过）"},
     "map.Hedgehog (W = I)": {"en": "Hedgehog (untrained, W = I)", "zh": "Hedgehog（未训练，W = I）"},
+    "map.LUNA (trained)": {"en": "LUNA (trained)", "zh": "LUNA（训练过）"},
     "map.sliding window": {"en": "sliding window", "zh": "滑动窗口"},
 
     # ---------------------------------------------------------------- the reverse kernel trick (ch 3)
@@ -462,6 +527,14 @@ TEXT: dict[str, dict[str, str]] = {
     "notice.hybrid_no_model": {
         "en": "The hybrid panel needs the embedded model reading a text; it is empty for random or uploaded data.",
         "zh": "混合模型这张图需要内置模型读一段文本；用随机数据或上传的数据时，它是空的。"},
+    "notice.no_luna": {
+        "en": "No trained LUNA map ships for layer {layer}, head {head} of this model: the roadmap leaves its point out.",
+        "zh": "本模型第 {layer} 层第 {head} 个头没有随应用附带训练好的 LUNA 映射，路线图中略去这一点。"},
+    "notice.causal_model": {
+        "en": "This chapter reads {model}, a causal language model: each token sees only the tokens before it, as in "
+              "the RNN. Causal softmax on its q, k reproduces the model's own attention to {diff}.",
+        "zh": "本章读取的是因果语言模型 {model}：每个词元只看得到它前面的词元，和 RNN 一样。"
+              "用它的 q、k 算出的因果 softmax 与模型自己的注意力相差不超过 {diff}。"},
     "notice.causal_roadmap": {
         "en": "The roadmap's causal points (RetNet, GLA and their elu+1 baseline) compare causal maps (keys j ≤ i) "
               "with causal softmax on the same head; the other points compare full attention with softmax.",
@@ -471,6 +544,9 @@ TEXT: dict[str, dict[str, str]] = {
         "en": "{map}: KL is undefined on {count} of {rows} rows (weights ≤ 0 where softmax has mass); the median is "
               "over the other rows.",
         "zh": "{map}：{rows} 行中有 {count} 行 KL 无定义（softmax 有权重的地方该映射的权重 ≤ 0），中位数只取其余各行。"},
+    "notice.undefined_kl_some": {
+        "en": "Rows of {rows} where KL is undefined (weights ≤ 0 where softmax has mass), left out of the median: {maps}.",
+        "zh": "{rows} 行中 KL 无定义的行数（softmax 有权重的地方映射的权重 ≤ 0），中位数不计这些行：{maps}。"},
     "notice.undefined_kl_all": {
         "en": "{map}: KL is undefined on every one of the {rows} rows (weights ≤ 0 where softmax has mass), so it "
               "has no point on the plane.",
@@ -559,6 +635,8 @@ NUMBER_LABELS: dict[str, dict[str, str]] = {
                                        "zh": "最大 m 处的随机特征误差，本注意力头（正交）"},
     "rf_error_well_m_max_orthogonal": {"en": "random-feature error at the largest m, well-conditioned (orthogonal)",
                                        "zh": "最大 m 处的随机特征误差，条件良好的样本（正交）"},
+    "model_attention_max_abs_diff": {"en": "causal softmax against the model's own attention, max |difference|",
+                                     "zh": "因果 softmax 与模型自身注意力的最大绝对差"},
     "state_bytes": {"en": "state size (bytes)", "zh": "状态大小（字节）"},
     "kv_bytes_at_n": {"en": "KV cache at this N (bytes)", "zh": "此 N 下的 KV 缓存（字节）"},
     "break_even_tokens": {"en": "tokens where state and KV cache are equal", "zh": "状态与 KV 缓存一样大时的词元数"},
@@ -573,6 +651,18 @@ _NUMBER_FAMILIES = (
     (r"roadmap_kl\[(?P<point>\w+)\]", {"en": "roadmap, {name}: median row KL", "zh": "路线图，{name}：逐行 KL 中位数"}),
     (r"recent_minus_early_at_(?P<lag>\d+)\[(?P<kind>\w+)\]",
      {"en": "recall at lag {lag}, recent minus early key, {name}", "zh": "滞后 {lag} 时近期键减早期键的取回，{name}"}),
+    (r"recall_early_at_(?P<lag>\d+)\[(?P<kind>\w+)\]",
+     {"en": "recall of an early key at lag {lag}, {name}", "zh": "间隔 {lag} 时早期键的取回余弦，{name}"}),
+    (r"recall_recent_at_(?P<lag>\d+)\[(?P<kind>\w+)\]",
+     {"en": "recall of a recent key at lag {lag}, {name}", "zh": "间隔 {lag} 时近期键的取回余弦，{name}"}),
+    (r"hgrn2_lower_bound_layer(?P<layer>\d+)", {"en": "HGRN2, layer {layer}: lower bound of the forget gate",
+                                                "zh": "HGRN2 第 {layer} 层：遗忘门的下限"}),
+    (r"hgrn2_memory_layer(?P<layer>\d+)", {"en": "HGRN2, layer {layer}: shortest memory 1/(1 − lb), tokens",
+                                           "zh": "HGRN2 第 {layer} 层：最短记忆 1/(1 − lb)（词元）"}),
+    (r"roadmap_recall_early_at_(?P<lag>\d+)\[(?P<point>\w+)\]",
+     {"en": "roadmap, {name}: recall of an early key at lag {lag}", "zh": "路线图，{name}：间隔 {lag} 时早期键的取回余弦"}),
+    (r"roadmap_recall_recent_at_(?P<lag>\d+)\[(?P<point>\w+)\]",
+     {"en": "roadmap, {name}: recall of a recent key at lag {lag}", "zh": "路线图，{name}：间隔 {lag} 时近期键的取回余弦"}),
     (r"recall_lag_(?P<lag>\d+)", {"en": "recall cosine at lag {lag}", "zh": "滞后 {lag} 时的取回余弦"}),
     (r"hybrid_cosine_k(?P<k>\d+)", {"en": "sentence-embedding cosine, {k} softmax layers kept",
                                      "zh": "句向量余弦，保留 {k} 层 softmax"}),

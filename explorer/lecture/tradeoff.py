@@ -1,5 +1,7 @@
 """Chapter 6: the trade-off. Each map is a point (cost, quality); the good ones lie on the
-Pareto frontier, where nothing is both cheaper and closer to softmax.
+Pareto frontier, where nothing is both cheaper and closer to softmax. The roadmap measures
+the article's steps: the maps by row KL (``roadmap``), the state updates by recall
+(``state_roadmap``), two kinds of number that are never compared.
 
 Cost is the linear path's FLOPs per token (4 m d_v + 4 m, ``explorer.measure.cost``); quality is
 the median row KL(softmax || map) over every row of every head of one layer of the
@@ -13,9 +15,10 @@ import math
 import numpy as np
 import torch
 
-from ..forms import attention
+from ..forms import attention, state
 from ..measure import metrics
 from ..measure.cost import flop_counts
+from . import rnn
 from .memo import memo, tensor_key
 from .threads import one_thread
 
@@ -27,11 +30,25 @@ ROADMAP_POINTS = (
     ("2020", 2020, "elu+1", "softmax"),
     ("2021", 2021, "FAVOR+ (orthogonal)", "softmax"),
     ("2024_hedgehog", 2024, "Hedgehog", "softmax"),
+    ("2025_luna", 2025, "LUNA", "softmax"),
     ("2025", 2025, "sliding window", "softmax"),
     ("2020_causal", 2020, "elu+1", "causal softmax"),
     ("2023", 2023, "elu+1 + RetNet γ", "causal softmax"),
     ("2024_gla", 2024, "elu+1 + GLA gates", "causal softmax"),
 )
+# The state updates' roadmap is measured apart: not a row KL but the recall probe's cosine
+# (``explorer.forms.state.recall_probe``) for an early and a recent key after a stated lag.
+# Each point is (id, year, the probe's update kind).
+STATE_ROADMAP_POINTS = (
+    ("2020_state", 2020, "none"),
+    ("2023_state", 2023, "retnet"),
+    ("2024_state_gla", 2024, "gla"),
+    ("2024_hgrn2", 2024, "hgrn2"),
+    ("2024_deltanet", 2024, "deltanet"),
+    ("2025_gated_deltanet", 2025, "gated_deltanet"),
+)
+# Half the lecture head's key dimension, as in chapter 5's overwriting build.
+STATE_ROADMAP_LAG = 16
 GLA_TAU = 16.0              # GLA's gate temperature (explorer.forms.decay)
 GLA_FIT_STEPS = 80
 
@@ -80,16 +97,22 @@ def pareto_frontier(costs, losses) -> list[int]:
     return sorted(front, key=lambda i: (costs[i], losses[i]))
 
 
-def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = None) -> list[dict]:
+def head_gamma(head: int) -> float:
+    """RetNet's decay rate for head ``head``: 1 - 2^(-5-h)."""
+    return 1.0 - 2.0 ** (-5 - int(head))
+
+
+def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = None, luna=None) -> list[dict]:
     """Every roadmap point measured on one head, q, k (1, N, d): median row KL to softmax
     (full attention) or to causal softmax (points that forget). ``maps`` holds "elu+1",
     "FAVOR+ (orthogonal)" and "sliding window"; ``hedgehog`` is the trained map (None: the
-    untrained one, W = I, is measured and says so). RetNet's gamma is the head's own
+    untrained one, W = I, is measured and says so); ``luna`` the trained LUNA map (None: the
+    point is left out, as there is none to measure). RetNet's gamma is the head's own
     (1 - 2^(-5-h)); GLA's gates are fitted on this head (``fit_gla_gates``). ``keys`` names
     each map of ``maps`` with what it depends on, so that results are remembered per q, k
     and only what a new setting changes is measured again."""
     d = q.shape[-1]
-    gamma = 1.0 - 2.0 ** (-5 - int(head))
+    gamma = head_gamma(head)
     trained = hedgehog is not None
     if hedgehog is None:
         from ..maps import create
@@ -98,7 +121,11 @@ def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = 
     out = []
     for pid, year, name, reference in ROADMAP_POINTS:
         causal = reference == "causal softmax"
-        if name == "Hedgehog":
+        if name == "LUNA":
+            if luna is None:
+                continue
+            fmap, decay, label = luna, None, "LUNA (trained)"
+        elif name == "Hedgehog":
             fmap, decay, label = hedgehog, None, "Hedgehog (trained)" if trained else "Hedgehog (W = I)"
         elif name == "elu+1 + RetNet γ":
             fmap, decay, label = elu, torch.tensor(math.log(gamma)).view(1, 1, 1), name
@@ -108,12 +135,40 @@ def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = 
         else:
             fmap, decay, label = maps[name], None, name
         known = (keys or {}).get(name) if name in maps else (("fixed", name) if "+ " in name else None)
+        if name == "LUNA":          # the shipped map: fixed weights, named by what it was trained for
+            known = (keys or {}).get("LUNA")
         qual = layer_quality(q, k, fmap, causal=causal, log_decay=decay,
                              key=None if known is None else ("roadmap", pid, known))
         out.append({"id": pid, "year": year, "map": label, "reference": reference, "causal": causal,
                     "m": int(fmap.num_features), "gamma": gamma if "RetNet" in name else None,
                     "window": getattr(fmap, "window", None), "trained": trained if name == "Hedgehog" else None,
                     **qual})
+    return out
+
+
+def state_roadmap(feature_map, head_dim: int, head: int = 0, lag: int = STATE_ROADMAP_LAG) -> list[dict]:
+    """The state updates' roadmap: for each point of ``STATE_ROADMAP_POINTS``, the recall
+    cosine of an early and of a recent key after ``lag`` other keys, from the engine's
+    recall probe on random keys and values of dimension ``head_dim`` (``rnn.recall``, the
+    same cached curves chapter 5 reads). The additive updates write phi(k) with
+    ``feature_map`` (elu+1); RetNet's gamma is the head's own (``head_gamma``), HGRN2's
+    lower bound the state tab's (``state.HGRN2_LOWER_BOUND``, an upper layer's), the gates
+    at strength 1. These are recall numbers, not row KL: they are drawn on a panel of
+    their own and never set against the KL points."""
+    gamma = head_gamma(head)
+    lower_bound = state.HGRN2_LOWER_BOUND
+    out = []
+    for pid, year, kind in STATE_ROADMAP_POINTS:
+        point = {"id": pid, "year": year, "kind": kind, "lag": int(lag), "measure": "recall",
+                 "gamma": gamma if kind == "retnet" else None,
+                 "lower_bound": lower_bound if kind == "hgrn2" else None}
+        for pos in ("early", "recent"):
+            curve = rnn.recall(feature_map, head_dim, kind, pos, gamma=gamma, lower_bound=lower_bound)
+            at = np.flatnonzero(curve["lags"] == int(lag))
+            if not at.size:
+                raise ValueError(f"lag: expected one of {', '.join(map(str, rnn.RECALL_LAGS))}, got {lag}")
+            point[pos] = float(curve["cosine"][at[0]])
+        out.append(point)
     return out
 
 

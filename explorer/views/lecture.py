@@ -14,6 +14,7 @@ plus any the sample brought with it.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -23,7 +24,7 @@ from ..forms import attention, state
 from .. import maps as feature_maps
 from ..lecture import associativity, bottleneck, closing, kernels, nadaraya_watson, rnn, text, tradeoff
 from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls live there, torch-free)
-    CHAPTERS, HEAD_DIM, ControlSpec, _check_ch, _effective, chapter_controls, go_deeper, try_this,
+    CHAPTERS, HEAD_DIM, PRONOUN, ControlSpec, _check_ch, _effective, chapter_controls, go_deeper, try_this,
 )
 from ..lecture.memo import memo
 from ..lecture.threads import one_thread
@@ -45,7 +46,11 @@ class ChapterView:
     def notices_in(self, lang: str = "en") -> list[str]:
         """The notices in ``lang``: the lecture's own translated, the source's as they are."""
         def named(values):          # a map's name as the reader's language writes it
-            return {k: text.map_name(v, lang) if k == "map" else v for k, v in values.items()}
+            out = {k: text.map_name(v, lang) if k == "map" else v for k, v in values.items()}
+            if "maps" in values:    # (map, count) pairs, listed in the reader's language
+                out["maps"] = ("，" if lang == "zh" else ", ").join(
+                    f"{text.map_name(name, lang)} {count}" for name, count in values["maps"])
+            return out
         return [text.notice(key, lang, **named(values)) for key, values in self.notice_items] + list(self.sample_notices)
 
 
@@ -53,15 +58,21 @@ class ChapterView:
 # The view
 # ---------------------------------------------------------------------------------------
 
-def chapter_view(ch, sample=None, text: str | None = None, progress=None, **controls) -> ChapterView:
-    """Chapter ``ch`` on ``sample`` (or on ``text`` read by the embedded model, or on the
-    default sentence). ``progress(fraction, message)`` reports long work (training)."""
+def chapter_view(ch, sample=None, text: str | None = None, progress=None, lang: str | None = None,
+                 **controls) -> ChapterView:
+    """Chapter ``ch`` on ``sample``, or on ``text`` (else the lecture's sentence) read by the
+    chapter's default model (``default_model``: the causal SmolLM2 for chapter 4 when it is
+    ready, else the embedded MiniLM). ``lang`` picks the default sentence where that model
+    reads Chinese. ``progress(fraction, message)`` reports long work (training, a first load)."""
     ch = _check_ch(ch)
     start = time.perf_counter()
     c = _effective(ch, controls)
     if sample is None and ch != 0:
+        model = default_model(ch)
+        default = text_words.default_text(lang if model else "en")
         with one_thread():  # one sentence through a small model
-            sample = load_sample("text", text=text if text and text.strip() else _default_text())
+            sample = load_sample("text", text=text if text and text.strip() else default, model=model,
+                                 progress=progress)
     build = _BUILDERS[ch]
     if ch == 2:             # timed: the orders run as the machine runs them
         view = build(sample, c, progress)
@@ -79,8 +90,28 @@ def chapter_view(ch, sample=None, text: str | None = None, progress=None, **cont
     return view
 
 
-def _default_text() -> str:
-    return text.DEFAULT_TEXT
+text_words = text          # the lecture's words, under a name chapter_view's ``text`` argument leaves free
+
+# Chapters that read the packaged causal model by default when it is ready: chapter 4's RNN
+# then runs over a causal model's own heads. Chapter 5 stays on the embedded MiniLM: its
+# text-dependent builds (the shipped trained Hedgehog, the hybrid model) are made for it,
+# and its forgetting builds read no text at all.
+CAUSAL_CHAPTERS = (4,)
+
+
+def default_model(ch) -> str | None:
+    """The model chapter ``ch`` reads by default: the packaged causal SmolLM2 for the
+    chapters of ``CAUSAL_CHAPTERS`` when it is installed and converted (checked on disk,
+    nothing loaded: a first conversion takes about 40 s, too long for a slide), else None,
+    the embedded MiniLM."""
+    if _check_ch(ch) not in CAUSAL_CHAPTERS:
+        return None
+    from ..sources import packaged
+    spec = packaged.SMOLLM2
+    gguf = packaged.gguf_path(spec)
+    if gguf is None or not packaged.is_converted(packaged.converted_folder(spec, gguf)):
+        return None
+    return spec.name
 
 
 def unk_count(sample) -> tuple[int, int]:
@@ -127,13 +158,14 @@ def _ch1(sample, c, progress) -> ChapterView:
     if c["query"] >= n:
         c["query"] = n - 1
     i = c["query"]
-    nw = nadaraya_watson.head_query(q, k, v, i)
+    causal = bool(getattr(sample, "causal", False))
+    nw = nadaraya_watson.head_query(q, k, v, i, causal=causal)
     context = nadaraya_watson.model_attention_output(sample)
     if context is not None:
         reference = context[c["layer"], c["head"], i].double().numpy()
         reference_kind = "model"
     else:
-        reference = (attention.softmax_map(q, k).double() @ v.double())[i].numpy()
+        reference = (attention.softmax_map(q, k, causal=causal).double() @ v.double())[i].numpy()
         reference_kind = "engine"
         view.notice_items.append(("notice.no_model_output", {}))
     diff = float(np.abs(nw["output"] - reference).max())
@@ -242,6 +274,8 @@ def _ch4(sample, c, progress) -> ChapterView:
     view = _new(4, c, notes)
     d, n = q.shape[-1], q.shape[0]
     fmap = _cached_map(c["map"], d, c["m"] if "FAVOR" in c["map"] else None, 0)
+    if c["t"] == PRONOUN and getattr(sample, "text", None) in (text.DEFAULT_TEXT, text.DEFAULT_TEXT_ZH):
+        c["t"] = _pronoun_step(sample.tokens, c["t"])     # another tokenizer puts "it" elsewhere
     t = n - 1 if c["t"] < 0 or c["t"] >= n else c["t"]
     c["t"] = t
     step = rnn.step_to(q, k, v, fmap, t)
@@ -253,6 +287,13 @@ def _ch4(sample, c, progress) -> ChapterView:
                      recall_recent=recent,
                      recurrent=both["recurrent"][t], parallel=both["parallel"][t])
     view.notice_items.append(("notice.recall_synthetic", {"d": d}))
+    if getattr(sample, "causal", False) and sample.model_attentions is not None:
+        # The RNN's causal order is the model's own: causal softmax on its q, k is its attention.
+        own = sample.model_attentions[c["layer"], c["head"]].double()
+        diff = float((attention.softmax_map(q, k, causal=True).double() - own).abs().max())
+        view.numbers["model_attention_max_abs_diff"] = diff
+        view.notice_items.append(("notice.causal_model", {"model": sample.info.get("model", ""), "diff": f"{diff:.1e}"}))
+    view.data["model"] = (getattr(sample, "info", None) or {}).get("model")
     lags = early["lags"]
     view.numbers.update({
         "t": float(t), "max_abs_diff": both["max_abs_diff"], "max_rel_diff": both["max_rel_diff"],
@@ -262,6 +303,22 @@ def _ch4(sample, c, progress) -> ChapterView:
         f"recall_lag_{int(lags[-1])}": float(early["cosine"][-1]),
     })
     return view
+
+
+PRONOUNS = ("it", "它")
+
+
+def _pronoun_step(tokens, fallback: int) -> int:
+    """The last token of the default sentence's pronoun ("it", or 它 split into byte pieces,
+    "它(1/2)", "它(2/2)"): the step where the state has just read it."""
+    words = [re.sub(r"\(\d+/\d+\)$", "", label.rsplit("·", 1)[0]).strip().lower() for label in tokens]
+    hits = [i for i, word in enumerate(words) if word in PRONOUNS]
+    if not hits:
+        return fallback
+    end = hits[0]
+    while end + 1 in hits:
+        end += 1
+    return end
 
 
 # -- 5 ----------------------------------------------------------------------------------
@@ -276,6 +333,16 @@ def _ch5(sample, c, progress) -> ChapterView:
     view.notice_items.append(("notice.recall_synthetic", {"d": d}))
     gap = closing.recall_gap(curves, 256)
     view.numbers.update({f"recent_minus_early_at_256[{kind}]": g for kind, g in gap.items()})
+
+    lag = closing.OVERWRITE_LAG
+    overwrite = closing.overwrite_recall(elu, d, lag, gamma=c["gamma"], strength=c["strength"])
+    view.data["overwrite"] = {"lag": lag, "kinds": overwrite}
+    for kind, r in overwrite.items():
+        view.numbers.update({f"recall_early_at_{lag}[{kind}]": r["early"], f"recall_recent_at_{lag}[{kind}]": r["recent"]})
+    depth = closing.hgrn2_depth(elu, d)
+    view.data["hgrn2"] = depth
+    for layer, lb, mem in zip(depth["layers"], depth["lower_bound"], depth["memory_tokens"]):
+        view.numbers.update({f"hgrn2_lower_bound_layer{layer}": float(lb), f"hgrn2_memory_layer{layer}": float(mem)})
 
     trained, origin = _hedgehog(sample, c, progress)
     if trained is None:
@@ -330,12 +397,18 @@ def _hedgehog(sample, c, progress):
 
 def shipped_hedgehog(layer: int, head: int):
     """The Hedgehog trained for (layer, head) that ships with the app, or None."""
+    return shipped_map("hedgehog", layer, head)
+
+
+def shipped_map(kind: str, layer: int, head: int):
+    """The learned map of ``kind`` ("hedgehog" or "luna") trained for (layer, head) that
+    ships with the app, or None."""
     try:
         from ..maps.learned import pretrained
     except ImportError:                     # a build without shipped maps
         return None
     try:
-        return pretrained("hedgehog", int(layer), int(head))
+        return pretrained(kind, int(layer), int(head))
     except (FileNotFoundError, KeyError, ValueError):
         return None
 
@@ -362,12 +435,14 @@ def _ch6(sample, c, progress) -> ChapterView:
         qual = tradeoff.layer_quality(q, k, trained)
         points.append({"label": "Hedgehog (trained)", "m": trained.num_features,
                        "cost": tradeoff.flops_per_token(trained.num_features, dv), **qual})
+    some = []
     for p in points:
         if p["undefined_rows"] == p["rows"]:
             view.notice_items.append(("notice.undefined_kl_all", {"map": p["label"], "rows": p["rows"]}))
         elif p["undefined_rows"]:
-            view.notice_items.append(("notice.undefined_kl", {"map": p["label"], "count": p["undefined_rows"],
-                                                              "rows": p["rows"]}))
+            some.append((p["label"], p["undefined_rows"]))
+    if some:        # one line for all of them: a slide has no room for one per map
+        view.notice_items.append(("notice.undefined_kl_some", {"maps": tuple(some), "rows": points[0]["rows"]}))
     front = tradeoff.pareto_frontier([p["cost"] for p in points], [p["median_kl"] for p in points])
     view.data["points"] = points
     view.data["frontier"] = front
@@ -376,8 +451,16 @@ def _ch6(sample, c, progress) -> ChapterView:
     road = _roadmap(sample, layer, head, c)
     view.data["roadmap"] = road
     view.notice_items.append(("notice.causal_roadmap", {}))
+    if not any(r["id"] == "2025_luna" for r in road):
+        view.notice_items.append(("notice.no_luna", {"layer": layer, "head": head}))
+    d = sample.q.shape[-1]
+    states = tradeoff.state_roadmap(feature_maps.create("elu1", d), d, head)
+    view.data["state_roadmap"] = states
+    view.data["state_dim"] = d        # the figure's note says the probe is synthetic, of this dimension
     view.numbers.update({f"median_kl[{p['label']}]": p["median_kl"] for p in points})
     view.numbers.update({f"roadmap_kl[{r['id']}]": r["median_kl"] for r in road})
+    for r in states:
+        view.numbers.update({f"roadmap_recall_{pos}_at_{r['lag']}[{r['id']}]": r[pos] for pos in ("early", "recent")})
     return view
 
 
@@ -426,8 +509,14 @@ def _roadmap(sample, layer: int, head: int, c) -> list[dict]:
             "FAVOR+ (orthogonal)": _cached_map("FAVOR+ (orthogonal)", d, m, c["seed"]),
             "sliding window": _cached_map("sliding window", d, None, c["seed"])}
     keys = {"elu+1": ("elu+1",), "FAVOR+ (orthogonal)": _map_key("FAVOR+ (orthogonal)", m, c["seed"]),
-            "sliding window": _map_key("sliding window", None, c["seed"])}
-    return tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head, keys=keys)
+            "sliding window": _map_key("sliding window", None, c["seed"]), "LUNA": ("LUNA", "shipped", layer, head)}
+    luna = shipped_map("luna", layer, head) if _reads_minilm(sample) else None
+    return tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head, keys=keys, luna=luna)
+
+
+def _reads_minilm(sample) -> bool:
+    """Whether the sample's heads are the embedded MiniLM's, the model the shipped maps are trained for."""
+    return getattr(sample, "model_attentions", None) is not None and sample.head_dim == HEAD_DIM
 
 
 _BUILDERS = {0: _ch0, 1: _ch1, 2: _ch2, 3: _ch3, 4: _ch4, 5: _ch5, 6: _ch6}

@@ -1,0 +1,90 @@
+"""The lecture on the packaged causal model: chapter 4 reads SmolLM2 by default when it is
+installed and converted (found on disk, nothing loaded), with a Chinese sentence for a
+Chinese audience; chapter 1's check against the model's own output holds for it; without
+it everything stays on the embedded MiniLM."""
+
+import re
+
+import numpy as np
+import pytest
+
+from explorer.lecture import text as lecture_text
+from explorer.lecture.chapters import go_deeper
+from explorer.sources import packaged
+from explorer.views import lecture
+from explorer.views.common import load_sample
+
+SMOLLM2 = packaged.SMOLLM2.name
+
+
+def _ready() -> bool:
+    gguf = packaged.gguf_path(packaged.SMOLLM2)
+    return gguf is not None and packaged.is_converted(packaged.converted_folder(packaged.SMOLLM2, gguf))
+
+
+needs_smollm2 = pytest.mark.skipif(not _ready(), reason="SmolLM2-135M is not installed and converted here")
+
+
+@pytest.fixture
+def without_smollm2(monkeypatch):
+    monkeypatch.setattr(packaged, "gguf_path", lambda spec: None)
+
+
+@needs_smollm2
+def test_chapter_four_reads_the_causal_model_by_default():
+    assert lecture.default_model(4) == SMOLLM2
+    assert [lecture.default_model(ch) for ch in (0, 1, 2, 3, 5, 6)] == [None] * 6
+    view = lecture.chapter_view(4)
+    assert view.data["model"] == SMOLLM2
+    assert view.numbers["max_rel_diff"] <= 1e-5                       # the RNN equals the parallel form
+    assert view.numbers["model_attention_max_abs_diff"] <= 1e-5       # causal softmax is the model's own
+    assert view.data["token"].startswith("it·")                       # the step lands on the pronoun
+    for lang in ("en", "zh"):
+        said = [n for n in view.notices_in(lang) if SMOLLM2 in n]
+        assert len(said) == 1 and "e-0" in said[0]
+    deeper = go_deeper(4, model=view.data["model"], **view.controls)
+    assert deeper["model"] == SMOLLM2 and deeper["t"] == view.controls["t"]
+    assert "model" not in go_deeper(4, model="all-MiniLM-L6-v2")
+
+
+@needs_smollm2
+def test_in_chinese_the_default_sentence_is_chinese_and_read_without_unk():
+    view = lecture.chapter_view(4, lang="zh")
+    sample = load_sample("text", text=lecture_text.DEFAULT_TEXT_ZH, model=SMOLLM2)
+    assert view.data["tokens"] == list(sample.tokens)
+    assert lecture.unk_count(sample)[0] == 0 and not any("[UNK]" in n for n in view.notices_in("zh"))
+    assert all(re.search(r"[\u4e00-\u9fff，。]", tok) for tok in view.data["tokens"])
+    assert view.data["token"].startswith("它")
+    assert view.numbers["model_attention_max_abs_diff"] <= 1e-5
+    # The embedded model's chapters keep the English sentence: MiniLM reads Chinese as [UNK].
+    assert lecture.chapter_view(3, lang="zh").notices_in("zh") == lecture.chapter_view(3).notices_in("zh")
+
+
+@needs_smollm2
+@pytest.mark.parametrize("layer,head,query", [(0, 0, 4), (2, 3, 8), (5, 8, 12)])
+def test_chapter_one_checks_against_the_causal_models_own_output(layer, head, query):
+    sample = load_sample("text", text=lecture_text.DEFAULT_TEXT, model=SMOLLM2)
+    view = lecture.chapter_view(1, sample=sample, layer=layer, head=head, query=query)
+    head_data = view.data["head"]
+    assert head_data["reference_kind"] == "model"
+    assert view.numbers["max_abs_diff"] <= 1e-5
+    weights = head_data["weights"]
+    assert np.all(weights[query + 1:] == 0) and weights[: query + 1].sum() == pytest.approx(1.0)
+    assert not any("no model behind it" in n for n in view.notices_in("en"))
+
+
+def test_without_the_causal_model_chapter_four_stays_on_minilm(without_smollm2):
+    assert lecture.default_model(4) is None
+    view = lecture.chapter_view(4, lang="zh")
+    assert view.data["model"] == "all-MiniLM-L6-v2"
+    assert view.data["tokens"][0] == "[CLS]·0" or "[CLS]" in view.data["tokens"][0]
+    assert "model_attention_max_abs_diff" not in view.numbers
+    assert not any(SMOLLM2 in n for n in view.notices_in("en"))
+    assert "model" not in go_deeper(4, model=view.data["model"], **view.controls)
+
+
+def test_chapter_five_keeps_minilm_for_its_trained_map(monkeypatch):
+    """Chapter 5's trained Hedgehog is made for MiniLM's head: the chapter never switches model."""
+    assert lecture.default_model(5) is None
+    view = lecture.chapter_view(5, lang="zh")
+    assert view.data["hedgehog_trained"] and view.data["hedgehog_origin"] == "shipped"
