@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from ..words import w
-from .style import as_style, finish, finite_values, unique_labels, wrap
+from .style import PROJECTOR_FIGURE_PX, as_style, finish, finite_values, unique_labels, wrap
 
 
 def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax", ill_defined: dict | None = None,
@@ -34,11 +34,14 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     names_shown = names or {}
     labels = unique_labels(tokens)
     names = list(maps)
-    # Two big panels a row on a projector, three otherwise: token labels need the room.
-    cols = max(1, min(cols or (2 if style.presentation else 3), len(names)))
+    # On a projector every map sits in one row with its error beneath, so that the grid fits the
+    # window; token labels then only on the left (queries) and under the bottom row (keys), which
+    # all panels share. Otherwise three a row, each panel labelled.
+    projector = style.presentation and cols is None
+    cols = max(1, min(cols or (len(names) if style.presentation else 3), len(names)))
     rows = 2 * math.ceil(len(names) / cols)
-    h_space = 0.16 if style.presentation else 0.13   # room for long token labels and the y title
-    v_space = 0.32 / rows
+    h_space = (0.02 if projector else 0.16) if style.presentation else 0.13
+    v_space = (0.44 if projector else 0.32) / rows   # projector: two-line titles between rows
     width = (1 - h_space * (cols - 1)) / cols
     height = (1 - v_space * (rows - 1)) / rows
 
@@ -77,14 +80,21 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         if customdata is not None:
             trace["customdata"] = customdata
         data.append(trace)
+        show_x = not projector or row == rows - 1 or len(errors) == 0
+        show_y = not projector or col == first_col[row]
         layout["xaxis" + suffix] = dict(domain=[max(0.0, x0), min(1.0, x0 + width)], anchor="y" + suffix, type="category",
-                                        title=dict(text=key_title, font=axis_title), tickangle=-60, tickfont=tick)
+                                        title=dict(text=key_title if show_x else "", font=axis_title), tickangle=-60,
+                                        tickfont=tick, showticklabels=show_x)
         layout["yaxis" + suffix] = dict(domain=[max(0.0, y1 - height), min(1.0, y1)], anchor="x" + suffix, type="category",
-                                        autorange="reversed", title=dict(text=query_title, font=axis_title),
-                                        tickfont=tick)
+                                        autorange="reversed", title=dict(text=query_title if show_y else "", font=axis_title),
+                                        tickfont=tick, showticklabels=show_y)
         annotations.append(dict(text=subtitle, x=x0 + width / 2, y=y1, xref="paper", yref="paper",
                                 xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=style.font)))
 
+    first_col = {}          # row -> the first column holding a panel (the one labelled on a projector)
+    for i, name in enumerate(names):
+        for row in (2 * (i // cols), 2 * (i // cols) + 1) if name in errors else (2 * (i // cols),):
+            first_col.setdefault(row, i % cols)
     for i, name in enumerate(names):
         row, col = 2 * (i // cols), i % cols
         z = np.asarray(maps[name])
@@ -93,7 +103,8 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         map_axis, err_axis, map_range, err_range = own_axes.get(name, ("coloraxis", "coloraxis2", None, None))
         shown = names_shown.get(name, name)
         map_title = _panel_title(shown, (ill_defined or {}).get(name, 0), lang)
-        err_title = f"{shown} − {reference}"
+        # On a projector the error sits right under its map: "− softmax" says what it is.
+        err_title = f"− {reference}" if projector else f"{shown} − {reference}"
         if name in own_axes:
             # One line: a second would run into the token labels of the panel above.
             map_title += w("maps.own_scale", lang, range=f"{map_range:.2g}")
@@ -119,8 +130,12 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     )
     fig = go.Figure(data=data, layout=layout)
     panel_px = 560 if style.presentation else 430
-    return finish(fig, style, title or w("maps.title", lang), height=rows * panel_px + 120, note=note,
-                  fonts_done=True)
+    fig = finish(fig, style, title or w("maps.title", lang), height=rows * panel_px + 120, note=note,
+                 fonts_done=True, total=PROJECTOR_FIGURE_PX if projector else None, panel_lines=2 if projector else 1)
+    if projector:
+        # Only the bottom row's key labels (tilted) lie under the grid.
+        fig.update_layout(margin=dict(b=110))
+    return fig
 
 
 def has_negative(values) -> bool:

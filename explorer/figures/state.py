@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..words import w
-from .style import as_style, finish, finite_values
+from .style import PROJECTOR_FIGURE_PX, as_style, finish, finite_values
 
 DELTA_IDS = ("deltanet", "gated_deltanet")
 REFERENCE_COLOUR = "#777"
@@ -29,8 +29,11 @@ def _bar(style, x0, x1, label, cmax):
     its ticks would run into the next heatmap's axis title."""
     return dict(colorscale=style.diverging, cmid=0, cmin=-cmax, cmax=cmax,
                 colorbar=dict(orientation="h", x=(x0 + x1) / 2, xanchor="center", len=x1 - x0, lenmode="fraction",
-                              y=-0.2, yanchor="top", thickness=18 if style.presentation else 12,
-                              title=dict(text=label, side="top")))
+                              thickness=18 if style.presentation else 12, title=dict(text=label, side="top"),
+                              # On a projector the plot is short: pinned to the figure's bottom edge,
+                              # under the axis titles, whatever the plot's height.
+                              **(dict(y=0, yanchor="bottom", yref="container", ypad=4) if style.presentation
+                                 else dict(y=-0.2, yanchor="top"))))
 
 
 def state_step(update, state, t: int, token: str = "", kind: str = "", style=None, *, erased=None,
@@ -82,8 +85,10 @@ def state_step(update, state, t: int, token: str = "", kind: str = "", style=Non
     rows = "state.step_y_features" if family == "additive" else "state.step_y_keys"
     fig.update_yaxes(title_text=w(rows, lang), autorange="reversed")
     note = w("state.step_note_delta", lang) if delta else ""
-    fig = finish(fig, style, w(f"state.step_title_{family}", lang), height=720 if style.presentation else 560, note=note)
-    fig.update_layout(margin=dict(b=200 if style.presentation else 150))
+    # On a projector the figure fits what the window leaves under the step slider.
+    fig = finish(fig, style, w(f"state.step_title_{family}", lang), height=560, note=note,
+                 total=PROJECTOR_FIGURE_PX - 80)
+    fig.update_layout(margin=dict(b=150))
     return fig
 
 
