@@ -29,11 +29,8 @@ def _bar(style, x0, x1, label, cmax):
     its ticks would run into the next heatmap's axis title."""
     return dict(colorscale=style.diverging, cmid=0, cmin=-cmax, cmax=cmax,
                 colorbar=dict(orientation="h", x=(x0 + x1) / 2, xanchor="center", len=x1 - x0, lenmode="fraction",
-                              thickness=18 if style.presentation else 12, title=dict(text=label, side="top"),
-                              # On a projector the plot is short: pinned to the figure's bottom edge,
-                              # under the axis titles, whatever the plot's height.
-                              **(dict(y=0, yanchor="bottom", yref="container", ypad=4) if style.presentation
-                                 else dict(y=-0.2, yanchor="top"))))
+                              y=-0.2, yanchor="top", thickness=18 if style.presentation else 12,
+                              title=dict(text=label, side="top")))
 
 
 def state_step(update, state, t: int, token: str = "", kind: str = "", style=None, *, erased=None,
@@ -89,6 +86,12 @@ def state_step(update, state, t: int, token: str = "", kind: str = "", style=Non
     fig = finish(fig, style, w(f"state.step_title_{family}", lang), height=560, note=note,
                  total=PROJECTOR_FIGURE_PX - 80)
     fig.update_layout(margin=dict(b=150))
+    if style.presentation:
+        # The plot is short on a projector: the colour bars go a fixed distance under it (past
+        # the tick labels and the axis title), not a fraction of its height.
+        plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+        for axis in ("coloraxis", "coloraxis2"):
+            fig.layout[axis].colorbar.y = -75 / max(plot_px, 1)
     return fig
 
 

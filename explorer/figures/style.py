@@ -169,8 +169,9 @@ def fit_panel_titles(fig: go.Figure, style: Style, px: float, fonts_done: bool, 
         # A second line grows upwards: fine in the top margin, not into the row above.
         top_row = (ann.y or 0) >= 0.99
         for font in range(int(size), int(style.tick_font) - 1, -1):
-            lines = wrap(text, max(8, int(share * plot_px / (CHAR_EM * font))))
-            if len(lines) <= (2 if top_row else panel_lines):
+            chars = max(8, int(share * plot_px / (CHAR_EM * font)))
+            lines = wrap(text, chars, break_words=False)      # "(or / thogonal)" reads badly
+            if len(lines) <= (2 if top_row else panel_lines) and all(len(line) <= chars for line in lines):
                 break
         if not top_row and panel_lines == 1:
             lines = [text]
@@ -243,7 +244,7 @@ _NO_LINE_START = set("，。；：、）」』！？%")
 WIDE_UNITS = 1.0 / CHAR_EM          # a wide character's width in Latin character widths
 
 
-def wrap(text: str, width: int) -> list[str]:
+def wrap(text: str, width: int, break_words: bool = True) -> list[str]:
     """``text`` in lines of at most ``width`` Latin-character widths: breaks at spaces, and
     (Chinese) between wide characters, which count as 1 / CHAR_EM each; a line never starts
     with closing punctuation."""
@@ -251,7 +252,7 @@ def wrap(text: str, width: int) -> list[str]:
     if not text:
         return []
     if not _WIDE_CHAR.search(text):
-        return textwrap.wrap(text, width)
+        return textwrap.wrap(text, width, break_long_words=break_words)
     lines, line, size = [], "", 0.0
     for piece in _PIECES.findall(text):
         if piece.isspace():
