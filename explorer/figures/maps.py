@@ -119,25 +119,24 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         layout[map_axis] = dict(colorscale=style.diverging, cmid=0.0, cmin=-map_range, cmax=map_range, showscale=False)
         layout[err_axis] = dict(colorscale=style.diverging, cmid=0.0, cmin=-err_range, cmax=err_range, showscale=False)
     bar = 22 if style.presentation else 14
-    # On a projector the rows are short: the colour bars' titles go beside them, three ticks each.
+    # On a projector the rows are short: the colour bars' titles go beside them (two rotated
+    # lines), three ticks each.
     bar_title = dict(side="right") if projector else dict(side="top")
     bar_ticks = dict(nticks=3) if projector else {}
-
-    def bar_text(text):     # beside a short bar, in lines no longer than the bar
-        return "<br>".join(wrap(text, 10)) if projector else text
+    bar_len = 0.48 if projector else 0.45
     layout.update(
         annotations=annotations,
         coloraxis=dict(colorscale=style.sequential, cmin=lo, cmax=hi,
-                       colorbar=dict(title=dict(text=bar_text(w("maps.bar_weight", lang)), **bar_title), len=0.45, y=1.0,
+                       colorbar=dict(title=dict(text=w("maps.bar_weight", lang), **bar_title), len=bar_len, y=1.0,
                                      yanchor="top", thickness=bar, **bar_ticks)),
         coloraxis2=dict(colorscale=style.diverging, cmid=0.0, cmin=-emax, cmax=emax,
-                        colorbar=dict(title=dict(text=bar_text(w("maps.bar_error", lang)), **bar_title), len=0.45, y=0.0,
+                        colorbar=dict(title=dict(text=w("maps.bar_error", lang), **bar_title), len=bar_len, y=0.0,
                                       yanchor="bottom", thickness=bar, **bar_ticks)),
     )
     fig = go.Figure(data=data, layout=layout)
     panel_px = 560 if style.presentation else 430
     fig = finish(fig, style, title or w("maps.title", lang), height=rows * panel_px + 120, note=note,
-                 fonts_done=True, total=PROJECTOR_FIGURE_PX if projector else None, panel_lines=2 if projector else 1)
+                 fonts_done=True, total=PROJECTOR_FIGURE_PX + 100 if projector else None, panel_lines=2 if projector else 1)
     if projector:
         # Only the bottom row's key labels (tilted) lie under the grid.
         fig.update_layout(margin=dict(b=110))

@@ -84,14 +84,14 @@ def state_step(update, state, t: int, token: str = "", kind: str = "", style=Non
     note = w("state.step_note_delta", lang) if delta else ""
     # On a projector the figure fits what the window leaves under the step slider.
     fig = finish(fig, style, w(f"state.step_title_{family}", lang), height=560, note=note,
-                 total=PROJECTOR_FIGURE_PX - 80)
-    fig.update_layout(margin=dict(b=150))
+                 total=PROJECTOR_FIGURE_PX - 20)
+    fig.update_layout(margin=dict(b=170 if style.presentation else 150))
     if style.presentation:
         # The plot is short on a projector: the colour bars go a fixed distance under it (past
         # the tick labels and the axis title), not a fraction of its height.
         plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
         for axis in ("coloraxis", "coloraxis2"):
-            fig.layout[axis].colorbar.y = -75 / max(plot_px, 1)
+            fig.layout[axis].colorbar.y = -85 / max(plot_px, 1)
     return fig
 
 
