@@ -37,11 +37,15 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     # On a projector every map sits in one row with its error beneath, so that the grid fits the
     # window; token labels then only on the left (queries) and under the bottom row (keys), which
     # all panels share. Otherwise three a row, each panel labelled.
+    # Past five maps, two rows of them (narrower panels would squeeze their titles to many lines).
     projector = style.presentation and cols is None
-    cols = max(1, min(cols or (len(names) if style.presentation else 3), len(names)))
+    if projector:
+        cols = math.ceil(len(names) / math.ceil(len(names) / 5))
+    cols = max(1, min(cols or 3, len(names)))
     rows = 2 * math.ceil(len(names) / cols)
     h_space = (0.02 if projector else 0.16) if style.presentation else 0.13
-    v_space = (0.44 if projector else 0.32) / rows   # projector: two-line titles between rows
+    # Projector: room for a two-line title between rows (~60 px of a ~370-px plot), whatever the rows.
+    v_space = 0.16 if projector else 0.32 / rows
     width = (1 - h_space * (cols - 1)) / cols
     height = (1 - v_space * (rows - 1)) / rows
 
@@ -108,7 +112,8 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         if name in own_axes:
             # One line: a second would run into the token labels of the panel above.
             map_title += w("maps.own_scale", lang, range=f"{map_range:.2g}")
-            err_title += w("maps.own_scale", lang, range=f"{err_range:.2g}")
+            # (On a projector the map's title above already says "own scale": the range alone.)
+            err_title += f" ±{err_range:.2g}" if projector else w("maps.own_scale", lang, range=f"{err_range:.2g}")
         panel(row, col, z, np.stack([ref, err], axis=-1), shown, map_axis, hover_map, map_title)
         if name in errors:
             panel(row + 1, col, err, None, f"{shown} − {reference}", err_axis, hover_err,
