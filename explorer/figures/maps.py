@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from ..words import w
-from .style import as_style, finish, finite_values, unique_labels, wrap
+from .style import PROJECTOR_FIGURE_PX, as_style, finish, finite_values, unique_labels, wrap
 
 
 def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax", ill_defined: dict | None = None,
@@ -34,11 +34,18 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     names_shown = names or {}
     labels = unique_labels(tokens)
     names = list(maps)
-    # Two big panels a row on a projector, three otherwise: token labels need the room.
-    cols = max(1, min(cols or (2 if style.presentation else 3), len(names)))
+    # On a projector every map sits in one row with its error beneath, so that the grid fits the
+    # window; token labels then only on the left (queries) and under the bottom row (keys), which
+    # all panels share. Otherwise three a row, each panel labelled.
+    # Past five maps, two rows of them (narrower panels would squeeze their titles to many lines).
+    projector = style.presentation and cols is None
+    if projector:
+        cols = math.ceil(len(names) / math.ceil(len(names) / 5))
+    cols = max(1, min(cols or 3, len(names)))
     rows = 2 * math.ceil(len(names) / cols)
-    h_space = 0.16 if style.presentation else 0.13   # room for long token labels and the y title
-    v_space = 0.32 / rows
+    h_space = (0.02 if projector else 0.16) if style.presentation else 0.13
+    # Projector: room for a two-line title between rows (~60 px of a ~370-px plot), whatever the rows.
+    v_space = 0.16 if projector else 0.32 / rows
     width = (1 - h_space * (cols - 1)) / cols
     height = (1 - v_space * (rows - 1)) / rows
 
@@ -77,14 +84,21 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         if customdata is not None:
             trace["customdata"] = customdata
         data.append(trace)
+        show_x = not projector or row == rows - 1 or len(errors) == 0
+        show_y = not projector or col == first_col[row]
         layout["xaxis" + suffix] = dict(domain=[max(0.0, x0), min(1.0, x0 + width)], anchor="y" + suffix, type="category",
-                                        title=dict(text=key_title, font=axis_title), tickangle=-60, tickfont=tick)
+                                        title=dict(text=key_title if show_x else "", font=axis_title), tickangle=-60,
+                                        tickfont=tick, showticklabels=show_x)
         layout["yaxis" + suffix] = dict(domain=[max(0.0, y1 - height), min(1.0, y1)], anchor="x" + suffix, type="category",
-                                        autorange="reversed", title=dict(text=query_title, font=axis_title),
-                                        tickfont=tick)
+                                        autorange="reversed", title=dict(text=query_title if show_y else "", font=axis_title),
+                                        tickfont=tick, showticklabels=show_y)
         annotations.append(dict(text=subtitle, x=x0 + width / 2, y=y1, xref="paper", yref="paper",
                                 xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=style.font)))
 
+    first_col = {}          # row -> the first column holding a panel (the one labelled on a projector)
+    for i, name in enumerate(names):
+        for row in (2 * (i // cols), 2 * (i // cols) + 1) if name in errors else (2 * (i // cols),):
+            first_col.setdefault(row, i % cols)
     for i, name in enumerate(names):
         row, col = 2 * (i // cols), i % cols
         z = np.asarray(maps[name])
@@ -93,11 +107,13 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         map_axis, err_axis, map_range, err_range = own_axes.get(name, ("coloraxis", "coloraxis2", None, None))
         shown = names_shown.get(name, name)
         map_title = _panel_title(shown, (ill_defined or {}).get(name, 0), lang)
-        err_title = f"{shown} − {reference}"
+        # On a projector the error sits right under its map: "− softmax" says what it is.
+        err_title = f"− {reference}" if projector else f"{shown} − {reference}"
         if name in own_axes:
             # One line: a second would run into the token labels of the panel above.
             map_title += w("maps.own_scale", lang, range=f"{map_range:.2g}")
-            err_title += w("maps.own_scale", lang, range=f"{err_range:.2g}")
+            # (On a projector the map's title above already says "own scale": the range alone.)
+            err_title += f" ±{err_range:.2g}" if projector else w("maps.own_scale", lang, range=f"{err_range:.2g}")
         panel(row, col, z, np.stack([ref, err], axis=-1), shown, map_axis, hover_map, map_title)
         if name in errors:
             panel(row + 1, col, err, None, f"{shown} − {reference}", err_axis, hover_err,
@@ -108,19 +124,28 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         layout[map_axis] = dict(colorscale=style.diverging, cmid=0.0, cmin=-map_range, cmax=map_range, showscale=False)
         layout[err_axis] = dict(colorscale=style.diverging, cmid=0.0, cmin=-err_range, cmax=err_range, showscale=False)
     bar = 22 if style.presentation else 14
+    # On a projector the rows are short: the colour bars' titles go beside them (two rotated
+    # lines), three ticks each.
+    bar_title = dict(side="right") if projector else dict(side="top")
+    bar_ticks = dict(nticks=3) if projector else {}
+    bar_len = 0.48 if projector else 0.45
     layout.update(
         annotations=annotations,
         coloraxis=dict(colorscale=style.sequential, cmin=lo, cmax=hi,
-                       colorbar=dict(title=dict(text=w("maps.bar_weight", lang), side="top"), len=0.45, y=1.0,
-                                     yanchor="top", thickness=bar)),
+                       colorbar=dict(title=dict(text=w("maps.bar_weight", lang), **bar_title), len=bar_len, y=1.0,
+                                     yanchor="top", thickness=bar, **bar_ticks)),
         coloraxis2=dict(colorscale=style.diverging, cmid=0.0, cmin=-emax, cmax=emax,
-                        colorbar=dict(title=dict(text=w("maps.bar_error", lang), side="top"), len=0.45, y=0.0,
-                                      yanchor="bottom", thickness=bar)),
+                        colorbar=dict(title=dict(text=w("maps.bar_error", lang), **bar_title), len=bar_len, y=0.0,
+                                      yanchor="bottom", thickness=bar, **bar_ticks)),
     )
     fig = go.Figure(data=data, layout=layout)
     panel_px = 560 if style.presentation else 430
-    return finish(fig, style, title or w("maps.title", lang), height=rows * panel_px + 120, note=note,
-                  fonts_done=True)
+    fig = finish(fig, style, title or w("maps.title", lang), height=rows * panel_px + 120, note=note,
+                 fonts_done=True, total=PROJECTOR_FIGURE_PX + 100 if projector else None, panel_lines=2 if projector else 1)
+    if projector:
+        # Only the bottom row's key labels (tilted) lie under the grid.
+        fig.update_layout(margin=dict(b=110))
+    return fig
 
 
 def has_negative(values) -> bool:

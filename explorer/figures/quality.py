@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from ..words import w
-from .style import as_style, finish, log_ticks
+from .style import PROJECTOR_FIGURE_PX, as_style, finish
 
 
 def quality_curves(curves: list, x: str = "m", title: str = "", note: str = "", style=None,
@@ -57,7 +57,6 @@ def quality_curves(curves: list, x: str = "m", title: str = "", note: str = "", 
     fig.update_yaxes(type="log", title_text=w("quality.y_mse", lang), row=1, col=1)
     fig.update_yaxes(type="log", title_text=w("quality.y_error", lang), row=1, col=2)
     fig.update_layout(legend=dict(orientation="h", y=-0.2, x=0, yanchor="top"))
-    log_ticks(fig, style)
     if favor_need:
         need, target = favor_need["m_required"], favor_need["rel_error"]
         all_ms = [mm for cur in curves for mm in cur.ms]
@@ -71,9 +70,15 @@ def quality_curves(curves: list, x: str = "m", title: str = "", note: str = "", 
             extra = w("quality.need_beyond", lang, m=sci(need), target=f"{target:.0%}",
                       u2=f"{favor_need['sq_norm_sum']['median']:.3g}", top=max(all_ms))
             note = f"{note} {extra}".strip()
-    height = 760 if style.presentation else 600
-    fig = finish(fig, style, title or w("quality.curves_title", lang), height=height, note=note)
-    fig.update_layout(margin=dict(b=210 if style.presentation else 160))
+    # On a projector the figure fits the window under the tab row: the long note (how the
+    # curves were drawn) stays in the normal view, where there is room to read it.
+    fig = finish(fig, style, title or w("quality.curves_title", lang), height=600,
+                 note="" if style.presentation else note, total=PROJECTOR_FIGURE_PX + 100)
+    if style.presentation:
+        # The legend at the figure's bottom edge, under the axis titles of the short plot.
+        fig.update_layout(margin=dict(b=200), legend=dict(y=0, yanchor="bottom", yref="container"))
+    else:
+        fig.update_layout(margin=dict(b=160))
     return fig
 
 

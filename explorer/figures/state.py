@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..words import w
-from .style import as_style, finish, finite_values
+from .style import PROJECTOR_FIGURE_PX, as_style, finish, finite_values
 
 DELTA_IDS = ("deltanet", "gated_deltanet")
 REFERENCE_COLOUR = "#777"
@@ -82,8 +82,16 @@ def state_step(update, state, t: int, token: str = "", kind: str = "", style=Non
     rows = "state.step_y_features" if family == "additive" else "state.step_y_keys"
     fig.update_yaxes(title_text=w(rows, lang), autorange="reversed")
     note = w("state.step_note_delta", lang) if delta else ""
-    fig = finish(fig, style, w(f"state.step_title_{family}", lang), height=720 if style.presentation else 560, note=note)
-    fig.update_layout(margin=dict(b=200 if style.presentation else 150))
+    # On a projector the figure fits what the window leaves under the step slider.
+    fig = finish(fig, style, w(f"state.step_title_{family}", lang), height=560, note=note,
+                 total=PROJECTOR_FIGURE_PX - 20)
+    fig.update_layout(margin=dict(b=170 if style.presentation else 150))
+    if style.presentation:
+        # The plot is short on a projector: the colour bars go a fixed distance under it (past
+        # the tick labels and the axis title), not a fraction of its height.
+        plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+        for axis in ("coloraxis", "coloraxis2"):
+            fig.layout[axis].colorbar.y = -85 / max(plot_px, 1)
     return fig
 
 

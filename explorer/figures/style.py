@@ -76,8 +76,13 @@ MODEBAR_PX = 26              # plotly's toolbar (hover, normal mode only): the t
 WHITE_TEMPLATE = pio.templates["plotly_white"]
 
 
+# A projector at 1280x720 in presentation mode: what is left of the window under the tab row, the
+# one-line data panel and the notices (figures/* give their main figure this total height there).
+PROJECTOR_FIGURE_PX = 500
+
+
 def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = "", fonts_done: bool = False,
-           width: float = 1.0) -> go.Figure:
+           width: float = 1.0, total: int | None = None, panel_lines: int = 1) -> go.Figure:
     """Shared layout: fonts, white template, the title and an optional note as its subtitle.
 
     Both are pinned to the top of the figure and wrapped to the width a browser gives the
@@ -85,6 +90,11 @@ def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = ""
     them, for the toolbar above the title and for subplot titles (wrapped to their panel),
     so that nothing overlaps at either font size. Log axes label decades (or 1-2-5) at the
     full tick size, and cell labels of heatmaps shrink to fit their cells.
+
+    ``total``: in presentation mode, the whole figure's height in pixels (title and margins
+    included), so that the figure fits a projector's window; ``height`` is then ignored.
+    ``panel_lines``: how many lines a subplot title below the top row may take (the figure
+    leaves room for them between its rows).
     """
     px = NOMINAL_WIDTH_PX * width
     # One-line titles: plotly anchors a multi-line title by its first line, so further lines
@@ -108,7 +118,7 @@ def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = ""
     chars = int((px - 20) / (CHAR_EM * note_font))
     note_lines = [line for part in rest for line in wrap(part, chars)]
     note_lines += wrap(note, chars)
-    extra_panel_lines = fit_panel_titles(fig, style, px, fonts_done)
+    extra_panel_lines = fit_panel_titles(fig, style, px, fonts_done, panel_lines)
     has_panel_titles = any(a.yanchor == "bottom" and a.yref == "paper" for a in fig.layout.annotations or ())
     toolbar = 0 if style.presentation else MODEBAR_PX
     top = int(14 + toolbar + title_font * 1.35 + len(note_lines) * note_font * 1.5
@@ -121,7 +131,7 @@ def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = ""
     fig.update_layout(
         font=dict(size=style.font, family="DejaVu Sans, Arial, Noto Sans CJK SC, sans-serif"),
         title=title_spec,
-        height=height + top - 80,
+        height=total if (total and style.presentation) else height + top - 80,
         margin=dict(l=90, r=40, t=top, b=70),
         hoverlabel=dict(font_size=style.font),
         legend=dict(font=dict(size=style.font)),
@@ -140,7 +150,7 @@ def _axis_domain(fig: go.Figure, name: str) -> tuple[float, float]:
     return tuple(domain) if domain else (0.0, 1.0)
 
 
-def fit_panel_titles(fig: go.Figure, style: Style, px: float, fonts_done: bool) -> int:
+def fit_panel_titles(fig: go.Figure, style: Style, px: float, fonts_done: bool, panel_lines: int = 1) -> int:
     """Wrap each subplot title to its panel's width (two lines at most, then a smaller
     font): side by side, long titles would run into each other. Returns the extra lines
     the top row's titles now take."""
@@ -159,10 +169,11 @@ def fit_panel_titles(fig: go.Figure, style: Style, px: float, fonts_done: bool) 
         # A second line grows upwards: fine in the top margin, not into the row above.
         top_row = (ann.y or 0) >= 0.99
         for font in range(int(size), int(style.tick_font) - 1, -1):
-            lines = wrap(text, max(8, int(share * plot_px / (CHAR_EM * font))))
-            if len(lines) <= (2 if top_row else 1):
+            chars = max(8, int(share * plot_px / (CHAR_EM * font)))
+            lines = wrap(text, chars, break_words=False)      # "(or / thogonal)" reads badly
+            if len(lines) <= (2 if top_row else panel_lines) and all(len(line) <= chars for line in lines):
                 break
-        if not top_row:
+        if not top_row and panel_lines == 1:
             lines = [text]
         ann.text, ann.font.size = "<br>".join(lines), font
         if (ann.y or 0) >= 0.99:
@@ -199,7 +210,8 @@ def tidy_log_axes(fig: go.Figure, style: Style) -> None:
                 axis.exponentformat = "power"
             continue
         if hi - lo >= 1:
-            axis.dtick = 1
+            # A decade a label; on a projector, where plots are short, at most about six labels.
+            axis.dtick = max(1, math.ceil((hi - lo) / 6)) if style.presentation else 1
             if hi - lo > 4 or hi > 4 or lo < -3:
                 axis.exponentformat = "power"
         else:
@@ -232,7 +244,7 @@ _NO_LINE_START = set("，。；：、）」』！？%")
 WIDE_UNITS = 1.0 / CHAR_EM          # a wide character's width in Latin character widths
 
 
-def wrap(text: str, width: int) -> list[str]:
+def wrap(text: str, width: int, break_words: bool = True) -> list[str]:
     """``text`` in lines of at most ``width`` Latin-character widths: breaks at spaces, and
     (Chinese) between wide characters, which count as 1 / CHAR_EM each; a line never starts
     with closing punctuation."""
@@ -240,7 +252,7 @@ def wrap(text: str, width: int) -> list[str]:
     if not text:
         return []
     if not _WIDE_CHAR.search(text):
-        return textwrap.wrap(text, width)
+        return textwrap.wrap(text, width, break_long_words=break_words)
     lines, line, size = [], "", 0.0
     for piece in _PIECES.findall(text):
         if piece.isspace():

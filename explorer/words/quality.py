@@ -35,9 +35,8 @@ TEXT = {
     # the curves
     "quality.curves_title": {"en": "Random features: error against m", "zh": "随机特征：误差随 m 的变化"},
     "quality.curves_title_cost": {"en": "Random features: error against cost", "zh": "随机特征：误差随计算量的变化"},
-    "quality.kernel_panel": {"en": "Kernel estimate φ(q)·φ(k) vs exp(s): relative MSE",
-                             "zh": "核估计 φ(q)·φ(k) 对 exp(s)：相对 MSE"},
-    "quality.map_panel": {"en": "Attention map: relative error ‖Â − A‖/‖A‖", "zh": "注意力图：相对误差 ‖Â − A‖/‖A‖"},
+    "quality.kernel_panel": {"en": "Kernel estimate φ(q)·φ(k) vs exp(s)", "zh": "核估计 φ(q)·φ(k) 对比 exp(s)"},
+    "quality.map_panel": {"en": "Attention map ‖Â − A‖/‖A‖", "zh": "注意力图 ‖Â − A‖/‖A‖"},
     "quality.measured": {"en": "{label} (measured)", "zh": "{label}（实测）"},
     "quality.theory": {"en": "{label} (theory, IID)", "zh": "{label}（理论，IID）"},
     "quality.hover_mean": {"en": "mean", "zh": "均值"},
