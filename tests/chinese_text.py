@@ -9,7 +9,7 @@ from test_lecture_figures import KEPT_WORDS
 
 # Names of methods, libraries and units the tool tabs show as they are in both languages.
 TOOL_NAMES = {"torch", "SDPA", "cumsum", "MiniLM", "all", "Frobenius", "nats", "GiB", "MiB", "KiB", "IQR", "MSE",
-              "Spearman", "CPU", "utils", "benchmark", "Timer", "timeit", "NaN", "GFLOPs", "Hedgehog", "LUNA", "Performer",
+              "Spearman", "CPU", "utils", "benchmark", "Timer", "timeit", "NaN", "GFLOPs", "Hedgehog", "LUNA", "safetensors", "npz", "Performer",
               "TB", "nan", "cos", "sin", "tril", "sd", "npz", "npy", "pt", "CSV", "PNG", "HTML", "API", "Shift", "Enter",
               "PageUp", "PageDown", "eps", "elu", "RNN", "QK", "AV", "SM", "log", "int", "uint"}
 # Words that are part of a name: "all-MiniLM-L6-v2", "torch 2.13.0+cpu"; and the text's own

@@ -25,7 +25,7 @@ def test_garbage_is_refused_in_one_sentence(raw):
     with pytest.raises(ValueError) as info:
         validate.check(bound, raw)
     message = str(info.value)
-    assert message.startswith("n must be a whole number from 64 to 1,000,000; got ")
+    assert message.startswith("n must be a whole number from 64 to 100,000; got ")
     assert message.count(".") <= 3 and "\n" not in message
     quoted = message.split("; got ", 1)[1]
     assert len(quoted) <= ECHO_LIMIT + 30            # the quote plus "… (1,000,000 characters)."

@@ -9,7 +9,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from ..words import w
-from .style import as_style, finish, log_ticks
+from .style import PROJECTOR_FIGURE_PX, as_style, finish, log_ticks
 
 
 
@@ -91,8 +91,14 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
     if disturbed:
         title = w("complexity.title_disturbed", lang, title=title)
         full_note = f"{disturbed}{stop}{full_note}"
-    fig = finish(fig, style, title, height=760 if style.presentation else 600, note=full_note)
-    fig.update_layout(margin=dict(b=230 if style.presentation else 170))
+    # On a projector the figure fits the window under the tab row (the note keeps the
+    # crossover and any disturbance: they are what the figure claims).
+    fig = finish(fig, style, title, height=600, note=full_note, total=PROJECTOR_FIGURE_PX + 100)
+    if style.presentation:
+        # The legend at the figure's bottom edge, under the axis titles of the short plot.
+        fig.update_layout(margin=dict(b=200), legend=dict(y=0, yanchor="bottom", yref="container"))
+    else:
+        fig.update_layout(margin=dict(b=170))
     return fig
 
 

@@ -372,11 +372,15 @@ def _coerce(spec, value):
     return value
 
 
-def view_key(ch: int, text, sample_key, controls: dict) -> tuple:
-    return ch, text, sample_key, tuple(sorted((k, repr(v)) for k, v in controls.items()))
+def view_key(ch: int, text, sample_key, controls: dict, lang=None) -> tuple:
+    """The cache key of a chapter's view. The language counts only for the default sentence,
+    which a model that reads Chinese (chapter 4 on SmolLM2) reads in the audience's language."""
+    default = text is None and sample_key is None
+    return (ch, text, sample_key, tuple(sorted((k, repr(v)) for k, v in controls.items())),
+            i18n.normal_lang(lang) if default else None)
 
 
-def compute(ch: int, text, sample_key, controls: dict, panel_values=None, progress=None):
+def compute(ch: int, text, sample_key, controls: dict, panel_values=None, progress=None, lang=None):
     """The chapter's view, from the cache when the same chapter, data and controls ran before."""
     _, views = _engine()
 
@@ -385,8 +389,9 @@ def compute(ch: int, text, sample_key, controls: dict, panel_values=None, progre
             sample = source_panel.load("text", sample_key[1], *panel_values[2:8], model=sample_key[2])
         else:
             sample = source_panel.load(*panel_values[:8]) if sample_key is not None else None
-        return views.chapter_view(ch, sample=sample, text=text, progress=progress, **controls)
-    return _views.get(view_key(ch, text, sample_key, controls), make)
+        return views.chapter_view(ch, sample=sample, text=text, progress=progress,
+                                  lang=i18n.normal_lang(lang), **controls)
+    return _views.get(view_key(ch, text, sample_key, controls, lang), make)
 
 
 def chapter_figures(view, lang, presentation, key=None) -> list:
@@ -430,11 +435,11 @@ def warm(langs=i18n.LANGS, styles=(True, False)) -> None:
     request, which will say why."""
     for ch in _plan().CHAPTERS:
         controls = default_controls(ch)
-        key = view_key(ch, None, None, controls)
         try:
-            view = compute(ch, None, None, controls)
-            for presentation in styles:
-                for lang in langs:
+            for lang in langs:
+                key = view_key(ch, None, None, controls, lang)
+                view = compute(ch, None, None, controls, lang=lang)
+                for presentation in styles:
                     chapter_figures(view, lang, presentation, key)
         except Exception:
             common.log.info("warming lecture chapter %s failed", ch, exc_info=True)
@@ -455,8 +460,9 @@ def make_prefetch(specs: dict):
         if controls.get("train"):
             return
         try:
-            key = view_key(ch + 1, text_, sample_key, controls)
-            chapter_figures(compute(ch + 1, text_, sample_key, controls, panel_values), lang, presentation, key)
+            key = view_key(ch + 1, text_, sample_key, controls, lang)
+            chapter_figures(compute(ch + 1, text_, sample_key, controls, panel_values, lang=lang), lang,
+                            presentation, key)
         except Exception:
             common.log.info("prefetching lecture chapter %s failed", ch + 1, exc_info=True)
     return prefetch
@@ -480,7 +486,7 @@ def link_params(view, lang, presentation, text, sample_key, panel_values) -> dic
 
 def deeper_params(view, lang, presentation, text, sample_key, panel_values) -> dict:
     """The full tab on the same state: the engine's tab and parameters, plus the text."""
-    params = dict(_plan().go_deeper(view.ch, text_value=text, **view.controls))
+    params = dict(_plan().go_deeper(view.ch, text_value=text, model=view.data.get("model"), **view.controls))
     if sample_key is not None:          # random or uploaded data: the full tab reads the same panel
         source, text_, preset, n, d, data_seed, temperature, _file, *model = panel_values
         params.update(source_panel.url_params(source, text_, preset, n, d, data_seed, temperature,
@@ -505,8 +511,8 @@ def make_draw(specs: dict):
         text_, sample_key = _panel_choice(*panel_values)
         controls = chapter_values(ch, flat, specs)
         view = compute(ch, text_, sample_key, controls, panel_values,
-                       progress=lambda fraction, message="": progress(fraction, desc=message))
-        figs = render(view, lang, presentation, view_key(ch, text_, sample_key, controls))   # and the bar
+                       progress=lambda fraction, message="": progress(fraction, desc=message), lang=lang)
+        figs = render(view, lang, presentation, view_key(ch, text_, sample_key, controls, lang))   # and the bar
         link = common.query_string(link_params(view, lang, presentation, text_, sample_key, panel_values))
         deeper = _deeper_html(ch, deeper_params(view, lang, presentation, text_, sample_key, panel_values), lang)
         return (*figs, _tables_markdown(view, lang), _numbers_markdown(view.numbers, lang),
@@ -557,8 +563,8 @@ def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: st
     text_ = (text or "").strip() or None
     panel_values = ("text", text_ or "", None, None, None, None, None, None, model or None)
     text_, sample_key = _panel_choice(*panel_values) if model else (text_, None)
-    view = compute(ch, text_, sample_key, values, panel_values)
-    figs = chapter_figures(view, lang, presentation, view_key(ch, text_, sample_key, values))
+    view = compute(ch, text_, sample_key, values, panel_values, lang=lang)
+    figs = chapter_figures(view, lang, presentation, view_key(ch, text_, sample_key, values, lang))
     params = link_params(view, lang, presentation, text_, sample_key, panel_values)
     return {"chapter": ch, "lang": lang, "controls": dict(view.controls),
             "numbers": {k: float(v) if math.isfinite(float(v)) else None for k, v in view.numbers.items()},
