@@ -16,8 +16,9 @@ Page behaviour wired here, the same for every tab:
 
 from __future__ import annotations
 
+
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import parse_qsl
 
 import gradio as gr
@@ -328,6 +329,16 @@ def _wire_open_head(panel, maps, quality, tabs, current, presentation, links, la
     links.after(clicked.then(maps_tab.run_maps, maps_inputs, maps.outputs, api_visibility="private"))
 
 
+def _layer_bound(bound, model):
+    """The layer slider's range narrowed to the link's model: the slider's own range is the
+    largest built-in model's, and a layer past the named model's would reach the slider after
+    it has been narrowed to that model (gradio then refuses it)."""
+    if not source_panel.is_built_in(model):
+        return bound
+    layers = source_panel.shape_of(model)[0]
+    return replace(bound, hi=min(bound.hi, layers - 1))
+
+
 def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx, learn, pages, links, lang):
     """On page load, restore the view from the query parameters (the language too: the link's,
     else the browser's), then draw the tab it names."""
@@ -361,7 +372,10 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
             if component in (panel.n, panel.d):
                 value = shape[key]
             elif kind in (int, float, bool):     # numbers and flags: the bounds of the control itself
-                value = validate.link(validate.bound_for(component, key), q.get(key), notices, None, key)
+                bound = validate.bound_for(component, key)
+                if component is panel.layer:
+                    bound = _layer_bound(bound, q.get("model"))
+                value = validate.link(bound, q.get(key), notices, None, key)
             else:
                 value = common.fit(component, _typed_list(component, common.param(q, key, kind, notices=notices)),
                                    notices, key)

@@ -149,6 +149,12 @@ def take_typed(value):
     return gr.update(choices=model_choices(value), value=value), gr.update(visible=False)
 
 
+def is_built_in(model) -> bool:
+    """The embedded MiniLM (also when no model is named) or the packaged causal model: their
+    shapes are known without loading them."""
+    return model in (None, "", EMBEDDED_MODEL, CAUSAL_MODEL["name"])
+
+
 def shape_of(model) -> tuple | None:
     """(layers, heads) of ``model``; None when it cannot be known without loading (or at all)."""
     if model in (None, "", EMBEDDED_MODEL):
