@@ -58,13 +58,13 @@ def test_lecture_links_clamp_with_a_notice_and_the_slider_agrees(browser, app_ur
         page.page.wait_for_selector("#lecture-plot-0 .js-plotly-plot .main-svg")
         toasts = page.watch(500)
         page.page.wait_for_function(
-            "() => (document.querySelector('#lecture-query input[type=number]') || {}).value === '41'")
+            "() => (document.querySelector('#lecture-query input[type=number]') || {}).value === '15'")
         toasts = page.watch(1500)
         assert any("Link parameter c_query = 99,999 is outside 0..511; using 511." in t for t in toasts), toasts
-        # The figure answers the query the view used (41, the text's last token); the slider,
+        # The figure answers the query the view used (15, the default sentence's last token); the slider,
         # set from that view, says the same, and stays there.
         page.page.wait_for_timeout(1000)
-        assert page.page.locator("#lecture-query input[type=number]").input_value() == "41"
+        assert page.page.locator("#lecture-query input[type=number]").input_value() == "15"
     finally:
         page.close()
 
