@@ -665,7 +665,7 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
                 value = validate.link_control(spec, q.get(key), notices, key) if (on_lecture and c == ch) else None
                 out.append(gr.skip() if value is None else value)
         for notice in notices[:4]:
-            gr.Warning(notice)
+            gr.Warning(validate.in_language(notice, chosen))
         return tuple(out)
 
     def draw_if(which, *args):

@@ -518,6 +518,45 @@ NO_FILE_IN_LINK = ("A link cannot carry a file: upload a .npy, .npz or .pt file 
                    "and the tab draws it.")
 
 
+# The link notices above are written once, in English (tests and logs read them); the page
+# says them in its own language through these patterns.
+_LINK_NOTICES = (
+    (re.compile(r"^Link parameter (?P<name>\S+) = (?P<value>.+) is outside (?P<lo>[^.]*)\.\.(?P<hi>.*); "
+                r"using (?P<fixed>.+)\.$"), "common.link_outside"),
+    (re.compile(r"^Link parameter (?P<name>[^=\s]+)=(?P<raw>.*) is not a valid (?P<kind>\w+); ignored\.$"),
+     "common.link_unreadable"),
+    (re.compile(r"^Link parameter (?P<name>[^=\s]+)=(?P<raw>.*) is not (?P<allowed>.+); using (?P<using>.+)\.$"),
+     "common.link_invalid"),
+)
+_ALLOWED = ((re.compile(r"^a whole number from (?P<lo>\S+) to (?P<hi>\S+)$"), "common.link_whole_range"),
+            (re.compile(r"^a number from (?P<lo>\S+) to (?P<hi>\S+)$"), "common.link_number_range"),
+            (re.compile(r"^one of (?P<names>.+)$"), "common.link_one_of"))
+
+
+def in_language(notice: str, lang: str) -> str:
+    """A link notice in ``lang``; a notice of another kind is returned as it is."""
+    from .. import words
+    lang = words.normal_lang(lang)
+    if lang == "en":
+        return notice
+    if notice == NO_FILE_IN_LINK:
+        return words.w("common.link_no_file", lang)
+    for pattern, key in _LINK_NOTICES:
+        match = pattern.match(notice)
+        if match:
+            parts = match.groupdict()
+            if "allowed" in parts:
+                for allowed, allowed_key in _ALLOWED:
+                    found = allowed.match(parts["allowed"])
+                    if found:
+                        parts["allowed"] = words.w(allowed_key, lang, **found.groupdict())
+                        break
+            if parts.get("using") == "the default":
+                parts["using"] = words.w("common.link_default", lang)
+            return words.w(key, lang, **parts)
+    return notice
+
+
 def waits_for_upload(tab_id: str, args) -> bool:
     """True when a data tab would draw the "file" source with nothing uploaded: an automatic
     draw (a link opening, a tab opening) then waits, and the link's notice says why, instead

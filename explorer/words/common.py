@@ -115,6 +115,20 @@ TEXT = {
     "common.err_trained_shape": {"en": "the trained {name} covers heads {heads}; expected one head, one layer or "
                                        "layers × heads",
                                  "zh": "训练好的 {name} 覆盖的头是 {heads}；应为单个头、一整层或“层 × 头”"},
+    # what a link could not hold, as the page says it on load
+    "common.link_outside": {"en": "Link parameter {name} = {value} is outside {lo}..{hi}; using {fixed}.",
+                            "zh": "链接参数 {name} = {value} 超出 {lo}..{hi}，改用 {fixed}。"},
+    "common.link_invalid": {"en": "Link parameter {name}={raw} is not {allowed}; using {using}.",
+                            "zh": "链接参数 {name}={raw} 不是{allowed}，改用{using}。"},
+    "common.link_unreadable": {"en": "Link parameter {name}={raw} is not a valid {kind}; ignored.",
+                               "zh": "链接参数 {name}={raw} 不是有效的 {kind}，已忽略。"},
+    "common.link_default": {"en": "the default", "zh": "默认值"},
+    "common.link_whole_range": {"en": "a whole number from {lo} to {hi}", "zh": " {lo} 到 {hi} 之间的整数"},
+    "common.link_number_range": {"en": "a number from {lo} to {hi}", "zh": " {lo} 到 {hi} 之间的数"},
+    "common.link_one_of": {"en": "one of {names}", "zh": "以下之一：{names}"},
+    "common.link_no_file": {"en": "A link cannot carry a file: upload a .npy, .npz or .pt file with q and k in the "
+                                  "data panel, and the tab draws it.",
+                            "zh": "链接无法携带文件：请在数据面板上传含 q 和 k 的 .npy、.npz 或 .pt 文件，标签页随即绘制。"},
     "common.every_head": {"en": "every layer and head", "zh": "所有层和头"},
     "common.unknown_head": {"en": "an unknown head", "zh": "未知的头"},
     "common.err_whole": {"en": "{name}: expected a whole number, got {value}",
