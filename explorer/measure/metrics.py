@@ -234,6 +234,26 @@ def relative_error(approx, reference, rows=None) -> torch.Tensor:
                        torch.full_like(den, math.nan))
 
 
+def _masked_rows(ref, approx, causal: bool, ill_defined):
+    """What every per-row measure starts from: the entries a row may use (the lower triangle
+    when causal), the rows whose approximation is finite there, the rows left out (not
+    finite, or flagged ill-defined), and both maps with the masked entries set to zero
+    (they are structurally zero; ill-defined causal rows may hold 0/0 there)."""
+    n = ref.shape[-1]
+    allowed = torch.ones(n, n, dtype=torch.bool, device=ref.device)
+    if causal:
+        allowed = allowed.tril()
+    allowed = allowed.expand(ref.shape)
+    finite = _finite_rows(approx, allowed)
+    bad = ~finite
+    flags = _row_flags(ill_defined, ref.shape, ref.device)
+    if flags is not None:
+        bad = bad | flags
+    zero = torch.zeros_like(ref)
+    return (allowed, finite, bad, torch.where(allowed, ref, zero),
+            torch.where(allowed & finite.unsqueeze(-1), approx, zero))
+
+
 def row_metrics(reference_map, approx_map, v=None, logits=None, *, causal=False, ill_defined=None) -> dict:
     """The per-row values behind ``compare``'s means, for export: {name: float64 (..., N)}
     with NaN where a row has no value (the same rows ``compare`` leaves out).
@@ -248,19 +268,7 @@ def row_metrics(reference_map, approx_map, v=None, logits=None, *, causal=False,
     approx = _check_map(approx_map, "approx_map").double()
     if approx.shape != ref.shape:
         raise ValueError(f"approx_map: shape {tuple(approx.shape)} does not match reference_map's {tuple(ref.shape)}")
-    n = ref.shape[-1]
-    allowed = torch.ones(n, n, dtype=torch.bool, device=ref.device)
-    if causal:
-        allowed = allowed.tril()
-    allowed = allowed.expand(ref.shape)
-    finite = _finite_rows(approx, allowed)
-    bad = ~finite
-    flags = _row_flags(ill_defined, ref.shape, ref.device)
-    if flags is not None:
-        bad = bad | flags
-    zero = torch.zeros_like(ref)
-    ref_z = torch.where(allowed, ref, zero)
-    approx_z = torch.where(allowed & finite.unsqueeze(-1), approx, zero)
+    allowed, finite, bad, ref_z, approx_z = _masked_rows(ref, approx, bool(causal), ill_defined)
     nan = torch.full(ref.shape[:-1], math.nan, dtype=torch.float64, device=ref.device)
 
     def ratio(diff_sq, ref_sq, ok):
@@ -592,22 +600,7 @@ def compare_plain(reference_map, approx_map, v=None, logits=None, *, ill_defined
         raise ValueError(f"approx_map: shape {tuple(approx.shape)} does not match reference_map's {tuple(ref.shape)}")
     n = ref.shape[-1]
     is_causal = _resolve_causal(causal, ref, approx)
-    allowed = torch.ones(n, n, dtype=torch.bool, device=ref.device)
-    if is_causal:
-        allowed = allowed.tril()
-    allowed = allowed.expand(ref.shape)
-
-    # Rows whose approximation cannot be measured at all, and rows that are ill-defined.
-    finite = _finite_rows(approx, allowed)
-    bad = ~finite
-    flags = _row_flags(ill_defined, ref.shape, ref.device)
-    if flags is not None:
-        bad = bad | flags
-
-    # Masked entries are structurally zero; ill-defined causal rows may hold 0/0 there.
-    zero = torch.zeros_like(ref)
-    ref_z = torch.where(allowed, ref, zero)
-    approx_z = torch.where(allowed & finite.unsqueeze(-1), approx, zero)
+    allowed, finite, bad, ref_z, approx_z = _masked_rows(ref, approx, is_causal, ill_defined)
 
     out: dict = {"causal": int(is_causal), "total_rows": int(finite.numel())}
     map_err = relative_error(approx_z, ref_z, rows=finite)
