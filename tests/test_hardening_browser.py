@@ -96,6 +96,9 @@ def test_no_i18n_warnings_and_no_raw_status_keys(browser, app_url):
         page.page.wait_for_timeout(1500)
         i18n_warnings = [m for m in page.console if "svelte-i18n" in m]
         assert not i18n_warnings, i18n_warnings[:3]
+        # The page's last events (the data summary, the link) may still be running: wait until
+        # the screen-reader status has said the draw finished, then read everything it said.
+        page.page.wait_for_function("() => (window.__live || []).some(t => t.includes('Complete'))", timeout=60000)
         live = page.page.evaluate("() => window.__live")
         assert "Complete" in live, live                     # the finished draw, in words
         assert not any("common." in text for text in live), live

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from chinese_text import english_words, figure_texts
-from explorer import catalog, words
+from explorer import words
 from explorer.forms import attention
 from explorer.measure import cost, metrics
 from explorer.views import common as view_common, complexity as cx_views, maps as maps_views

@@ -46,10 +46,16 @@ def test_every_chapter_in_both_languages(client, ch):
         values = list(result["numbers"].values())     # None where a number is undefined (NaN)
         assert any(isinstance(v, float) for v in values) and all(v is None or isinstance(v, float) for v in values)
         assert "tab=lecture" in result["query"] and f"ch={ch}" in result["query"]
-    assert f"lang=zh" in zh["query"]
+    assert "lang=zh" in zh["query"]
     assert not CJK.search(" ".join(titles(en))), titles(en)
     assert CJK.search(" ".join(titles(zh))), titles(zh)
-    assert en["controls"] == zh["controls"]
+    if ch == 4:
+        # Chapter 4 steps to the pronoun of its sentence; a model that reads Chinese (SmolLM2,
+        # when installed) reads a Chinese sentence to a Chinese audience, so the step may differ.
+        assert {k: v for k, v in en["controls"].items() if k != "t"} == \
+            {k: v for k, v in zh["controls"].items() if k != "t"}
+    else:
+        assert en["controls"] == zh["controls"]
 
 
 def test_numbers_are_the_engines(client):
