@@ -20,6 +20,8 @@ import re
 
 import gradio as gr
 
+from ..words import normal_lang  # noqa: F401  (one reading of a language code for page and engine)
+
 LANGS = ("en", "zh")
 DEFAULT_LANG = "en"
 # What the language switch shows (each language named in itself).
@@ -492,12 +494,6 @@ def engine_key(key: str) -> str:
 def engine_label(key: str):
     """A label from the engine's lecture text (e.g. a chapter control's ``label_key``)."""
     return _I18N(engine_key(key))
-
-
-def normal_lang(lang) -> str:
-    """'zh', 'zh-CN', 'zh-Hans-CN' ... -> 'zh'; anything not offered -> the default."""
-    code = str(lang or "").strip().lower().replace("_", "-").split("-")[0]
-    return code if code in LANGS else DEFAULT_LANG
 
 
 def text(key: str, lang: str) -> str:
