@@ -82,6 +82,23 @@ OVERLAPS_JS = """(selector) => {
   return out;
 }"""
 
+# Records the chapter of every draw the deck takes in (wraps explorerDeck.drawn once it exists).
+DRAWS_JS = """
+window.__drawnChapters = [];
+const __wrap = setInterval(() => {
+  const deck = window.explorerDeck;
+  if (!deck || deck.__recorded) { return; }
+  const drawn = deck.drawn;
+  deck.drawn = (q) => {
+    const el = document.querySelector('#deck-info [data-ch]');
+    window.__drawnChapters.push(el ? el.dataset.ch : '?');
+    return drawn(q);
+  };
+  deck.__recorded = true;
+  clearInterval(__wrap);
+}, 2);
+"""
+
 SCROLL_JS = "() => [document.documentElement.scrollHeight, window.innerHeight, document.documentElement.scrollWidth," \
             " window.innerWidth]"
 
@@ -182,9 +199,18 @@ def test_walk_the_deck_with_page_down(browser, app_url, width, height, lang):
 
 
 def test_keys_address_and_speaker_window(browser, app_url):
-    context, page, errors = open_deck(browser, app_url + "?tab=lecture&present=1&lang=en&ch=3&step=2", 1280, 720, "en")
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, locale=LOCALES["en"])
+    context.add_init_script(DRAWS_JS)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(app_url + "?tab=lecture&present=1&lang=en&ch=3&step=2")
     try:
         wait_state(page, 3, 2)                                       # the address restores the build
+        # Only the address's chapter was drawn: a stale chapter 0 from the page's own load
+        # could land after it and leave the deck there.
+        assert set(page.evaluate("window.__drawnChapters")) == {"3"}, page.evaluate("window.__drawnChapters")
         # The drawer is closed on a slide; D opens it.
         assert not page.locator("#lecture-drawer").is_visible()
         page.locator("#lecture-claim").click()

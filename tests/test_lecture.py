@@ -301,3 +301,33 @@ def test_lru_keeps_the_most_recently_used_results():
     lru.get(("a",), compute("a"))
     lru.get(("b",), compute("b"))
     assert calls == ["a", "b", "c", "b"]
+
+
+def test_lru_computes_a_key_once_while_threads_ask_for_it_together():
+    import threading
+    import time
+
+    from explorer.lecture.memo import LRU
+
+    lru, calls, results = LRU(4), [], []
+
+    def slow():
+        calls.append(1)
+        time.sleep(0.2)
+        return "chapter"
+
+    workers = [threading.Thread(target=lambda: results.append(lru.get(("ch", 3), slow))) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert results == ["chapter"] * 4 and len(calls) == 1
+
+    # A computation that fails is not remembered: the next caller tries again.
+    def broken():
+        raise RuntimeError("no model")
+    try:
+        lru.get(("ch", 4), broken)
+    except RuntimeError:
+        pass
+    assert lru.get(("ch", 4), lambda: "drawn") == "drawn"

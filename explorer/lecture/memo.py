@@ -15,13 +15,13 @@ import hashlib
 import threading
 from collections import OrderedDict
 
-import torch
-
 MEMO_SIZE = 256
 
 
 def tensor_key(*tensors) -> str:
     """A digest of the tensors' shapes, dtypes and bytes."""
+    import torch            # here, not at the top: the page's caches (ui/lecture_tab.py) need no torch
+
     h = hashlib.blake2b(digest_size=16)
     for t in tensors:
         t = torch.as_tensor(t).detach().contiguous().cpu()
@@ -31,28 +31,41 @@ def tensor_key(*tensors) -> str:
 
 
 class LRU:
-    """At most ``size`` results, the least recently used dropped first; safe across threads
-    (two threads asking for the same new key may both compute it, and the second one's
-    result is kept)."""
+    """At most ``size`` results, the least recently used dropped first; safe across threads.
+    A key being computed is computed once: a second thread asking for it meanwhile waits
+    for the first one's result (a page load can ask for the same chapter from several
+    events at once, and two copies of a chapter's work would halve the speed of each)."""
 
     def __init__(self, size: int):
         self.size = int(size)
         self._items: "OrderedDict[tuple, object]" = OrderedDict()
         self._lock = threading.Lock()
+        self._running: dict[tuple, threading.Event] = {}
 
     def get(self, key: tuple, compute):
         """``compute()`` once per ``key`` while it stays among the ``size`` most recent."""
-        with self._lock:
-            if key in self._items:
+        while True:
+            with self._lock:
+                if key in self._items:
+                    self._items.move_to_end(key)
+                    return self._items[key]
+                running = self._running.get(key)
+                if running is None:
+                    done = self._running[key] = threading.Event()
+                    break
+            running.wait()          # the other thread's result, or its failure: then try again
+        try:
+            value = compute()
+            with self._lock:
+                self._items[key] = value
                 self._items.move_to_end(key)
-                return self._items[key]
-        value = compute()
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-        return value
+                while len(self._items) > self.size:
+                    self._items.popitem(last=False)
+            return value
+        finally:
+            with self._lock:
+                del self._running[key]
+            done.set()
 
     def __len__(self) -> int:
         return len(self._items)

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import json
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from html import escape
 
 import gradio as gr
 
+from ..lecture.memo import LRU
 from . import common, i18n, source as source_panel, validate
 
 MAX_FIGURES = 8                 # plot slots, one per build; a chapter has as many builds as figures
@@ -290,42 +289,10 @@ def _deeper_html(ch: int, params: dict, lang: str) -> str:
 # Running a chapter
 # ---------------------------------------------------------------------------------------
 
-class _Cache:
-    """Finished work by key, the most recent ``size`` kept. A caller asking for a key that
-    another thread is computing (the prefetch of the next chapter, say) waits for it
-    instead of doing it twice."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self.done: OrderedDict = OrderedDict()
-        self.running: dict = {}
-        self.lock = threading.Lock()
-
-    def get(self, key, make):
-        with self.lock:
-            if key in self.done:
-                self.done.move_to_end(key)
-                return self.done[key]
-            running = self.running.get(key)
-            if running is None:
-                self.running[key] = threading.Event()
-        if running is not None:
-            running.wait()
-            return self.get(key, make)          # done now, or failed there: then it is ours to try
-        try:
-            value = make()
-            with self.lock:
-                self.done[key] = value
-                while len(self.done) > self.size:
-                    self.done.popitem(last=False)
-            return value
-        finally:
-            with self.lock:
-                self.running.pop(key).set()
-
-
-_views = _Cache(VIEW_CACHE_SIZE)            # (chapter, text, data, controls) -> ChapterView
-_figures = _Cache(VIEW_CACHE_SIZE)          # (view key, language, presentation) -> [go.Figure]
+# Finished work by key (a key another thread is computing, the prefetch of the next chapter
+# say, is waited for instead of done twice).
+_views = LRU(VIEW_CACHE_SIZE)            # (chapter, text, data, controls) -> ChapterView
+_figures = LRU(VIEW_CACHE_SIZE)          # (view key, language, presentation) -> [go.Figure]
 
 
 def _panel_choice(source, text, preset, n, d, data_seed, temperature, file, model=None):
@@ -650,7 +617,9 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
     draw, prefetch = make_draw(specs), make_prefetch(specs)
     draw_inputs = [tab.chapter, lang, presentation, *panel.data_inputs, *tab.all_controls]
     browser_lang = gr.Textbox(visible=False)
-    wanted = gr.Textbox(visible=False)
+    # The tab the address opened on: "pending" until the load's restore has read the address,
+    # then "lecture" (the load chain draws the chapter) or "" (another tab).
+    wanted = gr.Textbox("pending", visible=False)
 
     def restore(browser, request: gr.Request):
         q = dict(request.query_params) if request is not None else {}
@@ -685,13 +654,16 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
     drawn.then(lambda which, *args: prefetch(*args) if which == "lecture" else None, [wanted, *draw_inputs], None,
                api_visibility="private", concurrency_limit=2, concurrency_id="compute")
 
-    # Opening the tab draws the chapter if nothing is drawn yet, and puts its address up.
-    def draw_once(view, *args):
-        if view is not None:
+    # Opening the tab draws the chapter if nothing is drawn yet, and puts its address up. The
+    # page's own load selects the tab too, before the address is read (the chapter still 0):
+    # that select, and any on a page the load draws itself, must leave the drawing to the
+    # load, or a stale chapter 0 could land after the address's chapter.
+    def draw_once(which, view, *args):
+        if view is not None or which != "":
             return tuple(gr.skip() for _ in tab.outputs)
         return draw(*args)
 
-    tab_item.select(draw_once, [tab.view, *draw_inputs], tab.outputs, api_visibility="private",
+    tab_item.select(draw_once, [wanted, tab.view, *draw_inputs], tab.outputs, api_visibility="private",
                     concurrency_limit=2, concurrency_id="compute").then(
         None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
 
