@@ -337,3 +337,58 @@ def test_the_sources_notices_are_said_in_chinese(tmp_path):
         assert view_common.sample_notice(notice, "en") == notice
     view = maps_views.maps_view(uploaded, 0, 0, ["softmax", "elu+1"], lang="zh")
     no_english(view.notices, "maps notices")
+
+
+REFUSED = [("maps", dict(n=8192, d=1024, heads=1, maps=["Taylor-2"])),
+           ("maps", dict(n=4096, d=64, heads=12, maps=["FAVOR+ (orthogonal)"], m=256)),
+           ("overview", dict(n=4096, d=64, layers=6, heads=12, label="FAVOR+ (orthogonal)", m=256)),
+           ("quality", dict(n=8000, d=64, heads=12, labels=["FAVOR+ (orthogonal)"], ms=[16, 4096], seeds=10)),
+           ("state", dict(n=100_000, d=512, dv=512, label="elu+1")),
+           ("learn", dict(n=2000, m=4096, steps=5000)),
+           ("hybrid", dict(n=4000, m=4096, texts=400)),
+           ("sample", dict(n=1 << 20, d=4096, heads=12)),
+           ("complexity", dict(ns=[1 << 22], d=1024, m=4096, methods=["softmax_naive"]))]
+
+
+@pytest.mark.parametrize("path,shape", REFUSED, ids=[f"{p}-{i}" for i, (p, _) in enumerate(REFUSED)])
+def test_a_refused_request_says_why_in_chinese(path, shape):
+    with pytest.raises(ValueError) as caught:
+        cost.check(cost.estimate(path, **shape))
+    english, chinese = str(caught.value), cost.said(caught.value, "zh")
+    assert "limit on this server" in english and cost.said(caught.value, "en") == english
+    assert CJK.search(chinese) and not english_words(chinese), (chinese, english_words(chinese))
+    # The numbers the English sentence gives are the ones the Chinese one gives.
+    numbers = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+    assert sorted(numbers.findall(english)) == sorted(numbers.findall(chinese)), (english, chinese)
+
+
+def test_a_handler_shows_a_refusal_in_the_pages_language():
+    import gradio as gr
+
+    from explorer.ui import common as ui_common
+
+    @ui_common.guarded
+    def handler(n, lang="en"):
+        cost.check(cost.estimate("maps", n=n, d=1024, heads=1, maps=["Taylor-2"]))
+
+    for lang, expect in (("en", "needs about"), ("zh", "大约需要")):
+        with pytest.raises(gr.Error) as caught:
+            handler(8192, lang=lang)
+        assert expect in caught.value.message
+
+
+def test_the_data_panel_reads_a_text_with_a_progress_bar_in_the_pages_language():
+    from explorer.ui import source as source_panel
+
+    for lang in ("en", "zh"):
+        said = []
+        source_panel.load("text", "The cat sat on the mat.", None, None, None, None, None, None,
+                          progress=lambda fraction, desc="": said.append(desc), lang=lang)
+        assert said
+        if lang == "zh":
+            assert all(CJK.search(s) and not english_words(s) for s in said), said
+        else:
+            assert "reading the text with the model" in said[0]
+    with pytest.raises(ValueError) as caught:
+        source_panel.load("text", "x", None, None, None, None, None, None, model=source_panel.OTHER_MODEL, lang="zh")
+    assert CJK.search(str(caught.value)) and not english_words(str(caught.value)), str(caught.value)

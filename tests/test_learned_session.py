@@ -50,6 +50,16 @@ def test_elsewhere_it_is_not_shown_and_the_notice_says_where_it_was_trained(samp
         assert any("trained on layer 2, head 7" in n for n in view.notices), view.notices
 
 
+def test_the_notice_elsewhere_is_all_chinese_in_chinese(sample):
+    from chinese_text import english_words
+
+    lv.learn_view(2, 7, session="A", **TINY)
+    view = views.maps_view(sample, 0, 0, ["softmax", HEDGEHOG], False, 8, 0, session="A", lang="zh")
+    notices = [n for n in view.notices if "Hedgehog" in n]
+    assert notices and "在此训练" in notices[0]
+    assert not english_words(notices[0]), notices[0]
+
+
 def test_no_other_session_sees_it(sample):
     lv.learn_view(2, 7, session="A", **TINY)
     for other in ("B", None):

@@ -148,14 +148,59 @@ SLACK_BYTES = 16 << 20
 METRIC_FLOPS_PER_CELL = 120
 
 
+class Phrase(str):
+    """A phrase of a refusal: its English words as the string, and its key in
+    ``explorer.words`` with the values to say it in another language (``say(lang)``). A map's
+    catalogue label among the values (``map``) is said as the page names it."""
+
+    def __new__(cls, key: str, **values):
+        self = super().__new__(cls, cls._words(key, "en", values))
+        self.key, self.values = key, values
+        return self
+
+    @staticmethod
+    def _words(key: str, lang: str, values: dict) -> str:
+        from .. import words
+        from ..words.common import map_name
+
+        shown = {k: (map_name(_pretty(v), lang) if k == "map" else v) for k, v in values.items()}
+        return words.w(key, lang, **shown)
+
+    def say(self, lang: str = "en") -> str:
+        return self._words(self.key, lang, self.values)
+
+
+def said(exc: Exception, lang: str = "en") -> str:
+    """An exception's sentence in ``lang``: a Refusal speaks it, anything else says its text."""
+    return exc.say(lang) if isinstance(exc, Refusal) else str(exc)
+
+
+def _say(phrase, lang: str) -> str:
+    return phrase.say(lang) if isinstance(phrase, Phrase) else str(phrase)
+
+
+class Refusal(ValueError):
+    """A request over this server's limit: one sentence, in English as the exception's text
+    and in the page's language through ``say(lang)``."""
+
+    def __init__(self, key: str, estimate: "Estimate", need: str, limit: str):
+        self.key, self.estimate, self.need, self.limit = key, estimate, need, limit
+        super().__init__(self.say("en"))
+
+    def say(self, lang: str = "en") -> str:
+        from .. import words
+        return words.w(self.key, lang, what=_say(self.estimate.what, lang), need=self.need, limit=self.limit,
+                       lower=_say(self.estimate.lower, lang))
+
+
 @dataclass(frozen=True)
 class Estimate:
     """The peak memory and the time a request is expected to take, and what it is."""
 
     bytes: int
     seconds: float
-    what: str                    # "Taylor-2 at N = 2048, d = 1024 (525,825 features)"
-    lower: str = "N"             # what to lower to make it fit, e.g. "d or N"
+    what: str                    # "Taylor-2 at N = 2048, d = 1024 (525,825 features)" (a Phrase)
+    lower: str = Phrase("cost.lower_n")   # what to lower to make it fit, e.g. "d or N"
 
     def __add__(self, other: "Estimate") -> "Estimate":
         return Estimate(self.bytes + other.bytes, self.seconds + other.seconds, self.what, self.lower)
@@ -175,11 +220,9 @@ def check(estimate: Estimate, limit_bytes: int | None = None, limit_seconds: flo
     limit_bytes = LIMIT_BYTES if limit_bytes is None else limit_bytes
     limit_seconds = LIMIT_SECONDS if limit_seconds is None else limit_seconds
     if estimate.bytes > limit_bytes:
-        raise ValueError(f"{estimate.what} needs about {human_bytes(estimate.bytes)} of memory; the limit on this "
-                         f"server is {human_bytes(limit_bytes)}: lower {estimate.lower}")
+        raise Refusal("cost.over_memory", estimate, human_bytes(estimate.bytes), human_bytes(limit_bytes))
     if estimate.seconds > limit_seconds:
-        raise ValueError(f"{estimate.what} would take about {estimate.seconds:,.0f} s; the limit on this server is "
-                         f"{limit_seconds:,.0f} s: lower {estimate.lower}")
+        raise Refusal("cost.over_time", estimate, f"{estimate.seconds:,.0f}", f"{limit_seconds:,.0f}")
     return estimate
 
 
@@ -273,29 +316,31 @@ def _seconds(flops: float) -> float:
 def _sample(n, d, heads=1, layers=1) -> Estimate:
     elements = 3 * layers * heads * n * d
     return Estimate(elements * F32 * 2, _seconds(elements * 10),
-                    f"the sample (N = {n:,}, d = {d:,}, {layers * heads} head(s))", "N or d")
+                    Phrase("cost.what_sample", n=f"{n:,}", d=f"{d:,}", heads=layers * heads), Phrase("cost.lower_n_or_d"))
 
 
 def _reference(n, heads=1, causal=False) -> Estimate:
     cells = heads * n * n
     return Estimate(cells * REFERENCE_BYTES_PER_CELL, _seconds(cells * METRIC_FLOPS_PER_CELL),
-                    f"the softmax reference at N = {n:,}" + (f" over {heads} heads" if heads > 1 else ""),
-                    "N (or pick one head instead of the mean)" if heads > 1 else "N")
+                    Phrase("cost.what_reference_heads", n=f"{n:,}", heads=heads) if heads > 1
+                    else Phrase("cost.what_reference", n=f"{n:,}"),
+                    Phrase("cost.lower_n_mean") if heads > 1 else Phrase("cost.lower_n"))
 
 
 def _map(n, d, label, heads=1, m=None, causal=False) -> Estimate:
     features = feature_count(label, d, m)
     if features == 0:                           # softmax: the reference pays for it
-        return Estimate(0, 0.0, label)
+        return Estimate(0, 0.0, label)         # never over a limit: never said
     cells = heads * n * n
     nbytes = heads * n * features * F32 * FEATURE_COPIES + cells * MAP_BYTES_PER_CELL
     flops = 2 * cells * features + 2 * heads * n * features * d + cells * METRIC_FLOPS_PER_CELL
     name = _registry_name(label)
     if name == "sliding_window":                # the window's own N x N logits and weights
         nbytes += 3 * cells * F32
-    what = f"{_pretty(label)} at N = {n:,}, d = {d:,} ({features:,} features)"
+    what = Phrase("cost.what_map", map=label, n=f"{n:,}", d=f"{d:,}", features=f"{features:,}")
     fixed = name in ("taylor2", "sliding_window", "cosformer", "taylor1")
-    lower = "d or N" if fixed else ("m or N" if name in ("favor_plus", "trig_rff", "hedgehog", "luna") else "N")
+    lower = Phrase("cost.lower_d_or_n" if fixed else
+                   "cost.lower_m_or_n" if name in ("favor_plus", "trig_rff", "hedgehog", "luna") else "cost.lower_n")
     return Estimate(nbytes, _seconds(flops), what, lower)
 
 
@@ -325,8 +370,8 @@ def _overview(n, d, layers, heads, label, m=None, causal=False) -> Estimate:
         + n * n * (REFERENCE_BYTES_PER_CELL + MAP_BYTES_PER_CELL)
     flops = 2 * cells * (d + features) + cells * METRIC_FLOPS_PER_CELL * 2
     return Estimate(nbytes, _seconds(flops),
-                    f"the overview of {layers * heads} heads at N = {n:,} with {_pretty(label)} ({features:,} features)",
-                    "N (use a shorter text)")
+                    Phrase("cost.what_overview", heads=layers * heads, n=f"{n:,}", map=label, features=f"{features:,}"),
+                    Phrase("cost.lower_n_text"))
 
 
 def _quality(n, d, heads=1, labels=(), ms=(), seeds=1, causal=False) -> Estimate:
@@ -338,8 +383,8 @@ def _quality(n, d, heads=1, labels=(), ms=(), seeds=1, causal=False) -> Estimate
     nbytes = _reference(n, heads, causal).bytes + per_draw
     draws = len(labels) * seeds
     flops = draws * sum(4 * cells * int(x) + cells * METRIC_FLOPS_PER_CELL for x in ms)
-    return Estimate(nbytes, _seconds(flops), f"the quality curves at N = {n:,} ({len(labels)} map(s) × {seeds} seeds, "
-                    f"m up to {m_max - 1:,})", "N, the seeds or the largest m")
+    return Estimate(nbytes, _seconds(flops), Phrase("cost.what_quality", n=f"{n:,}", maps=len(labels), seeds=seeds,
+                                                    m=f"{m_max - 1:,}"), Phrase("cost.lower_quality"))
 
 
 def _state(n, d, dv=None, label="elu1", m=None, kinds=3, lags=0, pairs=0, trials=16) -> Estimate:
@@ -360,8 +405,8 @@ def _state(n, d, dv=None, label="elu1", m=None, kinds=3, lags=0, pairs=0, trials
     # The capacity reads: every stored key at each checkpoint, about 4 x pairs queries in all.
     flops += kinds * trials * width * dv * 8 * (2 * (lags + 1) + pairs) + kinds * trials * 4 * pairs * width * dv * 2
     return Estimate(nbytes, _seconds(flops),
-                    f"the recurrent state of {_pretty(label)} over N = {n:,} steps ({features:,} features × d_v = {dv})",
-                    "N or m")
+                    Phrase("cost.what_state", map=label, n=f"{n:,}", features=f"{features:,}", dv=dv),
+                    Phrase("cost.lower_n_or_m"))
 
 
 def _complexity(ns, d, m, methods, repeats=3, batch_heads=1) -> Estimate:
@@ -371,8 +416,8 @@ def _complexity(ns, d, m, methods, repeats=3, batch_heads=1) -> Estimate:
             worst = max(worst, estimate_memory_bytes(method, n, d, m, batch_heads))
             flops += method_flops(method, n, d, m) * (repeats + 2)
     inputs = 3 * max(ns) * d * F32 * batch_heads
-    return Estimate(worst + inputs, _seconds(flops) / 20, f"the sweep up to N = {max(ns):,} (d = {d}, m = {m:,})",
-                    "N max")
+    return Estimate(worst + inputs, _seconds(flops) / 20, Phrase("cost.what_sweep", n=f"{max(ns):,}", d=d, m=f"{m:,}"),
+                    Phrase("cost.lower_n_max"))
 
 
 def _learn(n=128, layers=6, heads=12, d=32, m=64, steps=300, texts=40, all_heads=False, kind="hedgehog") -> Estimate:
@@ -384,8 +429,8 @@ def _learn(n=128, layers=6, heads=12, d=32, m=64, steps=300, texts=40, all_heads
     copies = 14 if kind == "luna" else 6
     nbytes = cells * F32 * 9 + texts * covered * n * m * F32 * copies   # measured: 1.05 GB at 72 heads, m = 512 (Hedgehog)
     flops = steps * (cells * (4 * m + 2 * d + 30)) * 3 * (2 if kind == "luna" else 1)
-    return Estimate(nbytes, _seconds(flops) / 10, f"training on {texts} texts ({covered} head(s), m = {m}, {steps} steps)",
-                    "the steps, m or the number of texts")
+    return Estimate(nbytes, _seconds(flops) / 10, Phrase("cost.what_learn", texts=texts, heads=covered, m=m, steps=steps),
+                    Phrase("cost.lower_learn"))
 
 
 def _hybrid(n=128, layers=6, heads=12, d=32, m=64, texts=16, budget=2) -> Estimate:
@@ -395,8 +440,8 @@ def _hybrid(n=128, layers=6, heads=12, d=32, m=64, texts=16, budget=2) -> Estima
     cells = texts * heads * n * n
     nbytes = layers * cells * F32 * 3 + texts * heads * n * m * F32 * FEATURE_COPIES
     flops = runs * layers * (cells * (2 * m + 2 * d) + texts * n * 384 * 384 * 12)
-    return Estimate(nbytes, _seconds(flops) / 10, f"the hybrid search on {texts} texts (m = {m})",
-                    "m or the number of texts")
+    return Estimate(nbytes, _seconds(flops) / 10, Phrase("cost.what_hybrid", texts=texts, m=m),
+                    Phrase("cost.lower_hybrid"))
 
 
 _PATHS = {"sample": _sample, "reference": _reference, "map": _map, "maps": _maps, "overview": _overview,

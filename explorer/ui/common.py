@@ -96,7 +96,9 @@ def guarded(fn):
         except gr.Error:
             raise
         except ValueError as exc:
-            raise gr.Error(str(exc), title=words.w("common.toast_check", lang), print_exception=False) from None
+            # A refusal of the request model (measure/cost.py) says itself in the page's language.
+            message = exc.say(lang) if callable(getattr(exc, "say", None)) else str(exc)
+            raise gr.Error(message, title=words.w("common.toast_check", lang), print_exception=False) from None
         except MemoryError:
             raise gr.Error(words.w("common.toast_memory", lang), title=words.w("common.toast_large", lang),
                            print_exception=False) from None

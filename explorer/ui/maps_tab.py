@@ -73,7 +73,8 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
     (``request``)."""
     _, views = _engine()
     lang = words.normal_lang(lang)
-    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model)
+    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
+                                lang=lang)
     progress(0.5, desc=words.w("maps.progress", lang))
     view = views.maps_view(sample, layer, head, maps or [], bool(causal), int(m), int(seed or 0),
                            window=int(window), lang=lang,

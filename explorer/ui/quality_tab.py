@@ -115,7 +115,8 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     """
     _, views = _engine()
     lang = words.normal_lang(lang)
-    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model)
+    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
+                                lang=lang)
     quality = views.quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=bool(causal), m=int(m),
                                  progress=lambda f, msg: progress(0.1 + 0.75 * f, desc=msg), lang=lang,
                                  session=getattr(request, "session_hash", None))

@@ -183,16 +183,17 @@ def follow_model(model, layer, head):
             gr.update(choices=["mean"] + [str(h) for h in range(heads)], value=head))
 
 
-def load(source, text, preset, n, d, data_seed, temperature, file, progress=None, model=None):
-    """The Sample for the panel's values (cached in the engine)."""
+def load(source, text, preset, n, d, data_seed, temperature, file, progress=None, model=None, lang="en"):
+    """The Sample for the panel's values (cached in the engine); the progress bar speaks ``lang``."""
     import_engine()
     from .. import views
+    from ..words import w
 
     if source == "text" and model == OTHER_MODEL:
-        raise ValueError("model: type the folder or Hub id of a model in the box beside the menu, then press Enter")
+        raise ValueError(w("sources.type_other", lang))
     report = None
     if source == "text" and progress is not None:
-        progress(0.05, desc="reading the text with the model (the first time loads it, a few seconds)")
+        progress(0.05, desc=w("sources.reading", lang))
         report = lambda fraction, message: progress(0.05 + 0.35 * fraction, desc=message)  # noqa: E731
     path = file if isinstance(file, str) or file is None else getattr(file, "name", None)
     return views.load_sample(source, text=text, preset=preset, n=n, d=d, data_seed=data_seed,

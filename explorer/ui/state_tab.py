@@ -101,7 +101,8 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
     _, views = _engine()
     lang = i18n.normal_lang(lang)
     controls = views.state.check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
-    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model)
+    sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
+                                lang=lang)
     progress(0.4, desc=w("state.progress", lang))
     last = sample.n_tokens - 1
     t_val = last if t is None else min(views.state.check_step(t, lang), last)

@@ -280,7 +280,9 @@ def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None, la
     if layer != "all" and head is not None and entry.layer == _int(layer, "layer") and entry.head == int(head):
         return fmap, []
     trained_on = w("common.unknown_head", lang) if entry.layer is None else where(entry.layer, entry.head, lang)
-    raise ValueError(w("common.err_trained_head", lang, trained_on=trained_on, origin=entry.origin, asked=asked))
+    origin = {"trained": w("common.origin_trained", lang), "uploaded": w("common.origin_uploaded", lang)}.get(
+        entry.origin, str(entry.origin)[:80])
+    raise ValueError(w("common.err_trained_head", lang, trained_on=trained_on, origin=origin, asked=asked))
 
 
 # ---------------------------------------------------------------------------------------

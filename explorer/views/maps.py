@@ -118,7 +118,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
             try:
                 entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head, lang, session)
             except ValueError as exc:
-                notices.append(w("maps.not_shown", lang, label=map_name(label, lang), why=exc))
+                notices.append(w("maps.not_shown", lang, label=map_name(label, lang), why=cost.said(exc, lang)))
                 continue
             if draws:
                 # The map with its spread is priced (draws times the map's time) before any draw.
@@ -127,7 +127,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
                                              m=m, seeds=draws))
                     entry = entry + (seed_spread(label, lazy, q, k, v, d, m, seed, causal, draws),)
                 except ValueError as exc:
-                    notices.append(w("maps.no_spread", lang, label=map_name(label, lang), k=draws, why=exc))
+                    notices.append(w("maps.no_spread", lang, label=map_name(label, lang), k=draws, why=cost.said(exc, lang)))
             _cache_put(key, sample, entry)
         shown[label], row, ill, extra = entry[:4]
         if len(entry) > 4:

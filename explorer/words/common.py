@@ -112,6 +112,9 @@ TEXT = {
                                       "head in the learn tab",
                                 "zh": "它只在{trained_on}上训练过（{origin}）；这里是{asked}。请在“可学习映射”标签页"
                                       "训练这个头"},
+    # Where a session's learned map came from: trained here, or a file (its name is kept as it is).
+    "common.origin_trained": {"en": "trained here", "zh": "在此训练"},
+    "common.origin_uploaded": {"en": "uploaded", "zh": "上传的文件"},
     "common.err_trained_shape": {"en": "the trained {name} covers heads {heads}; expected one head, one layer or "
                                        "layers × heads",
                                  "zh": "训练好的 {name} 覆盖的头是 {heads}；应为单个头、一整层或“层 × 头”"},
