@@ -93,7 +93,12 @@ def model_where(model=None):
     """Where ``model`` lives (``sources.models.resolve``): an unknown model, or one this
     server does not allow, is refused here in one sentence, before anything is loaded."""
     from ..sources import models
-    return models.resolve(model_argument(model))
+    model = model_argument(model)
+    try:
+        return models.resolve(model)
+    except OSError:           # a name the file system refuses to look up (too long, say)
+        raise ValueError(f"model: {models.shown(model)} is not a local folder nor a Hub id; choose {EMBEDDED_NAME}, "
+                         f"{models.packaged.SMOLLM2.name}, a saved model's folder or a Hub id such as gpt2.") from None
 
 
 def check_model(model, lang: str = "en") -> str | None:
