@@ -99,6 +99,8 @@ def test_heldout_quality_of_a_causal_sample_is_measured_against_causal_softmax()
 
 @needs_smollm2
 def test_the_learn_handler_trains_a_smollm2_head_against_its_causal_softmax():
+    # MiniLM reads a held-out text first: the cache must not hand its sample to SmolLM2.
+    assert lv.cached_sample(lv.heldout_texts()[0]).q.shape[:2] == (6, 12)
     *_, final = learn_tab.run_learn(3, "2", 8, 10, 1, 2, 2, "hedgehog", False, None, "en", model=SMOLLM2)
     loss, summary, table, comparison, tradeoff, heatmap, download, view, trained, status = final
     assert view.model == SMOLLM2 and view.causal and (view.layer, view.head) == (3, 2)

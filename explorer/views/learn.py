@@ -75,8 +75,11 @@ def _take(texts: list[str], count, name: str) -> list[str]:
 # Model and samples: read each text through the model once per process.
 # ---------------------------------------------------------------------------------------
 
-_samples: dict[tuple, object] = {}         # (model key, text) -> Sample
+_samples: "OrderedDict[tuple, object]" = OrderedDict()     # (model key, text) -> Sample, least recent first
 _samples_lock = threading.Lock()
+# Every text read by MiniLM is ~40 MB, by SmolLM2 ~230 MB: room for both, and the oldest
+# texts of a third model go first.
+SAMPLES_CACHE_BYTES = 512 * 2 ** 20
 
 
 def model_argument(model) -> str | None:
@@ -140,12 +143,18 @@ def cached_sample(text: str, model=None):
     fixed files, and reading 56 of them through a model costs far more than training one head."""
     model = model_argument(model)
     key = (model_where(model).key, text)
-    sample = _samples.get(key)
+    with _samples_lock:
+        sample = _samples.get(key)
+        if sample is not None:
+            _samples.move_to_end(key)
     if sample is None:
         from ..sources import from_text
+        from .common import _sample_bytes
         sample = from_text(text, model=model)
         with _samples_lock:
             _samples[key] = sample
+            while len(_samples) > 1 and sum(map(_sample_bytes, _samples.values())) > SAMPLES_CACHE_BYTES:
+                _samples.popitem(last=False)
     return sample
 
 
@@ -287,7 +296,8 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
     train = _take(training_texts(), train_count, "train_count")
     heldout = _take(heldout_texts(), heldout_count, "heldout_count")
     cost.check(cost.estimate("learn", n=max(map(len, train)) // 3 + 2, m=num_features, steps=steps,  # ~3 chars a token
-                             texts=len(train), all_heads=all_heads, kind=kind),
+                             texts=len(train), all_heads=all_heads, kind=kind, layers=shape[0], heads=shape[1],
+                             d=shape[2]),
                limit_seconds=float("inf"))   # training streams its progress and can be stopped; MAX_STEPS bounds it
     key = (kind, layer, head, num_features, steps, seed, len(train), len(heldout), where.key)
     with _trained_lock:
