@@ -237,3 +237,31 @@ def test_the_learn_endpoint_takes_a_model_and_links_carry_it():
     assert f"model={SMOLLM2}" in link and "tab=learn" in link
     assert "model=" not in learn_tab.learn_query(2, "3", model=EMBEDDED_MODEL)
     assert "model=" not in learn_tab.learn_query(2, "3")
+
+
+# --------------------------------------------------------------------------- in a browser: a link carries the model
+
+@needs_smollm2
+def test_a_learn_link_with_smollm2_restores_its_layer_and_heads(chromium, app_url):
+    from test_browser import TIMEOUT_MS, Watched
+    context = chromium.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    app = Watched(page)
+    slider = "#learn-layer input[type=range]"
+    try:
+        page.goto(app_url + f"?tab=learn&model={SMOLLM2}&llayer=20&lhead=8")
+        page.wait_for_function("(s) => document.querySelector(s) && document.querySelector(s).max === '29'",
+                               arg=slider)
+        assert page.locator(slider).input_value() == "20"
+        assert SMOLLM2 in page.locator("#learn-model input").input_value()
+        page.wait_for_function("() => [...document.querySelectorAll('textarea, input')].some("
+                               "e => e.value.includes('tab=learn') && e.value.includes('model=SmolLM2-135M'))")
+        # The embedded model's page narrows the same slider to MiniLM's six layers.
+        page.goto(app_url + "?tab=learn&llayer=20")
+        page.wait_for_function("(s) => document.querySelector(s) && document.querySelector(s).max === '5'",
+                               arg=slider)
+        assert page.locator(slider).input_value() == "5"
+        app.check_clean()
+    finally:
+        context.close()
