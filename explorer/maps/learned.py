@@ -116,13 +116,15 @@ register(Hedgehog, ("num_features", "seed", "heads"))
 class PaddedBatch:
     """Several texts' q, k and softmax maps padded to one length, with a validity mask.
 
-    q, k: (T, *heads, N, d); attention: (T, *heads, N, N); valid: (T, N) bool.
+    q, k: (T, *heads, N, d); attention: (T, *heads, N, N); valid: (T, N) bool. ``causal``:
+    the model's softmax sees keys j <= i only, so the map it is matched with must too.
     """
 
     q: torch.Tensor
     k: torch.Tensor
     attention: torch.Tensor
     valid: torch.Tensor
+    causal: bool = False
 
     @classmethod
     def from_samples(cls, samples, layer=None, head=None) -> "PaddedBatch":
@@ -134,6 +136,9 @@ class PaddedBatch:
                 t = t[..., head, :, :]
             return t
 
+        kinds = {bool(getattr(s, "causal", False)) for s in samples}
+        if len(kinds) > 1:
+            raise ValueError("samples: causal and bidirectional samples cannot train one map together")
         n = max(s.q.shape[-2] for s in samples)
         qs, ks, atts, valid = [], [], [], []
         for s in samples:
@@ -143,13 +148,16 @@ class PaddedBatch:
             ks.append(nn.functional.pad(k, (0, 0, 0, pad)))
             atts.append(nn.functional.pad(a, (0, pad, 0, pad)))
             valid.append(torch.arange(n) < q.shape[-2])
-        return cls(torch.stack(qs), torch.stack(ks), torch.stack(atts), torch.stack(valid))
+        return cls(torch.stack(qs), torch.stack(ks), torch.stack(atts), torch.stack(valid), kinds.pop())
 
 
-def masked_log_map(fmap: FeatureMap, q, k, valid) -> torch.Tensor:
-    """log A^ of the (non-causal) kernel map with padded keys removed, (T, ..., N, N)."""
+def masked_log_map(fmap: FeatureMap, q, k, valid, causal: bool = False) -> torch.Tensor:
+    """log A^ of the kernel map with padded keys removed, (T, ..., N, N); ``causal`` also
+    removes future keys (j > i), so each row is normalised over the keys a causal model sees."""
     fq, fk = fmap(q, is_query=True), fmap(k)
     key_mask = valid.view(valid.shape[0], *([1] * (q.dim() - 3)), 1, -1)
+    if causal:
+        key_mask = key_mask & attention.causal_mask(q.shape[-2], q.device)
     w = (fq @ fk.transpose(-1, -2)).masked_fill(~key_mask, 0.0)
     return torch.log(w.clamp_min(1e-30)) - torch.log(w.sum(-1, keepdim=True))
 
@@ -207,7 +215,8 @@ def train_map(batch: PaddedBatch, kind: str = "hedgehog", num_features: int | No
     report_every = max(1, steps // 50)
     for step in range(steps):
         opt.zero_grad()
-        loss = row_cross_entropy(batch.attention, masked_log_map(fmap, batch.q, batch.k, batch.valid), batch.valid)
+        log_map = masked_log_map(fmap, batch.q, batch.k, batch.valid, batch.causal)
+        loss = row_cross_entropy(batch.attention, log_map, batch.valid)
         loss.backward()
         opt.step()
         run.losses.append(loss.item())
@@ -242,7 +251,8 @@ def check_disjoint(train_texts, heldout_texts) -> None:
 
 
 def heldout_quality(samples, maps: dict) -> dict:
-    """Per-head quality of each map on held-out samples (non-causal, like the model).
+    """Per-head quality of each map on held-out samples, causal where the sample is (like
+    the model that produced it: a causal model's rows are compared over keys j <= i only).
 
     ``maps`` is name -> feature map (a map with head dimensions broadcasts over the
     sample's (layers, heads)). Returns name -> {"kl", "entropy", "monotonicity"}, each a
@@ -260,17 +270,19 @@ def heldout_quality(samples, maps: dict) -> dict:
 
     with torch.no_grad():
         for s in samples:
+            causal = bool(getattr(s, "causal", False))
+            allowed = attention.causal_mask(s.q.shape[-2], s.q.device) if causal else None
             a = s.model_attentions.double()
-            h, ok = metrics.row_entropy(a)
+            h, ok = metrics.row_entropy(a, allowed)
             add("softmax", "entropy", h, ok)
             logit = attention.logits(s.q, s.k).double()
             for name, fmap in maps.items():
-                approx = attention.kernel_map(s.q, s.k, fmap).double()
-                kl, kl_ok = metrics.row_kl(a, approx)
+                approx = attention.kernel_map(s.q, s.k, fmap, causal=causal).double()
+                kl, kl_ok = metrics.row_kl(a, approx, allowed)
                 kl_rows.setdefault(name, []).append(torch.where(kl_ok, kl, torch.full_like(kl, float("nan"))))
                 for key, (vals, ok) in (("kl", (kl, kl_ok)),
-                                        ("entropy", metrics.row_entropy(approx)),
-                                        ("monotonicity", metrics.row_spearman(logit, approx))):
+                                        ("entropy", metrics.row_entropy(approx, allowed)),
+                                        ("monotonicity", metrics.row_spearman(logit, approx, allowed))):
                     add(name, key, vals, ok)
     out = {name: {key: tot / cnt for key, (tot, cnt) in per.items()} for name, per in sums.items()}
     for name, rows in kl_rows.items():

@@ -373,7 +373,7 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
                 value = shape[key]
             elif kind in (int, float, bool):     # numbers and flags: the bounds of the control itself
                 bound = validate.bound_for(component, key)
-                if component is panel.layer:
+                if component is panel.layer or component is learn.layer:
                     bound = _layer_bound(bound, q.get("model"))
                 value = validate.link(bound, q.get(key), notices, None, key)
             else:
@@ -403,6 +403,8 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
     load.then(None, presentation, None, js=common.PRESENT_JS)
     # The layer and head controls fit the model the link names (or the default one).
     load.then(source_panel.follow_model, [panel.model, panel.layer, panel.head], [panel.layer, panel.head],
+              api_visibility="private", queue=False)
+    load.then(learn_tab.follow_model, [learn.model, learn.layer, learn.head, lang], [learn.layer, learn.head],
               api_visibility="private", queue=False)
 
 

@@ -5,7 +5,12 @@ Training runs behind a progress bar with a live loss curve (the handler is a gen
 Numbers come from ``explorer.views.learn``; figures from ``explorer.figures.learn``; the
 words from ``explorer.words.learn`` in the page's language. A trained or uploaded map is
 this browser session's own: the maps and quality tabs of this session offer it on the
-heads it was trained on; no other session sees it.
+heads it was trained on, of the model it was trained on; no other session sees it.
+
+The tab has its own model picker, offering what the data panel offers (the embedded MiniLM,
+the packaged causal SmolLM2, a folder or Hub id where the server allows it); the layer and
+head controls follow it, links carry it as ``model=``, and ``/learn`` takes it as ``model``
+("" = the embedded MiniLM). The hybrids (part 2) and the shipped maps are MiniLM's only.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ import gradio as gr
 from .. import catalog
 from ..words import w
 from . import common, i18n
+from . import source as source_panel
 
 N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
-ALL_HEADS = f"all {N_LAYERS * N_HEADS} heads"
+ALL_HEADS = f"all {N_LAYERS * N_HEADS} heads"   # the head menu's value for "every head", whatever the model
 # The learned maps' labels follow the page's language; the fixed maps' names stay as they are.
 HYBRID_CHOICES = [(i18n.label(f"hybrid_map_{name}") if name in ("hedgehog", "luna") else label, name)
                   for name, label in catalog.HYBRID_MAP_LABELS.items()]
@@ -98,6 +104,7 @@ class LearnTab:
     query: gr.Textbox
     link: gr.Textbox
     lang: gr.components.Component
+    model: gr.Dropdown
 
     @property
     def link_keys(self) -> list:
@@ -106,7 +113,7 @@ class LearnTab:
                 (self.steps, "steps", int), (self.seed, "lseed", int), (self.train_count, "ntrain", int),
                 (self.heldout_count, "nheld", int), (self.hybrid_map, "hmap", str), (self.mode, "hmode", str),
                 (self.layers, "hlayers", list), (self.budget, "hk", int), (self.hybrid_m, "hm", int),
-                (self.kind, "lkind", str)]
+                (self.kind, "lkind", str), (self.model, "model", str)]
 
     @property
     def link_controls(self) -> list:
@@ -213,7 +220,8 @@ def learn_summary(view, lang="en") -> str:
                   kl=f"{best['kl']:.3f}", entropy=f"{view.softmax_entropy:.2f}", map=name, ratio=f"{ratio:.1f}")
     where = scope(view, lang)
     session = w("learn.session_note", lang, map=map_name(view.kind, lang), scope=where)
-    return f"{source} {evaluated}\n\n{session}"
+    model = w("learn.summary_causal" if view.causal else "learn.summary_model", lang, model=view.model)
+    return f"{source} {evaluated} {model}\n\n{session}"
 
 
 def empty_tables(lang="en"):
@@ -244,7 +252,7 @@ def _finished(view, trained, presentation, lang):
     lang = _lang(lang)
     loss, comparison, tradeoff, heatmap = render_learn(view, presentation, lang)
     download = str(lv.save_map(view, _export_folder())) if view.origin == "trained" else gr.skip()
-    if view.all_heads:
+    if view.all_heads and view.model == catalog.EMBEDDED_MODEL:     # the hybrid runs on MiniLM only
         trained = {**(trained or {}), view.kind: view.feature_map}
         origin = view.origin if view.origin != "trained" else w("learn.origin_trained", lang, steps=view.steps)
         status = map_status(trained, lang, origin)
@@ -277,9 +285,12 @@ def _kind(kind) -> str:
 
 @guarded_stream
 def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=16,
-              kind="hedgehog", presentation=False, trained=None, lang="en", request: gr.Request = None,
-              progress=gr.Progress()):
-    """Train Hedgehog or LUNA (one head or all) and compare it with other maps on held-out texts.
+              kind="hedgehog", presentation=False, trained=None, lang="en", model: str = "",
+              request: gr.Request = None, progress=gr.Progress()):
+    """Train Hedgehog or LUNA (one head or all) on the texts as ``model`` reads them ("" = the
+    embedded all-MiniLM-L6-v2; "SmolLM2-135M"; a folder or Hub id where the server allows
+    it) and compare it with other maps on held-out texts. A causal model's map is trained
+    and judged against its causal softmax. Layer and head count within that model.
 
     Yields the live loss curve while training, then (loss figure, summary, comparison
     table, comparison figure, trade-off figure, per-head KL ratio figure, trained map file
@@ -288,6 +299,7 @@ def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count
     fl, lv = _engine()
     lang = _lang(lang)
     kind = _kind(kind)
+    model = lv.check_model(model, lang)        # an unknown or disallowed model: refused before loading
     all_heads = head == ALL_HEADS
     head_index = None if all_heads else _int(head, "head")
     key = _session(request) or "local"
@@ -295,7 +307,7 @@ def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count
     stream = lv.learn_stream(_int(layer, "layer"), head_index, _int(num_features, "num_features"),
                              _int(steps, "steps"), _int(seed or 0, "seed"), _int(train_count, "train_count"),
                              _int(heldout_count, "heldout_count"), all_heads=all_heads, should_stop=stop.is_set,
-                             kind=kind, session=_session(request))
+                             kind=kind, session=_session(request), model=model)
     try:
         for item in stream:
             if isinstance(item, lv.LiveTraining):
@@ -328,29 +340,33 @@ def stop_learn(request: gr.Request = None):
 
 @common.guarded
 def load_trained(file, layer=2, head="3", heldout_count=16, presentation=False, trained=None, lang="en",
-                 request: gr.Request = None, progress=gr.Progress()):
-    """Load a saved map (.safetensors: Hedgehog or LUNA) and show its held-out comparison;
-    an all-heads map becomes the hybrid's map of its kind. Same outputs as ``run_learn``.
-    The file's size, header and tensor shapes are checked before it is read."""
+                 model: str = "", request: gr.Request = None, progress=gr.Progress()):
+    """Load a saved map (.safetensors: Hedgehog or LUNA) and show its held-out comparison on
+    ``model`` (a file that names another model is refused); an all-heads MiniLM map becomes
+    the hybrid's map of its kind. Same outputs as ``run_learn``. The file's size, header and
+    tensor shapes are checked before it is read."""
     if file is None:
         return tuple(gr.skip() for _ in range(N_LEARN_OUTPUTS))
     _, lv = _engine()
+    model = lv.check_model(model, lang)
     path = Path(file if isinstance(file, str) else file.name)
     fmap = lv.load_map(path)
     head_index = 0 if head == ALL_HEADS else _int(head, "head")
     view = lv.evaluate_map(fmap, _int(layer, "layer"), head_index, _int(heldout_count, "heldout_count"),
-                           origin=path.name[:80], progress=lambda f, msg: progress(f), session=_session(request))
+                           origin=path.name[:80], progress=lambda f, msg: progress(f), session=_session(request),
+                           model=model, lang=_lang(lang))
     return _finished(view, trained, presentation, lang)
 
 
 @common.guarded
-def show_shipped(kind="hedgehog", heldout_count=16, presentation=False, trained=None, lang="en",
+def show_shipped(kind="hedgehog", heldout_count=16, presentation=False, trained=None, lang="en", model: str = "",
                  request: gr.Request = None, progress=gr.Progress()):
     """The held-out comparison of the map shipped for every head of layer 2 (no training);
-    it becomes this session's trained map of its kind on that layer."""
+    it becomes this session's trained map of its kind on that layer. MiniLM's only: another
+    ``model`` is refused in one sentence."""
     _, lv = _engine()
     view = lv.pretrained_result(_kind(kind), PRETRAINED_LAYER, _int(heldout_count, "heldout_count"),
-                                session=_session(request))
+                                session=_session(request), model=model, lang=_lang(lang))
     if view is None:
         raise ValueError(f"kind: no {KINDS[kind]} map is shipped for layer {PRETRAINED_LAYER}")
     return _finished(view, trained, presentation, lang)
@@ -358,13 +374,15 @@ def show_shipped(kind="hedgehog", heldout_count=16, presentation=False, trained=
 
 @common.guarded
 def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_features=64, seed=0, heldout_count=16,
-               presentation=False, trained=None, lang="en", progress=gr.Progress()):
-    """Make some layers of the model linear and measure the cost.
+               presentation=False, trained=None, lang="en", model: str = "", progress=gr.Progress()):
+    """Make some layers of the embedded MiniLM linear and measure the cost (``model``: "" or
+    all-MiniLM-L6-v2; another model is refused in one sentence).
 
     Returns (cosine figure, drift figure, table of configurations, summary, view).
     """
     _, lv = _engine()
     lang = _lang(lang)
+    lv.check_minilm_only(model, "hybrid", lang)
     if mode not in MODES:
         raise gr.Error(w("learn.bad_mode", lang), print_exception=False)
     trained_map = (trained or {}).get(map_name) if isinstance(trained, dict) else trained
@@ -392,13 +410,41 @@ def hybrid_summary(view, lang="en") -> str:
 
 
 def learn_query(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=16,
-                hybrid_map="elu1", mode="greedy", layers=(2, 3), budget=2, hybrid_m=64, kind="hedgehog",
+                hybrid_map="elu1", mode="greedy", layers=(2, 3), budget=2, hybrid_m=64, kind="hedgehog", model="",
                 presentation=False) -> str:
-    """The tab's controls as the query string of its link (in the order of ``LearnTab.link_keys``)."""
+    """The tab's controls as the query string of its link (in the order of ``LearnTab.link_keys``);
+    the model only when it is not the embedded one (the data panel's links do the same)."""
+    model = "" if model in (None, catalog.EMBEDDED_MODEL) else model
     return common.query_string({
         "tab": "learn", "llayer": layer, "lhead": head, "lm": num_features, "steps": steps, "lseed": seed,
         "ntrain": train_count, "nheld": heldout_count, "hmap": hybrid_map, "hmode": mode,
-        "hlayers": list(layers or []), "hk": budget, "hm": hybrid_m, "lkind": kind, "present": bool(presentation)})
+        "hlayers": list(layers or []), "hk": budget, "hm": hybrid_m, "lkind": kind, "model": model,
+        "present": bool(presentation)})
+
+
+def head_choices(layers: int, heads: int, lang="en") -> list[tuple[str, str]]:
+    """The head menu of a model with ``layers`` x ``heads``: each head, then all of them."""
+    return [(str(h), str(h)) for h in range(heads)] + [(w("learn.all_heads", _lang(lang), count=layers * heads),
+                                                         ALL_HEADS)]
+
+
+def follow_model(model, layer, head, lang="en"):
+    """The layer slider and the head menu narrowed to the chosen model's layers and heads
+    (the data panel's ``follow_model``, with the learn tab's "all heads" entry)."""
+    shape = source_panel.shape_of(model)
+    if shape is None:
+        return gr.skip(), gr.skip()
+    layers, heads = shape
+    layer = min(int(layer or 0), layers - 1)
+    keep = head == ALL_HEADS or (str(head).isdigit() and int(head) < heads)
+    return (gr.update(maximum=layers - 1, value=layer),
+            gr.update(choices=head_choices(layers, heads, lang), value=head if keep else str(min(3, heads - 1))))
+
+
+def model_choices() -> list[tuple]:
+    """The data panel's model entries, less "other…": here a folder or Hub id is typed into
+    the menu itself, where the server allows one."""
+    return [choice for choice in source_panel.model_choices() if choice[1] != source_panel.OTHER_MODEL]
 
 
 def _int(value, name: str) -> int:
@@ -423,8 +469,16 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
         with gr.Column(scale=1, min_width=240):
             kind = gr.Radio([(name, key) for key, name in KINDS.items()], value="hedgehog",
                             label=i18n.label("learn_kind"), info=i18n.label("learn_kind_info"), elem_id="learn-kind")
-            layer = gr.Slider(0, N_LAYERS - 1, value=2, step=1, label=i18n.label("panel_layer"), elem_id="learn-layer")
-            head = gr.Dropdown([(str(h), str(h)) for h in range(N_HEADS)] + [(i18n.label("learn_all_heads"), ALL_HEADS)],
+            model = gr.Dropdown(model_choices(), value=catalog.EMBEDDED_MODEL, label=i18n.label("panel_model"),
+                                info=i18n.label("panel_model_info"), elem_id="learn-model",
+                                allow_custom_value=source_panel.free_models_allowed(),
+                                filterable=source_panel.free_models_allowed())
+            # Built as wide as the largest built-in model, then narrowed to the chosen one
+            # (follow_model), so that a link's layer of the causal model survives its restore.
+            layer = gr.Slider(0, source_panel.MAX_LAYER, value=2, step=1, label=i18n.label("panel_layer"),
+                              elem_id="learn-layer")
+            head = gr.Dropdown([(str(h), str(h)) for h in range(source_panel.MAX_HEAD + 1)]
+                               + [(i18n.label("learn_all_heads"), ALL_HEADS)],
                                value="3", label=i18n.label("panel_head"),
                                elem_id="learn-head", info=i18n.label("learn_head_info"))
             num_features = gr.Slider(2, 256, value=64, step=2, label=i18n.label("features_m"), info=i18n.label("learn_m_info"),
@@ -483,25 +537,29 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
     tab = LearnTab(layer, head, num_features, steps, seed, train_count, heldout_count, kind, train, stop, shipped,
                    loss, summary, table, comparison, tradeoff, heatmap, download, upload, gr.State(None),
                    gr.State(None), trained_md, hybrid_map, mode, layers, budget, hybrid_m, hybrid_run, cosine, drift,
-                   hybrid_table, hybrid_summary_md, gr.State(None), query, link, lang)
+                   hybrid_table, hybrid_summary_md, gr.State(None), query, link, lang, model)
 
+    # The layer and head controls follow the model (their "all heads" label the language too).
+    for control in (model, lang):
+        control.change(follow_model, [model, layer, head, lang], [layer, head], queue=False,
+                       api_visibility="private")
     # Training holds both cores for a while: one at a time for the whole server.
-    training = train.click(run_learn, tab.learn_controls + [presentation, tab.trained, lang], tab.learn_outputs,
-                           api_name="learn", concurrency_limit=1, concurrency_id="learn-train")
+    training = train.click(run_learn, tab.learn_controls + [presentation, tab.trained, lang, model],
+                           tab.learn_outputs, api_name="learn", concurrency_limit=1, concurrency_id="learn-train")
     # The link holds the controls (a link restores them; training stays a button press).
     for event in (train.click, hybrid_run.click):
         event(learn_query, tab.link_controls + [presentation], query, api_visibility="private",
               queue=False).then(None, query, link, js=common.SET_URL_JS)
     # The flag ends the worker thread at its next step; cancelling ends the event in the page.
     stop.click(stop_learn, None, None, cancels=[training], api_visibility="private", queue=False)
-    upload.upload(load_trained, [upload, layer, head, heldout_count, presentation, tab.trained, lang],
+    upload.upload(load_trained, [upload, layer, head, heldout_count, presentation, tab.trained, lang, model],
                   tab.learn_outputs, api_visibility="private", concurrency_limit=1, concurrency_id="learn-train")
-    shipped.click(show_shipped, [kind, heldout_count, presentation, tab.trained, lang], tab.learn_outputs,
+    shipped.click(show_shipped, [kind, heldout_count, presentation, tab.trained, lang, model], tab.learn_outputs,
                   api_visibility="private", concurrency_limit=1, concurrency_id="learn-train")
     # All heads at once is heavy: suggest fewer steps when it is chosen.
     head.input(lambda h: gr.update(value=150) if h == ALL_HEADS else gr.skip(), head, steps,
                api_visibility="private")
-    hybrid_run.click(run_hybrid, tab.hybrid_controls + [presentation, tab.trained, lang], tab.hybrid_outputs,
+    hybrid_run.click(run_hybrid, tab.hybrid_controls + [presentation, tab.trained, lang, model], tab.hybrid_outputs,
                      api_name="hybrid", concurrency_limit=1, concurrency_id="learn-hybrid")
 
     def restyle(flag, view, hview, language, trained):

@@ -42,17 +42,18 @@ DISPLAY_MAX = 128
 # ---------------------------------------------------------------------------------------
 
 def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window: int = 4, layer=None, head=None,
-                     session=None, lang: str = "en"):
+                     session=None, lang: str = "en", model=None):
     """Build the map behind ``label``; returns (feature_map, notices in ``lang``). ``window`` is the
     sliding-window hybrid's w (ignored by every other map); ``layer`` and ``head`` pick a
-    trained map's head, from those ``session`` trained (ignored by every other map)."""
+    trained map's head, from those ``session`` trained on ``model`` (the name of the model
+    that read the sample; None for random or uploaded data) (ignored by every other map)."""
     specs = map_specs()
     if label not in specs:
         raise ValueError(w("common.err_unknown_map", lang, label=repr(str(label)[:60]),
                            choices=", ".join(map_choices())))
     spec = specs[label]
     if spec.trained:
-        return trained_map_for(session, spec.name, head_dim, layer, head, lang=lang)
+        return trained_map_for(session, spec.name, head_dim, layer, head, lang=lang, model=model)
     seed, notices = reduce_seed(seed, "feature seed", lang=lang)
     kwargs = dict(spec.options)
     if spec.takes_m and m is not None:
@@ -193,19 +194,21 @@ _trained_versions = itertools.count(1)
 class TrainedMap:
     """A session's trained map of one kind. ``layer``/``head`` say which head a one-head
     map (no head dimensions) was trained on, and ``layer`` which layer a map for every head
-    of one layer (heads (H,)) covers; a map for every head of the model has heads (L, H)."""
+    of one layer (heads (H,)) covers; a map for every head of the model has heads (L, H).
+    ``model`` names the model whose softmax it imitates (None: not known)."""
 
     fmap: object
     layer: int | None
     head: int | None
     origin: str
     version: int
+    model: str | None = None
 
 
-def set_trained(session, kind: str, fmap, layer=None, head=None, origin: str = "trained") -> None:
-    """Offer ``fmap`` to ``session``'s other tabs as its trained map of ``kind``."""
+def set_trained(session, kind: str, fmap, layer=None, head=None, origin: str = "trained", model=None) -> None:
+    """Offer ``fmap`` to ``session``'s other tabs as its trained map of ``kind``, trained on ``model``."""
     entry = TrainedMap(fmap, None if layer is None else int(layer), None if head is None else int(head),
-                       str(origin), next(_trained_versions))
+                       str(origin), next(_trained_versions), None if model is None else str(model))
     key = LOCAL_SESSION if session is None else str(session)
     with _trained_lock:
         _trained.setdefault(key, {})[kind] = entry
@@ -248,15 +251,19 @@ def trained_version(session, kind: str) -> int:
     return 0 if entry is None else entry.version
 
 
-def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None, lang: str = "en"):
+def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None, lang: str = "en", model=None):
     """(feature_map, notices): ``session``'s trained map of ``kind`` for one head (``head``
     an int), for every head of ``layer`` (``head`` None: the mean over heads), or for every
-    layer and head (``layer`` "all"). ValueError, in words a notice can show (in ``lang``),
-    where the map was not trained on what is asked for."""
+    layer and head (``layer`` "all"), of a sample ``model`` read (None: random or uploaded
+    data, where only the head dimension must fit). ValueError, in words a notice can show
+    (in ``lang``), where the map was not trained on what is asked for."""
     name = TRAINED_LABELS.get(kind, kind).split(" (")[0]
     entry = trained_entry(session, kind)
     if entry is None:
         raise ValueError(w("common.err_no_trained", lang, name=name))
+    if model is not None and entry.model is not None and str(model) != entry.model:
+        # Layer 2, head 3 of another model is another head altogether, even at the same head_dim.
+        raise ValueError(w("learn.err_trained_model", lang, name=name, have=entry.model, want=str(model)[:60]))
     fmap = entry.fmap
     if fmap.head_dim != head_dim:
         raise ValueError(w("common.err_trained_dim", lang, name=name, have=fmap.head_dim, want=head_dim))
@@ -283,6 +290,13 @@ def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None, la
     origin = {"trained": w("common.origin_trained", lang), "uploaded": w("common.origin_uploaded", lang)}.get(
         entry.origin, str(entry.origin)[:80])
     raise ValueError(w("common.err_trained_head", lang, trained_on=trained_on, origin=origin, asked=asked))
+
+
+def sample_model(sample) -> str | None:
+    """The name of the model that read ``sample`` (a text source), None for other data."""
+    info = getattr(sample, "info", None) or {}
+    model = info.get("model") if isinstance(info, dict) else None
+    return model if isinstance(model, str) else None
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,12 +1,15 @@
 """What the "Learned maps & hybrids" tab shows, assembled from the engine: no gradio here.
 
-Two experiments from the article's last chapters, both on the embedded MiniLM:
+Two experiments from the article's last chapters:
 
 * learned maps: Hedgehog or the LUNA-style map trained on the training texts
   (``assets/texts/train.txt``) to imitate softmax, judged beside fixed maps on the
-  held-out texts only (``explorer.maps.learned.experiment``);
-* hybrids: some layers of the real model made linear, the cost measured on its sentence
-  embeddings and attention (``explorer.maps.hybrid``).
+  held-out texts only (``explorer.maps.learned.experiment``). Any model the data panel can
+  read does the reading (``model``: None is the embedded MiniLM); a causal model's maps
+  are trained and judged against its causal softmax (keys j <= i);
+* hybrids: some layers of the embedded MiniLM made linear, the cost measured on its
+  sentence embeddings and attention (``explorer.maps.hybrid``). Only MiniLM: the hybrid
+  swaps the attention of BERT-family layers.
 
 Results are plain dataclasses of numbers that ``explorer.figures.learn`` draws. Training
 results are cached per setting in memory (the same settings give the same map), so a
@@ -34,7 +37,8 @@ from ..catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED
 from ..checks import check_positive_int
 from ..maps import create
 from ..resources import asset
-from ..words import w
+from ..sources.models import EMBEDDED_NAME
+from ..words import normal_lang, w
 from .common import set_trained
 
 # The texts ship with the package (explorer.resources): found from any working directory,
@@ -71,26 +75,86 @@ def _take(texts: list[str], count, name: str) -> list[str]:
 # Model and samples: read each text through the model once per process.
 # ---------------------------------------------------------------------------------------
 
-_samples: dict[str, object] = {}
+_samples: "OrderedDict[tuple, object]" = OrderedDict()     # (model key, text) -> Sample, least recent first
 _samples_lock = threading.Lock()
+# Every text read by MiniLM is ~40 MB, by SmolLM2 ~230 MB: room for both, and the oldest
+# texts of a third model go first.
+SAMPLES_CACHE_BYTES = 512 * 2 ** 20
 
 
-def model_shape() -> tuple[int, int, int]:
-    """(layers, heads, head_dim) of the embedded model, from its config (loads it once)."""
-    from ..sources.text import get_model
-    cfg = get_model().model.config
-    return cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size // cfg.num_attention_heads
+def model_argument(model) -> str | None:
+    """``model`` as the sources take it: None for the embedded MiniLM ("" or its name too)."""
+    if model is None:
+        return None
+    if not isinstance(model, str):
+        raise ValueError(f"model: expected a model name, a folder or a Hub id, got {type(model).__name__}")
+    model = model.strip()
+    return None if model in ("", EMBEDDED_NAME) else model
 
 
-def cached_sample(text: str):
-    """``from_text`` of the embedded model, remembered: the texts are fixed files, and
-    reading 56 of them through the model costs far more than training one head."""
-    sample = _samples.get(text)
+def model_where(model=None):
+    """Where ``model`` lives (``sources.models.resolve``): an unknown model, or one this
+    server does not allow, is refused here in one sentence, before anything is loaded."""
+    from ..sources import models
+    model = model_argument(model)
+    try:
+        return models.resolve(model)
+    except OSError:           # a name the file system refuses to look up (too long, say)
+        raise ValueError(f"model: {models.shown(model)} is not a local folder nor a Hub id; choose {EMBEDDED_NAME}, "
+                         f"{models.packaged.SMOLLM2.name}, a saved model's folder or a Hub id such as gpt2.") from None
+
+
+def check_model(model, lang: str = "en") -> str | None:
+    """``model`` as the sources take it (None: the embedded MiniLM), after checking, from its
+    config alone, that it can be read here: one sentence in ``lang`` otherwise (in English
+    the sources' own, which says exactly why)."""
+    try:
+        model = model_argument(model)
+        model_where(model)
+        model_info(model)
+    except ValueError as exc:
+        if normal_lang(lang) == "en":
+            raise
+        from ..sources import models
+        shown = models.shown(model if isinstance(model, str) else type(model).__name__)
+        choices = w("learn.choice_sep", lang).join(name for name, ready in models.model_choices() if ready)
+        raise ValueError(w("learn.err_model", lang, model=shown, choices=choices)) from None
+    return model
+
+
+def model_name(model=None) -> str:
+    """The name a sample read by ``model`` carries (``Sample.info["model"]``)."""
+    return model_where(model).name
+
+
+def model_shape(model=None) -> tuple[int, int, int]:
+    """(layers, heads, head_dim) of ``model`` (None: the embedded one), from its config alone."""
+    return tuple(model_info(model)[:3])
+
+
+def model_info(model=None) -> tuple[int, int, int, bool]:
+    """(layers, heads, head_dim, causal) of ``model``, read without loading its weights."""
+    from ..sources import model_shape as shape_of
+    return tuple(shape_of(model_argument(model)))
+
+
+def cached_sample(text: str, model=None):
+    """``from_text`` of ``model`` (None: the embedded one), remembered per model: the texts are
+    fixed files, and reading 56 of them through a model costs far more than training one head."""
+    model = model_argument(model)
+    key = (model_where(model).key, text)
+    with _samples_lock:
+        sample = _samples.get(key)
+        if sample is not None:
+            _samples.move_to_end(key)
     if sample is None:
         from ..sources import from_text
-        sample = from_text(text)
+        from .common import _sample_bytes
+        sample = from_text(text, model=model)
         with _samples_lock:
-            _samples[text] = sample
+            _samples[key] = sample
+            while len(_samples) > 1 and sum(map(_sample_bytes, _samples.values())) > SAMPLES_CACHE_BYTES:
+                _samples.popitem(last=False)
     return sample
 
 
@@ -125,6 +189,8 @@ class LearnResult:
     origin: str = "trained"       # or the uploaded file's name
     notices: list = field(default_factory=list)
     kind: str = "hedgehog"
+    model: str = EMBEDDED_NAME    # the model whose softmax it imitates (read the texts)
+    causal: bool = False          # that model's attention is causal: trained and judged on keys j <= i
 
     @property
     def all_heads(self) -> bool:
@@ -171,8 +237,8 @@ def _summarise(quality: dict, kind: str, num_features: int, seed: int, head_dim:
     return per_head, rows, softmax_entropy, ratio
 
 
-def _check_head(layer, head) -> tuple[int | None, int | None]:
-    n_layers, n_heads, _ = model_shape()
+def _check_head(layer, head, shape=None) -> tuple[int | None, int | None]:
+    n_layers, n_heads, _ = shape or model_shape()
     if layer is None and head is None:
         return None, None
     if layer is None or head is None:
@@ -202,16 +268,22 @@ def check_kind(kind) -> str:
 
 def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: int = 0, train_count=None,
                heldout_count=None, all_heads: bool = False, progress=None, should_stop=None,
-               on_loss=None, kind: str = "hedgehog", session=None) -> LearnResult:
+               on_loss=None, kind: str = "hedgehog", session=None, model=None) -> LearnResult:
     """Train a learned map of ``kind`` (Hedgehog or LUNA) on one head (or all heads jointly)
-    and compare it on held-out texts; LUNA is compared with Hedgehog trained the same way.
+    of ``model`` (None: the embedded MiniLM) and compare it on held-out texts; LUNA is
+    compared with Hedgehog trained the same way. A causal model's map is trained and judged
+    against its causal softmax.
 
     ``progress(fraction, message)`` reports; ``on_loss(step, loss)`` feeds a live curve;
     ``should_stop()`` aborts (raises ``Stopped``). The same settings return the cached
-    result at once. The map is then ``session``'s trained map of ``kind`` in the other tabs.
+    result at once. The map is then ``session``'s trained map of ``kind`` in the other tabs,
+    offered there on samples that ``model`` read.
     """
     kind = check_kind(kind)
-    layer, head = (None, None) if all_heads else _check_head(layer, head)
+    model = model_argument(model)
+    where = model_where(model)                 # refuses an unknown or disallowed model before loading
+    *shape, causal = model_info(model)
+    layer, head = (None, None) if all_heads else _check_head(layer, head, shape)
     num_features = check_positive_int(num_features, "num_features")
     if num_features > MAX_FEATURES:
         raise ValueError(f"num_features: at most {MAX_FEATURES} here, got {num_features}")
@@ -224,9 +296,10 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
     train = _take(training_texts(), train_count, "train_count")
     heldout = _take(heldout_texts(), heldout_count, "heldout_count")
     cost.check(cost.estimate("learn", n=max(map(len, train)) // 3 + 2, m=num_features, steps=steps,  # ~3 chars a token
-                             texts=len(train), all_heads=all_heads, kind=kind),
+                             texts=len(train), all_heads=all_heads, kind=kind, layers=shape[0], heads=shape[1],
+                             d=shape[2]),
                limit_seconds=float("inf"))   # training streams its progress and can be stopped; MAX_STEPS bounds it
-    key = (kind, layer, head, num_features, steps, seed, len(train), len(heldout))
+    key = (kind, layer, head, num_features, steps, seed, len(train), len(heldout), where.key)
     with _trained_lock:
         hit = _trained.get(key)
         if hit is not None:
@@ -234,7 +307,7 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
         # LUNA's comparison reuses a Hedgehog trained with the same settings, if there is one.
         rival = _trained.get(("hedgehog", *key[1:]))
     if hit is not None:
-        set_trained(session, kind, hit.feature_map, hit.layer, hit.head, "trained")
+        set_trained(session, kind, hit.feature_map, hit.layer, hit.head, "trained", model=hit.model)
         return hit
 
     report = progress or (lambda fraction, message: None)
@@ -245,40 +318,43 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
         report(fraction, message)
 
     exp = learned.experiment(train, heldout, kind=kind, layer=layer, head=head, num_features=num_features,
-                             steps=steps, lr=LR[kind], seed=seed, source=cached_sample, progress=relay,
+                             steps=steps, lr=LR[kind], seed=seed, source=lambda text: cached_sample(text, model),
+                             progress=relay,
                              on_loss=on_loss, hedgehog=None if rival is None else rival.feature_map)
     rival_m = None
     if "hedgehog" in exp.quality and kind != "hedgehog":
         rival_m = (exp.runs["hedgehog"].feature_map if "hedgehog" in exp.runs else rival.feature_map).num_features
-    per_head, rows, softmax_entropy, ratio = _summarise(exp.quality, kind, num_features, seed, model_shape()[2],
-                                                        rival_m)
+    per_head, rows, softmax_entropy, ratio = _summarise(exp.quality, kind, num_features, seed, shape[2], rival_m)
     result = LearnResult(layer, head, num_features, steps, seed, list(exp.run.losses), exp.run.seconds,
                          exp.train_count, exp.heldout_count, per_head, rows, softmax_entropy, ratio,
-                         exp.feature_map, kind=kind)
+                         exp.feature_map, kind=kind, model=where.name, causal=bool(causal))
     with _trained_lock:
         _trained[key] = result
         while len(_trained) > TRAINED_CACHE_SIZE:
             _trained.popitem(last=False)
-    set_trained(session, kind, result.feature_map, layer, head, "trained")
+    set_trained(session, kind, result.feature_map, layer, head, "trained", model=result.model)
     return result
 
 
-def cached_result(layer, head, num_features: int, steps: int, seed: int = 0, kind: str = "hedgehog"):
+def cached_result(layer, head, num_features: int, steps: int, seed: int = 0, kind: str = "hedgehog", model=None):
     """The result ``learn_view`` would return at once for these settings (all texts), or
     None when it has not been trained in this process: lets other views show a trained map
     without ever starting a training run themselves."""
-    key = (kind, layer, head, int(num_features), int(steps), int(seed), len(training_texts()), len(heldout_texts()))
+    key = (kind, layer, head, int(num_features), int(steps), int(seed), len(training_texts()), len(heldout_texts()),
+           model_where(model).key)
     with _trained_lock:
         return _trained.get(key)
 
 
-def cached_layer_map(layer: int, num_features: int, kind: str = "hedgehog"):
+def cached_layer_map(layer: int, num_features: int, kind: str = "hedgehog", model=None):
     """A learned map of ``kind`` for every head of ``layer`` (parameters shaped (heads, ...)),
-    taken from the latest cached all-heads training with ``num_features``; None when there
-    is none."""
+    taken from the latest cached all-heads training of ``model`` with ``num_features``; None
+    when there is none."""
+    where = model_where(model).key
     with _trained_lock:
         for key, result in reversed(list(_trained.items())):
-            if key[0] == kind and key[1] is None and key[2] is None and key[3] == int(num_features):
+            if key[0] == kind and key[1] is None and key[2] is None and key[3] == int(num_features) \
+                    and key[-1] == where:
                 return result.feature_map.select(int(layer))
     return None
 
@@ -298,13 +374,13 @@ class LiveTraining:
 
 def learn_stream(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: int = 0, train_count=None,
                  heldout_count=None, all_heads: bool = False, poll_s: float = 0.5, should_stop=None,
-                 kind: str = "hedgehog", session=None):
+                 kind: str = "hedgehog", session=None, model=None):
     """Run ``learn_view`` in a worker thread; yield ``LiveTraining`` snapshots about every
     ``poll_s`` seconds, then the ``LearnResult``. Closing the generator, or ``should_stop()``
     turning true, stops the training (the latter raises ``Stopped`` here)."""
     kwargs = dict(layer=layer, head=head, num_features=num_features, steps=steps, seed=seed,
                   train_count=train_count, heldout_count=heldout_count, all_heads=all_heads, kind=kind,
-                  session=session)
+                  session=session, model=model)
     steps = check_positive_int(steps, "steps")
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
@@ -353,19 +429,25 @@ def learn_stream(layer=0, head=0, num_features: int = 64, steps: int = 300, seed
 
 
 def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploaded", progress=None,
-                 session=None) -> LearnResult:
-    """Held-out comparison of a saved map (no training): a talk can use a map trained beforehand.
+                 session=None, model=None, lang: str = "en") -> LearnResult:
+    """Held-out comparison of a saved map (no training) on ``model`` (None: the embedded
+    MiniLM): a talk can use a map trained beforehand.
 
     A map for every head is judged on every head; a map for every head of one layer on
     that layer (the one its file names, else ``layer``); a one-head map on the head its
-    file names, else on ``layer``, ``head``. The map then becomes ``session``'s trained
-    map of its kind.
+    file names, else on ``layer``, ``head``. A file that names the model it was trained on
+    is judged on that model only. The map then becomes ``session``'s trained map of its kind.
     """
-    n_layers, n_heads, head_dim = model_shape()
+    model = model_argument(model)
+    name = model_name(model)
+    n_layers, n_heads, head_dim, causal = model_info(model)
     kind = check_kind(getattr(fmap, "name", None))
+    info = getattr(fmap, "info", {}) or {}
+    trained_on = _named_text(info, "model")
+    if trained_on is not None and trained_on != name:
+        raise ValueError(w("learn.err_file_model", lang, have=trained_on[:60], want=name[:60]))
     if fmap.head_dim != head_dim:
         raise ValueError(f"file: the map is for head dimension {fmap.head_dim}, the model's is {head_dim}")
-    info = getattr(fmap, "info", {}) or {}
     named_layer, named_head = _named(info, "layer"), _named(info, "head")
     heads = tuple(fmap.heads)
     if heads == (n_layers, n_heads):
@@ -384,7 +466,7 @@ def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploa
     report = progress or (lambda fraction, message: None)
     heldout = _take(heldout_texts(), heldout_count, "heldout_count")
     report(0.1, "reading the held-out texts through the model")
-    samples = [cached_sample(t) for t in heldout]
+    samples = [cached_sample(t, model) for t in heldout]
     if layer is not None:
         samples = [learned.head_block(s, layer, head) for s in samples]
     report(0.5, "measuring on held-out texts")
@@ -392,9 +474,9 @@ def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploa
     quality = learned.heldout_quality(samples, maps)
     per_head, rows, softmax_entropy, ratio = _summarise(quality, kind, fmap.num_features, 0, head_dim)
     report(1.0, "done")
-    set_trained(session, kind, fmap, layer, head, origin)
+    set_trained(session, kind, fmap, layer, head, origin, model=name)
     return LearnResult(layer, head, fmap.num_features, 0, 0, [], 0.0, 0, len(heldout), per_head, rows,
-                       softmax_entropy, ratio, fmap, origin=origin, kind=kind)
+                       softmax_entropy, ratio, fmap, origin=origin, kind=kind, model=name, causal=bool(causal))
 
 
 def _named(info: dict, key: str):
@@ -406,6 +488,15 @@ def _named(info: dict, key: str):
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _named_text(info: dict, key: str):
+    """A string the file's metadata gives for ``key`` (the model), else None."""
+    try:
+        value = json.loads(info.get(key, "null"))
+    except (TypeError, ValueError):
+        return None
+    return value if isinstance(value, str) and value.strip() else None
+
+
 def save_map(result: LearnResult, folder) -> Path:
     """Write the trained map to ``folder`` as safetensors, under a name that says what it is;
     the file also records the layer, head, steps and seed it was trained with."""
@@ -415,7 +506,7 @@ def save_map(result: LearnResult, folder) -> Path:
                                                    else f"L{result.layer}H{result.head}")
     path = folder / f"{result.kind}-{where}-m{result.num_features}-steps{result.steps}-seed{result.seed}.safetensors"
     return learned.save_map(result.feature_map, path, layer=result.layer, head=result.head, steps=result.steps,
-                            seed=result.seed, model="all-MiniLM-L6-v2")
+                            seed=result.seed, model=result.model)
 
 
 def load_map(path):
@@ -424,9 +515,12 @@ def load_map(path):
     return learned.load_map(path)
 
 
-def pretrained_result(kind: str, layer: int, heldout_count=None, session=None) -> LearnResult | None:
+def pretrained_result(kind: str, layer: int, heldout_count=None, session=None, model=None,
+                      lang: str = "en") -> LearnResult | None:
     """The held-out comparison of the map shipped for every head of ``layer`` (None when
-    none is shipped): the tab can show a trained map before anyone trains."""
+    none is shipped): the tab can show a trained map before anyone trains. The shipped maps
+    were trained on the embedded MiniLM; another ``model`` is refused in one sentence."""
+    check_minilm_only(model, "shipped", lang)
     fmap = learned.pretrained(kind, layer)
     if fmap is None:
         return None
@@ -467,6 +561,16 @@ _hybrid_lock = threading.Lock()
 _references: dict = {}
 
 
+def check_minilm_only(model, what: str, lang: str = "en") -> None:
+    """Refuse a ``model`` other than the embedded MiniLM for ``what`` ("hybrid": the hybrids
+    swap BERT-family layers of the one model they know; "shipped": the maps shipped were
+    trained on it), in one sentence in ``lang``."""
+    model = model_argument(model)
+    if model is not None:
+        from ..sources import models
+        raise ValueError(w(f"learn.err_minilm_{what}", lang, embedded=EMBEDDED_NAME, model=models.shown(model)))
+
+
 def _hybrid_model():
     from ..sources.text import get_model
     return get_model()
@@ -490,12 +594,14 @@ def _map_for_layer(map_name: str, trained_map, num_features: int, seed: int, n_l
 
 
 def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, trained_map=None, num_features: int = 64,
-                seed: int = 0, heldout_count=None, progress=None) -> HybridResult:
+                seed: int = 0, heldout_count=None, progress=None, model=None, lang: str = "en") -> HybridResult:
     """Make ``layers`` (a list of layer indices, or "greedy") linear with ``map_name``.
 
     Greedy: start all-linear and add back, one at a time, the softmax layer that helps the
-    embedding cosine most, up to ``budget`` layers. Evaluated on the held-out texts.
+    embedding cosine most, up to ``budget`` layers. Evaluated on the held-out texts. The
+    embedded MiniLM only (``model`` another one is refused).
     """
+    check_minilm_only(model, "hybrid", lang)
     n_layers, n_heads, head_dim = model_shape()
     texts = _take(heldout_texts(), heldout_count, "heldout_count")
     cost.check(cost.estimate("hybrid", n=max(map(len, texts)) // 3 + 2, layers=n_layers, heads=n_heads, d=head_dim,

@@ -17,7 +17,7 @@ from ..measure import cost
 from ..catalog import DEFAULT_MAPS, MAX_SEED, REFERENCE, map_specs
 from ..words import w
 from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
-                     map_name, sample_notice, select_head, source_title, trained_version, where)
+                     map_name, sample_model, sample_notice, select_head, source_title, trained_version, where)
 
 # Random-feature maps are one draw of W among many: beside the drawn one, the view reports
 # the mean and standard deviation of these metrics over SPREAD_SEEDS draws.
@@ -116,7 +116,8 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
         entry = _cache_get(key, sample)
         if entry is None:
             try:
-                entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head, lang, session)
+                entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head, lang, session,
+                                     sample_model(sample))
             except ValueError as exc:
                 notices.append(w("maps.not_shown", lang, label=map_name(label, lang), why=cost.said(exc, lang)))
                 continue
@@ -205,14 +206,16 @@ class _LazyReference:
         return self._prepared
 
 
-def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4, layer=None, head=None, lang="en", session=None):
+def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4, layer=None, head=None, lang="en", session=None,
+                 model=None):
     """(display array, metric row, ill-defined row count, notices) of one map at full resolution."""
     cost.check(cost.estimate("maps", n=q.shape[-2], d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[label], m=m))
     reference = lazy.reference()
     if label == REFERENCE:
         row = lazy.metrics(v).compare(reference, head_dim=d)
         return _display(reference, block), row, 0, []
-    fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head, lang=lang, session=session)
+    fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head, lang=lang, session=session,
+                                   model=model)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
     row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d,
                                   window=getattr(fmap, "window", None))

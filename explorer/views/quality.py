@@ -16,7 +16,7 @@ from ..measure import cost
 from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, random_map_labels
 from ..words import w
 from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, map_name, metric_label,
-                     sample_notice, select_head, source_title, trained_version, where)
+                     sample_model, sample_notice, select_head, source_title, trained_version, where)
 from .maps import SPREAD_METRICS, SPREAD_SEEDS, maps_view
 
 
@@ -287,7 +287,8 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=Fals
         raise ValueError(w("quality.err_overview_cells", lang, heads=q.shape[0] * q.shape[1], n=q.shape[2],
                            cells=f"{cells:,}", cap=f"{MAX_OVERVIEW_CELLS:,}"))
     cost.check(cost.estimate("overview", n=q.shape[2], d=d, layers=q.shape[0], heads=q.shape[1], label=map_label, m=m))
-    fmap, _ = make_feature_map(map_label, d, m, seed, layer="all", lang=lang, session=session)
+    fmap, _ = make_feature_map(map_label, d, m, seed, layer="all", lang=lang, session=session,
+                               model=sample_model(sample))
     causal = bool(causal)
     reference = attention.softmax_map(q, k, causal=causal)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)

@@ -105,6 +105,33 @@ TEXT = {
               "map), then run the hybrid.",
         "zh": "还没有覆盖全部头的已训练 {map}。请先在第 1 部分训练“全部 {count} 个头”（或载入保存好的全部头的映射），"
               "再运行混合模型。"},
+    "learn.summary_model": {"en": "Model: **{model}**.", "zh": "模型：**{model}**。"},
+    "learn.summary_causal": {
+        "en": "Model: **{model}**, causal: its maps are trained and judged against its causal softmax (key j ≤ query i).",
+        "zh": "模型：**{model}**，因果注意力：映射按它的因果 softmax（键 j ≤ 查询 i）来训练和评估。"},
+    "learn.all_heads": {"en": "all {count} heads", "zh": "全部 {count} 个头"},
+
+    # the model that reads the texts
+    "learn.err_model": {
+        "en": "model: {model} cannot be read here: it is unknown, not installed, or not allowed on this server; "
+              "choose {choices}.",
+        "zh": "模型：这里无法使用 {model}：它不是已知的模型、没有安装，或本服务器不允许；请选择 {choices}。"},
+    "learn.choice_sep": {"en": ", ", "zh": "、"},
+    "learn.err_minilm_hybrid": {
+        "en": "model: hybrids run on the embedded {embedded} only, not on {model}; choose {embedded} to run one.",
+        "zh": "模型：混合模型只支持内置的 {embedded}，不支持 {model}；请选择 {embedded} 再运行。"},
+    "learn.err_minilm_shipped": {
+        "en": "model: the shipped maps were trained on the embedded {embedded}, not on {model}; choose {embedded}, or "
+              "train a map on this model.",
+        "zh": "模型：随应用附带的映射是在内置的 {embedded} 上训练的，不是 {model}；请选择 {embedded}，或在这个模型上训练一个映射。"},
+    "learn.err_file_model": {
+        "en": "file: the map was trained on {have}, not on {want}; choose {have}, or train a map on {want}.",
+        "zh": "文件：这个映射是在 {have} 上训练的，不是 {want}；请选择 {have}，或在 {want} 上训练一个映射。"},
+    "learn.err_trained_model": {
+        "en": "the trained {name} was trained on {have}, but {want} read this sample; train one on {want} in the learn "
+              "tab",
+        "zh": "训练好的 {name} 是在 {have} 上训练的，而这个样本由 {want} 读取；请在“可学习映射”标签页用 {want} 训练一个"},
+
     "learn.bad_mode": {"en": "mode: choose chosen layers or greedy.", "zh": "模式：请选择“指定层”或“贪心”。"},
     "learn.no_layers": {"en": "layers: tick at least one layer to make linear, or choose greedy.",
                         "zh": "层：至少勾选一层改为线性，或者选择“贪心”。"},
