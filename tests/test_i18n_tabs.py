@@ -20,6 +20,14 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 RANDOM_MAPS = ("FAVOR+ (IID)", "FAVOR+ (orthogonal)", "trig RFF (IID)", "trig RFF (orthogonal)")
 
 
+@pytest.fixture(autouse=True)
+def no_trained_maps():
+    """A map another test file trained or loaded without a session must not change these
+    views' notices (the no-session slot is shared by the process)."""
+    view_common.forget_trained(None)
+    yield
+
+
 @pytest.fixture(scope="module")
 def sample():
     return view_common.load_sample("random", preset="clustered", n=40, d=16, data_seed=3)

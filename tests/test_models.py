@@ -418,3 +418,13 @@ def test_layer_and_head_controls_follow_the_model(tiny):
     params = source.url_params("text", "猫", None, None, None, None, None, 3, "2", model="SmolLM2-135M")
     assert params["model"] == "SmolLM2-135M"
     assert "model" not in source.url_params("text", "cat", None, None, None, None, None, 3, "2", model=None)
+
+
+@pytest.mark.parametrize("length", [300, 5000])
+def test_an_over_long_model_name_is_one_sentence_not_an_os_error(length):
+    from explorer.sources import models as model_sources
+
+    with pytest.raises(ValueError) as caught:
+        model_sources.resolve("a" * length)
+    message = str(caught.value)
+    assert message.startswith("model:") and len(message) < 400

@@ -116,6 +116,9 @@ def memory_limit_bytes() -> float:
     return gb * 2 ** 30
 
 
+MAX_MODEL_CHARS = 1024   # a Hub id has at most 96; a folder path rarely a few hundred
+
+
 def resolve(model) -> Where:
     """Where ``model`` lives; refuses what the server does not allow, before loading anything."""
     if model is None or (isinstance(model, str) and model.strip() in ("", EMBEDDED_NAME)):
@@ -130,8 +133,15 @@ def resolve(model) -> Where:
     if allowed is not None and raw not in allowed:
         offered = ", ".join([EMBEDDED_NAME, packaged.SMOLLM2.name, *sorted(allowed)])
         raise ValueError(f"model: {shown(raw)} is not offered on this server; choose one of: {offered[:200]}")
+    if len(raw) > MAX_MODEL_CHARS:
+        raise ValueError(f"model: {shown(raw)} is {len(raw):,} characters long; a folder path or Hub id has at most "
+                         f"{MAX_MODEL_CHARS:,}")
     folder = Path(raw).expanduser()
-    if folder.is_dir():
+    try:
+        is_folder = folder.is_dir()
+    except OSError:                         # a name the file system will not look up (a part over 255 bytes)
+        is_folder = False
+    if is_folder:
         if not (folder / "config.json").is_file():
             raise ValueError(f"model: no config.json in the folder {shown(raw)}; save the model with save_pretrained")
         return Where(f"folder:{folder.resolve()}", folder.name, "folder", str(folder.resolve()))

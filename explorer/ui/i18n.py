@@ -176,7 +176,7 @@ EN: dict[str, str] = {
     "learn_all_heads": "all 72 heads",
     "learn_shipped": "Show the map shipped for layer 2 (no training)",
     "learn_tradeoff": "Features m against held-out KL",
-    "learn_status_none": ("**Trained map for the hybrid:** none yet. Train \"all 72 heads\" above (one head is not "
+    "learn_status_none": ("**Trained map for the hybrid:** none yet. Train \"all heads\" above (one head is not "
                           "enough: a linear layer needs a map for each of its heads), or load a saved all-heads map."),
     "hybrid_mode_layers": "chosen layers",
     "hybrid_map_hedgehog": "Hedgehog (trained)",
@@ -192,8 +192,11 @@ EN: dict[str, str] = {
         "levels off above zero. Training uses `assets/texts/train.txt`; every number in the comparison comes from "
         "the **held-out texts only** (`heldout.txt`, disjoint from training). LUNA is compared with Hedgehog trained "
         "the same way. FAVOR+ gets the same m; Taylor-2's m is fixed by d (1 + d + d(d+1)/2). One head trains in "
-        "seconds; all 72 heads train jointly (fewer steps, e.g. 150, take a minute or more). A trained map is "
-        "yours alone: the maps and quality tabs of this browser session offer it on the heads it was trained on. "
+        "seconds; all heads train jointly (MiniLM's 72: fewer steps, e.g. 150, take a minute or more). The model "
+        "menu picks whose heads are read: the embedded MiniLM, the causal SmolLM2-135M (30 layers × 9 heads; "
+        "trained and judged against its causal softmax, over the keys each row can see) or another model the "
+        "server allows. A trained map is yours alone: the maps and quality tabs of this browser session offer it "
+        "on the model and heads it was trained on. "
         "Download it (safetensors) to reuse it in a talk, and load it back with the upload box.\n\n"
         "**Part 2 — hybrid models.** Replace the attention of some layers of the real model by kernel attention "
         "and compare its sentence embeddings (cosine) and attention maps (drift) to the original. *Greedy* starts "
@@ -368,7 +371,7 @@ ZH: dict[str, str] = {
     "learn_all_heads": "全部 72 个头",
     "learn_shipped": "显示随应用附带的第 2 层映射（无需训练）",
     "learn_tradeoff": "特征数 m 与留出集 KL",
-    "learn_status_none": ("**混合模型用的已训练映射：** 还没有。请在上方训练“全部 72 个头”（只训练一个头不够："
+    "learn_status_none": ("**混合模型用的已训练映射：** 还没有。请在上方训练“全部头”（只训练一个头不够："
                           "一层改成线性，它的每个头都要有映射），或载入保存好的全部头的映射。"),
     "hybrid_mode_layers": "指定层",
     "hybrid_map_hedgehog": "Hedgehog（已训练）",
@@ -383,8 +386,10 @@ ZH: dict[str, str] = {
         "损失是**逐行交叉熵** −Σⱼ Aᵢⱼ log Âᵢⱼ，等于 KL(A‖Â) 加上 A 的熵，所以它停在零以上。"
         "训练用 `assets/texts/train.txt`；对比中的每个数字都**只来自留出文本**（`heldout.txt`，与训练集不重叠）。"
         "LUNA 会和用同样设置训练的 Hedgehog 对比。FAVOR+ 用相同的 m；Taylor-2 的 m 由 d 决定（1 + d + d(d+1)/2）。"
-        "一个头几秒钟就能训练完；全部 72 个头一起训练（步数少一些，比如 150 步，也要一分钟以上）。"
-        "训练好的映射只属于你：只有当前浏览器会话的注意力图页和特征映射质量页会在训练过的头上提供它。"
+        "一个头几秒钟就能训练完；全部头一起训练（MiniLM 共 72 个头；步数少一些，比如 150 步，也要一分钟以上）。"
+        "模型菜单决定读取谁的注意力头：内置的 MiniLM、因果模型 SmolLM2-135M（30 层 × 9 个头；按它的因果 softmax "
+        "训练和评判，每一行只比较它能看到的键），或服务器允许的其他模型。"
+        "训练好的映射只属于你：只有当前浏览器会话的注意力图页和特征映射质量页会在训练它的模型和头上提供它。"
         "可以下载（safetensors 格式）留到讲课时再用，也可以用上传框重新载入。\n\n"
         "**第 2 部分：混合模型。** 把真实模型中某些层的注意力换成核注意力，比较它的句向量（余弦相似度）"
         "和注意力图（漂移）与原模型的差别。*贪心*从全部线性出发，每次加回一层最有帮助的 softmax 层。\n\n"

@@ -97,11 +97,7 @@ def model_where(model=None):
     server does not allow, is refused here in one sentence, before anything is loaded."""
     from ..sources import models
     model = model_argument(model)
-    try:
-        return models.resolve(model)
-    except OSError:           # a name the file system refuses to look up (too long, say)
-        raise ValueError(f"model: {models.shown(model)} is not a local folder nor a Hub id; choose {EMBEDDED_NAME}, "
-                         f"{models.packaged.SMOLLM2.name}, a saved model's folder or a Hub id such as gpt2.") from None
+    return models.resolve(model)
 
 
 def check_model(model, lang: str = "en") -> str | None:
