@@ -89,6 +89,7 @@
     const i = info();
     if (!i || ch < i.first || ch > i.last) { return; }
     if (ch === i.ch) { show(step === 'last' ? deck.builds - 1 : step); return; }
+    if (step === 0) { showHeld(ch); }
     deck.target = ch;
     deck.pending = step;
     deck.pendingCh = ch;
@@ -112,6 +113,7 @@
   deck.drawn = (q) => {
     const i = info();
     if (!i) { return q; }
+    dropHeld();                 // the real slide is here: the held one goes, a new one comes after
     deck.builds = i.builds;
     let step = deck.step;
     if (deck.pending !== null && deck.pendingCh === i.ch) {
@@ -126,6 +128,83 @@
     show(step);
     if (first && speaker && channel) { channel.postMessage({ kind: 'hello' }); }   // where is the deck?
     return withStep(q);
+  };
+
+  // -- the next chapter, held ready -----------------------------------------------------------
+  // After each draw the server hands over the next chapter's first build (its claim, title,
+  // build count and figure: lecture_tab.upcoming_build), drawn here out of sight. → past the
+  // last build shows it at once while the server switches chapters; the real slide replaces
+  // it when it arrives (deck.drawn). Only in presentation mode without the notes beside the
+  // slide, and only while the page reads the same data in the same language and mode.
+  let held = null;            // {payload, el} of the chapter drawn out of sight
+  const SAME_DATA = ['src', 'text', 'model', 'preset', 'n', 'd', 'dseed', 'temp'];
+  const samePage = (p) => {
+    const here = new URLSearchParams(window.location.search);
+    const there = new URLSearchParams(p.query || '');
+    return SAME_DATA.every((k) => (here.get(k) || '') === (there.get(k) || ''));
+  };
+  const dropHeld = () => {
+    document.body.classList.remove('deck-previewing');
+    if (!held) { return; }
+    try { if (window.Plotly) { window.Plotly.purge(held.plot); } } catch (err) { /* already gone */ }
+    held.el.remove();
+    held = null;
+  };
+  deck.preload = (raw) => {
+    if (speaker || !raw || !window.Plotly || document.body.classList.contains('deck-previewing')) { return; }
+    let p = null;
+    try { p = JSON.parse(raw); } catch (err) { return; }
+    const main = document.getElementById('lecture-main');
+    const claim = document.getElementById('lecture-claim');
+    if (!p || !p.figure || p.after !== deck.ch || !main || !claim || !lectureShown()) { return; }
+    dropHeld();
+    const el = document.createElement('div');
+    el.id = 'deck-preview';
+    el.dataset.ch = String(p.ch);
+    const text = document.createElement('div');
+    text.className = 'deck-preview-claim';
+    String(p.claim || '').split(/\n\s*\n/).forEach((para) => {
+      const line = document.createElement('p');
+      line.textContent = para;
+      text.appendChild(line);
+    });
+    const plot = document.createElement('div');
+    plot.className = 'deck-preview-plot';
+    el.append(text, plot);
+    main.appendChild(el);
+    // It covers the slide from the claim's top to the window's bottom, as the real one will.
+    const top = claim.getBoundingClientRect().top;
+    el.style.top = (top - main.getBoundingClientRect().top) + 'px';
+    const height = Math.max(240, Math.floor(window.innerHeight - top - text.offsetHeight - 8));
+    const width = Math.floor(plot.getBoundingClientRect().width);
+    if (width < 100) { el.remove(); return; }          // nowhere to draw it (a hidden tab)
+    plot.style.height = height + 'px';
+    // A fixed size: plotly measures no hidden box (a box of no size fails its axis scaling).
+    const layout = Object.assign({}, p.figure.layout || {}, { autosize: false, width, height });
+    held = { payload: p, el, plot };
+    window.Plotly.newPlot(plot, p.figure.data || [], layout, { displaylogo: false, responsive: false })
+      .catch(() => { if (held && held.plot === plot) { dropHeld(); } });
+  };
+  const showHeld = (ch) => {
+    const body = document.body.classList;
+    if (!held || held.payload.ch !== ch || held.payload.lang !== lang() || !body.contains('presentation') ||
+        held.payload.presentation !== true || body.contains('notes-inline') || !samePage(held.payload)) { return; }
+    body.add('deck-previewing');
+    // Should the server's slide never come (an error, said in a toast), the held one goes.
+    const shown = held;
+    setTimeout(() => { if (held === shown && document.body.classList.contains('deck-previewing')) { dropHeld(); } },
+      15000);
+    // The bar follows at once: the chapter's title, "n / 6" and its first build's dot.
+    const input = document.querySelector('#lecture-chapter input');
+    if (input) { input.value = held.payload.title; }
+    const count = document.querySelector('#deck-info .deck-n');
+    const i = info();
+    if (count && i) { count.textContent = `${ch} / ${i.last}`; }
+    const holder = document.querySelector('#deck-info .deck-dots');
+    if (holder) {
+      holder.innerHTML = Array.from({ length: held.payload.builds }, (_, k) =>
+        `<span class="deck-dot${k === 0 ? ' on' : ''}"></span>`).join('');
+    }
   };
 
   // -- keys ---------------------------------------------------------------------------------

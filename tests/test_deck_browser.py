@@ -300,3 +300,47 @@ def test_tool_tabs_fit_a_projector(browser, app_url):
         assert not errors, errors
     finally:
         context.close()
+
+
+# When the page shows the chapter it holds (assets/deck.js), and whether it covered the
+# figure's middle then: recorded by an observer set up before the press.
+HELD_JS = """() => { window.__held = null;
+  const seen = new MutationObserver(() => {
+    if (!document.body.classList.contains('deck-previewing')) { return; }
+    seen.disconnect();
+    const top = document.elementFromPoint(window.innerWidth / 2, window.innerHeight * 0.6);
+    const held = document.getElementById('deck-preview');
+    window.__held = {covers: !!top && !!top.closest('#deck-preview'), text: held ? held.innerText : ''};
+  });
+  seen.observe(document.body, { attributes: true, attributeFilter: ['class'] }); }"""
+
+
+def test_the_next_chapter_is_on_screen_at_once_when_the_page_holds_it(browser, app_url):
+    """After a chapter draws, the page holds the next chapter's first build, drawn out of
+    sight; → past the last build shows it at once (before the server answers), and the
+    server's slide then replaces it with the same figure."""
+    context, page, errors = open_deck(browser, app_url + "?tab=lecture&present=1&lang=zh&ch=1", 1280, 720, "zh")
+    try:
+        wait_state(page, 1, 0)
+        page.locator("#lecture-claim").click()
+        builds = page.evaluate(STATE_JS)["builds"]
+        for step in range(1, builds):
+            page.keyboard.press("PageDown")
+            wait_state(page, 1, step)
+        page.wait_for_function("() => { const e = document.getElementById('deck-preview'); "
+                               "return !!e && e.dataset.ch === '2' && !!e.querySelector('.main-svg'); }")
+        held_title = page.evaluate("() => document.querySelector('#deck-preview .js-plotly-plot').layout.title.text")
+        page.evaluate(HELD_JS)
+        page.keyboard.press("PageDown")
+        wait_state(page, 2, 0)
+        held = page.evaluate("window.__held")
+        assert held is not None and held["covers"], held
+        assert t("ch2.claim", "zh")[:20] in held["text"]
+        # The server's slide is on screen now, with the figure the page held.
+        assert not page.evaluate("document.body.classList.contains('deck-previewing')")
+        assert page.evaluate(FIGURE_JS, 0)["title"] == held_title
+        assert page.evaluate("() => { const e = document.getElementById('deck-preview'); "
+                             "return !e || e.dataset.ch === '3'; }")                   # the next one, if any
+        assert not errors, errors
+    finally:
+        context.close()

@@ -70,6 +70,7 @@ class LectureTab:
     plots: list
     view: gr.State
     query: gr.Textbox
+    upcoming: gr.Textbox    # hidden: the next chapter's first build, for the deck to show at once
 
     @property
     def all_controls(self) -> list:
@@ -153,10 +154,11 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
                 gr.Markdown(i18n.label("lecture_keys"), elem_id="lecture-keys")
         view = gr.State(None)
         query = gr.Textbox(visible=False, elem_id="lecture-query")
+        upcoming = gr.Textbox(visible=False, elem_id="lecture-upcoming")
     drawer.click(None, None, None, js="() => { window.explorerDeck && window.explorerDeck.toggleDrawer(); }")
     speaker.click(None, None, None, js="() => { window.explorerDeck && window.explorerDeck.openSpeaker(); }")
     tab = LectureTab(chapter, prev, next_, goto, info, claim, notices, tables, numbers, groups, controls, specs,
-                     try_button, deeper, plots, view, query)
+                     try_button, deeper, plots, view, query, upcoming)
     _wire(tab, panel, presentation, lang, chapters)
     return tab
 
@@ -415,24 +417,43 @@ def warm(langs=i18n.LANGS, styles=(True, False)) -> None:
 def make_prefetch(specs: dict):
     def prefetch(ch, lang, presentation, source, text, preset, n, d, data_seed, temperature, file, model, *flat):
         """Compute and draw the chapter after ``ch`` while the speaker talks, so that the
-        next → finds it ready. Runs as the event after each draw, in gradio's queue like any
-        handler; never a training run (it takes a minute); failures wait for the real request."""
+        next → finds it ready; returns its first build for the page to hold (``upcoming``),
+        or "" when there is none. Runs as the event after each draw, in gradio's queue like
+        any handler; never a training run (it takes a minute); failures wait for the real
+        request."""
         chapters = tuple(specs)
         ch = _chapter(ch, chapters)
         if ch == chapters[-1]:
-            return
+            return ""
         panel_values = (source, text, preset, n, d, data_seed, temperature, file, model)
         text_, sample_key = _panel_choice(*panel_values)
         controls = chapter_values(ch + 1, flat, specs)
         if controls.get("train"):
-            return
+            return ""
+        lang = i18n.normal_lang(lang)
         try:
             key = view_key(ch + 1, text_, sample_key, controls, lang)
-            chapter_figures(compute(ch + 1, text_, sample_key, controls, panel_values, lang=lang), lang,
-                            presentation, key)
+            view = compute(ch + 1, text_, sample_key, controls, panel_values, lang=lang)
+            figures = chapter_figures(view, lang, presentation, key)
+            link = link_params(view, lang, presentation, text_, sample_key, panel_values)
+            return upcoming_build(view, ch, lang, presentation, figures, link)
         except Exception:
             common.log.info("prefetching lecture chapter %s failed", ch + 1, exc_info=True)
+            return ""
     return prefetch
+
+
+def upcoming_build(view, after: int, lang: str, presentation, figures, link: dict) -> str:
+    """The next chapter's first build as the deck's script shows it before the server has
+    switched chapters (assets/deck.js, ``preload``): its claim, title, build count and first
+    figure, with the chapter it follows and the address it will have (the script shows it
+    only if the page still reads the same text in the same language and mode)."""
+    first = figures[0] if figures else None
+    return json.dumps({
+        "after": int(after), "ch": int(view.ch), "lang": lang, "presentation": bool(presentation),
+        "builds": len(figures), "claim": _claim(view.ch, lang), "title": _text(f"ch{view.ch}.title", lang),
+        "figure": json.loads(first.to_json()) if first is not None else None,
+        "query": common.query_string(link)})
 
 
 def link_params(view, lang, presentation, text, sample_key, panel_values) -> dict:
@@ -563,7 +584,7 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
         drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
         drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,
                    api_visibility="private", queue=False)
-        drawn.then(prefetch, draw_inputs, None, **compute_kwargs)
+        _then_prefetch(drawn, prefetch, draw_inputs, tab)
         return drawn
 
     # Previous / next run in the browser (assets/deck.js): a build of the same chapter needs
@@ -588,7 +609,7 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
         drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
         drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,
                    api_visibility="private", queue=False)
-        drawn.then(prefetch, draw_inputs, None, **compute_kwargs)
+        _then_prefetch(drawn, prefetch, draw_inputs, tab)
 
     then_draw(tab.try_this.click(lambda ch, *flat: try_preset(ch, *flat, specs=specs),
                                  [tab.chapter, *tab.all_controls], tab.all_controls, api_visibility="private"))
@@ -596,6 +617,14 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
     presentation.change(restyle, [tab.view, lang, presentation], [*tab.plots, tab.info], api_visibility="private")
 
     gr.api(lecture_api, api_name="lecture", concurrency_limit=2, concurrency_id="compute")
+
+
+def _then_prefetch(drawn, prefetch, inputs, tab):
+    """After a draw: the next chapter computed and drawn into the caches, and its first build
+    handed to the deck's script (no progress shown: the speaker is talking)."""
+    held = drawn.then(prefetch, inputs, tab.upcoming, api_visibility="private", concurrency_limit=2,
+                      concurrency_id="compute", show_progress="hidden")
+    held.then(None, tab.upcoming, None, js="(p) => { if (window.explorerDeck) { window.explorerDeck.preload(p); } }")
 
 
 # Put the chapter's address into the address bar, but only while the lecture is on screen:
@@ -651,8 +680,8 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
     drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
     drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,
                api_visibility="private", queue=False)
-    drawn.then(lambda which, *args: prefetch(*args) if which == "lecture" else None, [wanted, *draw_inputs], None,
-               api_visibility="private", concurrency_limit=2, concurrency_id="compute")
+    _then_prefetch(drawn, lambda which, *args: prefetch(*args) if which == "lecture" else "",
+                   [wanted, *draw_inputs], tab)
 
     # Opening the tab draws the chapter if nothing is drawn yet, and puts its address up. The
     # page's own load selects the tab too, before the address is read (the chapter still 0):
