@@ -159,7 +159,7 @@ def test_walk_the_deck_with_page_down(browser, app_url, width, height, lang):
                                       lang)
     try:
         wait_state(page, 0, 0)
-        assert page.evaluate("document.body.classList.contains('presentation')")
+        page.wait_for_function("() => document.body.classList.contains('presentation')")   # the page's own restore
         page.locator("#lecture-claim").click()                      # focus on the page, not a control
         seen, problems, took = [], [], {False: [], True: []}
         while True:

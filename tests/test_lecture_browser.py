@@ -82,7 +82,8 @@ def test_walk_the_lecture_with_the_keyboard(browser, app_url, lang):  # noqa: F8
     page = app.page
     try:
         wait_chapter(page, 0, lang)
-        assert page.evaluate("document.body.classList.contains('presentation')")
+        # The link's presentation mode arrives with the page's own restore, which may land after the draw.
+        page.wait_for_function("() => document.body.classList.contains('presentation')", timeout=TIMEOUT_MS)
         # The tab row makes room for the deck in presentation mode: the lecture is still the selected tab.
         selected = page.locator("#tabs [role=tab][aria-selected=true]").first.text_content()
         assert selected.strip() == i18n.text("tab_lecture", lang)
