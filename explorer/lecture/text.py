@@ -532,8 +532,8 @@ TEXT: dict[str, dict[str, str]] = {
     "notice.train_minilm_only": {
         "en": "Training here runs on the embedded MiniLM's heads (as in the learn tab); for {model} the chapter "
               "shows the map that ships with the app (scripts/train_lecture_maps.py makes it).",
-        "zh": "这里的训练只针对内置 MiniLM 的注意力头（与“学习”页相同）；对 {model}，本章展示随应用附带的映射"
-              "（由 scripts/train_lecture_maps.py 生成）。"},
+        "zh": "这里的训练只针对内置 MiniLM 的注意力头（与“学习”页相同）；对 {model}，本章展示随应用附带、"
+              "用应用自带的脚本训练好的映射。"},
     "notice.causal_kl": {
         "en": "{model} is causal: each map is compared with causal softmax (keys j ≤ i) on this head, and the "
               "trained Hedgehog was trained against that causal softmax.",
@@ -542,12 +542,12 @@ TEXT: dict[str, dict[str, str]] = {
     "notice.hybrid_embedded": {
         "en": "The hybrid panel swaps softmax layers of a bidirectional model, which {model} is not: it runs on "
               "the embedded {embedded} reading the English sentence.",
-        "zh": "混合模型这张图替换的是双向模型的 softmax 层，而 {model} 不是双向模型：这张图改用内置的 {embedded}，"
+        "zh": "混合模型这张图替换的是双向模型的 softmax 层，而 {model} 不是双向模型：这张图改用内置的 MiniLM 模型，"
               "读的是英文例句。"},
     "notice.hybrid_embedded_text": {
         "en": "The hybrid panel swaps softmax layers of a bidirectional model, which {model} is not: it runs on "
               "the embedded {embedded} reading the same text.",
-        "zh": "混合模型这张图替换的是双向模型的 softmax 层，而 {model} 不是双向模型：这张图改用内置的 {embedded}，"
+        "zh": "混合模型这张图替换的是双向模型的 softmax 层，而 {model} 不是双向模型：这张图改用内置的 MiniLM 模型，"
               "读的是同一段文本。"},
     "notice.hybrid_no_model": {
         "en": "The hybrid panel needs the embedded model reading a text; it is empty for random or uploaded data.",

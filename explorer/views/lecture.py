@@ -389,6 +389,7 @@ def _ch5(sample, c, progress) -> ChapterView:
     q, k, v, notes = _head_of(sample, c)
     view = _new(5, c, notes)
     d = q.shape[-1]
+    view.data["head_dim"] = d         # the recall probes' dimension: the head's (32 on MiniLM, 64 on SmolLM2)
     elu = feature_maps.create("elu1", d)
     curves = closing.decay_recall(elu, d, gamma=c["gamma"], strength=c["strength"])
     view.data["recall"] = curves
