@@ -221,3 +221,21 @@ def test_without_smollm2_chapter_five_stays_on_minilm(without_smollm2):
     assert view.data["hedgehog_origin"] == "shipped" and view.data["hybrid"]
     assert (view.controls["layer"], view.controls["head"]) == (2, 3)
     assert not any(SMOLLM2 in n for n in view.notices_in("en"))
+
+
+@needs_smollm2
+def test_the_lecture_endpoint_clamps_a_head_past_the_model_and_fills_the_models_defaults():
+    pytest.importorskip("gradio")
+    from explorer.ui import lecture_tab
+
+    layers, heads = _config_shape()
+    out = lecture_tab.lecture_api(chapter=5, lang="en", controls='{"layer": 40, "head": 2}')
+    assert (out["controls"]["layer"], out["controls"]["head"]) == (layers - 1, 2)
+    assert any(f"Layer 40 does not exist here (0..{layers - 1})" in n for n in out["notices"])
+    assert "c_layer=" + str(layers - 1) in out["query"]
+    plain = lecture_tab.lecture_api(chapter=5, lang="en")
+    assert (plain["controls"]["layer"], plain["controls"]["head"]) == chapters.causal_lecture_head(SMOLLM2)
+    # Chapter 3 reads MiniLM by default; naming SmolLM2 gives its range, and a head past it is clamped.
+    named = lecture_tab.lecture_api(chapter=3, lang="zh", model=SMOLLM2, controls='{"layer": 20, "head": 11}')
+    assert (named["controls"]["layer"], named["controls"]["head"]) == (20, heads - 1)
+    assert any(f"这里没有第 11 头（只有 0..{heads - 1}）" in n for n in named["notices"])

@@ -577,7 +577,8 @@ def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: st
     Returns {"chapter", "lang", "controls", "numbers" (None where undefined), "notices",
     "figures": [plotly JSON], "query"}.
     """
-    known = model if model in (source_panel.EMBEDDED_MODEL, CAUSAL_MODEL_NAME) else None
+    # The data panel's model: the embedded one means the lecture's own choice (_panel_choice).
+    known = model if model == CAUSAL_MODEL_NAME else None
     ch, lang, text, values, presentation = validate.lecture_request(
         _plan(), chapter, text, lang, controls, presentation, specs_for=lambda c: model_controls(c, known))
     text_ = (text or "").strip() or None
@@ -681,10 +682,10 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
         out = [chosen, ch, "lecture" if on_lecture else ""]
         # The layer and head sliders take the range and defaults of the model each chapter reads
         # (the page was built with the embedded MiniLM's, before any model was known).
-        model = q.get("model") if q.get("model") in (source_panel.EMBEDDED_MODEL, CAUSAL_MODEL_NAME) else None
+        model = q.get("model") if q.get("model") == CAUSAL_MODEL_NAME else None    # else the lecture's choice
         for c, chapter_specs in specs.items():
             picks = {}
-            if on_lecture and any(spec.name in validate.HEAD_PICKS for spec in chapter_specs):
+            if any(spec.name in validate.HEAD_PICKS for spec in chapter_specs):   # on any tab: reached later
                 picks = {spec.name: spec for spec in model_controls(c, model) if spec.name in validate.HEAD_PICKS}
             for spec in chapter_specs:
                 key = URL_PREFIX + spec.name
