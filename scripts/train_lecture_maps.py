@@ -107,7 +107,9 @@ def train_minilm(args) -> None:
 def train_smollm2(args) -> None:
     """Hedgehog for every head of SmolLM2's chapter-5 layer, fitted to its causal softmax."""
     layer, chapter_head = causal_lecture_head(CAUSAL_MODEL)
-    read = lambda t: from_text(t, model=CAUSAL_MODEL)          # noqa: E731  (converts once, ~40 s)
+    def read(text):
+        return from_text(text, model=CAUSAL_MODEL)          # the first call converts the model once (~40 s)
+
     train = [read(t) for t in passages(learned.read_texts(TEXTS / "train.txt"))]
     heldout = [read(t) for t in learned.read_texts(TEXTS / "heldout.txt")]
     batch = learned.PaddedBatch.from_samples(train, layer=layer)        # heads: (9,)

@@ -43,8 +43,9 @@ class ControlSpec:
 # Controls
 # ---------------------------------------------------------------------------------------
 
-# The head every chapter reads by default: chapter 5's trained Hedgehog ships for it
-# (``explorer.maps.learned.pretrained``), and chapter 6's roadmap is measured on it.
+# The head every chapter reads by default on the embedded MiniLM: a trained Hedgehog ships
+# for it (``explorer.maps.learned.pretrained``; chapter 5 shows it without SmolLM2), and
+# chapter 6's roadmap is measured on it.
 # It is the data panel's default head too, so the panel shows what the figures use.
 LECTURE_LAYER, LECTURE_HEAD = 2, 3
 # Where a chapter reads another model by default (explorer.views.lecture.CAUSAL_CHAPTERS), its

@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import torch
 
@@ -28,8 +30,9 @@ DECAY_KINDS = ("none", "retnet", "gla")
 POSITIONS = ("early", "recent")
 # Forgetting by overwriting, beside decay and gates: every update the build compares.
 OVERWRITE_KINDS = ("none", "retnet", "gla", "deltanet", "gated_deltanet")
-# The lag the overwriting build reads: half the lecture head's key dimension (32), where
-# the delta rule's d x d state still holds the early key and the additive one has blurred it.
+# The lag the overwriting build reads: at most half the lecture head's key dimension (32 on
+# MiniLM, 64 on SmolLM2), where the delta rule's d x d state still holds the early key and
+# the additive one has blurred it.
 OVERWRITE_LAG = 16
 # HGRN2's picture: a stack of this many layers with equal learned shares of the bound
 # (lb_l = l / L), each read by the recall probe after HGRN2_LAG other keys.
@@ -132,7 +135,6 @@ def train_causal_map(batch, kind: str = "hedgehog", num_features: int | None = N
     between the model's causal attention and the causal kernel map, as
     ``learned.train_map`` does for a bidirectional model. The same batch, kind, seed and
     settings give the same map. Returns a ``learned.TrainingRun``."""
-    import time
     from ..maps import learned
 
     kind = learned.check_kind(kind)

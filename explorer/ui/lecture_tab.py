@@ -377,7 +377,7 @@ def _coerce(spec, value):
 
 def view_key(ch: int, text, sample_key, controls: dict, lang=None) -> tuple:
     """The cache key of a chapter's view. The language counts only for the default sentence,
-    which a model that reads Chinese (chapter 4 on SmolLM2) reads in the audience's language."""
+    which a model that reads Chinese (chapters 4 and 5 on SmolLM2) reads in the audience's language."""
     default = text is None and sample_key is None
     return (ch, text, sample_key, tuple(sorted((k, repr(v)) for k, v in controls.items())),
             i18n.normal_lang(lang) if default else None)

@@ -73,9 +73,11 @@ def _notice(key: str, lang: str, values: dict) -> str:
 def chapter_view(ch, sample=None, text: str | None = None, progress=None, lang: str | None = None,
                  **controls) -> ChapterView:
     """Chapter ``ch`` on ``sample``, or on ``text`` (else the lecture's sentence) read by the
-    chapter's default model (``default_model``: the causal SmolLM2 for chapter 4 when it is
-    ready, else the embedded MiniLM). ``lang`` picks the default sentence where that model
-    reads Chinese. ``progress(fraction, message)`` reports long work (training, a first load)."""
+    chapter's default model (``default_model``: the causal SmolLM2 for chapters 4 and 5 when
+    it is ready, else the embedded MiniLM). Controls left out take their defaults on the model
+    read (``chapter_controls``); a layer or head past its last is clamped with a notice.
+    ``lang`` picks the default sentence where that model reads Chinese.
+    ``progress(fraction, message)`` reports long work (training, a first load)."""
     ch = _check_ch(ch)
     start = time.perf_counter()
     model = default_model(ch) if sample is None else (_model_of(sample) or EMBEDDED_MODEL)
@@ -416,7 +418,7 @@ def _ch5(sample, c, progress) -> ChapterView:
         if _reads_minilm(sample) or sample.model_attentions is None:
             view.notice_items.append(("notice.hedgehog_untrained", {"layer": c["layer"], "head": c["head"]}))
         else:       # training here is the embedded model's: say where this model's maps ship
-            shipped_layer, shipped_head = chapters.causal_lecture_head(_model_of(sample) or "")
+            shipped_layer, _ = chapters.causal_lecture_head(_model_of(sample) or "")
             view.notice_items.append(("notice.hedgehog_untrained_model",
                                       {"layer": c["layer"], "head": c["head"], "model": _model_of(sample) or "",
                                        "shipped": shipped_layer}))
