@@ -10,8 +10,8 @@ float rounding on other hardware. ``explorer.maps.learned.pretrained(kind, layer
 loads them.
 
 When the packaged causal SmolLM2-135M is installed and converted, it also trains a
-Hedgehog for every head of SmolLM2's layer ``CAUSAL_LAYER`` (chapter 5's default head on
-that model is in it), against the model's *causal* softmax (each query sees keys j <= i),
+Hedgehog for every head of SmolLM2's layer ``chapters.SHIPPED_MAP_LAYERS`` names (chapter 5's
+default head on that model, ``chapters.MODEL_HEADS``, is in it), against the model's *causal* softmax (each query sees keys j <= i),
 on the same texts and seeds (``explorer.lecture.closing.train_causal_map``), and writes
 hedgehog-smollm2-layerL.safetensors (about 150 KB). No chapter reads a LUNA map of
 SmolLM2, so none is trained for it.
@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from explorer.lecture.chapters import causal_lecture_head  # noqa: E402
+from explorer.lecture.chapters import SHIPPED_MAP_LAYERS, causal_lecture_head  # noqa: E402
 from explorer.lecture.closing import row_kl_by_map, train_causal_map  # noqa: E402
 from explorer.lecture.text import DEFAULT_TEXT, DEFAULT_TEXT_ZH  # noqa: E402
 from explorer.maps import create, learned  # noqa: E402
@@ -106,7 +106,10 @@ def train_minilm(args) -> None:
 
 def train_smollm2(args) -> None:
     """Hedgehog for every head of SmolLM2's chapter-5 layer, fitted to its causal softmax."""
-    layer, chapter_head = causal_lecture_head(CAUSAL_MODEL)
+    layer = SHIPPED_MAP_LAYERS[CAUSAL_MODEL]
+    chapter_layer, chapter_head = causal_lecture_head(CAUSAL_MODEL)
+    if chapter_layer != layer:
+        raise SystemExit(f"chapter 5's head on {CAUSAL_MODEL} is in layer {chapter_layer}, the maps ship for {layer}")
     def read(text):
         return from_text(text, model=CAUSAL_MODEL)          # the first call converts the model once (~40 s)
 

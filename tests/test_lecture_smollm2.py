@@ -51,6 +51,7 @@ def without_smollm2(monkeypatch):
 
 def test_the_smollm2_map_ships_small_and_old_calls_still_read_minilms():
     layer, head = chapters.causal_lecture_head(SMOLLM2)
+    assert chapters.SHIPPED_MAP_LAYERS[SMOLLM2] == layer         # the chapter's head is in the shipped layer
     path = learned.pretrained_path("hedgehog", layer, SMOLLM2)
     assert path.name == f"hedgehog-smollm2-layer{layer}.safetensors" and path.stat().st_size < 300 * 1024
     fmap = learned.load_map(path)
@@ -239,3 +240,14 @@ def test_the_lecture_endpoint_clamps_a_head_past_the_model_and_fills_the_models_
     named = lecture_tab.lecture_api(chapter=3, lang="zh", model=SMOLLM2, controls='{"layer": 20, "head": 11}')
     assert (named["controls"]["layer"], named["controls"]["head"]) == (20, heads - 1)
     assert any(f"这里没有第 11 头（只有 0..{heads - 1}）" in n for n in named["notices"])
+
+
+@needs_smollm2
+def test_a_smollm2_head_without_a_shipped_map_says_so_in_both_languages():
+    layer = chapters.SHIPPED_MAP_LAYERS[SMOLLM2]
+    view = lecture.chapter_view(5, layer=layer + 1, head=0, train=True)
+    assert view.data["hedgehog_origin"] is None and "Hedgehog (W = I)" in view.data["kl"]
+    for lang in ("en", "zh"):
+        said = [n for n in view.notices_in(lang) if SMOLLM2 in n]
+        assert any(f"{layer}" in n and "W = I" in n for n in said), said
+        assert any("MiniLM" in n for n in said)                  # training here is the embedded model's

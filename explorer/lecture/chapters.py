@@ -54,6 +54,8 @@ LECTURE_LAYER, LECTURE_HEAD = 2, 3
 # by a mean row KL above 1 and FAVOR+ does no better; its trained Hedgehog ships for every
 # head of that layer (scripts/train_lecture_maps.py).
 MODEL_HEADS: dict[tuple[str, int], tuple[int, int]] = {(CAUSAL_MODEL["name"], 5): (3, 4)}
+# The layer each other model's shipped trained maps cover (assets/maps, every head of it).
+SHIPPED_MAP_LAYERS = {CAUSAL_MODEL["name"]: 3}
 # The controls that pick a head: their ranges follow the model the chapter reads.
 HEAD_CONTROLS = ("layer", "head")
 PRONOUN = 10         # "it" in the default sentence: the query chapter 1 shows, the step chapter 4 stops at

@@ -529,6 +529,11 @@ TEXT: dict[str, dict[str, str]] = {
               "(W = I). The app ships one for every head of its layer {shipped}, trained against its causal softmax.",
         "zh": "{model} 第 {layer} 层第 {head} 个头没有随应用附带训练好的 Hedgehog，图中是未训练的映射（W = I）。"
               "应用为它第 {shipped} 层的每个头都附带了一个，是对照它的因果 softmax 训练的。"},
+    "notice.hedgehog_untrained_other": {
+        "en": "No trained Hedgehog ships for {model}, and training here is for the embedded MiniLM's heads: "
+              "showing the untrained map (W = I).",
+        "zh": "应用没有为 {model} 附带训练好的 Hedgehog，而这里的训练只针对内置 MiniLM 的注意力头："
+              "图中是未训练的映射（W = I）。"},
     "notice.train_minilm_only": {
         "en": "Training here runs on the embedded MiniLM's heads (as in the learn tab); for {model} the chapter "
               "shows the map that ships with the app (scripts/train_lecture_maps.py makes it).",

@@ -417,11 +417,12 @@ def _ch5(sample, c, progress) -> ChapterView:
         hh = feature_maps.create("hedgehog", d, num_features=c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
         if _reads_minilm(sample) or sample.model_attentions is None:
             view.notice_items.append(("notice.hedgehog_untrained", {"layer": c["layer"], "head": c["head"]}))
-        else:       # training here is the embedded model's: say where this model's maps ship
-            shipped_layer, _ = chapters.causal_lecture_head(_model_of(sample) or "")
+        elif _model_of(sample) in chapters.SHIPPED_MAP_LAYERS:   # say where this model's maps ship
             view.notice_items.append(("notice.hedgehog_untrained_model",
-                                      {"layer": c["layer"], "head": c["head"], "model": _model_of(sample) or "",
-                                       "shipped": shipped_layer}))
+                                      {"layer": c["layer"], "head": c["head"], "model": _model_of(sample),
+                                       "shipped": chapters.SHIPPED_MAP_LAYERS[_model_of(sample)]}))
+        else:       # training here is the embedded model's, and no map ships for this one
+            view.notice_items.append(("notice.hedgehog_untrained_other", {"model": _model_of(sample) or ""}))
         hh_label = "Hedgehog (W = I)"
     else:
         hh, hh_label = trained, "Hedgehog (trained)"
@@ -444,7 +445,7 @@ def _ch5(sample, c, progress) -> ChapterView:
         loaded = get_model()            # the embedded MiniLM: the hybrid swaps layers of a bert model
         if loaded.family == "bert":
             hybrid_text = sample.text
-            if not _reads_minilm(sample):
+            if causal:
                 # A causal model has no bert layers to swap: the build runs on the embedded
                 # MiniLM, which reads English (the Chinese default sentence would be [UNK]).
                 default = sample.text in (text.DEFAULT_TEXT, text.DEFAULT_TEXT_ZH)
@@ -591,7 +592,8 @@ def _hedgehog_all(sample, layer, c):
 
 
 def _roadmap(sample, layer: int, head: int, c) -> list[dict]:
-    """The article's 2020 -> 2025 steps measured on one head (the one chapter 5 shows): each
+    """The article's 2020 -> 2025 steps measured on one head (the lecture's MiniLM head, the
+    one chapter 5 shows when it reads MiniLM): each
     a dict with the step's id, year, map, what it is compared with ("softmax" or "causal
     softmax") and the median row KL. The trained Hedgehog is the one shipped or trained here;
     without one the untrained map is measured and labelled so."""
