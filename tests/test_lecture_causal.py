@@ -33,7 +33,7 @@ def without_smollm2(monkeypatch):
 @needs_smollm2
 def test_chapter_four_reads_the_causal_model_by_default():
     assert lecture.default_model(4) == SMOLLM2
-    assert [lecture.default_model(ch) for ch in (0, 1, 2, 3, 5, 6)] == [None] * 6
+    assert [lecture.default_model(ch) for ch in (0, 1, 2, 3, 6)] == [None] * 5
     view = lecture.chapter_view(4)
     assert view.data["model"] == SMOLLM2
     assert view.numbers["max_rel_diff"] <= 1e-5                       # the RNN equals the parallel form
@@ -83,8 +83,9 @@ def test_without_the_causal_model_chapter_four_stays_on_minilm(without_smollm2):
     assert "model" not in go_deeper(4, model=view.data["model"], **view.controls)
 
 
-def test_chapter_five_keeps_minilm_for_its_trained_map(monkeypatch):
-    """Chapter 5's trained Hedgehog is made for MiniLM's head: the chapter never switches model."""
+def test_without_the_causal_model_chapter_five_keeps_minilm_for_its_trained_map(without_smollm2):
+    """Without SmolLM2, chapter 5's trained Hedgehog is the one shipped for MiniLM's head
+    (with it, chapter 5 reads SmolLM2: tests/test_lecture_smollm2.py)."""
     assert lecture.default_model(5) is None
     view = lecture.chapter_view(5, lang="zh")
     assert view.data["hedgehog_trained"] and view.data["hedgehog_origin"] == "shipped"

@@ -32,10 +32,11 @@ def six():
     return lecture.chapter_view(6)
 
 
-def _probe(kind, position, **kw):
-    """The engine's recall probe with the lecture's settings, as a plain array."""
-    elu = feature_maps.create("elu1", HEAD_DIM)
-    rc = state.recall_probe(elu, HEAD_DIM, list(rnn.RECALL_LAGS), kind, position=position, trials=16, seed=0, **kw)
+def _probe(kind, position, dim=HEAD_DIM, **kw):
+    """The engine's recall probe with the lecture's settings, as a plain array; ``dim`` the
+    chapter's head dimension (chapter 5 reads SmolLM2's 64 when it is installed)."""
+    elu = feature_maps.create("elu1", dim)
+    rc = state.recall_probe(elu, dim, list(rnn.RECALL_LAGS), kind, position=position, trials=16, seed=0, **kw)
     return rc.cosine.numpy()
 
 
@@ -62,7 +63,7 @@ def test_overwriting_recall_is_the_engines_probe(five):
     assert list(kinds) == ["none", "retnet", "gla", "deltanet", "gated_deltanet"]
     for kind in kinds:
         for pos in ("early", "recent"):
-            expected = _at(_probe(kind, pos, gamma=c["gamma"], strength=c["strength"]), lag)
+            expected = _at(_probe(kind, pos, five.data["head_dim"], gamma=c["gamma"], strength=c["strength"]), lag)
             assert kinds[kind][pos] == pytest.approx(expected, abs=1e-7), (kind, pos)
             assert five.numbers[f"recall_{pos}_at_{lag}[{kind}]"] == kinds[kind][pos]
     # What the build claims: the delta rule returns the latest key exactly and keeps the
@@ -95,8 +96,8 @@ def test_hgrn2_bounds_rise_with_depth_and_the_memory_and_recall_follow(five):
     assert np.all(np.diff(depth["lower_bound"]) > 0) and np.all(np.diff(depth["memory_tokens"]) > 0)
     for i, lb in enumerate(expected):
         for pos in ("early", "recent"):
-            assert depth[pos][i] == pytest.approx(_at(_probe("hgrn2", pos, lower_bound=float(lb)), depth["lag"]),
-                                                  abs=1e-7)
+            assert depth[pos][i] == pytest.approx(
+                _at(_probe("hgrn2", pos, five.data["head_dim"], lower_bound=float(lb)), depth["lag"]), abs=1e-7)
     # Deeper layers keep the early key longer, at the price of a blurrier recent one.
     assert depth["early"][-1] > depth["early"][0] + 0.1
     assert depth["recent"][-1] < depth["recent"][0] - 0.1

@@ -18,6 +18,14 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 TEXT = "The trophy did not fit into the brown suitcase because it was too big, so Anna took it out."
 
 
+@pytest.fixture
+def embedded_only(monkeypatch):
+    """Chapter 5 as it reads without the packaged SmolLM2 (the embedded MiniLM, whose heads the
+    learn tab trains); on SmolLM2 it is tests/test_lecture_smollm2.py."""
+    from explorer.sources import packaged
+    monkeypatch.setattr(packaged, "gguf_path", lambda spec: None)
+
+
 @pytest.fixture(scope="module")
 def views():
     return {ch: lecture.chapter_view(ch, text=TEXT) for ch in lecture.CHAPTERS}
@@ -146,7 +154,7 @@ def test_random_sample_chapters_work_without_a_model():
     assert lecture.chapter_view(1, sample=sample, layer=0, head=0, query=3).data["head"]["reference_kind"] == "engine"
 
 
-def test_chapter_five_uses_a_cached_trained_hedgehog(monkeypatch):
+def test_chapter_five_uses_a_cached_trained_hedgehog(monkeypatch, embedded_only):
     from explorer import maps as feature_maps
     from explorer.views import learn
 
@@ -161,7 +169,7 @@ def test_chapter_five_uses_a_cached_trained_hedgehog(monkeypatch):
     assert any("untrained" in n for n in view.notices)
 
 
-def test_chapter_five_shows_the_shipped_trained_hedgehog_by_default(monkeypatch):
+def test_chapter_five_shows_the_shipped_trained_hedgehog_by_default(monkeypatch, embedded_only):
     """From the first second: the map shipped for the lecture's head, well below elu+1."""
     from explorer.views import learn
 
@@ -175,7 +183,7 @@ def test_chapter_five_shows_the_shipped_trained_hedgehog_by_default(monkeypatch)
     assert not any("untrained" in n for n in view.notices)
 
 
-def test_chapter_five_trains_only_when_asked(monkeypatch):
+def test_chapter_five_trains_only_when_asked(monkeypatch, embedded_only):
     from explorer.views import learn
 
     calls = []

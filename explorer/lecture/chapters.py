@@ -13,9 +13,9 @@ computes the chapters.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ..catalog import EMBEDDED_SHAPE
+from ..catalog import CAUSAL_MODEL, EMBEDDED_SHAPE
 from ..catalog import whole_number as _int
 from . import text
 
@@ -43,10 +43,21 @@ class ControlSpec:
 # Controls
 # ---------------------------------------------------------------------------------------
 
-# The head every chapter reads by default: chapter 5's trained Hedgehog ships for it
-# (``explorer.maps.learned.pretrained``), and chapter 6's roadmap is measured on it.
+# The head every chapter reads by default on the embedded MiniLM: a trained Hedgehog ships
+# for it (``explorer.maps.learned.pretrained``; chapter 5 shows it without SmolLM2), and
+# chapter 6's roadmap is measured on it.
 # It is the data panel's default head too, so the panel shows what the figures use.
 LECTURE_LAYER, LECTURE_HEAD = 2, 3
+# Where a chapter reads another model by default (explorer.views.lecture.CAUSAL_CHAPTERS), its
+# own default head on that model. Chapter 5 on the causal SmolLM2: layer 3, head 4, a sharp
+# head (row entropy about 0.4 nats on the lecture's sentence) where elu+1's flat rows miss
+# by a mean row KL above 1 and FAVOR+ does no better; its trained Hedgehog ships for every
+# head of that layer (scripts/train_lecture_maps.py).
+MODEL_HEADS: dict[tuple[str, int], tuple[int, int]] = {(CAUSAL_MODEL["name"], 5): (3, 4)}
+# The layer each other model's shipped trained maps cover (assets/maps, every head of it).
+SHIPPED_MAP_LAYERS = {CAUSAL_MODEL["name"]: 3}
+# The controls that pick a head: their ranges follow the model the chapter reads.
+HEAD_CONTROLS = ("layer", "head")
 PRONOUN = 10         # "it" in the default sentence: the query chapter 1 shows, the step chapter 4 stops at
 
 
@@ -114,8 +125,26 @@ def _check_ch(ch) -> int:
     return ch
 
 
-def chapter_controls(ch) -> list[ControlSpec]:
-    return list(_CONTROLS[_check_ch(ch)])
+def chapter_controls(ch, model: str | None = None, shape: tuple | None = None) -> list[ControlSpec]:
+    """The chapter's controls. With ``shape`` ((layers, heads) of the model the chapter
+    reads, from its config or sample) the layer and head ranges are that model's, and the
+    defaults are the chapter's own head on ``model`` (``MODEL_HEADS``), else the lecture's,
+    kept inside the range. Without it: the embedded MiniLM's (what the page is built with,
+    before any model is known)."""
+    specs = list(_CONTROLS[_check_ch(ch)])
+    if shape is None:
+        return specs
+    layers, heads = (int(x) for x in shape[:2])
+    default = MODEL_HEADS.get((model, ch), (LECTURE_LAYER, LECTURE_HEAD))
+    last = {"layer": layers - 1, "head": heads - 1}
+    start = dict(zip(HEAD_CONTROLS, default))
+    return [replace(spec, max=last[spec.name], default=min(start[spec.name], last[spec.name]))
+            if spec.name in HEAD_CONTROLS else spec for spec in specs]
+
+
+def causal_lecture_head(model: str = CAUSAL_MODEL["name"], ch: int = 5) -> tuple[int, int]:
+    """(layer, head) chapter ``ch`` shows by default on ``model`` (``MODEL_HEADS``)."""
+    return MODEL_HEADS.get((model, _check_ch(ch)), (LECTURE_LAYER, LECTURE_HEAD))
 
 
 def try_this(ch) -> dict:
@@ -162,9 +191,13 @@ def go_deeper(ch, text_value: str | None = None, model: str | None = None, **con
     return {"tab": "quality", **src, "layer": c["layer"], "head": "mean", "m": int(c["m"])}
 
 
-def _effective(ch: int, controls: dict) -> dict:
-    """Every control of the chapter with its value: given ones checked and clamped to range."""
-    specs = {spec.name: spec for spec in _CONTROLS[ch]}
+def _effective(ch: int, controls: dict, specs=None) -> dict:
+    """Every control of the chapter with its value: given ones checked and clamped to range.
+    ``specs``: the chapter's controls for the model it reads (``chapter_controls`` with a
+    shape); their defaults fill the gaps. A layer or head past the model's last is left for
+    the view to clamp to the sample with a notice (``views.common.select_head``): a link made
+    for one model still opens on another."""
+    specs = {spec.name: spec for spec in (specs if specs is not None else _CONTROLS[ch])}
     unknown = set(controls) - set(specs)
     if unknown:
         raise ValueError(f"chapter {ch}: unknown control(s) {', '.join(sorted(unknown))}; "
@@ -190,7 +223,7 @@ def _effective(ch: int, controls: dict) -> dict:
         if spec.kind in ("int", "float"):
             if spec.min is not None and value < spec.min:
                 raise ValueError(f"{name}: must be at least {spec.min}, got {value}")
-            if spec.max is not None and value > spec.max:
+            if spec.max is not None and value > spec.max and spec.name not in HEAD_CONTROLS:
                 raise ValueError(f"{name}: must be at most {spec.max}, got {value}")
         out[name] = value
     return out

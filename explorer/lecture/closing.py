@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import torch
 
@@ -28,8 +30,9 @@ DECAY_KINDS = ("none", "retnet", "gla")
 POSITIONS = ("early", "recent")
 # Forgetting by overwriting, beside decay and gates: every update the build compares.
 OVERWRITE_KINDS = ("none", "retnet", "gla", "deltanet", "gated_deltanet")
-# The lag the overwriting build reads: half the lecture head's key dimension (32), where
-# the delta rule's d x d state still holds the early key and the additive one has blurred it.
+# The lag the overwriting build reads: at most half the lecture head's key dimension (32 on
+# MiniLM, 64 on SmolLM2), where the delta rule's d x d state still holds the early key and
+# the additive one has blurred it.
 OVERWRITE_LAG = 16
 # HGRN2's picture: a stack of this many layers with equal learned shares of the bound
 # (lb_l = l / L), each read by the recall probe after HGRN2_LAG other keys.
@@ -96,14 +99,15 @@ def recall_gap(curves: dict, lag: int) -> dict:
 
 
 @torch.inference_mode()
-def row_kl_by_map(q, k, maps: dict) -> dict:
+def row_kl_by_map(q, k, maps: dict, causal: bool = False) -> dict:
     """Per-row KL(softmax || kernel map) on one head for each named map, with the rows where
     it is undefined counted. Returns name -> {"kl": (N,) with NaN where undefined, "mean",
-    "median", "undefined"}."""
-    reference = attention.softmax_map(q, k).double()
+    "median", "undefined"}. ``causal``: both sides see keys j <= i only, as a causal model's
+    head does (its first row then has one key and a KL of 0)."""
+    reference = attention.softmax_map(q, k, causal=causal).double()
     out = {}
     for name, fmap in maps.items():
-        approx = attention.kernel_map(q, k, fmap).double()
+        approx = attention.kernel_map(q, k, fmap, causal=causal).double()
         kl, defined = metrics.row_kl(reference, approx)
         kl = kl.numpy()
         good = kl[defined.numpy()]
@@ -111,6 +115,45 @@ def row_kl_by_map(q, k, maps: dict) -> dict:
                      "median": float(np.median(good)) if good.size else float("nan"),
                      "undefined": int((~defined).sum()), "m": int(fmap.num_features)}
     return out
+
+
+def causal_log_map(fmap, q, k, valid) -> torch.Tensor:
+    """log A^ of the causal kernel map (key j <= query i) with padded keys removed,
+    (T, ..., N, N): ``explorer.maps.learned.masked_log_map`` for a causal model's heads."""
+    fq, fk = fmap(q, is_query=True), fmap(k)
+    n = q.shape[-2]
+    key_mask = valid.view(valid.shape[0], *([1] * (q.dim() - 3)), 1, -1)
+    allowed = key_mask & torch.ones(n, n, dtype=torch.bool).tril()
+    w = (fq @ fk.transpose(-1, -2)).masked_fill(~allowed, 0.0)
+    return torch.log(w.clamp_min(1e-30)) - torch.log(w.sum(-1, keepdim=True))
+
+
+def train_causal_map(batch, kind: str = "hedgehog", num_features: int | None = None, steps: int = 300,
+                     lr: float | None = None, seed: int = 0):
+    """A learned map of ``kind`` fitted to a causal model's softmax rows (``batch`` a
+    ``learned.PaddedBatch`` of a causal model's heads): Adam on the row cross-entropy
+    between the model's causal attention and the causal kernel map, as
+    ``learned.train_map`` does for a bidirectional model. The same batch, kind, seed and
+    settings give the same map. Returns a ``learned.TrainingRun``."""
+    from ..maps import learned
+
+    kind = learned.check_kind(kind)
+    lr = learned.DEFAULT_LR[kind] if lr is None else float(lr)
+    torch.manual_seed(seed)
+    fmap = learned.KINDS[kind](batch.q.shape[-1], num_features, seed=seed, heads=tuple(batch.q.shape[1:-2]))
+    opt = torch.optim.Adam(fmap.parameters(), lr=lr)
+    run = learned.TrainingRun(fmap, kind=kind)
+    start = time.perf_counter()
+    for _ in range(int(steps)):
+        opt.zero_grad()
+        loss = learned.row_cross_entropy(batch.attention, causal_log_map(fmap, batch.q, batch.k, batch.valid),
+                                         batch.valid)
+        loss.backward()
+        opt.step()
+        run.losses.append(loss.item())
+    run.seconds = time.perf_counter() - start
+    fmap.requires_grad_(False)
+    return run
 
 
 _hybrid_curves = LRU(16)

@@ -524,6 +524,36 @@ TEXT: dict[str, dict[str, str]] = {
         "en": "Recall is probed with random keys and values of this head's dimension (d = {d}), written into the "
               "state of the chosen map: it shows the memory, not this text.",
         "zh": "取回实验用的是与本注意力头同维（d = {d}）的随机键和值，写进所选映射的状态里：它反映的是记忆本身，与这段文本无关。"},
+    "notice.hedgehog_untrained_model": {
+        "en": "No trained Hedgehog ships for layer {layer}, head {head} of {model}: showing the untrained map "
+              "(W = I). The app ships one for every head of its layer {shipped}, trained against its causal softmax.",
+        "zh": "{model} 第 {layer} 层第 {head} 个头没有随应用附带训练好的 Hedgehog，图中是未训练的映射（W = I）。"
+              "应用为它第 {shipped} 层的每个头都附带了一个，是对照它的因果 softmax 训练的。"},
+    "notice.hedgehog_untrained_other": {
+        "en": "No trained Hedgehog ships for {model}, and training here is for the embedded MiniLM's heads: "
+              "showing the untrained map (W = I).",
+        "zh": "应用没有为 {model} 附带训练好的 Hedgehog，而这里的训练只针对内置 MiniLM 的注意力头："
+              "图中是未训练的映射（W = I）。"},
+    "notice.train_minilm_only": {
+        "en": "Training here runs on the embedded MiniLM's heads (as in the learn tab); for {model} the chapter "
+              "shows the map that ships with the app (scripts/train_lecture_maps.py makes it).",
+        "zh": "这里的训练只针对内置 MiniLM 的注意力头（与“学习”页相同）；对 {model}，本章展示随应用附带、"
+              "用应用自带的脚本训练好的映射。"},
+    "notice.causal_kl": {
+        "en": "{model} is causal: each map is compared with causal softmax (keys j ≤ i) on this head, and the "
+              "trained Hedgehog was trained against that causal softmax.",
+        "zh": "{model} 是因果模型：每个映射都与这个头上的因果 softmax（只看 j ≤ i 的键）比较，"
+              "训练过的 Hedgehog 也是对照这个因果 softmax 训练的。"},
+    "notice.hybrid_embedded": {
+        "en": "The hybrid panel swaps softmax layers of a bidirectional model, which {model} is not: it runs on "
+              "the embedded {embedded} reading the English sentence.",
+        "zh": "混合模型这张图替换的是双向模型的 softmax 层，而 {model} 不是双向模型：这张图改用内置的 MiniLM 模型，"
+              "读的是英文例句。"},
+    "notice.hybrid_embedded_text": {
+        "en": "The hybrid panel swaps softmax layers of a bidirectional model, which {model} is not: it runs on "
+              "the embedded {embedded} reading the same text.",
+        "zh": "混合模型这张图替换的是双向模型的 softmax 层，而 {model} 不是双向模型：这张图改用内置的 MiniLM 模型，"
+              "读的是同一段文本。"},
     "notice.hybrid_no_model": {
         "en": "The hybrid panel needs the embedded model reading a text; it is empty for random or uploaded data.",
         "zh": "混合模型这张图需要内置模型读一段文本；用随机数据或上传的数据时，它是空的。"},

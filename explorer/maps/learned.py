@@ -524,19 +524,31 @@ def load_map(path) -> FeatureMap:
     return fmap
 
 
-def pretrained_path(kind: str, layer: int) -> Path:
-    """Where the shipped map for every head of ``layer`` lives (``scripts/train_lecture_maps.py``)."""
-    return PRETRAINED_DIR / f"{check_kind(kind)}-minilm-layer{int(layer)}.safetensors"
+# The models maps ship for, by the short name their files carry; the embedded MiniLM first.
+PRETRAINED_MODELS = {"all-MiniLM-L6-v2": "minilm", "SmolLM2-135M": "smollm2"}
+DEFAULT_PRETRAINED_MODEL = "all-MiniLM-L6-v2"
+
+
+def pretrained_path(kind: str, layer: int, model: str = DEFAULT_PRETRAINED_MODEL) -> Path:
+    """Where the shipped map for every head of ``model``'s ``layer`` lives
+    (``scripts/train_lecture_maps.py``); ValueError for a model no map ships for."""
+    if model not in PRETRAINED_MODELS:
+        raise ValueError(f"model: maps ship for {', '.join(PRETRAINED_MODELS)} only, got {str(model)[:40]!r}")
+    return PRETRAINED_DIR / f"{check_kind(kind)}-{PRETRAINED_MODELS[model]}-layer{int(layer)}.safetensors"
 
 
 _pretrained: dict = {}
 
 
-def pretrained(kind: str, layer: int, head=None) -> FeatureMap | None:
-    """The shipped trained map of ``kind`` for the embedded MiniLM's ``layer`` and ``head``
-    (a one-head map), or for every head of the layer (``head`` None: head dimension
-    first); None when none is shipped for that layer or head. Loaded once per process."""
-    path = pretrained_path(kind, layer)
+def pretrained(kind: str, layer: int, head=None, model: str = DEFAULT_PRETRAINED_MODEL) -> FeatureMap | None:
+    """The shipped trained map of ``kind`` for ``model``'s ``layer`` and ``head`` (a one-head
+    map), or for every head of the layer (``head`` None: head dimension first); None when
+    none is shipped for that model, layer or head. ``model`` defaults to the embedded
+    MiniLM; the causal SmolLM2's maps were trained against its causal softmax. Loaded once
+    per process."""
+    if model not in PRETRAINED_MODELS:
+        return None
+    path = pretrained_path(kind, layer, model)
     if path not in _pretrained:
         _pretrained[path] = load_map(path) if path.exists() else None
     layer_map = _pretrained[path]

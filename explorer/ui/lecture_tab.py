@@ -20,8 +20,11 @@ from html import escape
 
 import gradio as gr
 
+from ..catalog import CAUSAL_MODEL
 from ..lecture.memo import LRU
 from . import common, i18n, source as source_panel, validate
+
+CAUSAL_MODEL_NAME = CAUSAL_MODEL["name"]     # the packaged causal model a link or request may name
 
 MAX_FIGURES = 8                 # plot slots, one per build; a chapter has as many builds as figures
 VIEW_CACHE_SIZE = 64            # views kept for going back and forth during a talk
@@ -343,7 +346,7 @@ def _coerce(spec, value):
 
 def view_key(ch: int, text, sample_key, controls: dict, lang=None) -> tuple:
     """The cache key of a chapter's view. The language counts only for the default sentence,
-    which a model that reads Chinese (chapter 4 on SmolLM2) reads in the audience's language."""
+    which a model that reads Chinese (chapters 4 and 5 on SmolLM2) reads in the audience's language."""
     default = text is None and sample_key is None
     return (ch, text, sample_key, tuple(sorted((k, repr(v)) for k, v in controls.items())),
             i18n.normal_lang(lang) if default else None)
@@ -393,8 +396,24 @@ def render(view, lang, presentation, key=None):
 
 
 def default_controls(ch: int) -> dict:
-    """The chapter's controls as the page first holds them (what a plain address draws)."""
-    return {spec.name: _coerce(spec, spec.default) for spec in _plan().chapter_controls(ch)}
+    """The chapter's controls as the page first holds them (what a plain address draws): the
+    layer and head defaults of the model the chapter reads (see ``model_controls``)."""
+    return {spec.name: _coerce(spec, spec.default) for spec in model_controls(ch)}
+
+
+def model_controls(ch: int, model: str | None = None) -> list:
+    """The chapter's controls for the model it reads (``model``, else the chapter's default:
+    SmolLM2 for chapters 4 and 5 when it is ready), their layer and head ranges from that
+    model's config. Imports the engine: call it from a handler, never while building the page."""
+    return list(_engine()[1].chapter_controls(ch, model=model))
+
+
+def _head_pick(spec, start: dict, link_value=None):
+    """A layer or head slider put on its model's range (``start``: the model's spec by name),
+    at the link's value when it holds one, else at that model's default for the chapter."""
+    model_spec = start[spec.name]
+    return gr.update(minimum=model_spec.min, maximum=model_spec.max,
+                     value=model_spec.default if link_value is None else link_value)
 
 
 def warm(langs=i18n.LANGS, styles=(True, False)) -> None:
@@ -546,8 +565,10 @@ def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: st
     Returns {"chapter", "lang", "controls", "numbers" (None where undefined), "notices",
     "figures": [plotly JSON], "query"}.
     """
-    ch, lang, text, values, presentation = validate.lecture_request(_plan(), chapter, text, lang, controls,
-                                                                    presentation)
+    # The data panel's model: the embedded one means the lecture's own choice (_panel_choice).
+    known = model if model == CAUSAL_MODEL_NAME else None
+    ch, lang, text, values, presentation = validate.lecture_request(
+        _plan(), chapter, text, lang, controls, presentation, specs_for=lambda c: model_controls(c, known))
     text_ = (text or "").strip() or None
     panel_values = ("text", text_ or "", None, None, None, None, None, None, model or None)
     text_, sample_key = _panel_choice(*panel_values) if model else (text_, None)
@@ -657,11 +678,21 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
         notices = []                # what the link held that could not be used as it was (ui/validate.py)
         ch = validate.link_chapter(_plan(), q.get("ch"), notices) if on_lecture else chapters[0]
         out = [chosen, ch, "lecture" if on_lecture else ""]
+        # The layer and head sliders take the range and defaults of the model each chapter reads
+        # (the page was built with the embedded MiniLM's, before any model was known).
+        model = q.get("model") if q.get("model") == CAUSAL_MODEL_NAME else None    # else the lecture's choice
         for c, chapter_specs in specs.items():
+            picks = {}
+            if any(spec.name in validate.HEAD_PICKS for spec in chapter_specs):   # on any tab: reached later
+                picks = {spec.name: spec for spec in model_controls(c, model) if spec.name in validate.HEAD_PICKS}
             for spec in chapter_specs:
                 key = URL_PREFIX + spec.name
-                value = validate.link_control(spec, q.get(key), notices, key) if (on_lecture and c == ch) else None
-                out.append(gr.skip() if value is None else value)
+                bound = picks.get(spec.name, spec)        # a link is clamped to the model's range
+                value = validate.link_control(bound, q.get(key), notices, key) if (on_lecture and c == ch) else None
+                if spec.name in picks and picks[spec.name] != spec:
+                    out.append(_head_pick(spec, picks, value))
+                else:
+                    out.append(gr.skip() if value is None else value)
         for notice in notices[:4]:
             gr.Warning(validate.in_language(notice, chosen))
         return tuple(out)

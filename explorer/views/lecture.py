@@ -1,7 +1,8 @@
 """The lecture tab: one view per chapter of the article, as plain data (no gradio).
 
     chapter_view(ch, sample=None, text=None, **controls) -> ChapterView
-    chapter_controls(ch) -> list[ControlSpec]      the chapter's own controls, for the UI
+    chapter_controls(ch, model=None) -> list[ControlSpec]   the chapter's own controls, ranges and
+                                                    defaults for the model it reads
     try_this(ch) -> dict                            a telling preset of those controls
     go_deeper(ch, **controls) -> dict               the full tab that shows more, as query params
 
@@ -14,6 +15,7 @@ plus any the sample brought with it.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -23,8 +25,10 @@ import numpy as np
 from ..forms import attention, state
 from .. import maps as feature_maps
 from ..lecture import associativity, bottleneck, closing, kernels, nadaraya_watson, rnn, text, tradeoff
+from ..lecture import chapters
 from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls live there, torch-free)
-    CHAPTERS, HEAD_DIM, PRONOUN, ControlSpec, _check_ch, _effective, chapter_controls, go_deeper, try_this,
+    CHAPTERS, EMBEDDED_MODEL, HEAD_CONTROLS, HEAD_DIM, PRONOUN, ControlSpec, _check_ch, _effective, go_deeper,
+    try_this,
 )
 from ..lecture.memo import memo
 from ..lecture.threads import one_thread
@@ -51,7 +55,15 @@ class ChapterView:
                 out["maps"] = ("，" if lang == "zh" else ", ").join(
                     f"{text.map_name(name, lang)} {count}" for name, count in values["maps"])
             return out
-        return [text.notice(key, lang, **named(values)) for key, values in self.notice_items] + list(self.sample_notices)
+        return [_notice(key, lang, named(values)) for key, values in self.notice_items] + list(self.sample_notices)
+
+
+def _notice(key: str, lang: str, values: dict) -> str:
+    """A lecture notice, or one of the app's common ones (a layer or head clamped to the model)."""
+    if key.startswith("common."):
+        from ..words import w
+        return w(key, lang, **values)
+    return text.notice(key, lang, **values)
 
 
 # ---------------------------------------------------------------------------------------
@@ -61,14 +73,17 @@ class ChapterView:
 def chapter_view(ch, sample=None, text: str | None = None, progress=None, lang: str | None = None,
                  **controls) -> ChapterView:
     """Chapter ``ch`` on ``sample``, or on ``text`` (else the lecture's sentence) read by the
-    chapter's default model (``default_model``: the causal SmolLM2 for chapter 4 when it is
-    ready, else the embedded MiniLM). ``lang`` picks the default sentence where that model
-    reads Chinese. ``progress(fraction, message)`` reports long work (training, a first load)."""
+    chapter's default model (``default_model``: the causal SmolLM2 for chapters 4 and 5 when
+    it is ready, else the embedded MiniLM). Controls left out take their defaults on the model
+    read (``chapter_controls``); a layer or head past its last is clamped with a notice.
+    ``lang`` picks the default sentence where that model reads Chinese.
+    ``progress(fraction, message)`` reports long work (training, a first load)."""
     ch = _check_ch(ch)
     start = time.perf_counter()
-    c = _effective(ch, controls)
+    model = default_model(ch) if sample is None else (_model_of(sample) or EMBEDDED_MODEL)
+    shape = (sample.n_layers, sample.n_heads) if sample is not None else None
+    c = _effective(ch, controls, chapter_controls(ch, model, shape))
     if sample is None and ch != 0:
-        model = default_model(ch)
         default = text_words.default_text(lang if model else "en")
         with one_thread():  # one sentence through a small model
             sample = load_sample("text", text=text if text and text.strip() else default, model=model,
@@ -85,6 +100,8 @@ def chapter_view(ch, sample=None, text: str | None = None, progress=None, lang: 
             view.notice_items.insert(0, ("notice.unk", {"count": count, "total": total}))
         view.sample_notices = list(getattr(sample, "notices", []))
         view.data.setdefault("source", getattr(sample, "source", ""))
+        # What the layer and head controls may reach on the model drawn: the page's sliders follow it.
+        view.data["heads_shape"] = (int(sample.n_layers), int(sample.n_heads))
     view.notices = view.notices_in("en")
     view.seconds = time.perf_counter() - start
     return view
@@ -93,10 +110,11 @@ def chapter_view(ch, sample=None, text: str | None = None, progress=None, lang: 
 text_words = text          # the lecture's words, under a name chapter_view's ``text`` argument leaves free
 
 # Chapters that read the packaged causal model by default when it is ready: chapter 4's RNN
-# then runs over a causal model's own heads. Chapter 5 stays on the embedded MiniLM: its
-# text-dependent builds (the shipped trained Hedgehog, the hybrid model) are made for it,
-# and its forgetting builds read no text at all.
-CAUSAL_CHAPTERS = (4,)
+# then runs over a causal model's own heads, and chapter 5 compares maps with its causal
+# softmax, with a Hedgehog trained for it (shipped: assets/maps/hedgehog-smollm2-layer3).
+# Chapter 5's hybrid build needs a bidirectional (bert) model: it runs on the embedded
+# MiniLM and says so.
+CAUSAL_CHAPTERS = (4, 5)
 
 
 def default_model(ch) -> str | None:
@@ -114,6 +132,44 @@ def default_model(ch) -> str | None:
     return spec.name
 
 
+def chapter_controls(ch, model: str | None = None, shape: tuple | None = None) -> list[ControlSpec]:
+    """The chapter's controls for the model it reads: ``model`` (None: the chapter's default,
+    ``default_model``), with layer and head ranges from ``shape`` ((layers, heads), e.g. a
+    sample's) or else from that model's config, and the chapter's default head on it."""
+    ch = _check_ch(ch)
+    if model is None:
+        model = default_model(ch) or EMBEDDED_MODEL
+    if shape is None:
+        shape = model_heads(model)
+    return chapters.chapter_controls(ch, model, shape)
+
+
+def model_heads(model: str | None) -> tuple[int, int] | None:
+    """(layers, heads) of ``model`` from its config, loading no weights: the converted
+    SmolLM2's config.json when it is there, else what ``explorer.sources.model_shape`` reads;
+    None when the config cannot be read (the view then clamps to the sample it gets)."""
+    from ..sources import model_shape, packaged
+    spec = packaged.find(model)
+    if spec is not None:
+        gguf = packaged.gguf_path(spec)
+        folder = packaged.converted_folder(spec, gguf) if gguf is not None else None
+        if folder is not None and packaged.is_converted(folder):
+            try:
+                config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+                return int(config["num_hidden_layers"]), int(config["num_attention_heads"])
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+    try:
+        return tuple(int(x) for x in model_shape(model)[:2])
+    except (ValueError, OSError):
+        return None
+
+
+def _model_of(sample) -> str | None:
+    """The model that read ``sample`` (its name as the picker calls it), or None for data."""
+    return (getattr(sample, "info", None) or {}).get("model") or None
+
+
 def unk_count(sample) -> tuple[int, int]:
     """(tokens the model read as [UNK], tokens) of a text sample; (0, N) otherwise."""
     strings = (getattr(sample, "info", None) or {}).get("token_strings") or []
@@ -121,13 +177,21 @@ def unk_count(sample) -> tuple[int, int]:
 
 
 def _head_of(sample, c):
-    q, k, v, layer, head, notes = select_head(sample, c["layer"], c["head"])
+    """(q, k, v, notice items) of the chosen head; a layer or head past the model's last is
+    clamped to it (as select_head does) with the app's notice, kept as a (key, values) item
+    so that it reads in either language."""
+    asked = {"layer": c["layer"], "head": c["head"]}
+    q, k, v, layer, head, _ = select_head(sample, c["layer"], c["head"])
     c["layer"], c["head"] = layer, head
-    return q, k, v, notes
+    items = []
+    for name, used, count in (("layer", layer, sample.n_layers), ("head", head, sample.n_heads)):
+        if used != asked[name] and count > 1:
+            items.append((f"common.no_{name}", {"asked": asked[name], "last": count - 1, "used": used}))
+    return q, k, v, items
 
 
-def _new(ch, c, notes=()) -> ChapterView:
-    return ChapterView(ch=ch, controls=c, numbers={}, data={}, sample_notices=list(notes))
+def _new(ch, c, items=()) -> ChapterView:
+    return ChapterView(ch=ch, controls=c, numbers={}, data={}, notice_items=list(items))
 
 
 # -- 0 ----------------------------------------------------------------------------------
@@ -327,6 +391,7 @@ def _ch5(sample, c, progress) -> ChapterView:
     q, k, v, notes = _head_of(sample, c)
     view = _new(5, c, notes)
     d = q.shape[-1]
+    view.data["head_dim"] = d         # the recall probes' dimension: the head's (32 on MiniLM, 64 on SmolLM2)
     elu = feature_maps.create("elu1", d)
     curves = closing.decay_recall(elu, d, gamma=c["gamma"], strength=c["strength"])
     view.data["recall"] = curves
@@ -345,9 +410,19 @@ def _ch5(sample, c, progress) -> ChapterView:
         view.numbers.update({f"hgrn2_lower_bound_layer{layer}": float(lb), f"hgrn2_memory_layer{layer}": float(mem)})
 
     trained, origin = _hedgehog(sample, c, progress)
+    causal = bool(getattr(sample, "causal", False))
+    if c["train"] and not _reads_minilm(sample) and sample.model_attentions is not None:
+        view.notice_items.append(("notice.train_minilm_only", {"model": _model_of(sample) or ""}))
     if trained is None:
         hh = feature_maps.create("hedgehog", d, num_features=c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
-        view.notice_items.append(("notice.hedgehog_untrained", {"layer": c["layer"], "head": c["head"]}))
+        if _reads_minilm(sample) or sample.model_attentions is None:
+            view.notice_items.append(("notice.hedgehog_untrained", {"layer": c["layer"], "head": c["head"]}))
+        elif _model_of(sample) in chapters.SHIPPED_MAP_LAYERS:   # say where this model's maps ship
+            view.notice_items.append(("notice.hedgehog_untrained_model",
+                                      {"layer": c["layer"], "head": c["head"], "model": _model_of(sample),
+                                       "shipped": chapters.SHIPPED_MAP_LAYERS[_model_of(sample)]}))
+        else:       # training here is the embedded model's, and no map ships for this one
+            view.notice_items.append(("notice.hedgehog_untrained_other", {"model": _model_of(sample) or ""}))
         hh_label = "Hedgehog (W = I)"
     else:
         hh, hh_label = trained, "Hedgehog (trained)"
@@ -355,8 +430,11 @@ def _ch5(sample, c, progress) -> ChapterView:
             view.notice_items.append(("notice.hedgehog_shipped", {"layer": c["layer"], "head": c["head"]}))
     maps = {"elu+1": elu, "FAVOR+ (orthogonal)": _cached_map("FAVOR+ (orthogonal)", d, c["m"], 0),
             hh_label: hh}
-    kl = closing.row_kl_by_map(q, k, maps)
+    kl = closing.row_kl_by_map(q, k, maps, causal=causal)
+    if causal:      # a causal head's softmax sees keys j <= i only: every map is held to that
+        view.notice_items.append(("notice.causal_kl", {"model": _model_of(sample) or ""}))
     view.data["kl"] = kl
+    view.data["kl_causal"] = causal
     view.data["hedgehog_trained"] = trained is not None
     view.data["hedgehog_origin"] = origin
     view.numbers.update({f"mean_kl[{name}]": r["mean"] for name, r in kl.items()})
@@ -364,14 +442,24 @@ def _ch5(sample, c, progress) -> ChapterView:
     view.data["hybrid"] = None
     if getattr(sample, "text", None) and getattr(sample, "model_attentions", None) is not None:
         from ..sources.text import get_model
-        loaded = get_model()
+        loaded = get_model()            # the embedded MiniLM: the hybrid swaps layers of a bert model
         if loaded.family == "bert":
+            hybrid_text = sample.text
+            if causal:
+                # A causal model has no bert layers to swap: the build runs on the embedded
+                # MiniLM, which reads English (the Chinese default sentence would be [UNK]).
+                default = sample.text in (text.DEFAULT_TEXT, text.DEFAULT_TEXT_ZH)
+                hybrid_text = text.DEFAULT_TEXT if default else sample.text
+                view.notice_items.append(("notice.hybrid_embedded" if default else "notice.hybrid_embedded_text",
+                                          {"model": _model_of(sample) or "", "embedded": EMBEDDED_MODEL}))
             name = c["hybrid_map"]
             m = c["m"] if name == "favor_plus" else None
-            path = closing.hybrid_curve(loaded, sample.text, lambda i: feature_maps.create(name, d, num_features=m),
+            path = closing.hybrid_curve(loaded, hybrid_text,
+                                        lambda i: feature_maps.create(name, HEAD_DIM, num_features=m),
                                         f"{name}:{m}", c["hybrid"], progress=progress)
             view.data["hybrid"] = path
             view.data["hybrid_map"] = name
+            view.data["hybrid_model"] = EMBEDDED_MODEL
             view.numbers.update({f"hybrid_cosine_k{p['k']}": p["cosine"] for p in path})
     if view.data["hybrid"] is None:
         view.notice_items.append(("notice.hybrid_no_model", {}))
@@ -381,9 +469,13 @@ def _ch5(sample, c, progress) -> ChapterView:
 def _hedgehog(sample, c, progress):
     """(map, origin) of the trained Hedgehog for (layer, head): one trained in this process
     (the learn tab, or "train" here) first, else the one shipped with the app, else (None,
-    None). Trains only when the speaker asked (``train``)."""
-    if getattr(sample, "model_attentions", None) is None or sample.head_dim != HEAD_DIM:
+    None). Trains only when the speaker asked (``train``), and only on the embedded MiniLM
+    (the learn tab's model); another model's head gets the map shipped for it, if any."""
+    if getattr(sample, "model_attentions", None) is None:
         return None, None
+    if not _reads_minilm(sample):
+        shipped = shipped_map("hedgehog", c["layer"], c["head"], model=_model_of(sample), head_dim=sample.head_dim)
+        return (shipped, "shipped") if shipped is not None else (None, None)
     from . import learn
     m = c["m"] if c["m"] % 2 == 0 else c["m"] + 1
     cached = learn.cached_result(c["layer"], c["head"], m, c["steps"])
@@ -400,25 +492,28 @@ def shipped_hedgehog(layer: int, head: int):
     return shipped_map("hedgehog", layer, head)
 
 
-def shipped_map(kind: str, layer: int, head: int):
-    """The learned map of ``kind`` ("hedgehog" or "luna") trained for (layer, head) that
-    ships with the app, or None."""
+def shipped_map(kind: str, layer: int, head: int, model: str = EMBEDDED_MODEL, head_dim: int = HEAD_DIM):
+    """The learned map of ``kind`` ("hedgehog" or "luna") trained for ``model``'s (layer,
+    head) that ships with the app, or None (also when its head dimension is not ``head_dim``)."""
     try:
         from ..maps.learned import pretrained
     except ImportError:                     # a build without shipped maps
         return None
     try:
-        return pretrained(kind, int(layer), int(head))
+        fmap = pretrained(kind, int(layer), int(head), model=model)
     except (FileNotFoundError, KeyError, ValueError):
         return None
+    return fmap if fmap is not None and fmap.head_dim == int(head_dim) else None
 
 
 # -- 6 ----------------------------------------------------------------------------------
 
 def _ch6(sample, c, progress) -> ChapterView:
-    layer = min(max(c["layer"], 0), sample.n_layers - 1)
+    asked = c["layer"]
+    layer = min(max(asked, 0), sample.n_layers - 1)
     c["layer"] = layer
-    view = _new(6, c)
+    view = _new(6, c, [("common.no_layer", {"asked": asked, "last": sample.n_layers - 1, "used": layer})]
+                if layer != asked and sample.n_layers > 1 else ())
     q, k = sample.q[layer], sample.k[layer]
     d, dv = q.shape[-1], sample.v.shape[-1]
     points = []
@@ -497,7 +592,8 @@ def _hedgehog_all(sample, layer, c):
 
 
 def _roadmap(sample, layer: int, head: int, c) -> list[dict]:
-    """The article's 2020 -> 2025 steps measured on one head (the one chapter 5 shows): each
+    """The article's 2020 -> 2025 steps measured on one head (the lecture's MiniLM head, the
+    one chapter 5 shows when it reads MiniLM): each
     a dict with the step's id, year, map, what it is compared with ("softmax" or "causal
     softmax") and the median row KL. The trained Hedgehog is the one shipped or trained here;
     without one the untrained map is measured and labelled so."""
@@ -515,8 +611,10 @@ def _roadmap(sample, layer: int, head: int, c) -> list[dict]:
 
 
 def _reads_minilm(sample) -> bool:
-    """Whether the sample's heads are the embedded MiniLM's, the model the shipped maps are trained for."""
-    return getattr(sample, "model_attentions", None) is not None and sample.head_dim == HEAD_DIM
+    """Whether the sample's heads are the embedded MiniLM's, the model most shipped maps (and
+    the learn tab's training) are for."""
+    return (getattr(sample, "model_attentions", None) is not None and sample.head_dim == HEAD_DIM
+            and _model_of(sample) in (None, EMBEDDED_MODEL))
 
 
 _BUILDERS = {0: _ch0, 1: _ch1, 2: _ch2, 3: _ch3, 4: _ch4, 5: _ch5, 6: _ch6}
