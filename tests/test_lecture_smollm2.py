@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.figures import lecture as lecture_figures
 from explorer.forms import attention
 from explorer.lecture import chapters, closing
 from explorer.lecture import text as lecture_text
@@ -97,6 +98,8 @@ def test_chapter_five_reads_smollm2_and_its_trained_map_halves_elu1s_causal_kl(l
     assert (view.controls["layer"], view.controls["head"]) == (layer, head)
     assert view.data["heads_shape"] == _config_shape()
     assert view.data["kl_causal"] and view.data["hedgehog_origin"] == "shipped"
+    title = lecture_figures.chapter_figures(view, lang=lang)[3].layout.title.text
+    assert title == lecture_text.t("ch5.b3.title_causal", lang)                 # the figure says what it compares
     kl = view.data["kl"]
     assert kl[TRAINED]["undefined"] == 0
     assert kl[TRAINED]["mean"] < 0.5 * kl[ELU]["mean"]

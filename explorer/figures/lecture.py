@@ -595,7 +595,8 @@ def _ch5(view, lang, style):
                      boxmean=True, showlegend=False)
     fig2.update_yaxes(type="log", title_text=t("axis.kl", lang))
     values = ("，" if lang == "zh" else ", ").join(f"{map_name(name, lang)} {r['mean']:.2f}" for name, r in kl.items())
-    title = "ch5.b3.title" if view.data.get("hedgehog_trained") else "ch5.b3.title_untrained"
+    title = ("ch5.b3.title" if view.data.get("hedgehog_trained") else "ch5.b3.title_untrained") + \
+        ("_causal" if view.data.get("kl_causal") else "")
     second = _finish(fig2, style, t(title, lang),
                      " · ".join([t("ch5.b3.note", lang, layer=c["layer"], head=c["head"], values=values)] + hidden))
 
