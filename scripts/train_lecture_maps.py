@@ -12,7 +12,7 @@ loads them.
 When the packaged causal SmolLM2-135M is installed and converted, it also trains a
 Hedgehog for every head of SmolLM2's layer ``chapters.SHIPPED_MAP_LAYERS`` names (chapter 5's
 default head on that model, ``chapters.MODEL_HEADS``, is in it), against the model's *causal* softmax (each query sees keys j <= i),
-on the same texts and seeds (``explorer.lecture.closing.train_causal_map``), and writes
+on the same texts and seeds (``explorer.maps.learned.train_map`` on a causal batch), and writes
 hedgehog-smollm2-layerL.safetensors (about 150 KB). No chapter reads a LUNA map of
 SmolLM2, so none is trained for it.
 ``pretrained(kind, layer, head, model="SmolLM2-135M")`` loads it.
@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from explorer.lecture.chapters import SHIPPED_MAP_LAYERS, causal_lecture_head  # noqa: E402
-from explorer.lecture.closing import row_kl_by_map, train_causal_map  # noqa: E402
+from explorer.lecture.closing import row_kl_by_map  # noqa: E402
 from explorer.lecture.text import DEFAULT_TEXT, DEFAULT_TEXT_ZH  # noqa: E402
 from explorer.maps import create, learned  # noqa: E402
 from explorer.sources import from_text, packaged  # noqa: E402
@@ -115,8 +115,8 @@ def train_smollm2(args) -> None:
 
     train = [read(t) for t in passages(learned.read_texts(TEXTS / "train.txt"))]
     heldout = [read(t) for t in learned.read_texts(TEXTS / "heldout.txt")]
-    batch = learned.PaddedBatch.from_samples(train, layer=layer)        # heads: (9,)
-    run = train_causal_map(batch, "hedgehog", args.features, steps=args.steps, seed=args.seed)
+    batch = learned.PaddedBatch.from_samples(train, layer=layer)        # heads: (9,); causal, as the samples are
+    run = learned.train_map(batch, "hedgehog", args.features, steps=args.steps, seed=args.seed)
     path = args.out / learned.pretrained_path("hedgehog", layer, CAUSAL_MODEL).name
     learned.save_map(run.feature_map, path, layer=layer, steps=args.steps, seed=args.seed,
                      lr=learned.DEFAULT_LR["hedgehog"], texts="assets/texts/train.txt", model=CAUSAL_MODEL,

@@ -74,13 +74,13 @@ def test_causal_training_fits_causal_rows_and_repeats_itself():
     gen = torch.Generator().manual_seed(3)
     q, k = torch.randn(2, 12, 8, generator=gen) * 2, torch.randn(2, 12, 8, generator=gen) * 2
     target = attention.softmax_map(q, k, causal=True)
-    batch = learned.PaddedBatch(q, k, target, torch.ones(2, 12, dtype=torch.bool))
+    batch = learned.PaddedBatch(q, k, target, torch.ones(2, 12, dtype=torch.bool), causal=True)
     fmap = create("hedgehog", 8, num_features=16)
-    log_map = closing.causal_log_map(fmap, q, k, batch.valid)
+    log_map = learned.masked_log_map(fmap, q, k, batch.valid, causal=True)
     torch.testing.assert_close(log_map.exp().sum(-1), torch.ones(2, 12))             # each row a distribution
     assert torch.all(log_map.exp().triu(1) < 1e-20)                                   # over keys j <= i only
     torch.testing.assert_close(log_map.exp(), attention.kernel_map(q, k, fmap, causal=True))
-    runs = [closing.train_causal_map(batch, "hedgehog", 16, steps=60, seed=0) for _ in range(2)]
+    runs = [learned.train_map(batch, "hedgehog", 16, steps=60, seed=0) for _ in range(2)]
     assert runs[0].losses[-1] < runs[0].losses[0] - 0.05
     assert runs[0].losses == runs[1].losses
 
@@ -246,11 +246,37 @@ def test_the_lecture_endpoint_clamps_a_head_past_the_model_and_fills_the_models_
 
 
 @needs_smollm2
-def test_a_smollm2_head_without_a_shipped_map_says_so_in_both_languages():
+def test_a_smollm2_head_without_a_shipped_map_says_so_in_both_languages(monkeypatch):
+    from explorer.views import learn
+
+    monkeypatch.setattr(learn, "cached_result", lambda *a, **k: None)
     layer = chapters.SHIPPED_MAP_LAYERS[SMOLLM2]
-    view = lecture.chapter_view(5, layer=layer + 1, head=0, train=True)
+    view = lecture.chapter_view(5, layer=layer + 1, head=0)
     assert view.data["hedgehog_origin"] is None and "Hedgehog (W = I)" in view.data["kl"]
     for lang in ("en", "zh"):
         said = [n for n in view.notices_in(lang) if SMOLLM2 in n]
         assert any(f"{layer}" in n and "W = I" in n for n in said), said
-        assert any("MiniLM" in n for n in said)                  # training here is the embedded model's
+    assert lecture.shipped_map("hedgehog", layer, 4, model=SMOLLM2, head_dim=32) is None
+
+
+@needs_smollm2
+def test_train_in_chapter_five_trains_on_the_model_it_reads(monkeypatch):
+    """"Train" fits the head of the model the chapter reads (the learn tab's training, given
+    the model), not the embedded MiniLM's; "Go deeper" opens the learn tab on that model."""
+    from explorer.views import learn
+
+    calls = []
+    monkeypatch.setattr(learn, "cached_result", lambda *a, **k: None)
+
+    def fake_learn(layer, head, m, steps, progress=None, model=None):
+        calls.append((layer, head, model))
+        return type("Result", (), {"feature_map": create("hedgehog", 64, num_features=m)})()
+
+    monkeypatch.setattr(learn, "learn_view", fake_learn)
+    layer = chapters.SHIPPED_MAP_LAYERS[SMOLLM2]
+    view = lecture.chapter_view(5, layer=layer + 1, head=0, train=True)
+    assert calls == [(layer + 1, 0, SMOLLM2)] and view.data["hedgehog_origin"] == "trained here"
+    deeper = chapters.go_deeper(5, model=view.data["model"], **view.controls)
+    assert deeper["tab"] == "learn" and deeper["model"] == SMOLLM2 and deeper["llayer"] == layer + 1
+
+

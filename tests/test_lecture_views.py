@@ -163,7 +163,7 @@ def test_chapter_five_uses_a_cached_trained_hedgehog(monkeypatch, embedded_only)
     view = lecture.chapter_view(5, text=TEXT)
     assert "Hedgehog (trained)" in view.data["kl"] and view.data["hedgehog_origin"] == "trained here"
     monkeypatch.setattr(learn, "cached_result", lambda *a, **k: None)
-    monkeypatch.setattr(lecture, "shipped_hedgehog", lambda layer, head: None)
+    monkeypatch.setattr(lecture, "shipped_map", lambda *a, **k: None)
     view = lecture.chapter_view(5, text=TEXT)
     assert "Hedgehog (W = I)" in view.data["kl"]
     assert any("untrained" in n for n in view.notices)
@@ -189,8 +189,8 @@ def test_chapter_five_trains_only_when_asked(monkeypatch, embedded_only):
     calls = []
     monkeypatch.setattr(learn, "cached_result", lambda *a, **k: None)
 
-    def fake_learn(layer, head, m, steps, progress=None):
-        calls.append((layer, head, m, steps))
+    def fake_learn(layer, head, m, steps, progress=None, model=None):
+        calls.append((layer, head, m, steps, model))
         progress(1.0, "done")
         from explorer import maps as feature_maps
         return SimpleNamespace(feature_map=feature_maps.create("hedgehog", 32, num_features=m))
@@ -200,7 +200,7 @@ def test_chapter_five_trains_only_when_asked(monkeypatch, embedded_only):
     lecture.chapter_view(5, text=TEXT, train=False)
     assert calls == []
     lecture.chapter_view(5, text=TEXT, train=True, steps=50, progress=lambda f, m: seen.append(f))
-    assert calls == [(LECTURE_LAYER, LECTURE_HEAD, 64, 50)] and seen
+    assert calls == [(LECTURE_LAYER, LECTURE_HEAD, 64, 50, None)] and seen      # None: the embedded MiniLM
 
 
 def test_hybrid_curve_ends_at_the_original_model(views):

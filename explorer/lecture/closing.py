@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import torch
@@ -115,45 +114,6 @@ def row_kl_by_map(q, k, maps: dict, causal: bool = False) -> dict:
                      "median": float(np.median(good)) if good.size else float("nan"),
                      "undefined": int((~defined).sum()), "m": int(fmap.num_features)}
     return out
-
-
-def causal_log_map(fmap, q, k, valid) -> torch.Tensor:
-    """log A^ of the causal kernel map (key j <= query i) with padded keys removed,
-    (T, ..., N, N): ``explorer.maps.learned.masked_log_map`` for a causal model's heads."""
-    fq, fk = fmap(q, is_query=True), fmap(k)
-    n = q.shape[-2]
-    key_mask = valid.view(valid.shape[0], *([1] * (q.dim() - 3)), 1, -1)
-    allowed = key_mask & torch.ones(n, n, dtype=torch.bool).tril()
-    w = (fq @ fk.transpose(-1, -2)).masked_fill(~allowed, 0.0)
-    return torch.log(w.clamp_min(1e-30)) - torch.log(w.sum(-1, keepdim=True))
-
-
-def train_causal_map(batch, kind: str = "hedgehog", num_features: int | None = None, steps: int = 300,
-                     lr: float | None = None, seed: int = 0):
-    """A learned map of ``kind`` fitted to a causal model's softmax rows (``batch`` a
-    ``learned.PaddedBatch`` of a causal model's heads): Adam on the row cross-entropy
-    between the model's causal attention and the causal kernel map, as
-    ``learned.train_map`` does for a bidirectional model. The same batch, kind, seed and
-    settings give the same map. Returns a ``learned.TrainingRun``."""
-    from ..maps import learned
-
-    kind = learned.check_kind(kind)
-    lr = learned.DEFAULT_LR[kind] if lr is None else float(lr)
-    torch.manual_seed(seed)
-    fmap = learned.KINDS[kind](batch.q.shape[-1], num_features, seed=seed, heads=tuple(batch.q.shape[1:-2]))
-    opt = torch.optim.Adam(fmap.parameters(), lr=lr)
-    run = learned.TrainingRun(fmap, kind=kind)
-    start = time.perf_counter()
-    for _ in range(int(steps)):
-        opt.zero_grad()
-        loss = learned.row_cross_entropy(batch.attention, causal_log_map(fmap, batch.q, batch.k, batch.valid),
-                                         batch.valid)
-        loss.backward()
-        opt.step()
-        run.losses.append(loss.item())
-    run.seconds = time.perf_counter() - start
-    fmap.requires_grad_(False)
-    return run
 
 
 _hybrid_curves = LRU(16)

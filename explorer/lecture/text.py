@@ -538,11 +538,6 @@ TEXT: dict[str, dict[str, str]] = {
               "showing the untrained map (W = I).",
         "zh": "应用没有为 {model} 附带训练好的 Hedgehog，而这里的训练只针对内置 MiniLM 的注意力头："
               "图中是未训练的映射（W = I）。"},
-    "notice.train_minilm_only": {
-        "en": "Training here runs on the embedded MiniLM's heads (as in the learn tab); for {model} the chapter "
-              "shows the map that ships with the app (scripts/train_lecture_maps.py makes it).",
-        "zh": "这里的训练只针对内置 MiniLM 的注意力头（与“学习”页相同）；对 {model}，本章展示随应用附带、"
-              "用应用自带的脚本训练好的映射。"},
     "notice.causal_kl": {
         "en": "{model} is causal: each map is compared with causal softmax (keys j ≤ i) on this head, and the "
               "trained Hedgehog was trained against that causal softmax.",

@@ -392,6 +392,7 @@ def _ch5(sample, c, progress) -> ChapterView:
     view = _new(5, c, notes)
     d = q.shape[-1]
     view.data["head_dim"] = d         # the recall probes' dimension: the head's (32 on MiniLM, 64 on SmolLM2)
+    view.data["model"] = _model_of(sample)    # "Go deeper" opens the learn tab on the same model
     elu = feature_maps.create("elu1", d)
     curves = closing.decay_recall(elu, d, gamma=c["gamma"], strength=c["strength"])
     view.data["recall"] = curves
@@ -411,8 +412,6 @@ def _ch5(sample, c, progress) -> ChapterView:
 
     trained, origin = _hedgehog(sample, c, progress)
     causal = bool(getattr(sample, "causal", False))
-    if c["train"] and not _reads_minilm(sample) and sample.model_attentions is not None:
-        view.notice_items.append(("notice.train_minilm_only", {"model": _model_of(sample) or ""}))
     if trained is None:
         hh = feature_maps.create("hedgehog", d, num_features=c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
         if _reads_minilm(sample) or sample.model_attentions is None:
@@ -467,29 +466,22 @@ def _ch5(sample, c, progress) -> ChapterView:
 
 
 def _hedgehog(sample, c, progress):
-    """(map, origin) of the trained Hedgehog for (layer, head): one trained in this process
-    (the learn tab, or "train" here) first, else the one shipped with the app, else (None,
-    None). Trains only when the speaker asked (``train``), and only on the embedded MiniLM
-    (the learn tab's model); another model's head gets the map shipped for it, if any."""
+    """(map, origin) of the trained Hedgehog for the model's (layer, head): one trained in
+    this process (the learn tab, or "train" here, on the model that read the text) first,
+    else the one shipped with the app for that model, else (None, None). Trains only when
+    the speaker asked (``train``)."""
     if getattr(sample, "model_attentions", None) is None:
         return None, None
-    if not _reads_minilm(sample):
-        shipped = shipped_map("hedgehog", c["layer"], c["head"], model=_model_of(sample), head_dim=sample.head_dim)
-        return (shipped, "shipped") if shipped is not None else (None, None)
     from . import learn
+    model = None if _reads_minilm(sample) else _model_of(sample)
     m = c["m"] if c["m"] % 2 == 0 else c["m"] + 1
-    cached = learn.cached_result(c["layer"], c["head"], m, c["steps"])
+    cached = learn.cached_result(c["layer"], c["head"], m, c["steps"], model=model)
     if cached is None and c["train"]:
-        cached = learn.learn_view(c["layer"], c["head"], m, c["steps"], progress=progress)
+        cached = learn.learn_view(c["layer"], c["head"], m, c["steps"], progress=progress, model=model)
     if cached is not None:
         return cached.feature_map, "trained here"
-    shipped = shipped_hedgehog(c["layer"], c["head"])
+    shipped = shipped_map("hedgehog", c["layer"], c["head"], model=model or EMBEDDED_MODEL, head_dim=sample.head_dim)
     return (shipped, "shipped") if shipped is not None else (None, None)
-
-
-def shipped_hedgehog(layer: int, head: int):
-    """The Hedgehog trained for (layer, head) that ships with the app, or None."""
-    return shipped_map("hedgehog", layer, head)
 
 
 def shipped_map(kind: str, layer: int, head: int, model: str = EMBEDDED_MODEL, head_dim: int = HEAD_DIM):
