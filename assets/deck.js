@@ -71,9 +71,11 @@
   deck.withStep = withStep;
   const putAddress = () => {
     if (!lectureShown() || speaker) { return; }
-    const q = window.location.search.slice(1);
+    const q = deck.address || window.location.search.slice(1);
     if (!q || !/(^|&)tab=lecture(&|$)/.test(q)) { return; }
-    window.history.replaceState(null, '', '?' + withStep(q));
+    const p = new URLSearchParams(withStep(q));
+    p.set('present', document.body.classList.contains('presentation') ? '1' : '0');   // toggled since the draw?
+    window.history.replaceState(null, '', '?' + p.toString());
   };
   const show = (step) => {
     deck.step = Math.min(Math.max(step, 0), Math.max(deck.builds - 1, 0));
@@ -114,6 +116,7 @@
     const i = info();
     if (!i) { return q; }
     dropHeld();                 // the real slide is here: the held one goes, a new one comes after
+    if (q) { deck.address = q; }   // the chapter's address, without its build (withStep adds it)
     deck.builds = i.builds;
     let step = deck.step;
     if (deck.pending !== null && deck.pendingCh === i.ch) {

@@ -584,19 +584,21 @@ def _ch5(view, lang, style):
     depth = _hgrn2_depth(view, lang, style)
 
     kl = view.data["kl"]
+    causal = bool(view.data.get("kl_causal"))
     fig2 = go.Figure()
     hidden = []
     for i, (name, r) in enumerate(kl.items()):
-        values = r["kl"][np.isfinite(r["kl"])]
+        rows = r["kl"][1:] if causal else r["kl"]  # causal: the first row sees one key, its KL is 0 by construction
+        values = rows[np.isfinite(rows)]
         drawn = values[values > 0]                # a log axis cannot show KL = 0 (or -1e-17 from rounding)
         if drawn.size < values.size:
             hidden.append(t("note.kl_not_drawn", lang, map=map_name(name, lang), count=values.size - drawn.size))
         fig2.add_box(y=drawn, name=f"{map_name(name, lang)}<br>m = {r['m']}", marker_color=style.colour(i),
                      boxmean=True, showlegend=False)
-    fig2.update_yaxes(type="log", title_text=t("axis.kl", lang))
+    fig2.update_yaxes(type="log", title_text=t("axis.kl_causal" if causal else "axis.kl", lang))
     values = ("，" if lang == "zh" else ", ").join(f"{map_name(name, lang)} {r['mean']:.2f}" for name, r in kl.items())
     title = ("ch5.b3.title" if view.data.get("hedgehog_trained") else "ch5.b3.title_untrained") + \
-        ("_causal" if view.data.get("kl_causal") else "")
+        ("_causal" if causal else "")
     second = _finish(fig2, style, t(title, lang),
                      " · ".join([t("ch5.b3.note", lang, layer=c["layer"], head=c["head"], values=values)] + hidden))
 

@@ -156,7 +156,15 @@ class Links:
   const tab = ids.includes(current) ? current : ids[0];
   const withLang = %s;
   let q = withLang(queries[ids.indexOf(tab)]);
-  if (tab === 'lecture' && q && window.explorerDeck) { q = window.explorerDeck.withStep(q); }   // the deck's build
+  if (tab === 'lecture' && window.explorerDeck) {
+    // The deck's address with its build: the last draw's (this event may carry none yet),
+    // else, before the first draw, the address the page was opened with (its chapter).
+    const drawn = q || window.explorerDeck.address;
+    if (drawn) { q = window.explorerDeck.withStep(drawn); }
+    else if ((new URLSearchParams(window.location.search).get('tab') || 'lecture') === 'lecture') {
+      q = window.location.search.slice(1);
+    }
+  }
   if (!q) {
     const p = new URLSearchParams({tab: tab});
     if (document.body.classList.contains('presentation')) { p.set('present', '1'); }
