@@ -48,7 +48,8 @@
     if (!window.Plotly) { return; }
     document.querySelectorAll('#lecture-figures .js-plotly-plot').forEach((gd) => {
       if (gd.offsetParent !== null && gd._fullLayout) {
-        try { window.Plotly.Plots.resize(gd); } catch (err) { /* not drawn yet */ }
+        // A figure that leaves the page while it resizes rejects the promise: nothing to do then.
+        try { Promise.resolve(window.Plotly.Plots.resize(gd)).catch(() => {}); } catch (err) { /* not drawn yet */ }
       }
     });
   };
@@ -149,9 +150,16 @@
   const dropHeld = () => {
     document.body.classList.remove('deck-previewing');
     if (!held) { return; }
-    try { if (window.Plotly) { window.Plotly.purge(held.plot); } } catch (err) { /* already gone */ }
-    held.el.remove();
+    // Hidden, not removed, until plotly is done with it: a plot still being drawn into a box
+    // that left the page fails its axis scaling.
+    const { el, plot } = held;
     held = null;
+    el.style.display = 'none';
+    el.removeAttribute('id');
+    setTimeout(() => {
+      try { if (window.Plotly) { window.Plotly.purge(plot); } } catch (err) { /* already gone */ }
+      el.remove();
+    }, 1000);
   };
   deck.preload = (raw) => {
     if (speaker || !raw || !window.Plotly || document.body.classList.contains('deck-previewing')) { return; }
@@ -185,8 +193,10 @@
     // A fixed size: plotly measures no hidden box (a box of no size fails its axis scaling).
     const layout = Object.assign({}, p.figure.layout || {}, { autosize: false, width, height });
     held = { payload: p, el, plot };
-    window.Plotly.newPlot(plot, p.figure.data || [], layout, { displaylogo: false, responsive: false })
-      .catch(() => { if (held && held.plot === plot) { dropHeld(); } });
+    try {
+      Promise.resolve(window.Plotly.newPlot(plot, p.figure.data || [], layout, { displaylogo: false, responsive: false }))
+        .catch(() => { if (held && held.plot === plot) { dropHeld(); } });
+    } catch (err) { dropHeld(); }
   };
   const showHeld = (ch) => {
     const body = document.body.classList;
