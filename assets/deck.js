@@ -161,8 +161,12 @@
       el.remove();
     }, 1000);
   };
-  deck.preload = (raw) => {
-    if (speaker || !raw || !window.Plotly || document.body.classList.contains('deck-previewing')) { return; }
+  deck.preload = (raw, tries = 0) => {
+    if (speaker || !raw || document.body.classList.contains('deck-previewing')) { return; }
+    if (!window.Plotly) {       // the page loads plotly with its first figure: the prefetch may come first
+      if (tries < 40) { setTimeout(() => deck.preload(raw, tries + 1), 250); }
+      return;
+    }
     let p = null;
     try { p = JSON.parse(raw); } catch (err) { return; }
     const main = document.getElementById('lecture-main');

@@ -141,9 +141,13 @@ def browser(url: str, pause_s: float = 2.5):
             if target[1] == 0:
                 shown = page.evaluate("window.__heldShown")
                 held.append(None if shown is None else shown / 1000)
+                if shown is None:
+                    print(f"  chapter {ch} → {ch + 1}: the page held nothing yet (its prefetch had not come back)")
         chromium.close()
     shown = [x for x in held if x is not None]
-    print(f"in Chromium, 1280x720: chapter opened by its address {statistics.median(opened):.2f} s p50 "
+    print("in Chromium, 1280x720, each chapter opened by its address: "
+          + ", ".join(f"{ch} {s:.2f} s" for ch, s in zip(CHAPTERS, opened)))
+    print(f"chapter opened by its address {statistics.median(opened):.2f} s p50 "
           f"(max {max(opened):.2f} s; target {ADDRESS_TARGET_S} s); next build in a chapter "
           f"{statistics.median(within):.3f} s p50 (max {max(within):.3f} s)")
     print(f"next chapter, prefetched: on screen (its first build, held by the page) "

@@ -677,7 +677,10 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
         on_lecture = q.get("tab", "lecture") == "lecture"
         notices = []                # what the link held that could not be used as it was (ui/validate.py)
         ch = validate.link_chapter(_plan(), q.get("ch"), notices) if on_lecture else chapters[0]
-        out = [chosen, ch, "lecture" if on_lecture else ""]
+        # Presentation mode as the page's own restore reads it (its notices are said there): the
+        # chapter is drawn in the link's mode from the start, not redrawn once that restore lands.
+        present = common.param(q, "present", bool, notices=[])
+        out = [chosen, ch, "lecture" if on_lecture else "", gr.skip() if present is None else bool(present)]
         # The layer and head sliders take the range and defaults of the model each chapter reads
         # (the page was built with the embedded MiniLM's, before any model was known).
         model = q.get("model") if q.get("model") == CAUSAL_MODEL_NAME else None    # else the lecture's choice
@@ -702,7 +705,7 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
             return tuple(gr.skip() for _ in tab.outputs)
         return draw(*args)
 
-    load = demo.load(restore, browser_lang, [lang, tab.chapter, wanted, *tab.all_controls],
+    load = demo.load(restore, browser_lang, [lang, tab.chapter, wanted, presentation, *tab.all_controls],
                      js="() => [navigator.language || '']", api_visibility="private")
     load = load.then(None, [tab.chapter, lang], None, js=LANG_JS)     # gradio's labels follow the chosen language
     load = load.then(screen, [tab.chapter, lang], tab.screen_outputs, api_visibility="private")
