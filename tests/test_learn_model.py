@@ -257,7 +257,13 @@ def test_a_learn_link_with_smollm2_restores_its_layer_and_heads(chromium, app_ur
         assert SMOLLM2 in page.locator("#learn-model input").input_value()
         page.wait_for_function("() => [...document.querySelectorAll('textarea, input')].some("
                                "e => e.value.includes('tab=learn') && e.value.includes('model=SmolLM2-135M'))")
-        # The embedded model's page narrows the same slider to MiniLM's six layers.
+        app.check_clean()
+        # The embedded model's page narrows the same slider to MiniLM's six layers (a page of
+        # its own: leaving the first one aborts its requests in flight, which is no error of it).
+        page.close()
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        app = Watched(page)
         page.goto(app_url + "?tab=learn&llayer=20")
         page.wait_for_function("(s) => document.querySelector(s) && document.querySelector(s).max === '5'",
                                arg=slider)
