@@ -194,6 +194,45 @@ def test_installed_checks_run_before_gradios_own(tmp_path):
         layers.preprocess(["9"])
 
 
+def test_a_refusal_speaks_the_language_of_the_page_it_came_from():
+    """The checks run in gradio's preprocessing, before the handler's language argument: the
+    page's address (lang=) travels with every request, and the refusal is said in it."""
+    import asyncio
+
+    from chinese_text import english_words
+
+    with gr.Blocks() as demo:
+        n = gr.Number(128, precision=0, minimum=1, maximum=8192)
+        layers = gr.CheckboxGroup(list(range(6)), value=[2, 3])
+        gr.Button().click(lambda n_tokens, layers: f"{n_tokens}", [n, layers], gr.Textbox(), api_name="go")
+
+    async def processing(*args, **kwargs):        # stands in for gradio's own: preprocess the inputs
+        refused = []
+        for component, value in ((n, 100.7), (layers, ["9"])):
+            with pytest.raises(gr.Error) as caught:
+                component.preprocess(value)
+            refused.append(caught.value)
+        return refused
+    demo.process_api = processing
+    validate.install(demo)
+
+    class Page:
+        def __init__(self, lang):
+            self.query_params = {"tab": "maps", "lang": lang}
+
+    chinese = asyncio.run(demo.process_api(block_fn=0, inputs=[], request=Page("zh")))
+    assert [e.title for e in chinese] == ["请检查输入"] * 2
+    assert chinese[0].message == "n_tokens 必须是 1 到 8,192 之间的整数；收到的是 100.7。"   # named as the API names it
+    # Past the parameter's name (a name, as the API spells it), no English word.
+    assert all(not english_words(e.message.split(" ", 1)[1]) for e in chinese), [e.message for e in chinese]
+    for request in (Page("en"), None, [Page("en")]):
+        english = asyncio.run(demo.process_api(block_fn=0, inputs=[], request=request))
+        assert english[0].title == "Please check the input" and "must be a whole number" in english[0].message
+    with pytest.raises(gr.Error) as caught:                  # outside an event: English, as before
+        n.preprocess(100.7)
+    assert caught.value.title == "Please check the input"
+
+
 @pytest.mark.parametrize("seeds", [None, "10", "30", "abc"])
 def test_a_quality_link_opens_a_length_the_curves_can_be_measured_at(seeds):
     from explorer.measure import cost

@@ -26,6 +26,7 @@ import math
 import re
 import reprlib
 import types
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 MAX_ECHO = 80                 # characters of the user's input a message may repeat
@@ -398,16 +399,51 @@ def bound_for(component, name: str) -> Bound | None:
     return None
 
 
+# The language of the page an event comes from, while gradio processes it: the check below
+# runs in gradio's preprocessing, before the handler (and its language argument) is reached.
+# The page's address travels with every request, and keeps its language (lang=).
+_PAGE_LANG: ContextVar[str] = ContextVar("explorer_page_lang", default="en")
+
+
+def page_language(request) -> str:
+    """The ``lang`` of the page a gradio request comes from ("en" when it says none)."""
+    from ..words import normal_lang
+
+    if isinstance(request, list):
+        request = request[0] if request else None
+    try:
+        return normal_lang(request.query_params.get("lang"))
+    except AttributeError:
+        return "en"
+
+
 def _checked_preprocess(self, payload):
     import gradio as gr
+
+    from ..words import w
 
     bound = bound_for(self, self._explorer_param)
     if bound is not None:
         try:
             payload = check(bound, payload)
         except ValueError as exc:
-            raise gr.Error(str(exc), title="Please check the input", print_exception=False) from None
+            lang = _PAGE_LANG.get()
+            raise gr.Error(in_language(str(exc), lang), title=w("common.toast_check", lang),
+                           print_exception=False) from None
     return type(self).preprocess(self, payload)
+
+
+def _keep_page_language(blocks) -> None:
+    """Let the checks know the page's language: every event's processing runs with it."""
+    original = blocks.process_api
+
+    async def process_api(*args, **kwargs):
+        token = _PAGE_LANG.set(page_language(kwargs.get("request")))
+        try:
+            return await original(*args, **kwargs)
+        finally:
+            _PAGE_LANG.reset(token)
+    blocks.process_api = process_api
 
 
 def install(blocks) -> int:
@@ -424,6 +460,8 @@ def install(blocks) -> int:
                                  or private.get(block._id) or "value")
         block.preprocess = types.MethodType(_checked_preprocess, block)
         count += 1
+    if count:
+        _keep_page_language(blocks)
     return count
 
 
@@ -554,9 +592,16 @@ _LINK_NOTICES = (
     (re.compile(r"^Link parameter (?P<name>[^=\s]+)=(?P<raw>.*) is not (?P<allowed>.+); using (?P<using>.+)\.$"),
      "common.link_invalid"),
 )
+_REFUSAL = (re.compile(r"^(?P<name>\S+) must be (?P<allowed>.+); got (?P<got>.+)\.$"), "common.refusal_must")
 _ALLOWED = ((re.compile(r"^a whole number from (?P<lo>\S+) to (?P<hi>\S+)$"), "common.link_whole_range"),
             (re.compile(r"^a number from (?P<lo>\S+) to (?P<hi>\S+)$"), "common.link_number_range"),
-            (re.compile(r"^one of (?P<names>.+)$"), "common.link_one_of"))
+            (re.compile(r"^one of (?P<names>.+)$"), "common.link_one_of"),
+            (re.compile(r"^a whole number of at least (?P<lo>\S+)$"), "common.link_whole_at_least"),
+            (re.compile(r"^a number of at least (?P<lo>\S+)$"), "common.link_number_at_least"),
+            (re.compile(r"^text of at most (?P<n>\S+) characters$"), "common.link_text_at_most"),
+            (re.compile(r"^a list of values from (?P<names>.+)$"), "common.link_list_of"),
+            (re.compile(r"^a whole number or a word of at most (?P<n>\S+) characters$"), "common.link_number_or_word"),
+            (re.compile(r"^true or false$"), "common.link_true_false"))
 
 
 def in_language(notice: str, lang: str) -> str:
@@ -567,7 +612,7 @@ def in_language(notice: str, lang: str) -> str:
         return notice
     if notice == NO_FILE_IN_LINK:
         return words.w("common.link_no_file", lang)
-    for pattern, key in _LINK_NOTICES:
+    for pattern, key in (*_LINK_NOTICES, _REFUSAL):
         match = pattern.match(notice)
         if match:
             parts = match.groupdict()
