@@ -144,5 +144,5 @@ def _hybrid_curve(loaded, text: str, map_for_layer, mode: str, progress) -> list
             maps = {i: map_for_layer(i) for i in range(n_layers) if i not in softmax_layers}
             steps.append((softmax_layers, hybrid.evaluate(loaded, [text], maps, reference)))
             if progress is not None:
-                progress((kept + 1) / (n_layers + 1), f"{kept} softmax layers kept")
+                progress((kept + 1) / (n_layers + 1), f"softmax: {kept} / {n_layers}")   # no words: any language
     return [{"k": len(kept), "kept": tuple(kept), "cosine": rep.cosine_mean} for kept, rep in steps]

@@ -35,7 +35,7 @@ def chapter_views(text: str | None = None, controls: dict | None = None, progres
     views = {}
     for i, ch in enumerate(CHAPTERS):
         if progress is not None:
-            progress(i / len(CHAPTERS), f"chapter {ch}")
+            progress(i / len(CHAPTERS), f"{ch} / {CHAPTERS[-1]}")          # no words: any language
         views[ch] = chapter_view(ch, text=text, lang=lang, **((controls or {}).get(ch, {})))
     return views
 

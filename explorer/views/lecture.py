@@ -477,7 +477,9 @@ def _hedgehog(sample, c, progress):
     m = c["m"] if c["m"] % 2 == 0 else c["m"] + 1
     cached = learn.cached_result(c["layer"], c["head"], m, c["steps"], model=model)
     if cached is None and c["train"]:
-        cached = learn.learn_view(c["layer"], c["head"], m, c["steps"], progress=progress, model=model)
+        # The bar without the learn tab's English step messages (the lecture speaks zh too).
+        quiet = None if progress is None else (lambda fraction, message="": progress(fraction, ""))
+        cached = learn.learn_view(c["layer"], c["head"], m, c["steps"], progress=quiet, model=model)
     if cached is not None:
         return cached.feature_map, "trained here"
     shipped = shipped_map("hedgehog", c["layer"], c["head"], model=model or EMBEDDED_MODEL, head_dim=sample.head_dim)
