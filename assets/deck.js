@@ -140,8 +140,9 @@
   // last build shows it at once while the server switches chapters; the real slide replaces
   // it when it arrives (deck.drawn). Only in presentation mode without the notes beside the
   // slide, and only while the page reads the same data in the same language and mode.
-  let held = null;            // {payload, el} of the chapter drawn out of sight
-  const SAME_DATA = ['src', 'text', 'model', 'preset', 'n', 'd', 'dseed', 'temp'];
+  let held = null;            // {payload, el, plot} of the chapter drawn out of sight
+  // What the data panel puts in an address (a long text travels packed, as tz and tcut).
+  const SAME_DATA = ['src', 'text', 'tz', 'tcut', 'model', 'preset', 'n', 'd', 'dseed', 'temp'];
   const samePage = (p) => {
     const here = new URLSearchParams(window.location.search);
     const there = new URLSearchParams(p.query || '');
