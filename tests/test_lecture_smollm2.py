@@ -1,4 +1,4 @@
-"""Chapter 5 on the packaged causal SmolLM2 (issues #16, #17): when the model is installed and
+"""Chapter 5 on the packaged causal SmolLM2: when the model is installed and
 converted, the chapter reads it by default, compares the maps with its *causal* softmax on a
 head of its own, with a Hedgehog trained for that head shipped in assets/maps; the hybrid
 build runs on the embedded MiniLM and says so; the layer and head controls take the range of
