@@ -24,3 +24,14 @@ def test_lookup_formats_and_falls_back_to_english():
     key = next(iter(words.TEXT))
     assert words.w(key, "zh-CN") == words.TEXT[key]["zh"]
     assert words.w(key, "fr") == words.TEXT[key]["en"]
+
+
+def test_an_engine_sentence_is_said_through_the_first_pattern_that_matches():
+    import re
+
+    table = [(re.compile(r"^n must be at most (?P<hi>\d+)$"), "common.layer"),
+             (re.compile(r"^(?P<name>\w+) must be (?P<allowed>.+); got (?P<got>.+)\.$"), "common.refusal_must")]
+    said = words.from_patterns("n must be true or false; got 'x'.", table, "zh",
+                               lambda parts: {**parts, "allowed": "是非"})
+    assert said == "n 必须是是非；收到的是 'x'。"
+    assert words.from_patterns("nothing known", table, "zh") is None

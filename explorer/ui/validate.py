@@ -612,20 +612,14 @@ def in_language(notice: str, lang: str) -> str:
         return notice
     if notice == NO_FILE_IN_LINK:
         return words.w("common.link_no_file", lang)
-    for pattern, key in (*_LINK_NOTICES, _REFUSAL):
-        match = pattern.match(notice)
-        if match:
-            parts = match.groupdict()
-            if "allowed" in parts:
-                for allowed, allowed_key in _ALLOWED:
-                    found = allowed.match(parts["allowed"])
-                    if found:
-                        parts["allowed"] = words.w(allowed_key, lang, **found.groupdict())
-                        break
-            if parts.get("using") == "the default":
-                parts["using"] = words.w("common.link_default", lang)
-            return words.w(key, lang, **parts)
-    return notice
+    def allowed(parts):
+        if "allowed" in parts:
+            parts["allowed"] = words.from_patterns(parts["allowed"], _ALLOWED, lang) or parts["allowed"]
+        if parts.get("using") == "the default":
+            parts["using"] = words.w("common.link_default", lang)
+        return parts
+    said = words.from_patterns(notice, (*_LINK_NOTICES, _REFUSAL), lang, allowed)
+    return notice if said is None else said
 
 
 def waits_for_upload(tab_id: str, args) -> bool:

@@ -21,7 +21,7 @@ import torch
 from .. import maps as feature_maps
 from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, TRAINED_LABELS, map_choices, map_specs
 from ..catalog import whole_number as _int
-from ..words import normal_lang, w
+from ..words import from_patterns, normal_lang, w
 from ..words.common import map_name  # noqa: F401  (re-exported: the views' callers name maps with it)
 
 
@@ -142,14 +142,12 @@ def sample_notice(notice: str, lang: str = "en") -> str:
     or not one of the sentences known here."""
     if normal_lang(lang) == "en":
         return notice
-    for pattern, key in _SOURCE_NOTICES:
-        found = pattern.match(str(notice))
-        if found:
-            values = found.groupdict()
-            if "why" in values and values["why"] in _LIMIT_WORDS:
-                values["why"] = w(_LIMIT_WORDS[values["why"]], lang)
-            return w(key, lang, **values)
-    return notice
+    def limits(values):
+        if values.get("why") in _LIMIT_WORDS:
+            values["why"] = w(_LIMIT_WORDS[values["why"]], lang)
+        return values
+    said = from_patterns(notice, _SOURCE_NOTICES, lang, limits)
+    return notice if said is None else said
 
 
 def source_title(sample, lang: str = "en") -> str:

@@ -14,7 +14,7 @@ import numpy as np
 from ..measure import cost, live_timing
 from .. import maps as feature_maps
 from ..catalog import DEFAULT_METHODS, FEATURE_MAPS, MAX_POINTS, N_CAP, SWEEP_METHOD_LABELS
-from ..words import normal_lang, w
+from ..words import from_patterns, normal_lang, w
 from .common import _int
 
 
@@ -134,15 +134,14 @@ def say(sentence: str, lang: str = "en") -> str:
         return f"{w('complexity.disturbed', lang)}：" + w("complexity.reason_sep", lang).join(say(p, lang) for p in parts)
     if sentence == head:
         return w("complexity.disturbed", lang)
-    for pattern, key in _SENTENCES:
-        found = pattern.match(sentence)
-        if found:
-            values = {name: (method_label(_METHOD_OF_LABEL[value], lang) if value in _METHOD_OF_LABEL else value)
-                      for name, value in found.groupdict().items()}
-            if values.get("map") in FEATURE_MAPS:
-                values["map"] = FEATURE_MAPS[values["map"]].pretty
-            return w(key, lang, **values)
-    return sentence
+    def names(parts):
+        values = {name: (method_label(_METHOD_OF_LABEL[value], lang) if value in _METHOD_OF_LABEL else value)
+                  for name, value in parts.items()}
+        if values.get("map") in FEATURE_MAPS:
+            values["map"] = FEATURE_MAPS[values["map"]].pretty
+        return values
+    said = from_patterns(sentence, _SENTENCES, lang, names)
+    return sentence if said is None else said
 
 
 def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=None, causal=True,
