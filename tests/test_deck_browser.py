@@ -5,8 +5,9 @@ in Chinese and at 1920×1080 in English.
 On every build: nothing scrolls (``scrollHeight <= innerHeight``), the figure lies inside
 the window, and no two text boxes of the figure on screen intersect (titles, subtitles,
 annotations, legends, colour bars, axis titles, point labels, tick labels against the
-rest), measured on plotly's rendered SVG. A screenshot of every build goes to docs/deck/
-(palette PNGs, small). Then the keys (a slider touched by the speaker does not swallow →,
+rest), measured on plotly's rendered SVG. A screenshot of every build goes to
+build/screenshots/deck/ (palette PNGs, small; ignored by git: scripts/screenshots.py copies
+them into docs/deck/ when asked). Then the keys (a slider touched by the speaker does not swallow →,
 PageDown moves the deck from inside a number box, Home / End), the address (``ch=3&step=2``
 restores that build) and the speaker window (``?notes=1`` follows the deck one build ahead).
 A second test opens each tool tab at 1280×720 in presentation mode: its first figure lies
@@ -24,7 +25,7 @@ import pytest
 from explorer.lecture.text import t
 
 ROOT = Path(__file__).resolve().parents[1]
-SHOTS = ROOT / "docs" / "deck"
+SHOTS = ROOT / "build" / "screenshots" / "deck"     # ignored; never a tracked file
 TIMEOUT_MS = 150_000
 WALKS = [(1280, 720, "en"), (1280, 720, "zh"), (1366, 768, "zh"), (1920, 1080, "en")]
 LOCALES = {"en": "en-US", "zh": "zh-CN"}
