@@ -1,47 +1,76 @@
-"""Screenshots of a running app: the README's pictures, and views to look at as a projector would.
+"""Every screenshot the docs show, regenerated, then copied into docs/ on purpose.
 
-    python app.py &                       # or any running instance
-    python scripts/screenshots.py --readme                   # docs/screenshots/<tab>.png
-    python scripts/screenshots.py --out test-artifacts/views  # the projector views below
+    python scripts/screenshots.py                # docs/screenshots/<tab>.png and docs/deck/*.png
+    python scripts/screenshots.py --tabs         # only the tab pictures (docs/screenshots/<tab>.png)
+    python scripts/screenshots.py --deck         # only the deck's pictures (docs/deck/*.png)
+    python scripts/screenshots.py --url http://127.0.0.1:7860/   # against a running app
+    python scripts/screenshots.py --views        # projector views in test-artifacts/views, docs untouched
 
-Opens views through URL parameters (the same links a lecturer puts on a slide), waits
-until plotly has drawn, and saves <name>.png (full page).
+Every picture is first written under build/screenshots/ (ignored by git) and copied into
+docs/ only when it was taken whole: the test suite writes to the same ignored folder and
+never into docs/.
+
+Tab pictures: the script starts `python app.py` on a free port (unless --url names a running
+app), opens each view through URL parameters (the same links a lecturer puts on a slide),
+presses the buttons a view needs, waits until plotly has drawn, and saves a full-page PNG.
+
+Deck pictures: the deck walk (tests/test_deck_browser.py) saves a palette PNG of every build
+at every window size it checks, and of each tool tab on a projector, into
+build/screenshots/deck/. The script runs that walk and, if it passed, makes docs/deck/ the
+same set of files (a build that no longer exists loses its picture).
 
 Timing figures (the complexity tab) are only as good as the machine was quiet: the sweep
 measures a dense matmul rate beside its timings and prints it in the figure. If that rate
 is below half the quiet rate (--quiet-gflops, this machine's idle rate), or the figure
 says its measurement was disturbed, the timings are misleading, so the script refuses to
-write the picture and exits with status 2. The sweep a link starts runs while the browser
+copy the picture and exits with status 2. The sweep a link starts runs while the browser
 is still busy drawing the page, so timed views run it once more after the page is idle.
-Take README pictures on a quiet machine.
+Take the docs' pictures on a quiet machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import shutil
+import socket
+import subprocess
 import sys
+import time
+import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlencode
 
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build" / "screenshots"          # ignored by git: where every picture is taken
+DOCS = ROOT / "docs"
+TAB_PICTURES = DOCS / "screenshots"
+DECK_PICTURES = DOCS / "deck"
+DECK_WALK = ROOT / "tests" / "test_deck_browser.py"
+DECK_SHOTS = BUILD / "deck"                      # where the deck walk saves its pictures
+
+CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 QUIET_GFLOPS = 150.0      # dense float32 matmul on the 2-core reference machine when idle (100-200)
+APP_START_TIMEOUT_S = 180
 
 LONG_TEXT = ("In 1964 Nadaraya and Watson proposed a kernel estimator that weights each sample by its similarity "
              "to the query point, and sixty years later the Transformer computes exactly that average for every "
              "token in the sequence, which is why its cost grows with the square of the length.")
 
 # name -> (query parameters, the plot to wait for, viewport); "timed" views carry a matmul rate.
-README = {
+TABS = {
     "maps": ({"tab": "maps"}, "#maps-plot", (1600, 1000)),
     "quality": ({"tab": "quality"}, "#quality-overview", (1600, 1000)),
     "state": ({"tab": "state", "text": LONG_TEXT, "t": 30}, "#state-curves", (1600, 1000)),
     "complexity": ({"tab": "complexity", "nmin": 512, "nmax": 8192, "points": 5, "ccausal": 1}, "#cx-plot",
                    (1600, 1000)),
-    # The learn tab draws once trained: the picture trains one head briefly, then runs the hybrid.
-    "learn": ({"tab": "learn", "steps": 100, "hmode": "chosen layers", "hlayers": "2,3"}, "#learn-loss",
-              (1600, 1000)),
+    # The learn tab draws once trained: the picture trains LUNA on one head briefly, then runs the hybrid.
+    "learn": ({"tab": "learn", "lkind": "luna", "steps": 100, "hmode": "chosen layers", "hlayers": "2,3"},
+              "#learn-loss", (1600, 1000)),
 }
 # view -> the buttons to press, in order, each followed by the plot it fills
 ACTIONS = {"learn": (("#learn-train", "#learn-comparison"), ("#hybrid-run", "#hybrid-cosine"))}
@@ -94,29 +123,65 @@ def rerun_when_idle(page, plot: str, button: str) -> None:
     page.wait_for_timeout(2000)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default="http://127.0.0.1:7860/")
-    parser.add_argument("--out", default=None, help="folder (default: docs/screenshots with --readme, "
-                        "else test-artifacts/views)")
-    parser.add_argument("--readme", action="store_true", help="the README's pictures, one per tab")
-    parser.add_argument("--only", nargs="*", help="names of views to take (default: all)")
-    parser.add_argument("--quiet-gflops", type=float, default=QUIET_GFLOPS,
-                        help="this machine's dense matmul rate when idle; timing pictures need half of it")
-    args = parser.parse_args(argv)
-    views = README if args.readme else VIEWS
-    out = Path(args.out or ("docs/screenshots" if args.readme else "test-artifacts/views"))
-    out.mkdir(parents=True, exist_ok=True)
+# ------------------------------------------------------------------------------ the app
 
-    refused = []
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def running_app(url: str | None):
+    """``url`` if given; else ``python app.py`` on a free port until the pictures are taken."""
+    if url:
+        yield url
+        return
+    port = free_port()
+    BUILD.mkdir(parents=True, exist_ok=True)
+    log_path = BUILD / "app.log"
+    env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1")
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.time() + APP_START_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"app.py exited with {proc.returncode}; its log: {log_path}")
+            try:
+                with urllib.request.urlopen(url, timeout=2) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                raise RuntimeError(f"app.py did not answer within {APP_START_TIMEOUT_S} s; its log: {log_path}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+# --------------------------------------------------------------------------- pictures
+
+def take(views: dict, url: str, out: Path, only, quiet_gflops: float) -> tuple[list[Path], list[str]]:
+    """Full-page PNGs of ``views`` under ``out``: (the pictures taken, the names refused)."""
+    out.mkdir(parents=True, exist_ok=True)
+    taken, refused = [], []
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         for name, (params, plot, (width, height)) in views.items():
-            if args.only and name not in args.only:
+            if only and name not in only:
                 continue
             page = browser.new_page(viewport={"width": width, "height": height})
-            page.goto(args.url.rstrip("/") + "/?" + urlencode(params))
+            page.goto(url.rstrip("/") + "/?" + urlencode(params))
             if name not in ACTIONS:
                 page.wait_for_selector(f"{plot} .js-plotly-plot .main-svg", timeout=300_000)
             page.wait_for_timeout(2000)
@@ -128,20 +193,85 @@ def main(argv=None) -> int:
                 rerun_when_idle(page, plot, TIMED[name])
                 title = figure_title(page, plot)
                 rate = measured_rate(title)
-                if not timings_usable(title, args.quiet_gflops):
+                if not timings_usable(title, quiet_gflops):
                     print(f"refused {name}: dense matmul measured {rate} GFLOP/s beside the timings (quiet "
-                          f"{args.quiet_gflops:.0f}), or the figure says the measurement was disturbed: "
+                          f"{quiet_gflops:.0f}), or the figure says the measurement was disturbed: "
                           f"the machine is busy. The figure says: {re.sub('<[^>]+>', ' ', title)}", file=sys.stderr)
                     refused.append(name)
                     page.close()
                     continue
-                print(f"{name}: dense matmul {rate:.0f} GFLOP/s beside the timings (quiet {args.quiet_gflops:.0f})")
+                print(f"{name}: dense matmul {rate:.0f} GFLOP/s beside the timings (quiet {quiet_gflops:.0f})")
             page.evaluate("() => window.scrollTo(0, 0)")
-            page.screenshot(path=str(out / f"{name}.png"), full_page=True)
-            print(out / f"{name}.png")
+            path = out / f"{name}.png"
+            page.screenshot(path=str(path), full_page=True)
+            print(path)
+            taken.append(path)
             page.close()
         browser.close()
-    return 2 if refused else 0
+    return taken, refused
+
+
+def copy_into(pictures: list[Path], folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in pictures:
+        shutil.copyfile(path, folder / path.name)
+        print(f"copied {path.relative_to(ROOT)} -> {(folder / path.name).relative_to(ROOT)}")
+
+
+def walk_the_deck() -> list[Path] | None:
+    """Run the deck walk into a clean build/screenshots/deck/: its pictures, or None if it failed."""
+    shutil.rmtree(DECK_SHOTS, ignore_errors=True)
+    env = dict(os.environ, CI="true")            # a missing browser fails instead of skipping
+    done = subprocess.run([sys.executable, "-m", "pytest", str(DECK_WALK.relative_to(ROOT)), "-q",
+                           "-k", "walk_the_deck or tool_tabs"], cwd=ROOT, env=env)
+    pictures = sorted(DECK_SHOTS.glob("*.png"))
+    if done.returncode != 0 or not pictures:
+        print(f"the deck walk failed (status {done.returncode}, {len(pictures)} pictures): docs/deck/ left as it was",
+              file=sys.stderr)
+        return None
+    return pictures
+
+
+def mirror_into(pictures: list[Path], folder: Path) -> None:
+    """``folder`` holds exactly ``pictures``: stale ones go, the rest are copied over."""
+    names = {p.name for p in pictures}
+    for old in folder.glob("*.png"):
+        if old.name not in names:
+            old.unlink()
+            print(f"removed {old.relative_to(ROOT)} (no such build any more)")
+    copy_into(pictures, folder)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default=None, help="a running app (default: start python app.py on a free port)")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--tabs", action="store_true", help="only the tab pictures, docs/screenshots/<tab>.png")
+    what.add_argument("--deck", action="store_true", help="only the deck's pictures, docs/deck/*.png")
+    what.add_argument("--views", action="store_true", help="projector views into --out; docs/ untouched")
+    parser.add_argument("--out", default="test-artifacts/views", help="folder of --views")
+    parser.add_argument("--only", nargs="*", help="names of tab pictures or views to take (default: all)")
+    parser.add_argument("--quiet-gflops", type=float, default=QUIET_GFLOPS,
+                        help="this machine's dense matmul rate when idle; timing pictures need half of it")
+    args = parser.parse_args(argv)
+
+    failed = False
+    if args.views:
+        with running_app(args.url) as url:
+            _, refused = take(VIEWS, url, ROOT / args.out, args.only, args.quiet_gflops)
+        return 2 if refused else 0
+    if not args.deck:
+        with running_app(args.url) as url:
+            taken, refused = take(TABS, url, BUILD / "tabs", args.only, args.quiet_gflops)
+        copy_into(taken, TAB_PICTURES)
+        failed |= bool(refused)
+    if not args.tabs:
+        pictures = walk_the_deck()
+        if pictures is None:
+            failed = True
+        else:
+            mirror_into(pictures, DECK_PICTURES)
+    return 2 if failed else 0
 
 
 if __name__ == "__main__":

@@ -208,7 +208,7 @@ def test_hybrid_error_is_plain_text():
     assert "*" not in message and "Hedgehog" in message
 
 
-# --------------------------------------------------------------------------- README pictures
+# --------------------------------------------------------------------------- the docs' pictures
 
 def screenshots_script():
     import importlib.util
@@ -239,4 +239,4 @@ def test_screenshots_refuse_timings_from_a_busy_machine(sweep):
                                          presentation=False)
     assert not script.timings_usable(disturbed.layout.title.text + " " + (disturbed.layout.title.subtitle.text or ""),
                                      rate)
-    assert "complexity" in script.TIMED and "complexity" in script.README
+    assert "complexity" in script.TIMED and "complexity" in script.TABS
