@@ -1,6 +1,8 @@
-"""The README says what the code does: its limits table against the constants it names, its
-engine snippet run from outside the repository on an installed layout, and the install
-metadata (dependencies, Python version, package data) against requirements.txt and the tree."""
+"""The README and the docs beside it say what the code does: the README stays a short front
+door whose links and pictures all resolve; the limits table (docs/limits-and-hardening.md)
+against the constants it names; the engine snippet (docs/api.md) run from outside the
+repository on an installed layout; the install metadata (dependencies, Python version,
+package data) against requirements.txt and the tree; and no test writes the docs' pictures."""
 
 from __future__ import annotations
 
@@ -19,15 +21,29 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = ROOT / "docs"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+README_MAX_LINES = 150            # a front door: what a newcomer needs first, the rest in docs/
 
 
-def section(title: str) -> str:
-    """The README's text under the heading ``title`` up to the next heading of its level or above."""
-    match = re.search(rf"^(#+) {re.escape(title)}\n", README, re.M)
-    assert match, f"README has no section {title!r}"
+def doc(name: str) -> str:
+    """The text of docs/<name>."""
+    return (DOCS / name).read_text(encoding="utf-8")
+
+
+def every_page() -> dict[Path, str]:
+    """The README and every page in docs/, by path."""
+    pages = {ROOT / "README.md": README}
+    pages.update({path: path.read_text(encoding="utf-8") for path in sorted(DOCS.glob("*.md"))})
+    return pages
+
+
+def section(title: str, text: str = README) -> str:
+    """The text under the heading ``title`` up to the next heading of its level or above."""
+    match = re.search(rf"^(#+) {re.escape(title)}\n", text, re.M)
+    assert match, f"no section {title!r}"
     level = len(match.group(1))
-    rest = README[match.end():]
+    rest = text[match.end():]
     end = re.search(rf"^#{{1,{level}}} ", rest, re.M)
     return rest[: end.start()] if end else rest
 
@@ -37,7 +53,7 @@ def section(title: str) -> str:
 def limit_rows() -> list[tuple[str, float, str]]:
     """(what, value, constant) of each row of the Limits table."""
     rows = []
-    for line in section("Limits").splitlines():
+    for line in section("Limits", doc("limits-and-hardening.md")).splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) != 3 or not cells[2].startswith("`"):
             continue
@@ -94,18 +110,121 @@ def test_limits_in_the_prose_agree_with_the_table():
     """Numbers the prose repeats (hardening, troubleshooting) are the table's."""
     from explorer.catalog import MAX_HEAD_DIM, MAX_MAP_N, MAX_TOKENS
     from explorer.ui.validate import quality_n_limit
-    assert f"N = {MAX_MAP_N:,}, d = {MAX_HEAD_DIM:,}" in section("Hardening (public Space)")
-    assert f"N = {quality_n_limit():,} with the default 10" in section("Hardening (public Space)")
-    assert f"capped at N = {MAX_MAP_N:,}" in section("Troubleshooting")
-    assert f"N ≤ {MAX_TOKENS:,}" in section("Limits")
-    stale = re.findall(r"N ≤ 8192, d ≤ 1024|links never fail|swept hourly", README)
-    assert not stale, stale
+    hardening = section("Hardening (public Space)", doc("limits-and-hardening.md"))
+    assert f"N = {MAX_MAP_N:,}, d = {MAX_HEAD_DIM:,}" in hardening
+    assert f"N = {quality_n_limit():,} with the default 10" in hardening
+    assert f"capped at N = {MAX_MAP_N:,}" in section("Troubleshooting", doc("troubleshooting.md"))
+    assert f"N ≤ {MAX_TOKENS:,}" in section("Limits", doc("limits-and-hardening.md"))
+    for path, text in every_page().items():
+        stale = re.findall(r"N ≤ 8192, d ≤ 1024|links never fail|swept hourly", text)
+        assert not stale, (path.name, stale)
 
 
-def test_no_paths_or_words_from_outside_the_repository():
-    assert "../" not in README.replace("](../", "")           # no relative paths out of the repo
-    assert "shared/" not in README
-    assert not re.search(r"\bthe issue\b|\bissue asks\b", README, re.I)
+@pytest.mark.parametrize("path", list(every_page()), ids=lambda p: p.name)
+def test_no_paths_or_words_from_outside_the_repository(path):
+    text = every_page()[path]
+    assert "../" not in text.replace("](../", "")             # no relative paths out of the repo
+    assert "shared/" not in text
+    assert not re.search(r"\bthe issue\b|\bissue asks\b", text, re.I)
+
+
+# ------------------------------------------------------------------------ the front door
+
+def test_the_readme_is_a_front_door():
+    """Short, the Space's front matter first, one picture of the deck before the commands, one
+    line and one picture per tab, and links onward to every page in docs/."""
+    lines = README.splitlines()
+    assert len(lines) <= README_MAX_LINES, len(lines)
+    assert lines[0] == "---" and "app_file: app.py" in lines and "sdk: gradio" in lines
+    before_commands = README[: README.index("## Two commands")]
+    assert re.search(r"!\[[^\]]*\]\(docs/deck/[^)]+\.png\)", before_commands), "no picture of the deck first"
+    rows = [line for line in section("The tabs").splitlines() if line.startswith("| **")]
+    assert len(rows) == 6, rows
+    for row in rows:
+        assert len(re.findall(r"<img src=\"docs/[^\"]+\.png\"", row)) == 1, row
+    linked = set(re.findall(r"\]\(docs/([^)#]+\.md)", README))
+    assert linked == {path.name for path in DOCS.glob("*.md")}, linked ^ {p.name for p in DOCS.glob("*.md")}
+
+
+def test_the_readme_says_the_first_start_wait():
+    two = section("Two commands")
+    assert re.search(r"first start", two) and re.search(r"\d+–\d+ s", two), two
+
+
+def links(text: str) -> list[str]:
+    """Every relative target of a markdown link, a markdown image or an <img src> in ``text``."""
+    targets = re.findall(r"\]\(([^)\s]+)\)", text) + re.findall(r"<img src=\"([^\"]+)\"", text)
+    return [t for t in targets if not re.match(r"[a-z]+:", t)]
+
+
+def anchors(text: str) -> set[str]:
+    """The anchors GitHub gives the headings of ``text``."""
+    found = set()
+    for heading in re.findall(r"^#+ (.+)$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        found.add(slug)
+    return found
+
+
+@pytest.mark.parametrize("path", list(every_page()), ids=lambda p: p.name)
+def test_every_link_and_picture_resolves(path):
+    text = every_page()[path]
+    for target in links(text):
+        file, _, anchor = target.partition("#")
+        where = (path.parent / file).resolve() if file else path
+        assert where.exists(), f"{path.name}: {target} does not exist"
+        assert ROOT in where.parents or where == ROOT, f"{path.name}: {target} leaves the repository"
+        if anchor:
+            assert anchor in anchors(where.read_text(encoding="utf-8")), f"{path.name}: no heading for {target}"
+
+
+def test_the_docs_say_how_to_add_a_mechanism():
+    text = section("Adding a mechanism", doc("mechanisms.md"))
+    assert "explorer/mechanisms/" in text
+    assert "explorer/text/en/" in text and "explorer/text/zh/" in text
+    for entry in ("names()", "get(name)", "default_params(q, k, seed=0)", "attention_map(q, k, **params)"):
+        assert entry in text, entry
+
+
+# ----------------------------------------------------------------------------- pictures
+
+def test_no_test_writes_the_docs_pictures():
+    """The deck walk saves its screenshots in an ignored folder, the one the screenshot
+    script copies from; nothing else under tests/ names docs/deck as a place to write."""
+    import importlib.util
+    deck_walk = ROOT / "tests" / "test_deck_browser.py"
+    spec = importlib.util.spec_from_file_location("deck_walk_paths", deck_walk)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert DOCS not in module.SHOTS.parents, module.SHOTS
+    if shutil.which("git") and (ROOT / ".git").exists():
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(module.SHOTS / "x.png")], cwd=ROOT)
+        assert ignored.returncode == 0, f"{module.SHOTS} is not ignored by git"
+    spec = importlib.util.spec_from_file_location("screenshots", ROOT / "scripts" / "screenshots.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.DECK_SHOTS == module.SHOTS            # the script copies what the walk saved
+    assert script.DECK_PICTURES == DOCS / "deck" and script.TAB_PICTURES == DOCS / "screenshots"
+    for test in (ROOT / "tests").glob("test_*.py"):
+        source = test.read_text(encoding="utf-8")
+        assert not re.search(r"ROOT / \"docs\" / \"deck\"", source), f"{test.name} writes docs/deck/"
+
+
+def test_every_picture_the_docs_show_is_one_the_script_makes():
+    """docs/screenshots/<tab>.png come from the script's tab views; docs/deck/ from the deck walk."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("screenshots", ROOT / "scripts" / "screenshots.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    for path, text in every_page().items():
+        for target in links(text):
+            if not target.endswith(".png"):
+                continue
+            where = (path.parent / target).resolve()
+            if where.parent == DOCS / "screenshots":
+                assert where.stem in script.TABS, f"{path.name}: {target} is not one of the script's tab pictures"
+            else:
+                assert where.parent == DOCS / "deck", f"{path.name}: {target} is neither a tab nor a deck picture"
 
 
 # ------------------------------------------------------------------------- install data
@@ -171,8 +290,8 @@ def test_the_installed_package_finds_its_assets(installed, tmp_path):
 
 
 def test_the_readme_engine_snippet_runs_outside_the_repository(installed, tmp_path):
-    blocks = re.findall(r"```python\n(.*?)```", section("Using the engine as a package"), re.S)
-    assert blocks, "no python snippet in the README's engine section"
+    blocks = re.findall(r"```python\n(.*?)```", section("Using the engine as a package", doc("api.md")), re.S)
+    assert blocks, "no python snippet in docs/api.md's engine section"
     done = run_outside(blocks[0], installed, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "map_rel_error" in done.stdout
@@ -193,5 +312,6 @@ def test_the_two_commands_are_in_the_readme():
     assert "pip install -r requirements.txt && python app.py" in two
     assert "bash scripts/install_test_deps.sh && python -m pytest" in two
     assert "bash scripts/install_test_deps.sh && python -m pytest" in (ROOT / ".ci" / "run").read_text()
-    assert "pip install -e ." in section("Install")
+    assert "bash scripts/install_test_deps.sh && python -m pytest" in section("Tests", doc("testing.md"))
+    assert "pip install -e ." in section("Install", doc("install.md"))
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
