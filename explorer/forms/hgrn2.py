@@ -21,7 +21,7 @@ from __future__ import annotations
 import torch
 
 from ..checks import as_float_tensor, check_positive_int, check_qkv
-from ..measure.cost import BLOCK_ELEMENTS
+from ..core.blocks import BLOCK_ELEMENTS
 from .decay import prepare_log_decay
 from .linear import GateFactors
 

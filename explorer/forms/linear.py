@@ -36,8 +36,8 @@ import torch
 from .attention import weights_from_features
 from ..checks import check_finite, check_positive_int, check_qkv
 from .decay import prepare_log_decay
-from ..maps import records_grad
-from ..measure.cost import BLOCK_ELEMENTS
+from ..core.grad import records_grad
+from ..core.blocks import BLOCK_ELEMENTS
 
 METHODS = ("parallel", "chunked", "recurrent")
 
