@@ -5,7 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.forms import delta as dl
+from explorer.mechanisms.deltanet import forms as dl
 
 B, H, DK, DV = 2, 3, 16, 24
 

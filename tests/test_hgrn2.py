@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from explorer.forms import hgrn2 as hg
-from explorer.forms.decay import hgrn2_layer_bounds, hgrn2_log_forget
+from explorer.mechanisms.hgrn2 import forms as hg
+from explorer.mechanisms.hgrn2.gates import hgrn2_layer_bounds, hgrn2_log_forget
 
 B, H, DK, DV, DIN = 2, 3, 16, 24, 8
 

@@ -21,9 +21,9 @@ this module lets a lecturer show:
   that grows with t (``kv_cache_bytes``); its effective rank shows how much of that
   capacity is in use.
 
-The updates and read-outs are the engine's: ``explorer.forms.linear.RecurrentState`` for the
-additive and gated states, ``explorer.forms.decay.hgrn2_log_forget`` for HGRN2's gates and
-``explorer.forms.delta.delta_step`` for the delta rule; nothing here re-implements them.
+The updates and read-outs are the engine's: ``explorer.mechanisms.linear.forms.RecurrentState`` for the
+additive and gated states, ``explorer.mechanisms.hgrn2.gates.hgrn2_log_forget`` for HGRN2's gates and
+``explorer.mechanisms.deltanet.forms.delta_step`` for the delta rule; nothing here re-implements them.
 ``UpdateRule`` only says which of them a kind uses, on which keys.
 """
 
@@ -35,8 +35,10 @@ from dataclasses import dataclass
 import torch
 
 from ..checks import as_float_tensor, check_finite, check_positive_int
-from .decay import gamma_to_log_decay, gla_log_gates, prepare_log_decay, retnet_log_decay
-from .linear import RecurrentState
+from ..mechanisms.gla.gates import gla_log_gates
+from ..mechanisms.linear.decay import prepare_log_decay
+from ..mechanisms.linear.forms import RecurrentState
+from ..mechanisms.retnet.gates import gamma_to_log_decay, retnet_log_decay
 
 ADDITIVE_KINDS = ("none", "retnet", "gla")           # phi(k) v^T added, read phi(q) S / phi(q) z
 DELTA_KINDS = ("deltanet", "gated_deltanet")          # the delta rule on L2-normalised keys
@@ -122,7 +124,7 @@ def _check_map_dim(feature_map, head_dim: int) -> None:
 def state_trace(k, v, feature_map, log_decay=None, keep_states=False) -> StateTrace:
     """Step the recurrent state through one head's keys (N, d) and values (N, d_v).
 
-    ``log_decay`` is anything ``explorer.forms.decay.prepare_log_decay`` accepts for (N, m): None,
+    ``log_decay`` is anything ``explorer.mechanisms.linear.decay.prepare_log_decay`` accepts for (N, m): None,
     a float, or a tensor (N or 1, 1 or m), e.g. from ``decay_preset``. The states are
     recorded at every step (O(N m d_v) memory, which the batched SVD needs anyway);
     ``keep_states`` returns them with the per-step updates for the UI's heat maps.
@@ -245,7 +247,7 @@ class UpdateRule:
         if self.kind in ADDITIVE_KINDS:
             keys = self.feature_map(x, is_query=is_query, offset=offset, total=total)
         elif self.kind == "hgrn2":
-            from .decay import hgrn2_log_forget
+            from ..mechanisms.hgrn2.gates import hgrn2_log_forget
             log_f = hgrn2_log_forget(x, self.gate_weight.to(x.dtype), self.lower_bound)
             return -torch.expm1(log_f), log_f                     # the key 1 - f, exact for f near 1
         else:
@@ -260,7 +262,7 @@ class UpdateRule:
     def step(self, state: RecurrentState, key, v, gate):
         """Write one token per batch row; the delta rule returns (erased, written), the others None."""
         if self.kind in DELTA_KINDS:
-            from .delta import delta_step
+            from ..mechanisms.deltanet.forms import delta_step
             log_a = 0.0 if gate is None else gate[..., 0].expand(key.shape[0])
             beta = torch.full((key.shape[0],), self.beta, dtype=key.dtype, device=key.device)
             state.s, erased, written = delta_step(state.s, key, v, beta, log_a)

@@ -31,7 +31,7 @@ class FeatureMap(nn.Module):
 
     ``nonfinite_rows`` is True for maps whose feature row of an input row with a NaN or
     infinite element always holds a NaN or infinite feature: the linear forms then find
-    non-finite input in numbers they compute anyway (see ``explorer.forms.linear.noncausal``).
+    non-finite input in numbers they compute anyway (see ``explorer.mechanisms.linear.forms.noncausal``).
     """
 
     name = "base"

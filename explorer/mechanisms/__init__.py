@@ -1,0 +1,1 @@
+"""One folder per mechanism of causal attention: its parameters, its fast forms and its map."""

@@ -1,0 +1,1 @@
+"""The delta rule (DeltaNet; Gated DeltaNet with a forget gate)."""

@@ -1,0 +1,1 @@
+"""GLA's data-dependent gates."""

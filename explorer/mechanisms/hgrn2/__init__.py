@@ -1,0 +1,1 @@
+"""HGRN2: its forget gates and its recurrence."""

@@ -1,0 +1,1 @@
+"""RetNet's fixed per-head decay."""

@@ -1,0 +1,1 @@
+"""Softmax attention: the exact map."""
