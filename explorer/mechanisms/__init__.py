@@ -1,1 +1,53 @@
-"""One folder per mechanism of causal attention: its parameters, its fast forms and its map."""
+"""One folder per mechanism of causal attention, each with its float64 reference loop, its
+fast forms, its parameters and one ``Recurrence`` (see ``explorer.mechanisms.recurrence``).
+
+``names()`` lists them in the order the app shows them; ``get(name)`` loads one. A
+folder's ``__init__`` holds only facts that need no torch (``STATE_KIND``, ``WRITES``), so
+the page can list the updates before the engine is imported; the rest lives in its
+``mechanism`` module. A new mechanism is a new folder and its line in ``NAMES``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+NAMES = ("softmax", "linear", "retnet", "gla", "hgrn2", "deltanet", "gated_deltanet")
+
+
+def names() -> tuple[str, ...]:
+    """Every registered mechanism, in the app's order."""
+    return NAMES
+
+
+def _folder(name: str):
+    if name not in NAMES:
+        raise ValueError(f"name: expected one of {', '.join(NAMES)}, got {str(name)[:40]!r}")
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def get(name: str):
+    """The mechanism registered as ``name`` (a ``Recurrence``)."""
+    _folder(name)
+    return importlib.import_module(f"{__name__}.{name}.mechanism").MECHANISM
+
+
+def state_kinds() -> tuple[str, ...]:
+    """The state tab's ids of the mechanisms with a fixed-size state, in order."""
+    return tuple(kind for kind in (_folder(n).STATE_KIND for n in NAMES) if kind is not None)
+
+
+def _by_state_kind(kind: str) -> str:
+    for n in NAMES:
+        if _folder(n).STATE_KIND == kind:
+            return n
+    raise ValueError(f"kind: expected one of {', '.join(state_kinds())}, got {str(kind)[:40]!r}")
+
+
+def for_state_kind(kind: str):
+    """The mechanism behind the state tab's update ``kind``."""
+    return get(_by_state_kind(kind))
+
+
+def writes(kind: str) -> str:
+    """How the update ``kind`` writes a key (``recurrence.WRITES_*``), without torch."""
+    return _folder(_by_state_kind(kind)).WRITES

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ...checks import as_float_tensor
@@ -21,3 +23,19 @@ def gla_log_gates(x: torch.Tensor, gate_weight: torch.Tensor, tau: float = 16.0)
         raise ValueError(f"gate_weight: expected shape ({x.shape[-1]}, m), got {tuple(gate_weight.shape)}")
     return torch.nn.functional.logsigmoid(x @ gate_weight) / tau
 
+
+TAU = 16.0      # GLA's gate temperature
+
+
+def seeded_log_gates(n: int, m: int, columns: int, *, strength: float = 1.0, seed: int = 0) -> torch.Tensor:
+    """GLA-style gates standing in for a model's: log alpha_t = strength * logsigmoid(x_t W_g) / 16,
+    with x (n, m) and W_g (m, columns) seeded Gaussians, in float64, shaped (n, columns).
+
+    A gate that varies with t and between features, as GLA's does: strength 0 never forgets,
+    larger values forget faster. The same seed gives the same gates, and the first rows do
+    not depend on n (x is drawn row by row)."""
+    gen = torch.Generator().manual_seed(int(seed))
+    w = torch.randn(m, m, generator=gen, dtype=torch.float64) / math.sqrt(m)
+    x = torch.stack([torch.randn(m, generator=gen, dtype=torch.float64) for _ in range(n)])
+    gates = gla_log_gates(x, w[:, :columns], tau=TAU) * strength
+    return gates.clamp(max=0.0)                 # -0.0 and round-off stay <= 0

@@ -1,1 +1,5 @@
-"""HGRN2: its forget gates and its recurrence."""
+"""HGRN2: S_t = diag(f_t) S_{t-1} + (1 - f_t) v_t^T, o_t = S_t^T q_t: the input gate is tied to
+the forget gate f_t, bounded below by a bound that rises with depth. No normaliser."""
+
+STATE_KIND = "hgrn2"
+WRITES = "forget_gate"

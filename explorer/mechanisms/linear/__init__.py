@@ -1,1 +1,6 @@
-"""Linear attention: the kernel map from features, the log decay the state takes, and the O(N) forms."""
+"""Linear attention without decay: S_t = S_{t-1} + k_t v_t^T, z_t = z_{t-1} + k_t,
+o_t = S_t^T q_t / q_t.z_t, the article's "never forgets". The keys here are features phi(k)
+(the state tab writes phi(k) with its feature map). RetNet and GLA are this state with a decay."""
+
+STATE_KIND = "none"
+WRITES = "features"
