@@ -13,6 +13,11 @@ import importlib
 
 NAMES = ("softmax", "linear", "retnet", "gla", "hgrn2", "deltanet", "gated_deltanet")
 
+# How the step view writes a key into the state (a folder's ``WRITES``):
+WRITES_FEATURES = "features"        # phi(k), with the tab's feature map
+WRITES_FORGET_GATE = "forget_gate"  # 1 - f(k): the input gate tied to the forget gate (HGRN2)
+WRITES_UNIT = "unit"                # k / ||k||: the delta rule's keys
+
 
 def names() -> tuple[str, ...]:
     """Every registered mechanism, in the app's order."""
@@ -49,5 +54,5 @@ def for_state_kind(kind: str):
 
 
 def writes(kind: str) -> str:
-    """How the update ``kind`` writes a key (``recurrence.WRITES_*``), without torch."""
+    """How the update ``kind`` writes a key (``WRITES_*``), without torch."""
     return _folder(_by_state_kind(kind)).WRITES

@@ -26,13 +26,9 @@ from __future__ import annotations
 import torch
 
 from ..checks import check_qkv
+from . import WRITES_FEATURES, WRITES_FORGET_GATE, WRITES_UNIT  # noqa: F401  (the values of ``writes``)
 
 METHODS = ("recurrent", "chunked")
-
-# How the step view writes a key into the state:
-WRITES_FEATURES = "features"        # phi(k), with the tab's feature map
-WRITES_FORGET_GATE = "forget_gate"  # 1 - f(k): the input gate tied to the forget gate (HGRN2)
-WRITES_UNIT = "unit"                # k / ||k||: the delta rule's keys
 
 
 class Recurrence:

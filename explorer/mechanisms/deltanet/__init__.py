@@ -2,5 +2,7 @@
 which overwrites what the state held under k_t instead of only adding to it. Keys are unit
 vectors (callers L2-normalise q and k). No normaliser."""
 
+from .. import WRITES_UNIT
+
 STATE_KIND = "deltanet"
-WRITES = "unit"
+WRITES = WRITES_UNIT

@@ -12,6 +12,7 @@ import torch
 
 from ..recurrence import WRITES_UNIT, Recurrence, seeded_projection
 from .forms import _check_inputs, delta_rule, delta_rule_reference, delta_step
+from . import STATE_KIND, WRITES
 
 
 class DeltaRule(Recurrence):
@@ -55,8 +56,9 @@ class DeltaRule(Recurrence):
 
 
 class DeltaNet(DeltaRule):
-    name = "deltanet"
-    state_kind = "deltanet"
+    name = __package__.rpartition(".")[2]     # registered under its folder's name
+    state_kind = STATE_KIND
+    writes = WRITES
     params = ("beta",)
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 from ..deltanet.mechanism import DeltaRule
 from ..gla.gates import TAU, gla_log_gates, seeded_log_gates
 from ..recurrence import seeded_projection
+from . import STATE_KIND, WRITES
 
 
 class GatedDeltaNet(DeltaRule):
-    name = "gated_deltanet"
-    state_kind = "gated_deltanet"
+    name = __package__.rpartition(".")[2]     # registered under its folder's name
+    state_kind = STATE_KIND
+    writes = WRITES
     params = ("beta", "log_decay")
 
     def default_params(self, q, k, seed: int = 0) -> dict:

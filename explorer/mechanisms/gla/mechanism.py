@@ -6,11 +6,13 @@ from __future__ import annotations
 from ..linear.mechanism import KernelRecurrence
 from ..recurrence import seeded_projection
 from .gates import TAU, gla_log_gates, seeded_log_gates
+from . import STATE_KIND, WRITES
 
 
 class GLA(KernelRecurrence):
-    name = "gla"
-    state_kind = "gla"
+    name = __package__.rpartition(".")[2]     # registered under its folder's name
+    state_kind = STATE_KIND
+    writes = WRITES
     params = ("log_decay",)
 
     def default_params(self, q, k, seed: int = 0) -> dict:

@@ -10,19 +10,20 @@ import math
 import torch
 
 from ..linear.map import weights_from_features
-from ..recurrence import WRITES_FORGET_GATE, Recurrence, seeded_projection
+from ..recurrence import Recurrence, seeded_projection
 from .forms import _check_inputs, hgrn2, hgrn2_reference
 from .gates import hgrn2_log_forget
+from . import STATE_KIND, WRITES
 
 LOWER_BOUND = 0.9       # an upper layer's bound: f_t >= 0.9, a memory of tens of tokens
 
 
 class HGRN2(Recurrence):
-    name = "hgrn2"
-    state_kind = "hgrn2"
+    name = __package__.rpartition(".")[2]     # registered under its folder's name
+    state_kind = STATE_KIND
+    writes = WRITES
     has_normaliser = False
     params = ("f_log",)
-    writes = WRITES_FORGET_GATE
 
     def default_params(self, q, k, seed: int = 0) -> dict:
         """Forget gates from the keys through a seeded W_f (d_k, d_k), bound ``LOWER_BOUND``."""

@@ -15,6 +15,7 @@ from ..recurrence import Recurrence, WRITES_FEATURES
 from .decay import prepare_log_decay
 from .forms import linear_attention
 from .map import weights_from_features
+from . import STATE_KIND, WRITES
 
 
 class AsGiven:
@@ -73,8 +74,9 @@ class KernelRecurrence(Recurrence):
 
 
 class Linear(KernelRecurrence):
-    name = "linear"
-    state_kind = "none"
+    name = __package__.rpartition(".")[2]     # registered under its folder's name
+    state_kind = STATE_KIND
+    writes = WRITES
 
 
 MECHANISM = Linear()

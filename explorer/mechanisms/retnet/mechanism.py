@@ -6,11 +6,13 @@ import torch
 
 from ..linear.mechanism import KernelRecurrence
 from .gates import retnet_log_decay
+from . import STATE_KIND, WRITES
 
 
 class RetNet(KernelRecurrence):
-    name = "retnet"
-    state_kind = "retnet"
+    name = __package__.rpartition(".")[2]     # registered under its folder's name
+    state_kind = STATE_KIND
+    writes = WRITES
     params = ("log_decay",)
 
     def default_params(self, q, k, seed: int = 0) -> dict:

@@ -8,15 +8,16 @@ import torch
 
 from ..recurrence import Recurrence
 from .map import softmax_map
+from . import STATE_KIND, WRITES
 
 CHUNK_SIZE = 64
 
 
 class Softmax(Recurrence):
-    name = "softmax"
-    state_kind = None
+    name = __package__.rpartition(".")[2]     # registered under its folder's name
+    state_kind = STATE_KIND
+    writes = WRITES
     has_normaliser = True
-    writes = None
 
     def attention_map(self, q, k, **params) -> torch.Tensor:
         return softmax_map(q, k, causal=True)
