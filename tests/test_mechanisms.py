@@ -34,7 +34,7 @@ def test_the_registry_lists_all_seven():
         mechanisms.get("mamba")
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", mechanisms.names())
 @pytest.mark.parametrize("n", [1, 37, 301])
 def test_the_map_times_v_is_the_recurrent_output(name, n):
     mech = mechanisms.get(name)
@@ -48,7 +48,7 @@ def test_the_map_times_v_is_the_recurrent_output(name, n):
     assert rel_err(a @ v, out) < 1e-5
 
 
-@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("name", mechanisms.names())
 @pytest.mark.parametrize("method", ["recurrent", "chunked"])
 @pytest.mark.parametrize("n", [1, 37, 301])
 def test_each_fast_form_equals_the_float64_loop(name, method, n):
@@ -89,6 +89,10 @@ def test_bad_method_and_unknown_parameters_are_refused():
         mech.output(q, k, v, method="parallel", **params)
     with pytest.raises(ValueError, match="params"):
         mech.output(q, k, v, gamma=0.9, **params)
+    with pytest.raises(ValueError, match="needs beta"):
+        mech.attention_map(q, k)
+    with pytest.raises(ValueError, match="needs log_decay"):
+        mechanisms.get("retnet").output(q, k, v)
 
 
 def test_the_state_tab_updates_come_from_the_registry():

@@ -4,7 +4,17 @@ fast forms, its parameters and one ``Recurrence`` (see ``explorer.mechanisms.rec
 ``names()`` lists them in the order the app shows them; ``get(name)`` loads one. A
 folder's ``__init__`` holds only facts that need no torch (``STATE_KIND``, ``WRITES``), so
 the page can list the updates before the engine is imported; the rest lives in its
-``mechanism`` module. A new mechanism is a new folder and its line in ``NAMES``.
+``mechanism`` module.
+
+Adding a mechanism: a new folder here with
+- ``__init__.py``: its docstring (the update in one line), ``STATE_KIND`` (its id in the state
+  tab, or None when it has no fixed-size state) and ``WRITES`` (how the step view writes a
+  key: ``WRITES_FEATURES``, ``WRITES_FORGET_GATE`` or ``WRITES_UNIT``);
+- ``mechanism.py``: ``MECHANISM``, a ``recurrence.Recurrence`` with its float64 loop, its
+  fast forms, ``attention_map`` and ``default_params`` (and, for the state tab, its gates);
+- its forms and gates beside them;
+then its name in ``NAMES`` and its label (``state.kind.<STATE_KIND>``) in the two language
+files. The tests (tests/test_mechanisms.py) run every registered name.
 """
 
 from __future__ import annotations

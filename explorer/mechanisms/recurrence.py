@@ -38,6 +38,7 @@ class Recurrence:
     state_kind: str | None = None       # the state tab's id for the update; None: no fixed-size state
     has_normaliser: bool = False        # read phi(q) S / phi(q) z (True) or S^T q (False)
     params: tuple[str, ...] = ()        # the keyword parameters of output() and attention_map()
+    required: tuple[str, ...] = ()      # those without which it is not this mechanism
     writes: str = WRITES_FEATURES
     erases: bool = False                # the delta rule: a step removes beta k (k^T S) before writing
 
@@ -52,22 +53,38 @@ class Recurrence:
 
     def attention_map(self, q, k, **params) -> torch.Tensor:
         """The exact (..., N, N) matrix whose product with V is the output."""
-        raise NotImplementedError
+        self._check_params(params)
+        q, k, _ = check_qkv(q, k)
+        return self._map(q, k, **params)
 
     def reference(self, q, k, v, **params) -> torch.Tensor:
         """The recurrence as written, one token at a time, in float64: (..., N, d_v)."""
-        raise NotImplementedError
+        self._check_params(params)
+        q, k, v = check_qkv(q, k, v, need_v=True)
+        return self._reference(q, k, v, **params)
 
     def output(self, q, k, v, method: str = "recurrent", **params) -> torch.Tensor:
         """The output (..., N, d_v) by one of the fast forms, ``METHODS``."""
         if method not in METHODS:
             raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {str(method)[:40]!r}")
-        unknown = set(params) - set(self.params)
-        if unknown:
-            raise ValueError(f"params: {self.name} takes {', '.join(self.params) or 'no parameters'}, "
-                             f"got {', '.join(sorted(unknown))}")
+        self._check_params(params)
         q, k, v = check_qkv(q, k, v, need_v=True)
         return self._output(q, k, v, method, **params)
+
+    def _check_params(self, params: dict) -> None:
+        unknown = sorted(set(params) - set(self.params))
+        if unknown:
+            raise ValueError(f"params: {self.name} takes {', '.join(self.params) or 'no parameters'}, "
+                             f"got {', '.join(unknown)}")
+        missing = [p for p in self.required if params.get(p) is None]
+        if missing:
+            raise ValueError(f"params: {self.name} needs {', '.join(missing)} (see default_params)")
+
+    def _map(self, q, k, **params) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _reference(self, q, k, v, **params) -> torch.Tensor:
+        raise NotImplementedError
 
     def _output(self, q, k, v, method, **params) -> torch.Tensor:
         raise NotImplementedError

@@ -25,7 +25,7 @@ class DeltaRule(Recurrence):
         w = seeded_projection(k.shape[-1], 1, seed, salt=2)
         return {"beta": torch.sigmoid(k.double() @ w)[..., 0].to(k.dtype)}
 
-    def attention_map(self, q, k, **params) -> torch.Tensor:
+    def _map(self, q, k, **params) -> torch.Tensor:
         v = q[..., :1]                                           # only its shape is checked
         q, k, _, beta, log_decay = _check_inputs(q, k, v, params["beta"], params.get("log_decay"))
         q, k, beta = q.double(), k.double(), beta.double()
@@ -42,7 +42,7 @@ class DeltaRule(Recurrence):
         t_beta = torch.linalg.solve_triangular(eye + a, torch.diag_embed(beta), upper=False, unitriangular=True)
         return (p @ t_beta).to(v.dtype)
 
-    def reference(self, q, k, v, **params) -> torch.Tensor:
+    def _reference(self, q, k, v, **params) -> torch.Tensor:
         return delta_rule_reference(q, k, v, params["beta"], params.get("log_decay"))
 
     def _output(self, q, k, v, method, **params) -> torch.Tensor:
@@ -59,7 +59,7 @@ class DeltaNet(DeltaRule):
     name = __package__.rpartition(".")[2]     # registered under its folder's name
     state_kind = STATE_KIND
     writes = WRITES
-    params = ("beta",)
+    params = required = ("beta",)
 
 
 MECHANISM = DeltaNet()

@@ -14,6 +14,7 @@ class GatedDeltaNet(DeltaRule):
     state_kind = STATE_KIND
     writes = WRITES
     params = ("beta", "log_decay")
+    required = ("beta", "log_decay")
 
     def default_params(self, q, k, seed: int = 0) -> dict:
         """DeltaNet's beta, and a GLA-style gate from the keys with one column, (..., N)."""

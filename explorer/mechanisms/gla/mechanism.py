@@ -13,7 +13,7 @@ class GLA(KernelRecurrence):
     name = __package__.rpartition(".")[2]     # registered under its folder's name
     state_kind = STATE_KIND
     writes = WRITES
-    params = ("log_decay",)
+    params = required = ("log_decay",)
 
     def default_params(self, q, k, seed: int = 0) -> dict:
         """Gates from the keys themselves through a seeded W_g (d_k, d_k), (..., N, d_k)."""

@@ -23,18 +23,18 @@ class HGRN2(Recurrence):
     state_kind = STATE_KIND
     writes = WRITES
     has_normaliser = False
-    params = ("f_log",)
+    params = required = ("f_log",)
 
     def default_params(self, q, k, seed: int = 0) -> dict:
         """Forget gates from the keys through a seeded W_f (d_k, d_k), bound ``LOWER_BOUND``."""
         w = seeded_projection(k.shape[-1], k.shape[-1], seed, salt=1)
         return {"f_log": hgrn2_log_forget(k.double(), w, LOWER_BOUND).to(k.dtype)}
 
-    def attention_map(self, q, k, **params) -> torch.Tensor:
+    def _map(self, q, k, **params) -> torch.Tensor:
         q, f_log, _ = _check_inputs(q, params["f_log"], q)
         return weights_from_features(q, torch.expm1(f_log).neg(), True, f_log)
 
-    def reference(self, q, k, v, **params) -> torch.Tensor:
+    def _reference(self, q, k, v, **params) -> torch.Tensor:
         return hgrn2_reference(q, params["f_log"], v)
 
     def _output(self, q, k, v, method, **params) -> torch.Tensor:

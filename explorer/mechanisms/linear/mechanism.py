@@ -47,11 +47,11 @@ class KernelRecurrence(Recurrence):
         return prepare_log_decay(params.get("log_decay"), tuple(q.shape[:-2]), q.shape[-2], q.shape[-1],
                                  q.dtype, q.device)
 
-    def attention_map(self, q, k, **params) -> torch.Tensor:
+    def _map(self, q, k, **params) -> torch.Tensor:
         w = weights_from_features(q, k, True, self._decay(q, params))
         return w / w.sum(-1, keepdim=True)
 
-    def reference(self, q, k, v, **params) -> torch.Tensor:
+    def _reference(self, q, k, v, **params) -> torch.Tensor:
         decay = self._decay(q, params)
         q, k, v = q.double(), k.double(), v.double()
         n = q.shape[-2]

@@ -13,7 +13,7 @@ class RetNet(KernelRecurrence):
     name = __package__.rpartition(".")[2]     # registered under its folder's name
     state_kind = STATE_KIND
     writes = WRITES
-    params = ("log_decay",)
+    params = required = ("log_decay",)
 
     def default_params(self, q, k, seed: int = 0) -> dict:
         """RetNet's own gamma for each of the H heads of (B, H, N, d) keys, (H, 1, 1)."""

@@ -19,10 +19,10 @@ class Softmax(Recurrence):
     writes = WRITES
     has_normaliser = True
 
-    def attention_map(self, q, k, **params) -> torch.Tensor:
+    def _map(self, q, k, **params) -> torch.Tensor:
         return softmax_map(q, k, causal=True)
 
-    def reference(self, q, k, v, **params) -> torch.Tensor:
+    def _reference(self, q, k, v, **params) -> torch.Tensor:
         q, k, v = q.double(), k.double(), v.double()
         scale = q.shape[-1] ** -0.5
         out = []
