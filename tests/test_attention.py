@@ -7,7 +7,8 @@ import torch
 
 from explorer.forms import attention as at
 from explorer import maps as fm
-from explorer.forms.decay import prepare_log_decay, retnet_log_decay
+from explorer.mechanisms.linear.decay import prepare_log_decay
+from explorer.mechanisms.retnet.gates import retnet_log_decay
 
 
 def test_softmax_map_is_row_softmax_of_scaled_logits():

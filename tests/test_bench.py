@@ -222,7 +222,7 @@ def test_peak_memory_sees_an_allocation():
 
 FRAGMENTING = """
 import json, torch
-from explorer import bench
+from explorer.measure import bench
 mib = 2**18                                           # float32 elements in 1 MiB
 
 def fragmenting():

@@ -5,8 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import explorer.delta
-from explorer.forms import delta as dl
+from explorer.mechanisms.deltanet import forms as dl
 
 B, H, DK, DV = 2, 3, 16, 24
 
@@ -36,10 +35,10 @@ def test_both_forms_equal_the_float64_loop(n, gate):
     q, k, v, beta, log_decay = inputs(n, gate)
     ref = dl.delta_rule_reference(q, k, v, beta, log_decay)
     assert ref.shape == (B, H, n, DV) and ref.dtype == torch.float64
-    out = explorer.delta.delta_rule(q, k, v, beta, log_decay, method="recurrent")
+    out = dl.delta_rule(q, k, v, beta, log_decay, method="recurrent")
     assert out.dtype == torch.float32 and rel_err(out, ref) <= 2e-5
     for chunk in (1, 16, 32, 64, 500):                  # none of 16, 32, 64 divides 37 or 301
-        out = explorer.delta.delta_rule(q, k, v, beta, log_decay, method="chunked", chunk_size=chunk)
+        out = dl.delta_rule(q, k, v, beta, log_decay, method="chunked", chunk_size=chunk)
         assert out.shape == (B, H, n, DV)
         assert rel_err(out, ref) <= 2e-5, f"chunk {chunk}"
 

@@ -6,10 +6,8 @@ import math
 import pytest
 import torch
 
-import explorer.decay
-from explorer import decay as flat_decay
-from explorer.forms import hgrn2 as hg
-from explorer.forms.decay import hgrn2_layer_bounds, hgrn2_log_forget
+from explorer.mechanisms.hgrn2 import forms as hg
+from explorer.mechanisms.hgrn2.gates import hgrn2_layer_bounds, hgrn2_log_forget
 
 B, H, DK, DV, DIN = 2, 3, 16, 24, 8
 
@@ -31,10 +29,10 @@ def inputs(n, lower_bound, seed=0, gate_scale=1.0):
 def test_both_forms_equal_the_float64_loop(n, lower_bound):
     q, f_log, v = inputs(n, lower_bound)
     ref = hg.hgrn2_reference(q, f_log, v)
-    out = explorer.decay.hgrn2(q, f_log, v, method="recurrent")
+    out = hg.hgrn2(q, f_log, v, method="recurrent")
     assert out.shape == (B, H, n, DV) and rel_err(out, ref) <= 2e-5
     for chunk in (1, 16, 64, 500):
-        out = explorer.decay.hgrn2(q, f_log, v, method="chunked", chunk_size=chunk)
+        out = hg.hgrn2(q, f_log, v, method="chunked", chunk_size=chunk)
         assert rel_err(out, ref) <= 2e-5, f"chunk {chunk}"
 
 
@@ -53,7 +51,7 @@ def test_extreme_gates_stay_exact(lower_bound, gate_scale):
     q, f_log, v = inputs(200, lower_bound, seed=5, gate_scale=gate_scale)
     ref = hg.hgrn2_reference(q, f_log, v)
     for method in hg.METHODS:
-        out = explorer.decay.hgrn2(q, f_log, v, method=method, chunk_size=32)
+        out = hg.hgrn2(q, f_log, v, method=method, chunk_size=32)
         assert torch.isfinite(out).all() and rel_err(out, ref) <= 2e-5, method
 
 
@@ -63,7 +61,7 @@ def test_an_open_gate_copies_the_value_and_a_shut_one_keeps_the_state():
     q = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     f_log = torch.tensor([[-200.0, -200.0], [-200.0, 0.0], [0.0, 0.0]])
     for method in hg.METHODS:
-        out = explorer.decay.hgrn2(q, f_log, v, method=method)
+        out = hg.hgrn2(q, f_log, v, method=method)
         # feature 0 holds v_2 after step 2; feature 1 still holds v_1.
         assert torch.allclose(out, torch.tensor([[1.0, 2.0], [5.0, 7.0], [1.0, 2.0]]), atol=1e-6)
 
@@ -93,12 +91,6 @@ def test_layer_bounds_are_cumulative_softmax_shares():
     assert torch.allclose(hgrn2_layer_bounds(torch.zeros(6)), torch.arange(6) / 6)
     per_feature = hgrn2_layer_bounds(torch.randn(3, DK))              # one bound per layer and feature
     assert per_feature.shape == (3, DK) and (per_feature[0] == 0).all()
-
-
-def test_entry_points_and_the_old_flat_name():
-    assert explorer.decay.hgrn2 is hg.hgrn2 and explorer.decay.hgrn2_log_forget is hgrn2_log_forget
-    assert flat_decay.retnet_log_decay(2).shape == (2, 1, 1)
-    assert explorer.decay.gla_log_gates is not None
 
 
 @pytest.mark.parametrize("call, needle", [

@@ -6,7 +6,7 @@ import torch
 from explorer.forms import attention as at
 from explorer import maps as fm
 from explorer.maps import hybrid
-from explorer.forms import linear as li
+from explorer.mechanisms.linear import forms as li
 from explorer.sources.text import get_model
 
 TEXTS = ["The cat sat on the mat.", "Linear attention forgets nothing unless it decays.",

@@ -12,7 +12,7 @@ import torch
 from explorer import maps as feature_maps
 from explorer.figures.lecture import build_count, chapter_figures
 from explorer.forms import state
-from explorer.forms.decay import hgrn2_layer_bounds
+from explorer.mechanisms.hgrn2.gates import hgrn2_layer_bounds
 from explorer.lecture import closing, rnn, tradeoff
 from explorer.lecture import text as lecture_text
 from explorer.lecture.chapters import HEAD_DIM, LECTURE_HEAD, LECTURE_LAYER

@@ -7,8 +7,9 @@ import torch
 
 from explorer.forms import attention as at
 from explorer import maps as fm
-from explorer.forms import linear as li
-from explorer.forms.decay import gla_log_gates, retnet_log_decay
+from explorer.mechanisms.gla.gates import gla_log_gates
+from explorer.mechanisms.linear import forms as li
+from explorer.mechanisms.retnet.gates import retnet_log_decay
 
 H, D, DV = 2, 8, 5
 

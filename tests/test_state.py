@@ -5,7 +5,9 @@ import math
 import pytest
 import torch
 
-from explorer.forms import decay, linear, state
+from explorer.forms import state
+from explorer.mechanisms.linear import forms as linear
+from explorer.mechanisms.retnet import gates as decay
 from explorer import maps as fm
 
 

@@ -11,10 +11,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .. import mechanisms
 from ..words import w
 from .style import PROJECTOR_FIGURE_PX, as_style, finish, finite_values
 
-DELTA_IDS = ("deltanet", "gated_deltanet")
 REFERENCE_COLOUR = "#777"
 
 
@@ -47,7 +47,8 @@ def state_step(update, state, t: int, token: str = "", kind: str = "", style=Non
     update, state = np.asarray(update), np.asarray(state)
     quoted = f" “{token}”" if token else ""
     delta = erased is not None
-    family = "delta" if delta else ("hgrn2" if kind_id == "hgrn2" else "additive")
+    # What the written part is: the delta rule's beta k vᵀ, the input gate's (1 − f) vᵀ or φ(k) vᵀ.
+    family = "delta" if delta else ("hgrn2" if mechanisms.writes(kind_id) == mechanisms.WRITES_FORGET_GATE else "additive")
     written_title = w(f"state.step_written_{family}", lang, t=t, token=quoted)
     state_title = w("state.step_state", lang, t=t, kind=kind) if kind else f"S_t, t = {t}"
     hover = w("state.hover_cell", lang) + "<br>%{z:.4g}<extra>{label}</extra>"

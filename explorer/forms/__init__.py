@@ -1,1 +1,4 @@
-"""The math: the exact N x N maps, the O(N) forms, forgetting (decay, gates) and the recurrent state."""
+"""Attention with a feature map: the N x N kernel maps with their ill-defined rows flagged
+(``attention``), and the recurrent state's diagnostics for the state tab (``state``). The
+mechanisms themselves (softmax, linear, decays, gates, the delta rule) live in
+``explorer.mechanisms``."""

@@ -17,40 +17,13 @@ from typing import NamedTuple
 import torch
 
 from ..checks import check_qkv
-from .decay import is_feature_dependent, prepare_log_decay
+from ..mechanisms.linear.decay import prepare_log_decay
+from ..mechanisms.linear.map import causal_mask, weights_from_features  # noqa: F401  (part of this module's API)
+from ..mechanisms.softmax.map import logits, masked_logits, softmax_map  # noqa: F401  (part of this module's API)
 
 # A normaliser is "tiny" when it is this small next to the sum of the absolute terms that
 # make it: the row's weights are then dominated by cancellation error.
 TINY_RELATIVE = 1e-6
-
-
-def logits(q, k) -> torch.Tensor:
-    """s_ij = q_i . k_j / sqrt(d), shaped (..., N, N)."""
-    q, k, _ = check_qkv(q, k)
-    return (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
-
-
-def masked_logits(q, k, causal: bool = False) -> torch.Tensor:
-    """The logits with -inf where a causal query may not look (j > i), (..., N, N)."""
-    s = logits(q, k)
-    if causal:
-        future = torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).triu_(1)
-        s.masked_fill_(future, float("-inf"))
-    return s
-
-
-def causal_mask(n: int, device=None) -> torch.Tensor:
-    """Boolean (N, N) mask, True where key j may be seen by query i (j <= i)."""
-    return torch.ones(n, n, dtype=torch.bool, device=device).tril()
-
-
-def softmax_map(q, k, causal: bool = False) -> torch.Tensor:
-    """Exact softmax attention weights, (..., N, N); future keys get weight 0 when causal."""
-    s = masked_logits(q, k, causal)
-    # In place on the one N x N buffer: at long N the map is the memory, and a second and
-    # third copy (mask, softmax output) would cost more than the arithmetic.
-    s.sub_(s.amax(-1, keepdim=True)).exp_()
-    return s.div_(s.sum(-1, keepdim=True))
 
 
 def kernel_weights(q, k, feature_map, causal: bool = False, log_decay=None) -> torch.Tensor:
@@ -71,29 +44,6 @@ def kernel_weights(q, k, feature_map, causal: bool = False, log_decay=None) -> t
     fk = feature_map(k)
     decay = prepare_log_decay(log_decay, tuple(q.shape[:-2]), q.shape[-2], fq.shape[-1], q.dtype, q.device)
     return weights_from_features(fq, fk, causal, decay)
-
-
-def weights_from_features(fq, fk, causal: bool, decay) -> torch.Tensor:
-    """The quadratic form of kernel attention from features (..., N, m) and a prepared decay."""
-    if decay is not None and not causal:
-        raise ValueError("log_decay: decay and gates apply to causal attention only; set causal=True")
-    n = fq.shape[-2]
-    mask = causal_mask(n, fq.device) if causal else None
-    if decay is None:
-        w = fq @ fk.transpose(-1, -2)
-        return w.masked_fill(~mask, 0.0) if causal else w
-    decay = decay.expand(*decay.shape[:-2], n, decay.shape[-1])   # a per-head gamma has N = 1
-    cum = decay.double().cumsum(dim=-2)                       # B_t, (..., N, m or 1)
-    fq64, fk64 = fq.double(), fk.double()
-    if is_feature_dependent(decay):
-        diff = cum.unsqueeze(-2) - cum.unsqueeze(-3)          # B_i - B_j, (..., N, N, m)
-        diff = diff.masked_fill(~mask.unsqueeze(-1), float("-inf"))
-        w = torch.einsum("...if,...jf,...ijf->...ij", fq64, fk64, torch.exp(diff))
-    else:
-        diff = cum[..., :, 0].unsqueeze(-1) - cum[..., :, 0].unsqueeze(-2)   # (..., N, N)
-        diff = diff.masked_fill(~mask, float("-inf"))
-        w = (fq64 @ fk64.transpose(-1, -2)) * torch.exp(diff)
-    return w.to(fq.dtype)
 
 
 class Normalisers(NamedTuple):

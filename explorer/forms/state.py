@@ -21,10 +21,12 @@ this module lets a lecturer show:
   that grows with t (``kv_cache_bytes``); its effective rank shows how much of that
   capacity is in use.
 
-The updates and read-outs are the engine's: ``explorer.forms.linear.RecurrentState`` for the
-additive and gated states, ``explorer.forms.decay.hgrn2_log_forget`` for HGRN2's gates and
-``explorer.forms.delta.delta_step`` for the delta rule; nothing here re-implements them.
-``UpdateRule`` only says which of them a kind uses, on which keys.
+The updates and read-outs are the engine's: ``explorer.mechanisms.linear.forms.RecurrentState`` for the
+additive and gated states, ``explorer.mechanisms.hgrn2.gates.hgrn2_log_forget`` for HGRN2's gates and
+``explorer.mechanisms.deltanet.forms.delta_step`` for the delta rule; nothing here re-implements them.
+Each update is a registered mechanism (``explorer.mechanisms``): it says how it writes a key,
+which gates the presets give it, one step and its read-out. ``UpdateRule`` holds one with the
+tab's parameters.
 """
 
 from __future__ import annotations
@@ -34,20 +36,20 @@ from dataclasses import dataclass
 
 import torch
 
+from .. import mechanisms
 from ..checks import as_float_tensor, check_finite, check_positive_int
-from .decay import gamma_to_log_decay, gla_log_gates, prepare_log_decay, retnet_log_decay
-from .linear import RecurrentState
+from ..mechanisms.hgrn2.mechanism import LOWER_BOUND as HGRN2_LOWER_BOUND
+from ..mechanisms.linear.decay import prepare_log_decay
+from ..mechanisms.linear.forms import RecurrentState
+from ..mechanisms.recurrence import WRITES_FEATURES, WRITES_UNIT, Recurrence
+from ..mechanisms.retnet.gates import gamma_to_log_decay
 
-ADDITIVE_KINDS = ("none", "retnet", "gla")           # phi(k) v^T added, read phi(q) S / phi(q) z
-DELTA_KINDS = ("deltanet", "gated_deltanet")          # the delta rule on L2-normalised keys
-DECAY_KINDS = ADDITIVE_KINDS + ("hgrn2",) + DELTA_KINDS  # every update the state tab offers
-GATED_KINDS = ("gla", "gated_deltanet")                # take the seeded data-dependent gates (``strength``)
+DECAY_KINDS = mechanisms.state_kinds()                 # every update the state tab offers, in its order
 # Not a choice of the tab but the capacity panel's reference: the additive update (no decay)
 # on the delta rule's own keys, L2-normalised, read S^T q without a normaliser. Beside the
 # delta rule it shows what the correction alone changes.
 UNIT_ADDITIVE = "unit_additive"
 POSITIONS = ("early", "recent")
-GLA_TAU = 16.0
 RECALL_THRESHOLD = 0.5                                # a pair counts as recalled above this cosine
 
 
@@ -122,7 +124,7 @@ def _check_map_dim(feature_map, head_dim: int) -> None:
 def state_trace(k, v, feature_map, log_decay=None, keep_states=False) -> StateTrace:
     """Step the recurrent state through one head's keys (N, d) and values (N, d_v).
 
-    ``log_decay`` is anything ``explorer.forms.decay.prepare_log_decay`` accepts for (N, m): None,
+    ``log_decay`` is anything ``explorer.mechanisms.linear.decay.prepare_log_decay`` accepts for (N, m): None,
     a float, or a tensor (N or 1, 1 or m), e.g. from ``decay_preset``. The states are
     recorded at every step (O(N m d_v) memory, which the batched SVD needs anyway);
     ``keep_states`` returns them with the per-step updates for the UI's heat maps.
@@ -133,7 +135,7 @@ def state_trace(k, v, feature_map, log_decay=None, keep_states=False) -> StateTr
     decay = prepare_log_decay(log_decay, (), n, m, k.dtype, k.device)
     if decay is not None:
         decay = decay.expand(n, decay.shape[-1])
-    return rule_trace(k, v, UpdateRule("none", feature_map, decay), keep_states)
+    return rule_trace(k, v, UpdateRule(mechanisms.get("linear").state_kind, feature_map, decay), keep_states)
 
 
 # ---------------------------------------------------------------------------------------
@@ -143,24 +145,23 @@ def state_trace(k, v, feature_map, log_decay=None, keep_states=False) -> StateTr
 def decay_preset(kind, n, num_features, *, gamma=None, strength=1.0, seed=0, head=0):
     """A log-decay for a sequence of n tokens: None, (n, 1) or (n, num_features).
 
-    none:   None, the state never forgets.
-    retnet: log gamma at every step, one value for all features; gamma from ``gamma`` if
-            given, else RetNet's value 1 - 2^(-5-head) for head ``head``.
-    gla:    log alpha_t = strength * logsigmoid(x_t W_g) / 16, one gate per key feature, with
-            x and W_g seeded Gaussians standing in for the data (a gate that varies with t
-            and between features, as GLA's does). strength 0 never forgets; larger values
-            forget faster. The same seed gives the same gates, and the first rows do not
-            depend on n.
-    gated_deltanet: the same recipe with W_g's first column only, (n, 1): Gated DeltaNet's
-            forget gate is one number per token, shared by the whole state.
-    hgrn2, deltanet: None here. HGRN2's gates depend on each token's own key
-            (``UpdateRule``); plain DeltaNet has no forget gate.
+    Each mechanism's ``gate_preset`` says which: None for no decay, for HGRN2 (its gates
+    depend on each token's own key, see ``UpdateRule``) and for plain DeltaNet; RetNet's
+    log gamma at every step (gamma from ``gamma`` if given, else RetNet's value
+    1 - 2^(-5-head) for head ``head``); GLA's seeded gates, one per key feature, and Gated
+    DeltaNet's, one per token (``explorer.mechanisms.gla.gates.seeded_log_gates``).
 
-    ``gamma`` applies to retnet and ``strength`` to the gated kinds; both are validated
+    ``gamma`` applies to RetNet and ``strength`` to the gated updates; both are validated
     whatever the kind.
     """
     if kind not in DECAY_KINDS:
         raise ValueError(f"kind: expected one of {', '.join(DECAY_KINDS)}, got {kind!r}")
+    return _preset(mechanisms.for_state_kind(kind), n, num_features, gamma=gamma, strength=strength, seed=seed,
+                   head=head)
+
+
+def _preset(mechanism, n, num_features, *, gamma, strength, seed, head):
+    """``mechanism``'s gates for the preset's parameters, each validated whatever the kind."""
     n = check_positive_int(n, "n")
     m = check_positive_int(num_features, "num_features")
     log_gamma = None if gamma is None else gamma_to_log_decay(gamma)
@@ -169,29 +170,14 @@ def decay_preset(kind, n, num_features, *, gamma=None, strength=1.0, seed=0, hea
         raise ValueError(f"strength: must be a finite number >= 0, got {strength}")
     if isinstance(head, bool) or not isinstance(head, int) or head < 0:
         raise ValueError(f"head: expected a head index >= 0, got {head!r}")
-
-    dtype = torch.get_default_dtype()
-    if kind in ("none", "hgrn2", "deltanet"):
-        return None
-    if kind == "retnet":
-        if log_gamma is None:
-            log_gamma = float(retnet_log_decay(head + 1)[head])
-        return torch.full((n, 1), log_gamma, dtype=dtype)
-    gen = torch.Generator().manual_seed(int(seed))
-    # Drawn row by row so a longer sequence extends a shorter one instead of redrawing it.
-    w = torch.randn(m, m, generator=gen, dtype=torch.float64) / math.sqrt(m)
-    x = torch.stack([torch.randn(m, generator=gen, dtype=torch.float64) for _ in range(n)])
-    if kind == "gated_deltanet":
-        w = w[:, :1]                            # one gate per token
-    gates = gla_log_gates(x, w, tau=GLA_TAU) * strength
-    return gates.clamp(max=0.0).to(dtype)      # -0.0 and round-off stay <= 0
+    return mechanism.gate_preset(n, m, log_gamma=log_gamma, strength=strength, seed=seed, head=head,
+                                 dtype=torch.get_default_dtype())
 
 
 # ---------------------------------------------------------------------------------------
 # Update rules: what each kind writes for a key, how it forgets, how it reads
 # ---------------------------------------------------------------------------------------
 
-HGRN2_LOWER_BOUND = 0.9     # an upper layer's bound: f_t >= 0.9, a memory of tens of tokens
 DELTA_BETA = 1.0            # the delta rule's write strength: 1 overwrites the value under k_t fully
 
 
@@ -213,14 +199,13 @@ def check_fraction(value, name: str, *, low: float, high: float, low_open: bool,
 class UpdateRule:
     """One state update of the state tab, on keys x of one head (..., d).
 
-    Additive kinds (none, retnet, gla): the key is written as phi(x), the state decays by the
-    preset's gates, and the read-out is phi(q) S / phi(q) z.
-    hgrn2: the key written is the input gate 1 - f(x), tied to the forget gate
-    f(x) = lb + (1 - lb) sigmoid(x W_f) that also decays the state's rows; read S^T q.
-    deltanet, gated_deltanet: the key is x / ||x|| (DeltaNet L2-normalises q and k), the
-    state is corrected by the delta rule with strength beta (and, gated, a forget gate per
-    token); read S^T q. Neither HGRN2 nor the delta rule has a normaliser z.
-    unit_additive: the key x / ||x|| added as it is, read S^T q (``UNIT_ADDITIVE``).
+    The mechanism behind ``kind`` (``explorer.mechanisms.for_state_kind``) decides: the
+    additive updates (no decay, RetNet, GLA) write phi(x), decay by the preset's gates and
+    read phi(q) S / phi(q) z; HGRN2 writes the input gate 1 - f(x), tied to the forget gate
+    f(x) = lb + (1 - lb) sigmoid(x W_f) that also decays the state's rows, and reads S^T q;
+    the delta rule (plain and gated) writes x / ||x|| (DeltaNet L2-normalises q and k),
+    corrects the state with strength beta and reads S^T q. Neither HGRN2 nor the delta rule
+    has a normaliser z. ``UNIT_ADDITIVE``: the key x / ||x|| added as it is, read S^T q.
     """
 
     kind: str
@@ -231,8 +216,12 @@ class UpdateRule:
     beta: float = DELTA_BETA
 
     @property
+    def mechanism(self) -> Recurrence:
+        return _UNIT if self.kind == UNIT_ADDITIVE else mechanisms.for_state_kind(self.kind)
+
+    @property
     def has_normaliser(self) -> bool:
-        return self.kind in ADDITIVE_KINDS
+        return self.mechanism.has_normaliser
 
     def keys(self, x, is_query=False, offset=0, total=None):
         """What the state stores under key x (and reads with, for a query x): (..., width)."""
@@ -242,14 +231,9 @@ class UpdateRule:
         """(keys, log gates) for tokens x (..., T, d) at positions offset..offset+T-1 of a
         stream of ``total``: keys (..., T, width) and gates (..., T, 1 or width) or None.
         One call per stream, so HGRN2's gates are computed once, not once per step."""
-        if self.kind in ADDITIVE_KINDS:
-            keys = self.feature_map(x, is_query=is_query, offset=offset, total=total)
-        elif self.kind == "hgrn2":
-            from .decay import hgrn2_log_forget
-            log_f = hgrn2_log_forget(x, self.gate_weight.to(x.dtype), self.lower_bound)
-            return -torch.expm1(log_f), log_f                     # the key 1 - f, exact for f near 1
-        else:
-            keys = torch.nn.functional.normalize(x, dim=-1)       # the delta rule's keys and queries
+        keys, own_gates = self.mechanism.state_keys(x, self, is_query=is_query, offset=offset, total=total)
+        if own_gates is not None:
+            return keys, own_gates
         if self.log_decay is None:
             return keys, None
         return keys, self.log_decay[offset:offset + x.shape[-2]].to(x.dtype)
@@ -259,22 +243,22 @@ class UpdateRule:
 
     def step(self, state: RecurrentState, key, v, gate):
         """Write one token per batch row; the delta rule returns (erased, written), the others None."""
-        if self.kind in DELTA_KINDS:
-            from .delta import delta_step
-            log_a = 0.0 if gate is None else gate[..., 0].expand(key.shape[0])
-            beta = torch.full((key.shape[0],), self.beta, dtype=key.dtype, device=key.device)
-            state.s, erased, written = delta_step(state.s, key, v, beta, log_a)
-            return erased, written
-        state.step(key, v, gate)
-        return None
+        return self.mechanism.step(state, key, v, gate, self.beta)
 
     def read(self, state: RecurrentState, query):
         """The read-out for queries (B, width) or (B, P, width)."""
-        if self.has_normaliser:
-            return state.read(query)
-        if query.dim() == 2:
-            return (query.unsqueeze(-2) @ state.s).squeeze(-2)
-        return query @ state.s
+        return self.mechanism.read(state, query)
+
+
+class _UnitAdditive(Recurrence):
+    """The capacity panel's reference (``UNIT_ADDITIVE``): unit keys added, read S^T q."""
+
+    name = state_kind = UNIT_ADDITIVE
+    has_normaliser = False
+    writes = WRITES_UNIT
+
+
+_UNIT = _UnitAdditive()
 
 
 def make_rule(kind, feature_map, head_dim, total, *, gamma=None, strength=1.0, lower_bound=HGRN2_LOWER_BOUND,
@@ -286,25 +270,20 @@ def make_rule(kind, feature_map, head_dim, total, *, gamma=None, strength=1.0, l
     """
     if kind not in DECAY_KINDS and kind != UNIT_ADDITIVE:
         raise ValueError(f"kind: expected one of {', '.join(DECAY_KINDS)}, got {kind!r}")
+    mechanism = _UNIT if kind == UNIT_ADDITIVE else mechanisms.for_state_kind(kind)
     head_dim = check_positive_int(head_dim, "head_dim")
     lower_bound = check_fraction(lower_bound, "lower_bound", low=0.0, high=1.0, low_open=False, high_open=True)
     beta = check_fraction(beta, "beta", low=0.0, high=1.0, low_open=True, high_open=False)
-    if kind in ADDITIVE_KINDS:
+    adds_features = mechanism.writes == WRITES_FEATURES
+    if adds_features:
         if feature_map is None:
             raise ValueError(f"feature_map: the update {kind!r} adds phi(k) v^T and needs a feature map phi")
         _check_map_dim(feature_map, head_dim)
         width = feature_map.num_features
     else:
         width = head_dim
-    log_decay = decay_preset("none" if kind == UNIT_ADDITIVE else kind, total, width, gamma=gamma,
-                             strength=strength, seed=seed, head=head)
-    gate_weight = None
-    if kind == "hgrn2":
-        # W_f stands in for the learned forget-gate projection: seeded, scaled so that
-        # x W_f has unit variance for unit-variance keys.
-        gen = torch.Generator().manual_seed(int(seed) + 1)
-        gate_weight = torch.randn(head_dim, head_dim, generator=gen, dtype=torch.float64) / math.sqrt(head_dim)
-    return UpdateRule(kind, feature_map if kind in ADDITIVE_KINDS else None, log_decay, gate_weight,
+    log_decay = _preset(mechanism, total, width, gamma=gamma, strength=strength, seed=seed, head=head)
+    return UpdateRule(kind, feature_map if adds_features else None, log_decay, mechanism.gate_weight(head_dim, seed),
                       lower_bound, beta)
 
 
@@ -321,13 +300,14 @@ def rule_trace(k, v, rule: UpdateRule, keep_states=False) -> StateTrace:
     state = rule.empty(1, width, v.shape[1], k.dtype, k.device)
     states = torch.empty(n, width, v.shape[1], dtype=k.dtype, device=k.device)
     normalisers = torch.empty(n, width, dtype=k.dtype, device=k.device)
-    erased = torch.empty_like(states) if keep_states and rule.kind in DELTA_KINDS else None
+    erases = rule.mechanism.erases
+    erased = torch.empty_like(states) if keep_states and erases else None
     for t in range(n):
         out = rule.step(state, keys[t:t + 1], v[t:t + 1], None if gates is None else gates[t:t + 1])
         states[t], normalisers[t] = state.s[0], state.z[0]
         if erased is not None:
             erased[t] = out[0][0]
-    if keep_states and rule.kind in DELTA_KINDS:
+    if keep_states and erases:
         updates = rule.beta * keys.unsqueeze(-1) * v.unsqueeze(-2)          # beta k_t v_t^T, written
     elif keep_states:
         updates = keys.unsqueeze(-1) * v.unsqueeze(-2)

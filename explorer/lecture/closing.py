@@ -4,7 +4,7 @@
   overwriting (the delta rule: DeltaNet, and Gated DeltaNet with a gate as well): recall of
   a recent key against an early one, from ``rnn.recall`` (the engine's recall probe,
   cached); and HGRN2's forget gates, whose lower bound rises with depth
-  (``hgrn2_depth`` over ``explorer.forms.decay.hgrn2_layer_bounds``);
+  (``hgrn2_depth`` over ``explorer.mechanisms.hgrn2.gates.hgrn2_layer_bounds``);
 - learning phi (Hedgehog): row KL to softmax on the current head for a learned map next to
   elu+1 and FAVOR+ (``row_kl_by_map``; training itself is ``explorer.maps.learned``);
 - hybrids: keep k layers softmax, make the rest linear, and compare sentence embeddings
@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from ..forms import attention
-from ..forms.decay import hgrn2_layer_bounds
+from ..mechanisms.hgrn2.gates import hgrn2_layer_bounds
 from ..maps import hybrid
 from ..measure import metrics
 from . import rnn

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..forms import linear, state
+from ..forms import state
+from ..mechanisms.linear import forms as linear
 from ..checks import check_positive_int
 from .memo import LRU
 

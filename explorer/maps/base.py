@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from ..checks import as_float_tensor, check_positive_int
+from ..core.grad import records_grad
 
 
 class FeatureMap(nn.Module):
@@ -30,7 +31,7 @@ class FeatureMap(nn.Module):
 
     ``nonfinite_rows`` is True for maps whose feature row of an input row with a NaN or
     infinite element always holds a NaN or infinite feature: the linear forms then find
-    non-finite input in numbers they compute anyway (see ``explorer.forms.linear.noncausal``).
+    non-finite input in numbers they compute anyway (see ``explorer.mechanisms.linear.forms.noncausal``).
     """
 
     name = "base"
@@ -81,14 +82,6 @@ class FeatureMap(nn.Module):
 
     def extra_repr(self) -> str:
         return f"head_dim={self.head_dim}, num_features={self.num_features}"
-
-
-def records_grad(x: torch.Tensor, module: nn.Module | None = None) -> bool:
-    """True when autograd is recording through ``x`` or ``module``'s parameters: in-place
-    work and ``out=`` buffers are then off limits."""
-    if not torch.is_grad_enabled():
-        return False
-    return x.requires_grad or (module is not None and any(p.requires_grad for p in module.parameters()))
 
 
 def _softmax_scale(x: torch.Tensor) -> torch.Tensor:

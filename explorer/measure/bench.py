@@ -31,7 +31,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from ..forms import attention, linear
+from ..forms import attention
+from ..mechanisms.linear import forms as linear
 from .. import maps as feature_maps
 from ..catalog import SWEEP_METHOD_LABELS
 from ..catalog import SWEEP_METHODS as METHODS  # one list for the benchmark and the UI's choices

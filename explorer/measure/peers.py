@@ -34,7 +34,8 @@ import torch.nn.functional as F
 from torch.utils.benchmark import Timer
 
 from .. import maps as feature_maps
-from ..forms import delta, linear
+from ..mechanisms.deltanet import forms as delta
+from ..mechanisms.linear import forms as linear
 
 MODES = ("non-causal", "causal", "gated", "gla", "delta")
 MODE_NOTES = {

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from .. import catalog
+from .. import catalog, mechanisms
 from . import common, i18n, source as source_panel
 
-KINDS = list(catalog.DECAY_LABELS)
+KINDS = list(mechanisms.state_kinds())
 DEFAULTS = catalog.STATE_DEFAULTS
 
 

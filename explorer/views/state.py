@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..catalog import (DECAY_LABELS, MAX_SEED, REFERENCE, STATE_DEFAULTS, STATE_LOWER_BOUND_MAX, map_choices)
+from .. import mechanisms
+from ..catalog import MAX_SEED, REFERENCE, STATE_DEFAULTS, STATE_LOWER_BOUND_MAX, map_choices
 from ..measure import cost
 from ..words import normal_lang, w
 from .common import MAX_STATE_ELEMENTS, make_feature_map, select_head
 
-KINDS = tuple(DECAY_LABELS)          # explorer.forms.state.DECAY_KINDS, in the same order
-NO_NORMALISER = ("hgrn2", "deltanet", "gated_deltanet")
+KINDS = mechanisms.state_kinds()     # the registered updates with a fixed-size state, in the tab's order
 M_RANGE = (1, 1024)
 ECHO = 40                            # characters of a refused value quoted back
 

@@ -5,11 +5,11 @@ state
 
     S_t = diag(f_t) S_{t-1} + (1 - f_t) v_t^T,    o_t = S_t^T q_t,
 
-with f_t in (0, 1]^{d_k} the forget gate (``explorer.forms.decay.hgrn2_log_forget``) and
+with f_t in (0, 1]^{d_k} the forget gate (``explorer.mechanisms.hgrn2.gates.hgrn2_log_forget``) and
 1 - f_t the input gate: what a feature forgets, it makes room for. That is gated linear
 attention with per-feature log decay log f_t and the key k_t = 1 - f_t, without the
 normaliser. The chunked form therefore runs on the gated machinery of
-``explorer.forms.linear`` (``GateFactors``: segments inside which every exponent is
+``explorer.mechanisms.linear.forms`` (``GateFactors``: segments inside which every exponent is
 bounded, factors on queries and keys, rescaled states between segments); only the block
 product differs, since HGRN2 reads the state without dividing by q.z.
 
@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import as_float_tensor, check_positive_int, check_qkv
-from ..measure.cost import BLOCK_ELEMENTS
-from .decay import prepare_log_decay
-from .linear import GateFactors
+from ...checks import as_float_tensor, check_positive_int, check_qkv
+from ...core.blocks import BLOCK_ELEMENTS
+from ..linear.decay import prepare_log_decay
+from ..linear.forms import GateFactors
 
 METHODS = ("chunked", "recurrent")
 

@@ -37,8 +37,8 @@ import math
 
 import torch
 
-from ..checks import as_float_tensor, check_finite, check_positive_int, check_qkv
-from ..measure.cost import BLOCK_ELEMENTS
+from ...checks import as_float_tensor, check_finite, check_positive_int, check_qkv
+from ...core.blocks import BLOCK_ELEMENTS
 
 METHODS = ("chunked", "recurrent")
 

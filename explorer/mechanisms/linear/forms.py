@@ -17,7 +17,7 @@ written into one reused buffer, so the elementwise work stays in cache and nothi
 N is allocated but the output. ``causal_cumsum`` (cumulative sum of outer products) is a
 reference only: it holds an m x d_v matrix per token.
 
-Decay (see ``explorer.forms.decay``) costs the chunked form almost nothing beyond the ungated
+Decay (see ``explorer.mechanisms.linear.decay``) costs the chunked form almost nothing beyond the ungated
 one: the weight exp(B_i - B_j) of key j for query i (B the cumulative log decay) is
 factored as exp(B_i - c) on the query times exp(c - B_j) on the key, and the ungated
 algorithm runs on the rescaled features. The sequence is cut into segments inside which
@@ -33,11 +33,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .attention import weights_from_features
-from ..checks import check_finite, check_positive_int, check_qkv
+from ...checks import check_finite, check_positive_int, check_qkv
 from .decay import prepare_log_decay
-from ..maps import records_grad
-from ..measure.cost import BLOCK_ELEMENTS
+from .map import weights_from_features
+from ...core.grad import records_grad
+from ...core.blocks import BLOCK_ELEMENTS
 
 METHODS = ("parallel", "chunked", "recurrent")
 

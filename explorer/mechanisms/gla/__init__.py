@@ -1,0 +1,7 @@
+"""GLA (gated linear attention): linear attention whose state decays by data-dependent gates,
+one per key feature."""
+
+from .. import WRITES_FEATURES
+
+STATE_KIND = "gla"
+WRITES = WRITES_FEATURES

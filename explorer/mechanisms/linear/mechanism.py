@@ -1,0 +1,82 @@
+"""Kernel attention with a normaliser, as a mechanism: linear attention (no decay), and the
+base of RetNet and GLA, which only add a log decay a_t <= 0 on the state's rows:
+
+    S_t = exp(a_t) (.) S_{t-1} + k_t v_t^T,   z_t = exp(a_t) (.) z_{t-1} + k_t,
+    o_t = S_t^T q_t / q_t.z_t.
+
+Its map is the kernel map with the decay mask, w_ij = q_i.k_j exp(B_i - B_j) (B the
+cumulative log decay) normalised by its row sums; the fast forms are ``forms``."""
+
+from __future__ import annotations
+
+import torch
+
+from ..recurrence import Recurrence, WRITES_FEATURES
+from .decay import prepare_log_decay
+from .forms import linear_attention
+from .map import weights_from_features
+from . import STATE_KIND, WRITES
+
+
+class AsGiven:
+    """The identity feature map in the shape the linear forms expect: the keys and
+    queries are used as the caller gives them."""
+
+    name = "as given"
+    nonfinite_rows = True          # a non-finite input row gives non-finite features
+
+    def __init__(self, dim: int):
+        self.head_dim = self.num_features = dim
+
+    def __call__(self, x, is_query=False, offset=0, total=None, out=None):
+        return x
+
+    def parameters(self):
+        return iter(())
+
+
+class KernelRecurrence(Recurrence):
+    """Additive state with a normaliser; ``log_decay`` None (no decay) or broadcastable to
+    (..., N, 1) (one decay per token) or (..., N, d_k) (one per key feature)."""
+
+    has_normaliser = True
+    writes = WRITES_FEATURES
+    params: tuple[str, ...] = ()
+
+    def _decay(self, q, params):
+        return prepare_log_decay(params.get("log_decay"), tuple(q.shape[:-2]), q.shape[-2], q.shape[-1],
+                                 q.dtype, q.device)
+
+    def _map(self, q, k, **params) -> torch.Tensor:
+        w = weights_from_features(q, k, True, self._decay(q, params))
+        return w / w.sum(-1, keepdim=True)
+
+    def _reference(self, q, k, v, **params) -> torch.Tensor:
+        decay = self._decay(q, params)
+        q, k, v = q.double(), k.double(), v.double()
+        n = q.shape[-2]
+        g = None if decay is None else torch.exp(decay.double()).expand(*q.shape[:-2], n, decay.shape[-1])
+        s = q.new_zeros(*q.shape[:-2], q.shape[-1], v.shape[-1])
+        z = q.new_zeros(*q.shape[:-2], q.shape[-1])
+        out = []
+        for t in range(n):
+            if g is not None:
+                s = g[..., t, :, None] * s
+                z = g[..., t, :] * z
+            s = s + k[..., t, :, None] * v[..., t, None, :]
+            z = z + k[..., t, :]
+            out.append((s.transpose(-1, -2) @ q[..., t, :, None])[..., 0] / (z * q[..., t, :]).sum(-1, keepdim=True))
+        return torch.stack(out, dim=-2)
+
+    def _output(self, q, k, v, method, **params) -> torch.Tensor:
+        return linear_attention(q, k, v, AsGiven(q.shape[-1]), causal=True, method=method,
+                                log_decay=params.get("log_decay"))
+
+
+class Linear(KernelRecurrence):
+    name = __package__.rpartition(".")[2]     # registered under its folder's name
+    state_kind = STATE_KIND
+    writes = WRITES
+
+
+MECHANISM = Linear()

@@ -1,0 +1,6 @@
+"""RetNet: linear attention whose state decays by a fixed per-head gamma_h = 1 - 2^(-5-h)."""
+
+from .. import WRITES_FEATURES
+
+STATE_KIND = "retnet"
+WRITES = WRITES_FEATURES
