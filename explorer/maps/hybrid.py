@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import FeatureMap, create, register
+from .base import SPECS, FeatureMap, create, register
 
 
 class SlidingWindow(FeatureMap):
@@ -34,7 +34,7 @@ class SlidingWindow(FeatureMap):
     scale of exp(s)); ``pair_weights`` gives the mixed weights the reference map uses.
     """
 
-    name = "sliding_window"
+    spec = SPECS["sliding_window"]
 
     def __init__(self, head_dim: int, num_features: int | None = None, seed: int = 0,
                  window: int = 4, inner: str = "taylor2"):
@@ -69,7 +69,7 @@ class SlidingWindow(FeatureMap):
         return w.masked_fill(~allowed, 0.0)
 
 
-register(SlidingWindow, ("num_features", "seed", "window", "inner"))
+register(SlidingWindow)
 
 
 # ---------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from ..forms import attention
 from ..resources import asset
 from ..measure import metrics
 from ..checks import check_positive_int
-from .base import FeatureMap, _softmax_scale, create, register
+from .base import SPECS, FeatureMap, _softmax_scale, create, register
 from .luna import Luna
 
 
@@ -52,11 +52,11 @@ class Hedgehog(FeatureMap):
     columns of W start as small seeded noise.
     """
 
-    name = "hedgehog"
+    spec = SPECS["hedgehog"]
 
     def __init__(self, head_dim: int, num_features: int | None = None, seed: int = 0, heads: tuple = ()):
         super().__init__(head_dim)
-        m = 2 * head_dim if num_features is None else check_positive_int(num_features, "num_features")
+        m = self.spec.feature_count(head_dim) if num_features is None else check_positive_int(num_features, "num_features")
         if m % 2:
             raise ValueError(f"num_features: hedgehog needs an even count (two softmax halves), got {m}")
         hidden = m // 2
@@ -109,7 +109,7 @@ class Hedgehog(FeatureMap):
         return fmap
 
 
-register(Hedgehog, ("num_features", "seed", "heads"))
+register(Hedgehog)
 
 
 @dataclass
