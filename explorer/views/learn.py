@@ -4,11 +4,11 @@ Two experiments from the article's last chapters:
 
 * learned maps: Hedgehog or the LUNA-style map trained on the training texts
   (``assets/texts/train.txt``) to imitate softmax, judged beside fixed maps on the
-  held-out texts only (``explorer.maps.learned.experiment``). Any model the data panel can
+  held-out texts only (``explorer.experiments.learning.experiment``). Any model the data panel can
   read does the reading (``model``: None is the embedded MiniLM); a causal model's maps
   are trained and judged against its causal softmax (keys j <= i);
 * hybrids: some layers of the embedded MiniLM made linear, the cost measured on its
-  sentence embeddings and attention (``explorer.maps.hybrid``). Only MiniLM: the hybrid
+  sentence embeddings and attention (``explorer.experiments.hybrids``). Only MiniLM: the hybrid
   swaps the attention of BERT-family layers.
 
 Results are plain dataclasses of numbers that ``explorer.figures.learn`` draws. Training
@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from ..measure import cost
-from ..maps import hybrid, learned
+from ..experiments import hybrids, learning
+from ..maps import learned
 # The embedded model's shape (layers, heads, head dim) and the hybrid's maps: the UI builds
 # its controls from these before this module is imported, so they live in the catalogue.
 from ..catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED_SHAPE re-exported
@@ -45,7 +46,7 @@ from .common import set_trained
 # in a checkout and in an installed package.
 TEXTS_DIR = asset("texts")
 LOSS_NAME = "row cross-entropy  −Σⱼ Aᵢⱼ log Âᵢⱼ  (= KL(A‖Â) + entropy of A), mean over rows and heads"
-LR = learned.DEFAULT_LR      # per kind: the Adam step each trains well with
+LR = learning.DEFAULT_LR      # per kind: the Adam step each trains well with
 KINDS = tuple(learned.KINDS)
 MAX_STEPS = 2000             # one request must not hold the CPU for an hour
 MAX_FEATURES = 512
@@ -54,11 +55,11 @@ MAP_LABELS = HYBRID_MAP_LABELS
 
 
 def training_texts() -> list[str]:
-    return learned.read_texts(TEXTS_DIR / "train.txt")
+    return learning.read_texts(TEXTS_DIR / "train.txt")
 
 
 def heldout_texts() -> list[str]:
-    return learned.read_texts(TEXTS_DIR / "heldout.txt")
+    return learning.read_texts(TEXTS_DIR / "heldout.txt")
 
 
 def _take(texts: list[str], count, name: str) -> list[str]:
@@ -215,7 +216,7 @@ def _summarise(quality: dict, kind: str, num_features: int, seed: int, head_dim:
     per_head = {name: {key: v.detach().cpu().numpy().astype(np.float64) for key, v in vals.items()}
                 for name, vals in quality.items()}
     dims = {kind: num_features, **{name: f.num_features
-                                   for name, f in learned.baseline_maps(head_dim, num_features, seed).items()}}
+                                   for name, f in learning.baseline_maps(head_dim, num_features, seed).items()}}
     if rival_features is not None:
         dims["hedgehog"] = rival_features
     rows = []
@@ -313,7 +314,7 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
             raise Stopped("training stopped")
         report(fraction, message)
 
-    exp = learned.experiment(train, heldout, kind=kind, layer=layer, head=head, num_features=num_features,
+    exp = learning.experiment(train, heldout, kind=kind, layer=layer, head=head, num_features=num_features,
                              steps=steps, lr=LR[kind], seed=seed, source=lambda text: cached_sample(text, model),
                              progress=relay,
                              on_loss=on_loss, hedgehog=None if rival is None else rival.feature_map)
@@ -464,10 +465,10 @@ def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploa
     report(0.1, "reading the held-out texts through the model")
     samples = [cached_sample(t, model) for t in heldout]
     if layer is not None:
-        samples = [learned.head_block(s, layer, head) for s in samples]
+        samples = [learning.head_block(s, layer, head) for s in samples]
     report(0.5, "measuring on held-out texts")
-    maps = {kind: fmap, **learned.baseline_maps(head_dim, fmap.num_features, 0)}
-    quality = learned.heldout_quality(samples, maps)
+    maps = {kind: fmap, **learning.baseline_maps(head_dim, fmap.num_features, 0)}
+    quality = learning.heldout_quality(samples, maps)
     per_head, rows, softmax_entropy, ratio = _summarise(quality, kind, fmap.num_features, 0, head_dim)
     report(1.0, "done")
     set_trained(session, kind, fmap, layer, head, origin, model=name)
@@ -550,7 +551,7 @@ class HybridResult:
     seconds: float
 
 
-# hybrid.linear_layers changes the model only for the thread that installed its hooks, so
+# hybrids.linear_layers changes the model only for the thread that installed its hooks, so
 # hybrids run on the shared model while other tabs keep reading it. One experiment at a
 # time: each is a few hundred forward passes on a 2-core machine.
 _hybrid_lock = threading.Lock()
@@ -612,7 +613,7 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
                 raise ValueError(f"layers: a list of layer indices or 'greedy', got {layers!r}")
             budget = int(budget)
             report(0.0, "embedding the held-out texts with the original model")
-            steps = hybrid.greedy_softmax_layers(loaded, texts, map_for_layer, budget,
+            steps = hybrids.greedy_softmax_layers(loaded, texts, map_for_layer, budget,
                                                  progress=lambda f, msg: report(0.05 + 0.95 * f, msg))
             mode = "greedy"
         else:
@@ -624,9 +625,9 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
             if key not in _references:
                 report(0.1, "embedding the held-out texts with the original model")
                 _references.clear()    # one reference set is all the tab uses
-                _references[key] = hybrid.embed(loaded, texts, with_attentions=True)
+                _references[key] = hybrids.embed(loaded, texts, with_attentions=True)
             report(0.5, f"running with layers {chosen} linear")
-            rep = hybrid.evaluate(loaded, texts, {i: map_for_layer(i) for i in chosen}, _references[key])
+            rep = hybrids.evaluate(loaded, texts, {i: map_for_layer(i) for i in chosen}, _references[key])
             steps = [(tuple(i for i in range(n_layers) if i not in chosen), rep)]
             mode = "layers"
     report(1.0, "done")
