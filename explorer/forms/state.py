@@ -41,7 +41,6 @@ from .linear import RecurrentState
 ADDITIVE_KINDS = ("none", "retnet", "gla")           # phi(k) v^T added, read phi(q) S / phi(q) z
 DELTA_KINDS = ("deltanet", "gated_deltanet")          # the delta rule on L2-normalised keys
 DECAY_KINDS = ADDITIVE_KINDS + ("hgrn2",) + DELTA_KINDS  # every update the state tab offers
-GATED_KINDS = ("gla", "gated_deltanet")                # take the seeded data-dependent gates (``strength``)
 # Not a choice of the tab but the capacity panel's reference: the additive update (no decay)
 # on the delta rule's own keys, L2-normalised, read S^T q without a normaliser. Beside the
 # delta rule it shows what the correction alone changes.

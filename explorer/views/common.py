@@ -238,10 +238,6 @@ def set_trained_hedgehog(fmap, layer=None, head=None, origin: str = "trained", s
         set_trained(session, "hedgehog", fmap, layer, head, origin)
 
 
-def trained_hedgehog_version(session=None) -> int:
-    return trained_version(session, "hedgehog")
-
-
 def trained_version(session, kind: str) -> int:
     """0 while ``session`` has no trained map of ``kind``; otherwise a number that changes
     with every new one (so cached pictures of an older map are not shown as this one)."""

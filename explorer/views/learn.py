@@ -45,7 +45,6 @@ from .common import set_trained
 # The texts ship with the package (explorer.resources): found from any working directory,
 # in a checkout and in an installed package.
 TEXTS_DIR = asset("texts")
-LOSS_NAME = "row cross-entropy  −Σⱼ Aᵢⱼ log Âᵢⱼ  (= KL(A‖Â) + entropy of A), mean over rows and heads"
 LR = learning.DEFAULT_LR      # per kind: the Adam step each trains well with
 KINDS = tuple(learned.KINDS)
 MAX_STEPS = 2000             # one request must not hold the CPU for an hour

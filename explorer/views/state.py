@@ -19,7 +19,6 @@ from ..words import normal_lang, w
 from .common import MAX_STATE_ELEMENTS, make_feature_map, select_head
 
 KINDS = tuple(DECAY_LABELS)          # explorer.forms.state.DECAY_KINDS, in the same order
-NO_NORMALISER = ("hgrn2", "deltanet", "gated_deltanet")
 M_RANGE = (1, 1024)
 ECHO = 40                            # characters of a refused value quoted back
 
