@@ -425,7 +425,7 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False, lang: str = 
     ``metrics.shown_value``."""
     import pandas as pd
 
-    from ..measure.metrics import UNDEFINED_ROWS, shown_value
+    from ..measure.metrics import UNDEFINED_ROWS, round_significant, shown_value
 
     present = {key for row in rows for key in row if key != "map"}
     order = [*HEADLINE_METRICS, *METRIC_INFO]
@@ -435,7 +435,7 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False, lang: str = 
     for key in keys:
         label = metric_label(key, lang, short)
         data[label] = [_shown(shown_value(row, key, digits), lang) if key in UNDEFINED_ROWS
-                       else _round(row.get(key), digits) for row in rows]
+                       else round_significant(row.get(key), digits) for row in rows]
     return pd.DataFrame(data)
 
 
@@ -476,13 +476,3 @@ def undefined_notes(rows: list, lang: str = "en") -> list[str]:
             notes.append(w("common.na_note", lang, map=map_name(row["map"], lang), metric=metric_label(key, lang, True),
                            verdict=verdict, count=count, total=total, why=why, tail=tail))
     return notes
-
-
-def _round(x, digits):
-    if x is None or isinstance(x, bool):
-        return x
-    if isinstance(x, int):
-        return x
-    if not math.isfinite(x) or x == 0:
-        return x
-    return float(f"{x:.{digits}g}")
