@@ -31,6 +31,9 @@ DEFAULT_MAPS = ("softmax", "elu+1", "FAVOR+ (orthogonal)", "Taylor-2", "cosForme
 
 @dataclass(frozen=True)
 class MapSpec:
+    """One choice of the maps menu. A map's spec can give several: a random map is offered
+    as IID and as orthogonal, a learned one untrained and trained."""
+
     label: str                 # what the user picks, e.g. "FAVOR+ (orthogonal)"
     name: str                  # registry name, e.g. "favor_plus"
     options: tuple = ()        # extra create() keywords as (key, value) pairs
