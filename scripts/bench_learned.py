@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from explorer import maps as feature_maps
-from explorer.maps import hybrid, learned  # noqa: E402
+from explorer.experiments import hybrids, learning  # noqa: E402
+from explorer.maps import learned  # noqa: E402
 from explorer.sources.text import get_model  # noqa: E402
 
 TEXTS = Path(__file__).resolve().parents[1] / "assets" / "texts"
@@ -44,7 +45,7 @@ def one_head(train, heldout, args) -> dict:
             cache[text] = from_text(text)
         return cache[text]
 
-    exp = {kind: learned.experiment(train, heldout, kind=kind, layer=args.layer, head=args.head,
+    exp = {kind: learning.experiment(train, heldout, kind=kind, layer=args.layer, head=args.head,
                                     num_features=args.features, steps=args.steps, seed=args.seed, source=source,
                                     hedgehog=learned.Hedgehog(32, 2) if kind == "luna" else None)
            for kind in ("hedgehog", "luna")}
@@ -77,7 +78,7 @@ def main() -> None:
     parser.add_argument("--all-heads", action="store_true", help="also train every head and run the hybrids (minutes)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    train, heldout = learned.read_texts(TEXTS / "train.txt"), learned.read_texts(TEXTS / "heldout.txt")
+    train, heldout = learning.read_texts(TEXTS / "train.txt"), learning.read_texts(TEXTS / "heldout.txt")
     head_rows = one_head(train, heldout, args)
     if not args.all_heads:
         if args.json:
@@ -86,9 +87,9 @@ def main() -> None:
     print()
 
     start = time.perf_counter()
-    exp = learned.hedgehog_experiment(train, heldout, num_features=args.features, steps=args.steps, seed=args.seed)
+    exp = learning.hedgehog_experiment(train, heldout, num_features=args.features, steps=args.steps, seed=args.seed)
     total = time.perf_counter() - start
-    luna = learned.experiment(train, heldout, kind="luna", num_features=args.features, steps=args.steps,
+    luna = learning.experiment(train, heldout, kind="luna", num_features=args.features, steps=args.steps,
                               seed=args.seed, hedgehog=exp.feature_map)
     exp.quality["luna"] = luna.quality["luna"]
     print(f"LUNA m={args.features}: {exp.quality['luna']['kl'].numel()} heads trained jointly in "
@@ -124,7 +125,7 @@ def main() -> None:
     luna_map = luna.feature_map
     for name, map_for in (("elu1", lambda i: elu), ("hedgehog", lambda i: hedgehog.select(i)),
                           ("luna", lambda i: luna_map.select(i))):
-        steps = hybrid.greedy_softmax_layers(loaded, heldout, map_for, budget=3)
+        steps = hybrids.greedy_softmax_layers(loaded, heldout, map_for, budget=3)
         for kept, report in steps:
             model_rows.append({"map": name, "softmax_layers": list(kept), "cosine_mean": report.cosine_mean,
                                "cosine_min": report.cosine_min})

@@ -12,7 +12,7 @@ loads them.
 When the packaged causal SmolLM2-135M is installed and converted, it also trains a
 Hedgehog for every head of SmolLM2's layer ``chapters.SHIPPED_MAP_LAYERS`` names (chapter 5's
 default head on that model, ``chapters.MODEL_HEADS``, is in it), against the model's *causal* softmax (each query sees keys j <= i),
-on the same texts and seeds (``explorer.maps.learned.train_map`` on a causal batch), and writes
+on the same texts and seeds (``explorer.experiments.learning.train_map`` on a causal batch), and writes
 hedgehog-smollm2-layerL.safetensors (about 150 KB). No chapter reads a LUNA map of
 SmolLM2, so none is trained for it.
 ``pretrained(kind, layer, head, model="SmolLM2-135M")`` loads it.
@@ -38,6 +38,7 @@ import torch  # noqa: E402
 from explorer.lecture.chapters import SHIPPED_MAP_LAYERS, causal_lecture_head  # noqa: E402
 from explorer.lecture.closing import row_kl_by_map  # noqa: E402
 from explorer.lecture.text import DEFAULT_TEXT, DEFAULT_TEXT_ZH  # noqa: E402
+from explorer.experiments import learning  # noqa: E402
 from explorer.maps import create, learned  # noqa: E402
 from explorer.sources import from_text, packaged  # noqa: E402
 
@@ -80,17 +81,17 @@ def main() -> None:
 
 
 def train_minilm(args) -> None:
-    train = [from_text(t) for t in passages(learned.read_texts(TEXTS / "train.txt"))]
-    heldout = [learned.head_block(from_text(t), args.layer) for t in learned.read_texts(TEXTS / "heldout.txt")]
-    batch = learned.PaddedBatch.from_samples(train, layer=args.layer)        # heads: (12,)
+    train = [from_text(t) for t in passages(learning.read_texts(TEXTS / "train.txt"))]
+    heldout = [learning.head_block(from_text(t), args.layer) for t in learning.read_texts(TEXTS / "heldout.txt")]
+    batch = learning.PaddedBatch.from_samples(train, layer=args.layer)        # heads: (12,)
     lecture = from_text(DEFAULT_TEXT)
     args.out.mkdir(parents=True, exist_ok=True)
     for kind in learned.KINDS:
-        run = learned.train_map(batch, kind, args.features, steps=args.steps, seed=args.seed)
+        run = learning.train_map(batch, kind, args.features, steps=args.steps, seed=args.seed)
         path = args.out / learned.pretrained_path(kind, args.layer).name
         learned.save_map(run.feature_map, path, layer=args.layer, steps=args.steps, seed=args.seed,
-                         lr=learned.DEFAULT_LR[kind], texts="assets/texts/train.txt", model="all-MiniLM-L6-v2")
-        quality = learned.heldout_quality(heldout, {kind: run.feature_map, "elu1": create("elu1", batch.q.shape[-1])})
+                         lr=learning.DEFAULT_LR[kind], texts="assets/texts/train.txt", model="all-MiniLM-L6-v2")
+        quality = learning.heldout_quality(heldout, {kind: run.feature_map, "elu1": create("elu1", batch.q.shape[-1])})
         ratio = (quality["elu1"]["kl_median"] / quality[kind]["kl_median"]).flatten()
         print(f"{kind}: {run.seconds:.1f} s, loss {run.losses[0]:.3f} -> {run.losses[-1]:.3f}; wrote {path.name} "
               f"({path.stat().st_size / 1024:.0f} KB)")
@@ -113,13 +114,13 @@ def train_smollm2(args) -> None:
     def read(text):
         return from_text(text, model=CAUSAL_MODEL)          # the first call converts the model once (~40 s)
 
-    train = [read(t) for t in passages(learned.read_texts(TEXTS / "train.txt"))]
-    heldout = [read(t) for t in learned.read_texts(TEXTS / "heldout.txt")]
-    batch = learned.PaddedBatch.from_samples(train, layer=layer)        # heads: (9,); causal, as the samples are
-    run = learned.train_map(batch, "hedgehog", args.features, steps=args.steps, seed=args.seed)
+    train = [read(t) for t in passages(learning.read_texts(TEXTS / "train.txt"))]
+    heldout = [read(t) for t in learning.read_texts(TEXTS / "heldout.txt")]
+    batch = learning.PaddedBatch.from_samples(train, layer=layer)        # heads: (9,); causal, as the samples are
+    run = learning.train_map(batch, "hedgehog", args.features, steps=args.steps, seed=args.seed)
     path = args.out / learned.pretrained_path("hedgehog", layer, CAUSAL_MODEL).name
     learned.save_map(run.feature_map, path, layer=layer, steps=args.steps, seed=args.seed,
-                     lr=learned.DEFAULT_LR["hedgehog"], texts="assets/texts/train.txt", model=CAUSAL_MODEL,
+                     lr=learning.DEFAULT_LR["hedgehog"], texts="assets/texts/train.txt", model=CAUSAL_MODEL,
                      causal=True)
     print(f"hedgehog ({CAUSAL_MODEL}, layer {layer}, causal): {run.seconds:.1f} s, "
           f"loss {run.losses[0]:.3f} -> {run.losses[-1]:.3f}; wrote {path.name} ({path.stat().st_size / 1024:.0f} KB)")

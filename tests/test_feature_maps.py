@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from explorer import maps as fm
+from explorer.core.feature_maps import SPECS
 
 D = 16
 
@@ -29,13 +30,56 @@ def test_registry_lists_every_map():
     assert {"identity", "taylor1", "elu1", "relu", "favor_plus", "trig_rff", "taylor2", "cosformer"} <= set(fm.names())
 
 
-@pytest.mark.parametrize("name", ["identity", "taylor1", "elu1", "relu", "favor_plus", "trig_rff", "taylor2", "cosformer"])
-def test_shape_and_feature_count(name):
-    phi = fm.create(name, D, seed=3)
-    x = torch.randn(2, 3, 7, D)
-    out = phi(x)
-    assert out.shape == (2, 3, 7, phi.num_features)
+@pytest.mark.parametrize("name", fm.names())
+@pytest.mark.parametrize("d", [1, 7, 16])
+def test_every_map_makes_as_many_features_as_its_spec_says(name, d):
+    # The spec's count is what the catalogue shows and the cost model budgets: the tensor the
+    # map really returns must have that width, for the default m and for a chosen one.
+    spec = SPECS[name]
+    phi = fm.create(name, d, seed=3)
+    out = phi(torch.randn(2, 3, 7, d))
+    assert out.shape == (2, 3, 7, spec.feature_count(d)) and phi.num_features == out.shape[-1]
     assert phi.name == name
+    if spec.takes_m:
+        m = spec.feature_count(d) + 4
+        assert fm.create(name, d, num_features=m)(torch.randn(5, d)).shape[-1] == spec.feature_count(d, m) == m
+    else:
+        with pytest.raises(ValueError, match="num_features"):
+            fm.create(name, d, num_features=spec.feature_count(d) + 4)
+
+
+@pytest.mark.parametrize("name", fm.names())
+def test_paired_maps_refuse_an_odd_m_that_the_spec_rounds_up(name):
+    spec = SPECS[name]
+    if not spec.takes_m:
+        pytest.skip("m is fixed by d")
+    if spec.even_m:
+        with pytest.raises(ValueError, match="even"):
+            fm.create(name, D, num_features=7)
+        assert spec.feature_count(D, 7) == 8        # what the views build after rounding up
+    else:
+        assert fm.create(name, D, num_features=7).num_features == spec.feature_count(D, 7) == 7
+
+
+@pytest.mark.parametrize("name", fm.names())
+def test_random_maps_are_those_offered_as_iid_and_orthogonal(name):
+    # The catalogue offers a random map twice (IID, orthogonal): both must be real and differ.
+    x = torch.randn(4, D, generator=torch.Generator().manual_seed(0))
+    if SPECS[name].random:
+        iid, orthogonal = (fm.create(name, D, seed=0, orthogonal=o)(x) for o in (False, True))
+        assert not torch.equal(iid, orthogonal)
+        assert not torch.equal(iid, fm.create(name, D, seed=1, orthogonal=False)(x))   # a new seed redraws
+    else:
+        with pytest.raises(ValueError, match="orthogonal"):
+            fm.create(name, D, orthogonal=False)
+
+
+def test_a_label_key_per_map_and_per_trained_map():
+    keys = [spec.label_key for spec in SPECS.values()]
+    trained = [spec.trained_label_key for spec in SPECS.values() if spec.learned]
+    assert len(set(keys + trained)) == len(keys) + len(trained)
+    assert SPECS["favor_plus"].label_key == "maps.name_favor_plus"
+    assert {spec.name for spec in SPECS.values() if spec.learned} == {"hedgehog", "luna"}
 
 
 def test_taylor2_is_exactly_second_order_exp():

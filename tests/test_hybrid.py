@@ -5,7 +5,7 @@ import torch
 
 from explorer.forms import attention as at
 from explorer import maps as fm
-from explorer.maps import hybrid
+from explorer.experiments import hybrids
 from explorer.mechanisms.linear import forms as li
 from explorer.sources.text import get_model
 
@@ -44,16 +44,16 @@ def loaded():
 
 
 def test_swapping_and_restoring_is_bitwise(loaded):
-    before, _ = hybrid.embed(loaded, TEXTS)
-    with hybrid.linear_layers(loaded, {i: fm.create("elu1", 32) for i in range(6)}):
-        swapped, _ = hybrid.embed(loaded, TEXTS)
-    after, _ = hybrid.embed(loaded, TEXTS)
+    before, _ = hybrids.embed(loaded, TEXTS)
+    with hybrids.linear_layers(loaded, {i: fm.create("elu1", 32) for i in range(6)}):
+        swapped, _ = hybrids.embed(loaded, TEXTS)
+    after, _ = hybrids.embed(loaded, TEXTS)
     assert torch.equal(before, after)
     assert (swapped * before).sum(-1).max() < 0.999
 
 
 def test_evaluate_reports_drift_only_from_the_first_swapped_layer(loaded):
-    report = hybrid.evaluate(loaded, TEXTS, {3: fm.create("elu1", 32)})
+    report = hybrids.evaluate(loaded, TEXTS, {3: fm.create("elu1", 32)})
     assert report.linear_layers == (3,)
     assert report.drift[:3] == [0.0, 0.0, 0.0]
     assert all(d > 0 for d in report.drift[3:])
@@ -61,25 +61,25 @@ def test_evaluate_reports_drift_only_from_the_first_swapped_layer(loaded):
 
 
 def test_greedy_search_keeps_the_layer_that_helps_most(loaded):
-    steps = hybrid.greedy_softmax_layers(loaded, TEXTS[:2], lambda i: fm.create("elu1", 32), budget=1)
+    steps = hybrids.greedy_softmax_layers(loaded, TEXTS[:2], lambda i: fm.create("elu1", 32), budget=1)
     assert [len(kept) for kept, _ in steps] == [0, 1]
     best_kept, best = steps[1]
     # the greedy choice is at least as good as every other single softmax layer
     for layer in range(6):
-        other = hybrid.evaluate(loaded, TEXTS[:2], {i: fm.create("elu1", 32) for i in range(6) if i != layer})
+        other = hybrids.evaluate(loaded, TEXTS[:2], {i: fm.create("elu1", 32) for i in range(6) if i != layer})
         assert best.cosine_mean >= other.cosine_mean - 1e-9
     with pytest.raises(ValueError, match="budget"):
-        hybrid.greedy_softmax_layers(loaded, TEXTS, lambda i: fm.create("elu1", 32), budget=9)
+        hybrids.greedy_softmax_layers(loaded, TEXTS, lambda i: fm.create("elu1", 32), budget=9)
 
 
 def test_other_threads_see_the_original_model_during_a_swap(loaded):
     import threading
-    before, _ = hybrid.embed(loaded, TEXTS[:1])
+    before, _ = hybrids.embed(loaded, TEXTS[:1])
     seen = {}
-    with hybrid.linear_layers(loaded, {i: fm.create("elu1", 32) for i in range(6)}):
-        worker = threading.Thread(target=lambda: seen.setdefault("emb", hybrid.embed(loaded, TEXTS[:1])[0]))
+    with hybrids.linear_layers(loaded, {i: fm.create("elu1", 32) for i in range(6)}):
+        worker = threading.Thread(target=lambda: seen.setdefault("emb", hybrids.embed(loaded, TEXTS[:1])[0]))
         worker.start()
         worker.join()
-        mine, _ = hybrid.embed(loaded, TEXTS[:1])
+        mine, _ = hybrids.embed(loaded, TEXTS[:1])
     assert torch.equal(seen["emb"], before)
     assert not torch.equal(mine, before)

@@ -19,6 +19,7 @@ import torch
 from explorer import views
 from explorer.catalog import CAUSAL_MODEL, EMBEDDED_MODEL
 from explorer.forms import attention
+from explorer.experiments import learning
 from explorer.maps import learned
 from explorer.maps.learned import Hedgehog
 from explorer.sources import Sample, models, packaged
@@ -67,8 +68,8 @@ def test_a_causal_batch_normalises_each_row_over_the_keys_it_may_see():
     valid = torch.ones(1, 5, dtype=torch.bool)
     fmap = Hedgehog(8, 8)
     with torch.no_grad():
-        causal = learned.masked_log_map(fmap, q, k, valid, causal=True).exp()
-        plain = learned.masked_log_map(fmap, q, k, valid).exp()
+        causal = learning.masked_log_map(fmap, q, k, valid, causal=True).exp()
+        plain = learning.masked_log_map(fmap, q, k, valid).exp()
     mask = attention.causal_mask(5)
     assert torch.allclose(causal.sum(-1), torch.ones(1, 5), atol=1e-5)
     assert float(causal.masked_select(~mask).abs().max()) < 1e-20          # no weight on future keys
@@ -77,8 +78,8 @@ def test_a_causal_batch_normalises_each_row_over_the_keys_it_may_see():
     samples = [Sample(q=q[None], k=k[None], v=k[None], tokens=[str(i) for i in range(5)],
                       model_attentions=attention.softmax_map(q, k, causal=True)[None], causal=c) for c in (True, False)]
     with pytest.raises(ValueError, match="causal and bidirectional"):
-        learned.PaddedBatch.from_samples(samples)
-    assert learned.PaddedBatch.from_samples(samples[:1]).causal
+        learning.PaddedBatch.from_samples(samples)
+    assert learning.PaddedBatch.from_samples(samples[:1]).causal
 
 
 def test_heldout_quality_of_a_causal_sample_is_measured_against_causal_softmax():
@@ -86,8 +87,8 @@ def test_heldout_quality_of_a_causal_sample_is_measured_against_causal_softmax()
     q, k = torch.randn(1, 2, 7, 8), torch.randn(1, 2, 7, 8)
     a = attention.softmax_map(q, k, causal=True)
     sample = Sample(q=q, k=k, v=k, tokens=[str(i) for i in range(7)], model_attentions=a, causal=True)
-    fmap = learned.baseline_maps(8, 8)["elu1"]
-    quality = learned.heldout_quality([sample], {"elu1": fmap})
+    fmap = learning.baseline_maps(8, 8)["elu1"]
+    quality = learning.heldout_quality([sample], {"elu1": fmap})
     by_hand = row_kl_by_hand(a, attention.kernel_map(q, k, fmap, causal=True), causal=True).mean(-1)
     np.testing.assert_allclose(quality["elu1"]["kl"].numpy(), by_hand.numpy(), rtol=1e-9)
     # Against the bidirectional kernel map the same rows would look worse: the mask matters.

@@ -4,11 +4,12 @@ import pytest
 import torch
 
 from explorer import maps as fm
-from explorer.maps import learned
-from explorer.maps.learned import Hedgehog, PaddedBatch
+from explorer.experiments import learning
+from explorer.experiments.learning import PaddedBatch
+from explorer.maps.learned import Hedgehog
 
-TRAIN = learned.read_texts("assets/texts/train.txt")
-HELDOUT = learned.read_texts("assets/texts/heldout.txt")
+TRAIN = learning.read_texts("assets/texts/train.txt")
+HELDOUT = learning.read_texts("assets/texts/heldout.txt")
 
 
 def test_map_is_positive_and_broadcasts_over_heads():
@@ -51,8 +52,8 @@ def synthetic_batch(seed=0, texts=4, n=12, d=8):
 
 def test_training_is_reproducible_and_lowers_the_loss():
     batch = synthetic_batch()
-    a = learned.train_hedgehog(batch, num_features=16, steps=60, seed=3)
-    b = learned.train_hedgehog(batch, num_features=16, steps=60, seed=3)
+    a = learning.train_hedgehog(batch, num_features=16, steps=60, seed=3)
+    b = learning.train_hedgehog(batch, num_features=16, steps=60, seed=3)
     assert a.losses == b.losses
     assert torch.equal(a.feature_map.wq, b.feature_map.wq)
     assert a.losses[-1] < 0.8 * a.losses[0]
@@ -60,17 +61,17 @@ def test_training_is_reproducible_and_lowers_the_loss():
 
 def test_padding_does_not_leak_into_the_loss():
     batch = synthetic_batch()
-    before = learned.row_cross_entropy(batch.attention, learned.masked_log_map(Hedgehog(8, 16, heads=(2,)), batch.q, batch.k, batch.valid), batch.valid)
+    before = learning.row_cross_entropy(batch.attention, learning.masked_log_map(Hedgehog(8, 16, heads=(2,)), batch.q, batch.k, batch.valid), batch.valid)
     batch.q[0, :, 9:] = 1e3                                # garbage in padded positions
     batch.k[0, :, 9:] = -1e3
-    after = learned.row_cross_entropy(batch.attention, learned.masked_log_map(Hedgehog(8, 16, heads=(2,)), batch.q, batch.k, batch.valid), batch.valid)
+    after = learning.row_cross_entropy(batch.attention, learning.masked_log_map(Hedgehog(8, 16, heads=(2,)), batch.q, batch.k, batch.valid), batch.valid)
     torch.testing.assert_close(before, after)
 
 
 def test_heldout_texts_must_not_be_trained_on():
     assert not set(TRAIN) & set(HELDOUT)
     with pytest.raises(ValueError, match="heldout_texts"):
-        learned.hedgehog_experiment(TRAIN[:3], [TRAIN[1]], layer=0, head=0, steps=2)
+        learning.hedgehog_experiment(TRAIN[:3], [TRAIN[1]], layer=0, head=0, steps=2)
 
 
 def test_experiment_on_one_head_beats_elu1_on_heldout_text():
@@ -81,7 +82,7 @@ def test_experiment_on_one_head_beats_elu1_on_heldout_text():
         from explorer.sources import from_text
         return from_text(text)
 
-    exp = learned.hedgehog_experiment(TRAIN[:8], HELDOUT[:3], layer=1, head=4, steps=80, source=source)
+    exp = learning.hedgehog_experiment(TRAIN[:8], HELDOUT[:3], layer=1, head=4, steps=80, source=source)
     # training read the training texts, evaluation only the held-out ones (in that order)
     assert seen == TRAIN[:8] + HELDOUT[:3]
     q = exp.quality

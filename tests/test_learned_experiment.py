@@ -7,17 +7,18 @@ import struct
 import pytest
 import torch
 
-from explorer.maps import learned
+from explorer.experiments import learning
+from explorer.maps import create, learned
 from explorer.maps.learned import Hedgehog
 from explorer.maps.luna import Luna
 from explorer.sources import from_text
 
-TRAIN = learned.read_texts("assets/texts/train.txt")
-HELDOUT = learned.read_texts("assets/texts/heldout.txt")
+TRAIN = learning.read_texts("assets/texts/train.txt")
+HELDOUT = learning.read_texts("assets/texts/heldout.txt")
 
 
 def test_luna_experiment_beats_elu1_on_heldout_text():
-    exp = learned.experiment(TRAIN[:10], HELDOUT[:4], kind="luna", layer=2, head=3, steps=40)
+    exp = learning.experiment(TRAIN[:10], HELDOUT[:4], kind="luna", layer=2, head=3, steps=40)
     q = exp.quality
     assert {"luna", "hedgehog", "elu1", "favor_plus"} <= set(q)
     assert exp.kind == "luna" and set(exp.runs) == {"luna", "hedgehog"}
@@ -28,17 +29,17 @@ def test_luna_experiment_beats_elu1_on_heldout_text():
 
 
 def test_hedgehog_experiment_is_experiment_with_kind_hedgehog():
-    a = learned.hedgehog_experiment(TRAIN[:4], HELDOUT[:2], layer=0, head=1, steps=5)
-    b = learned.experiment(TRAIN[:4], HELDOUT[:2], kind="hedgehog", layer=0, head=1, steps=5)
+    a = learning.hedgehog_experiment(TRAIN[:4], HELDOUT[:2], layer=0, head=1, steps=5)
+    b = learning.experiment(TRAIN[:4], HELDOUT[:2], kind="hedgehog", layer=0, head=1, steps=5)
     assert a.run.losses == b.run.losses
     assert isinstance(a.feature_map, Hedgehog) and a.feature_map.heads == ()
     with pytest.raises(ValueError, match="kind"):
-        learned.experiment(TRAIN[:4], HELDOUT[:2], kind="performer", layer=0, head=1, steps=5)
+        learning.experiment(TRAIN[:4], HELDOUT[:2], kind="performer", layer=0, head=1, steps=5)
 
 
 def test_median_is_the_median_of_every_text_s_rows():
-    samples = [learned.head_block(from_text(t), 1, 2) for t in HELDOUT[:2]]
-    quality = learned.heldout_quality(samples, {"elu1": learned.create("elu1", 32)})
+    samples = [learning.head_block(from_text(t), 1, 2) for t in HELDOUT[:2]]
+    quality = learning.heldout_quality(samples, {"elu1": create("elu1", 32)})
     rows = []
     for s in samples:                                        # a plain loop over rows, float64
         a = s.model_attentions[0, 0].double()

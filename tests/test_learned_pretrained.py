@@ -5,6 +5,7 @@ import torch
 
 from explorer.lecture.closing import row_kl_by_map
 from explorer.lecture.text import DEFAULT_TEXT
+from explorer.experiments import learning
 from explorer.maps import create, learned
 from explorer.sources import from_text
 
@@ -32,7 +33,7 @@ def test_pretrained_gives_one_head_or_none():
 
 
 def test_shipped_maps_halve_elu1_row_kl_on_the_lecture_sentence():
-    assert DEFAULT_TEXT not in learned.read_texts("assets/texts/train.txt")
+    assert DEFAULT_TEXT not in learning.read_texts("assets/texts/train.txt")
     sample = from_text(DEFAULT_TEXT)
     q, k = sample.q[LAYER, HEAD], sample.k[LAYER, HEAD]
     for kind in learned.KINDS:

@@ -101,7 +101,7 @@ def test_the_maps_tab_handler_reads_the_session_of_its_request(sample):
 
 
 def test_the_store_is_bounded(monkeypatch):
-    monkeypatch.setattr(common, "TRAINED_SESSIONS", 3)
+    monkeypatch.setattr(common._trained, "size", 3)      # as if TRAINED_SESSIONS were 3
     fmap = learned.Hedgehog(32, 8)
     for i in range(5):
         common.set_trained(f"s{i}", "hedgehog", fmap, 0, 0)

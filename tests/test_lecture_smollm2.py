@@ -15,6 +15,7 @@ from explorer.figures import lecture as lecture_figures
 from explorer.forms import attention
 from explorer.lecture import chapters, closing
 from explorer.lecture import text as lecture_text
+from explorer.experiments import learning
 from explorer.maps import create, learned
 from explorer.sources import packaged
 from explorer.views import lecture
@@ -74,13 +75,13 @@ def test_causal_training_fits_causal_rows_and_repeats_itself():
     gen = torch.Generator().manual_seed(3)
     q, k = torch.randn(2, 12, 8, generator=gen) * 2, torch.randn(2, 12, 8, generator=gen) * 2
     target = attention.softmax_map(q, k, causal=True)
-    batch = learned.PaddedBatch(q, k, target, torch.ones(2, 12, dtype=torch.bool), causal=True)
+    batch = learning.PaddedBatch(q, k, target, torch.ones(2, 12, dtype=torch.bool), causal=True)
     fmap = create("hedgehog", 8, num_features=16)
-    log_map = learned.masked_log_map(fmap, q, k, batch.valid, causal=True)
+    log_map = learning.masked_log_map(fmap, q, k, batch.valid, causal=True)
     torch.testing.assert_close(log_map.exp().sum(-1), torch.ones(2, 12))             # each row a distribution
     assert torch.all(log_map.exp().triu(1) < 1e-20)                                   # over keys j <= i only
     torch.testing.assert_close(log_map.exp(), attention.kernel_map(q, k, fmap, causal=True))
-    runs = [learned.train_map(batch, "hedgehog", 16, steps=60, seed=0) for _ in range(2)]
+    runs = [learning.train_map(batch, "hedgehog", 16, steps=60, seed=0) for _ in range(2)]
     assert runs[0].losses[-1] < runs[0].losses[0] - 0.05
     assert runs[0].losses == runs[1].losses
 

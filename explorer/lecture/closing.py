@@ -19,7 +19,7 @@ import torch
 
 from ..forms import attention
 from ..mechanisms.hgrn2.gates import hgrn2_layer_bounds
-from ..maps import hybrid
+from ..experiments import hybrids
 from ..measure import metrics
 from . import rnn
 from .chapters import HYBRID_MODES
@@ -123,7 +123,7 @@ def hybrid_curve(loaded, text: str, map_for_layer, map_key: str, mode: str = "la
     """Sentence-embedding cosine to the original model as k = 0..L softmax layers are kept.
 
     ``mode`` "greedy" adds back, one at a time, the softmax layer that helps most
-    (``hybrid.greedy_softmax_layers``, about L^2/2 forward passes); "last" keeps the last k
+    (``hybrids.greedy_softmax_layers``, about L^2/2 forward passes); "last" keeps the last k
     layers softmax (L + 1 passes). Results are remembered per (model, text, map, mode).
     """
     if mode not in HYBRID_MODES:
@@ -135,14 +135,14 @@ def hybrid_curve(loaded, text: str, map_for_layer, map_key: str, mode: str = "la
 def _hybrid_curve(loaded, text: str, map_for_layer, mode: str, progress) -> list[dict]:
     n_layers = len(loaded.model.encoder.layer)
     if mode == "greedy":
-        steps = hybrid.greedy_softmax_layers(loaded, [text], map_for_layer, n_layers, progress=progress)
+        steps = hybrids.greedy_softmax_layers(loaded, [text], map_for_layer, n_layers, progress=progress)
     else:
-        reference = hybrid.embed(loaded, [text], with_attentions=True)
+        reference = hybrids.embed(loaded, [text], with_attentions=True)
         steps = []
         for kept in range(n_layers + 1):
             softmax_layers = tuple(range(n_layers - kept, n_layers))
             maps = {i: map_for_layer(i) for i in range(n_layers) if i not in softmax_layers}
-            steps.append((softmax_layers, hybrid.evaluate(loaded, [text], maps, reference)))
+            steps.append((softmax_layers, hybrids.evaluate(loaded, [text], maps, reference)))
             if progress is not None:
                 progress((kept + 1) / (n_layers + 1), f"softmax: {kept} / {n_layers}")   # no words: any language
     return [{"k": len(kept), "kept": tuple(kept), "cosine": rep.cosine_mean} for kept, rep in steps]

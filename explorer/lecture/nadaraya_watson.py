@@ -37,16 +37,6 @@ def toy_points(n: int = 30, seed: int = 0, noise: float = 0.4) -> tuple[np.ndarr
     return xs, ys
 
 
-def gaussian_kernel(x, xs, h: float) -> np.ndarray:
-    """K(x, x_j) = exp(-(x - x_j)^2 / (2 h^2)) for every x (rows) and x_j (columns)."""
-    h = float(h)
-    if not np.isfinite(h) or h <= 0:
-        raise ValueError(f"h: the bandwidth must be a positive number, got {h}")
-    x = np.atleast_1d(np.asarray(x, dtype=np.float64))
-    diff = x[:, None] - np.asarray(xs, dtype=np.float64)[None, :]
-    return np.exp(-0.5 * (diff / h) ** 2)
-
-
 def nw_regression(x, xs, ys, h: float) -> tuple[np.ndarray, np.ndarray]:
     """(f^(x), normalised weights) at every x: weights shaped (len(x), len(xs)), rows sum to 1.
 

@@ -12,6 +12,10 @@ would change the attention weights, and a constant taken over all keys would let
 tokens change past outputs in causal mode.
 
 Random maps are seeded: the same seed gives the same features, a new seed is a redraw.
+
+Each class names its spec (``explorer.core.feature_maps``): its registry name, its feature
+count for d and m, whether it is random and which keywords ``create`` accepts are read
+from there, and the catalogue and the cost model read the same spec.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from torch import nn
 
 from ..checks import as_float_tensor, check_positive_int
 from ..core.grad import records_grad
+from ..core.feature_maps import SPECS, FeatureMapSpec  # noqa: F401  (SPECS: the classes name theirs from it)
 
 
 class FeatureMap(nn.Module):
@@ -34,9 +39,15 @@ class FeatureMap(nn.Module):
     non-finite input in numbers they compute anyway (see ``explorer.mechanisms.linear.forms.noncausal``).
     """
 
+    spec: FeatureMapSpec | None = None
     name = "base"
     positional = False
     nonfinite_rows = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.spec is not None:
+            cls.name = cls.spec.name
 
     def __init__(self, head_dim: int):
         super().__init__()
@@ -44,7 +55,10 @@ class FeatureMap(nn.Module):
 
     @property
     def num_features(self) -> int:
-        raise NotImplementedError
+        """The feature count of a map fixed by d; maps that take m count their own parameters."""
+        if self.spec is None:
+            raise NotImplementedError
+        return self.spec.feature_count(self.head_dim)
 
     def features(self, x: torch.Tensor, is_query: bool) -> torch.Tensor:
         raise NotImplementedError
@@ -92,9 +106,9 @@ def _softmax_scale(x: torch.Tensor) -> torch.Tensor:
 _REGISTRY: dict[str, tuple[type, frozenset]] = {}
 
 
-def register(cls: type, options: tuple[str, ...] = ()) -> type:
-    """Add a map class to the registry; ``options`` are the keyword arguments it accepts."""
-    _REGISTRY[cls.name] = (cls, frozenset(options))
+def register(cls: type) -> type:
+    """Add a map class to the registry; the keyword arguments it accepts are its spec's options."""
+    _REGISTRY[cls.name] = (cls, frozenset(cls.spec.options))
     return cls
 
 

@@ -7,7 +7,7 @@ import math
 import torch
 
 from ..checks import check_positive_int
-from .base import FeatureMap, _softmax_scale, records_grad, register
+from .base import SPECS, FeatureMap, _softmax_scale, records_grad, register
 
 
 class Identity(FeatureMap):
@@ -17,12 +17,8 @@ class Identity(FeatureMap):
     map is ill-defined. ``explorer.forms.attention.kernel_map`` flags those rows.
     """
 
-    name = "identity"
+    spec = SPECS["identity"]
     nonfinite_rows = True
-
-    @property
-    def num_features(self) -> int:
-        return self.head_dim
 
     def features(self, x, is_query):
         return _softmax_scale(x)
@@ -37,12 +33,8 @@ class Taylor1(FeatureMap):
     Negative where s < -1, so rows can be ill-defined as for ``identity``.
     """
 
-    name = "taylor1"
+    spec = SPECS["taylor1"]
     nonfinite_rows = True
-
-    @property
-    def num_features(self) -> int:
-        return self.head_dim + 1
 
     def features(self, x, is_query):
         ones = torch.ones(*x.shape[:-1], 1, dtype=x.dtype, device=x.device)
@@ -55,12 +47,8 @@ class EluPlusOne(FeatureMap):
     Kernel k(q, k) = (elu(q) + 1).(elu(k) + 1) exactly; positive, but not close to exp(s).
     """
 
-    name = "elu1"
+    spec = SPECS["elu1"]
     nonfinite_rows = True
-
-    @property
-    def num_features(self) -> int:
-        return self.head_dim
 
     def features(self, x, is_query):
         # elu(x) + 1 = exp(min(x, 0)) + max(x, 0). Written this way it stays positive in
@@ -88,11 +76,7 @@ class Relu(FeatureMap):
     that row is flagged as ill-defined.
     """
 
-    name = "relu"
-
-    @property
-    def num_features(self) -> int:
-        return self.head_dim
+    spec = SPECS["relu"]
 
     def features(self, x, is_query):
         return torch.relu(x)
@@ -110,18 +94,13 @@ class Taylor2(FeatureMap):
     The kernel is always positive (1 + s + s^2/2 > 0), so every row is well defined.
     """
 
-    name = "taylor2"
+    spec = SPECS["taylor2"]
 
     def __init__(self, head_dim: int):
         super().__init__(head_dim)
         iu = torch.triu_indices(head_dim, head_dim, offset=1)
         self.register_buffer("upper_i", iu[0], persistent=False)
         self.register_buffer("upper_j", iu[1], persistent=False)
-
-    @property
-    def num_features(self) -> int:
-        d = self.head_dim
-        return 1 + d + d * (d + 1) // 2
 
     def features(self, x, is_query):
         xs = _softmax_scale(x)
@@ -140,17 +119,13 @@ class CosFormer(FeatureMap):
     (default: the sequence length N of the call).
     """
 
-    name = "cosformer"
+    spec = SPECS["cosformer"]
     positional = True
 
     def __init__(self, head_dim: int, max_len: int | None = None, offset: int = 0):
         super().__init__(head_dim)
         self.max_len = None if max_len is None else check_positive_int(max_len, "max_len")
         self.offset = int(offset)
-
-    @property
-    def num_features(self) -> int:
-        return 2 * self.head_dim
 
     def features(self, x, is_query, offset=0, total=None):
         n = x.shape[-2]
@@ -167,4 +142,4 @@ register(Taylor1)
 register(EluPlusOne)
 register(Relu)
 register(Taylor2)
-register(CosFormer, ("max_len", "offset"))
+register(CosFormer)

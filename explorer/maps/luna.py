@@ -48,7 +48,7 @@ import torch
 from torch import nn
 
 from ..checks import check_positive_int
-from .base import FeatureMap, _softmax_scale, register
+from .base import SPECS, FeatureMap, _softmax_scale, register
 from .random import gaussian_projection
 
 BASES = ("exp", "softplus", "relu2")
@@ -65,11 +65,11 @@ class Luna(FeatureMap):
     keys share one map, so the kernel is positive-definite.
     """
 
-    name = "luna"
+    spec = SPECS["luna"]
 
     def __init__(self, head_dim: int, num_features: int | None = None, seed: int = 0, heads: tuple = ()):
         super().__init__(head_dim)
-        m = head_dim if num_features is None else check_positive_int(num_features, "num_features")
+        m = self.spec.feature_count(head_dim) if num_features is None else check_positive_int(num_features, "num_features")
         self.heads = tuple(int(h) for h in heads)
         w = gaussian_projection(m, head_dim, seed, orthogonal=True).T.to(torch.float32)   # (d, m)
         self.weight = nn.Parameter(w.expand(*self.heads, head_dim, m).clone())
@@ -120,4 +120,4 @@ class Luna(FeatureMap):
         return sub
 
 
-register(Luna, ("num_features", "seed", "heads"))
+register(Luna)

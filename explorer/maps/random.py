@@ -10,7 +10,7 @@ import math
 import torch
 
 from ..checks import check_positive_int
-from .base import FeatureMap, _softmax_scale, register
+from .base import SPECS, FeatureMap, _softmax_scale, register
 
 
 def gaussian_projection(
@@ -51,12 +51,12 @@ class FavorPlus(FeatureMap):
     constant, which cancels in the attention row) so exp() cannot overflow.
     """
 
-    name = "favor_plus"
+    spec = SPECS["favor_plus"]
 
     def __init__(self, head_dim: int, num_features: int | None = None, seed: int = 0,
                  orthogonal: bool = True):
         super().__init__(head_dim)
-        m = head_dim if num_features is None else check_positive_int(num_features, "num_features")
+        m = self.spec.feature_count(head_dim) if num_features is None else check_positive_int(num_features, "num_features")
         self.orthogonal = bool(orthogonal)
         self.seed = int(seed)
         self.register_buffer("projection", gaussian_projection(m, head_dim, seed, self.orthogonal))
@@ -89,12 +89,12 @@ class TrigRFF(FeatureMap):
     cancels in the attention row).
     """
 
-    name = "trig_rff"
+    spec = SPECS["trig_rff"]
 
     def __init__(self, head_dim: int, num_features: int | None = None, seed: int = 0,
                  orthogonal: bool = False):
         super().__init__(head_dim)
-        m = 2 * head_dim if num_features is None else check_positive_int(num_features, "num_features")
+        m = self.spec.feature_count(head_dim) if num_features is None else check_positive_int(num_features, "num_features")
         if m % 2:
             raise ValueError(f"num_features: trig_rff needs an even count (cos and sin pairs), got {m}")
         self.orthogonal = bool(orthogonal)
@@ -116,5 +116,5 @@ class TrigRFF(FeatureMap):
         return feats * torch.exp(0.5 * (xs * xs).sum(-1, keepdim=True))
 
 
-register(FavorPlus, ("num_features", "seed", "orthogonal"))
-register(TrigRFF, ("num_features", "seed", "orthogonal"))
+register(FavorPlus)
+register(TrigRFF)

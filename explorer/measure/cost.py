@@ -29,6 +29,7 @@ import os
 from dataclasses import dataclass
 
 from ..catalog import SWEEP_METHODS as METHODS
+from ..core.feature_maps import REFERENCE, SPECS
 from ..checks import check_positive_int
 from ..core.blocks import BLOCK_ELEMENTS
 
@@ -229,53 +230,37 @@ def fits(estimate: Estimate, limit_bytes: int | None = None, limit_seconds: floa
 
 
 # ---------------------------------------------------------------------------------------
-# Feature counts, from the catalogue's names and labels (no torch needed).
+# Feature counts, from the maps' specs by name or catalogue label (no torch needed).
 # ---------------------------------------------------------------------------------------
 
 def feature_count(map_name: str, head_dim: int, m: int | None = None) -> int:
-    """The number of features the map really has for head dimension ``head_dim``.
+    """The number of features the map really has for head dimension ``head_dim``, from its
+    spec (``explorer.core.feature_maps``, which the map classes read too); softmax has none.
 
     ``map_name`` is a registry name ("taylor2") or a catalogue label ("Taylor-2",
-    "FAVOR+ (orthogonal)"). tests/test_cost.py checks every map against the engine.
+    "FAVOR+ (orthogonal)").
     """
     name = _registry_name(map_name)
-    d = int(head_dim)
-    if name in ("identity", "elu1", "relu"):
-        return d
-    if name == "taylor1":
-        return 1 + d
-    if name in ("taylor2", "sliding_window"):     # the sliding window's inner map is Taylor-2
-        return 1 + d + d * (d + 1) // 2
-    if name == "cosformer":
-        return 2 * d
-    if name in ("favor_plus", "trig_rff", "hedgehog", "luna"):
-        if m is None:                           # the engine's defaults: FAVOR+ and LUNA d, the paired maps 2d
-            return d if name in ("favor_plus", "luna") else 2 * d
-        m = int(m)
-        return m + 1 if name in ("trig_rff", "hedgehog") and m % 2 else m
-    if name == "softmax":
+    if name == REFERENCE:
         return 0
-    raise ValueError(f"map: unknown map {map_name!r}")
+    return SPECS[name].feature_count(head_dim, m)
 
 
 def _registry_name(label: str) -> str:
-    from ..catalog import FEATURE_MAPS, REFERENCE, map_specs
-    if label == REFERENCE:
-        return "softmax"
-    if label in FEATURE_MAPS:
+    from ..catalog import map_specs
+    if label == REFERENCE or label in SPECS:
         return label
-    pretty = {facts.pretty: name for name, facts in FEATURE_MAPS.items()}
+    pretty = {spec.pretty: name for name, spec in SPECS.items()}
     if label in pretty:
         return pretty[label]
-    spec = map_specs().get(label)
-    if spec is None:
+    choice = map_specs().get(label)
+    if choice is None:
         raise ValueError(f"map: unknown map {label!r}")
-    return spec.name
+    return choice.name
 
 
 def _pretty(label: str) -> str:
-    from ..catalog import FEATURE_MAPS
-    return FEATURE_MAPS[label].pretty if label in FEATURE_MAPS else label
+    return SPECS[label].pretty if label in SPECS else label
 
 
 # ---------------------------------------------------------------------------------------
@@ -332,13 +317,16 @@ def _map(n, d, label, heads=1, m=None, causal=False) -> Estimate:
     if name == "sliding_window":                # the window's own N x N logits and weights
         nbytes += 3 * cells * F32
     what = Phrase("cost.what_map", map=label, n=f"{n:,}", d=f"{d:,}", features=f"{features:,}")
-    fixed = name in ("taylor2", "sliding_window", "cosformer", "taylor1")
-    lower = Phrase("cost.lower_d_or_n" if fixed else
-                   "cost.lower_m_or_n" if name in ("favor_plus", "trig_rff", "hedgehog", "luna") else "cost.lower_n")
+    spec = SPECS[name]
+    # A count fixed by d and above d itself (Taylor-1, Taylor-2, cosFormer, ...) falls with d.
+    fixed = not spec.takes_m and spec.feature_count(d) > d
+    lower = Phrase("cost.lower_d_or_n" if fixed else "cost.lower_m_or_n" if spec.takes_m else "cost.lower_n")
     return Estimate(nbytes, _seconds(flops), what, lower)
 
 
-RANDOM_FEATURE_MAPS = ("favor_plus", "trig_rff")
+def _is_random(label: str) -> bool:
+    name = _registry_name(label)
+    return name != REFERENCE and SPECS[name].random
 
 
 def _maps(n, d, heads=1, maps=(), m=None, causal=False, seeds=1) -> Estimate:
@@ -349,7 +337,7 @@ def _maps(n, d, heads=1, maps=(), m=None, causal=False, seeds=1) -> Estimate:
     base = _reference(n, heads, causal)
     own = Estimate(heads * n * n * MAP_BYTES_PER_CELL, 0.0, base.what, base.lower)
     parts = [own] + [_map(n, d, label, heads, m, causal) for label in maps]
-    draws = [1] + [max(1, int(seeds)) if _registry_name(label) in RANDOM_FEATURE_MAPS else 1 for label in maps]
+    draws = [1] + [max(1, int(seeds)) if _is_random(label) else 1 for label in maps]
     worst = max(parts, key=lambda e: e.bytes)
     seconds = base.seconds + sum(p.seconds * k for p, k in zip(parts, draws))
     return Estimate(base.bytes + worst.bytes, seconds, worst.what, worst.lower)

@@ -743,7 +743,7 @@ def shown_value(row: dict, key: str, digits: int = 4):
     count, total = undefined_share(row, key)
     if mostly_undefined(row, key):
         return f"n/a ({count} of {total} rows)" if count else ("n/a" if value is None else value)
-    number = _round(value, digits)
+    number = round_significant(value, digits)
     return f"{number:.{digits}g} ({count} of {total} rows n/a)" if count else number
 
 
@@ -765,7 +765,9 @@ def undefined_notes(rows: list) -> list[str]:
     return notes
 
 
-def _round(x, digits):
+def round_significant(x, digits):
+    """A float rounded to ``digits`` significant figures; None, flags, integers, zero and
+    non-finite values as they are."""
     if x is None or isinstance(x, bool) or isinstance(x, int):
         return x
     if not math.isfinite(x) or x == 0:

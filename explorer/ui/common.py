@@ -28,6 +28,7 @@ import gradio as gr
 from .. import words
 from ..resources import assets_dir
 from . import i18n
+from .validate import _number   # how a notice shows a number: one way for every notice
 
 log = logging.getLogger("explorer.ui")
 
@@ -483,12 +484,6 @@ def param(query: dict, key: str, kind=str, default=None, notices: list | None = 
         shown = raw if len(raw) <= 24 else raw[:20] + "…"
         say(f"Link parameter {key}={shown!r} is not a valid {getattr(kind, '__name__', kind)}; ignored.")
         return default
-
-
-def _number(x) -> str:
-    if abs(x) < 1e15 and float(x).is_integer():
-        return f"{int(x):,}"
-    return f"{x:.4g}"
 
 
 def fit(component, value, notices: list | None = None, key: str | None = None):

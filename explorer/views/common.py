@@ -12,13 +12,12 @@ import dataclasses
 import itertools
 import math
 import re
-import threading
-from collections import OrderedDict
 
 import numpy as np
 import torch
 
 from .. import maps as feature_maps
+from ..core.cache import LRU
 from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, TRAINED_LABELS, map_choices, map_specs
 from ..catalog import whole_number as _int
 from ..words import from_patterns, normal_lang, w
@@ -183,8 +182,7 @@ def source_title(sample, lang: str = "en") -> str:
 
 TRAINED_SESSIONS = 64                  # sessions remembered; the least recently used go first
 LOCAL_SESSION = "local"                # calls without a session (scripts, tests) share this one
-_trained_lock = threading.Lock()
-_trained: "OrderedDict[str, dict]" = OrderedDict()     # session -> kind -> TrainedMap
+_trained = LRU(TRAINED_SESSIONS)       # session -> kind -> TrainedMap
 _trained_versions = itertools.count(1)
 
 
@@ -208,26 +206,24 @@ def set_trained(session, kind: str, fmap, layer=None, head=None, origin: str = "
     entry = TrainedMap(fmap, None if layer is None else int(layer), None if head is None else int(head),
                        str(origin), next(_trained_versions), None if model is None else str(model))
     key = LOCAL_SESSION if session is None else str(session)
-    with _trained_lock:
-        _trained.setdefault(key, {})[kind] = entry
-        _trained.move_to_end(key)
-        while len(_trained) > TRAINED_SESSIONS:
-            _trained.popitem(last=False)
+    with _trained.lock:
+        kinds = _trained.peek(key, {})
+        kinds[kind] = entry
+        _trained.put(key, kinds)
 
 
 def forget_trained(session, kind: str | None = None) -> None:
     """Drop ``session``'s trained map of ``kind`` (every kind when None)."""
     key = LOCAL_SESSION if session is None else str(session)
-    with _trained_lock:
+    with _trained.lock:
         if kind is None:
-            _trained.pop(key, None)
+            _trained.pop(key)
         else:
-            _trained.get(key, {}).pop(kind, None)
+            _trained.peek(key, {}).pop(kind, None)
 
 
 def trained_entry(session, kind: str) -> TrainedMap | None:
-    with _trained_lock:
-        return _trained.get(LOCAL_SESSION if session is None else str(session), {}).get(kind)
+    return _trained.peek(LOCAL_SESSION if session is None else str(session), {}).get(kind)
 
 
 def set_trained_hedgehog(fmap, layer=None, head=None, origin: str = "trained", session=None) -> None:
@@ -236,10 +232,6 @@ def set_trained_hedgehog(fmap, layer=None, head=None, origin: str = "trained", s
         forget_trained(session, "hedgehog")
     else:
         set_trained(session, "hedgehog", fmap, layer, head, origin)
-
-
-def trained_hedgehog_version(session=None) -> int:
-    return trained_version(session, "hedgehog")
 
 
 def trained_version(session, kind: str) -> int:
@@ -301,8 +293,6 @@ def sample_model(sample) -> str | None:
 # Samples: loading, cached so that re-drawing a view does not re-run the model.
 # ---------------------------------------------------------------------------------------
 
-_sample_cache: "OrderedDict[tuple, object]" = OrderedDict()
-_sample_lock = threading.Lock()
 SAMPLE_CACHE_SIZE = 8
 SAMPLE_CACHE_BYTES = 160 * 2 ** 20
 
@@ -337,18 +327,10 @@ def load_sample(source: str = "text", text: str = "", preset: str = "gaussian", 
         raise ValueError(f"source: expected text, random or file, got {source!r}")
     if key is None:
         return make()
-    with _sample_lock:
-        sample = _sample_cache.get(key)
-        if sample is not None:
-            _sample_cache.move_to_end(key)
+    sample = _sample_cache.get(key)
     if sample is None:
         sample = make()
-        with _sample_lock:
-            _sample_cache[key] = sample
-            # Bounded in count and in bytes: eight random samples at the element cap would be 400 MB.
-            while len(_sample_cache) > 1 and (len(_sample_cache) > SAMPLE_CACHE_SIZE
-                                              or sum(map(_sample_bytes, _sample_cache.values())) > SAMPLE_CACHE_BYTES):
-                _sample_cache.popitem(last=False)
+        _sample_cache.put(key, sample)
     if source == "random" and seed_notices:     # said on this answer only, not stored with the sample
         sample = dataclasses.replace(sample, notices=list(sample.notices) + seed_notices)
     return sample
@@ -359,9 +341,12 @@ def _sample_bytes(sample) -> int:
     return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
 
 
+# Bounded in count and in bytes: eight random samples at the element cap would be 400 MB.
+_sample_cache = LRU(SAMPLE_CACHE_SIZE, max_weight=SAMPLE_CACHE_BYTES, weigh=_sample_bytes)
+
+
 def clear_sample_cache():
-    with _sample_lock:
-        _sample_cache.clear()
+    _sample_cache.clear()
 
 
 def select_head(sample, layer, head, lang: str = "en"):
@@ -440,7 +425,7 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False, lang: str = 
     ``metrics.shown_value``."""
     import pandas as pd
 
-    from ..measure.metrics import UNDEFINED_ROWS, shown_value
+    from ..measure.metrics import UNDEFINED_ROWS, round_significant, shown_value
 
     present = {key for row in rows for key in row if key != "map"}
     order = [*HEADLINE_METRICS, *METRIC_INFO]
@@ -450,7 +435,7 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False, lang: str = 
     for key in keys:
         label = metric_label(key, lang, short)
         data[label] = [_shown(shown_value(row, key, digits), lang) if key in UNDEFINED_ROWS
-                       else _round(row.get(key), digits) for row in rows]
+                       else round_significant(row.get(key), digits) for row in rows]
     return pd.DataFrame(data)
 
 
@@ -491,13 +476,3 @@ def undefined_notes(rows: list, lang: str = "en") -> list[str]:
             notes.append(w("common.na_note", lang, map=map_name(row["map"], lang), metric=metric_label(key, lang, True),
                            verdict=verdict, count=count, total=total, why=why, tail=tail))
     return notes
-
-
-def _round(x, digits):
-    if x is None or isinstance(x, bool):
-        return x
-    if isinstance(x, int):
-        return x
-    if not math.isfinite(x) or x == 0:
-        return x
-    return float(f"{x:.{digits}g}")

@@ -4,11 +4,11 @@ Two experiments from the article's last chapters:
 
 * learned maps: Hedgehog or the LUNA-style map trained on the training texts
   (``assets/texts/train.txt``) to imitate softmax, judged beside fixed maps on the
-  held-out texts only (``explorer.maps.learned.experiment``). Any model the data panel can
+  held-out texts only (``explorer.experiments.learning.experiment``). Any model the data panel can
   read does the reading (``model``: None is the embedded MiniLM); a causal model's maps
   are trained and judged against its causal softmax (keys j <= i);
 * hybrids: some layers of the embedded MiniLM made linear, the cost measured on its
-  sentence embeddings and attention (``explorer.maps.hybrid``). Only MiniLM: the hybrid
+  sentence embeddings and attention (``explorer.experiments.hybrids``). Only MiniLM: the hybrid
   swaps the attention of BERT-family layers.
 
 Results are plain dataclasses of numbers that ``explorer.figures.learn`` draws. Training
@@ -23,29 +23,29 @@ import json
 import queue
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..measure import cost
-from ..maps import hybrid, learned
+from ..experiments import hybrids, learning
+from ..maps import learned
 # The embedded model's shape (layers, heads, head dim) and the hybrid's maps: the UI builds
 # its controls from these before this module is imported, so they live in the catalogue.
 from ..catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED_SHAPE re-exported
 from ..checks import check_positive_int
+from ..core.cache import LRU
 from ..maps import create
 from ..resources import asset
 from ..sources.models import EMBEDDED_NAME
 from ..words import normal_lang, w
-from .common import set_trained
+from .common import _sample_bytes, set_trained
 
 # The texts ship with the package (explorer.resources): found from any working directory,
 # in a checkout and in an installed package.
 TEXTS_DIR = asset("texts")
-LOSS_NAME = "row cross-entropy  −Σⱼ Aᵢⱼ log Âᵢⱼ  (= KL(A‖Â) + entropy of A), mean over rows and heads"
-LR = learned.DEFAULT_LR      # per kind: the Adam step each trains well with
+LR = learning.DEFAULT_LR      # per kind: the Adam step each trains well with
 KINDS = tuple(learned.KINDS)
 MAX_STEPS = 2000             # one request must not hold the CPU for an hour
 MAX_FEATURES = 512
@@ -54,11 +54,11 @@ MAP_LABELS = HYBRID_MAP_LABELS
 
 
 def training_texts() -> list[str]:
-    return learned.read_texts(TEXTS_DIR / "train.txt")
+    return learning.read_texts(TEXTS_DIR / "train.txt")
 
 
 def heldout_texts() -> list[str]:
-    return learned.read_texts(TEXTS_DIR / "heldout.txt")
+    return learning.read_texts(TEXTS_DIR / "heldout.txt")
 
 
 def _take(texts: list[str], count, name: str) -> list[str]:
@@ -75,11 +75,10 @@ def _take(texts: list[str], count, name: str) -> list[str]:
 # Model and samples: read each text through the model once per process.
 # ---------------------------------------------------------------------------------------
 
-_samples: "OrderedDict[tuple, object]" = OrderedDict()     # (model key, text) -> Sample, least recent first
-_samples_lock = threading.Lock()
 # Every text read by MiniLM is ~40 MB, by SmolLM2 ~230 MB: room for both, and the oldest
 # texts of a third model go first.
 SAMPLES_CACHE_BYTES = 512 * 2 ** 20
+_samples = LRU(max_weight=SAMPLES_CACHE_BYTES, weigh=_sample_bytes)     # (model key, text) -> Sample
 
 
 def model_argument(model) -> str | None:
@@ -139,18 +138,11 @@ def cached_sample(text: str, model=None):
     fixed files, and reading 56 of them through a model costs far more than training one head."""
     model = model_argument(model)
     key = (model_where(model).key, text)
-    with _samples_lock:
-        sample = _samples.get(key)
-        if sample is not None:
-            _samples.move_to_end(key)
+    sample = _samples.get(key)
     if sample is None:
         from ..sources import from_text
-        from .common import _sample_bytes
         sample = from_text(text, model=model)
-        with _samples_lock:
-            _samples[key] = sample
-            while len(_samples) > 1 and sum(map(_sample_bytes, _samples.values())) > SAMPLES_CACHE_BYTES:
-                _samples.popitem(last=False)
+        _samples.put(key, sample)
     return sample
 
 
@@ -215,7 +207,7 @@ def _summarise(quality: dict, kind: str, num_features: int, seed: int, head_dim:
     per_head = {name: {key: v.detach().cpu().numpy().astype(np.float64) for key, v in vals.items()}
                 for name, vals in quality.items()}
     dims = {kind: num_features, **{name: f.num_features
-                                   for name, f in learned.baseline_maps(head_dim, num_features, seed).items()}}
+                                   for name, f in learning.baseline_maps(head_dim, num_features, seed).items()}}
     if rival_features is not None:
         dims["hedgehog"] = rival_features
     rows = []
@@ -247,9 +239,8 @@ def _check_head(layer, head, shape=None) -> tuple[int | None, int | None]:
     return layer, head
 
 
-_trained: "OrderedDict[tuple, LearnResult]" = OrderedDict()
-_trained_lock = threading.Lock()
 TRAINED_CACHE_SIZE = 8
+_trained = LRU(TRAINED_CACHE_SIZE)      # settings -> LearnResult
 
 
 class Stopped(Exception):
@@ -296,12 +287,9 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
                              d=shape[2]),
                limit_seconds=float("inf"))   # training streams its progress and can be stopped; MAX_STEPS bounds it
     key = (kind, layer, head, num_features, steps, seed, len(train), len(heldout), where.key)
-    with _trained_lock:
-        hit = _trained.get(key)
-        if hit is not None:
-            _trained.move_to_end(key)
-        # LUNA's comparison reuses a Hedgehog trained with the same settings, if there is one.
-        rival = _trained.get(("hedgehog", *key[1:]))
+    hit = _trained.get(key)
+    # LUNA's comparison reuses a Hedgehog trained with the same settings, if there is one.
+    rival = _trained.peek(("hedgehog", *key[1:]))
     if hit is not None:
         set_trained(session, kind, hit.feature_map, hit.layer, hit.head, "trained", model=hit.model)
         return hit
@@ -313,7 +301,7 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
             raise Stopped("training stopped")
         report(fraction, message)
 
-    exp = learned.experiment(train, heldout, kind=kind, layer=layer, head=head, num_features=num_features,
+    exp = learning.experiment(train, heldout, kind=kind, layer=layer, head=head, num_features=num_features,
                              steps=steps, lr=LR[kind], seed=seed, source=lambda text: cached_sample(text, model),
                              progress=relay,
                              on_loss=on_loss, hedgehog=None if rival is None else rival.feature_map)
@@ -324,10 +312,7 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
     result = LearnResult(layer, head, num_features, steps, seed, list(exp.run.losses), exp.run.seconds,
                          exp.train_count, exp.heldout_count, per_head, rows, softmax_entropy, ratio,
                          exp.feature_map, kind=kind, model=where.name, causal=bool(causal))
-    with _trained_lock:
-        _trained[key] = result
-        while len(_trained) > TRAINED_CACHE_SIZE:
-            _trained.popitem(last=False)
+    _trained.put(key, result)
     set_trained(session, kind, result.feature_map, layer, head, "trained", model=result.model)
     return result
 
@@ -338,8 +323,7 @@ def cached_result(layer, head, num_features: int, steps: int, seed: int = 0, kin
     without ever starting a training run themselves."""
     key = (kind, layer, head, int(num_features), int(steps), int(seed), len(training_texts()), len(heldout_texts()),
            model_where(model).key)
-    with _trained_lock:
-        return _trained.get(key)
+    return _trained.peek(key)
 
 
 def cached_layer_map(layer: int, num_features: int, kind: str = "hedgehog", model=None):
@@ -347,11 +331,10 @@ def cached_layer_map(layer: int, num_features: int, kind: str = "hedgehog", mode
     taken from the latest cached all-heads training of ``model`` with ``num_features``; None
     when there is none."""
     where = model_where(model).key
-    with _trained_lock:
-        for key, result in reversed(list(_trained.items())):
-            if key[0] == kind and key[1] is None and key[2] is None and key[3] == int(num_features) \
-                    and key[-1] == where:
-                return result.feature_map.select(int(layer))
+    for key, result in reversed(_trained.items()):
+        if key[0] == kind and key[1] is None and key[2] is None and key[3] == int(num_features) \
+                and key[-1] == where:
+            return result.feature_map.select(int(layer))
     return None
 
 
@@ -464,10 +447,10 @@ def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploa
     report(0.1, "reading the held-out texts through the model")
     samples = [cached_sample(t, model) for t in heldout]
     if layer is not None:
-        samples = [learned.head_block(s, layer, head) for s in samples]
+        samples = [learning.head_block(s, layer, head) for s in samples]
     report(0.5, "measuring on held-out texts")
-    maps = {kind: fmap, **learned.baseline_maps(head_dim, fmap.num_features, 0)}
-    quality = learned.heldout_quality(samples, maps)
+    maps = {kind: fmap, **learning.baseline_maps(head_dim, fmap.num_features, 0)}
+    quality = learning.heldout_quality(samples, maps)
     per_head, rows, softmax_entropy, ratio = _summarise(quality, kind, fmap.num_features, 0, head_dim)
     report(1.0, "done")
     set_trained(session, kind, fmap, layer, head, origin, model=name)
@@ -550,7 +533,7 @@ class HybridResult:
     seconds: float
 
 
-# hybrid.linear_layers changes the model only for the thread that installed its hooks, so
+# hybrids.linear_layers changes the model only for the thread that installed its hooks, so
 # hybrids run on the shared model while other tabs keep reading it. One experiment at a
 # time: each is a few hundred forward passes on a 2-core machine.
 _hybrid_lock = threading.Lock()
@@ -612,7 +595,7 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
                 raise ValueError(f"layers: a list of layer indices or 'greedy', got {layers!r}")
             budget = int(budget)
             report(0.0, "embedding the held-out texts with the original model")
-            steps = hybrid.greedy_softmax_layers(loaded, texts, map_for_layer, budget,
+            steps = hybrids.greedy_softmax_layers(loaded, texts, map_for_layer, budget,
                                                  progress=lambda f, msg: report(0.05 + 0.95 * f, msg))
             mode = "greedy"
         else:
@@ -624,9 +607,9 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
             if key not in _references:
                 report(0.1, "embedding the held-out texts with the original model")
                 _references.clear()    # one reference set is all the tab uses
-                _references[key] = hybrid.embed(loaded, texts, with_attentions=True)
+                _references[key] = hybrids.embed(loaded, texts, with_attentions=True)
             report(0.5, f"running with layers {chosen} linear")
-            rep = hybrid.evaluate(loaded, texts, {i: map_for_layer(i) for i in chosen}, _references[key])
+            rep = hybrids.evaluate(loaded, texts, {i: map_for_layer(i) for i in chosen}, _references[key])
             steps = [(tuple(i for i in range(n_layers) if i not in chosen), rep)]
             mode = "layers"
     report(1.0, "done")

@@ -4,13 +4,12 @@ IID variance formula), and one metric for one map over every head.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
+from ..core.cache import LRU
 from ..forms import attention
 from ..measure import cost
 from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, random_map_labels
@@ -192,27 +191,23 @@ def shape_spread(view: QualityView) -> dict:
 # Random feature maps by (label, d, m, seed): a seed always draws the same W, so the next
 # Measure (another head, another text) reuses them instead of drawing again; drawing the
 # orthogonal ones (a QR per d x d block) was a quarter of a Measure. Bounded by bytes.
-_RANDOM_MAPS: "OrderedDict[tuple, torch.nn.Module]" = OrderedDict()
 _RANDOM_MAPS_BYTES = 64 * 2 ** 20
-_random_maps_lock = threading.Lock()
-
-
-def _random_map(label: str, d: int, m: int, seed: int):
-    key = (label, int(d), int(m), int(seed))
-    with _random_maps_lock:
-        if key in _RANDOM_MAPS:
-            _RANDOM_MAPS.move_to_end(key)
-            return _RANDOM_MAPS[key]
-    fmap, _ = make_feature_map(label, d, m, seed)
-    with _random_maps_lock:
-        _RANDOM_MAPS[key] = fmap
-        while sum(_map_bytes(x) for x in _RANDOM_MAPS.values()) > _RANDOM_MAPS_BYTES and len(_RANDOM_MAPS) > 1:
-            _RANDOM_MAPS.popitem(last=False)
-    return fmap
 
 
 def _map_bytes(fmap) -> int:
     return sum(b.numel() * b.element_size() for b in fmap.buffers())
+
+
+_RANDOM_MAPS = LRU(max_weight=_RANDOM_MAPS_BYTES, weigh=_map_bytes)
+
+
+def _random_map(label: str, d: int, m: int, seed: int):
+    key = (label, int(d), int(m), int(seed))
+    fmap = _RANDOM_MAPS.get(key)
+    if fmap is None:
+        fmap, _ = make_feature_map(label, d, m, seed)
+        _RANDOM_MAPS.put(key, fmap)
+    return fmap
 
 
 def seed_note(ms, seeds: int, lang: str = "en") -> str:
