@@ -161,7 +161,7 @@ class Phrase(str):
     @staticmethod
     def _words(key: str, lang: str, values: dict) -> str:
         from .. import words
-        from ..words.common import map_name
+        from ..text import map_name
 
         shown = {k: (map_name(_pretty(v), lang) if k == "map" else v) for k, v in values.items()}
         return words.w(key, lang, **shown)

@@ -21,8 +21,8 @@ import torch
 from .. import maps as feature_maps
 from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, TRAINED_LABELS, map_choices, map_specs
 from ..catalog import whole_number as _int
+from ..text import map_name  # noqa: F401  (re-exported: the views' callers name maps with it)
 from ..words import from_patterns, normal_lang, w
-from ..words.common import map_name  # noqa: F401  (re-exported: the views' callers name maps with it)
 
 
 # Guards: the N x N tabs hold several float64 copies of every map (metrics), so the
@@ -92,7 +92,7 @@ def reduce_seed(seed, name: str, lang: str = "en") -> tuple[int, list[str]]:
 def metric_label(key: str, lang: str = "en", short: bool = False) -> str:
     """A metric's column header (``short``) or full label with unit, in ``lang``."""
     words_key = f"common.{'short' if short else 'metric'}.{key}"
-    from ..words import TEXT
+    from ..text import TEXT
     return w(words_key, lang) if words_key in TEXT else key
 
 
@@ -165,7 +165,7 @@ def source_title(sample, lang: str = "en") -> str:
     if found:
         values = found.groupdict()
         preset_key = f"common.preset.{values['preset']}"
-        from ..words import TEXT
+        from ..text import TEXT
         if preset_key in TEXT:
             values["preset"] = w(preset_key, lang)
         return w("common.source_random", lang, **values)

@@ -79,7 +79,7 @@ def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes, lang: str = "en
 def method_label(method: str, lang: str = "en") -> str:
     """What the page calls a timed form, in ``lang`` (never the internal id)."""
     key = f"complexity.method.{method}"
-    from ..words import TEXT
+    from ..text import TEXT
     return w(key, lang) if key in TEXT else SWEEP_METHOD_LABELS.get(method, method)
 
 
