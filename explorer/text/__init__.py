@@ -149,6 +149,28 @@ class Name(str):
         return Name, (str(self),)
 
 
+class Joined(str):
+    """Several values said one after the other, with the words of ``separator`` (a key)
+    between them: "a; b" in English, "a；b" in Chinese."""
+
+    def __new__(cls, items, separator: str):
+        items = tuple(items)
+        self = super().__new__(cls, say(separator).join(str(item) for item in items))
+        self.items, self.separator = items, separator
+        return self
+
+    def say(self, lang: str = DEFAULT_LANG) -> str:
+        return say(self.separator, lang).join(str(_said(item, lang)) for item in self.items)
+
+    def __reduce__(self):
+        return Joined, (self.items, self.separator)
+
+
+def said(value, lang: str = DEFAULT_LANG):
+    """``value`` in ``lang`` when it can say itself (a message, a name); anything else as it is."""
+    return _said(value, lang)
+
+
 def say_error(exc: BaseException, lang: str = DEFAULT_LANG) -> str:
     """An exception's sentence in ``lang``: one that carries a message (or says itself)
     speaks it; any other says its text."""
