@@ -11,8 +11,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import threading
-from collections import OrderedDict
 
 import numpy as np
 import torch
@@ -20,6 +18,7 @@ import torch
 from .. import maps as feature_maps
 from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, TRAINED_LABELS, map_choices, map_specs
 from ..catalog import whole_number as _int
+from ..lru import LRU
 from ..text import Message, map_name, said, say  # noqa: F401  (re-exported: the views' callers name maps with it)
 from ..words import w
 
@@ -132,8 +131,9 @@ def source_title(sample, lang: str = "en") -> str:
 
 TRAINED_SESSIONS = 64                  # sessions remembered; the least recently used go first
 LOCAL_SESSION = "local"                # calls without a session (scripts, tests) share this one
-_trained_lock = threading.Lock()
-_trained: "OrderedDict[str, dict]" = OrderedDict()     # session -> kind -> TrainedMap
+# session -> {kind: TrainedMap}; the least recently used sessions go first
+_trained = LRU(max_items=lambda: TRAINED_SESSIONS)
+_trained_lock = _trained.lock
 _trained_versions = itertools.count(1)
 
 
@@ -158,10 +158,7 @@ def set_trained(session, kind: str, fmap, layer=None, head=None, origin: str = "
                        str(origin), next(_trained_versions), None if model is None else str(model))
     key = LOCAL_SESSION if session is None else str(session)
     with _trained_lock:
-        _trained.setdefault(key, {})[kind] = entry
-        _trained.move_to_end(key)
-        while len(_trained) > TRAINED_SESSIONS:
-            _trained.popitem(last=False)
+        _trained.put(key, {**_trained.get(key, {}), kind: entry})
 
 
 def forget_trained(session, kind: str | None = None) -> None:
@@ -171,7 +168,7 @@ def forget_trained(session, kind: str | None = None) -> None:
         if kind is None:
             _trained.pop(key, None)
         else:
-            _trained.get(key, {}).pop(kind, None)
+            _trained.peek(key, {}).pop(kind, None)
 
 
 def trained_entry(session, kind: str) -> TrainedMap | None:
@@ -250,10 +247,11 @@ def sample_model(sample) -> str | None:
 # Samples: loading, cached so that re-drawing a view does not re-run the model.
 # ---------------------------------------------------------------------------------------
 
-_sample_cache: "OrderedDict[tuple, object]" = OrderedDict()
-_sample_lock = threading.Lock()
 SAMPLE_CACHE_SIZE = 8
 SAMPLE_CACHE_BYTES = 160 * 2 ** 20
+# Bounded in count and in bytes: eight random samples at the element cap would be 400 MB.
+_sample_cache = LRU(max_items=lambda: SAMPLE_CACHE_SIZE, max_bytes=lambda: SAMPLE_CACHE_BYTES,
+                    size_of=lambda sample: _sample_bytes(sample))
 
 
 def load_sample(source: str = "text", text: str = "", preset: str = "gaussian", n: int = 64, d: int = 32,
@@ -286,18 +284,10 @@ def load_sample(source: str = "text", text: str = "", preset: str = "gaussian", 
         raise ValueError(f"source: expected text, random or file, got {source!r}")
     if key is None:
         return make()
-    with _sample_lock:
-        sample = _sample_cache.get(key)
-        if sample is not None:
-            _sample_cache.move_to_end(key)
+    sample = _sample_cache.get(key)
     if sample is None:
         sample = make()
-        with _sample_lock:
-            _sample_cache[key] = sample
-            # Bounded in count and in bytes: eight random samples at the element cap would be 400 MB.
-            while len(_sample_cache) > 1 and (len(_sample_cache) > SAMPLE_CACHE_SIZE
-                                              or sum(map(_sample_bytes, _sample_cache.values())) > SAMPLE_CACHE_BYTES):
-                _sample_cache.popitem(last=False)
+        _sample_cache.put(key, sample)
     if source == "random" and seed_notices:     # said on this answer only, not stored with the sample
         sample = dataclasses.replace(sample, notices=list(sample.notices) + seed_notices)
     return sample
@@ -309,8 +299,7 @@ def _sample_bytes(sample) -> int:
 
 
 def clear_sample_cache():
-    with _sample_lock:
-        _sample_cache.clear()
+    _sample_cache.clear()
 
 
 def select_head(sample, layer, head, lang: str = "en"):

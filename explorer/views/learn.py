@@ -23,7 +23,6 @@ import json
 import queue
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from ..maps import hybrid, learned
 # its controls from these before this module is imported, so they live in the catalogue.
 from ..catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED_SHAPE re-exported
 from ..checks import check_positive_int
+from ..lru import LRU
 from ..maps import create
 from ..resources import asset
 from ..sources.models import EMBEDDED_NAME
@@ -75,11 +75,17 @@ def _take(texts: list[str], count, name: str) -> list[str]:
 # Model and samples: read each text through the model once per process.
 # ---------------------------------------------------------------------------------------
 
-_samples: "OrderedDict[tuple, object]" = OrderedDict()     # (model key, text) -> Sample, least recent first
-_samples_lock = threading.Lock()
 # Every text read by MiniLM is ~40 MB, by SmolLM2 ~230 MB: room for both, and the oldest
 # texts of a third model go first.
 SAMPLES_CACHE_BYTES = 512 * 2 ** 20
+
+
+def _sample_size(sample) -> int:
+    from .common import _sample_bytes
+    return _sample_bytes(sample)
+
+
+_samples = LRU(max_bytes=lambda: SAMPLES_CACHE_BYTES, size_of=_sample_size)     # (model key, text) -> Sample
 
 
 def model_argument(model) -> str | None:
@@ -139,18 +145,11 @@ def cached_sample(text: str, model=None):
     fixed files, and reading 56 of them through a model costs far more than training one head."""
     model = model_argument(model)
     key = (model_where(model).key, text)
-    with _samples_lock:
-        sample = _samples.get(key)
-        if sample is not None:
-            _samples.move_to_end(key)
+    sample = _samples.get(key)
     if sample is None:
         from ..sources import from_text
-        from .common import _sample_bytes
         sample = from_text(text, model=model)
-        with _samples_lock:
-            _samples[key] = sample
-            while len(_samples) > 1 and sum(map(_sample_bytes, _samples.values())) > SAMPLES_CACHE_BYTES:
-                _samples.popitem(last=False)
+        _samples.put(key, sample)
     return sample
 
 
@@ -247,9 +246,8 @@ def _check_head(layer, head, shape=None) -> tuple[int | None, int | None]:
     return layer, head
 
 
-_trained: "OrderedDict[tuple, LearnResult]" = OrderedDict()
-_trained_lock = threading.Lock()
 TRAINED_CACHE_SIZE = 8
+_trained = LRU(max_items=lambda: TRAINED_CACHE_SIZE)      # settings -> LearnResult
 
 
 class Stopped(Exception):
@@ -296,12 +294,9 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
                              d=shape[2]),
                limit_seconds=float("inf"))   # training streams its progress and can be stopped; MAX_STEPS bounds it
     key = (kind, layer, head, num_features, steps, seed, len(train), len(heldout), where.key)
-    with _trained_lock:
-        hit = _trained.get(key)
-        if hit is not None:
-            _trained.move_to_end(key)
-        # LUNA's comparison reuses a Hedgehog trained with the same settings, if there is one.
-        rival = _trained.get(("hedgehog", *key[1:]))
+    hit = _trained.get(key)
+    # LUNA's comparison reuses a Hedgehog trained with the same settings, if there is one.
+    rival = _trained.peek(("hedgehog", *key[1:]))
     if hit is not None:
         set_trained(session, kind, hit.feature_map, hit.layer, hit.head, "trained", model=hit.model)
         return hit
@@ -324,10 +319,7 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
     result = LearnResult(layer, head, num_features, steps, seed, list(exp.run.losses), exp.run.seconds,
                          exp.train_count, exp.heldout_count, per_head, rows, softmax_entropy, ratio,
                          exp.feature_map, kind=kind, model=where.name, causal=bool(causal))
-    with _trained_lock:
-        _trained[key] = result
-        while len(_trained) > TRAINED_CACHE_SIZE:
-            _trained.popitem(last=False)
+    _trained.put(key, result)
     set_trained(session, kind, result.feature_map, layer, head, "trained", model=result.model)
     return result
 
@@ -338,8 +330,7 @@ def cached_result(layer, head, num_features: int, steps: int, seed: int = 0, kin
     without ever starting a training run themselves."""
     key = (kind, layer, head, int(num_features), int(steps), int(seed), len(training_texts()), len(heldout_texts()),
            model_where(model).key)
-    with _trained_lock:
-        return _trained.get(key)
+    return _trained.peek(key)
 
 
 def cached_layer_map(layer: int, num_features: int, kind: str = "hedgehog", model=None):
@@ -347,11 +338,9 @@ def cached_layer_map(layer: int, num_features: int, kind: str = "hedgehog", mode
     taken from the latest cached all-heads training of ``model`` with ``num_features``; None
     when there is none."""
     where = model_where(model).key
-    with _trained_lock:
-        for key, result in reversed(list(_trained.items())):
-            if key[0] == kind and key[1] is None and key[2] is None and key[3] == int(num_features) \
-                    and key[-1] == where:
-                return result.feature_map.select(int(layer))
+    for key, result in reversed(_trained.items()):
+        if key[0] == kind and key[1] is None and key[2] is None and key[3] == int(num_features) and key[-1] == where:
+            return result.feature_map.select(int(layer))
     return None
 
 

@@ -5,9 +5,7 @@ that judge each map (computed at full resolution before any display reduction).
 from __future__ import annotations
 
 import math
-import threading
 import weakref
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import torch
@@ -15,6 +13,7 @@ import torch
 from ..forms import attention
 from ..measure import cost
 from ..catalog import DEFAULT_MAPS, MAX_SEED, REFERENCE, map_specs
+from ..lru import LRU
 from ..words import w
 from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
                      map_name, sample_model, sample_notice, select_head, source_title, trained_version, where)
@@ -226,31 +225,24 @@ def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4, laye
 # seen before) computes only what is new. Entries hold display arrays (<= 128 x 128) and
 # metric rows, never full N x N maps. A weak reference to the sample tells a reused id()
 # apart without keeping an evicted (possibly large, uploaded) sample alive.
-_MAP_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
 _MAP_CACHE_SIZE = 96
-_map_cache_lock = threading.Lock()
+_MAP_CACHE = LRU(max_items=lambda: _MAP_CACHE_SIZE)      # key -> (weak reference to the sample, entry)
 
 
 def _cache_get(key, sample):
-    with _map_cache_lock:
-        hit = _MAP_CACHE.get(key)
-        if hit is None or hit[0]() is not sample:
-            return None
-        _MAP_CACHE.move_to_end(key)
-        return hit[1]
+    hit = _MAP_CACHE.get(key)
+    if hit is None or hit[0]() is not sample:
+        return None
+    return hit[1]
 
 
 def _cache_put(key, sample, entry):
-    with _map_cache_lock:
-        _MAP_CACHE[key] = (weakref.ref(sample), entry)
-        while len(_MAP_CACHE) > _MAP_CACHE_SIZE:
-            _MAP_CACHE.popitem(last=False)
+    _MAP_CACHE.put(key, (weakref.ref(sample), entry))
 
 
 def clear_caches():
     """Forget cached samples and per-map results (tests, benchmarks)."""
-    with _map_cache_lock:
-        _MAP_CACHE.clear()
+    _MAP_CACHE.clear()
     clear_sample_cache()
 
 

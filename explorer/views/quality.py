@@ -4,8 +4,6 @@ IID variance formula), and one metric for one map over every head.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,6 +12,7 @@ import torch
 from ..forms import attention
 from ..measure import cost
 from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, random_map_labels
+from ..lru import LRU
 from ..words import w
 from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, map_name, metric_label,
                      sample_model, sample_notice, select_head, source_title, trained_version, where)
@@ -192,22 +191,16 @@ def shape_spread(view: QualityView) -> dict:
 # Random feature maps by (label, d, m, seed): a seed always draws the same W, so the next
 # Measure (another head, another text) reuses them instead of drawing again; drawing the
 # orthogonal ones (a QR per d x d block) was a quarter of a Measure. Bounded by bytes.
-_RANDOM_MAPS: "OrderedDict[tuple, torch.nn.Module]" = OrderedDict()
 _RANDOM_MAPS_BYTES = 64 * 2 ** 20
-_random_maps_lock = threading.Lock()
+_RANDOM_MAPS = LRU(max_bytes=lambda: _RANDOM_MAPS_BYTES, size_of=lambda fmap: _map_bytes(fmap))
 
 
 def _random_map(label: str, d: int, m: int, seed: int):
     key = (label, int(d), int(m), int(seed))
-    with _random_maps_lock:
-        if key in _RANDOM_MAPS:
-            _RANDOM_MAPS.move_to_end(key)
-            return _RANDOM_MAPS[key]
-    fmap, _ = make_feature_map(label, d, m, seed)
-    with _random_maps_lock:
-        _RANDOM_MAPS[key] = fmap
-        while sum(_map_bytes(x) for x in _RANDOM_MAPS.values()) > _RANDOM_MAPS_BYTES and len(_RANDOM_MAPS) > 1:
-            _RANDOM_MAPS.popitem(last=False)
+    fmap = _RANDOM_MAPS.get(key)
+    if fmap is None:
+        fmap, _ = make_feature_map(label, d, m, seed)
+        _RANDOM_MAPS.put(key, fmap)
     return fmap
 
 
