@@ -38,12 +38,13 @@ from ..text import Joined, Message
 RATE_SHIFT = 0.25      # matmul rate after / before outside [1 - x, 1 / (1 - x)]: the load changed
 SPREAD = 0.5           # (slowest - fastest) / median of one method's rounds above this: too noisy
 STALL = 8.0            # a tiny op with all threads this many times slower than with one: cores are taken
-DISTURBED = "measurement disturbed by other load"        # complexity.disturbed's English
 
 
 def method_name(method: str):
     """A timed form as its sentences name it: its label's message (said in the page's language)."""
     return Message(f"complexity.method.{method}") if method in bench.METHOD_LABELS else method
+
+
 # Shortest sample: bench's 5 ms is one call of the naive softmax at N = 512, which a single
 # scheduler tick or a browser repainting beside the app moves by half; 20 ms samples keep
 # the spread of a quiet machine well inside SPREAD, for about a second more per sweep.
