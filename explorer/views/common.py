@@ -19,7 +19,7 @@ from .. import maps as feature_maps
 from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, TRAINED_LABELS, map_choices, map_specs
 from ..catalog import whole_number as _int
 from ..lru import LRU
-from ..text import Message, map_name, said, say  # noqa: F401  (re-exported: the views' callers name maps with it)
+from ..text import Message, map_name, normal_lang, said, say  # noqa: F401  (re-exported: the views' callers name maps with it)
 from ..words import w
 
 
@@ -78,9 +78,9 @@ def reduce_seed(seed, name: str, lang: str = "en") -> tuple[int, list[str]]:
         return seed, []
     reduced = seed % (MAX_SEED + 1)
     shown = f"{seed:,}" if abs(seed) < 10 ** 15 else f"{seed:.3g}"
-    named = w("common.feature_seed", lang) if name == "feature seed" else name
-    return reduced, [w("common.seed_reduced", lang, name=named, shown=shown, top=f"{MAX_SEED:,}",
-                       reduced=f"{reduced:,}")]
+    named = {"feature seed": Message("common.feature_seed"), "data seed": Message("common.data_seed")}.get(name, name)
+    notice = Message("common.seed_reduced", name=named, shown=shown, top=f"{MAX_SEED:,}", reduced=f"{reduced:,}")
+    return reduced, [notice.say(lang) if normal_lang(lang) != "en" else notice]
 
 
 # ---------------------------------------------------------------------------------------
