@@ -62,7 +62,8 @@ class ComplexityView:
 def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes, lang: str = "en"):
     """Check the memory estimate of every run before anything starts.
 
-    Returns notes for runs that will be skipped; raises ValueError when nothing would run.
+    Returns notes (messages) for runs that will be skipped; raises ValueError, in ``lang``,
+    when nothing would run.
     """
     notes, runnable = [], 0
     for method in methods:
