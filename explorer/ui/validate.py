@@ -120,7 +120,9 @@ class Bound:
             return Message(key, names=", ".join(names))
         if self.kind == "free":
             return Message("common.link_number_or_word", n=self.max_chars or MAX_CHOICE_CHARS)
-        return Message("common.link_text_at_most", n=f"{self.max_chars:,}") if self.max_chars else Message("common.link_text")
+        if self.max_chars:
+            return Message("common.link_text_at_most", n=f"{self.max_chars:,}")
+        return Message("common.link_text")
 
 
 def refusal(bound: Bound, raw) -> ValueError:
