@@ -226,15 +226,9 @@ QUALITY_PRESET = {"label": "Try: small norms, where random features converge", "
 SWEEP_METHODS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent", "linear_cumsum")
 DEFAULT_METHODS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent")
 SWEEP_MAPS = ("elu1", "relu", "favor_plus", "trig_rff", "taylor2", "cosformer")   # registry names
-# What the page calls each timed form (explorer.measure.bench.METHOD_LABELS; the catalogue test holds them equal).
-SWEEP_METHOD_LABELS = {
-    "softmax_naive": "softmax, naive N x N",
-    "sdpa": "softmax, torch SDPA",
-    "linear_parallel": "linear, non-causal (always)",
-    "linear_chunked": "linear, chunked",
-    "linear_recurrent": "linear, recurrent (causal)",
-    "linear_cumsum": "linear, cumsum reference (causal)",
-}
+# What the page calls each timed form, in English (explorer.measure.bench.METHOD_LABELS); the
+# words are the language files' complexity.method.<id>.
+SWEEP_METHOD_LABELS = {method: say(f"complexity.method.{method}") for method in SWEEP_METHODS}
 N_CAP = 131072                      # no request sweeps beyond this N
 MAX_POINTS = 12
 
