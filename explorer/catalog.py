@@ -15,6 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from .core.feature_maps import REFERENCE as _REFERENCE, SPECS, FeatureMapSpec
+from .text import say
 
 # ---------------------------------------------------------------------------------------
 # Feature maps
@@ -90,100 +91,20 @@ def default_maps() -> list[str]:
 # tables and help. The keys are those explorer.measure.metrics.compare() returns.
 # ---------------------------------------------------------------------------------------
 
+# The metrics in table order; their words (label with unit, short header, explanation) are
+# the language files' common.metric.<key>, common.short.<key> and common.help.<key>.
+METRIC_KEYS = (
+    "map_rel_error", "output_rel_error", "error_rows_excluded", "kl_mean", "kl_rows_defined",
+    "kl_rows_undefined", "entropy_reference", "entropy_approx", "entropy_approx_rows_undefined", "monotonicity",
+    "monotonicity_rows_defined", "monotonicity_rows_undefined", "negative_fraction", "ill_defined_rows",
+    "total_rows", "causal", "feature_dim", "quadratic_flops", "linear_flops", "flop_ratio",
+)
 METRIC_INFO: dict[str, tuple[str, str]] = {
-    "map_rel_error": (
-        "Map error (relative, Frobenius)",
-        "‖Â − A‖_F / ‖A‖_F per head, averaged over heads; rows with non-finite weights are left out.",
-    ),
-    "output_rel_error": (
-        "Output error (relative, Frobenius)",
-        "‖ÂV − AV‖_F / ‖AV‖_F per head, averaged: the error that reaches the next layer.",
-    ),
-    "error_rows_excluded": (
-        "Rows left out of the errors (count)",
-        "Rows whose approximate weights are not finite (zero normaliser), so no error can be measured on them.",
-    ),
-    "kl_mean": (
-        "KL(softmax ‖ approx) (nats, mean per row)",
-        "How much probability mass the approximation misplaces, averaged over the rows where the KL is defined.",
-    ),
-    "kl_rows_defined": (
-        "Rows with a defined KL (count)",
-        "Rows where the approximation is positive wherever softmax is, and the row is not ill-defined.",
-    ),
-    "kl_rows_undefined": (
-        "Rows with undefined KL (count)",
-        "Rows where the approximation gives zero, negative or non-finite weight to a key softmax attends to, or is ill-defined.",
-    ),
-    "entropy_reference": (
-        "Entropy of softmax (nats, mean per row)",
-        "Low entropy means spiky attention that focuses on a few keys; log N is perfectly uniform.",
-    ),
-    "entropy_approx": (
-        "Entropy of approximation (nats, mean per row)",
-        "Compare with the softmax entropy: a much higher value means the approximation is too flat.",
-    ),
-    "entropy_approx_rows_undefined": (
-        "Rows without an approximate entropy (count)",
-        "Rows with negative or non-finite weights, or flagged ill-defined: they are not distributions.",
-    ),
-    "monotonicity": (
-        "Monotonicity (Spearman ρ, mean per row)",
-        "Rank correlation between the logit q·k/√d and the approximate weight: 1 means keys are ranked as softmax ranks them.",
-    ),
-    "monotonicity_rows_defined": (
-        "Rows with a defined ρ (count)",
-        "Rows with at least two allowed keys, finite weights and neither logits nor weights constant.",
-    ),
-    "monotonicity_rows_undefined": (
-        "Rows with undefined ρ (count)",
-        "Rows with a single key (the first causal row), constant values, or ill-defined weights.",
-    ),
-    "negative_fraction": (
-        "Negative weights (fraction)",
-        "Share of the allowed weights in finite rows that are below zero; softmax has none.",
-    ),
-    "ill_defined_rows": (
-        "Ill-defined rows (count)",
-        "Rows whose normaliser is zero, negative, tiny or non-finite: the kernel cannot be normalised there.",
-    ),
-    "total_rows": (
-        "Rows (count)",
-        "Number of attention rows compared, over every head.",
-    ),
-    "causal": (
-        "Causal (0/1)",
-        "1 when only keys j ≤ i are allowed; given by the caller or read from the zeros of both maps.",
-    ),
-    "feature_dim": (
-        "Feature dimension m",
-        "Length of φ(x); the linear path costs O(N m d) instead of O(N² d).",
-    ),
-    "quadratic_flops": (
-        "Quadratic path (FLOPs per head)",
-        "QKᵀ and AV: about 2N²(d + d_v), half of it when causal.",
-    ),
-    "linear_flops": (
-        "Linear path (FLOPs per head)",
-        "φ(K)ᵀV, φ(Q)(φ(K)ᵀV) and the normaliser: about 4N m d_v + 4N m.",
-    ),
-    "flop_ratio": (
-        "Quadratic / linear (ratio)",
-        "Above 1 the linear path does less arithmetic than the quadratic one.",
-    ),
-}
+    key: (say(f"common.metric.{key}"), say(f"common.help.{key}")) for key in METRIC_KEYS}
 
 # Short column headers for the table beside the maps (the full labels head the CSV export
 # and the help list, which gives both).
-METRIC_SHORT: dict[str, str] = {
-    "map_rel_error": "map err (rel)", "output_rel_error": "out err (rel)", "error_rows_excluded": "err rows out",
-    "kl_mean": "KL (nats)", "kl_rows_defined": "KL rows", "kl_rows_undefined": "KL rows undef",
-    "entropy_reference": "H softmax (nats)", "entropy_approx": "H approx (nats)",
-    "entropy_approx_rows_undefined": "H rows undef", "monotonicity": "Spearman ρ",
-    "monotonicity_rows_defined": "ρ rows", "monotonicity_rows_undefined": "ρ rows undef",
-    "negative_fraction": "neg. weights", "ill_defined_rows": "ill rows", "total_rows": "rows", "causal": "causal",
-    "feature_dim": "m", "quadratic_flops": "FLOPs N²", "linear_flops": "FLOPs linear", "flop_ratio": "FLOP ratio",
-}
+METRIC_SHORT: dict[str, str] = {key: say(f"common.short.{key}") for key in METRIC_KEYS}
 
 # The numbers that judge a map, first in the metrics table (the counts behind them follow).
 HEADLINE_METRICS = ("map_rel_error", "output_rel_error", "kl_mean", "entropy_approx", "entropy_reference",
@@ -284,15 +205,9 @@ QUALITY_PRESET = {"label": "Try: small norms, where random features converge", "
 SWEEP_METHODS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent", "linear_cumsum")
 DEFAULT_METHODS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent")
 SWEEP_MAPS = ("elu1", "relu", "favor_plus", "trig_rff", "taylor2", "cosformer")   # registry names
-# What the page calls each timed form (explorer.measure.bench.METHOD_LABELS; the catalogue test holds them equal).
-SWEEP_METHOD_LABELS = {
-    "softmax_naive": "softmax, naive N x N",
-    "sdpa": "softmax, torch SDPA",
-    "linear_parallel": "linear, non-causal (always)",
-    "linear_chunked": "linear, chunked",
-    "linear_recurrent": "linear, recurrent (causal)",
-    "linear_cumsum": "linear, cumsum reference (causal)",
-}
+# What the page calls each timed form, in English (explorer.measure.bench.METHOD_LABELS); the
+# words are the language files' complexity.method.<id>.
+SWEEP_METHOD_LABELS = {method: say(f"complexity.method.{method}") for method in SWEEP_METHODS}
 N_CAP = 131072                      # no request sweeps beyond this N
 MAX_POINTS = 12
 

@@ -7,11 +7,11 @@ import re
 
 from test_lecture_figures import KEPT_WORDS
 
-# Names of methods, libraries and units the tool tabs show as they are in both languages.
-TOOL_NAMES = {"torch", "SDPA", "cumsum", "MiniLM", "all", "Frobenius", "nats", "GiB", "MiB", "KiB", "IQR", "MSE",
-              "Spearman", "CPU", "utils", "benchmark", "Timer", "timeit", "NaN", "GFLOPs", "Hedgehog", "LUNA", "safetensors", "npz", "Performer",
-              "TB", "nan", "cos", "sin", "tril", "sd", "npz", "npy", "pt", "CSV", "PNG", "HTML", "API", "Shift", "Enter",
-              "PageUp", "PageDown", "eps", "elu", "RNN", "QK", "AV", "SM", "log", "int", "uint"}
+from explorer.text import kept_in_latin
+
+# Names of methods, libraries and units the tool tabs show as they are in both languages:
+# the words of the terms the Chinese language file keeps in Latin letters.
+TOOL_NAMES = {word for term in kept_in_latin() for word in re.findall(r"[A-Za-z]{2,}", term)}
 # Words that are part of a name: "all-MiniLM-L6-v2", "torch 2.13.0+cpu"; and the text's own
 # tokens as the figures label them ("animal·2", "[CLS]·0", "then the (2)").
 NAME_PARTS = re.compile(r"all-MiniLM-L\d+-v\d+|torch \d+\.\d+\.\d+\S*|\b[vL]\d+\b|\S+·\d+")

@@ -281,14 +281,18 @@ def test_gradios_own_status_words_exist_in_both_languages():
 
 def test_link_notices_are_said_in_the_pages_language():
     import re
+    from explorer.ui import common
     cjk = re.compile(r"[\u3400-\u9fff]")
-    english = ["Link parameter ch = 99 is outside 0..6; using 6.",
-               "Link parameter layer=abc is not a whole number from 0 to 5; using the default.",
-               "Link parameter m='x' is not a valid int; ignored.",
-               validate.NO_FILE_IN_LINK]
-    for notice in english:
+    notices = []
+    validate.link(validate.Bound("ch", "int", lo=0, hi=6), 99, notices)
+    validate.link(validate.Bound("layer", "int", lo=0, hi=5), "abc", notices)
+    common.param({"m": "x"}, "m", int, notices=notices)
+    assert notices[:3] == ["Link parameter ch = 99 is outside 0..6; using 6.",
+                           "Link parameter layer='abc' is not a whole number from 0 to 5; using the default.",
+                           "Link parameter m='x' is not a valid int; ignored."]
+    for notice in [*notices, validate.NO_FILE_IN_LINK]:
         assert validate.in_language(notice, "en") == notice
         zh = validate.in_language(notice, "zh-CN")
         assert cjk.search(zh) and not re.search(r"\b(Link|parameter|outside|using|default|upload)\b", zh), zh
     assert validate.in_language("链接参数 ch = 99 超出 0..6，改用 6。", "zh") == "链接参数 ch = 99 超出 0..6，改用 6。"
-    assert "0..6" in validate.in_language(english[0], "zh") and "6" in validate.in_language(english[0], "zh")
+    assert "0..6" in validate.in_language(notices[0], "zh") and "6" in validate.in_language(notices[0], "zh")

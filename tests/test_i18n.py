@@ -167,3 +167,16 @@ def test_the_walk_finds_a_raw_label():
         gr.Markdown("### A heading")
     raw = _raw_labels(demo.get_config_file())
     assert [(kind, prop) for kind, _, prop, _ in raw] == [("button", "value"), ("markdown", "value")]
+
+
+def test_the_browser_dictionary_comes_from_the_language_files():
+    """Every key of explorer/text reaches gr.I18n in both languages, under one gradio key each
+    (no dots, no two keys sharing one)."""
+    from explorer import text
+    merged = i18n.translations().translations_dict
+    keys = [i18n.gradio_key(key) for key in text.TEXT]
+    assert len(set(keys)) == len(keys) and not [k for k in keys if "." in k]
+    for key, by_lang in text.TEXT.items():
+        for lang in i18n.LANGS:
+            assert merged[lang][i18n.gradio_key(key)] == by_lang[lang], key
+    assert i18n.gradio_key("ui.tab_maps") == "tab_maps" and i18n.EN["tab_maps"] == text.say("ui.tab_maps", "en")

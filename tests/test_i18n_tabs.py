@@ -221,47 +221,65 @@ def test_seed_note_in_both_languages():
 # The complexity tab
 # ---------------------------------------------------------------------------------------
 
-ENGINE_SENTENCES = [
-    "time: the methods run in 3 interleaved rounds at each N (order rotated every round), after 1 warm-up call(s); "
-    "a round's sample is torch.utils.benchmark.Timer.timeit of the call repeated to last at least 20 ms; the median "
-    "is shown, the spread (fastest to slowest round) beside it.",
-    "float32, elu1 with m = 64, chunk 64, torch 2.13.0+cpu, 2 CPU thread(s).",
-    "cancelled: the rows show what was measured before",
-    "dense matmul 512^2 before and after: 120.5 and n/a GFLOP/s; ratios use the higher",
-    "measurement disturbed by other load: the dense-matmul rate moved from 120 to 60 GFLOP/s during the sweep; "
-    "softmax, naive N x N at N = 1,024 varied by 35% between rounds (the slowest round aside); torch's threads "
-    "stall (12× slower on a tiny operation than one thread): another process is using the cores",
-    "causal form only; run with causal=True",
-    "N above this method's cap 16384",
-    "estimated 3.20 GiB > memory budget 2.00 GiB",
-    "time budget: predicted 12.5 s, 3.0 s left",
-    "no N where both softmax, torch SDPA and linear, chunked were measured",
-    "linear, chunked is already faster than softmax, torch SDPA at the smallest common N = 512",
-    "linear, chunked overtakes softmax, torch SDPA at N ~ 1,900 (between 1024 and 2048)",
-    "softmax, torch SDPA stays faster than linear, chunked up to the largest common N = 8192",
-    "linear, cumsum reference (causal): skipped at N ≥ 65,536 (estimated memory over the 2.0 GiB budget)",
-    "dense matmul: 131.2 GFLOP/s", "N = 1,024 measured", "done", "measurement disturbed by other load",
-]
+def _crossovers():
+    """The benchmark's four crossover sentences, from sweeps that give each, with the method
+    ids as the view names them."""
+    from explorer.measure import bench
+
+    def result(times):
+        return bench.SweepResult(rows=[{"method": m, "n": n, "time_ms": t} for (m, n), t in times.items()])
+    cases = [{("sdpa", 512): 1.0},
+             {("sdpa", 512): 2.0, ("linear_chunked", 512): 1.0},
+             {("sdpa", 1024): 1.0, ("linear_chunked", 1024): 2.0, ("sdpa", 2048): 4.0, ("linear_chunked", 2048): 3.0},
+             {("sdpa", 8192): 1.0, ("linear_chunked", 8192): 2.0}]
+    return [cx_views._with_labels(result(times).crossover_info("sdpa", "linear_chunked")[1]) for times in cases]
 
 
-@pytest.mark.parametrize("sentence", ENGINE_SENTENCES)
-def test_every_sentence_of_the_timing_engine_is_said_in_chinese(sentence):
-    assert cx_views.say(sentence, "en") == sentence
-    said = cx_views.say(sentence, "zh")
-    assert CJK.search(said) and not english_words(said), (sentence, said)
+def _engine_sentences():
+    """What the timing engine writes, built as it builds it."""
+    from explorer.measure import live_timing
+    from explorer.text import Joined, Message
+    verdict = live_timing.judge(120, 60, {("softmax_naive", 1024): [1.0, 1.6, 2.0, 9.0]}, stall=12)
+    assert len(verdict.reasons) == 3
+    return [
+        Message("complexity.note_rounds", rounds=3, warmup=1, ms="20"),
+        Message("complexity.note_setup", map="elu1", m=64, chunk=64, torch="2.13.0+cpu", threads=2),
+        Message("complexity.note_cancelled"),
+        Message("complexity.note_matmul", size=512, before="120.5", after="n/a"),
+        Message("complexity.note_disturbed", reasons=Joined(verdict.reasons, "complexity.reason_sep")),
+        *verdict.reasons,
+        Message("complexity.skip_causal"), Message("complexity.skip_cap", cap=16384),
+        Message("complexity.skip_memory", need="3.20", budget="2.00"),
+        Message("complexity.skip_time", need="12.5", left="3.0"),
+        *_crossovers(),
+        *cx_views.plan_sweep([1 << 16], 64, 64, ["linear_cumsum", "linear_chunked"], 2 << 30),
+        Message("complexity.progress_matmul", rate="131.2"), Message("complexity.progress_n", n="1,024"),
+        Message("complexity.progress_done"), Message("complexity.disturbed"),
+    ]
 
 
-def test_the_patterns_follow_the_engine_sentences():
-    """The sentences above are the ones the timing engine writes today: a reworded engine
-    sentence would otherwise stay English on a Chinese page."""
-    import inspect
-    from explorer.measure import bench, live_timing
-    source = inspect.getsource(live_timing) + inspect.getsource(bench.SweepResult.crossover_info)
-    for fragment in ("interleaved rounds at each N", "causal form only; run with causal=True",
-                     "N above this method's cap", "GiB > memory budget", "time budget: predicted",
-                     "between rounds (the slowest round aside)", "during the sweep", "before and after",
-                     "overtakes", "stays faster than", "is already faster than", "were measured"):
-        assert fragment in source, fragment
+def test_every_sentence_of_the_timing_engine_is_said_in_chinese():
+    sentences = _engine_sentences()
+    assert len(sentences) == 21
+    for sentence in sentences:
+        assert cx_views.say(sentence, "en") == sentence
+        said = cx_views.say(sentence, "zh")
+        assert CJK.search(said) and not english_words(said), (sentence, said)
+
+
+def test_the_timing_engines_sentences_read_as_before_in_english():
+    """The messages' English is the engine's sentence as the page and the logs knew it."""
+    from explorer.measure import live_timing
+    reasons = live_timing.judge(120, 60, {("softmax_naive", 1024): [1.0, 1.6, 2.0, 9.0]}, stall=12).reasons
+    assert reasons == ["the dense-matmul rate moved from 120 to 60 GFLOP/s during the sweep",
+                       "softmax, naive N x N at N = 1,024 varied by 56% between rounds (the slowest round aside)",
+                       "torch's threads stall (12× slower on a tiny operation than one thread): another process is "
+                       "using the cores"]
+    assert _crossovers() == ["no N where both softmax, torch SDPA and linear, chunked were measured",
+                             "linear, chunked is already faster than softmax, torch SDPA at the smallest common N = 512",
+                             "linear, chunked overtakes softmax, torch SDPA at N ~ 1,671 (between 1024 and 2048)",
+                             "softmax, torch SDPA stays faster than linear, chunked up to the largest common N = 8192"]
+    assert cx_views.say(_engine_sentences()[1], "zh").startswith("float32，elu+1，m = 64")
 
 
 def test_complexity_view_figures_summary_and_table_in_chinese():
@@ -400,3 +418,43 @@ def test_the_data_panel_reads_a_text_with_a_progress_bar_in_the_pages_language()
     with pytest.raises(ValueError) as caught:
         source_panel.load("text", "x", None, None, None, None, None, None, model=source_panel.OTHER_MODEL, lang="zh")
     assert CJK.search(str(caught.value)) and not english_words(str(caught.value)), str(caught.value)
+
+
+# ---------------------------------------------------------------------------------------
+# The two notices that once reached a Chinese page in English
+# ---------------------------------------------------------------------------------------
+
+def test_an_unreadable_link_text_is_said_in_chinese():
+    """A link whose packed text cannot be unpacked (ui/common.param) said its notice in
+    English on a Chinese page."""
+    from explorer.ui import common, validate
+    notices = []
+    assert common.param({"tz": "not-a-packed-text!"}, "text", str, "default", notices) == "default"
+    assert notices == ["The link's text could not be read; showing the default."]
+    said = validate.in_language(notices[0], "zh")
+    assert CJK.search(said) and not english_words(said.replace("text", "")), said
+
+
+def test_a_bound_of_at_most_is_said_fully_in_chinese():
+    """A link with m='abc' on a parameter bounded above only came out half translated
+    ("不是a whole number of at most 10")."""
+    from explorer.ui import validate
+    notices = []
+    assert validate.link(validate.Bound("m", "int", hi=10), "abc", notices) is None
+    assert notices == ["Link parameter m='abc' is not a whole number of at most 10; using the default."]
+    said = validate.in_language(notices[0], "zh")
+    assert said == "链接参数 m='abc' 不是不超过 10 的整数，改用默认值。"
+    assert not english_words(said.replace("'abc'", ""))
+    with pytest.raises(ValueError) as err:       # the same bound refusing a request
+        validate.check(validate.Bound("m", "int", hi=10), "abc")
+    from explorer.text import say_error
+    refused = say_error(err.value, "zh")
+    assert refused == "m 必须是不超过 10 的整数；收到的是 'abc'。"
+
+
+def test_a_random_sample_with_a_reduced_seed_and_a_temperature_is_named_in_chinese():
+    s = view_common.load_sample("random", n=16, d=8, data_seed=-5, temperature=2.0)
+    assert s.source == "random 'gaussian', N=16, d=8, heads=1, seed=4294967291, temperature=2"
+    assert s.notices[-1].startswith("The data seed -5 is outside")
+    for said in (view_common.source_title(s, "zh"), view_common.sample_notice(s.notices[-1], "zh")):
+        assert CJK.search(said) and not english_words(said), said

@@ -37,6 +37,7 @@ from .. import maps as feature_maps
 from ..catalog import SWEEP_METHOD_LABELS
 from ..catalog import SWEEP_METHODS as METHODS  # one list for the benchmark and the UI's choices
 from ..checks import check_positive_int
+from ..text import Message
 from .cost import (  # noqa: F401  (the cost model is the lower layer; these stay importable from here)
     CHUNK_SIZE, QUADRATIC, _check_method, estimate_memory_bytes, flop_counts, method_flops,
 )
@@ -340,17 +341,17 @@ class SweepResult:
         ta, tb = dict(self._measured(a)), dict(self._measured(b))
         ns = sorted(set(ta) & set(tb))
         if not ns:
-            return None, f"no N where both {a} and {b} were measured"
+            return None, Message("complexity.cross_none", a=a, b=b)
         ratio = [tb[n] / ta[n] for n in ns]
         if ratio[0] < 1:
-            return None, f"{b} is already faster than {a} at the smallest common N = {ns[0]}"
+            return None, Message("complexity.cross_already", a=a, b=b, n=ns[0])
         for (n1, r1), (n2, r2) in zip(zip(ns, ratio), zip(ns[1:], ratio[1:])):
             if r1 >= 1 > r2:
                 x1, x2 = math.log(n1), math.log(n2)
                 frac = math.log(r1) / (math.log(r1) - math.log(r2))
                 n_star = math.exp(x1 + frac * (x2 - x1))
-                return n_star, f"{b} overtakes {a} at N ~ {n_star:,.0f} (between {n1} and {n2})"
-        return None, f"{a} stays faster than {b} up to the largest common N = {ns[-1]}"
+                return n_star, Message("complexity.cross_at", a=a, b=b, n=f"{n_star:,.0f}", n1=n1, n2=n2)
+        return None, Message("complexity.cross_never", a=a, b=b, n=ns[-1])
 
     def crossover(self, a: str = "sdpa", b: str = "linear_chunked") -> float | None:
         """N where ``b`` becomes faster than ``a`` (see ``crossover_info`` for the reason

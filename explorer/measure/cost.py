@@ -32,6 +32,7 @@ from ..catalog import SWEEP_METHODS as METHODS
 from ..core.feature_maps import REFERENCE, SPECS
 from ..checks import check_positive_int
 from ..core.blocks import BLOCK_ELEMENTS
+from ..text import Message, Name, say_error
 
 
 def flop_counts(n: int, head_dim: int, feature_dim: int | None = None, value_dim: int | None = None,
@@ -143,49 +144,32 @@ SLACK_BYTES = 16 << 20
 METRIC_FLOPS_PER_CELL = 120
 
 
-class Phrase(str):
-    """A phrase of a refusal: its English words as the string, and its key in
-    ``explorer.words`` with the values to say it in another language (``say(lang)``). A map's
-    catalogue label among the values (``map``) is said as the page names it."""
+class Phrase(Message):
+    """A phrase of a refusal: a message (its English words as the string) whose ``map`` value,
+    a catalogue label, is said as the page names the map."""
 
-    def __new__(cls, key: str, **values):
-        self = super().__new__(cls, cls._words(key, "en", values))
-        self.key, self.values = key, values
-        return self
-
-    @staticmethod
-    def _words(key: str, lang: str, values: dict) -> str:
-        from .. import words
-        from ..words.common import map_name
-
-        shown = {k: (map_name(_pretty(v), lang) if k == "map" else v) for k, v in values.items()}
-        return words.w(key, lang, **shown)
-
-    def say(self, lang: str = "en") -> str:
-        return self._words(self.key, lang, self.values)
+    def __new__(cls, key: str, /, **values):
+        if "map" in values:
+            values["map"] = Name(_pretty(values["map"]))
+        return super().__new__(cls, key, **values)
 
 
 def said(exc: Exception, lang: str = "en") -> str:
     """An exception's sentence in ``lang``: a Refusal speaks it, anything else says its text."""
-    return exc.say(lang) if isinstance(exc, Refusal) else str(exc)
-
-
-def _say(phrase, lang: str) -> str:
-    return phrase.say(lang) if isinstance(phrase, Phrase) else str(phrase)
+    return say_error(exc, lang)
 
 
 class Refusal(ValueError):
-    """A request over this server's limit: one sentence, in English as the exception's text
+    """A request over this server's limit: one message, in English as the exception's text
     and in the page's language through ``say(lang)``."""
 
     def __init__(self, key: str, estimate: "Estimate", need: str, limit: str):
         self.key, self.estimate, self.need, self.limit = key, estimate, need, limit
-        super().__init__(self.say("en"))
+        self.message = Message(key, what=estimate.what, need=need, limit=limit, lower=estimate.lower)
+        super().__init__(str(self.message))
 
     def say(self, lang: str = "en") -> str:
-        from .. import words
-        return words.w(self.key, lang, what=_say(self.estimate.what, lang), need=self.need, limit=self.limit,
-                       lower=_say(self.estimate.lower, lang))
+        return self.message.say(lang)
 
 
 @dataclass(frozen=True)

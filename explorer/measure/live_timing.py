@@ -33,11 +33,18 @@ import torch
 from . import bench
 from .. import maps as feature_maps
 from ..checks import check_positive_int
+from ..text import Joined, Message
 
 RATE_SHIFT = 0.25      # matmul rate after / before outside [1 - x, 1 / (1 - x)]: the load changed
 SPREAD = 0.5           # (slowest - fastest) / median of one method's rounds above this: too noisy
 STALL = 8.0            # a tiny op with all threads this many times slower than with one: cores are taken
-DISTURBED = "measurement disturbed by other load"
+
+
+def method_name(method: str):
+    """A timed form as its sentences name it: its label's message (said in the page's language)."""
+    return Message(f"complexity.method.{method}") if method in bench.METHOD_LABELS else method
+
+
 # Shortest sample: bench's 5 ms is one call of the naive softmax at N = 512, which a single
 # scheduler tick or a browser repainting beside the app moves by half; 20 ms samples keep
 # the spread of a quiet machine well inside SPREAD, for about a second more per sweep.
@@ -95,8 +102,7 @@ def judge(rate_before, rate_after, samples: dict, stall: float | None = None, ra
     if rate_before and rate_after:
         ratio = rate_after / rate_before
         if not (1 - rate_shift) <= ratio <= 1 / (1 - rate_shift):
-            reasons.append(f"the dense-matmul rate moved from {rate_before:.0f} to {rate_after:.0f} GFLOP/s "
-                           "during the sweep")
+            reasons.append(Message("complexity.reason_rate", a=f"{rate_before:.0f}", b=f"{rate_after:.0f}"))
     worst, where = 0.0, None
     for key, times in samples.items():
         if len(times) >= 2:
@@ -108,11 +114,10 @@ def judge(rate_before, rate_after, samples: dict, stall: float | None = None, ra
                 worst, where = width, key
     if worst > spread:
         method, n = where
-        reasons.append(f"{bench.METHOD_LABELS.get(method, method)} at N = {n:,} varied by {100 * worst:.0f}% "
-                       "between rounds (the slowest round aside)")
+        reasons.append(Message("complexity.reason_spread", method=method_name(method), n=f"{n:,}",
+                               pct=f"{100 * worst:.0f}"))
     if stall is not None and stall > stall_limit:
-        reasons.append(f"torch's threads stall ({stall:.0f}× slower on a tiny operation than one thread): "
-                       "another process is using the cores")
+        reasons.append(Message("complexity.reason_stall", x=f"{stall:.0f}"))
     return Verdict(bool(reasons), reasons, rate_before, rate_after, worst)
 
 
@@ -165,12 +170,9 @@ def sweep(ns, head_dim: int = 64, feature_map: str = "elu1", feature_dim: int | 
     result = LiveSweep(rows=[], head_dim=head_dim, feature_dim=m, feature_map=feature_map, causal=bool(causal),
                        chunk_size=chunk_size, repeats=rounds)
     result.notes += [
-        f"time: the methods run in {rounds} interleaved rounds at each N (order rotated every round), "
-        f"after {warmup} warm-up call(s); a round's sample is torch.utils.benchmark.Timer.timeit of the call "
-        f"repeated to last at least {MIN_SAMPLE_S * 1e3:.0f} ms; the median is shown, the spread "
-        "(fastest to slowest round) beside it.",
-        f"float32, {feature_map} with m = {m}, chunk {chunk_size}, torch {torch.__version__}, "
-        f"{torch.get_num_threads()} CPU thread(s).",
+        Message("complexity.note_rounds", rounds=rounds, warmup=warmup, ms=f"{MIN_SAMPLE_S * 1e3:.0f}"),
+        Message("complexity.note_setup", map=feature_map, m=m, chunk=chunk_size, torch=torch.__version__,
+                threads=torch.get_num_threads()),
     ]
     started = time.perf_counter()
     if should_stop():
@@ -178,16 +180,16 @@ def sweep(ns, head_dim: int = 64, feature_map: str = "elu1", feature_dim: int | 
         return result
     result.stall = stall() if stall is not None else None
     result.rate_before = result.matmul_gflops = rate()
-    progress(0.05, f"dense matmul: {result.rate_before:.1f} GFLOP/s")
+    progress(0.05, Message("complexity.progress_matmul", rate=f"{result.rate_before:.1f}"))
     samples_by_run, last_seen = {}, {}
     try:
         for index, n in enumerate(ns):
             _measure_n(result, n, methods, fmap, m, causal, caps, memory_budget_bytes, time_budget_s, started,
                        warmup, rounds, memory, chunk_size, seed, timer, should_stop, samples_by_run, last_seen)
-            progress(0.05 + 0.9 * (index + 1) / len(ns), f"N = {n:,} measured")
+            progress(0.05 + 0.9 * (index + 1) / len(ns), Message("complexity.progress_n", n=f"{n:,}"))
     except bench._Stopped:
         result.cancelled = True
-        result.notes.append("cancelled: the rows show what was measured before")
+        result.notes.append(Message("complexity.note_cancelled"))
     if not result.cancelled:
         result.rate_after = rate()
         result.matmul_gflops = max(result.rate_before, result.rate_after)
@@ -196,11 +198,12 @@ def sweep(ns, head_dim: int = 64, feature_map: str = "elu1", feature_dim: int | 
     verdict = judge(result.rate_before, result.rate_after, samples_by_run, result.stall)
     result.disturbed, result.disturbance = verdict.disturbed, verdict.reasons
     after = "n/a" if result.rate_after is None else f"{result.rate_after:.1f}"
-    result.notes.append(f"dense matmul {matmul_size}^2 before and after: {result.rate_before:.1f} and {after} "
-                        "GFLOP/s; ratios use the higher")
+    result.notes.append(Message("complexity.note_matmul", size=matmul_size, before=f"{result.rate_before:.1f}",
+                                after=after))
     if result.disturbed:
-        result.notes.append(f"{DISTURBED}: " + "; ".join(verdict.reasons))
-    progress(1.0, DISTURBED if result.disturbed else "done")
+        result.notes.append(Message("complexity.note_disturbed", reasons=Joined(verdict.reasons,
+                                                                                "complexity.reason_sep")))
+    progress(1.0, Message("complexity.disturbed" if result.disturbed else "complexity.progress_done"))
     return result
 
 
@@ -218,11 +221,12 @@ def _measure_n(result, n, methods, fmap, m, causal, caps, budget_bytes, time_bud
                "calls_per_sample": 0, "peak_mem_bytes": None, "flops": flops, "gflops": None, "skipped": None}
         estimate = bench.estimate_memory_bytes(method, n, result.head_dim, m)
         if is_causal is None:
-            row["skipped"] = "causal form only; run with causal=True"
+            row["skipped"] = Message("complexity.skip_causal")
         elif method in caps and n > caps[method]:
-            row["skipped"] = f"N above this method's cap {caps[method]}"
+            row["skipped"] = Message("complexity.skip_cap", cap=caps[method])
         elif estimate > budget_bytes:
-            row["skipped"] = f"estimated {estimate / 2**30:.2f} GiB > memory budget {budget_bytes / 2**30:.2f} GiB"
+            row["skipped"] = Message("complexity.skip_memory", need=f"{estimate / 2**30:.2f}",
+                                     budget=f"{budget_bytes / 2**30:.2f}")
         elif time_budget_s is not None:
             if method in last_seen:
                 n0, t0 = last_seen[method]
@@ -234,7 +238,7 @@ def _measure_n(result, n, methods, fmap, m, causal, caps, budget_bytes, time_bud
             predicted = per_call * (warmup + int(memory) + rounds * (calls_each + max(calls_each // 100, 2)))
             left = time_budget_s - (time.perf_counter() - started)
             if predicted > left:
-                row["skipped"] = f"time budget: predicted {predicted:.1f} s, {max(left, 0):.1f} s left"
+                row["skipped"] = Message("complexity.skip_time", need=f"{predicted:.1f}", left=f"{max(left, 0):.1f}")
                 result.truncated = True
         result.rows.append(row)
         if row["skipped"] is None:

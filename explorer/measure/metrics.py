@@ -32,6 +32,7 @@ import torch
 # which the UI reads before the engine is imported; re-exported here.
 from ..catalog import METRIC_INFO  # noqa: F401
 from ..checks import as_float_tensor, check_finite, check_positive_int
+from ..text import Message
 from .cost import flop_counts
 
 
@@ -742,9 +743,11 @@ def shown_value(row: dict, key: str, digits: int = 4):
     value = row.get(key)
     count, total = undefined_share(row, key)
     if mostly_undefined(row, key):
-        return f"n/a ({count} of {total} rows)" if count else ("n/a" if value is None else value)
+        if count:
+            return Message("common.na_rows", count=count, total=total)
+        return Message("common.na") if value is None else value
     number = round_significant(value, digits)
-    return f"{number:.{digits}g} ({count} of {total} rows n/a)" if count else number
+    return Message("common.na_some", number=f"{number:.{digits}g}", count=count, total=total) if count else number
 
 
 def undefined_notes(rows: list) -> list[str]:

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from ..checks import check_qkv
+from ..text import Message
 from .sample import MAX_ELEMENTS, MAX_HEAD_DIM, MAX_TOKENS, Sample, position_labels
 
 MAX_FILE_BYTES = 128 * 2 ** 20    # on disk, and unpacked for .npz and .pt (zip bombs)
@@ -56,12 +57,11 @@ def from_arrays(q, k, v=None) -> Sample:
     if v is None:
         gen = torch.Generator().manual_seed(VALUE_SEED)
         v = torch.randn(k.shape, generator=gen)
-        notices.append(f"v: not given, so values are random N(0, 1) with seed {VALUE_SEED}; "
-                       "they affect outputs only, not the attention map.")
+        notices.append(Message("common.src_no_v", seed=VALUE_SEED))
     q, k, v = (t.reshape(1, -1, *t.shape[-2:]).contiguous() for t in (q, k, v))
     return Sample(
         q=q, k=k, v=v, tokens=position_labels(n), notices=notices, layer_names=["arrays"],
-        source=f"arrays, N={n}, d={q.shape[-1]}, heads={q.shape[1]}",
+        source=Message("sources.from_arrays", n=n, d=q.shape[-1], heads=q.shape[1]),
     )
 
 
@@ -83,7 +83,7 @@ def _as_float32(x, name: str, notices: list[str]) -> torch.Tensor:
             raise ValueError(f"{name}: cannot be read as an array ({exc})") from None
     kind = x.dtype.kind
     if kind in "iu":
-        notices.append(f"{name}: integer array ({x.dtype}) converted to float32.")
+        notices.append(Message("common.src_integer", name=name, dtype=str(x.dtype)))
     elif kind != "f":
         raise ValueError(f"{name}: dtype {x.dtype} is refused; give real numbers (float, or integer)")
     if x.size > MAX_ELEMENTS:
@@ -135,7 +135,7 @@ def _pick_named(found: dict, what: str, notices: list[str]) -> dict:
         raise ValueError(f"path: {what} needs arrays named 'q' and 'k' (optionally 'v'); found {_listed(names)}")
     extra = sorted(set(names) - set(ARRAY_NAMES))
     if extra:
-        notices.append(f"Ignored arrays other than q, k, v: {_listed(extra)}.")
+        notices.append(Message("common.src_ignored", names=_listed(extra)))
     return {name: found[name] for name in ARRAY_NAMES if name in found}
 
 

@@ -21,6 +21,7 @@ import torch
 
 from ..catalog import PRESETS  # one list for the generator and the UI's choices
 from ..checks import check_positive_int
+from ..text import Message
 from .sample import MAX_ELEMENTS, MAX_HEAD_DIM, MAX_TOKENS, Sample, position_labels
 
 MIN_TEMPERATURE, MAX_TEMPERATURE = 1e-3, 1e3   # outside this the logits overflow or vanish
@@ -60,8 +61,10 @@ def from_random(n, d, preset: str = "gaussian", seed=0, temperature=1.0, heads=1
     info.update(preset=preset, seed=seed, temperature=temperature)
     return Sample(
         q=q.unsqueeze(0).contiguous(), k=k.unsqueeze(0).contiguous(), v=v.unsqueeze(0),
-        tokens=position_labels(n), source=f"random '{preset}', N={n}, d={d}, heads={heads}, seed={seed}"
-        + (f", temperature={temperature:g}" if temperature != 1 else ""),
+        tokens=position_labels(n),
+        source=Message("sources.from_random", preset=Message(f"common.preset.{preset}"), n=n, d=d, heads=heads,
+                       seed=seed, tail=Message("sources.from_random_temperature", temperature=f"{temperature:g}")
+                       if temperature != 1 else ""),
         layer_names=["random"], info=info,
     )
 

@@ -25,6 +25,7 @@ from .models import (  # noqa: F401 - the loading API, re-exported where it alwa
     loaded_models, model_choices, model_shape, preload,
 )
 from .sample import Sample
+from ..text import Message
 
 MAX_TEXT_CHARS = 100_000     # tokenising more than this is wasted work: at most 512 tokens are kept
 RECOMPUTE_TOLERANCE = 1e-4   # above this, a notice says the model is not plain dot-product attention
@@ -75,24 +76,18 @@ def from_text(text, model=None, max_tokens: int = 512, *, special_tokens: bool =
         q, k, v = q[:, :, index], k[:, :, index], v[:, :, index]
         attn = attn[:, :, index][..., index]
         attn = attn / attn.sum(-1, keepdim=True)
-        notices.append(
-            f"Special tokens dropped from the display ({', '.join(dropped)}). The model still read them, "
-            f"so Q, K, V are computed in their presence; the model's attention rows are restricted to "
-            f"the {len(kept)} kept tokens and renormalised to sum to 1 (the softmax over kept keys only)."
-        )
+        notices.append(Message("common.src_special", tokens=", ".join(dropped), kept=len(kept)))
 
     # The honesty check: the map we will show as "softmax" must be the model's own.
     causal = loaded.causal
     error = float((softmax_map(q, k, causal=causal) - attn).abs().max())
     if error > RECOMPUTE_TOLERANCE:
-        notices.append(
-            f"softmax(q k^T / sqrt(d)) differs from the model's own attention by up to {error:.2g}: "
-            "this model's attention is not plain scaled dot-product attention."
-        )
+        notices.append(Message("common.src_not_sdpa", error=f"{error:.2g}"))
     return Sample(
         q=q, k=k, v=v, tokens=display_labels([pieces[i] for i in kept]), model_attentions=attn,
         notices=notices, offsets=[tuple(enc.offsets[i]) for i in kept], causal=causal,
-        source=f"{loaded.name}, {len(kept)} tokens" + (", causal" if causal else ""),
+        source=Message("sources.from_text", model=loaded.name, n=len(kept),
+                       tail=Message("sources.from_text_causal") if causal else ""),
         layer_names=[f"layer {i}" for i in range(q.shape[0])], text=text,
         info={
             "model": loaded.name, "model_type": loaded.model_type, "path": loaded.path,
@@ -135,11 +130,9 @@ def _tokenize(loaded: LoadedModel, text: str, max_tokens: int, notices: list[str
         raise ValueError(f"max_tokens: {max_tokens} leaves no room beside {loaded.n_special} special tokens")
     if total > keep:
         content.truncate(keep)
-        why = "the model's position limit" if limit == loaded.position_limit else "max_tokens"
-        notices.append(
-            f"Text truncated: dropped the last {total - keep} of {total} tokens; kept {keep} "
-            f"(limit {limit} tokens from {why}, {loaded.n_special} of them special)."
-        )
+        why = Message("common.src_limit_model" if limit == loaded.position_limit else "common.src_limit_max")
+        notices.append(Message("common.src_truncated", dropped=total - keep, total=total, kept=keep, limit=limit,
+                               why=why, special=loaded.n_special))
     return loaded.tokenizer.post_process(content, None, True), total
 
 
@@ -149,8 +142,5 @@ def _capture(loaded: LoadedModel, ids: list[int], notices: list[str]):
     factors = scales * q.shape[-1] ** 0.5
     if (factors - 1).abs().max() > 1e-6:
         q = q * factors.view(-1, 1, 1, 1)
-        notices.append(
-            "This model does not scale logits by 1/sqrt(d) (per-layer scales: "
-            f"{', '.join(f'{x:.3g}' for x in scales.tolist())}); q is rescaled so that it does."
-        )
+        notices.append(Message("common.src_rescaled", scales=", ".join(f"{x:.3g}" for x in scales.tolist())))
     return q, k, v, attn

@@ -26,6 +26,7 @@ from urllib.parse import urlencode
 import gradio as gr
 
 from .. import words
+from ..text import Message, say_error
 from ..resources import assets_dir
 from . import i18n
 from .validate import _number   # how a notice shows a number: one way for every notice
@@ -97,8 +98,8 @@ def guarded(fn):
         except gr.Error:
             raise
         except ValueError as exc:
-            # A refusal of the request model (measure/cost.py) says itself in the page's language.
-            message = exc.say(lang) if callable(getattr(exc, "say", None)) else str(exc)
+            # A refusal (of the request model, of a bound) says itself in the page's language.
+            message = say_error(exc, lang)
             raise gr.Error(message, title=words.w("common.toast_check", lang), print_exception=False) from None
         except MemoryError:
             raise gr.Error(words.w("common.toast_memory", lang), title=words.w("common.toast_large", lang),
@@ -446,12 +447,11 @@ def param(query: dict, key: str, kind=str, default=None, notices: list | None = 
         try:
             text = clean_text(_unpack(str(query[COMPRESSED_KEYS[key]])))[0]
         except Exception:
-            say(f"The link's {key} could not be read; showing the default.")
+            say(Message("common.link_unreadable_text", name=key))
             return default
         cut = query.get(CUT_KEY)
         if cut is not None and str(cut).isdigit() and len(str(cut)) < 12 and int(cut) > len(text):
-            say(f"This link holds the first {len(text):,} of {int(cut):,} characters of the text "
-                "(a link cannot carry more); paste the rest to see it all.")
+            say(Message("common.link_cut", kept=f"{len(text):,}", total=f"{int(cut):,}"))
         return text
     if key not in query:
         return default
@@ -482,7 +482,7 @@ def param(query: dict, key: str, kind=str, default=None, notices: list | None = 
         return kind(raw)
     except (TypeError, ValueError, OverflowError):
         shown = raw if len(raw) <= 24 else raw[:20] + "…"
-        say(f"Link parameter {key}={shown!r} is not a valid {getattr(kind, '__name__', kind)}; ignored.")
+        say(Message("common.link_unreadable", name=key, raw=repr(shown), kind=getattr(kind, "__name__", kind)))
         return default
 
 
@@ -505,8 +505,8 @@ def fit(component, value, notices: list | None = None, key: str | None = None):
         fixed = min(max(value, lo), hi)
         if fixed != value:
             name = key or getattr(component, "label", None) or "a value"
-            say(f"Link parameter {name} = {_number(value)} is outside {_number(lo)}..{_number(hi)}; "
-                f"using {_number(fixed)}.")
+            say(Message("common.link_outside", name=name, value=_number(value), lo=_number(lo), hi=_number(hi),
+                        fixed=_number(fixed)))
         return type(value)(fixed) if isinstance(value, int) else fixed
     choices = getattr(component, "choices", None)
     if choices and not getattr(component, "allow_custom_value", False):

@@ -29,6 +29,8 @@ import types
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from ..text import Message, said, say_error
+
 MAX_ECHO = 80                 # characters of the user's input a message may repeat
 MAX_NUMBER_CHARS = 40         # a number sent as text longer than this is not a number anyone means
 MAX_JSON_CHARS = 10_000       # the lecture's controls: a handful of names and numbers
@@ -97,30 +99,35 @@ class Bound:
     optional: bool = False
     max_chars: int | None = None
 
-    def allowed(self) -> str:
+    def allowed(self) -> Message:
+        """What the parameter accepts, as a message ("a whole number from 0 to 6")."""
         if self.kind in ("int", "float"):
-            what = "a whole number" if self.kind == "int" else "a number"
+            what = "whole" if self.kind == "int" else "number"
             if self.lo is not None and self.hi is not None:
-                return f"{what} from {_number(self.lo)} to {_number(self.hi)}"
+                return Message(f"common.link_{what}_range", lo=_number(self.lo), hi=_number(self.hi))
             if self.lo is not None:
-                return f"{what} of at least {_number(self.lo)}"
+                return Message(f"common.link_{what}_at_least", lo=_number(self.lo))
             if self.hi is not None:
-                return f"{what} of at most {_number(self.hi)}"
-            return what
+                return Message(f"common.link_{what}_at_most", hi=_number(self.hi))
+            return Message(f"common.link_{what}")
         if self.kind == "bool":
-            return "true or false"
+            return Message("common.link_true_false")
         if self.kind in ("choice", "choices"):
             names = [str(c) for c in self.choices]
-            listed = ", ".join(names[:16]) + (f", … ({len(names)} in all)" if len(names) > 16 else "")
-            return f"one of {listed}" if self.kind == "choice" else f"a list of values from {listed}"
+            key = "common.link_one_of" if self.kind == "choice" else "common.link_list_of"
+            if len(names) > 16:
+                return Message(key + "_many", names=", ".join(names[:16]), count=len(names))
+            return Message(key, names=", ".join(names))
         if self.kind == "free":
-            return f"a whole number or a word of at most {self.max_chars or MAX_CHOICE_CHARS} characters"
-        return f"text of at most {self.max_chars:,} characters" if self.max_chars else "text"
+            return Message("common.link_number_or_word", n=self.max_chars or MAX_CHOICE_CHARS)
+        if self.max_chars:
+            return Message("common.link_text_at_most", n=f"{self.max_chars:,}")
+        return Message("common.link_text")
 
 
 def refusal(bound: Bound, raw) -> ValueError:
     """The one sentence every refusal reads as."""
-    return ValueError(f"{bound.name} must be {bound.allowed()}; got {shown(raw)}.")
+    return ValueError(Message("common.refusal_must", name=bound.name, allowed=bound.allowed(), got=shown(raw)))
 
 
 def check(bound: Bound, raw):
@@ -262,21 +269,25 @@ def link(bound: Bound, raw, notices: list | None = None, default=None, key: str 
     if kind in ("int", "float"):
         value = _whole(raw) if kind == "int" else _real(raw)
         if value is _BAD:
-            say(f"Link parameter {key}={shown(raw)} is not {bound.allowed()}; using "
-                f"{'the default' if default is None else shown(default)}.")
+            say(Message("common.link_invalid", name=key, raw=shown(raw), allowed=bound.allowed(),
+                        using=_using(default)))
             return default
         fixed = clamp(value, bound)
         if fixed != value:
             lo = "" if bound.lo is None else _number(bound.lo)
             hi = "" if bound.hi is None else _number(bound.hi)
-            say(f"Link parameter {key} = {_number(value)} is outside {lo}..{hi}; using {_number(fixed)}.")
+            say(Message("common.link_outside", name=key, value=_number(value), lo=lo, hi=hi, fixed=_number(fixed)))
         return fixed
     try:
         return check(bound, raw)
     except ValueError:
-        say(f"Link parameter {key}={shown(raw)} is not {bound.allowed()}; using "
-            f"{'the default' if default is None else shown(default)}.")
+        say(Message("common.link_invalid", name=key, raw=shown(raw), allowed=bound.allowed(), using=_using(default)))
         return default
+
+
+def _using(default):
+    """What a link falls back to, as its notice names it."""
+    return Message("common.link_default") if default is None else shown(default)
 
 
 # ---------------------------------------------------------------------------------------
@@ -428,7 +439,7 @@ def _checked_preprocess(self, payload):
             payload = check(bound, payload)
         except ValueError as exc:
             lang = _PAGE_LANG.get()
-            raise gr.Error(in_language(str(exc), lang), title=w("common.toast_check", lang),
+            raise gr.Error(say_error(exc, lang), title=w("common.toast_check", lang),
                            print_exception=False) from None
     return type(self).preprocess(self, payload)
 
@@ -578,48 +589,12 @@ def head_pick_maxima(view) -> dict:
     return {"layer": max(int(shape[0]) - 1, 0), "head": max(int(shape[1]) - 1, 0)}
 
 
-NO_FILE_IN_LINK = ("A link cannot carry a file: upload a .npy, .npz or .pt file with q and k in the data panel, "
-                   "and the tab draws it.")
+NO_FILE_IN_LINK = Message("common.link_no_file")
 
 
-# The link notices above are written once, in English (tests and logs read them); the page
-# says them in its own language through these patterns.
-_LINK_NOTICES = (
-    (re.compile(r"^Link parameter (?P<name>\S+) = (?P<value>.+) is outside (?P<lo>[^.]*)\.\.(?P<hi>.*); "
-                r"using (?P<fixed>.+)\.$"), "common.link_outside"),
-    (re.compile(r"^Link parameter (?P<name>[^=\s]+)=(?P<raw>.*) is not a valid (?P<kind>\w+); ignored\.$"),
-     "common.link_unreadable"),
-    (re.compile(r"^Link parameter (?P<name>[^=\s]+)=(?P<raw>.*) is not (?P<allowed>.+); using (?P<using>.+)\.$"),
-     "common.link_invalid"),
-)
-_REFUSAL = (re.compile(r"^(?P<name>\S+) must be (?P<allowed>.+); got (?P<got>.+)\.$"), "common.refusal_must")
-_ALLOWED = ((re.compile(r"^a whole number from (?P<lo>\S+) to (?P<hi>\S+)$"), "common.link_whole_range"),
-            (re.compile(r"^a number from (?P<lo>\S+) to (?P<hi>\S+)$"), "common.link_number_range"),
-            (re.compile(r"^one of (?P<names>.+)$"), "common.link_one_of"),
-            (re.compile(r"^a whole number of at least (?P<lo>\S+)$"), "common.link_whole_at_least"),
-            (re.compile(r"^a number of at least (?P<lo>\S+)$"), "common.link_number_at_least"),
-            (re.compile(r"^text of at most (?P<n>\S+) characters$"), "common.link_text_at_most"),
-            (re.compile(r"^a list of values from (?P<names>.+)$"), "common.link_list_of"),
-            (re.compile(r"^a whole number or a word of at most (?P<n>\S+) characters$"), "common.link_number_or_word"),
-            (re.compile(r"^true or false$"), "common.link_true_false"))
-
-
-def in_language(notice: str, lang: str) -> str:
-    """A link notice in ``lang``; a notice of another kind is returned as it is."""
-    from .. import words
-    lang = words.normal_lang(lang)
-    if lang == "en":
-        return notice
-    if notice == NO_FILE_IN_LINK:
-        return words.w("common.link_no_file", lang)
-    def allowed(parts):
-        if "allowed" in parts:
-            parts["allowed"] = words.from_patterns(parts["allowed"], _ALLOWED, lang) or parts["allowed"]
-        if parts.get("using") == "the default":
-            parts["using"] = words.w("common.link_default", lang)
-        return parts
-    said = words.from_patterns(notice, (*_LINK_NOTICES, _REFUSAL), lang, allowed)
-    return notice if said is None else said
+def in_language(notice, lang: str) -> str:
+    """A link notice (a message) in ``lang``; text that is not a message is returned as it is."""
+    return said(notice, lang)
 
 
 def waits_for_upload(tab_id: str, args) -> bool:

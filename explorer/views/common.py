@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import re
 
 import numpy as np
 import torch
@@ -20,8 +19,8 @@ from .. import maps as feature_maps
 from ..core.cache import LRU
 from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, TRAINED_LABELS, map_choices, map_specs
 from ..catalog import whole_number as _int
-from ..words import from_patterns, normal_lang, w
-from ..words.common import map_name  # noqa: F401  (re-exported: the views' callers name maps with it)
+from ..text import Message, map_name, normal_lang, said, say  # noqa: F401  (re-exported: the views' callers name maps with it)
+from ..words import w
 
 
 # Guards: the N x N tabs hold several float64 copies of every map (metrics), so the
@@ -79,9 +78,9 @@ def reduce_seed(seed, name: str, lang: str = "en") -> tuple[int, list[str]]:
         return seed, []
     reduced = seed % (MAX_SEED + 1)
     shown = f"{seed:,}" if abs(seed) < 10 ** 15 else f"{seed:.3g}"
-    named = w("common.feature_seed", lang) if name == "feature seed" else name
-    return reduced, [w("common.seed_reduced", lang, name=named, shown=shown, top=f"{MAX_SEED:,}",
-                       reduced=f"{reduced:,}")]
+    named = {"feature seed": Message("common.feature_seed"), "data seed": Message("common.data_seed")}.get(name, name)
+    notice = Message("common.seed_reduced", name=named, shown=shown, top=f"{MAX_SEED:,}", reduced=f"{reduced:,}")
+    return reduced, [notice.say(lang) if normal_lang(lang) != "en" else notice]
 
 
 # ---------------------------------------------------------------------------------------
@@ -91,7 +90,7 @@ def reduce_seed(seed, name: str, lang: str = "en") -> tuple[int, list[str]]:
 def metric_label(key: str, lang: str = "en", short: bool = False) -> str:
     """A metric's column header (``short``) or full label with unit, in ``lang``."""
     words_key = f"common.{'short' if short else 'metric'}.{key}"
-    from ..words import TEXT
+    from ..text import TEXT
     return w(words_key, lang) if words_key in TEXT else key
 
 
@@ -110,68 +109,18 @@ def where(layer, head, lang: str = "en") -> str:
     return w("common.where_head", lang, layer=layer, head=head)
 
 
-_TEXT_SOURCE = re.compile(r"^(?P<model>[^,]+), (?P<n>\d+) tokens(?P<causal>, causal)?$")
-_RANDOM_SOURCE = re.compile(r"^random '(?P<preset>[^']*)', N=(?P<n>\d+), d=(?P<d>\d+), heads=(?P<heads>\d+), "
-                            r"seed=(?P<seed>\d+)$")
-_ARRAYS_SOURCE = re.compile(r"^arrays, N=(?P<n>\d+), d=(?P<d>\d+), heads=(?P<heads>\d+)$")
-
-
-_SOURCE_NOTICES = [
-    (re.compile(r"^Text truncated: dropped the last (?P<dropped>\d+) of (?P<total>\d+) tokens; kept (?P<kept>\d+) "
-                r"\(limit (?P<limit>\d+) tokens from (?P<why>.+), (?P<special>\d+) of them special\)\.$"),
-     "common.src_truncated"),
-    (re.compile(r"^Special tokens dropped from the display \((?P<tokens>.*)\)\. The model still read them, so Q, K, "
-                r"V are computed in their presence; the model's attention rows are restricted to the (?P<kept>\d+) "
-                r"kept tokens and renormalised to sum to 1 \(the softmax over kept keys only\)\.$"),
-     "common.src_special"),
-    (re.compile(r"^softmax\(q k\^T / sqrt\(d\)\) differs from the model's own attention by up to (?P<error>\S+): "
-                r"this model's attention is not plain scaled dot-product attention\.$"), "common.src_not_sdpa"),
-    (re.compile(r"^This model does not scale logits by 1/sqrt\(d\) \(per-layer scales: (?P<scales>[^)]*)\); q is "
-                r"rescaled so that it does\.$"), "common.src_rescaled"),
-    (re.compile(r"^v: not given, so values are random N\(0, 1\) with seed (?P<seed>\d+); they affect outputs only, "
-                r"not the attention map\.$"), "common.src_no_v"),
-    (re.compile(r"^(?P<name>[qkv]): integer array \((?P<dtype>\w+)\) converted to float32\.$"), "common.src_integer"),
-    (re.compile(r"^Ignored arrays other than q, k, v: (?P<names>.*)\.$"), "common.src_ignored"),
-]
-_LIMIT_WORDS = {"the model's position limit": "common.src_limit_model", "max_tokens": "common.src_limit_max"}
-
-
-def sample_notice(notice: str, lang: str = "en") -> str:
-    """One of the sources' notices (written in English) in ``lang``; unchanged when English
-    or not one of the sentences known here."""
-    if normal_lang(lang) == "en":
-        return notice
-    def limits(values):
-        if values.get("why") in _LIMIT_WORDS:
-            values["why"] = w(_LIMIT_WORDS[values["why"]], lang)
-        return values
-    said = from_patterns(notice, _SOURCE_NOTICES, lang, limits)
-    return notice if said is None else said
+def sample_notice(notice, lang: str = "en") -> str:
+    """One of the sources' notices (messages) in ``lang``; text that is not a message is
+    shown as it is."""
+    return said(notice, lang)
 
 
 def source_title(sample, lang: str = "en") -> str:
-    """Where the sample came from, in ``lang`` (the sources describe themselves in English)."""
-    text = str(getattr(sample, "source", "") or "")
-    if not text:
+    """Where the sample came from, in ``lang`` (the sources describe themselves with a message)."""
+    source = getattr(sample, "source", "") or ""
+    if not source:
         return w("common.sample", lang)
-    if normal_lang(lang) == "en":
-        return text
-    found = _TEXT_SOURCE.match(text)
-    if found:
-        out = w("common.source_text", lang, model=found["model"], n=found["n"])
-        return out + (f"，{w('common.causal', lang)}" if found["causal"] else "")
-    found = _RANDOM_SOURCE.match(text)
-    if found:
-        values = found.groupdict()
-        preset_key = f"common.preset.{values['preset']}"
-        from ..words import TEXT
-        if preset_key in TEXT:
-            values["preset"] = w(preset_key, lang)
-        return w("common.source_random", lang, **values)
-    found = _ARRAYS_SOURCE.match(text)
-    if found:
-        return w("common.source_arrays", lang, **found.groupdict())
-    return text
+    return said(source, lang)
 
 
 # ---------------------------------------------------------------------------------------
@@ -295,8 +244,6 @@ def sample_model(sample) -> str | None:
 
 SAMPLE_CACHE_SIZE = 8
 SAMPLE_CACHE_BYTES = 160 * 2 ** 20
-
-
 def load_sample(source: str = "text", text: str = "", preset: str = "gaussian", n: int = 64, d: int = 32,
                 data_seed: int = 0, temperature: float = 1.0, path: str | None = None, heads: int = 1,
                 model: str | None = None, progress=None):
@@ -439,23 +386,9 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False, lang: str = 
     return pd.DataFrame(data)
 
 
-_NA_ROWS = re.compile(r"^n/a \((\d+) of (\d+) rows\)$")
-_NA_SOME = re.compile(r"^(\S+) \((\d+) of (\d+) rows n/a\)$")
-
-
 def _shown(cell, lang):
-    """A table cell of ``metrics.shown_value`` in ``lang``."""
-    if not isinstance(cell, str) or normal_lang(lang) == "en":
-        return cell
-    if cell == "n/a":
-        return w("common.na", lang)
-    found = _NA_ROWS.match(cell)
-    if found:
-        return w("common.na_rows", lang, count=found[1], total=found[2])
-    found = _NA_SOME.match(cell)
-    if found:
-        return w("common.na_some", lang, number=found[1], count=found[2], total=found[3])
-    return cell
+    """A table cell of ``metrics.shown_value`` in ``lang`` (an n/a cell is a message)."""
+    return say(cell, lang) if isinstance(cell, Message) else cell
 
 
 def undefined_notes(rows: list, lang: str = "en") -> list[str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,7 +13,9 @@ import numpy as np
 from ..measure import cost, live_timing
 from .. import maps as feature_maps
 from ..catalog import DEFAULT_METHODS, FEATURE_MAPS, MAX_POINTS, N_CAP, SWEEP_METHOD_LABELS
-from ..words import from_patterns, normal_lang, w
+from .. import text
+from ..text import Message, normal_lang
+from ..text import say as w
 from .common import _int
 
 
@@ -61,7 +62,8 @@ class ComplexityView:
 def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes, lang: str = "en"):
     """Check the memory estimate of every run before anything starts.
 
-    Returns notes for runs that will be skipped; raises ValueError when nothing would run.
+    Returns notes (messages) for runs that will be skipped; raises ValueError, in ``lang``,
+    when nothing would run.
     """
     notes, runnable = [], 0
     for method in methods:
@@ -69,8 +71,8 @@ def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes, lang: str = "en
                                                              methods=[method]), budget_bytes, math.inf)]
         runnable += len(ns) - len(over)
         if over:
-            notes.append(w("complexity.skipped_memory", lang, method=method_label(method, lang), n=f"{min(over):,}",
-                           budget=f"{budget_bytes / 2**30:.1f}"))
+            notes.append(Message("complexity.skipped_memory", method=live_timing.method_name(method),
+                                 n=f"{min(over):,}", budget=f"{budget_bytes / 2**30:.1f}"))
     if runnable == 0:
         raise ValueError(w("complexity.err_memory", lang))
     return notes
@@ -79,69 +81,29 @@ def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes, lang: str = "en
 def method_label(method: str, lang: str = "en") -> str:
     """What the page calls a timed form, in ``lang`` (never the internal id)."""
     key = f"complexity.method.{method}"
-    from ..words import TEXT
+    from ..text import TEXT
     return w(key, lang) if key in TEXT else SWEEP_METHOD_LABELS.get(method, method)
 
 
-# The timing engine (explorer.measure) writes its notes, reasons and skips in English; these
-# patterns give each kind of sentence its words key, so the page can say it in Chinese.
-_LABELS = "|".join(re.escape(label) for label in sorted(SWEEP_METHOD_LABELS.values(), key=len, reverse=True))
-_SENTENCES = [
-    (re.compile(r"^time: the methods run in (?P<rounds>\d+) interleaved rounds at each N \(order rotated every "
-                r"round\), after (?P<warmup>\d+) warm-up call\(s\); a round's sample is "
-                r"torch\.utils\.benchmark\.Timer\.timeit of the call repeated to last at least (?P<ms>\d+) ms; the "
-                r"median is shown, the spread \(fastest to slowest round\) beside it\.$"), "complexity.note_rounds"),
-    (re.compile(r"^float32, (?P<map>\S+) with m = (?P<m>\d+), chunk (?P<chunk>\d+), torch (?P<torch>\S+), "
-                r"(?P<threads>\d+) CPU thread\(s\)\.$"), "complexity.note_setup"),
-    (re.compile(r"^cancelled: the rows show what was measured before$"), "complexity.note_cancelled"),
-    (re.compile(r"^dense matmul: (?P<rate>\S+) GFLOP/s$"), "complexity.progress_matmul"),
-    (re.compile(r"^N = (?P<n>[\d,]+) measured$"), "complexity.progress_n"),
-    (re.compile(r"^done$"), "complexity.progress_done"),
-    (re.compile(rf"^(?P<method>{_LABELS}): skipped at N ≥ (?P<n>[\d,]+) \(estimated memory over the "
-                r"(?P<budget>\S+) GiB budget\)$"), "complexity.skipped_memory"),
-    (re.compile(r"^dense matmul (?P<size>\d+)\^2 before and after: (?P<before>\S+) and (?P<after>\S+) GFLOP/s; "
-                r"ratios use the higher$"), "complexity.note_matmul"),
-    (re.compile(r"^the dense-matmul rate moved from (?P<a>\S+) to (?P<b>\S+) GFLOP/s during the sweep$"),
-     "complexity.reason_rate"),
-    (re.compile(rf"^(?P<method>{_LABELS}) at N = (?P<n>[\d,]+) varied by (?P<pct>\d+)% between rounds \(the "
-                r"slowest round aside\)$"), "complexity.reason_spread"),
-    (re.compile(r"^torch's threads stall \((?P<x>\S+)× slower on a tiny operation than one thread\): another "
-                r"process is using the cores$"), "complexity.reason_stall"),
-    (re.compile(r"^causal form only; run with causal=True$"), "complexity.skip_causal"),
-    (re.compile(r"^N above this method's cap (?P<cap>\d+)$"), "complexity.skip_cap"),
-    (re.compile(r"^estimated (?P<need>\S+) GiB > memory budget (?P<budget>\S+) GiB$"), "complexity.skip_memory"),
-    (re.compile(r"^time budget: predicted (?P<need>\S+) s, (?P<left>\S+) s left$"), "complexity.skip_time"),
-    (re.compile(rf"^no N where both (?P<a>{_LABELS}) and (?P<b>{_LABELS}) were measured$"), "complexity.cross_none"),
-    (re.compile(rf"^(?P<b>{_LABELS}) is already faster than (?P<a>{_LABELS}) at the smallest common N = (?P<n>\d+)$"),
-     "complexity.cross_already"),
-    (re.compile(rf"^(?P<b>{_LABELS}) overtakes (?P<a>{_LABELS}) at N ~ (?P<n>[\d,]+) \(between (?P<n1>\d+) and "
-                r"(?P<n2>\d+)\)$"), "complexity.cross_at"),
-    (re.compile(rf"^(?P<a>{_LABELS}) stays faster than (?P<b>{_LABELS}) up to the largest common N = (?P<n>\d+)$"),
-     "complexity.cross_never"),
-]
-_METHOD_OF_LABEL = {label: method for method, label in SWEEP_METHOD_LABELS.items()}
-
-
-def say(sentence: str, lang: str = "en") -> str:
-    """One of the timing engine's English sentences in ``lang`` (unchanged when English, or
-    when it is not one the patterns know). A disturbance note ("measurement disturbed by
-    other load: a; b") is said part by part."""
-    if normal_lang(lang) == "en" or not sentence:
+def say(sentence, lang: str = "en") -> str:
+    """One of the timing engine's sentences (a message) in ``lang``; text that is not a
+    message is shown as it is. The engine names a feature map by its id, which the page
+    shows in another language by the map's name."""
+    if not isinstance(sentence, Message):
         return sentence
-    head = "measurement disturbed by other load"
-    if sentence.startswith(head + ": "):
-        parts = sentence[len(head) + 2:].split("; ")
-        return f"{w('complexity.disturbed', lang)}：" + w("complexity.reason_sep", lang).join(say(p, lang) for p in parts)
-    if sentence == head:
-        return w("complexity.disturbed", lang)
-    def names(parts):
-        values = {name: (method_label(_METHOD_OF_LABEL[value], lang) if value in _METHOD_OF_LABEL else value)
-                  for name, value in parts.items()}
-        if values.get("map") in FEATURE_MAPS:
-            values["map"] = FEATURE_MAPS[values["map"]].pretty
-        return values
-    said = from_patterns(sentence, _SENTENCES, lang, names)
-    return sentence if said is None else said
+    spec = FEATURE_MAPS.get(sentence.values.get("map"))
+    if spec is not None and normal_lang(lang) != "en":
+        return text.say(sentence, lang, map=spec.pretty)
+    return text.say(sentence, lang)
+
+
+def _with_labels(sentence):
+    """The benchmark's crossover sentence with its method ids as the page names them."""
+    if not isinstance(sentence, Message):
+        return sentence
+    named = {name: live_timing.method_name(value) for name, value in sentence.values.items()
+             if name in ("a", "b") and value in SWEEP_METHOD_LABELS}
+    return Message(sentence.key, **{**sentence.values, **named})
 
 
 def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=None, causal=True,
@@ -185,9 +147,7 @@ def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=No
                 pts = [(r["n"], r["flops"] / (result.matmul_gflops * 1e9) * 1e3) for r in measured]
                 theory[method] = ([p[0] for p in pts], [p[1] for p in pts])
     cross, cross_text = result.crossover_info("sdpa", "linear_chunked")
-    # the page shows labels, never internal ids (longest first: "sdpa" is not inside another id)
-    for method in sorted(SWEEP_METHOD_LABELS, key=len, reverse=True):
-        cross_text = re.sub(rf"\b{re.escape(method)}\b", SWEEP_METHOD_LABELS[method], cross_text)
+    cross_text = _with_labels(cross_text)         # the page shows labels, never internal ids
 
     counts = cost.flop_counts(ARTICLE_N, ARTICLE_D)
     claim = {"n": ARTICLE_N, "head_dim": ARTICLE_D, "quadratic_flops": counts["quadratic_flops"],

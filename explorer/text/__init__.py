@@ -1,0 +1,215 @@
+"""Every word a person reads, in English and Simplified Chinese, as data.
+
+The words live in ``explorer/text/<lang>/<area>.toml`` (read with the standard library's
+``tomllib``): the file ``maps.toml`` holds the key ``maps.title_error`` as ``title_error``;
+nested tables join with ".". Values are ``str.format`` templates with the same
+placeholders in both languages. A translator reviews ``zh/`` without reading code.
+
+The engine and the views do not write prose; they return a ``Message`` (a key and its
+values) and the edge says it in a language with ``say``. A message is also a ``str``: its
+English form, which is what logs, exceptions and the English page show, so code that
+only passes text along needs no change. A value that is itself a message (or a ``Name``)
+is said in the same language.
+
+Names (softmax, FAVOR+, elu+1, RetNet ...) and units stay in Latin letters in Chinese;
+``zh/common.toml`` lists them (``kept_in_latin()``). Nothing here imports the engine.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+LANGS = ("en", "zh")
+DEFAULT_LANG = "en"
+HERE = Path(__file__).resolve().parent
+# A key whose last part starts with this is a note about the file (such as the list of
+# terms kept in Latin letters), not words to say.
+META_PREFIX = "_"
+
+
+def normal_lang(lang) -> str:
+    """'zh', 'zh-CN', 'zh-Hans' ... -> 'zh'; anything else -> 'en'."""
+    code = str(lang or "").strip().lower().replace("_", "-").split("-")[0]
+    return code if code in LANGS else DEFAULT_LANG
+
+
+def _flatten(table: dict, prefix: str, out: dict, meta: dict) -> None:
+    for name, value in table.items():
+        key = f"{prefix}.{name}"
+        if name.startswith(META_PREFIX):
+            meta[key] = value
+        elif isinstance(value, dict):
+            _flatten(value, key, out, meta)
+        elif isinstance(value, str):
+            out[key] = value
+        else:
+            raise TypeError(f"{key}: words must be text, got {type(value).__name__}")
+
+
+def _read(lang: str) -> tuple[dict[str, str], dict[str, object], dict[str, str]]:
+    """(key -> template, key -> note, key -> the file that holds it) of one language."""
+    words, meta, files = {}, {}, {}
+    for path in sorted((HERE / lang).glob("*.toml")):
+        found: dict[str, str] = {}
+        with path.open("rb") as handle:
+            _flatten(tomllib.load(handle), path.stem, found, meta)
+        for key in found:
+            files[key] = f"{lang}/{path.name}"
+        words.update(found)
+    return words, meta, files
+
+
+def _load():
+    by_lang, meta, files = {}, {}, {}
+    for lang in LANGS:
+        by_lang[lang], meta[lang], files[lang] = _read(lang)
+    keys = dict.fromkeys([*by_lang[DEFAULT_LANG], *(k for lang in LANGS for k in by_lang[lang])])
+    merged = {key: {lang: by_lang[lang][key] for lang in LANGS if key in by_lang[lang]} for key in keys}
+    return merged, meta, files
+
+
+# key -> {lang: template}; a key missing in a language falls back to English (the tests
+# hold both files to the same keys, so this only matters while one is being written).
+TEXT, META, FILES = _load()
+
+
+def has(key: str) -> bool:
+    return key in TEXT
+
+
+def template(key: str, lang: str = DEFAULT_LANG) -> str:
+    """The unformatted words of ``key`` in ``lang``."""
+    entry = TEXT[key]
+    return entry.get(normal_lang(lang)) or entry[DEFAULT_LANG]
+
+
+def say(key_or_message, lang: str = DEFAULT_LANG, **values) -> str:
+    """The words of a key (with ``values``) or of a ``Message`` in ``lang``. Values that
+    can say themselves (messages, names) are said in ``lang`` first. Text that is neither
+    a key nor a message is returned as it is (a sentence nobody wrote as a message yet)."""
+    if isinstance(key_or_message, Message):
+        key, values = key_or_message.key, {**key_or_message.values, **values}
+    elif key_or_message in TEXT:
+        key = key_or_message
+    elif values or _looks_like_key(key_or_message):
+        raise KeyError(f"no words for {key_or_message!r} in explorer/text")
+    else:
+        return str(key_or_message)
+    words = template(key, lang)
+    if not values:
+        return words
+    return words.format(**{name: _said(value, lang) for name, value in values.items()})
+
+
+AREAS = frozenset(key.split(".", 1)[0] for key in TEXT)
+_KEY = re.compile(r"^[a-z_]+(\.[A-Za-z0-9_]+)+$")
+
+
+def _looks_like_key(text) -> bool:
+    return isinstance(text, str) and bool(_KEY.match(text)) and text.split(".", 1)[0] in AREAS
+
+
+def _said(value, lang: str):
+    speak = getattr(value, "say", None)
+    return speak(lang) if callable(speak) else value
+
+
+def _rebuild(cls, key, values):
+    return cls(key, **values)
+
+
+class Message(str):
+    """A key of the language files and the values its words need. As a ``str`` it is the
+    English form (for logs, exceptions and the English page); ``say(lang)`` gives another."""
+
+    def __new__(cls, key: str, /, **values):
+        if key not in TEXT:
+            raise KeyError(f"no words for {key!r} in explorer/text")
+        self = super().__new__(cls, say(key, DEFAULT_LANG, **values))
+        self.key, self.values = key, values
+        return self
+
+    def say(self, lang: str = DEFAULT_LANG) -> str:
+        return say(self, lang)
+
+    def __reduce__(self):           # copies and pickles keep the key, not only the words
+        return _rebuild, (type(self), self.key, self.values)
+
+
+class Name(str):
+    """A catalogue label among a message's values ("FAVOR+ (orthogonal)"): English as it is,
+    said in another language as the page names the map (``map_name``)."""
+
+    def say(self, lang: str = DEFAULT_LANG) -> str:
+        return map_name(str(self), lang)
+
+    def __reduce__(self):
+        return Name, (str(self),)
+
+
+class Joined(str):
+    """Several values said one after the other, with the words of ``separator`` (a key)
+    between them: "a; b" in English, "a；b" in Chinese."""
+
+    def __new__(cls, items, separator: str):
+        items = tuple(items)
+        self = super().__new__(cls, say(separator).join(str(item) for item in items))
+        self.items, self.separator = items, separator
+        return self
+
+    def say(self, lang: str = DEFAULT_LANG) -> str:
+        return say(self.separator, lang).join(str(_said(item, lang)) for item in self.items)
+
+    def __reduce__(self):
+        return Joined, (self.items, self.separator)
+
+
+def said(value, lang: str = DEFAULT_LANG):
+    """``value`` in ``lang`` when it can say itself (a message, a name); anything else as it is."""
+    return _said(value, lang)
+
+
+def say_error(exc: BaseException, lang: str = DEFAULT_LANG) -> str:
+    """An exception's sentence in ``lang``: one that carries a message (or says itself)
+    speaks it; any other says its text."""
+    speak = getattr(exc, "say", None)
+    if callable(speak):
+        return speak(lang)
+    if len(exc.args) == 1 and isinstance(exc.args[0], Message):
+        return exc.args[0].say(lang)
+    return str(exc)
+
+
+def kept_in_latin() -> list[str]:
+    """The terms the Chinese files keep in Latin letters (listed in ``zh/common.toml``)."""
+    return list(META["zh"].get("common._kept_in_latin", []))
+
+
+# ---------------------------------------------------------------------------------------
+# The names of the maps
+# ---------------------------------------------------------------------------------------
+
+# Catalogue labels whose words are translated (the rest are names: softmax, elu+1, FAVOR+ ...).
+NAME_KEYS = {"identity (q·k)": "common.name.identity", "sliding window": "common.name.sliding_window",
+             "Hedgehog (untrained: W = I)": "common.name.hedgehog_untrained",
+             "Hedgehog (trained)": "common.name.hedgehog_trained",
+             "LUNA (untrained: FAVOR+ start)": "common.name.luna_untrained",
+             "LUNA (trained)": "common.name.luna_trained"}
+# Qualifiers in brackets at the end of a label, and the key of their words.
+QUALIFIER_KEYS = {" (orthogonal)": "common.orthogonal", " (IID)": "common.iid"}
+
+
+def map_name(label, lang: str = DEFAULT_LANG) -> str:
+    """A catalogue label as the page shows it in ``lang``: "FAVOR+ (orthogonal)" is
+    "FAVOR+（正交）" in Chinese; names themselves stay as they are."""
+    label = str(label)
+    if normal_lang(lang) == DEFAULT_LANG:
+        return label
+    if label in NAME_KEYS:
+        return say(NAME_KEYS[label], lang)
+    for suffix, key in QUALIFIER_KEYS.items():
+        if label.endswith(suffix):
+            return say("common.qualified", lang, name=label[:-len(suffix)], qualifier=say(key, lang))
+    return label
