@@ -11,7 +11,7 @@ import pytest
 from explorer.figures import lecture as lecture_figures
 from explorer.figures.lecture import COLUMN_PX, chapter_figures
 from explorer.figures.style import CHAR_EM, Style
-from explorer.lecture import associativity
+from explorer.lecture.ch2_associativity import maths as associativity
 from explorer.lecture import text as lecture_text
 from explorer.views import lecture
 

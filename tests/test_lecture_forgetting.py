@@ -13,7 +13,9 @@ from explorer import maps as feature_maps
 from explorer.figures.lecture import build_count, chapter_figures
 from explorer.forms import state
 from explorer.forms.decay import hgrn2_layer_bounds
-from explorer.lecture import closing, rnn, tradeoff
+from explorer.lecture.ch5_closing_the_gap import maths as closing
+from explorer.lecture.ch4_rnn import maths as rnn
+from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.lecture import text as lecture_text
 from explorer.lecture.chapters import HEAD_DIM, LECTURE_HEAD, LECTURE_LAYER
 from explorer.maps.learned import pretrained

@@ -9,7 +9,7 @@ import pytest
 
 from explorer.figures.lecture import chapter_figures
 from explorer.lecture import text as lecture_text
-from explorer.lecture import tradeoff
+from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.lecture.chapters import LECTURE_HEAD, LECTURE_LAYER
 from explorer.views import lecture
 from explorer.views.common import load_sample
@@ -379,7 +379,7 @@ def test_chapter_six_quality_is_the_median_row_kl_over_the_layer(views):
 
 
 def test_a_new_seed_recomputes_only_the_maps_that_draw_something(monkeypatch):
-    from explorer.lecture import tradeoff
+    from explorer.lecture.ch6_tradeoff import maths as tradeoff
 
     lecture.chapter_view(6, text=TEXT, seed=11)
     computed = []

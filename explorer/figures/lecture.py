@@ -19,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..lecture.associativity import STEP_OPS
+from ..lecture.ch2_associativity.maths import STEP_OPS
 from ..lecture.text import map_name, road_label, t
 from .style import CHAR_EM, NOMINAL_WIDTH_PX, as_style, finish, unique_labels
 

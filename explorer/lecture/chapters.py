@@ -22,7 +22,7 @@ from . import text
 CHAPTERS: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6)
 N_LAYERS, N_HEADS, HEAD_DIM = EMBEDDED_SHAPE
 EMBEDDED_MODEL = "all-MiniLM-L6-v2"   # the model the lecture reads unless a chapter says otherwise
-HYBRID_MODES = ("greedy", "last")      # which softmax layers a hybrid keeps (explorer.lecture.closing)
+HYBRID_MODES = ("greedy", "last")      # which softmax layers a hybrid keeps (explorer.lecture.ch5_closing_the_gap)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,14 @@ import numpy as np
 
 from ..forms import attention, state
 from .. import maps as feature_maps
-from ..lecture import associativity, bottleneck, closing, kernels, nadaraya_watson, rnn, text, tradeoff
+from ..lecture import text
+from ..lecture.ch0_bottleneck import maths as bottleneck
+from ..lecture.ch1_kernel_regression import maths as nadaraya_watson
+from ..lecture.ch2_associativity import maths as associativity
+from ..lecture.ch3_kernels import maths as kernels
+from ..lecture.ch4_rnn import maths as rnn
+from ..lecture.ch5_closing_the_gap import maths as closing
+from ..lecture.ch6_tradeoff import maths as tradeoff
 from ..lecture import chapters
 from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls live there, torch-free)
     CHAPTERS, EMBEDDED_MODEL, HEAD_CONTROLS, HEAD_DIM, PRONOUN, ControlSpec, _check_ch, _effective, go_deeper,

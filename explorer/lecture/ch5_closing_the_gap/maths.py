@@ -17,13 +17,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..forms import attention
-from ..forms.decay import hgrn2_layer_bounds
-from ..maps import hybrid
-from ..measure import metrics
-from . import rnn
-from .chapters import HYBRID_MODES
-from .memo import LRU
+from ...forms import attention
+from ...forms.decay import hgrn2_layer_bounds
+from ...maps import hybrid
+from ...measure import metrics
+from ..ch4_rnn import maths as rnn
+from ..chapters import HYBRID_MODES
+from ..memo import LRU
 
 DECAY_KINDS = ("none", "retnet", "gla")
 POSITIONS = ("early", "recent")

@@ -1,0 +1,1 @@
+"""Chapter 0: the bottleneck."""

@@ -1,0 +1,1 @@
+"""Chapter 1: attention is kernel regression."""

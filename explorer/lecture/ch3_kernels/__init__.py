@@ -1,0 +1,1 @@
+"""Chapter 3: choosing the kernel."""
