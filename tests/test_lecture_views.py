@@ -11,7 +11,7 @@ from explorer.figures.lecture import chapter_figures
 from explorer.lecture import text as lecture_text
 from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.lecture.chapters import LECTURE_HEAD, LECTURE_LAYER
-from explorer.views import lecture
+from explorer.views import lecture, lecture_common
 from explorer.views.common import load_sample
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -163,7 +163,7 @@ def test_chapter_five_uses_a_cached_trained_hedgehog(monkeypatch, embedded_only)
     view = lecture.chapter_view(5, text=TEXT)
     assert "Hedgehog (trained)" in view.data["kl"] and view.data["hedgehog_origin"] == "trained here"
     monkeypatch.setattr(learn, "cached_result", lambda *a, **k: None)
-    monkeypatch.setattr(lecture, "shipped_map", lambda *a, **k: None)
+    monkeypatch.setattr(lecture_common, "shipped_map", lambda *a, **k: None)
     view = lecture.chapter_view(5, text=TEXT)
     assert "Hedgehog (W = I)" in view.data["kl"]
     assert any("untrained" in n for n in view.notices)
