@@ -15,10 +15,10 @@ model) is called, not re-implemented:
     ch6_tradeoff/             6  cost against quality, the Pareto frontier, the roadmap
     text.py                      every sentence, title, axis label and speaker note in English and Chinese
     chapters.py                  the chapter list, each chapter's controls, Try this and Go deeper (torch-free)
-    export.py                    the deck to take home: one self-contained HTML file, and a PDF of it
     threads.py                   small work on one thread (a chapter's arithmetic is tiny)
 
 ``explorer.views.lecture`` assembles them into one view per chapter and
-``explorer.figures.lecture`` draws it as a short sequence of builds, one figure each.
+``explorer.figures.lecture`` draws it as a short sequence of builds, one figure each;
+``explorer.deck_export``, above both, writes the deck to take home.
 Nothing here imports gradio.
 """

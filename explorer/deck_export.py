@@ -21,8 +21,8 @@ import threading
 from html import escape
 from pathlib import Path
 
-from . import text as lecture_text
-from .chapters import CHAPTERS
+from .lecture import text as lecture_text
+from .lecture.chapters import CHAPTERS
 
 PAGE_W, PAGE_H = 1280, 720            # one PDF page per build, a projector's screen
 
@@ -31,7 +31,7 @@ def chapter_views(text: str | None = None, controls: dict | None = None, progres
     """{chapter: ChapterView} on ``text`` (None: the lecture's own sentence in ``lang`` where
     the chapter's model reads it), with each chapter's controls from ``controls``
     ({chapter: {name: value}}) or its defaults."""
-    from ..views.lecture import chapter_view
+    from .views.lecture import chapter_view
     views = {}
     for i, ch in enumerate(CHAPTERS):
         if progress is not None:
@@ -43,7 +43,7 @@ def chapter_views(text: str | None = None, controls: dict | None = None, progres
 def slides(views: dict, lang: str) -> list[dict]:
     """Every build of every chapter, in order: chapter, build, title, claim, notes, the
     notices of the chapter, and the figure as plotly JSON (a dict)."""
-    from ..figures.lecture import chapter_figures
+    from .figures.lecture import chapter_figures
     out = []
     for ch in CHAPTERS:
         view = views[ch]
