@@ -22,7 +22,7 @@ from html import escape
 from pathlib import Path
 
 from .lecture import text as lecture_text
-from .lecture.chapters import CHAPTERS
+from .lecture.chapters import CHAPTERS, chapter
 
 PAGE_W, PAGE_H = 1280, 720            # one PDF page per build, a projector's screen
 
@@ -46,12 +46,12 @@ def slides(views: dict, lang: str) -> list[dict]:
     from .figures.lecture import chapter_figures
     out = []
     for ch in CHAPTERS:
-        view = views[ch]
+        record, view = chapter(ch), views[ch]
         figures = chapter_figures(view, lang=lang, style=True)
         for build, fig in enumerate(figures):
             out.append({"ch": ch, "build": build, "builds": len(figures),
-                        "title": lecture_text.t(f"ch{ch}.title", lang),
-                        "claim": lecture_text.t(f"ch{ch}.claim", lang),
+                        "title": lecture_text.t(record.title_key, lang),
+                        "claim": lecture_text.t(record.claim_key, lang),
                         "notes": lecture_text.notes(ch, lang),
                         "notices": view.notices_in(lang),
                         "figure": json.loads(fig.to_json())})

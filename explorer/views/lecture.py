@@ -6,8 +6,9 @@
     try_this(ch) -> dict                            a telling preset of those controls
     go_deeper(ch, **controls) -> dict               the full tab that shows more, as query params
 
-Each chapter's view is its package's ``view`` module in ``explorer.lecture`` (shared parts:
-``explorer.views.lecture_common``), calling the chapter's math and the engine it builds on; the
+Each chapter's view is its record's ``compute`` (``explorer.lecture.chapters``): its package's
+``view`` module (shared parts: ``explorer.views.lecture_common``), calling the chapter's math
+and the engine it builds on; the
 figures (``explorer.figures.lecture``) draw ``ChapterView.data`` and the numbers are in
 ``ChapterView.numbers``. Notices are kept as (key, values) so that the UI can show them
 in either language (``ChapterView.notices_in(lang)``); ``notices`` holds them in English
@@ -21,13 +22,6 @@ import time
 
 from ..lecture import text
 from ..lecture import chapters
-from ..lecture.ch0_bottleneck import view as ch0_view
-from ..lecture.ch1_kernel_regression import view as ch1_view
-from ..lecture.ch2_associativity import view as ch2_view
-from ..lecture.ch3_kernels import view as ch3_view
-from ..lecture.ch4_rnn import view as ch4_view
-from ..lecture.ch5_closing_the_gap import view as ch5_view
-from ..lecture.ch6_tradeoff import view as ch6_view
 from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls live there, torch-free)
     CHAPTERS, EMBEDDED_MODEL, HEAD_CONTROLS, HEAD_DIM, PRONOUN, ControlSpec, _check_ch, _effective, go_deeper,
     try_this,
@@ -49,22 +43,22 @@ def chapter_view(ch, sample=None, text: str | None = None, progress=None, lang: 
     read (``chapter_controls``); a layer or head past its last is clamped with a notice.
     ``lang`` picks the default sentence where that model reads Chinese.
     ``progress(fraction, message)`` reports long work (training, a first load)."""
-    ch = _check_ch(ch)
+    record = chapters.chapter(ch)
+    ch = record.number
     start = time.perf_counter()
     model = default_model(ch) if sample is None else (_model_of(sample) or EMBEDDED_MODEL)
     shape = (sample.n_layers, sample.n_heads) if sample is not None else None
     c = _effective(ch, controls, chapter_controls(ch, model, shape))
-    if sample is None and ch != 0:
+    if sample is None and record.reads_text:
         default = text_words.default_text(lang if model else "en")
         with one_thread():  # one sentence through a small model
             sample = load_sample("text", text=text if text and text.strip() else default, model=model,
                                  progress=progress)
-    build = _BUILDERS[ch]
-    if ch == 2:             # timed: the orders run as the machine runs them
-        view = build(sample, c, progress)
+    if record.timed:        # it times work as the machine runs it
+        view = record.compute(sample, c, progress)
     else:
         with one_thread():  # small work: see explorer.lecture.threads
-            view = build(sample, c, progress) if ch != 0 else build(c)
+            view = record.compute(sample, c, progress)
     if sample is not None:
         count, total = unk_count(sample)
         if count:
@@ -80,12 +74,12 @@ def chapter_view(ch, sample=None, text: str | None = None, progress=None, lang: 
 
 text_words = text          # the lecture's words, under a name chapter_view's ``text`` argument leaves free
 
-# Chapters that read the packaged causal model by default when it is ready: chapter 4's RNN
-# then runs over a causal model's own heads, and chapter 5 compares maps with its causal
-# softmax, with a Hedgehog trained for it (shipped: assets/maps/hedgehog-smollm2-layer3).
-# Chapter 5's hybrid build needs a bidirectional (bert) model: it runs on the embedded
-# MiniLM and says so.
-CAUSAL_CHAPTERS = (4, 5)
+# Chapters that read the packaged causal model by default when it is ready (their records'
+# ``reads_causal_model``): chapter 4's RNN then runs over a causal model's own heads, and
+# chapter 5 compares maps with its causal softmax, with a Hedgehog trained for it (shipped:
+# assets/maps/hedgehog-smollm2-layer3). Chapter 5's hybrid build needs a bidirectional
+# (bert) model: it runs on the embedded MiniLM and says so.
+CAUSAL_CHAPTERS = tuple(ch for ch in CHAPTERS if chapters.chapter(ch).reads_causal_model)
 
 
 def default_model(ch) -> str | None:
@@ -141,6 +135,3 @@ def unk_count(sample) -> tuple[int, int]:
     strings = (getattr(sample, "info", None) or {}).get("token_strings") or []
     return sum(1 for s in strings if s == "[UNK]"), sample.n_tokens
 
-
-_BUILDERS = {0: ch0_view.compute, 1: ch1_view.compute, 2: ch2_view.compute, 3: ch3_view.compute,
-             4: ch4_view.compute, 5: ch5_view.compute, 6: ch6_view.compute}

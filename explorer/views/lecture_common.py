@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..catalog import map_specs
 from ..lecture import text
-from ..lecture.chapters import EMBEDDED_MODEL, HEAD_DIM
+from ..lecture.record import EMBEDDED_MODEL, HEAD_DIM
 from ..lecture.memo import memo
 from .common import make_feature_map, select_head
 

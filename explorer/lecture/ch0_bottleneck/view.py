@@ -7,7 +7,8 @@ from ...views.lecture_common import ChapterView, _new
 from . import maths as bottleneck
 
 
-def compute(c) -> ChapterView:
+def compute(sample, c, progress=None) -> ChapterView:
+    """The chapter on its controls alone: it reads no text (``sample`` is None)."""
     view = _new(0, c)
     now = bottleneck.bottleneck(c["n"], c["d"])
     view.numbers.update({k: float(v) for k, v in now.items()})

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...forms import attention, state
 from .. import text
-from ..chapters import PRONOUN
+from ..record import PRONOUN
 from ...views.lecture_common import ChapterView, _cached_map, _head_of, _new
 from . import maths as rnn
 

@@ -22,7 +22,7 @@ from ...forms.decay import hgrn2_layer_bounds
 from ...maps import hybrid
 from ...measure import metrics
 from ..ch4_rnn import maths as rnn
-from ..chapters import HYBRID_MODES
+from . import HYBRID_MODES
 from ..memo import LRU
 
 DECAY_KINDS = ("none", "retnet", "gla")

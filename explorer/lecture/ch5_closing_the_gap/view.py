@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ... import maps as feature_maps
 from .. import chapters, text
-from ..chapters import EMBEDDED_MODEL, HEAD_DIM
+from ..record import EMBEDDED_MODEL, HEAD_DIM
 from ...views.lecture_common import (
     ChapterView, _cached_map, _head_of, _hedgehog, _model_of, _new, _reads_minilm,
 )

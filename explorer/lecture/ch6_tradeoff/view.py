@@ -4,7 +4,7 @@ data for its figures."""
 from __future__ import annotations
 
 from ... import maps as feature_maps
-from ..chapters import HEAD_DIM
+from ..record import HEAD_DIM
 from ...views import lecture_common
 from ...views.lecture_common import ChapterView, _cached_map, _hedgehog, _map_key, _new, _reads_minilm
 from . import maths as tradeoff
