@@ -39,6 +39,13 @@ def test_both_languages_have_the_same_keys():
     assert all(isinstance(v, str) for v in [*en.values(), *zh.values()])
 
 
+def test_both_languages_have_the_same_placeholders():
+    en, zh = words("en"), words("zh")
+    differ = {key: (placeholders(en[key]), placeholders(zh[key])) for key in en
+              if placeholders(en[key]) != placeholders(zh[key])}
+    assert not differ, differ
+
+
 def test_the_lookup_reads_the_files():
     for lang in lecture_text.LANGS:
         data = words(lang)
