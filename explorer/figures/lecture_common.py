@@ -51,7 +51,7 @@ def _share(*texts: str) -> float:
     return 0.96 * COLUMN_PX / NOMINAL_WIDTH_PX * min(1.0, CHAR_EM / widest)     # 4 %: the estimate's error
 
 
-def _finish(fig, style, title, note="", **kw):
+def finish_slide(fig, style, title, note="", **kw):
     """``finish`` (fonts, title, wrapped note, top margin), then the height left to the
     window and margins that grow to fit what the axes write."""
     fig = finish(fig, style, title, NOMINAL_HEIGHT, note, width=_share(title, note), **kw)
@@ -61,7 +61,7 @@ def _finish(fig, style, title, note="", **kw):
     return fig
 
 
-def _fmt(x: float) -> str:
+def say_count(x: float) -> str:
     """A count or size as people say it: 1.0 × 10¹⁰, 262,144, 0.0123."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "—"
@@ -78,7 +78,7 @@ def _superscript(n: int) -> str:
     return str(n).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
 
 
-def _times(ratio: float) -> str:
+def say_ratio(ratio: float) -> str:
     """A ratio as a multiplier; below 10 with two significant digits, so that a ratio under
     1 (the linear path costing more at short N) never reads as 0."""
     if ratio is None or not math.isfinite(ratio):
@@ -86,14 +86,14 @@ def _times(ratio: float) -> str:
     return f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:.2g}"
 
 
-def _bytes(b: float) -> str:
+def say_bytes(b: float) -> str:
     for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if b >= size:
             return f"{b / size:.3g} {unit}"
     return f"{b:.0f} B"
 
 
-def _n_label(n: float, lang: str) -> str:
+def n_label(n: float, lang: str) -> str:
     """A sequence length as a category label: 100K is 10 万 in Chinese."""
     n = int(n)
     if lang == "zh" and n >= 10_000 and n % 10_000 == 0:
@@ -101,7 +101,7 @@ def _n_label(n: float, lang: str) -> str:
     return f"{n:,}"
 
 
-def _log_tick_values(values) -> dict:
+def log_ticks(values) -> dict:
     """Ticks for a log axis over ``values`` with at least three labels: 1-2-5 steps where
     the values span few decades (a single "10⁴" cannot be read), decades otherwise."""
     values = [v for v in values if v > 0 and math.isfinite(v)]
@@ -112,29 +112,29 @@ def _log_tick_values(values) -> dict:
         return {"dtick": 1}
     ticks = [m * 10.0 ** e for e in range(math.floor(lo) - 1, math.ceil(hi) + 2) for m in (1, 2, 5)]
     ticks = [x for x in ticks if 10 ** lo / 2.2 <= x <= 10 ** hi * 2.2]
-    return {"tickmode": "array", "tickvals": ticks, "ticktext": [_fmt(x) for x in ticks]}
+    return {"tickmode": "array", "tickvals": ticks, "ticktext": [say_count(x) for x in ticks]}
 
 
-def _bar_room(values, factor: float = 1.18) -> list[float]:
+def bar_room(values, factor: float = 1.18) -> list[float]:
     """A linear axis from 0 with room above the tallest bar for its label."""
     top = max([v for v in values if v is not None and math.isfinite(v)] or [1.0])
     return [0.0, top * factor]
 
 
-def _count_ticks(values) -> dict:
+def count_ticks(values) -> dict:
     """Linear-axis ticks for large counts written as people say them (2.5 × 10⁹, not
     0.25×10¹⁰): four or five steps of 1, 2 or 2.5 times a power of ten."""
     top = max([v for v in values if v is not None and math.isfinite(v)] or [1.0])
     exponent = math.floor(math.log10(top / 4))
     step = next(m * 10.0 ** exponent for m in (1, 2, 2.5, 5, 10) if top / (m * 10.0 ** exponent) <= 5)
-    ticks = [i * step for i in range(int(top * 1.15 / step) + 1)]     # up to the axis top _bar_room sets
-    return {"tickmode": "array", "tickvals": ticks, "ticktext": [_fmt(x) if x else "0" for x in ticks]}
+    ticks = [i * step for i in range(int(top * 1.15 / step) + 1)]     # up to the axis top bar_room sets
+    return {"tickmode": "array", "tickvals": ticks, "ticktext": [say_count(x) if x else "0" for x in ticks]}
 
 
 # Recall and cosines lie in [0, 1]: their axes are ticked in fifths.
-_UNIT_TICKS = {"tickmode": "array", "tickvals": [0, 0.2, 0.4, 0.6, 0.8, 1.0]}
+UNIT_TICKS = {"tickmode": "array", "tickvals": [0, 0.2, 0.4, 0.6, 0.8, 1.0]}
 
 
-def _cos(x: float) -> str:
+def say_cosine(x: float) -> str:
     """A cosine to two decimals, never "-0.00"."""
     return f"{0.0 if abs(x) < 0.005 else x:.2f}"

@@ -28,7 +28,7 @@ from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls l
 )
 from ..lecture.threads import one_thread
 from .common import load_sample
-from .lecture_common import ChapterView, _model_of, shipped_map  # noqa: F401  (the chapters' shared view)
+from .lecture_common import ChapterView, model_of, shipped_map  # noqa: F401  (the chapters' shared view)
 
 
 # ---------------------------------------------------------------------------------------
@@ -46,7 +46,7 @@ def chapter_view(ch, sample=None, text: str | None = None, progress=None, lang: 
     record = chapters.chapter(ch)
     ch = record.number
     start = time.perf_counter()
-    model = default_model(ch) if sample is None else (_model_of(sample) or EMBEDDED_MODEL)
+    model = default_model(ch) if sample is None else (model_of(sample) or EMBEDDED_MODEL)
     shape = (sample.n_layers, sample.n_heads) if sample is not None else None
     c = _effective(ch, controls, chapter_controls(ch, model, shape))
     if sample is None and record.reads_text:

@@ -47,18 +47,12 @@ def _notice(key: str, lang: str, values: dict) -> str:
 # ---------------------------------------------------------------------------------------
 
 
-def _model_of(sample) -> str | None:
+def model_of(sample) -> str | None:
     """The model that read ``sample`` (its name as the picker calls it), or None for data."""
     return (getattr(sample, "info", None) or {}).get("model") or None
 
 
-def unk_count(sample) -> tuple[int, int]:
-    """(tokens the model read as [UNK], tokens) of a text sample; (0, N) otherwise."""
-    strings = (getattr(sample, "info", None) or {}).get("token_strings") or []
-    return sum(1 for s in strings if s == "[UNK]"), sample.n_tokens
-
-
-def _head_of(sample, c):
+def head_of(sample, c):
     """(q, k, v, notice items) of the chosen head; a layer or head past the model's last is
     clamped to it (as select_head does) with the app's notice, kept as a (key, values) item
     so that it reads in either language."""
@@ -72,12 +66,12 @@ def _head_of(sample, c):
     return q, k, v, items
 
 
-def _new(ch, c, items=()) -> ChapterView:
+def new_view(ch, c, items=()) -> ChapterView:
     return ChapterView(ch=ch, controls=c, numbers={}, data={}, notice_items=list(items))
 
 
 
-def _hedgehog(sample, c, progress):
+def trained_hedgehog(sample, c, progress):
     """(map, origin) of the trained Hedgehog for the model's (layer, head): one trained in
     this process (the learn tab, or "train" here, on the model that read the text) first,
     else the one shipped with the app for that model, else (None, None). Trains only when
@@ -85,7 +79,7 @@ def _hedgehog(sample, c, progress):
     if getattr(sample, "model_attentions", None) is None:
         return None, None
     from . import learn
-    model = None if _reads_minilm(sample) else _model_of(sample)
+    model = None if reads_minilm(sample) else model_of(sample)
     m = c["m"] if c["m"] % 2 == 0 else c["m"] + 1
     cached = learn.cached_result(c["layer"], c["head"], m, c["steps"], model=model)
     if cached is None and c["train"]:
@@ -113,7 +107,7 @@ def shipped_map(kind: str, layer: int, head: int, model: str = EMBEDDED_MODEL, h
 
 
 
-def _map_key(label: str, m, seed) -> tuple:
+def map_key(label: str, m, seed) -> tuple:
     """What the map behind ``label`` depends on: m only where the user picks it, the seed only
     where it draws something (random features, Hedgehog's extra columns). A seed change then
     recomputes the random maps only."""
@@ -122,17 +116,17 @@ def _map_key(label: str, m, seed) -> tuple:
     return (label, int(m) if spec.takes_m and m is not None else None, int(seed) if drawn else None)
 
 
-def _cached_map(label: str, d: int, m, seed: int):
+def cached_map(label: str, d: int, m, seed: int):
     """The catalogue's map behind ``label``, built once per setting (random maps draw and
     orthogonalise their projection when built)."""
-    key = _map_key(label, m, seed)
+    key = map_key(label, m, seed)
     return memo(("map", d, *key), lambda: make_feature_map(label, d, key[1], seed)[0])
 
 
 
-def _reads_minilm(sample) -> bool:
+def reads_minilm(sample) -> bool:
     """Whether the sample's heads are the embedded MiniLM's, the model most shipped maps (and
     the learn tab's training) are for."""
     return (getattr(sample, "model_attentions", None) is not None and sample.head_dim == HEAD_DIM
-            and _model_of(sample) in (None, EMBEDDED_MODEL))
+            and model_of(sample) in (None, EMBEDDED_MODEL))
 

@@ -3,13 +3,13 @@ data for its figures."""
 
 from __future__ import annotations
 
-from ...views.lecture_common import ChapterView, _new
+from ...views.lecture_common import ChapterView, new_view
 from . import maths as bottleneck
 
 
 def compute(sample, c, progress=None) -> ChapterView:
     """The chapter on its controls alone: it reads no text (``sample`` is None)."""
-    view = _new(0, c)
+    view = new_view(0, c)
     now = bottleneck.bottleneck(c["n"], c["d"])
     view.numbers.update({k: float(v) for k, v in now.items()})
     step = bottleneck.article_step(c["d"])

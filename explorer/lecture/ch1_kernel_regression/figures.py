@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import _finish
+from ...figures.lecture_common import finish_slide
 from ...figures.style import unique_labels
 from ..text import t
 
@@ -34,7 +34,7 @@ def draw(view, lang, style):
     fig.update_yaxes(title_text=t("axis.y", lang), row=1, col=1)
     fig.update_yaxes(title_text=t("axis.weight", lang), row=2, col=1)
     fig.update_xaxes(title_text=t("axis.x", lang), row=2, col=1)
-    first = _finish(fig, style, t("ch1.b0.title", lang, h=f"{toy['h']:g}", x=f"{toy['x']:g}"),
+    first = finish_slide(fig, style, t("ch1.b0.title", lang, h=f"{toy['h']:g}", x=f"{toy['x']:g}"),
                     t("ch1.b0.note", lang, fx=f"{toy['fx']:.4f}"))
 
     head = view.data["head"]
@@ -50,7 +50,7 @@ def draw(view, lang, style):
     fig2.update_yaxes(title_text=t("axis.key", lang))
     rest = len(weights) - len(top)
     note = t("ch1.b1.rest", lang, n=rest, w=f"{weights.sum() - weights[top].sum():.2f}") if rest > 0 else ""
-    second = _finish(fig2, style, t("ch1.b1.title", lang, token=head["token"]), note)
+    second = finish_slide(fig2, style, t("ch1.b1.title", lang, token=head["token"]), note)
 
     dims = list(range(len(head["output"])))
     model = head["reference_kind"] == "model"
@@ -62,7 +62,7 @@ def draw(view, lang, style):
     fig3.update_xaxes(title_text=t("axis.value_dim", lang))
     fig3.update_yaxes(title_text=t("axis.value", lang))
     fig3.update_layout(legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top", bgcolor="rgba(255,255,255,0.8)"))
-    third = _finish(fig3, style, t("ch1.b2.title", lang, token=head["token"]),
+    third = finish_slide(fig3, style, t("ch1.b2.title", lang, token=head["token"]),
                     t("ch1.b2.note", lang, ref=t("ref.model" if model else "ref.engine", lang),
                       diff=f"{view.numbers['max_abs_diff']:.1e}"))
     return [first, second, third]

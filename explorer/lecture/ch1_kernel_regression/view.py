@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...forms import attention
-from ...views.lecture_common import ChapterView, _head_of, _new
+from ...views.lecture_common import ChapterView, head_of, new_view
 from . import maths as nadaraya_watson
 
 
 def compute(sample, c, progress) -> ChapterView:
-    q, k, v, notes = _head_of(sample, c)
-    view = _new(1, c, notes)
+    q, k, v, notes = head_of(sample, c)
+    view = new_view(1, c, notes)
     xs, ys = nadaraya_watson.toy_points(c["points"], c["seed"])
     grid = np.linspace(*nadaraya_watson.X_RANGE, 300)
     curve, _ = nadaraya_watson.nw_regression(grid, xs, ys, c["h"])

@@ -8,7 +8,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import COLUMN_PX, _bytes, _finish, _fmt, _times, text_px
+from ...figures.lecture_common import COLUMN_PX, say_bytes, finish_slide, say_count, say_ratio, text_px
 from ..text import t
 from .maths import STEP_OPS
 
@@ -93,19 +93,19 @@ def draw(view, lang, style):
                     constrain="domain")))
     n = view.numbers
     note = t("ch2.b0.note", lang, diff=f"{n['max_abs_diff']:.1e}", rel=f"{n['max_rel_diff']:.1e}",
-             nn=_bytes(n["left_intermediate_bytes"]), md=_bytes(n["right_intermediate_bytes"]),
-             lf=_fmt(o["left_flops"]), rf=_fmt(o["right_flops"]))
+             nn=say_bytes(n["left_intermediate_bytes"]), md=say_bytes(n["right_intermediate_bytes"]),
+             lf=say_count(o["left_flops"]), rf=say_count(o["right_flops"]))
     if view.data["sides_compressed"]:
         note += " · " + t("notice.sides_compressed", lang)
-    first = _finish(fig, style, t("ch2.b0.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), note,
+    first = finish_slide(fig, style, t("ch2.b0.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), note,
                     fonts_done=True)
     first.update_layout(margin=dict(l=170, r=20, b=10))
 
     names = [t("legend.left", lang), t("legend.right", lang)]
     fig2 = make_subplots(rows=1, cols=3, horizontal_spacing=0.12,
                          subplot_titles=(t("axis.flops", lang), t("axis.bytes", lang), t("axis.seconds", lang)))
-    for col, (a, b, fmt) in enumerate(((n["left_flops"], n["right_flops"], _fmt),
-                                       (n["left_intermediate_bytes"], n["right_intermediate_bytes"], _bytes),
+    for col, (a, b, fmt) in enumerate(((n["left_flops"], n["right_flops"], say_count),
+                                       (n["left_intermediate_bytes"], n["right_intermediate_bytes"], say_bytes),
                                        (n["left_seconds"], n["right_seconds"], lambda s: f"{s * 1e3:.3g} ms")),
                                       start=1):
         fig2.add_bar(x=names, y=[a, b], marker_color=[style.colour(3), style.colour(2)], text=[fmt(a), fmt(b)],
@@ -116,9 +116,9 @@ def draw(view, lang, style):
         fig2.update_yaxes(type="log", range=[math.floor(lo) - 0.2, hi + 0.25 * max(hi - lo, 1.0) + 0.3],
                           dtick=1, row=1, col=col)
     fig2.update_yaxes(exponentformat="power")
-    note2 = t("ch2.b1.note", lang, flops=_times(n["flop_ratio"]), time=_times(n["time_ratio"]),
-              timed_n=f"{n['timed_n']:,.0f}", timed_flops=_times(n["timed_flop_ratio"]),
-              gflops=f"{n['matmul_gflops']:.0f}", article=_times(n["article_model_ratio"]),
+    note2 = t("ch2.b1.note", lang, flops=say_ratio(n["flop_ratio"]), time=say_ratio(n["time_ratio"]),
+              timed_n=f"{n['timed_n']:,.0f}", timed_flops=say_ratio(n["timed_flop_ratio"]),
+              gflops=f"{n['matmul_gflops']:.0f}", article=say_ratio(n["article_model_ratio"]),
               leading=f"{n['article_leading_ratio']:.0f}")
-    second = _finish(fig2, style, t("ch2.b1.title", lang, n=f"{o['n']:,}"), note2)
+    second = finish_slide(fig2, style, t("ch2.b1.title", lang, n=f"{o['n']:,}"), note2)
     return [first, second]

@@ -3,15 +3,15 @@ data for its figures."""
 
 from __future__ import annotations
 
-from ...views.lecture_common import ChapterView, _cached_map, _new
+from ...views.lecture_common import ChapterView, cached_map, new_view
 from . import maths as associativity
 
 
 def compute(sample, c, progress) -> ChapterView:
-    view = _new(2, c)
+    view = new_view(2, c)
     n, d = c["n"], c["d"]
     label = c["map"]
-    fmap = _cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
+    fmap = cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
     m = fmap.num_features
     c["m"] = m if "FAVOR" in label else c["m"]
     shapes = associativity.orders(n, d, m)

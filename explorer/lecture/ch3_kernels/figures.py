@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import COLUMN_PX, _finish, _fmt, text_px
+from ...figures.lecture_common import COLUMN_PX, finish_slide, say_count, text_px
 from ..text import map_name, t
 
 
@@ -45,7 +45,7 @@ def _reverse_kernel(view, lang, style):
                     fill_color="#e8eef7", height=font * 1.9),
         cells=dict(values=columns, font=dict(size=font), align="left", height=font * 1.35 * lines + 12,
                    fill_color=[["#f7f7f7"] * len(rows), ["#ffffff"] * len(rows), ["#fff4e6"] * len(rows)])))
-    fig = _finish(fig, style, t("ch3.b0.title", lang))
+    fig = finish_slide(fig, style, t("ch3.b0.title", lang))
     fig.update_layout(margin=dict(l=20, r=20, b=10))
     return fig
 
@@ -73,7 +73,7 @@ def _profiles(view, lang, style, labels, title_key):
     fig.update_xaxes(type="log", title_text=t("axis.exact", lang))
     fig.update_yaxes(type="log")
     fig.update_yaxes(title_text=t("axis.approx", lang), col=1)
-    return _finish(fig, style, t(title_key, lang), " · ".join([t("legend.identity", lang)] + hidden))
+    return finish_slide(fig, style, t(title_key, lang), " · ".join([t("legend.identity", lang)] + hidden))
 
 
 def draw(view, lang, style):
@@ -107,7 +107,7 @@ def draw(view, lang, style):
                                   showticklabels=False, zeroline=False),
                       barmode="overlay")
     fig.update_xaxes(title_text=t("axis.s", lang))
-    second = _finish(fig, style, t("ch3.b1.title", lang),
+    second = finish_slide(fig, style, t("ch3.b1.title", lang),
                      t("ch3.b1.note", lang, lo=f"{n['s_min']:.1f}", hi=f"{n['s_max']:.1f}",
                        neg=f"{100 * n['negative_taylor1_fraction']:.0f}", pairs=f"{logits.size:,}",
                        n=f"{n['tokens']:.0f}"))
@@ -128,7 +128,7 @@ def draw(view, lang, style):
                              line=dict(color=style.colour(i), dash=dash, width=style.line))
     fig3.update_xaxes(type="log", title_text=t("axis.m", lang))
     fig3.update_yaxes(type="log", title_text=t("axis.map_error", lang))
-    sixth = _finish(fig3, style, t("ch3.b4.title", lang))
+    sixth = finish_slide(fig3, style, t("ch3.b4.title", lang))
 
     norms = view.data["norms"]
     fig4 = go.Figure()
@@ -142,7 +142,7 @@ def draw(view, lang, style):
     fig4.update_yaxes(title_text=t("axis.token_count", lang))
     note4 = ""
     if "m_required" in n:
-        note4 = t("ch3.b5.note", lang, real=_fmt(n["m_required"]), real_label=t("legend.real", lang),
-                  well=_fmt(n["m_required_well"]), well_label=t("legend.well", lang))
-    seventh = _finish(fig4, style, t("ch3.b5.title", lang), note4)
+        note4 = t("ch3.b5.note", lang, real=say_count(n["m_required"]), real_label=t("legend.real", lang),
+                  well=say_count(n["m_required_well"]), well_label=t("legend.well", lang))
+    seventh = finish_slide(fig4, style, t("ch3.b5.title", lang), note4)
     return [first, second, fourth, fifth, sixth, seventh]

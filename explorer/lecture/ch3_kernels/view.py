@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...views.lecture_common import ChapterView, _cached_map, _head_of, _new
+from ...views.lecture_common import ChapterView, cached_map, head_of, new_view
 from . import maths as kernels
 
 
 def compute(sample, c, progress) -> ChapterView:
-    q, k, v, notes = _head_of(sample, c)
-    view = _new(3, c, notes)
+    q, k, v, notes = head_of(sample, c)
+    view = new_view(3, c, notes)
     d = q.shape[-1]
     logits = kernels.logit_summary(q, k)
     view.data["taylor"] = kernels.taylor_curves(logits["s"])
     view.data["logits"] = logits["s"]            # one per (query, key) pair: N² of them
     profiles = {}
     for label in ("Taylor-1", "elu+1", f"FAVOR+ ({'orthogonal' if c['orthogonal'] else 'IID'})", "Taylor-2"):
-        fmap = _cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
+        fmap = cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
         prof = kernels.kernel_profile(q, k, fmap)
         profiles[label] = prof
         if prof["nonpositive"]:

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import _bytes, _finish
+from ...figures.lecture_common import say_bytes, finish_slide
 from ..text import t
 
 
@@ -32,7 +32,7 @@ def draw(view, lang, style):
     n = view.numbers
     note = t("ch4.b0.note", lang, diff=f"{n['max_abs_diff']:.1e}", rel=f"{n['max_rel_diff']:.1e}",
              den=f"{step['denominator']:.4g}")
-    first = _finish(fig, style, t("ch4.b0.title", lang, t=step["t"], token=view.data["token"]), note)
+    first = finish_slide(fig, style, t("ch4.b0.title", lang, t=step["t"], token=view.data["token"]), note)
 
     mem = view.data["memory"]
     fig2 = go.Figure()
@@ -43,8 +43,8 @@ def draw(view, lang, style):
     fig2.update_xaxes(type="log", title_text=t("axis.tokens_seen", lang))
     fig2.update_yaxes(type="log", title_text=t("axis.bytes", lang))
     fig2.update_layout(legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top"))
-    second = _finish(fig2, style, t("ch4.b1.title", lang),
-                     t("ch4.b1.note", lang, m=f"{n['m']:.0f}", state=_bytes(n["state_bytes"]),
+    second = finish_slide(fig2, style, t("ch4.b1.title", lang),
+                     t("ch4.b1.note", lang, m=f"{n['m']:.0f}", state=say_bytes(n["state_bytes"]),
                        t=f"{n['break_even_tokens']:.1f}"))
 
     rc = view.data["recall"]
@@ -56,7 +56,7 @@ def draw(view, lang, style):
     fig3.update_yaxes(title_text=t("axis.cosine", lang), range=[-0.2, 1.05])
     fig3.update_layout(showlegend=False)
     lags = rc["lags"][shown]
-    third = _finish(fig3, style, t("ch4.b2.title", lang),
+    third = finish_slide(fig3, style, t("ch4.b2.title", lang),
                     t("ch4.b2.note", lang, first=f"{rc['cosine'][shown][0]:.2f}", last=f"{rc['cosine'][shown][-1]:.2f}",
                       lag=f"{int(lags[-1]):,}"))
     return [first, second, third]

@@ -10,15 +10,15 @@ import numpy as np
 from ...forms import attention, state
 from .. import text
 from ..record import PRONOUN
-from ...views.lecture_common import ChapterView, _cached_map, _head_of, _new
+from ...views.lecture_common import ChapterView, cached_map, head_of, new_view
 from . import maths as rnn
 
 
 def compute(sample, c, progress) -> ChapterView:
-    q, k, v, notes = _head_of(sample, c)
-    view = _new(4, c, notes)
+    q, k, v, notes = head_of(sample, c)
+    view = new_view(4, c, notes)
     d, n = q.shape[-1], q.shape[0]
-    fmap = _cached_map(c["map"], d, c["m"] if "FAVOR" in c["map"] else None, 0)
+    fmap = cached_map(c["map"], d, c["m"] if "FAVOR" in c["map"] else None, 0)
     if c["t"] == PRONOUN and getattr(sample, "text", None) in (text.DEFAULT_TEXT, text.DEFAULT_TEXT_ZH):
         c["t"] = _pronoun_step(sample.tokens, c["t"])     # another tokenizer puts "it" elsewhere
     t = n - 1 if c["t"] < 0 or c["t"] >= n else c["t"]

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import _UNIT_TICKS, _cos, _finish
+from ...figures.lecture_common import UNIT_TICKS, say_cosine, finish_slide
 from ..text import map_name, t
 
 
@@ -28,7 +28,7 @@ def draw(view, lang, style):
     c = view.controls
     note = t("ch5.b0.note", lang, gamma=f"{c['gamma']:g}", strength=f"{c['strength']:g}",
              **{kind: f"{n[f'recent_minus_early_at_256[{kind}]']:+.2f}" for kind in ("none", "retnet", "gla")})
-    first = _finish(fig, style, t("ch5.b0.title", lang), note)
+    first = finish_slide(fig, style, t("ch5.b0.title", lang), note)
 
     overwrite = _overwrite(view, lang, style)
     depth = _hgrn2_depth(view, lang, style)
@@ -49,7 +49,7 @@ def draw(view, lang, style):
     values = ("，" if lang == "zh" else ", ").join(f"{map_name(name, lang)} {r['mean']:.2f}" for name, r in kl.items())
     title = ("ch5.b3.title" if view.data.get("hedgehog_trained") else "ch5.b3.title_untrained") + \
         ("_causal" if causal else "")
-    second = _finish(fig2, style, t(title, lang),
+    second = finish_slide(fig2, style, t(title, lang),
                      " · ".join([t("ch5.b3.note", lang, layer=c["layer"], head=c["head"], values=values)] + hidden))
 
     path = view.data.get("hybrid")
@@ -71,7 +71,7 @@ def draw(view, lang, style):
     hybrid_map = {"elu1": "elu+1", "favor_plus": "FAVOR+", "taylor2": "Taylor-2"}.get(
         view.data.get("hybrid_map") or c.get("hybrid_map", ""), "")
     note3 = t("ch5.b4.note", lang, map=hybrid_map, mode=t(f"ch5.b4.{mode}", lang)) if path else ""
-    return [first, overwrite, depth, second, _finish(fig3, style, t("ch5.b4.title", lang), note3)]
+    return [first, overwrite, depth, second, finish_slide(fig3, style, t("ch5.b4.title", lang), note3)]
 
 
 # Recall and bounds lie in [0, 1]: the axes run to 1.3 and the legend sits in the top band,
@@ -90,17 +90,17 @@ def _overwrite(view, lang, style):
     for i, pos in enumerate(("early", "recent")):
         values = [kinds[kind][pos] for kind in kinds]
         fig.add_bar(x=names, y=values, name=t(f"legend.recall_{pos}", lang, lag=lag), marker_color=style.colour(i),
-                    text=[_cos(v) for v in values], textposition="outside", cliponaxis=False,
+                    text=[say_cosine(v) for v in values], textposition="outside", cliponaxis=False,
                     textfont=dict(size=style.tick_font))
     fig.update_layout(barmode="group", legend=_TOP_LEGEND)
     fig.update_yaxes(title_text=t("axis.cosine", lang), range=[min(0.0, *_all_recall(kinds)) - 0.05, _RECALL_TOP],
-                     **_UNIT_TICKS)
+                     **UNIT_TICKS)
     fig.update_xaxes(title_text=t("axis.update", lang))
     at = {kind: {pos: _at_lag(kinds[kind]["curves"][pos], 256) for pos in ("early", "recent")}
           for kind in ("deltanet", "none")}
-    note = t("ch5.b1.note", lang, de=_cos(at["deltanet"]["early"]), dr=_cos(at["deltanet"]["recent"]),
-             ne=_cos(at["none"]["early"]), nr=_cos(at["none"]["recent"]))
-    return _finish(fig, style, t("ch5.b1.title", lang, lag=lag), note)
+    note = t("ch5.b1.note", lang, de=say_cosine(at["deltanet"]["early"]), dr=say_cosine(at["deltanet"]["recent"]),
+             ne=say_cosine(at["none"]["early"]), nr=say_cosine(at["none"]["recent"]))
+    return finish_slide(fig, style, t("ch5.b1.title", lang, lag=lag), note)
 
 
 def _all_recall(kinds) -> list[float]:
@@ -128,9 +128,9 @@ def _hgrn2_depth(view, lang, style):
                         row=1, col=2)
     for col in (1, 2):
         fig.update_xaxes(title_text=t("axis.layer", lang), dtick=1, row=1, col=col)
-        fig.update_yaxes(range=[0, _RECALL_TOP], row=1, col=col, **_UNIT_TICKS)
+        fig.update_yaxes(range=[0, _RECALL_TOP], row=1, col=col, **UNIT_TICKS)
     fig.update_yaxes(title_text=t("axis.cosine", lang), row=1, col=2)
     fig.update_layout(legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="top",
                                   bgcolor="rgba(255,255,255,0.8)"))
     note = t("ch5.b2.note", lang, layers=len(layers))
-    return _finish(fig, style, t("ch5.b2.title", lang), note)
+    return finish_slide(fig, style, t("ch5.b2.title", lang), note)

@@ -7,17 +7,17 @@ from ... import maps as feature_maps
 from .. import chapters, text
 from ..record import EMBEDDED_MODEL, HEAD_DIM
 from ...views.lecture_common import (
-    ChapterView, _cached_map, _head_of, _hedgehog, _model_of, _new, _reads_minilm,
+    ChapterView, cached_map, head_of, trained_hedgehog, model_of, new_view, reads_minilm,
 )
 from . import maths as closing
 
 
 def compute(sample, c, progress) -> ChapterView:
-    q, k, v, notes = _head_of(sample, c)
-    view = _new(5, c, notes)
+    q, k, v, notes = head_of(sample, c)
+    view = new_view(5, c, notes)
     d = q.shape[-1]
     view.data["head_dim"] = d         # the recall probes' dimension: the head's (32 on MiniLM, 64 on SmolLM2)
-    view.data["model"] = _model_of(sample)    # "Go deeper" opens the learn tab on the same model
+    view.data["model"] = model_of(sample)    # "Go deeper" opens the learn tab on the same model
     elu = feature_maps.create("elu1", d)
     curves = closing.decay_recall(elu, d, gamma=c["gamma"], strength=c["strength"])
     view.data["recall"] = curves
@@ -35,28 +35,28 @@ def compute(sample, c, progress) -> ChapterView:
     for layer, lb, mem in zip(depth["layers"], depth["lower_bound"], depth["memory_tokens"]):
         view.numbers.update({f"hgrn2_lower_bound_layer{layer}": float(lb), f"hgrn2_memory_layer{layer}": float(mem)})
 
-    trained, origin = _hedgehog(sample, c, progress)
+    trained, origin = trained_hedgehog(sample, c, progress)
     causal = bool(getattr(sample, "causal", False))
     if trained is None:
         hh = feature_maps.create("hedgehog", d, num_features=c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
-        if _reads_minilm(sample) or sample.model_attentions is None:
+        if reads_minilm(sample) or sample.model_attentions is None:
             view.notice_items.append(("notice.hedgehog_untrained", {"layer": c["layer"], "head": c["head"]}))
-        elif _model_of(sample) in chapters.SHIPPED_MAP_LAYERS:   # say where this model's maps ship
+        elif model_of(sample) in chapters.SHIPPED_MAP_LAYERS:   # say where this model's maps ship
             view.notice_items.append(("notice.hedgehog_untrained_model",
-                                      {"layer": c["layer"], "head": c["head"], "model": _model_of(sample),
-                                       "shipped": chapters.SHIPPED_MAP_LAYERS[_model_of(sample)]}))
+                                      {"layer": c["layer"], "head": c["head"], "model": model_of(sample),
+                                       "shipped": chapters.SHIPPED_MAP_LAYERS[model_of(sample)]}))
         else:       # training here is the embedded model's, and no map ships for this one
-            view.notice_items.append(("notice.hedgehog_untrained_other", {"model": _model_of(sample) or ""}))
+            view.notice_items.append(("notice.hedgehog_untrained_other", {"model": model_of(sample) or ""}))
         hh_label = "Hedgehog (W = I)"
     else:
         hh, hh_label = trained, "Hedgehog (trained)"
         if origin == "shipped":
             view.notice_items.append(("notice.hedgehog_shipped", {"layer": c["layer"], "head": c["head"]}))
-    maps = {"elu+1": elu, "FAVOR+ (orthogonal)": _cached_map("FAVOR+ (orthogonal)", d, c["m"], 0),
+    maps = {"elu+1": elu, "FAVOR+ (orthogonal)": cached_map("FAVOR+ (orthogonal)", d, c["m"], 0),
             hh_label: hh}
     kl = closing.row_kl_by_map(q, k, maps, causal=causal)
     if causal:      # a causal head's softmax sees keys j <= i only: every map is held to that
-        view.notice_items.append(("notice.causal_kl", {"model": _model_of(sample) or ""}))
+        view.notice_items.append(("notice.causal_kl", {"model": model_of(sample) or ""}))
     view.data["kl"] = kl
     view.data["kl_causal"] = causal
     view.data["hedgehog_trained"] = trained is not None
@@ -75,7 +75,7 @@ def compute(sample, c, progress) -> ChapterView:
                 default = sample.text in (text.DEFAULT_TEXT, text.DEFAULT_TEXT_ZH)
                 hybrid_text = text.DEFAULT_TEXT if default else sample.text
                 view.notice_items.append(("notice.hybrid_embedded" if default else "notice.hybrid_embedded_text",
-                                          {"model": _model_of(sample) or "", "embedded": EMBEDDED_MODEL}))
+                                          {"model": model_of(sample) or "", "embedded": EMBEDDED_MODEL}))
             name = c["hybrid_map"]
             m = c["m"] if name == "favor_plus" else None
             path = closing.hybrid_curve(loaded, hybrid_text,

@@ -8,7 +8,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import _UNIT_TICKS, _cos, _finish, _log_tick_values
+from ...figures.lecture_common import UNIT_TICKS, say_cosine, finish_slide, log_ticks
 from ..text import map_name, road_label, t
 
 
@@ -36,11 +36,11 @@ def draw(view, lang, style):
                     name=t("legend.frontier", lang))
     kls = [p["median_kl"] for p in good] or [1.0]
     fig.update_xaxes(type="log", title_text=t("axis.flops_token", lang),
-                     **_log_tick_values([p["cost"] for p in good]))
+                     **log_ticks([p["cost"] for p in good]))
     fig.update_yaxes(title_text=t("axis.median_kl", lang), range=[0, max(kls) * 1.15])
     note = " · ".join(t("note.kl_undefined" if not math.isfinite(p["median_kl"]) else "note.kl_zero", lang,
                         map=map_name(p["label"], lang), kl=f"{p['median_kl']:.2g}") for p in bad)
-    first = _finish(fig, style, t("ch6.b0.title", lang, layer=view.controls["layer"]), note)
+    first = finish_slide(fig, style, t("ch6.b0.title", lang, layer=view.controls["layer"]), note)
 
     road = view.data["roadmap"]
     kinds = [[r for r in road if not r["causal"]], [r for r in road if r["causal"]]]
@@ -63,7 +63,7 @@ def draw(view, lang, style):
     fig2.update_xaxes(range=[0, top * 1.18])
     fig2.update_xaxes(title_text=t("axis.median_kl", lang), row=2, col=1)
     fig2.update_yaxes(tickfont=dict(size=style.tick_font - 1))
-    second = _finish(fig2, style, t("ch6.b1.title", lang, layer=view.controls["layer"], head=view.controls["head"]),
+    second = finish_slide(fig2, style, t("ch6.b1.title", lang, layer=view.controls["layer"], head=view.controls["head"]),
                      t("ch6.b1.note", lang))
     return [first, second, _state_roadmap(view, lang, style)]
 
@@ -77,15 +77,15 @@ def _state_roadmap(view, lang, style):
     for i, pos in enumerate(("early", "recent")):
         values = [r[pos] for r in states][::-1]
         fig.add_bar(y=labels, x=values, orientation="h", name=t(f"legend.recall_{pos}", lang, lag=states[0]["lag"]),
-                    marker_color=style.colour(i), text=[_cos(v) for v in values], textposition="outside",
+                    marker_color=style.colour(i), text=[say_cosine(v) for v in values], textposition="outside",
                     cliponaxis=False, textfont=dict(size=style.tick_font))
     low = min([0.0] + [r[pos] for r in states for pos in ("early", "recent")])
     fig.update_layout(barmode="group", legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="bottom",
                                                    traceorder="normal"))
-    fig.update_xaxes(title_text=t("axis.cosine", lang), range=[low - 0.05, 1.18], **_UNIT_TICKS)
+    fig.update_xaxes(title_text=t("axis.cosine", lang), range=[low - 0.05, 1.18], **UNIT_TICKS)
     fig.update_yaxes(tickfont=dict(size=style.tick_font - 1))
     lag = states[0]["lag"]
-    return _finish(fig, style, t("ch6.b2.title", lang, lag=lag),
+    return finish_slide(fig, style, t("ch6.b2.title", lang, lag=lag),
                    t("ch6.b2.note", lang, d=view.data.get("state_dim", "d"), lag=lag))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ... import maps as feature_maps
 from ..record import HEAD_DIM
 from ...views import lecture_common
-from ...views.lecture_common import ChapterView, _cached_map, _hedgehog, _map_key, _new, _reads_minilm
+from ...views.lecture_common import ChapterView, cached_map, trained_hedgehog, map_key, new_view, reads_minilm
 from . import maths as tradeoff
 
 
@@ -14,7 +14,7 @@ def compute(sample, c, progress) -> ChapterView:
     asked = c["layer"]
     layer = min(max(asked, 0), sample.n_layers - 1)
     c["layer"] = layer
-    view = _new(6, c, [("common.no_layer", {"asked": asked, "last": sample.n_layers - 1, "used": layer})]
+    view = new_view(6, c, [("common.no_layer", {"asked": asked, "last": sample.n_layers - 1, "used": layer})]
                 if layer != asked and sample.n_layers > 1 else ())
     q, k = sample.q[layer], sample.k[layer]
     d, dv = q.shape[-1], sample.v.shape[-1]
@@ -23,8 +23,8 @@ def compute(sample, c, progress) -> ChapterView:
               "trig RFF (orthogonal)", "Taylor-2", "cosFormer"]
     for label in labels:
         m = c["m"] if "FAVOR" in label or "RFF" in label else None
-        fmap = _cached_map(label, d, m, c["seed"])
-        qual = tradeoff.layer_quality(q, k, fmap, key=_map_key(label, m, c["seed"]))
+        fmap = cached_map(label, d, m, c["seed"])
+        qual = tradeoff.layer_quality(q, k, fmap, key=map_key(label, m, c["seed"]))
         points.append({"label": label, "m": fmap.num_features,
                        "cost": tradeoff.flops_per_token(fmap.num_features, dv), **qual})
     trained = _hedgehog_all(sample, layer, c)
@@ -86,11 +86,11 @@ def _roadmap(sample, layer: int, head: int, c) -> list[dict]:
     q, k = sample.q[layer, head].unsqueeze(0), sample.k[layer, head].unsqueeze(0)
     d = q.shape[-1]
     m = c["m"]
-    hh, _ = _hedgehog(sample, {**c, "layer": layer, "head": head, "train": False, "steps": 300}, None)
+    hh, _ = trained_hedgehog(sample, {**c, "layer": layer, "head": head, "train": False, "steps": 300}, None)
     maps = {"elu+1": feature_maps.create("elu1", d),
-            "FAVOR+ (orthogonal)": _cached_map("FAVOR+ (orthogonal)", d, m, c["seed"]),
-            "sliding window": _cached_map("sliding window", d, None, c["seed"])}
-    keys = {"elu+1": ("elu+1",), "FAVOR+ (orthogonal)": _map_key("FAVOR+ (orthogonal)", m, c["seed"]),
-            "sliding window": _map_key("sliding window", None, c["seed"]), "LUNA": ("LUNA", "shipped", layer, head)}
-    luna = lecture_common.shipped_map("luna", layer, head) if _reads_minilm(sample) else None
+            "FAVOR+ (orthogonal)": cached_map("FAVOR+ (orthogonal)", d, m, c["seed"]),
+            "sliding window": cached_map("sliding window", d, None, c["seed"])}
+    keys = {"elu+1": ("elu+1",), "FAVOR+ (orthogonal)": map_key("FAVOR+ (orthogonal)", m, c["seed"]),
+            "sliding window": map_key("sliding window", None, c["seed"]), "LUNA": ("LUNA", "shipped", layer, head)}
+    luna = lecture_common.shipped_map("luna", layer, head) if reads_minilm(sample) else None
     return tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head, keys=keys, luna=luna)
