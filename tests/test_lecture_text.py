@@ -90,3 +90,16 @@ def test_the_lecture_text_matches_no_patterns():
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
                 for alias in node.names} | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert "re" not in imported
+
+
+def test_every_chapter_record_names_text_that_exists_in_both_languages():
+    from explorer.lecture import chapters
+
+    for ch in chapters.CHAPTERS:
+        record = chapters.chapter(ch)
+        assert record.number == ch and len(record.builds) >= 2
+        for key in record.text_keys:
+            for lang in lecture_text.LANGS:
+                assert lecture_text.TEXT[key][lang].strip(), (key, lang)
+        for spec in record.controls:
+            assert spec.label_key in lecture_text.TEXT, (ch, spec.name)
