@@ -187,7 +187,7 @@ def _add_lecture(sub) -> None:
 def run_lecture(args) -> int:
     from pathlib import Path
 
-    from .lecture import export
+    from . import deck_export as export
 
     started = time.perf_counter()
     try:

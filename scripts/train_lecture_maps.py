@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from explorer.lecture.chapters import SHIPPED_MAP_LAYERS, causal_lecture_head  # noqa: E402
-from explorer.lecture.closing import row_kl_by_map  # noqa: E402
+from explorer.lecture.ch5_closing_the_gap.maths import row_kl_by_map  # noqa: E402
 from explorer.lecture.text import DEFAULT_TEXT, DEFAULT_TEXT_ZH  # noqa: E402
 from explorer.experiments import learning  # noqa: E402
 from explorer.maps import create, learned  # noqa: E402

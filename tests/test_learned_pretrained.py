@@ -3,7 +3,7 @@ lecture's own sentence (which no training text contains)."""
 
 import torch
 
-from explorer.lecture.closing import row_kl_by_map
+from explorer.lecture.ch5_closing_the_gap.maths import row_kl_by_map
 from explorer.lecture.text import DEFAULT_TEXT
 from explorer.experiments import learning
 from explorer.maps import create, learned

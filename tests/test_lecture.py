@@ -8,7 +8,13 @@ import torch
 
 from explorer.forms import attention
 from explorer import maps as feature_maps
-from explorer.lecture import associativity, bottleneck, closing, kernels, nadaraya_watson, rnn, tradeoff
+from explorer.lecture.ch2_associativity import maths as associativity
+from explorer.lecture.ch0_bottleneck import maths as bottleneck
+from explorer.lecture.ch5_closing_the_gap import maths as closing
+from explorer.lecture.ch3_kernels import maths as kernels
+from explorer.lecture.ch1_kernel_regression import maths as nadaraya_watson
+from explorer.lecture.ch4_rnn import maths as rnn
+from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.views.common import load_sample
 
 TEXT = "The trophy did not fit into the brown suitcase because it was too big."

@@ -16,7 +16,7 @@ from explorer import catalog
 from explorer.figures.lecture import build_count, chapter_figures
 from explorer.figures.style import Style
 from explorer.lecture import text as lecture_text
-from explorer.lecture import tradeoff
+from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.lecture.chapters import LECTURE_HEAD, LECTURE_LAYER, SHORT_SWEEP_MAX_N, go_deeper, try_this
 from explorer.views import lecture
 

@@ -55,7 +55,7 @@ def test_a_chinese_chapter_exports(tmp_path):
 def deck_files(tmp_path_factory):
     """The English deck written once from the default chapters, with how many builds it has."""
     from explorer.figures.lecture import build_count
-    from explorer.lecture import export
+    from explorer import deck_export as export
 
     views = export.chapter_views()
     folder = tmp_path_factory.mktemp("deck")
@@ -119,7 +119,7 @@ def test_the_deck_works_from_a_file_with_the_network_off(chromium, deck_files):
 
 
 def test_the_deck_prints_one_page_per_build(deck_files, tmp_path):
-    from explorer.lecture import export
+    from explorer import deck_export as export
 
     html, builds, _ = deck_files
     why_not = export.write_pdf(html, tmp_path / "deck.pdf")
@@ -132,7 +132,7 @@ def test_the_deck_prints_one_page_per_build(deck_files, tmp_path):
 
 def test_the_command_line_writes_the_chinese_deck(tmp_path, monkeypatch, deck_files):
     from explorer import __main__ as cli
-    from explorer.lecture import export
+    from explorer import deck_export as export
 
     _, _, views = deck_files
     zh = {ch: view for ch, view in views.items()}

@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from explorer.figures import lecture as lecture_figures
 from explorer.figures.lecture import COLUMN_PX, chapter_figures
+from explorer.lecture.ch1_kernel_regression.figures import KEY_LABELS
 from explorer.figures.style import CHAR_EM, Style
-from explorer.lecture import associativity
+from explorer.lecture.ch2_associativity import maths as associativity
 from explorer.lecture import text as lecture_text
 from explorer.views import lecture
 
@@ -275,7 +275,7 @@ def test_chapter_one_names_the_heaviest_keys_and_sums_the_rest(views):
     for lang in ("en", "zh"):
         fig = chapter_figures(view, lang, PROJECTOR)[1]
         bars = fig.data[0]
-        assert bars.orientation == "h" and len(bars.y) == min(lecture_figures.KEY_LABELS, len(weights))
+        assert bars.orientation == "h" and len(bars.y) == min(KEY_LABELS, len(weights))
         assert sorted(bars.x, reverse=True) == sorted(sorted(weights, reverse=True)[:len(bars.x)], reverse=True)
         assert list(bars.x) == sorted(bars.x)                       # heaviest at the top
         rest = float(sum(weights) - sum(bars.x))

@@ -13,11 +13,13 @@ from explorer import maps as feature_maps
 from explorer.figures.lecture import build_count, chapter_figures
 from explorer.forms import state
 from explorer.mechanisms.hgrn2.gates import hgrn2_layer_bounds
-from explorer.lecture import closing, rnn, tradeoff
+from explorer.lecture.ch5_closing_the_gap import maths as closing
+from explorer.lecture.ch4_rnn import maths as rnn
+from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.lecture import text as lecture_text
 from explorer.lecture.chapters import HEAD_DIM, LECTURE_HEAD, LECTURE_LAYER
 from explorer.maps.learned import pretrained
-from explorer.views import lecture
+from explorer.views import lecture, lecture_common
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -188,7 +190,7 @@ def _values(point):
 
 
 def test_without_a_shipped_luna_the_point_is_left_out_and_said(monkeypatch):
-    monkeypatch.setattr(lecture, "shipped_map", lambda kind, layer, head, **where: None)
+    monkeypatch.setattr(lecture_common, "shipped_map", lambda kind, layer, head, **where: None)
     view = lecture.chapter_view(6, seed=1)
     assert "2025_luna" not in [r["id"] for r in view.data["roadmap"]]
     assert any("LUNA" in n for n in view.notices_in("en"))

@@ -13,7 +13,8 @@ import torch
 
 from explorer.figures import lecture as lecture_figures
 from explorer.forms import attention
-from explorer.lecture import chapters, closing
+from explorer.lecture import chapters
+from explorer.lecture.ch5_closing_the_gap import maths as closing
 from explorer.lecture import text as lecture_text
 from explorer.experiments import learning
 from explorer.maps import create, learned

@@ -9,9 +9,9 @@ import pytest
 
 from explorer.figures.lecture import chapter_figures
 from explorer.lecture import text as lecture_text
-from explorer.lecture import tradeoff
+from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.lecture.chapters import LECTURE_HEAD, LECTURE_LAYER
-from explorer.views import lecture
+from explorer.views import lecture, lecture_common
 from explorer.views.common import load_sample
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -163,7 +163,7 @@ def test_chapter_five_uses_a_cached_trained_hedgehog(monkeypatch, embedded_only)
     view = lecture.chapter_view(5, text=TEXT)
     assert "Hedgehog (trained)" in view.data["kl"] and view.data["hedgehog_origin"] == "trained here"
     monkeypatch.setattr(learn, "cached_result", lambda *a, **k: None)
-    monkeypatch.setattr(lecture, "shipped_map", lambda *a, **k: None)
+    monkeypatch.setattr(lecture_common, "shipped_map", lambda *a, **k: None)
     view = lecture.chapter_view(5, text=TEXT)
     assert "Hedgehog (W = I)" in view.data["kl"]
     assert any("untrained" in n for n in view.notices)
@@ -379,7 +379,7 @@ def test_chapter_six_quality_is_the_median_row_kl_over_the_layer(views):
 
 
 def test_a_new_seed_recomputes_only_the_maps_that_draw_something(monkeypatch):
-    from explorer.lecture import tradeoff
+    from explorer.lecture.ch6_tradeoff import maths as tradeoff
 
     lecture.chapter_view(6, text=TEXT, seed=11)
     computed = []

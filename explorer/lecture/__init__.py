@@ -1,24 +1,36 @@
 """The lecture: the article's argument as seven chapters (an opening and six), each a claim
 and one or two live figures on the current text.
 
-One module per chapter holds that chapter's new math as plain functions returning plain
-data (numpy arrays, floats, dicts); everything that already exists in the engine
-(attention maps, linear forms, feature maps, recall probes, Hedgehog, hybrids, the FLOP
-model) is called, not re-implemented:
+Each chapter is one package, and one record in it (``CHAPTER``, an
+``explorer.lecture.record.Chapter``): its controls, its preset, the full tab behind "Go
+deeper", its builds and its text keys, and where its compute and its drawing live.
 
-    bottleneck.py         0  pairs, memory and FLOPs of the N x N map as N grows
-    nadaraya_watson.py    1  kernel regression in 1-D, and one query of a real head
-    associativity.py      2  the two multiplication orders, their sizes, FLOPs and times
-    kernels.py            3  Taylor truncations, kernel profiles, random-feature convergence
-    rnn.py                4  causal linear attention stepped as an RNN
-    closing.py            5  decay and gates, learned maps, hybrids
-    tradeoff.py           6  cost against quality, the Pareto frontier, the roadmap
-    text.py                  every sentence, title, axis label and speaker note in English and Chinese
-    chapters.py              the chapter list, each chapter's controls, Try this and Go deeper (torch-free)
-    export.py                the deck to take home: one self-contained HTML file, and a PDF of it
-    threads.py               small work on one thread (a chapter's arithmetic is tiny)
+    ch0_bottleneck/           0  pairs, memory and FLOPs of the N x N map as N grows
+    ch1_kernel_regression/    1  kernel regression in 1-D, and one query of a real head
+    ch2_associativity/        2  the two multiplication orders, their sizes, FLOPs and times
+    ch3_kernels/              3  Taylor truncations, kernel profiles, random-feature convergence
+    ch4_rnn/                  4  causal linear attention stepped as an RNN
+    ch5_closing_the_gap/      5  decay and gates, learned maps, hybrids
+    ch6_tradeoff/             6  cost against quality, the Pareto frontier, the roadmap
+    record.py                    what a chapter is, and what every chapter's controls share
+    chapters.py                  the chapters in order: controls, Try this and Go deeper (torch-free)
+    text.py                      every sentence, title, axis label and speaker note in English and Chinese
+    memo.py, threads.py          small caches; small work on one thread (a chapter's arithmetic is tiny)
 
-``explorer.views.lecture`` assembles them into one view per chapter and
-``explorer.figures.lecture`` draws it as a short sequence of builds, one figure each.
+Inside a chapter's package each module sits in one layer, and imports only point down:
+
+    __init__.py   the record                plain data (standard library, catalog, record)
+    maths.py      the chapter's new math     engine: plain functions returning numpy arrays,
+                                             floats and dicts; what the engine already has
+                                             (attention maps, linear forms, feature maps,
+                                             recall probes, Hedgehog, hybrids, the FLOP
+                                             model) is called, not re-implemented
+    view.py       ``compute``                views: the math on the text read, as a ChapterView
+                                             (shared parts: ``explorer.views.lecture_common``)
+    figures.py    ``draw``                   figures: the view's builds, one plotly figure each
+                                             (shared parts: ``explorer.figures.lecture_common``)
+
+``explorer.views.lecture`` computes a chapter through its record, ``explorer.figures.lecture``
+draws it; ``explorer.deck_export`` and ``explorer.ui.lecture_tab``, above both, show it.
 Nothing here imports gradio.
 """

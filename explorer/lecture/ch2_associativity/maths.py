@@ -16,10 +16,10 @@ import time
 import numpy as np
 import torch
 
-from ..forms import attention
-from ..mechanisms.linear import forms as linear
-from ..checks import check_positive_int
-from ..measure.cost import flop_counts
+from ...forms import attention
+from ...mechanisms.linear import forms as linear
+from ...checks import check_positive_int
+from ...measure.cost import flop_counts
 
 ARTICLE_N, ARTICLE_D = 100_000, 128     # the article's "N = 100K, d = 128 -> about 780x"
 MAX_TIMED_N = 8192                      # the left order holds N^2 floats (256 MiB at 8192)

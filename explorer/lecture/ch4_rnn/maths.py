@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..forms import state
-from ..mechanisms.linear import forms as linear
-from ..checks import check_positive_int
-from .memo import LRU
+from ...forms import state
+from ...mechanisms.linear import forms as linear
+from ...checks import check_positive_int
+from ..memo import LRU
 
 RECALL_LAGS = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 MEMORY_TOKENS = (1, 16, 64, 256, 1024, 4096, 16384, 65536)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..checks import check_positive_int
-from .memo import LRU
+from ...checks import check_positive_int
+from ..memo import LRU
 
 X_RANGE = (0.0, 10.0)
 
@@ -101,8 +101,8 @@ def model_attention_output(sample) -> torch.Tensor | None:
 def _model_of(info: dict):
     """The loaded model that read the sample: the packaged causal model by its name, else the
     embedded one (loaded already, as the sample came from it)."""
-    from ..sources import packaged
-    from ..sources.text import get_model
+    from ...sources import packaged
+    from ...sources.text import get_model
 
     name = info.get("model")
     if packaged.find(name) is not None:

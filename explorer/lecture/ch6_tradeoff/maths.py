@@ -15,12 +15,12 @@ import math
 import numpy as np
 import torch
 
-from ..forms import attention, state
-from ..measure import metrics
-from ..measure.cost import flop_counts
-from . import rnn
-from .memo import memo, tensor_key
-from .threads import one_thread
+from ...forms import attention, state
+from ...measure import metrics
+from ...measure.cost import flop_counts
+from ..ch4_rnn import maths as rnn
+from ..memo import memo, tensor_key
+from ..threads import one_thread
 
 # The roadmap of the article, 2020 -> 2025, as points measured on one head. Each point is
 # (id, year, map, reference): "softmax" for full attention, "causal softmax" for the points
@@ -49,7 +49,7 @@ STATE_ROADMAP_POINTS = (
 )
 # Half the lecture head's key dimension, as in chapter 5's overwriting build.
 STATE_ROADMAP_LAG = 16
-GLA_TAU = 16.0              # GLA's gate temperature (explorer.forms.decay)
+GLA_TAU = 16.0              # GLA's gate temperature (explorer.mechanisms.gla.gates)
 GLA_FIT_STEPS = 80
 
 
@@ -115,7 +115,7 @@ def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = 
     gamma = head_gamma(head)
     trained = hedgehog is not None
     if hedgehog is None:
-        from ..maps import create
+        from ...maps import create
         hedgehog = create("hedgehog", d, num_features=2 * d)
     elu = maps["elu+1"]
     out = []

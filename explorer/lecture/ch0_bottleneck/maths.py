@@ -8,8 +8,8 @@ to 100K tokens (about 260 thousand pairs to ten billion).
 
 from __future__ import annotations
 
-from ..checks import check_positive_int
-from ..measure.cost import flop_counts
+from ...checks import check_positive_int
+from ...measure.cost import flop_counts
 
 ARTICLE_STEP = (512, 100_000)          # the article's "from 512 to 100K"
 LADDER = (512, 2048, 8192, 32768, 100_000)

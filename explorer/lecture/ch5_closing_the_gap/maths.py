@@ -8,7 +8,7 @@
 - learning phi (Hedgehog): row KL to softmax on the current head for a learned map next to
   elu+1 and FAVOR+ (``row_kl_by_map``; training itself is ``explorer.maps.learned``);
 - hybrids: keep k layers softmax, make the rest linear, and compare sentence embeddings
-  with the original model's (``hybrid_curve`` over ``explorer.maps.hybrid``).
+  with the original model's (``hybrid_curve`` over ``explorer.experiments.hybrids``).
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..forms import attention
-from ..mechanisms.hgrn2.gates import hgrn2_layer_bounds
-from ..experiments import hybrids
-from ..measure import metrics
-from . import rnn
-from .chapters import HYBRID_MODES
-from .memo import LRU
+from ...forms import attention
+from ...mechanisms.hgrn2.gates import hgrn2_layer_bounds
+from ...experiments import hybrids
+from ...measure import metrics
+from ..ch4_rnn import maths as rnn
+from . import HYBRID_MODES
+from ..memo import LRU
 
 DECAY_KINDS = ("none", "retnet", "gla")
 POSITIONS = ("early", "recent")

@@ -21,8 +21,8 @@ import threading
 from html import escape
 from pathlib import Path
 
-from . import text as lecture_text
-from .chapters import CHAPTERS
+from .lecture import text as lecture_text
+from .lecture.chapters import CHAPTERS, chapter
 
 PAGE_W, PAGE_H = 1280, 720            # one PDF page per build, a projector's screen
 
@@ -31,7 +31,7 @@ def chapter_views(text: str | None = None, controls: dict | None = None, progres
     """{chapter: ChapterView} on ``text`` (None: the lecture's own sentence in ``lang`` where
     the chapter's model reads it), with each chapter's controls from ``controls``
     ({chapter: {name: value}}) or its defaults."""
-    from ..views.lecture import chapter_view
+    from .views.lecture import chapter_view
     views = {}
     for i, ch in enumerate(CHAPTERS):
         if progress is not None:
@@ -43,15 +43,15 @@ def chapter_views(text: str | None = None, controls: dict | None = None, progres
 def slides(views: dict, lang: str) -> list[dict]:
     """Every build of every chapter, in order: chapter, build, title, claim, notes, the
     notices of the chapter, and the figure as plotly JSON (a dict)."""
-    from ..figures.lecture import chapter_figures
+    from .figures.lecture import chapter_figures
     out = []
     for ch in CHAPTERS:
-        view = views[ch]
+        record, view = chapter(ch), views[ch]
         figures = chapter_figures(view, lang=lang, style=True)
         for build, fig in enumerate(figures):
             out.append({"ch": ch, "build": build, "builds": len(figures),
-                        "title": lecture_text.t(f"ch{ch}.title", lang),
-                        "claim": lecture_text.t(f"ch{ch}.claim", lang),
+                        "title": lecture_text.t(record.title_key, lang),
+                        "claim": lecture_text.t(record.claim_key, lang),
                         "notes": lecture_text.notes(ch, lang),
                         "notices": view.notices_in(lang),
                         "figure": json.loads(fig.to_json())})

@@ -16,11 +16,11 @@ import math
 import numpy as np
 import torch
 
-from ..forms import attention
-from ..measure import metrics
-from ..checks import check_positive_int
-from ..maps import create
-from .memo import memo, tensor_key
+from ...forms import attention
+from ...measure import metrics
+from ...checks import check_positive_int
+from ...maps import create
+from ..memo import memo, tensor_key
 
 TAYLOR_ORDERS = (1, 2, 3)
 RF_FEATURES = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -164,7 +164,7 @@ def favor_budget(q, k, rel_error: float = 0.1) -> dict | None:
     """Norms of q', k' and the m FAVOR+'s own variance formula asks for on this head
     (``explorer.maps.rf_theory``); None when that module is not available in this build."""
     try:
-        from ..maps import rf_theory
+        from ...maps import rf_theory
     except ImportError:
         return None
     norms = rf_theory.favor_norms(q, k)

@@ -1,0 +1,19 @@
+"""Chapter 3: choosing the kernel. Taylor truncations, kernel profiles, random-feature
+convergence on a real head."""
+
+from ..record import Chapter, ControlSpec, head_control, head_params, layer_control, seed_control
+
+
+def _deeper(c: dict, source: dict) -> dict:
+    favor = "FAVOR+ (orthogonal)" if c["orthogonal"] else "FAVOR+ (IID)"
+    return {"tab": "quality", **source, **head_params(c), "m": int(c["m"]), "qmaps": favor, "seeds": 10, "x": "m"}
+
+
+CHAPTER = Chapter(
+    number=3, package=__name__.rsplit(".", 1)[-1],
+    controls=(layer_control(), head_control(),
+              ControlSpec("m", "int", 64, 4, 1024, label_key="ctl.m", step=4),
+              ControlSpec("orthogonal", "bool", True, label_key="ctl.orthogonal"),
+              seed_control()),
+    try_this={"m": 16, "orthogonal": False},
+    deeper=_deeper, builds=("b0", "b1", "b2", "b3", "b4", "b5"))

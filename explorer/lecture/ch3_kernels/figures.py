@@ -1,0 +1,148 @@
+"""Chapter 3: choosing the kernel: the chapter's figures, its builds in the order the speaker shows them, drawn
+from its view (``view``)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ...figures.lecture_common import COLUMN_PX, finish_slide, say_count, text_px
+from ..text import map_name, t
+
+
+def _wrap_px(text: str, font: float, px: float) -> str:
+    """``text`` broken at spaces (or between CJK characters) into lines of at most ``px``."""
+    pieces = re.findall(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]|[^\s\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+\s*|\s+",
+                        text)
+    lines, line = [], ""
+    for piece in pieces:
+        if line and text_px(line + piece.rstrip(), font) > px:
+            lines.append(line.rstrip())
+            line = piece.lstrip()
+        else:
+            line += piece
+    if line.strip():
+        lines.append(line.rstrip())
+    return "<br>".join(lines)
+
+
+def _reverse_kernel(view, lang, style):
+    """The kernel trick against its reverse use, as a table whose cells wrap at word
+    boundaries to their column (a table that breaks words mid-way cannot be read)."""
+    rows = view.data["reverse_kernel"]
+    header = [t("rk.header.aspect", lang), t("rk.header.svm", lang), t("rk.header.linear", lang)]
+    widths = (0.26, 0.37, 0.37)
+    room = COLUMN_PX - 40
+    font = style.tick_font
+    columns = [[_wrap_px(t(row[c], lang), font, widths[c] * room - 16) for row in rows] for c in range(3)]
+    lines = max(cell.count("<br>") + 1 for col in columns for cell in col)
+    fig = go.Figure(go.Table(
+        columnwidth=list(widths),
+        header=dict(values=[f"<b>{h}</b>" for h in header], font=dict(size=font), align="left",
+                    fill_color="#e8eef7", height=font * 1.9),
+        cells=dict(values=columns, font=dict(size=font), align="left", height=font * 1.35 * lines + 12,
+                   fill_color=[["#f7f7f7"] * len(rows), ["#ffffff"] * len(rows), ["#fff4e6"] * len(rows)])))
+    fig = finish_slide(fig, style, t("ch3.b0.title", lang))
+    fig.update_layout(margin=dict(l=20, r=20, b=10))
+    return fig
+
+
+def _profiles(view, lang, style, labels, title_key):
+    """Kernel values of the named maps against exp(q·k/√d), one log-log panel each."""
+    profiles = view.data["profiles"]
+    labels = [label for label in labels if label in profiles]
+    fig = make_subplots(rows=1, cols=len(labels), horizontal_spacing=0.14,
+                        subplot_titles=[f"{map_name(lab, lang)} (m = {profiles[lab]['m']})" for lab in labels])
+    hidden = []
+    for index, label in enumerate(labels):
+        p = profiles[label]
+        ok = p["approx"] > 0
+        if not ok.all():
+            hidden.append(t("notice.not_shown_log", lang, map=map_name(label, lang), count=int((~ok).sum()),
+                            pairs=int(ok.size)))
+        fig.add_scatter(x=p["exact"][ok], y=p["approx"][ok], mode="markers", showlegend=False,
+                        marker=dict(size=max(style.marker - 5, 4), color=style.colour(index), opacity=0.5),
+                        row=1, col=index + 1)
+        lo = float(min(p["exact"].min(), p["approx"][ok].min() if ok.any() else p["exact"].min()))
+        hi = float(max(p["exact"].max(), p["approx"][ok].max() if ok.any() else p["exact"].max()))
+        fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="#000", dash="dot", width=2),
+                        showlegend=False, row=1, col=index + 1)
+    fig.update_xaxes(type="log", title_text=t("axis.exact", lang))
+    fig.update_yaxes(type="log")
+    fig.update_yaxes(title_text=t("axis.approx", lang), col=1)
+    return finish_slide(fig, style, t(title_key, lang), " · ".join([t("legend.identity", lang)] + hidden))
+
+
+def draw(view, lang, style):
+    first = _reverse_kernel(view, lang, style)
+    n = view.numbers
+
+    # The truncations and, behind them, where this head's logits lie (one count per
+    # (query, key) pair, on the right-hand axis): order 1 fails where most pairs are.
+    tay = view.data["taylor"]
+    logits = view.data["logits"]
+    fig = go.Figure()
+    fig.add_histogram(x=logits, nbinsx=50, marker_color="#9a9a9a", opacity=0.3, yaxis="y2",
+                      name=t("legend.logits", lang))
+    fig.add_scatter(x=tay["s"], y=tay["exp"], mode="lines", name=t("legend.exp", lang),
+                    line=dict(color="#000", width=style.line))
+    for i, order in enumerate((1, 2, 3)):
+        fig.add_scatter(x=tay["s"], y=tay[f"order{order}"], mode="lines", name=t("legend.order", lang, k=order),
+                        line=dict(color=style.colour(i), width=style.line, dash="dash"))
+    fig.add_hline(y=0, line_color="#888")
+    if tay["s"][0] < -1.0:
+        # Where 1 + s < 0 the first-order "kernel" is negative.
+        fig.add_vrect(x0=float(tay["s"][0]), x1=-1.0, fillcolor=style.colour(3), opacity=0.1, line_width=0,
+                      layer="below")
+        fig.add_annotation(xref="x", yref="paper", x=-1.0, y=1.0, xanchor="right", yanchor="top", showarrow=False,
+                           text=t("legend.taylor1_negative", lang), font=dict(size=style.tick_font))
+    # exp(s) at the largest logits would flatten everything else: show up to where most pairs lie.
+    top = float(np.exp(np.percentile(logits, 98)))
+    fig.update_layout(yaxis=dict(range=[-max(4.0, 0.25 * top), max(4.0, 1.3 * top)], title_text=t("axis.kernel", lang)),
+                      # The bars' own scale is not read off: the note says what they count.
+                      yaxis2=dict(overlaying="y", side="right", showgrid=False, rangemode="tozero",
+                                  showticklabels=False, zeroline=False),
+                      barmode="overlay")
+    fig.update_xaxes(title_text=t("axis.s", lang))
+    second = finish_slide(fig, style, t("ch3.b1.title", lang),
+                     t("ch3.b1.note", lang, lo=f"{n['s_min']:.1f}", hi=f"{n['s_max']:.1f}",
+                       neg=f"{100 * n['negative_taylor1_fraction']:.0f}", pairs=f"{logits.size:,}",
+                       n=f"{n['tokens']:.0f}"))
+
+    labels = list(view.data["profiles"])
+    truncations = [label for label in labels if label.startswith("Taylor")]
+    others = [label for label in labels if label not in truncations]
+    fourth = _profiles(view, lang, style, truncations, "ch3.b2.title")
+    fifth = _profiles(view, lang, style, others, "ch3.b3.title")
+
+    fig3 = go.Figure()
+    for i, (key, name) in enumerate((("rf_well", "legend.well"), ("rf_real", "legend.real"))):
+        rf = view.data[key]
+        for kind, dash in (("iid", "dash"), ("orthogonal", "solid")):
+            fig3.add_scatter(x=rf["m"], y=rf[kind], mode="lines+markers",
+                             name=f"{t(name, lang)} · {t('legend.' + kind, lang)}",
+                             error_y=dict(type="data", array=rf[f"{kind}_std"], visible=True),
+                             line=dict(color=style.colour(i), dash=dash, width=style.line))
+    fig3.update_xaxes(type="log", title_text=t("axis.m", lang))
+    fig3.update_yaxes(type="log", title_text=t("axis.map_error", lang))
+    sixth = finish_slide(fig3, style, t("ch3.b4.title", lang))
+
+    norms = view.data["norms"]
+    fig4 = go.Figure()
+    for i, (key, name) in enumerate((("q", "legend.q_norm"), ("k", "legend.k_norm"))):
+        fig4.add_histogram(x=norms[key], name=f"{t(name, lang)} · {t('legend.real', lang)}", opacity=0.7,
+                           marker_color=style.colour(i), nbinsx=30)
+        fig4.add_histogram(x=norms[f"{key}_well"], name=f"{t(name, lang)} · {t('legend.well', lang)}", opacity=0.5,
+                           marker_color=style.colour(i + 4), nbinsx=30)
+    fig4.update_layout(barmode="overlay")
+    fig4.update_xaxes(title_text=t("axis.norm", lang))
+    fig4.update_yaxes(title_text=t("axis.token_count", lang))
+    note4 = ""
+    if "m_required" in n:
+        note4 = t("ch3.b5.note", lang, real=say_count(n["m_required"]), real_label=t("legend.real", lang),
+                  well=say_count(n["m_required_well"]), well_label=t("legend.well", lang))
+    seventh = finish_slide(fig4, style, t("ch3.b5.title", lang), note4)
+    return [first, second, fourth, fifth, sixth, seventh]

@@ -1,0 +1,57 @@
+"""Chapter 3: choosing the kernel: the chapter's view, its math (``maths``) on the text read, as plain
+data for its figures."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...views.lecture_common import ChapterView, cached_map, head_of, new_view
+from . import maths as kernels
+
+
+def compute(sample, c, progress) -> ChapterView:
+    q, k, v, notes = head_of(sample, c)
+    view = new_view(3, c, notes)
+    d = q.shape[-1]
+    logits = kernels.logit_summary(q, k)
+    view.data["taylor"] = kernels.taylor_curves(logits["s"])
+    view.data["logits"] = logits["s"]            # one per (query, key) pair: N² of them
+    profiles = {}
+    for label in ("Taylor-1", "elu+1", f"FAVOR+ ({'orthogonal' if c['orthogonal'] else 'IID'})", "Taylor-2"):
+        fmap = cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
+        prof = kernels.kernel_profile(q, k, fmap)
+        profiles[label] = prof
+        if prof["nonpositive"]:
+            view.notice_items.append(("notice.not_shown_log", {"map": label, "count": prof["nonpositive"],
+                                                               "pairs": prof["pairs"]}))
+    first = next(iter(profiles.values()))
+    if first["shown"] < first["pairs"]:
+        view.notice_items.append(("notice.profile_subset", {"shown": first["shown"], "pairs": first["pairs"]}))
+    view.data["profiles"] = profiles
+    n = q.shape[0]
+    wq, wk, _ = kernels.well_conditioned(n, d, c["seed"])
+    view.data["rf_well"] = kernels.rf_convergence(wq, wk, seeds=3)
+    view.data["rf_real"] = kernels.rf_convergence(q, k, seeds=3)
+    view.data["norms"] = {"q": kernels.scaled_norms(q), "k": kernels.scaled_norms(k),
+                          "q_well": kernels.scaled_norms(wq), "k_well": kernels.scaled_norms(wk)}
+    budget = kernels.favor_budget(q, k, 0.1)
+    if budget is None:
+        view.notice_items.append(("notice.no_rf_theory", {}))
+    else:
+        well = kernels.favor_budget(wq, wk, 0.1)
+        view.numbers.update(m_required=budget["m_required"], m_required_well=well["m_required"],
+                            log10_m_required=float(budget["details"]["log10_m_required"]),
+                            log10_m_required_well=float(well["details"]["log10_m_required"]))
+    view.data["reverse_kernel"] = [(f"rk.row.{row}.aspect", f"rk.row.{row}.svm", f"rk.row.{row}.linear")
+                                   for row in ("goal", "works", "phi", "cost", "price")]
+    view.numbers.update({
+        "tokens": float(n), "pairs": float(logits["s"].size),
+        "s_min": logits["s_min"], "s_max": logits["s_max"],
+        "negative_taylor1_fraction": logits["negative_taylor1_fraction"],
+        "q_norm_median": float(np.median(view.data["norms"]["q"])),
+        "k_norm_median": float(np.median(view.data["norms"]["k"])),
+        **{f"kernel_rel_error[{label}]": p["kernel_rel_error"] for label, p in profiles.items()},
+        "rf_error_real_m_max_orthogonal": float(view.data["rf_real"]["orthogonal"][-1]),
+        "rf_error_well_m_max_orthogonal": float(view.data["rf_well"]["orthogonal"][-1]),
+    })
+    return view

@@ -1,0 +1,62 @@
+"""Chapter 4: linear attention is an RNN: the chapter's figures, its builds in the order the speaker shows them, drawn
+from its view (``view``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ...figures.lecture_common import say_bytes, finish_slide
+from ..text import t
+
+
+def draw(view, lang, style):
+    step = view.data["step"]
+    spacing = 0.2                 # room for the first panel's colour bar and its ticks
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(t("legend.update", lang), t("legend.state_t", lang)),
+                        horizontal_spacing=spacing)
+    width = (1.0 - spacing) / 2
+    for col, key in enumerate(("update", "state"), start=1):
+        z = step[key]
+        lim = float(np.abs(z).max()) or 1.0
+        right = width if col == 1 else 1.0
+        # Each colour bar just right of its own panel, thin, so its ticks end before the next panel.
+        fig.add_heatmap(z=z, colorscale=style.diverging, zmin=-lim, zmax=lim,
+                        colorbar=dict(x=right + 0.01, xanchor="left", len=0.9, thickness=14,
+                                      tickfont=dict(size=style.tick_font - 2), nticks=5),
+                        row=1, col=col)
+        fig.update_yaxes(autorange="reversed", title_text=t("axis.feature", lang) if col == 1 else None,
+                         row=1, col=col)
+        fig.update_xaxes(title_text=t("axis.value_dim", lang), row=1, col=col)
+    n = view.numbers
+    note = t("ch4.b0.note", lang, diff=f"{n['max_abs_diff']:.1e}", rel=f"{n['max_rel_diff']:.1e}",
+             den=f"{step['denominator']:.4g}")
+    first = finish_slide(fig, style, t("ch4.b0.title", lang, t=step["t"], token=view.data["token"]), note)
+
+    mem = view.data["memory"]
+    fig2 = go.Figure()
+    fig2.add_scatter(x=mem["tokens"], y=mem["kv_bytes"], mode="lines+markers", name=t("legend.kv_cache", lang),
+                     line=dict(color=style.colour(3), width=style.line))
+    fig2.add_scatter(x=mem["tokens"], y=np.full(len(mem["tokens"]), mem["state_bytes"]), mode="lines",
+                     name=t("legend.state", lang), line=dict(color=style.colour(2), width=style.line))
+    fig2.update_xaxes(type="log", title_text=t("axis.tokens_seen", lang))
+    fig2.update_yaxes(type="log", title_text=t("axis.bytes", lang))
+    fig2.update_layout(legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top"))
+    second = finish_slide(fig2, style, t("ch4.b1.title", lang),
+                     t("ch4.b1.note", lang, m=f"{n['m']:.0f}", state=say_bytes(n["state_bytes"]),
+                       t=f"{n['break_even_tokens']:.1f}"))
+
+    rc = view.data["recall"]
+    shown = rc["lags"] > 0          # log axis: lag 0 (nothing written over the target) is left out
+    fig3 = go.Figure(go.Scatter(x=rc["lags"][shown], y=rc["cosine"][shown], mode="lines+markers",
+                                error_y=dict(type="data", array=rc["cosine_std"][shown], visible=True),
+                                name=t("legend.early", lang), line=dict(color=style.colour(0), width=style.line)))
+    fig3.update_xaxes(type="log", title_text=t("axis.lag", lang))
+    fig3.update_yaxes(title_text=t("axis.cosine", lang), range=[-0.2, 1.05])
+    fig3.update_layout(showlegend=False)
+    lags = rc["lags"][shown]
+    third = finish_slide(fig3, style, t("ch4.b2.title", lang),
+                    t("ch4.b2.note", lang, first=f"{rc['cosine'][shown][0]:.2f}", last=f"{rc['cosine'][shown][-1]:.2f}",
+                      lag=f"{int(lags[-1]):,}"))
+    return [first, second, third]

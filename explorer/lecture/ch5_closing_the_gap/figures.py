@@ -1,0 +1,136 @@
+"""Chapter 5: closing the gap: the chapter's figures, its builds in the order the speaker shows them, drawn
+from its view (``view``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ...figures.lecture_common import UNIT_TICKS, say_cosine, finish_slide
+from ..text import map_name, t
+
+
+def draw(view, lang, style):
+    curves = view.data["recall"]
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=(t("legend.early", lang), t("legend.recent", lang)))
+    for col, pos in enumerate(("early", "recent"), start=1):
+        for i, kind in enumerate(("none", "retnet", "gla")):
+            rc = curves[(kind, pos)]
+            shown = rc["lags"] > 0
+            fig.add_scatter(x=rc["lags"][shown], y=rc["cosine"][shown], mode="lines+markers",
+                            name=t(f"legend.{kind}", lang), showlegend=col == 1,
+                            line=dict(color=style.colour(i), width=style.line), row=1, col=col)
+        fig.update_xaxes(type="log", title_text=t("axis.lag", lang), row=1, col=col)
+    fig.update_yaxes(title_text=t("axis.cosine", lang), range=[-0.2, 1.05], row=1, col=1)
+    n = view.numbers
+    c = view.controls
+    note = t("ch5.b0.note", lang, gamma=f"{c['gamma']:g}", strength=f"{c['strength']:g}",
+             **{kind: f"{n[f'recent_minus_early_at_256[{kind}]']:+.2f}" for kind in ("none", "retnet", "gla")})
+    first = finish_slide(fig, style, t("ch5.b0.title", lang), note)
+
+    overwrite = _overwrite(view, lang, style)
+    depth = _hgrn2_depth(view, lang, style)
+
+    kl = view.data["kl"]
+    causal = bool(view.data.get("kl_causal"))
+    fig2 = go.Figure()
+    hidden = []
+    for i, (name, r) in enumerate(kl.items()):
+        rows = r["kl"][1:] if causal else r["kl"]  # causal: the first row sees one key, its KL is 0 by construction
+        values = rows[np.isfinite(rows)]
+        drawn = values[values > 0]                # a log axis cannot show KL = 0 (or -1e-17 from rounding)
+        if drawn.size < values.size:
+            hidden.append(t("note.kl_not_drawn", lang, map=map_name(name, lang), count=values.size - drawn.size))
+        fig2.add_box(y=drawn, name=f"{map_name(name, lang)}<br>m = {r['m']}", marker_color=style.colour(i),
+                     boxmean=True, showlegend=False)
+    fig2.update_yaxes(type="log", title_text=t("axis.kl_causal" if causal else "axis.kl", lang))
+    values = ("，" if lang == "zh" else ", ").join(f"{map_name(name, lang)} {r['mean']:.2f}" for name, r in kl.items())
+    title = ("ch5.b3.title" if view.data.get("hedgehog_trained") else "ch5.b3.title_untrained") + \
+        ("_causal" if causal else "")
+    second = finish_slide(fig2, style, t(title, lang),
+                     " · ".join([t("ch5.b3.note", lang, layer=c["layer"], head=c["head"], values=values)] + hidden))
+
+    path = view.data.get("hybrid")
+    fig3 = go.Figure()
+    mode = c.get("hybrid", "last")
+    if path:
+        # Greedy: each step names the layer it adds back; "last k" needs no label.
+        labels = []
+        for before, now in zip([()] + [p["kept"] for p in path[:-1]], [p["kept"] for p in path]):
+            added = sorted(set(now) - set(before))
+            labels.append("+" + ",".join(map(str, added)) if added and mode == "greedy" else "")
+        fig3.add_scatter(x=[p["k"] for p in path], y=[p["cosine"] for p in path],
+                         mode="lines+markers+text" if mode == "greedy" else "lines+markers",
+                         text=labels, textposition="bottom right", cliponaxis=False,
+                         textfont=dict(size=style.tick_font), showlegend=False,
+                         line=dict(color=style.colour(2), width=style.line), marker=dict(size=style.marker))
+    fig3.update_xaxes(title_text=t("axis.k_softmax", lang), dtick=1)
+    fig3.update_yaxes(title_text=t("axis.embedding_cos", lang))
+    hybrid_map = {"elu1": "elu+1", "favor_plus": "FAVOR+", "taylor2": "Taylor-2"}.get(
+        view.data.get("hybrid_map") or c.get("hybrid_map", ""), "")
+    note3 = t("ch5.b4.note", lang, map=hybrid_map, mode=t(f"ch5.b4.{mode}", lang)) if path else ""
+    return [first, overwrite, depth, second, finish_slide(fig3, style, t("ch5.b4.title", lang), note3)]
+
+
+# Recall and bounds lie in [0, 1]: the axes run to 1.3 and the legend sits in the top band,
+# above every bar and its label, inside the plot (the title and note keep the space above).
+_RECALL_TOP = 1.3
+_TOP_LEGEND = dict(orientation="h", x=0.0, xanchor="left", y=1.0, yanchor="top", bgcolor="rgba(255,255,255,0.8)")
+
+
+def _overwrite(view, lang, style):
+    """Forgetting by overwriting: recall of an early and a recent key at one lag, one pair of
+    bars per update (no decay, RetNet, GLA, DeltaNet, Gated DeltaNet)."""
+    data = view.data["overwrite"]
+    lag, kinds = data["lag"], data["kinds"]
+    names = [t(f"legend.{kind}", lang) for kind in kinds]
+    fig = go.Figure()
+    for i, pos in enumerate(("early", "recent")):
+        values = [kinds[kind][pos] for kind in kinds]
+        fig.add_bar(x=names, y=values, name=t(f"legend.recall_{pos}", lang, lag=lag), marker_color=style.colour(i),
+                    text=[say_cosine(v) for v in values], textposition="outside", cliponaxis=False,
+                    textfont=dict(size=style.tick_font))
+    fig.update_layout(barmode="group", legend=_TOP_LEGEND)
+    fig.update_yaxes(title_text=t("axis.cosine", lang), range=[min(0.0, *_all_recall(kinds)) - 0.05, _RECALL_TOP],
+                     **UNIT_TICKS)
+    fig.update_xaxes(title_text=t("axis.update", lang))
+    at = {kind: {pos: _at_lag(kinds[kind]["curves"][pos], 256) for pos in ("early", "recent")}
+          for kind in ("deltanet", "none")}
+    note = t("ch5.b1.note", lang, de=say_cosine(at["deltanet"]["early"]), dr=say_cosine(at["deltanet"]["recent"]),
+             ne=say_cosine(at["none"]["early"]), nr=say_cosine(at["none"]["recent"]))
+    return finish_slide(fig, style, t("ch5.b1.title", lang, lag=lag), note)
+
+
+def _all_recall(kinds) -> list[float]:
+    return [r[pos] for r in kinds.values() for pos in ("early", "recent")]
+
+
+def _at_lag(curve: dict, lag: int) -> float:
+    return float(curve["cosine"][int(np.flatnonzero(curve["lags"] == lag)[0])])
+
+
+def _hgrn2_depth(view, lang, style):
+    """HGRN2's bounds as one picture in two panels over the same layers: the floor of the
+    forget gate (bars, each labelled with the shortest memory it allows), and the recall of
+    an early and a recent key with that floor (lines)."""
+    depth = view.data["hgrn2"]
+    layers = [int(x) for x in depth["layers"]]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=(t("legend.lower_bound", lang), t("legend.recall_after", lang, lag=depth["lag"])))
+    fig.add_bar(x=layers, y=depth["lower_bound"], name=t("legend.lower_bound", lang), marker_color=style.colour(2),
+                text=[f"≥ {m:.3g}" for m in depth["memory_tokens"]], textposition="outside", cliponaxis=False,
+                textfont=dict(size=style.tick_font), showlegend=False, row=1, col=1)
+    for i, pos in enumerate(("early", "recent")):
+        fig.add_scatter(x=layers, y=depth[pos], mode="lines+markers", name=t(f"legend.recall_{pos}", lang),
+                        line=dict(color=style.colour(i), width=style.line), marker=dict(size=style.marker),
+                        row=1, col=2)
+    for col in (1, 2):
+        fig.update_xaxes(title_text=t("axis.layer", lang), dtick=1, row=1, col=col)
+        fig.update_yaxes(range=[0, _RECALL_TOP], row=1, col=col, **UNIT_TICKS)
+    fig.update_yaxes(title_text=t("axis.cosine", lang), row=1, col=2)
+    fig.update_layout(legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="top",
+                                  bgcolor="rgba(255,255,255,0.8)"))
+    note = t("ch5.b2.note", lang, layers=len(layers))
+    return finish_slide(fig, style, t("ch5.b2.title", lang), note)

@@ -1,0 +1,17 @@
+"""Chapter 6: the trade-off. Cost against quality, the Pareto frontier, the 2020 -> 2025
+roadmap measured on one head."""
+
+from ..record import Chapter, ControlSpec, head_control, layer_control, seed_control
+
+
+def _deeper(c: dict, source: dict) -> dict:
+    return {"tab": "quality", **source, "layer": c["layer"], "head": "mean", "m": int(c["m"])}
+
+
+CHAPTER = Chapter(
+    number=6, package=__name__.rsplit(".", 1)[-1],
+    controls=(layer_control(), head_control(),
+              ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
+              seed_control()),
+    try_this={"m": 256},
+    deeper=_deeper, builds=("b0", "b1", "b2"))

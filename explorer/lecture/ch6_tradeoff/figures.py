@@ -1,0 +1,107 @@
+"""Chapter 6: the trade-off: the chapter's figures, its builds in the order the speaker shows them, drawn
+from its view (``view``)."""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ...figures.lecture_common import UNIT_TICKS, say_cosine, finish_slide, log_ticks
+from ..text import map_name, road_label, t
+
+
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "star", "hexagon",
+           "pentagon")
+
+
+def draw(view, lang, style):
+    points = view.data["points"]
+    front = view.data["frontier"]
+    # A log axis drops values <= 0 without a word: such points are named in the note instead.
+    good = [p for p in points if math.isfinite(p["median_kl"]) and p["median_kl"] > 0]
+    bad = [p for p in points if p not in good]
+    fig = go.Figure()
+    # One trace per map, named in the legend: several maps share a cost (m = d), so labels
+    # written beside the points would sit on each other.
+    for i, p in enumerate(good):
+        fig.add_scatter(x=[p["cost"]], y=[p["median_kl"]], mode="markers",
+                        name=f"{map_name(p['label'], lang)} (m = {p['m']})",
+                        marker=dict(size=style.marker * 1.5, color=style.colour(i), symbol=SYMBOLS[i % len(SYMBOLS)],
+                                    line=dict(color="#000", width=1)))
+    on_front = [i for i in front if points[i] in good]
+    fig.add_scatter(x=[points[i]["cost"] for i in on_front], y=[points[i]["median_kl"] for i in on_front],
+                    mode="lines", line=dict(color="#444", width=style.line / 2, shape="hv", dash="dash"),
+                    name=t("legend.frontier", lang))
+    kls = [p["median_kl"] for p in good] or [1.0]
+    fig.update_xaxes(type="log", title_text=t("axis.flops_token", lang),
+                     **log_ticks([p["cost"] for p in good]))
+    fig.update_yaxes(title_text=t("axis.median_kl", lang), range=[0, max(kls) * 1.15])
+    note = " · ".join(t("note.kl_undefined" if not math.isfinite(p["median_kl"]) else "note.kl_zero", lang,
+                        map=map_name(p["label"], lang), kl=f"{p['median_kl']:.2g}") for p in bad)
+    first = finish_slide(fig, style, t("ch6.b0.title", lang, layer=view.controls["layer"]), note)
+
+    road = view.data["roadmap"]
+    kinds = [[r for r in road if not r["causal"]], [r for r in road if r["causal"]]]
+    # Two panels, one per kind of measurement; within each, one bar per step, the 2020
+    # baseline's value marked by a dashed line: a shorter bar is closer to softmax.
+    fig2 = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.16,
+                         row_heights=[len(kinds[0]), max(len(kinds[1]), 1)],
+                         subplot_titles=(t("legend.noncausal", lang), t("legend.causal", lang)))
+    top = max([r["median_kl"] for r in road if math.isfinite(r["median_kl"])] or [1.0])
+    for row, points_of_kind in enumerate(kinds, start=1):
+        labels = [_road_text(r, lang) for r in points_of_kind][::-1]
+        values = [r["median_kl"] for r in points_of_kind][::-1]
+        colours = [style.colour(0 if r["year"] == 2020 else 2) for r in points_of_kind][::-1]
+        fig2.add_bar(y=labels, x=values, orientation="h", marker_color=colours, showlegend=False,
+                     text=[f"{v:.2f}" for v in values], textposition="outside", cliponaxis=False,
+                     textfont=dict(size=style.tick_font), row=row, col=1)
+        base = next((r["median_kl"] for r in points_of_kind if r["year"] == 2020), None)
+        if base is not None:
+            fig2.add_vline(x=base, line_dash="dash", line_color="#555", line_width=2, row=row, col=1)
+    fig2.update_xaxes(range=[0, top * 1.18])
+    fig2.update_xaxes(title_text=t("axis.median_kl", lang), row=2, col=1)
+    fig2.update_yaxes(tickfont=dict(size=style.tick_font - 1))
+    second = finish_slide(fig2, style, t("ch6.b1.title", lang, layer=view.controls["layer"], head=view.controls["head"]),
+                     t("ch6.b1.note", lang))
+    return [first, second, _state_roadmap(view, lang, style)]
+
+
+def _state_roadmap(view, lang, style):
+    """The state updates' roadmap on a figure of its own: recall of an early and a recent key
+    per step, as pairs of bars. Recall is not row KL, so nothing here meets the KL panels."""
+    states = view.data["state_roadmap"]
+    labels = [_road_text(r, lang) for r in states][::-1]
+    fig = go.Figure()
+    for i, pos in enumerate(("early", "recent")):
+        values = [r[pos] for r in states][::-1]
+        fig.add_bar(y=labels, x=values, orientation="h", name=t(f"legend.recall_{pos}", lang, lag=states[0]["lag"]),
+                    marker_color=style.colour(i), text=[say_cosine(v) for v in values], textposition="outside",
+                    cliponaxis=False, textfont=dict(size=style.tick_font))
+    low = min([0.0] + [r[pos] for r in states for pos in ("early", "recent")])
+    fig.update_layout(barmode="group", legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="bottom",
+                                                   traceorder="normal"))
+    fig.update_xaxes(title_text=t("axis.cosine", lang), range=[low - 0.05, 1.18], **UNIT_TICKS)
+    fig.update_yaxes(tickfont=dict(size=style.tick_font - 1))
+    lag = states[0]["lag"]
+    return finish_slide(fig, style, t("ch6.b2.title", lang, lag=lag),
+                   t("ch6.b2.note", lang, d=view.data.get("state_dim", "d"), lag=lag))
+
+
+def _road_text(point: dict, lang: str) -> str:
+    """A roadmap point's two-line label: the step, then what exactly was measured."""
+    pid = point["id"]
+    if pid == "2024_hedgehog" and not point.get("trained"):
+        return t("road.2024_hedgehog_untrained", lang)
+    if pid == "2021":
+        return road_label(pid, lang, m=point["m"])
+    if pid == "2023":
+        return road_label(pid, lang, gamma=f"{point['gamma']:.4g}")
+    if pid == "2025":
+        return road_label(pid, lang, w=point["window"])
+    if pid == "2023_state":
+        return road_label(pid, lang, gamma=f"{point['gamma']:.4g}")
+    if pid == "2024_hgrn2":
+        return road_label(pid, lang, lb=f"{point['lower_bound']:g}")
+    return t(f"road.{pid}", lang)

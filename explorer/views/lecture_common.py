@@ -1,0 +1,132 @@
+"""What every chapter's view shares: the view itself (``ChapterView``), the head it reads,
+the maps it builds once per setting, and the trained Hedgehog and shipped maps that chapters
+5 and 6 show. Each chapter's own view is ``explorer.lecture.ch<i>_<name>.view``;
+``explorer.views.lecture`` assembles them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..catalog import map_specs
+from ..lecture import text
+from ..lecture.record import EMBEDDED_MODEL, HEAD_DIM
+from ..lecture.memo import memo
+from .common import make_feature_map, select_head
+
+
+@dataclass
+class ChapterView:
+    ch: int
+    controls: dict                 # the effective control values (after clamping), for links
+    numbers: dict                  # name -> float, every number the chapter prints
+    data: dict                     # plain arrays and labels for the figures
+    notices: list = field(default_factory=list)          # English, including the sample's own
+    notice_items: list = field(default_factory=list)     # (key, values) of the lecture's notices
+    sample_notices: list = field(default_factory=list)   # from the source, English only
+    seconds: float = 0.0
+
+    def notices_in(self, lang: str = "en") -> list[str]:
+        """The notices in ``lang``: the lecture's own translated, the source's as they are."""
+        def named(values):          # a map's name as the reader's language writes it
+            out = {k: text.map_name(v, lang) if k == "map" else v for k, v in values.items()}
+            if "maps" in values:    # (map, count) pairs, listed in the reader's language
+                out["maps"] = ("，" if lang == "zh" else ", ").join(
+                    f"{text.map_name(name, lang)} {count}" for name, count in values["maps"])
+            return out
+        return [_notice(key, lang, named(values)) for key, values in self.notice_items] + list(self.sample_notices)
+
+
+def _notice(key: str, lang: str, values: dict) -> str:
+    """A lecture notice, or one of the app's common ones (a layer or head clamped to the model)."""
+    if key.startswith("common."):
+        from ..words import w
+        return w(key, lang, **values)
+    return text.notice(key, lang, **values)
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def model_of(sample) -> str | None:
+    """The model that read ``sample`` (its name as the picker calls it), or None for data."""
+    return (getattr(sample, "info", None) or {}).get("model") or None
+
+
+def head_of(sample, c):
+    """(q, k, v, notice items) of the chosen head; a layer or head past the model's last is
+    clamped to it (as select_head does) with the app's notice, kept as a (key, values) item
+    so that it reads in either language."""
+    asked = {"layer": c["layer"], "head": c["head"]}
+    q, k, v, layer, head, _ = select_head(sample, c["layer"], c["head"])
+    c["layer"], c["head"] = layer, head
+    items = []
+    for name, used, count in (("layer", layer, sample.n_layers), ("head", head, sample.n_heads)):
+        if used != asked[name] and count > 1:
+            items.append((f"common.no_{name}", {"asked": asked[name], "last": count - 1, "used": used}))
+    return q, k, v, items
+
+
+def new_view(ch, c, items=()) -> ChapterView:
+    return ChapterView(ch=ch, controls=c, numbers={}, data={}, notice_items=list(items))
+
+
+
+def trained_hedgehog(sample, c, progress):
+    """(map, origin) of the trained Hedgehog for the model's (layer, head): one trained in
+    this process (the learn tab, or "train" here, on the model that read the text) first,
+    else the one shipped with the app for that model, else (None, None). Trains only when
+    the speaker asked (``train``)."""
+    if getattr(sample, "model_attentions", None) is None:
+        return None, None
+    from . import learn
+    model = None if reads_minilm(sample) else model_of(sample)
+    m = c["m"] if c["m"] % 2 == 0 else c["m"] + 1
+    cached = learn.cached_result(c["layer"], c["head"], m, c["steps"], model=model)
+    if cached is None and c["train"]:
+        # The bar without the learn tab's English step messages (the lecture speaks zh too).
+        quiet = None if progress is None else (lambda fraction, message="": progress(fraction, ""))
+        cached = learn.learn_view(c["layer"], c["head"], m, c["steps"], progress=quiet, model=model)
+    if cached is not None:
+        return cached.feature_map, "trained here"
+    shipped = shipped_map("hedgehog", c["layer"], c["head"], model=model or EMBEDDED_MODEL, head_dim=sample.head_dim)
+    return (shipped, "shipped") if shipped is not None else (None, None)
+
+
+def shipped_map(kind: str, layer: int, head: int, model: str = EMBEDDED_MODEL, head_dim: int = HEAD_DIM):
+    """The learned map of ``kind`` ("hedgehog" or "luna") trained for ``model``'s (layer,
+    head) that ships with the app, or None (also when its head dimension is not ``head_dim``)."""
+    try:
+        from ..maps.learned import pretrained
+    except ImportError:                     # a build without shipped maps
+        return None
+    try:
+        fmap = pretrained(kind, int(layer), int(head), model=model)
+    except (FileNotFoundError, KeyError, ValueError):
+        return None
+    return fmap if fmap is not None and fmap.head_dim == int(head_dim) else None
+
+
+
+def map_key(label: str, m, seed) -> tuple:
+    """What the map behind ``label`` depends on: m only where the user picks it, the seed only
+    where it draws something (random features, Hedgehog's extra columns). A seed change then
+    recomputes the random maps only."""
+    spec = map_specs()[label]
+    drawn = spec.random or spec.takes_m
+    return (label, int(m) if spec.takes_m and m is not None else None, int(seed) if drawn else None)
+
+
+def cached_map(label: str, d: int, m, seed: int):
+    """The catalogue's map behind ``label``, built once per setting (random maps draw and
+    orthogonalise their projection when built)."""
+    key = map_key(label, m, seed)
+    return memo(("map", d, *key), lambda: make_feature_map(label, d, key[1], seed)[0])
+
+
+
+def reads_minilm(sample) -> bool:
+    """Whether the sample's heads are the embedded MiniLM's, the model most shipped maps (and
+    the learn tab's training) are for."""
+    return (getattr(sample, "model_attentions", None) is not None and sample.head_dim == HEAD_DIM
+            and model_of(sample) in (None, EMBEDDED_MODEL))
+
