@@ -164,12 +164,6 @@ def causal_model_installed() -> bool:
 # State tab: decay kinds of the recurrent state
 # ---------------------------------------------------------------------------------------
 
-# The state's updates, in the tab's order (explorer.forms.state.DECAY_KINDS): three ways to add
-# (plain, RetNet's fixed decay, GLA's gates), HGRN2's tied gates, and the delta rule, plain and
-# gated. Chinese names: explorer.words.state ("state.kind.<key>").
-DECAY_LABELS = {"none": "no decay", "retnet": "RetNet γ", "gla": "GLA gates", "hgrn2": "HGRN2 gates",
-                "deltanet": "DeltaNet", "gated_deltanet": "Gated DeltaNet"}
-
 # Decay strong enough to show on a sentence: with γ = 0.97 (RetNet's first head) a 16-token
 # text keeps 60 % of its first token and the three kinds look alike; with 0.9 it keeps 20 %.
 # HGRN2's lower bound 0.9 is an upper layer's (a memory of tens of tokens). The delta rule's

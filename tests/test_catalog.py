@@ -62,5 +62,4 @@ def test_names_the_engine_must_know():
     names = set(feature_maps.names())
     assert set(catalog.SWEEP_MAPS) <= names
     assert set(catalog.HYBRID_MAP_LABELS) <= names
-    assert tuple(catalog.DECAY_LABELS) == state.DECAY_KINDS
     assert set(catalog.DEFAULT_METHODS) <= set(catalog.SWEEP_METHODS)

@@ -82,7 +82,7 @@ def test_overwriting_build_draws_those_numbers_with_their_labels(five):
         fig = chapter_figures(five, lang)[1]
         assert [trace.type for trace in fig.data] == ["bar", "bar"]
         for trace, pos in zip(fig.data, ("early", "recent")):
-            assert list(trace.x) == [lecture_text.t(f"legend.{k}", lang) for k in kinds]
+            assert list(trace.x) == [lecture_text.state_label(k, lang) for k in kinds]
             assert np.allclose(trace.y, [kinds[k][pos] for k in kinds])
             assert list(trace.text) == [f"{0.0 if abs(v) < 0.005 else v:.2f}" for v in trace.y]
         assert str(five.data["overwrite"]["lag"]) in fig.layout.title.text
@@ -168,8 +168,7 @@ def test_state_updates_have_a_roadmap_of_their_own_measured_as_recall(six):
         # Its own figure, bars only: no line joins it to the KL points, and no KL word on it.
         assert [tr.type for tr in recall_fig.data] == ["bar", "bar"]
         labels = list(recall_fig.data[0].y)
-        assert labels == [lecture_text.road_label(s["id"], lang, **_values(s)) if _values(s)
-                          else lecture_text.t(f"road.{s['id']}", lang) for s in states][::-1]
+        assert labels == [lecture_text.state_road_label(s["kind"], lang, **_values(s)) for s in states][::-1]
         for year, name in (("2024", "HGRN2"), ("2024", "DeltaNet"), ("2025", "Gated DeltaNet")):
             assert any(year in lab and name in lab for lab in labels)
         assert recall_fig.layout.xaxis.title.text == lecture_text.t("axis.cosine", lang)
@@ -182,9 +181,9 @@ def test_state_updates_have_a_roadmap_of_their_own_measured_as_recall(six):
 
 
 def _values(point):
-    if point["id"] == "2023_state":
+    if point["id"] == "retnet":
         return {"gamma": f"{point['gamma']:.4g}"}
-    if point["id"] == "2024_hgrn2":
+    if point["id"] == "hgrn2":
         return {"lb": f"{point['lower_bound']:g}"}
     return {}
 

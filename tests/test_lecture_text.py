@@ -69,7 +69,7 @@ def test_every_number_family_has_its_label_in_both_languages():
     ("hybrid_cosine_k2", "2", None),
 ])
 def test_a_family_key_reads_its_count_and_name(key, count, name):
-    spoken = {"map": lecture_text.map_name, "kind": lambda n, lang: lecture_text.t(f"legend.{n}", lang),
+    spoken = {"map": lecture_text.map_name, "kind": lecture_text.state_label,
               "point": lecture_text.road_label}
     for lang in lecture_text.LANGS:
         label = lecture_text.number_label(key, lang)

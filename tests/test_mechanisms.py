@@ -1,6 +1,8 @@
 """Every registered mechanism three ways: its N x N map times V, its fast forms and its float64
 loop give one output."""
 
+from pathlib import Path
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -101,3 +103,24 @@ def test_the_state_tab_updates_come_from_the_registry():
     assert mechanisms.get("softmax").state_kind is None
     for kind in mechanisms.state_kinds():
         assert mechanisms.for_state_kind(kind).writes == mechanisms.writes(kind)
+
+
+def test_a_mechanism_lives_in_its_folder_the_registry_and_the_language_files():
+    # The newest mechanism is the canary: nothing else in the app names it, so the next one is
+    # one new folder plus its lines in the two language files.
+    root = Path(__file__).resolve().parents[1]
+    named = sorted(str(path.relative_to(root)) for folder in ("explorer", "scripts", "assets")
+                   for path in (root / folder).rglob("*") if path.suffix in (".py", ".toml", ".js", ".txt")
+                   and "gated_deltanet" in path.read_text(encoding="utf-8", errors="replace"))
+    allowed = ("explorer/mechanisms/gated_deltanet/", "explorer/mechanisms/__init__.py", "explorer/text/")
+    assert [path for path in named if not path.startswith(allowed)] == []
+    assert "explorer/mechanisms/__init__.py" in named
+
+
+def test_every_state_update_has_its_year_and_its_words():
+    from explorer.text import say
+    for kind, year in mechanisms.state_kind_years():
+        assert 2019 < year < 2030
+        for lang in ("en", "zh"):
+            assert str(year) in say(f"state.road_short.{kind}", lang, year=year)
+            assert say(f"state.kind.{kind}", lang)

@@ -37,12 +37,6 @@ def view_zh(sample):
     return views.state_view(sample, 0, 0, "elu+1", 8, 0, 0.9, 2.0, t=5, kind="deltanet", lags=(1, 16, 64), lang="zh")
 
 
-def test_catalogue_and_engine_list_the_same_six_updates():
-    assert tuple(catalog.DECAY_LABELS) == state.DECAY_KINDS == KINDS
-    for kind, label in catalog.DECAY_LABELS.items():
-        assert state_views.kind_label(kind, "en") == label
-
-
 def test_view_has_all_six_updates_in_both_languages(view_en, view_zh):
     for view, lang in ((view_en, "en"), (view_zh, "zh")):
         labels = [state_views.kind_label(kind, lang) for kind in KINDS]

@@ -25,6 +25,9 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from .. import mechanisms
+from ..text import say
+
 LANGS = ("en", "zh")
 
 _FILES = Path(__file__).resolve().parents[1] / "text"     # explorer/text/<lang>/lecture.toml
@@ -128,7 +131,7 @@ NUMBER_FAMILIES: dict[str, tuple[str | None, str | None]] = {
 }
 _NAMES = {
     "map": lambda name, lang: map_name(name, lang),                 # as the audience reads it
-    "kind": lambda name, lang: t(f"legend.{name}", lang),           # a decay kind: its legend name
+    "kind": lambda name, lang: state_label(name, lang),             # a state update: the state tab's name
     "point": lambda name, lang: road_label(name, lang),             # a roadmap point: what it measured
 }
 
@@ -173,10 +176,25 @@ def number_label(key: str, lang: str = "en") -> str:
     return (entry.get(lang) or entry["en"]).format(**parts)
 
 
+def state_label(kind: str, lang: str = "en") -> str:
+    """A state update's name ("GLA gates"): the state tab's, so the two never differ."""
+    return say(f"state.kind.{kind}", lang)
+
+
 def road_label(point: str, lang: str = "en", **values) -> str:
     """The label of a roadmap point by its id ("2024_gla"): in full with its settings when
-    ``values`` are given, else the short name the numbers table uses."""
+    ``values`` are given, else the short name the numbers table uses. A state update's point
+    is named by its id in the state tab ("retnet"): its words and year are the mechanism's."""
+    if point in mechanisms.state_kinds():
+        return state_road_label(point, lang, full=bool(values), **values)
     return t(f"road.{point}", lang, **values) if values else t(f"road.short.{point}", lang)
+
+
+def state_road_label(kind: str, lang: str = "en", full: bool = True, **values) -> str:
+    """A state update's point on the roadmap: its paper's year and name, in full with its
+    settings (``gamma``, ``lb``: a template uses those it names) or short."""
+    year = dict(mechanisms.state_kind_years())[kind]
+    return say(f"state.{'road' if full else 'road_short'}.{kind}", lang, year=year, **values)
 
 
 def keys() -> list[str]:

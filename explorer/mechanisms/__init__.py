@@ -8,13 +8,15 @@ the page can list the updates before the engine is imported; the rest lives in i
 
 Adding a mechanism: a new folder here with
 - ``__init__.py``: its docstring (the update in one line), ``STATE_KIND`` (its id in the state
-  tab, or None when it has no fixed-size state) and ``WRITES`` (how the step view writes a
-  key: ``WRITES_FEATURES``, ``WRITES_FORGET_GATE`` or ``WRITES_UNIT``);
+  tab, or None when it has no fixed-size state), ``WRITES`` (how the step view writes a
+  key: ``WRITES_FEATURES``, ``WRITES_FORGET_GATE`` or ``WRITES_UNIT``) and, with a state,
+  ``YEAR`` (its paper's, for the lecture's roadmap);
 - ``mechanism.py``: ``MECHANISM``, a ``recurrence.Recurrence`` with its float64 loop, its
   fast forms, ``attention_map`` and ``default_params`` (and, for the state tab, its gates);
 - its forms and gates beside them;
-then its name in ``NAMES`` and its label (``state.kind.<STATE_KIND>``) in the two language
-files. The tests (tests/test_mechanisms.py) run every registered name.
+then its name in ``NAMES`` and its words in the two language files: its label
+(``state.kind.<STATE_KIND>``) and its roadmap point (``state.road.<STATE_KIND>``, long and
+``state.road_short.<STATE_KIND>``). The tests (tests/test_mechanisms.py) run every registered name.
 """
 
 from __future__ import annotations
@@ -49,6 +51,12 @@ def get(name: str):
 def state_kinds() -> tuple[str, ...]:
     """The state tab's ids of the mechanisms with a fixed-size state, in order."""
     return tuple(kind for kind in (_folder(n).STATE_KIND for n in NAMES) if kind is not None)
+
+
+def state_kind_years() -> tuple[tuple[str, int], ...]:
+    """(state-tab id, year of its paper) of every mechanism with a fixed-size state, in order:
+    the lecture's roadmap of state updates."""
+    return tuple((_folder(n).STATE_KIND, _folder(n).YEAR) for n in NAMES if _folder(n).STATE_KIND is not None)
 
 
 def _by_state_kind(kind: str) -> str:

@@ -16,7 +16,7 @@ metric is computed at full resolution before that, and the view says when it hap
 
 # The catalogue (labels, presets, limits; no torch) is re-exported for the engine's callers.
 from ..catalog import (  # noqa: F401
-    DECAY_LABELS, DEFAULT_MAPS, DEFAULT_METHODS, FEATURE_MAPS, HEADLINE_METRICS, MAX_POINTS, METRIC_INFO,
+    DEFAULT_MAPS, DEFAULT_METHODS, FEATURE_MAPS, HEADLINE_METRICS, MAX_POINTS, METRIC_INFO,
     METRIC_SHORT, N_CAP, REFERENCE, MapSpec,
     default_maps, map_choices, map_specs, metric_help, metric_keys, random_map_labels,
 )

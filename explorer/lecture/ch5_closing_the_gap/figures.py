@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...figures.lecture_common import UNIT_TICKS, say_cosine, finish_slide
-from ..text import map_name, t
+from ..text import map_name, state_label, t
 
 
 def draw(view, lang, style):
@@ -20,7 +20,7 @@ def draw(view, lang, style):
             rc = curves[(kind, pos)]
             shown = rc["lags"] > 0
             fig.add_scatter(x=rc["lags"][shown], y=rc["cosine"][shown], mode="lines+markers",
-                            name=t(f"legend.{kind}", lang), showlegend=col == 1,
+                            name=state_label(kind, lang), showlegend=col == 1,
                             line=dict(color=style.colour(i), width=style.line), row=1, col=col)
         fig.update_xaxes(type="log", title_text=t("axis.lag", lang), row=1, col=col)
     fig.update_yaxes(title_text=t("axis.cosine", lang), range=[-0.2, 1.05], row=1, col=1)
@@ -85,7 +85,7 @@ def _overwrite(view, lang, style):
     bars per update (no decay, RetNet, GLA, DeltaNet, Gated DeltaNet)."""
     data = view.data["overwrite"]
     lag, kinds = data["lag"], data["kinds"]
-    names = [t(f"legend.{kind}", lang) for kind in kinds]
+    names = [state_label(kind, lang) for kind in kinds]
     fig = go.Figure()
     for i, pos in enumerate(("early", "recent")):
         values = [kinds[kind][pos] for kind in kinds]

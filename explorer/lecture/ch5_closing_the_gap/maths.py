@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ... import mechanisms
 from ...forms import attention
 from ...mechanisms.hgrn2.gates import hgrn2_layer_bounds
 from ...experiments import hybrids
@@ -27,8 +28,9 @@ from ..memo import LRU
 
 DECAY_KINDS = ("none", "retnet", "gla")
 POSITIONS = ("early", "recent")
-# Forgetting by overwriting, beside decay and gates: every update the build compares.
-OVERWRITE_KINDS = ("none", "retnet", "gla", "deltanet", "gated_deltanet")
+# Forgetting by overwriting, beside decay and gates: every state update the registry holds
+# but HGRN2, whose layer-wise bound has a build of its own.
+OVERWRITE_KINDS = tuple(kind for kind in mechanisms.state_kinds() if kind != "hgrn2")
 # The lag the overwriting build reads: at most half the lecture head's key dimension (32 on
 # MiniLM, 64 on SmolLM2), where the delta rule's d x d state still holds the early key and
 # the additive one has blurred it.

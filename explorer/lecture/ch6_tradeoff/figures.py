@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...figures.lecture_common import UNIT_TICKS, say_cosine, finish_slide, log_ticks
-from ..text import map_name, road_label, t
+from ..text import map_name, road_label, state_road_label, t
 
 
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "star", "hexagon",
@@ -100,8 +100,8 @@ def _road_text(point: dict, lang: str) -> str:
         return road_label(pid, lang, gamma=f"{point['gamma']:.4g}")
     if pid == "2025":
         return road_label(pid, lang, w=point["window"])
-    if pid == "2023_state":
-        return road_label(pid, lang, gamma=f"{point['gamma']:.4g}")
-    if pid == "2024_hgrn2":
-        return road_label(pid, lang, lb=f"{point['lower_bound']:g}")
+    if point.get("measure") == "recall":          # a state update's point: the mechanism's words
+        gamma, lb = point.get("gamma"), point.get("lower_bound")
+        return state_road_label(point["kind"], lang, gamma="" if gamma is None else f"{gamma:.4g}",
+                                lb="" if lb is None else f"{lb:g}")
     return t(f"road.{pid}", lang)

@@ -15,6 +15,7 @@ import math
 import numpy as np
 import torch
 
+from ... import mechanisms
 from ...forms import attention, state
 from ...measure import metrics
 from ...measure.cost import flop_counts
@@ -38,15 +39,9 @@ ROADMAP_POINTS = (
 )
 # The state updates' roadmap is measured apart: not a row KL but the recall probe's cosine
 # (``explorer.forms.state.recall_probe``) for an early and a recent key after a stated lag.
-# Each point is (id, year, the probe's update kind).
-STATE_ROADMAP_POINTS = (
-    ("2020_state", 2020, "none"),
-    ("2023_state", 2023, "retnet"),
-    ("2024_state_gla", 2024, "gla"),
-    ("2024_hgrn2", 2024, "hgrn2"),
-    ("2024_deltanet", 2024, "deltanet"),
-    ("2025_gated_deltanet", 2025, "gated_deltanet"),
-)
+# Each point is (id, year, the probe's update kind): every state update the registry holds,
+# named by its kind, in the year of its paper.
+STATE_ROADMAP_POINTS = tuple((kind, year, kind) for kind, year in mechanisms.state_kind_years())
 # Half the lecture head's key dimension, as in chapter 5's overwriting build.
 STATE_ROADMAP_LAG = 16
 GLA_TAU = 16.0              # GLA's gate temperature (explorer.mechanisms.gla.gates)

@@ -6,3 +6,4 @@ from .. import WRITES_UNIT
 
 STATE_KIND = "deltanet"
 WRITES = WRITES_UNIT
+YEAR = 2024  # the paper: Yang et al., Parallelizing Linear Transformers with the Delta Rule

@@ -5,3 +5,4 @@ from .. import WRITES_UNIT
 
 STATE_KIND = "gated_deltanet"
 WRITES = WRITES_UNIT
+YEAR = 2025  # the paper: Yang et al., Gated Delta Networks (ICLR)

@@ -5,3 +5,4 @@ from .. import WRITES_FEATURES
 
 STATE_KIND = "gla"
 WRITES = WRITES_FEATURES
+YEAR = 2024  # the paper: Yang et al., Gated Linear Attention (ICML)

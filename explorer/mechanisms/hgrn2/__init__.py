@@ -5,3 +5,4 @@ from .. import WRITES_FORGET_GATE
 
 STATE_KIND = "hgrn2"
 WRITES = WRITES_FORGET_GATE
+YEAR = 2024  # the paper: Qin et al., HGRN2

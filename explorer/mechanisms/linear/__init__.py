@@ -6,3 +6,4 @@ from .. import WRITES_FEATURES
 
 STATE_KIND = "none"
 WRITES = WRITES_FEATURES
+YEAR = 2020  # the paper: Katharopoulos et al., Transformers are RNNs

@@ -4,3 +4,4 @@ from .. import WRITES_FEATURES
 
 STATE_KIND = "retnet"
 WRITES = WRITES_FEATURES
+YEAR = 2023  # the paper: Sun et al., Retentive Network
