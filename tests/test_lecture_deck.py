@@ -12,6 +12,8 @@ import re
 import numpy as np
 import pytest
 
+from explorer.text import kept_in_latin
+
 from explorer import catalog
 from explorer.figures.lecture import build_count, chapter_figures
 from explorer.figures.style import Style
@@ -180,6 +182,8 @@ def test_a_map_with_no_defined_row_is_not_said_to_have_a_median(views):
 KEPT = {"FLOPs", "FLOP", "GFLOP", "ms", "MB", "kB", "GB", "TB", "KV", "softmax", "exp", "elu", "FAVOR", "Taylor",
         "ReLU", "cosFormer", "Hedgehog", "RetNet", "GLA", "Performer", "Transformer", "KL", "float", "logit", "SVM",
         "RFF", "trig", "max", "nats", "Nadaraya", "Watson", "DeltaNet", "Gated", "HGRN", "LUNA", "lb", "SmolLM", "MiniLM", "RNN"}
+# ... and the words of every term the Chinese language file keeps in Latin letters.
+KEPT |= {word for term in kept_in_latin() for word in re.findall(r"[A-Za-z]{2,}", term)}
 
 
 def _visible_texts(fig) -> list[str]:

@@ -165,7 +165,7 @@ def test_chapter_five_uses_a_cached_trained_hedgehog(monkeypatch, embedded_only)
     monkeypatch.setattr(learn, "cached_result", lambda *a, **k: None)
     monkeypatch.setattr(lecture_common, "shipped_map", lambda *a, **k: None)
     view = lecture.chapter_view(5, text=TEXT)
-    assert "Hedgehog (W = I)" in view.data["kl"]
+    assert "Hedgehog (untrained: W = I)" in view.data["kl"]
     assert any("untrained" in n for n in view.notices)
 
 

@@ -12,7 +12,6 @@ article. Keys (the files' tables, joined with "."):
     ctl.*, choice.*                      control labels and the readable names of choices
     notice.*                             notices, formatted with the values they name
     legend.*, num.*, note.*, rk.*        legends, printed numbers, notes, the reverse-kernel table
-    map.*                                map names as the audience reads them (``map_name``)
     number.*, number.family.*            labels of the numbers a chapter prints (``number_label``)
     sentence                             the sentence the lecture reads (``default_text``)
 
@@ -22,34 +21,12 @@ offered), formatted with ``values``. A missing key is a KeyError: a blank title 
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
-
 from .. import mechanisms
-from ..text import say
+from ..text import LANGS, TEXT as _ALL_WORDS, map_name, say  # noqa: F401  (map_name: one for the page and the lecture)
 
-LANGS = ("en", "zh")
-
-_FILES = Path(__file__).resolve().parents[1] / "text"     # explorer/text/<lang>/lecture.toml
-
-
-def _flat(table: dict, prefix: str = "") -> dict[str, str]:
-    """A TOML document as flat keys: nested tables joined with "."."""
-    out = {}
-    for key, value in table.items():
-        if isinstance(value, dict):
-            out.update(_flat(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
-
-
-def _read(lang: str) -> dict[str, str]:
-    with open(_FILES / lang / "lecture.toml", "rb") as f:
-        return _flat(tomllib.load(f))
-
-
-_WORDS = {lang: _read(lang) for lang in LANGS}
+_AREA = "lecture."        # explorer/text/<lang>/lecture.toml, read by explorer.text with the rest
+_WORDS = {lang: {key[len(_AREA):]: by_lang[lang] for key, by_lang in _ALL_WORDS.items() if key.startswith(_AREA)}
+          for lang in LANGS}
 
 # The sentence every chapter reads unless the speaker gives another: the data panel's first
 # example (assets/examples.txt), so that the panel, the lecture and the tool tabs behind
@@ -98,13 +75,6 @@ def t(key: str, lang: str = "en", **values) -> str:
 def notes(ch, lang: str = "en") -> list[str]:
     """The speaker's talking points for chapter ``ch`` in ``lang``, one string each."""
     return [line for line in t(f"notes.ch{int(ch)}", lang).split("\n") if line.strip()]
-
-
-def map_name(label: str, lang: str = "en") -> str:
-    """A map's name as the audience reads it: the catalogue's label, with its qualifier in
-    ``lang`` ("FAVOR+ (orthogonal)" -> "FAVOR+（正交）"). Names without one stay as they are."""
-    key = f"map.{label}"
-    return t(key, lang) if key in TEXT else label
 
 
 # ---------------------------------------------------------------- the numbers table

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from ... import maps as feature_maps
 from .. import chapters, text
+from ...catalog import FEATURE_MAPS
 from ..record import EMBEDDED_MODEL, HEAD_DIM
 from ...views.lecture_common import (
     ChapterView, cached_map, head_of, trained_hedgehog, model_of, new_view, reads_minilm,
 )
 from . import maths as closing
+
+UNTRAINED_HEDGEHOG = FEATURE_MAPS["hedgehog"].pretty     # the catalogue's label: "Hedgehog (untrained: W = I)"
 
 
 def compute(sample, c, progress) -> ChapterView:
@@ -47,7 +50,7 @@ def compute(sample, c, progress) -> ChapterView:
                                        "shipped": chapters.SHIPPED_MAP_LAYERS[model_of(sample)]}))
         else:       # training here is the embedded model's, and no map ships for this one
             view.notice_items.append(("notice.hedgehog_untrained_other", {"model": model_of(sample) or ""}))
-        hh_label = "Hedgehog (W = I)"
+        hh_label = UNTRAINED_HEDGEHOG
     else:
         hh, hh_label = trained, "Hedgehog (trained)"
         if origin == "shipped":

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ... import mechanisms
+from ...catalog import FEATURE_MAPS
 from ...forms import attention, state
 from ...measure import metrics
 from ...measure.cost import flop_counts
@@ -121,7 +122,7 @@ def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = 
                 continue
             fmap, decay, label = luna, None, "LUNA (trained)"
         elif name == "Hedgehog":
-            fmap, decay, label = hedgehog, None, "Hedgehog (trained)" if trained else "Hedgehog (W = I)"
+            fmap, decay, label = hedgehog, None, "Hedgehog (trained)" if trained else FEATURE_MAPS["hedgehog"].pretty
         elif name == "elu+1 + RetNet γ":
             fmap, decay, label = elu, torch.tensor(math.log(gamma)).view(1, 1, 1), name
         elif name == "elu+1 + GLA gates":
