@@ -697,7 +697,7 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
                 else:
                     out.append(gr.skip() if value is None else value)
         for notice in notices[:4]:
-            gr.Warning(validate.in_language(notice, chosen))
+            gr.Warning(common.as_text(validate.in_language(notice, chosen)))
         return tuple(out)
 
     def draw_if(which, *args):

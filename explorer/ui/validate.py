@@ -20,6 +20,7 @@ A message never repeats more than ``MAX_ECHO`` characters of what was sent (``sh
 
 from __future__ import annotations
 
+import html
 import inspect
 import json
 import math
@@ -428,9 +429,12 @@ def _checked_preprocess(self, payload):
             payload = check(bound, payload)
         except ValueError as exc:
             lang = _PAGE_LANG.get()
-            raise gr.Error(in_language(str(exc), lang), title=w("common.toast_check", lang),
+            raise gr.Error(html.escape(in_language(str(exc), lang), quote=False), title=w("common.toast_check", lang),
                            print_exception=False) from None
-    return type(self).preprocess(self, payload)
+    try:
+        return type(self).preprocess(self, payload)
+    except gr.Error as exc:      # gradio's own refusal quotes the value: a pop-up renders HTML
+        raise gr.Error(html.escape(str(exc.message), quote=False), title=exc.title, print_exception=False) from None
 
 
 def _keep_page_language(blocks) -> None:
