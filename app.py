@@ -62,15 +62,19 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     from explorer import memory
-    from explorer.ui import build_app, launch_kwargs
+    from explorer.ui import build_app, launch_kwargs, server
 
     memory.limit_arenas(2)   # before the server's threads start: see explorer.memory
     demo = build_app()
     demo.delete_cache = DELETE_CACHE
-    # Every event has its own concurrency limit; the queue bounds what waits behind them.
-    demo.queue(max_size=64, default_concurrency_limit=2)
+    # Every event has its own concurrency limit; the queue bounds what waits behind them, and
+    # each visitor's share of it (explorer/ui/server.py).
+    demo.queue(max_size=server.QUEUE_SIZE, default_concurrency_limit=2)
+    server.share_queue(demo)
+    server.remove_exports_on_sigterm()
     demo.launch(server_name=args.host, server_port=args.port, max_threads=args.max_threads,
                 footer_links=["api"], prevent_thread_lock=True, max_file_size=MAX_UPLOAD,
+                app_kwargs=server.app_kwargs(),   # the page's security policy and the body cap
                 # Our handlers turn every error into a gr.Error; what is left is gradio's own refusals
                 # (a file path it will not read, ...), whose messages are meant for the user.
                 show_error=True, **launch_kwargs())

@@ -291,6 +291,10 @@ TEXT = {
                            "zh": "出了点问题（{what}）。应用仍在运行，请换一组设置再试。"},
     "common.toast_surrogates": {"en": "Replaced {count} invalid character(s) (lone surrogates) with U+FFFD.",
                                 "zh": "已把 {count} 个无效字符（孤立代理项）替换为 U+FFFD。"},
+    "common.body_too_large": {"en": "This request is larger than {limit} MB; send a shorter text or upload a file.",
+                              "zh": "这次请求超过 {limit} MB；请发送更短的文本，或上传文件。"},
+    "common.queue_share": {"en": "You already have {count} requests waiting; wait for them to finish and try again.",
+                           "zh": "你已有 {count} 个请求在排队；请等它们完成后再试。"},
     "common.toast_more": {"en": "... and {count} more notices.", "zh": "……另有 {count} 条提示。"},
     "common.toast_nothing": {"en": "Nothing to export yet: run this tab first.", "zh": "还没有可导出的内容：请先运行本页。"},
 }
