@@ -69,8 +69,7 @@ def main(argv=None):
     demo.delete_cache = DELETE_CACHE
     # Every event has its own concurrency limit; the queue bounds what waits behind them, and
     # each visitor's share of it (explorer/ui/server.py).
-    demo.queue(max_size=server.QUEUE_SIZE, default_concurrency_limit=2)
-    server.share_queue(demo)
+    server.configure_queue(demo, default_concurrency_limit=2)
     server.remove_exports_on_sigterm()
     demo.launch(server_name=args.host, server_port=args.port, max_threads=args.max_threads,
                 footer_links=["api"], prevent_thread_lock=True, max_file_size=MAX_UPLOAD,

@@ -2,8 +2,7 @@
 every response, a cap on request bodies, a share of the queue per visitor, and the export
 folder removed when the process is told to stop.
 
-    demo.queue(max_size=QUEUE_SIZE, ...)
-    share_queue(demo)                         # after queue(), before launch()
+    configure_queue(demo)                     # gradio's queue, smaller, with each session's share
     demo.launch(app_kwargs=app_kwargs(), ...)
     remove_exports_on_sigterm()
 """
@@ -110,6 +109,12 @@ class PublicGuard:
 def app_kwargs() -> dict:
     """launch(app_kwargs=...): the guard, inside gradio's own middleware."""
     return {"middleware": [Middleware(PublicGuard)]}
+
+
+def configure_queue(demo, default_concurrency_limit: int = 2):
+    """Gradio's queue at QUEUE_SIZE, with each session's share of it (share_queue)."""
+    demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=default_concurrency_limit)
+    share_queue(demo)
 
 
 def share_queue(demo, share: int = SESSION_SHARE) -> None:
