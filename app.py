@@ -2,6 +2,7 @@
 
     python app.py                      # http://127.0.0.1:7860
     python app.py --host 0.0.0.0 --port 8080
+    python app.py --public             # as on a Space: only the built-in models (explorer.catalog.public_server)
     GRADIO_SERVER_NAME=0.0.0.0 GRADIO_SERVER_PORT=8080 python app.py
 
 Runs offline: analytics and hub look-ups are switched off before gradio is imported, and
@@ -59,7 +60,11 @@ def main(argv=None):
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
     parser.add_argument("--max-threads", type=int, default=8)
+    parser.add_argument("--public", action="store_true",
+                        help="serve anyone (as on a Space): only the built-in models, unless EXPLORER_ALLOW_MODELS says more")
     args = parser.parse_args(argv)
+    if args.public:
+        os.environ["EXPLORER_PUBLIC"] = "1"      # read by explorer.catalog.public_server
 
     from explorer import memory
     from explorer.ui import build_app, launch_kwargs, server
