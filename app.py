@@ -75,15 +75,18 @@ def main(argv=None):
     # Every event has its own concurrency limit; the queue bounds what waits behind them, and
     # each visitor's share of it (explorer/ui/server.py).
     server.configure_queue(demo, default_concurrency_limit=2)
+    server.expire_states(demo)
     server.remove_exports_on_sigterm()
     demo.launch(server_name=args.host, server_port=args.port, max_threads=args.max_threads,
                 footer_links=["api"], prevent_thread_lock=True, max_file_size=MAX_UPLOAD,
                 app_kwargs=server.app_kwargs(),   # the page's security policy and the body cap
+                state_session_capacity=server.SESSION_CAPACITY,
                 # Our handlers turn every error into a gr.Error; what is left is gradio's own refusals
                 # (a file path it will not read, ...), whose messages are meant for the user.
                 show_error=True, **launch_kwargs())
     # A request arriving meanwhile waits behind the engine's import lock and the model loader's.
     threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+    server.expire_idle_sessions(demo)
     demo.block_thread()
 
 

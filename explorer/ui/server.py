@@ -3,7 +3,9 @@ every response, a cap on request bodies, a share of the queue per visitor, and t
 folder removed when the process is told to stop.
 
     configure_queue(demo)                     # gradio's queue, smaller, with each session's share
-    demo.launch(app_kwargs=app_kwargs(), ...)
+    expire_states(demo)                       # every gr.State forgotten STATE_TTL_S after its last change
+    demo.launch(app_kwargs=app_kwargs(), state_session_capacity=SESSION_CAPACITY, ...)
+    expire_idle_sessions(demo)                # after launch: a session unused for SESSION_IDLE_S goes
     remove_exports_on_sigterm()
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
+import time
 from urllib.parse import parse_qs, urlsplit
 
 from starlette.middleware import Middleware
@@ -48,6 +51,16 @@ UPLOAD_PATH_END = "/upload"
 # visitors each at their share still leave room for others.
 QUEUE_SIZE = 48
 SESSION_SHARE = 2
+
+
+# Sessions: gradio keeps a copy of the page's values (figures included) per session, 10,000
+# sessions by default and none ever expiring on its own. Here at most SESSION_CAPACITY (the
+# least recently used goes first), each gone after SESSION_IDLE_S without a request, and every
+# gr.State value (a tab's view: arrays and figures) forgotten STATE_TTL_S after its last change.
+SESSION_CAPACITY = 256
+SESSION_IDLE_S = 3600
+STATE_TTL_S = 3600
+SESSION_SWEEP_S = 60
 
 
 class PublicGuard:
@@ -133,6 +146,44 @@ def share_queue(demo, share: int = SESSION_SHARE) -> None:
         return await push(body, request, username)
 
     queue.push = push_within_share
+
+
+def expire_states(demo, ttl_s: float = STATE_TTL_S) -> int:
+    """Give every gr.State of ``demo`` gradio's own time_to_live (at most ``ttl_s``); how many."""
+    import gradio as gr
+
+    states = [block for block in demo.blocks.values() if isinstance(block, gr.State)]
+    for state in states:
+        state.time_to_live = min(state.time_to_live, ttl_s)
+    return len(states)
+
+
+def forget_idle_sessions(holder, idle_s: float = SESSION_IDLE_S, now=None) -> int:
+    """Drop the sessions of gradio's state holder not used for ``idle_s``; how many went."""
+    import datetime
+
+    now = now or datetime.datetime.now()
+    with holder.lock:
+        idle = [session for session, used in list(holder.time_last_used.items())
+                if (now - used).total_seconds() > idle_s]
+        for session in idle:
+            holder.session_data.pop(session, None)
+            holder.time_last_used.pop(session, None)
+    return len(idle)
+
+
+def expire_idle_sessions(demo, idle_s: float = SESSION_IDLE_S, every_s: float = SESSION_SWEEP_S) -> threading.Thread:
+    """Forget idle sessions every ``every_s`` in a background thread (after launch)."""
+    def sweep():
+        while True:
+            time.sleep(every_s)
+            holder = getattr(demo, "state_holder", None)
+            if holder is not None:
+                forget_idle_sessions(holder, idle_s)
+
+    thread = threading.Thread(target=sweep, name="session-expiry", daemon=True)
+    thread.start()
+    return thread
 
 
 def _page_lang(request) -> str:
