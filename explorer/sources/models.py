@@ -282,8 +282,10 @@ def _config(where: Where):
 
 def _hub_message(repo: str, exc: Exception) -> str:
     if offline():
-        return (f"model: the Hub id {shown(repo)} is not in the local Hugging Face cache, and this machine is "
-                f"offline (HF_HUB_OFFLINE is set). Get it on a machine with internet: hf download {repo[:80]} "
+        # The id once, in the command that gets it: a message repeats at most 80 characters of a request.
+        repo = repo if len(repo) <= 80 else repo[:79] + "…"
+        return (f"model: the Hub id is not in the local Hugging Face cache, and this machine is "
+                f"offline (HF_HUB_OFFLINE is set). Get it on a machine with internet: hf download {repo} "
                 "(then copy the cache folder here), or unset HF_HUB_OFFLINE, or pass the folder of a saved model.")
     return (f"model: cannot fetch {shown(repo)} from the Hugging Face Hub ({type(exc).__name__}); check the id "
             "and the network, or pass the folder of a saved model.")

@@ -231,9 +231,10 @@ def _free(raw, max_chars):
     if isinstance(raw, bool):
         return _BAD
     if isinstance(raw, int):
-        return str(raw) if abs(raw) < 10 ** 9 else _BAD
+        return str(raw) if 0 <= raw < 10 ** 9 else _BAD
     if isinstance(raw, str) and len(raw) <= max_chars:
-        return raw
+        # A negative number is refused, as by every numeric control (a layer of -1 is).
+        return _BAD if _WHOLE.fullmatch(raw.strip()) and raw.strip().startswith("-") else raw
     return _BAD
 
 
@@ -396,7 +397,10 @@ def bound_for(component, name: str) -> Bound | None:
         many = isinstance(component, gr.CheckboxGroup) or getattr(component, "multiselect", False)
         if getattr(component, "allow_custom_value", False):
             return None if many else Bound(name, "free", optional=True, max_chars=MAX_CHOICE_CHARS)
-        return Bound(name, "choices" if many else "choice", choices=values, optional=True)
+        # A list may be empty, never missing: null would reach gradio's own (internal) message.
+        return Bound(name, "choices" if many else "choice", choices=values, optional=not many)
+    if isinstance(component, gr.Textbox):          # text, never a number or a list
+        return Bound(name, "text", optional=True)
     return None
 
 
