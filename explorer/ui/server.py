@@ -1,6 +1,6 @@
 """What the server adds to gradio for a page anyone may open: a Content-Security-Policy on
-every response, a cap on request bodies, a share of the queue per visitor, and the export
-folder removed when the process is told to stop.
+every response, a cap on request bodies, a share of the queue per visitor, sessions that
+expire, and the export folder removed when the process is told to stop.
 
     configure_queue(demo)                     # gradio's queue, smaller, with each session's share
     expire_states(demo)                       # every gr.State forgotten STATE_TTL_S after its last change
