@@ -47,10 +47,11 @@ MAX_BODY_BYTES = 4 * 2 ** 20
 UPLOAD_PATH_END = "/upload"
 
 # The queue: what waits behind the running events. One visitor (one session) may have this
-# many events waiting at once; the page itself never has more than a few in flight, and 16
-# visitors each at their share still leave room for others.
-QUEUE_SIZE = 48
-SESSION_SHARE = 2
+# many events waiting at once: a link opening the page starts a few at a time (its restore,
+# then the draw and the summary its values trigger), and 16 visitors each at their share
+# still leave room for others.
+QUEUE_SIZE = 60
+SESSION_SHARE = 3
 
 
 # Sessions: gradio keeps a copy of the page's values (figures included) per session, 10,000
