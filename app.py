@@ -2,6 +2,7 @@
 
     python app.py                      # http://127.0.0.1:7860
     python app.py --host 0.0.0.0 --port 8080
+    python app.py --public             # as on a Space: only the built-in models (explorer.catalog.public_server)
     GRADIO_SERVER_NAME=0.0.0.0 GRADIO_SERVER_PORT=8080 python app.py
 
 Runs offline: analytics and hub look-ups are switched off before gradio is imported, and
@@ -59,23 +60,33 @@ def main(argv=None):
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
     parser.add_argument("--max-threads", type=int, default=8)
+    parser.add_argument("--public", action="store_true",
+                        help="serve anyone (as on a Space): only the built-in models, unless EXPLORER_ALLOW_MODELS says more")
     args = parser.parse_args(argv)
+    if args.public:
+        os.environ["EXPLORER_PUBLIC"] = "1"      # read by explorer.catalog.public_server
 
     from explorer import memory
-    from explorer.ui import build_app, launch_kwargs
+    from explorer.ui import build_app, launch_kwargs, server
 
     memory.limit_arenas(2)   # before the server's threads start: see explorer.memory
     demo = build_app()
     demo.delete_cache = DELETE_CACHE
-    # Every event has its own concurrency limit; the queue bounds what waits behind them.
-    demo.queue(max_size=64, default_concurrency_limit=2)
+    # Every event has its own concurrency limit; the queue bounds what waits behind them, and
+    # each visitor's share of it (explorer/ui/server.py).
+    server.configure_queue(demo, default_concurrency_limit=2)
+    server.expire_states(demo)
+    server.remove_exports_on_sigterm()
     demo.launch(server_name=args.host, server_port=args.port, max_threads=args.max_threads,
                 footer_links=["api"], prevent_thread_lock=True, max_file_size=MAX_UPLOAD,
+                app_kwargs=server.app_kwargs(),   # the page's security policy and the body cap
+                state_session_capacity=server.SESSION_CAPACITY,
                 # Our handlers turn every error into a gr.Error; what is left is gradio's own refusals
                 # (a file path it will not read, ...), whose messages are meant for the user.
                 show_error=True, **launch_kwargs())
     # A request arriving meanwhile waits behind the engine's import lock and the model loader's.
     threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+    server.expire_idle_sessions(demo)
     demo.block_thread()
 
 

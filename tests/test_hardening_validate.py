@@ -184,7 +184,7 @@ def test_installed_checks_run_before_gradios_own(tmp_path):
         def go(n_tokens, layers):
             return f"{n_tokens}:{layers}"
         gr.Button().click(go, [n, layers], out, api_name="go")
-    assert validate.install(demo) == 2
+    assert validate.install(demo) == 3          # the number, the group and the text box (text only)
     assert n.preprocess(100) == 100 and layers.preprocess(["2", "3"]) == [2, 3]
     with pytest.raises(gr.Error, match=r"n_tokens must be a whole number from 1 to 8,192; got 100.7"):
         n.preprocess(100.7)

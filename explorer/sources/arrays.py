@@ -49,6 +49,11 @@ def from_arrays(q, k, v=None) -> Sample:
     if v is not None:
         v = _as_float32(v, "v", notices)
     q, k, v = check_qkv(q, k, v)
+    # Dot products past the float32 range make every logit infinite: no map is defined, softmax included.
+    reach = float(q.norm(dim=-1).max()) * float(k.norm(dim=-1).max()) if q.numel() and k.numel() else 0.0
+    if not reach <= float(np.finfo(np.float32).max):
+        raise ValueError(f"q, k: dot products q·k reach about {reach:.1e}, past the float32 range (3.4e38); "
+                         "scale q and k down")
     n = q.shape[-2]
     if n > MAX_TOKENS:
         raise ValueError(f"q: N = {n} tokens is over the cap of {MAX_TOKENS}")
@@ -63,6 +68,14 @@ def from_arrays(q, k, v=None) -> Sample:
         q=q, k=k, v=v, tokens=position_labels(n), notices=notices, layer_names=["arrays"],
         source=Message("sources.from_arrays", n=n, d=q.shape[-1], heads=q.shape[1]),
     )
+
+
+SHOWN_NAME_CHARS = 60     # how much of an uploaded file's name a message repeats
+
+
+def _file_name(file: Path) -> str:
+    name = file.name
+    return name if len(name) <= SHOWN_NAME_CHARS else name[:SHOWN_NAME_CHARS - 1] + "…"
 
 
 def _as_float32(x, name: str, notices: list[str]) -> torch.Tensor:
@@ -104,16 +117,16 @@ def load_file(path) -> Sample:
         raise ValueError(f"path: {path!r} is not a readable file")
     size = file.stat().st_size
     if size > MAX_FILE_BYTES:
-        raise ValueError(f"path: {file.name} is {size} bytes, over the limit of {MAX_FILE_BYTES}")
+        raise ValueError(f"path: {_file_name(file)} is {size} bytes, over the limit of {MAX_FILE_BYTES}")
     readers = {".npy": _read_npy, ".npz": _read_npz, ".pt": _read_pt, ".pth": _read_pt}
     reader = readers.get(file.suffix.lower())
     if reader is None:
-        raise ValueError(f"path: {file.name} has an unsupported type; use .npy, .npz or .pt")
+        raise ValueError(f"path: {_file_name(file)} has an unsupported type; use .npy, .npz or .pt")
     notices: list[str] = []
     arrays = reader(file, notices)
     sample = from_arrays(**arrays)
     sample.notices[:0] = notices
-    sample.source = f"file {file.name}: " + sample.source.removeprefix("arrays, ")
+    sample.source = f"file {_file_name(file)}: " + sample.source.removeprefix("arrays, ")
     sample.layer_names = ["upload"]
     return sample
 
@@ -153,15 +166,15 @@ def _check_archive(file: Path, what: str) -> list:
         with zipfile.ZipFile(file) as archive:
             members = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise ValueError(f"path: {file.name} is not a readable {what} archive ({_first_line(exc)})") from None
+        raise ValueError(f"path: {_file_name(file)} is not a readable {what} archive ({_first_line(exc)})") from None
     if len(members) > MAX_MEMBERS:
-        raise ValueError(f"path: {file.name} holds {len(members):,} entries, over the limit of {MAX_MEMBERS:,}")
+        raise ValueError(f"path: {_file_name(file)} holds {len(members):,} entries, over the limit of {MAX_MEMBERS:,}")
     unpacked = sum(member.file_size for member in members)
     if unpacked > MAX_FILE_BYTES:
-        raise ValueError(f"path: {file.name} unpacks to {unpacked:,} bytes, over the limit of {MAX_FILE_BYTES:,}")
+        raise ValueError(f"path: {_file_name(file)} unpacks to {unpacked:,} bytes, over the limit of {MAX_FILE_BYTES:,}")
     for member in members:
         if member.file_size > 2 ** 20 and member.file_size > MAX_RATIO * max(member.compress_size, 1):
-            raise ValueError(f"path: {file.name} was refused: its entry {_listed([member.filename])} deflates "
+            raise ValueError(f"path: {_file_name(file)} was refused: its entry {_listed([member.filename])} deflates "
                              f"{member.file_size // max(member.compress_size, 1):,}-fold, which no array of "
                              "numbers does")
     return members
@@ -178,10 +191,10 @@ def _read_npy(file: Path, notices: list[str]) -> dict:
     try:
         data = np.load(file, allow_pickle=False)
     except Exception as exc:
-        raise ValueError(f"path: {file.name} is not a plain .npy array ({exc})") from None
+        raise ValueError(f"path: {_file_name(file)} is not a plain .npy array ({exc})") from None
     if not isinstance(data, np.ndarray):
         data.close()
-        raise ValueError(f"path: {file.name} is an .npz archive; name it .npz")
+        raise ValueError(f"path: {_file_name(file)} is an .npz archive; name it .npz")
     return _unstack(data, "a .npy file")
 
 
@@ -192,9 +205,9 @@ def _read_npz(file: Path, notices: list[str]) -> dict:
             # Read only q, k, v: the other entries are named in a notice, never unpacked.
             found = {name: (archive[name] if name in ARRAY_NAMES else None) for name in archive.files}
     except ValueError as exc:
-        raise ValueError(f"path: {file.name} holds something other than plain arrays ({_first_line(exc)})") from None
+        raise ValueError(f"path: {_file_name(file)} holds something other than plain arrays ({_first_line(exc)})") from None
     except Exception as exc:
-        raise ValueError(f"path: {file.name} is not a readable .npz archive ({_first_line(exc)})") from None
+        raise ValueError(f"path: {_file_name(file)} is not a readable .npz archive ({_first_line(exc)})") from None
     return _pick_named(found, "an .npz file", notices)
 
 
@@ -202,22 +215,22 @@ def _read_pt(file: Path, notices: list[str]) -> dict:
     # torch.load unpacks every storage before anything can be checked: read the archive's
     # own directory first (a .pt is a zip since torch 1.6; the older format is refused).
     if not zipfile.is_zipfile(file):
-        raise ValueError(f"path: {file.name} was refused: it is not a .pt archive saved by torch.save (torch 1.6 or later)")
+        raise ValueError(f"path: {_file_name(file)} was refused: it is not a .pt archive saved by torch.save (torch 1.6 or later)")
     members = _check_archive(file, ".pt")
     pickles = [m for m in members if m.filename.endswith(".pkl")]
     if any(m.file_size > MAX_PICKLE_BYTES for m in pickles):
-        raise ValueError(f"path: {file.name} was refused: its object description is larger than a dict of "
+        raise ValueError(f"path: {_file_name(file)} was refused: its object description is larger than a dict of "
                          "tensors can be")
     storages = [m for m in members if "/data/" in m.filename and not m.filename.endswith(".pkl")]
     if sum(m.file_size for m in storages) > 3 * MAX_ELEMENTS * 8:
-        raise ValueError(f"path: {file.name} stores more numbers than q, k and v may hold "
+        raise ValueError(f"path: {_file_name(file)} stores more numbers than q, k and v may hold "
                          f"({MAX_ELEMENTS:,} elements each)")
     try:
         data = torch.load(file, map_location="cpu", weights_only=True)
     except Exception as exc:
         why = "it holds objects other than tensors" if "Weights only load failed" in str(exc) else _first_line(exc)
         raise ValueError(
-            f"path: {file.name} was refused: a .pt upload may hold only tensors (nothing else is "
+            f"path: {_file_name(file)} was refused: a .pt upload may hold only tensors (nothing else is "
             f"unpickled) ({why})"
         ) from None
     if isinstance(data, torch.Tensor):

@@ -12,18 +12,25 @@
   cache, or downloaded when the machine is online and HF_HUB_OFFLINE is not set.
 
 Two settings of the server bound what a request may load:
-- EXPLORER_ALLOW_MODELS: unset = any folder or Hub id; "none" = only the two built-in models;
-  otherwise a comma-separated list of the folders and Hub ids allowed beside them.
+- EXPLORER_ALLOW_MODELS: unset = any folder or Hub id, except on a public server (a Space,
+  or ``app.py --public``: catalog.public_server) where it means "none"; "none" = only the two
+  built-in models; otherwise a comma-separated list of the folders and Hub ids allowed beside them.
 - EXPLORER_MODEL_MEMORY_GB (default 4): a model whose parameters take more than this in
   float32 is refused, counted from its config before any weight is downloaded or allocated.
+  Its layers, heads and hidden size are checked first (MAX_LAYERS ...), before any module is built.
+
+A folder of uploads (gradio's) or of the app's own exports is never a model, whatever it holds.
+At most MAX_LOADED models stay loaded: the least recently used other than the built-in ones goes.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import tempfile
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,8 +84,16 @@ class Where:
     target: str                  # folder path, packaged name or Hub id
 
 
-_CACHE: dict[str, LoadedModel] = {}
+_CACHE: OrderedDict[str, LoadedModel] = OrderedDict()     # least recently used first
 _CACHE_LOCK = threading.Lock()
+MAX_LOADED = 3               # the two built-in models and one other: each other model is another copy in memory
+
+# What a config may describe before anything is built (a 10,000-layer config of hidden size 8
+# is small in memory, yet building it takes a minute): the largest models of the families
+# read here that fit the memory limit are well inside these.
+MAX_LAYERS = 64
+MAX_HEADS = 64
+MAX_HIDDEN = 8192
 
 
 def shown(value) -> str:
@@ -130,12 +145,16 @@ def resolve(model) -> Where:
         raise ValueError(f"model: expected None, a model name, a folder path or a Hub id, got {type(model).__name__}")
     raw = os.fspath(model).strip()
     allowed = allowed_models()
+    # The same sentence whatever the folder holds, or whether it exists: a refusal says nothing of the disk.
+    offered = ", ".join([EMBEDDED_NAME, packaged.SMOLLM2.name, *sorted(allowed or ())])
+    not_offered = f"model: {shown(raw)} is not offered on this server; choose one of: {offered[:200]}"
     if allowed is not None and raw not in allowed:
-        offered = ", ".join([EMBEDDED_NAME, packaged.SMOLLM2.name, *sorted(allowed)])
-        raise ValueError(f"model: {shown(raw)} is not offered on this server; choose one of: {offered[:200]}")
+        raise ValueError(not_offered)
     if len(raw) > MAX_MODEL_CHARS:
         raise ValueError(f"model: {shown(raw)} is {len(raw):,} characters long; a folder path or Hub id has at most "
                          f"{MAX_MODEL_CHARS:,}")
+    if _in_upload_folder(raw):               # what a visitor uploaded is data, never a model to build
+        raise ValueError(not_offered)
     folder = Path(raw).expanduser()
     try:
         is_folder = folder.is_dir()
@@ -153,6 +172,28 @@ def resolve(model) -> Where:
     )
 
 
+EXPORT_FOLDER_PREFIX = "attention-explorer-"   # explorer/ui/common.py: one such folder per process
+
+
+def upload_folders() -> list[Path]:
+    """Folders whose files a visitor put there: gradio's uploads (GRADIO_TEMP_DIR, else
+    <temp>/gradio); beside them, the app's exports and trained maps (<temp>/attention-explorer-*)."""
+    return [Path(os.environ.get("GRADIO_TEMP_DIR") or Path(tempfile.gettempdir()) / "gradio")]
+
+
+def _in_upload_folder(raw: str) -> bool:
+    try:
+        path = Path(raw).expanduser().resolve()
+        temp = Path(tempfile.gettempdir()).resolve()
+        roots = [root.resolve() for root in upload_folders()]
+    except (OSError, RuntimeError, ValueError):
+        return True                          # a path that cannot be followed is no model either
+    for folder in (path, *path.parents):
+        if folder in roots or (folder.parent == temp and folder.name.startswith(EXPORT_FOLDER_PREFIX)):
+            return True
+    return False
+
+
 def get_model(model=None, progress=None) -> LoadedModel:
     """The loaded model for ``model`` (None = embedded), loading it on first use only.
 
@@ -165,7 +206,21 @@ def get_model(model=None, progress=None) -> LoadedModel:
             if loaded is None:
                 loaded = _load(where, progress)
                 _CACHE[where.key] = loaded
+                _forget_least_used()
+    try:
+        _CACHE.move_to_end(where.key)
+    except KeyError:                        # forgotten meanwhile by another load: the caller keeps its copy
+        pass
     return loaded
+
+
+def _forget_least_used() -> None:
+    """Keep at most MAX_LOADED models (under _CACHE_LOCK): the built-in ones stay."""
+    while len(_CACHE) > MAX_LOADED:
+        others = [key for key in _CACHE if not key.startswith(("embedded:", "packaged:"))]
+        if len(others) <= 1:
+            return
+        _CACHE.pop(others[0])
 
 
 def preload(model=None) -> float:
@@ -203,6 +258,7 @@ def model_shape(model=None) -> tuple[int, int, int, bool]:
         return (*packaged.find(where.target).shape, True)
     config = _config(where)
     family = _family(config)
+    _check_config(config, where.name)
     heads = config.num_attention_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
     return config.num_hidden_layers, heads, int(head_dim), family in CAUSAL_FAMILIES
@@ -226,8 +282,10 @@ def _config(where: Where):
 
 def _hub_message(repo: str, exc: Exception) -> str:
     if offline():
-        return (f"model: the Hub id {shown(repo)} is not in the local Hugging Face cache, and this machine is "
-                f"offline (HF_HUB_OFFLINE is set). Get it on a machine with internet: hf download {repo[:80]} "
+        # The id once, in the command that gets it: a message repeats at most 80 characters of a request.
+        repo = repo if len(repo) <= 80 else repo[:79] + "…"
+        return (f"model: the Hub id is not in the local Hugging Face cache, and this machine is "
+                f"offline (HF_HUB_OFFLINE is set). Get it on a machine with internet: hf download {repo} "
                 "(then copy the cache folder here), or unset HF_HUB_OFFLINE, or pass the folder of a saved model.")
     return (f"model: cannot fetch {shown(repo)} from the Hugging Face Hub ({type(exc).__name__}); check the id "
             "and the network, or pass the folder of a saved model.")
@@ -253,7 +311,48 @@ def parameter_count(config) -> int:
     return sum(p.numel() for p in net.parameters())
 
 
+def _config_size(config, field: str, limit: int) -> int:
+    value = getattr(config, field, None)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
+        raise ValueError(f"model: the config's {field} is {str(value)[:24]!r}; this server reads models of at most "
+                         f"{MAX_LAYERS} layers, {MAX_HEADS} heads and hidden size {MAX_HIDDEN:,}")
+    return value
+
+
+def estimated_parameters(config) -> int:
+    """About how many parameters ``config`` describes, by arithmetic alone: per layer the four
+    attention projections and a (possibly gated) MLP, plus the embeddings."""
+    hidden = int(config.hidden_size)
+    inner = getattr(config, "intermediate_size", None) or getattr(config, "n_inner", None) or 4 * hidden
+    gated = config.model_type in ("llama", "qwen2", "mistral")
+    per_layer = 4 * hidden * hidden + (3 if gated else 2) * hidden * int(inner)
+    vocab = int(getattr(config, "vocab_size", 0) or 0)
+    positions = 0 if gated else int(getattr(config, "max_position_embeddings", 0) or getattr(config, "n_positions", 0) or 0)
+    return int(config.num_hidden_layers) * per_layer + (vocab + positions) * hidden
+
+
+def _check_config(config, name: str) -> None:
+    """Refuse a config too large to read here from its numbers alone, before any module is built."""
+    layers = _config_size(config, "num_hidden_layers", MAX_LAYERS)
+    heads = _config_size(config, "num_attention_heads", MAX_HEADS)
+    hidden = _config_size(config, "hidden_size", MAX_HIDDEN)
+    for field in ("intermediate_size", "n_inner", "vocab_size", "max_position_embeddings", "n_positions"):
+        value = getattr(config, field, None)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2 ** 24):
+            raise ValueError(f"model: the config's {field} is {str(value)[:24]!r}; expected a whole number "
+                             f"from 0 to {2 ** 24:,}")
+    if hidden % heads:
+        raise ValueError(f"model: the config's hidden_size {hidden:,} is not a multiple of its {heads} heads")
+    need, limit = estimated_parameters(config) * 4, memory_limit_bytes()
+    if need > limit:
+        raise ValueError(
+            f"model: {shown(name)} needs about {need / 2 ** 30:.1f} GB in float32 ({layers} layers, hidden size "
+            f"{hidden:,}), more than this server's limit of {limit / 2 ** 30:.1f} GB (EXPLORER_MODEL_MEMORY_GB); "
+            "choose a smaller model.")
+
+
 def _check_memory(config, name: str) -> None:
+    _check_config(config, name)               # from the numbers alone, first
     need = parameter_count(config) * 4
     limit = memory_limit_bytes()
     if need > limit:

@@ -393,7 +393,7 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
         if q.get("src") == "file":
             notices.append(validate.NO_FILE_IN_LINK)
         for notice in list(dict.fromkeys(notices))[:4]:
-            gr.Warning(validate.in_language(notice, chosen))
+            gr.Warning(common.as_text(validate.in_language(notice, chosen)))
         return out
 
     restored = [tabs, current, lang] + [component for component, _, _ in keys]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import base64
 import functools
+import html
 import inspect
 import logging
 import math
@@ -100,13 +101,13 @@ def guarded(fn):
         except ValueError as exc:
             # A refusal (of the request model, of a bound) says itself in the page's language.
             message = say_error(exc, lang)
-            raise gr.Error(message, title=words.w("common.toast_check", lang), print_exception=False) from None
+            raise gr.Error(as_text(message), title=words.w("common.toast_check", lang), print_exception=False) from None
         except MemoryError:
             raise gr.Error(words.w("common.toast_memory", lang), title=words.w("common.toast_large", lang),
                            print_exception=False) from None
         except Exception as exc:  # the app must survive anything a request throws
             log.exception("handler %s failed", getattr(fn, "__name__", fn))
-            raise gr.Error(words.w("common.toast_wrong", lang, what=f"{type(exc).__name__}: {plain(exc)}"),
+            raise gr.Error(as_text(words.w("common.toast_wrong", lang, what=f"{type(exc).__name__}: {plain(exc)}")),
                            title=words.w("common.toast_internal", lang), print_exception=False) from None
         finally:
             from .. import memory
@@ -152,6 +153,24 @@ def plain(message, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def as_text(message) -> str:
+    """A message for a pop-up: gradio renders a toast's message as HTML, and a value a link,
+    an upload or a request put into it must read as the characters it holds."""
+    return html.escape(str(message), quote=False)
+
+
+# What markdown would turn into a link: written as character references, which read the
+# same on the page and are never syntax ("[..](..)", and a bare address or e-mail is linked).
+_MARKDOWN_LINKS = {"[": "&#91;", "]": "&#93;", "@": "&#64;"}
+_BARE_LINK = re.compile(r"(?i)\b(https?|ftp)://|\bwww\.")
+
+
+def as_markdown_text(message) -> str:
+    """A message for a markdown box, read as the characters it holds (see as_text)."""
+    text = "".join(_MARKDOWN_LINKS.get(ch, ch) for ch in as_text(message))
+    return _BARE_LINK.sub(lambda m: m.group(0).replace(":", "&#58;").replace(".", "&#46;"), text)
+
+
 MAX_NOTICES = 20
 
 
@@ -163,10 +182,10 @@ def notices_markdown(notices, toast: bool = True, lang: str = "en") -> str:
         notices = notices[:MAX_NOTICES] + [words.w("common.toast_more", lang, count=len(notices) - MAX_NOTICES)]
     if toast:
         for n in notices[:3]:
-            gr.Warning(n)
+            gr.Warning(as_text(n))
     if not notices:
         return ""
-    return "\n".join(f"- ⚠ {n}" for n in notices)
+    return "\n".join(f"- ⚠ {as_markdown_text(n)}" for n in notices)
 
 
 # ---------------------------------------------------------------------------------------

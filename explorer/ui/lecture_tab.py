@@ -566,6 +566,7 @@ def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: st
     "figures": [plotly JSON], "query"}.
     """
     # The data panel's model: the embedded one means the lecture's own choice (_panel_choice).
+    model = validate.check(validate.Bound("model", "text", optional=True), model)
     known = model if model == CAUSAL_MODEL_NAME else None
     ch, lang, text, values, presentation = validate.lecture_request(
         _plan(), chapter, text, lang, controls, presentation, specs_for=lambda c: model_controls(c, known))
@@ -697,7 +698,7 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
                 else:
                     out.append(gr.skip() if value is None else value)
         for notice in notices[:4]:
-            gr.Warning(validate.in_language(notice, chosen))
+            gr.Warning(common.as_text(validate.in_language(notice, chosen)))
         return tuple(out)
 
     def draw_if(which, *args):

@@ -20,6 +20,7 @@ A message never repeats more than ``MAX_ECHO`` characters of what was sent (``sh
 
 from __future__ import annotations
 
+import html
 import inspect
 import json
 import math
@@ -237,9 +238,10 @@ def _free(raw, max_chars):
     if isinstance(raw, bool):
         return _BAD
     if isinstance(raw, int):
-        return str(raw) if abs(raw) < 10 ** 9 else _BAD
+        return str(raw) if 0 <= raw < 10 ** 9 else _BAD
     if isinstance(raw, str) and len(raw) <= max_chars:
-        return raw
+        # A negative number is refused, as by every numeric control (a layer of -1 is).
+        return _BAD if _WHOLE.fullmatch(raw.strip()) and raw.strip().startswith("-") else raw
     return _BAD
 
 
@@ -406,7 +408,10 @@ def bound_for(component, name: str) -> Bound | None:
         many = isinstance(component, gr.CheckboxGroup) or getattr(component, "multiselect", False)
         if getattr(component, "allow_custom_value", False):
             return None if many else Bound(name, "free", optional=True, max_chars=MAX_CHOICE_CHARS)
-        return Bound(name, "choices" if many else "choice", choices=values, optional=True)
+        # A list may be empty, never missing: null would reach gradio's own (internal) message.
+        return Bound(name, "choices" if many else "choice", choices=values, optional=not many)
+    if isinstance(component, gr.Textbox):          # text, never a number or a list
+        return Bound(name, "text", optional=True)
     return None
 
 
@@ -439,9 +444,12 @@ def _checked_preprocess(self, payload):
             payload = check(bound, payload)
         except ValueError as exc:
             lang = _PAGE_LANG.get()
-            raise gr.Error(say_error(exc, lang), title=w("common.toast_check", lang),
+            raise gr.Error(html.escape(say_error(exc, lang), quote=False), title=w("common.toast_check", lang),
                            print_exception=False) from None
-    return type(self).preprocess(self, payload)
+    try:
+        return type(self).preprocess(self, payload)
+    except gr.Error as exc:      # gradio's own refusal quotes the value: a pop-up renders HTML
+        raise gr.Error(html.escape(str(exc.message), quote=False), title=exc.title, print_exception=False) from None
 
 
 def _keep_page_language(blocks) -> None:

@@ -118,6 +118,8 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
                 entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head, lang, session,
                                      sample_model(sample))
             except ValueError as exc:
+                if label == REFERENCE:      # every other map is judged against it: its refusal is the answer
+                    raise
                 notices.append(w("maps.not_shown", lang, label=map_name(label, lang), why=cost.said(exc, lang)))
                 continue
             if draws:

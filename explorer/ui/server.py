@@ -1,0 +1,210 @@
+"""What the server adds to gradio for a page anyone may open: a Content-Security-Policy on
+every response, a cap on request bodies, a share of the queue per visitor, sessions that
+expire, and the export folder removed when the process is told to stop.
+
+    configure_queue(demo)                     # gradio's queue, smaller, with each session's share
+    expire_states(demo)                       # every gr.State forgotten STATE_TTL_S after its last change
+    demo.launch(app_kwargs=app_kwargs(), state_session_capacity=SESSION_CAPACITY, ...)
+    expire_idle_sessions(demo)                # after launch: a session unused for SESSION_IDLE_S goes
+    remove_exports_on_sigterm()
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from urllib.parse import parse_qs, urlsplit
+
+from starlette.middleware import Middleware
+
+from .. import words
+
+# The page's own scripts, styles and images, and nothing from another host: no remote image,
+# form target or script can be put into the page by a value it shows. Gradio writes its
+# config into an inline script and runs the page's own js= through `new Function`, and
+# plotly and gradio set inline styles, hence 'unsafe-inline' / 'unsafe-eval' for 'self' only.
+# No frame-ancestors: a Space shows the app inside a frame of its own page.
+CONTENT_SECURITY_POLICY = "; ".join([
+    "default-src 'self'",
+    "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "media-src 'self' data: blob:",
+    "connect-src 'self'",
+    "worker-src 'self' blob:",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+])
+
+# A request body the app can need: the largest text (100,000 characters) sent as JSON with
+# every character escaped is about 1.2 MB. Uploads go to gradio's upload route, which has its
+# own limit (launch's max_file_size) and is left to it.
+MAX_BODY_BYTES = 4 * 2 ** 20
+UPLOAD_PATH_END = "/upload"
+
+# The queue: what waits behind the running events. One visitor (one session) may have this
+# many events waiting at once: a link opening the page starts a few at a time (its restore,
+# then the draw and the summary its values trigger), and 16 visitors each at their share
+# still leave room for others.
+QUEUE_SIZE = 60
+SESSION_SHARE = 3
+
+
+# Sessions: gradio keeps a copy of the page's values (figures included) per session, 10,000
+# sessions by default and none ever expiring on its own. Here at most SESSION_CAPACITY (the
+# least recently used goes first), each gone after SESSION_IDLE_S without a request, and every
+# gr.State value (a tab's view: arrays and figures) forgotten STATE_TTL_S after its last change.
+SESSION_CAPACITY = 256
+SESSION_IDLE_S = 3600
+STATE_TTL_S = 3600
+SESSION_SWEEP_S = 60
+
+
+class PublicGuard:
+    """ASGI middleware: the policy header on every response, and a body over the cap refused
+    with 413 before it is read (by its Content-Length), or as soon as it passes the cap
+    (a body sent in chunks)."""
+
+    def __init__(self, app, max_body: int = MAX_BODY_BYTES):
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        capped = not scope.get("path", "").endswith(UPLOAD_PATH_END)
+        headers = dict(scope.get("headers") or [])
+        length = headers.get(b"content-length", b"")
+        if capped and length.isdigit() and int(length) > self.max_body:
+            return await self._refuse(send)
+
+        state = {"started": False, "refused": False, "received": 0}
+
+        async def send_with_policy(message):
+            if state["refused"]:
+                return                       # the 413 has gone out; the app's own answer is dropped
+            if message["type"] == "http.response.start":
+                state["started"] = True
+                message = dict(message)
+                message["headers"] = [*message.get("headers", []),
+                                      (b"content-security-policy", CONTENT_SECURITY_POLICY.encode())]
+            await send(message)
+
+        async def counted_receive():
+            message = await receive()
+            if capped and message["type"] == "http.request":
+                state["received"] += len(message.get("body", b""))
+                if state["received"] > self.max_body and not state["refused"]:
+                    if not state["started"]:
+                        await self._refuse(send)
+                    state["refused"] = True
+                    return {"type": "http.disconnect"}
+            return message
+
+        try:
+            await self.app(scope, counted_receive, send_with_policy)
+        except Exception:
+            if not state["refused"]:
+                raise
+
+    async def _refuse(self, send):
+        body = json.dumps({"error": words.w("common.body_too_large", "en", limit=self.max_body // 2 ** 20)}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close"),
+                                (b"content-security-policy", CONTENT_SECURITY_POLICY.encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def app_kwargs() -> dict:
+    """launch(app_kwargs=...): the guard, inside gradio's own middleware."""
+    return {"middleware": [Middleware(PublicGuard)]}
+
+
+def configure_queue(demo, default_concurrency_limit: int = 2):
+    """Gradio's queue at QUEUE_SIZE, with each session's share of it (share_queue)."""
+    demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=default_concurrency_limit)
+    share_queue(demo)
+
+
+def share_queue(demo, share: int = SESSION_SHARE) -> None:
+    """Refuse an event when its session already has ``share`` events waiting, so that one
+    visitor cannot fill the queue (gradio bounds only the queue as a whole)."""
+    queue = demo._queue
+    push = queue.push
+
+    async def push_within_share(body, request, username):
+        session = getattr(body, "session_hash", None)
+        if session is not None:
+            waiting = sum(1 for events in queue.event_queue_per_concurrency_id.values()
+                          for event in events.queue if event.session_hash == session)
+            if waiting >= share:
+                return False, words.w("common.queue_share", _page_lang(request), count=share), "queue_full"
+        return await push(body, request, username)
+
+    queue.push = push_within_share
+
+
+def expire_states(demo, ttl_s: float = STATE_TTL_S) -> int:
+    """Give every gr.State of ``demo`` gradio's own time_to_live (at most ``ttl_s``); how many."""
+    import gradio as gr
+
+    states = [block for block in demo.blocks.values() if isinstance(block, gr.State)]
+    for state in states:
+        state.time_to_live = min(state.time_to_live, ttl_s)
+    return len(states)
+
+
+def forget_idle_sessions(holder, idle_s: float = SESSION_IDLE_S, now=None) -> int:
+    """Drop the sessions of gradio's state holder not used for ``idle_s``; how many went."""
+    import datetime
+
+    now = now or datetime.datetime.now()
+    with holder.lock:
+        idle = [session for session, used in list(holder.time_last_used.items())
+                if (now - used).total_seconds() > idle_s]
+        for session in idle:
+            holder.session_data.pop(session, None)
+            holder.time_last_used.pop(session, None)
+    return len(idle)
+
+
+def expire_idle_sessions(demo, idle_s: float = SESSION_IDLE_S, every_s: float = SESSION_SWEEP_S) -> threading.Thread:
+    """Forget idle sessions every ``every_s`` in a background thread (after launch)."""
+    def sweep():
+        while True:
+            time.sleep(every_s)
+            holder = getattr(demo, "state_holder", None)
+            if holder is not None:
+                forget_idle_sessions(holder, idle_s)
+
+    thread = threading.Thread(target=sweep, name="session-expiry", daemon=True)
+    thread.start()
+    return thread
+
+
+def _page_lang(request) -> str:
+    """The language of the page an event comes from: its address (lang=) is the join's Referer."""
+    try:
+        query = parse_qs(urlsplit(request.headers.get("referer", "")).query)
+        return words.normal_lang((query.get("lang") or ["en"])[0])
+    except Exception:
+        return "en"
+
+
+def remove_exports_on_sigterm() -> None:
+    """On SIGTERM (a Space or docker stopping the app) remove the export folder first, then
+    stop as on Ctrl-C, so that gradio closes its server; atexit alone never runs on SIGTERM."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum, frame):
+        from . import common
+        common._remove_export_root()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
