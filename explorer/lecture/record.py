@@ -114,6 +114,11 @@ class Chapter:
     def _module(self, name: str):
         return importlib.import_module(f"{__package__}.{self.package}.{name}")
 
+    def load(self) -> None:
+        """Import its compute and drawing now (the server does it once, under one lock)."""
+        self._module("view")
+        self._module("figures")
+
     def compute(self, sample, controls: dict, progress=None):
         """The chapter's ChapterView on ``sample`` (None where it reads no text) with the
         effective ``controls``."""
