@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from chinese_text import english_words, figure_texts
-from explorer import words
+from explorer.text import say
 from explorer.forms import attention
 from explorer.measure import cost, metrics
 from explorer.views import common as view_common, complexity as cx_views, maps as maps_views
@@ -74,7 +74,7 @@ def test_maps_view_title_notices_table_and_grid_in_chinese(sample):
 def test_maps_view_in_english_is_unchanged_in_kind(sample):
     view = maps_views.maps_view(sample, 0, 0, ["softmax", "FAVOR+ (orthogonal)"], m=16, lang="en")
     assert view.title.endswith("layer 0, head 0")
-    assert "mean ± sd over 5 seeds" in words.w("common.seed_spread", "en", k=5)
+    assert "mean ± sd over 5 seeds" in say("common.seed_spread", "en", k=5)
     assert "over 5 seeds" in maps_views.spread_note(view)
     assert list(maps_views.maps_table(view).columns)[:3] == ["map", "map err (rel)", "map err, 5 seeds"]
 
@@ -262,8 +262,8 @@ def test_every_sentence_of_the_timing_engine_is_said_in_chinese():
     sentences = _engine_sentences()
     assert len(sentences) == 21
     for sentence in sentences:
-        assert cx_views.say(sentence, "en") == sentence
-        said = cx_views.say(sentence, "zh")
+        assert cx_views.say_sentence(sentence, "en") == sentence
+        said = cx_views.say_sentence(sentence, "zh")
         assert CJK.search(said) and not english_words(said), (sentence, said)
 
 
@@ -279,7 +279,7 @@ def test_the_timing_engines_sentences_read_as_before_in_english():
                              "linear, chunked is already faster than softmax, torch SDPA at the smallest common N = 512",
                              "linear, chunked overtakes softmax, torch SDPA at N ~ 1,671 (between 1024 and 2048)",
                              "softmax, torch SDPA stays faster than linear, chunked up to the largest common N = 8192"]
-    assert cx_views.say(_engine_sentences()[1], "zh").startswith("float32，elu+1，m = 64")
+    assert cx_views.say_sentence(_engine_sentences()[1], "zh").startswith("float32，elu+1，m = 64")
 
 
 def test_complexity_view_figures_summary_and_table_in_chinese():
@@ -335,7 +335,7 @@ def test_the_sample_is_named_in_chinese(sample):
 
 def test_chinese_notes_wrap_between_characters_at_their_width():
     from explorer.figures.style import CHAR_EM, wrap
-    note = words.w("quality.norm_note", "zh", u2="16.7", target="10%", m="1.8 × 10⁹", lo="1.8 × 10⁷", hi="5.2 × 10¹¹")
+    note = say("quality.norm_note", "zh", u2="16.7", target="10%", m="1.8 × 10⁹", lo="1.8 × 10⁷", hi="5.2 × 10¹¹")
     lines = wrap(note, 60)
     assert len(lines) > 2 and "".join(lines).replace(" ", "") == note.replace(" ", "")
     for line in lines:

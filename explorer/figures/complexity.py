@@ -8,7 +8,7 @@ import math
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from ..words import w
+from ..text import say
 from .style import PROJECTOR_FIGURE_PX, as_style, finish, log_ticks
 
 
@@ -28,7 +28,7 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
     style = as_style(style)
     slopes = slopes or {}
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=(w("complexity.panel_time", lang), w("complexity.panel_memory", lang)))
+                        subplot_titles=(say("complexity.panel_time", lang), say("complexity.panel_memory", lang)))
     methods = list(dict.fromkeys(r["method"] for r in rows))
     for i, method in enumerate(methods):
         colour = style.colour(i)
@@ -38,7 +38,7 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
             continue
         label = method_labels.get(method, method)
         if method in slopes:
-            label = w("complexity.slope", lang, label=label, slope=f"{slopes[method]:.2f}")
+            label = say("complexity.slope", lang, label=label, slope=f"{slopes[method]:.2f}")
         ns = [n for n, _ in pts]
         spread = None
         if disturbed and all(r.get("time_min_ms") is not None and r.get("time_max_ms") is not None for _, r in pts):
@@ -61,35 +61,35 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
         if theory and method in theory:
             tn, tms = theory[method]
             fig.add_trace(go.Scatter(x=list(tn), y=list(tms), mode="lines",
-                                     name=w("complexity.flop_line", lang, label=method_labels.get(method, method)),
+                                     name=say("complexity.flop_line", lang, label=method_labels.get(method, method)),
                                      legendgroup=method, showlegend=False,
                                      line=dict(color=colour, width=max(1, style.line / 2), dash="dot"),
-                                     hovertemplate=w("complexity.hover_model", lang)
+                                     hovertemplate=say("complexity.hover_model", lang)
                                      + "<br>N=%{x}<br>%{y:.3g} ms<extra></extra>"),
                           row=1, col=1)
     if theory and any(method in theory for method in methods):
         # One legend entry for the dotted style (each dotted line has its method's colour).
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=w("complexity.flop_model", lang),
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=say("complexity.flop_model", lang),
                                  hoverinfo="skip",
                                  line=dict(color="#555", width=max(1, style.line / 2), dash="dot")), row=1, col=1)
     if crossover:
         fig.add_vline(x=crossover, line=dict(color="#444", width=max(1, style.line / 2), dash="dash"), row=1, col=1)
         fig.add_annotation(x=math.log10(crossover), y=0.02, xref="x", yref="y domain", yanchor="bottom",
-                           text=w("complexity.crossover", lang, n=f"{crossover:,.0f}"), showarrow=False,
+                           text=say("complexity.crossover", lang, n=f"{crossover:,.0f}"), showarrow=False,
                            font=dict(size=style.font), bgcolor="rgba(255,255,255,0.85)")
     ns_all = sorted({r["n"] for r in rows})
     if 1 < len(ns_all) <= 12:
         fig.update_xaxes(tickmode="array", tickvals=ns_all, ticktext=[f"{n:,}" for n in ns_all])
     log_ticks(fig, style)
-    fig.update_xaxes(type="log", title_text=w("complexity.x", lang))
-    fig.update_yaxes(type="log", title_text=w("complexity.y_time", lang), row=1, col=1)
-    fig.update_yaxes(type="log", title_text=w("complexity.y_memory", lang), row=1, col=2)
+    fig.update_xaxes(type="log", title_text=say("complexity.x", lang))
+    fig.update_yaxes(type="log", title_text=say("complexity.y_time", lang), row=1, col=1)
+    fig.update_yaxes(type="log", title_text=say("complexity.y_memory", lang), row=1, col=2)
     fig.update_layout(legend=dict(orientation="h", y=-0.2, x=0, yanchor="top"))
     stop = "。" if lang == "zh" else ". "
     full_note = stop.join(x for x in (crossover_text, note) if x)
-    title = title or w("complexity.title", lang)
+    title = title or say("complexity.title", lang)
     if disturbed:
-        title = w("complexity.title_disturbed", lang, title=title)
+        title = say("complexity.title_disturbed", lang, title=title)
         full_note = f"{disturbed}{stop}{full_note}"
     # On a projector the figure fits the window under the tab row (the note keeps the
     # crossover and any disturbance: they are what the figure claims).
@@ -106,22 +106,22 @@ def flop_claim(n: int, head_dim: int, quadratic: float, linear: float, measured:
                style=None, lang: str = "en") -> go.Figure:
     """The article's claim as two bars (log scale): FLOPs of the quadratic and linear path."""
     style = as_style(style)
-    fig = go.Figure(go.Bar(x=[w("complexity.claim_softmax", lang), w("complexity.claim_linear", lang)],
+    fig = go.Figure(go.Bar(x=[say("complexity.claim_softmax", lang), say("complexity.claim_linear", lang)],
                            y=[quadratic, linear],
                            marker_color=[style.colour(3), style.colour(0)],
                            text=[f"{quadratic:.3g}", f"{linear:.3g}"], textposition="inside", insidetextanchor="end",
                            textfont=dict(size=style.font, color="white")))
     # Log scale from 1 so that both bars have visible length and room for their labels.
-    fig.update_yaxes(type="log", title_text=w("complexity.claim_y", lang), range=[0, math.log10(quadratic) * 1.08],
+    fig.update_yaxes(type="log", title_text=say("complexity.claim_y", lang), range=[0, math.log10(quadratic) * 1.08],
                      dtick=2)
-    fig.update_xaxes(title_text=w("complexity.claim_x", lang))
-    title = w("complexity.claim_title", lang, ratio=f"{quadratic / linear:,.0f}", n=f"{n:,}", d=head_dim)
+    fig.update_xaxes(title_text=say("complexity.claim_x", lang))
+    title = say("complexity.claim_title", lang, ratio=f"{quadratic / linear:,.0f}", n=f"{n:,}", d=head_dim)
     note = ""
     if measured:
         faster = measured["ratio"] >= 1
-        note = w("complexity.claim_measured" if faster else "complexity.claim_measured_slower", lang,
+        note = say("complexity.claim_measured" if faster else "complexity.claim_measured_slower", lang,
                  n=f"{measured['n']:,}", q=f"{measured['quadratic_ms']:.3g}", l=f"{measured['linear_ms']:.3g}",
                  ratio=f"{measured['ratio'] if faster else 1 / measured['ratio']:.1f}")
         if measured.get("disturbed"):
-            note += w("complexity.claim_disturbed", lang)
+            note += say("complexity.claim_disturbed", lang)
     return finish(fig, style, title, height=520 if style.presentation else 420, note=note, width=0.4)

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..words import w
+from ..text import say
 from .style import as_style, finish
 
 
@@ -21,13 +21,13 @@ def loss_curve(steps, losses, total_steps: int | None = None, live: bool = False
     style = as_style(style)
     steps, losses = list(steps), list(losses)
     fig = go.Figure(go.Scatter(x=steps, y=losses, mode="lines+markers" if live else "lines",
-                               name=w("learn.loss_legend", lang), line=dict(color=style.colour(0), width=style.line),
+                               name=say("learn.loss_legend", lang), line=dict(color=style.colour(0), width=style.line),
                                marker=dict(size=max(3, style.marker - 3)),
-                               hovertemplate=w("learn.loss_hover", lang) + "<extra></extra>"))
-    fig.update_xaxes(title_text=w("learn.loss_x", lang), range=[0, max(total_steps or 0, max(steps, default=1))])
-    fig.update_yaxes(title_text=w("learn.loss_y", lang))
+                               hovertemplate=say("learn.loss_hover", lang) + "<extra></extra>"))
+    fig.update_xaxes(title_text=say("learn.loss_x", lang), range=[0, max(total_steps or 0, max(steps, default=1))])
+    fig.update_yaxes(title_text=say("learn.loss_y", lang))
     fig.update_layout(showlegend=False)
-    return finish(fig, style, title or w("learn.loss_title_live" if live else "learn.loss_title", lang),
+    return finish(fig, style, title or say("learn.loss_title_live" if live else "learn.loss_title", lang),
                    height=480 if style.presentation else 360, note=note)
 
 
@@ -40,11 +40,11 @@ def heldout_comparison(quality: dict, rows: list, softmax_entropy: float, title:
     dashed reference line, since a good imitation is as spiky as softmax.
     """
     style = as_style(style)
-    keys = (("kl", w("learn.cmp_kl", lang)), ("entropy", w("learn.cmp_entropy", lang)),
-            ("monotonicity", w("learn.cmp_mono", lang)))
+    keys = (("kl", say("learn.cmp_kl", lang)), ("entropy", say("learn.cmp_entropy", lang)),
+            ("monotonicity", say("learn.cmp_mono", lang)))
     fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.09,
-                        subplot_titles=(w("learn.cmp_sub_kl", lang), w("learn.cmp_sub_entropy", lang),
-                                        w("learn.cmp_sub_mono", lang)))
+                        subplot_titles=(say("learn.cmp_sub_kl", lang), say("learn.cmp_sub_entropy", lang),
+                                        say("learn.cmp_sub_mono", lang)))
     many = any(np.asarray(quality[r["name"]]["kl"]).size > 1 for r in rows)
     # Long names wrap at the bracket: horizontal ticks leave the axis title room on a projector.
     ticks = {r["map"]: r["map"].replace(" (", "<br>(").replace("（", "<br>（") for r in rows}
@@ -65,12 +65,12 @@ def heldout_comparison(quality: dict, rows: list, softmax_entropy: float, title:
                               row=1, col=col)
         fig.update_yaxes(title_text=label, row=1, col=col)
     fig.add_hline(y=softmax_entropy, line=dict(color="#444", width=max(1.5, style.line / 2), dash="dash"),
-                  row=1, col=2, annotation_text=w("learn.cmp_softmax_line", lang, value=f"{softmax_entropy:.2f}"),
+                  row=1, col=2, annotation_text=say("learn.cmp_softmax_line", lang, value=f"{softmax_entropy:.2f}"),
                   annotation_position="bottom left")
     fig.update_yaxes(rangemode="tozero", row=1, col=1)
     fig.update_yaxes(range=[-1.05, 1.05], row=1, col=3)
-    fig.update_xaxes(title_text=w("learn.cmp_x", lang), tickangle=0)
-    title = title or w("learn.cmp_title", lang)
+    fig.update_xaxes(title_text=say("learn.cmp_x", lang), tickangle=0)
+    title = title or say("learn.cmp_title", lang)
     if subtitle:
         title += f"<br><sup>{subtitle}</sup>"
     return finish(fig, style, title, height=620 if style.presentation else 480)
@@ -90,14 +90,14 @@ def kl_ratio_heatmap(ratio, title: str = "", style=None, lang: str = "en", map_l
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(heads)), y=layer_labels, colorscale=style.sequential, zmin=0, zmax=max(top, 1.0),
         text=text, texttemplate="%{text}", textfont=dict(size=style.tick_font),
-        colorbar=dict(title=dict(text=w("learn.ratio_colorbar", lang, map=map_label), side="top")),
-        hovertemplate=w("learn.ratio_hover", lang) + "<extra></extra>"))
-    fig.update_xaxes(title_text=w("learn.head", lang), tickmode="array", tickvals=list(range(heads)))
-    fig.update_yaxes(title_text=w("learn.layer", lang), tickmode="array", tickvals=layer_labels,
+        colorbar=dict(title=dict(text=say("learn.ratio_colorbar", lang, map=map_label), side="top")),
+        hovertemplate=say("learn.ratio_hover", lang) + "<extra></extra>"))
+    fig.update_xaxes(title_text=say("learn.head", lang), tickmode="array", tickvals=list(range(heads)))
+    fig.update_yaxes(title_text=say("learn.layer", lang), tickmode="array", tickvals=layer_labels,
                      type="category", autorange="reversed")
-    return finish(fig, style, title or w("learn.ratio_title", lang, map=map_label),
+    return finish(fig, style, title or say("learn.ratio_title", lang, map=map_label),
                    height=(600 if style.presentation else 440) if layers > 1 else (360 if style.presentation else 300),
-                   note=w("learn.ratio_note", lang))
+                   note=say("learn.ratio_note", lang))
 
 
 def tradeoff_plane(rows: list, title: str = "", style=None, lang: str = "en") -> go.Figure:
@@ -115,11 +115,11 @@ def tradeoff_plane(rows: list, title: str = "", style=None, lang: str = "en") ->
             textfont=dict(size=style.tick_font),
             marker=dict(size=style.marker + 8, color=style.colour(i),
                         symbol="circle" if learned_map else "circle-open", line=dict(width=style.line / 2)),
-            hovertemplate=f"{r['map']}<br>" + w("learn.trade_hover", lang) + "<extra></extra>", showlegend=False))
-    fig.update_xaxes(title_text=w("learn.trade_x", lang), type="log")
-    fig.update_yaxes(title_text=w("learn.trade_y", lang), type="log")
-    return finish(fig, style, title or w("learn.trade_title", lang), height=560 if style.presentation else 420,
-                  note=w("learn.trade_note", lang))
+            hovertemplate=f"{r['map']}<br>" + say("learn.trade_hover", lang) + "<extra></extra>", showlegend=False))
+    fig.update_xaxes(title_text=say("learn.trade_x", lang), type="log")
+    fig.update_yaxes(title_text=say("learn.trade_y", lang), type="log")
+    return finish(fig, style, title or say("learn.trade_title", lang), height=560 if style.presentation else 420,
+                  note=say("learn.trade_note", lang))
 
 
 def hybrid_cosine(path: list, n_layers: int, map_label: str = "", title: str = "", style=None,
@@ -133,23 +133,23 @@ def hybrid_cosine(path: list, n_layers: int, map_label: str = "", title: str = "
     ks = [p["k"] for p in path]
     mean = [p["cosine_mean"] for p in path]
     low = [p["cosine_mean"] - p["cosine_min"] for p in path]
-    labels = [w("learn.hyb_point", lang, layers=", ".join(map(str, p["kept"])) or w("learn.hyb_none", lang))
+    labels = [say("learn.hyb_point", lang, layers=", ".join(map(str, p["kept"])) or say("learn.hyb_none", lang))
               for p in path]
     fig = go.Figure(go.Scatter(
         x=ks, y=mean, mode="lines+markers+text", text=labels, textposition="bottom right",
         textfont=dict(size=style.tick_font), line=dict(color=style.colour(0), width=style.line),
-        marker=dict(size=style.marker + 3), name=w("learn.hyb_mean", lang),
+        marker=dict(size=style.marker + 3), name=say("learn.hyb_mean", lang),
         error_y=dict(type="data", symmetric=False, array=[0.0] * len(path), arrayminus=low, visible=True,
                      thickness=max(1.5, style.line / 2)),
         customdata=[[p["cosine_min"]] for p in path],
-        hovertemplate=w("learn.hyb_hover", lang) + "<extra></extra>"))
+        hovertemplate=say("learn.hyb_hover", lang) + "<extra></extra>"))
     fig.add_hline(y=1.0, line=dict(color="#444", dash="dash", width=max(1.5, style.line / 2)),
-                  annotation_text=w("learn.hyb_original", lang), annotation_position="bottom left")
-    fig.update_xaxes(title_text=w("learn.hyb_x", lang), range=[-0.5, n_layers + 0.5],
+                  annotation_text=say("learn.hyb_original", lang), annotation_position="bottom left")
+    fig.update_xaxes(title_text=say("learn.hyb_x", lang), range=[-0.5, n_layers + 0.5],
                      tickmode="array", tickvals=list(range(n_layers + 1)))
-    fig.update_yaxes(title_text=w("learn.hyb_y", lang))
-    fig = finish(fig, style, title or w("learn.hyb_title", lang, map=map_label),
-                  height=560 if style.presentation else 430, note=w("learn.hyb_note", lang))
+    fig.update_yaxes(title_text=say("learn.hyb_y", lang))
+    fig = finish(fig, style, title or say("learn.hyb_title", lang, map=map_label),
+                  height=560 if style.presentation else 430, note=say("learn.hyb_note", lang))
     return fig.update_layout(margin=dict(l=140 if style.presentation else 110))
 
 
@@ -164,21 +164,21 @@ def hybrid_drift(drift, linear_layers, map_label: str = "", title: str = "", sty
     drift = [float(x) for x in drift]
     linear = set(linear_layers)
     fig = go.Figure()
-    for kind, colour, is_linear in ((w("learn.drift_linear", lang, map=map_label), style.colour(3), True),
-                                    (w("learn.drift_softmax", lang), style.colour(0), False)):
+    for kind, colour, is_linear in ((say("learn.drift_linear", lang, map=map_label), style.colour(3), True),
+                                    (say("learn.drift_softmax", lang), style.colour(0), False)):
         idx = [i for i in range(len(drift)) if (i in linear) == is_linear]
         if idx:
             fig.add_trace(go.Bar(x=idx, y=[drift[i] for i in idx], name=kind, marker_color=colour,
                                  text=[f"{drift[i]:.2f}" for i in idx], textposition="outside",
                                  textfont=dict(size=style.tick_font),
-                                 hovertemplate=w("learn.drift_hover", lang) + "<extra>" + kind + "</extra>"))
-    fig.update_xaxes(title_text=w("learn.layer", lang), tickmode="array", tickvals=list(range(len(drift))))
+                                 hovertemplate=say("learn.drift_hover", lang) + "<extra>" + kind + "</extra>"))
+    fig.update_xaxes(title_text=say("learn.layer", lang), tickmode="array", tickvals=list(range(len(drift))))
     # Headroom above the tallest bar, so its value label (drawn outside the bar) is not cut.
-    fig.update_yaxes(title_text=w("learn.drift_y", lang),
+    fig.update_yaxes(title_text=say("learn.drift_y", lang),
                      range=[0, 1.2 * max(max(drift, default=0.0), 0.05)])
-    fig.update_layout(legend=dict(title=dict(text=w("learn.drift_legend", lang)), orientation="h", y=1.02, x=1,
+    fig.update_layout(legend=dict(title=dict(text=say("learn.drift_legend", lang)), orientation="h", y=1.02, x=1,
                                   xanchor="right", yanchor="bottom"))
-    fig = finish(fig, style, title or w("learn.drift_title", lang, layers=", ".join(map(str, sorted(linear)))
-                                         or w("learn.hyb_none", lang)),
+    fig = finish(fig, style, title or say("learn.drift_title", lang, layers=", ".join(map(str, sorted(linear)))
+                                         or say("learn.hyb_none", lang)),
                   height=520 if style.presentation else 420)
     return fig.update_layout(margin=dict(l=140 if style.presentation else 110))

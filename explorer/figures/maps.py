@@ -8,7 +8,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from ..words import w
+from ..text import say
 from .style import PROJECTOR_FIGURE_PX, as_style, finish, finite_values, unique_labels, wrap
 
 
@@ -65,11 +65,11 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
             own_axes[name] = (f"coloraxis{index}", f"coloraxis{index + 1}", symmetric_range([maps[name]]),
                               symmetric_range([errors[name]]) if name in errors else 1e-6)
 
-    hover_map = w("maps.hover_map", lang) + "<extra>%{fullData.name}</extra>"
+    hover_map = say("maps.hover_map", lang) + "<extra>%{fullData.name}</extra>"
     # The error panels carry no hover data of their own: the weights behind a difference are
     # one panel up, and two more N x N arrays per map made the reply with every map ~7 MB.
-    hover_err = w("maps.hover_err", lang) + "<extra>%{fullData.name}</extra>"
-    key_title, query_title = w("maps.key", lang), w("maps.query", lang)
+    hover_err = say("maps.hover_err", lang) + "<extra>%{fullData.name}</extra>"
+    key_title, query_title = say("maps.key", lang), say("maps.query", lang)
     tick = dict(size=style.tick_font)
     axis_title = dict(size=style.font)
     data, layout, annotations = [], {}, []
@@ -111,9 +111,9 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         err_title = f"− {reference}" if projector else f"{shown} − {reference}"
         if name in own_axes:
             # One line: a second would run into the token labels of the panel above.
-            map_title += w("maps.own_scale", lang, range=f"{map_range:.2g}")
+            map_title += say("maps.own_scale", lang, range=f"{map_range:.2g}")
             # (On a projector the map's title above already says "own scale": the range alone.)
-            err_title += f" ±{err_range:.2g}" if projector else w("maps.own_scale", lang, range=f"{err_range:.2g}")
+            err_title += f" ±{err_range:.2g}" if projector else say("maps.own_scale", lang, range=f"{err_range:.2g}")
         panel(row, col, z, np.stack([ref, err], axis=-1), shown, map_axis, hover_map, map_title)
         if name in errors:
             panel(row + 1, col, err, None, f"{shown} − {reference}", err_axis, hover_err,
@@ -132,15 +132,15 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     layout.update(
         annotations=annotations,
         coloraxis=dict(colorscale=style.sequential, cmin=lo, cmax=hi,
-                       colorbar=dict(title=dict(text=w("maps.bar_weight", lang), **bar_title), len=bar_len, y=1.0,
+                       colorbar=dict(title=dict(text=say("maps.bar_weight", lang), **bar_title), len=bar_len, y=1.0,
                                      yanchor="top", thickness=bar, **bar_ticks)),
         coloraxis2=dict(colorscale=style.diverging, cmid=0.0, cmin=-emax, cmax=emax,
-                        colorbar=dict(title=dict(text=w("maps.bar_error", lang), **bar_title), len=bar_len, y=0.0,
+                        colorbar=dict(title=dict(text=say("maps.bar_error", lang), **bar_title), len=bar_len, y=0.0,
                                       yanchor="bottom", thickness=bar, **bar_ticks)),
     )
     fig = go.Figure(data=data, layout=layout)
     panel_px = 560 if style.presentation else 430
-    fig = finish(fig, style, title or w("maps.title", lang), height=rows * panel_px + 120, note=note,
+    fig = finish(fig, style, title or say("maps.title", lang), height=rows * panel_px + 120, note=note,
                  fonts_done=True, total=PROJECTOR_FIGURE_PX + 100 if projector else None, panel_lines=2 if projector else 1)
     if projector:
         # Only the bottom row's key labels (tilted) lie under the grid.
@@ -163,7 +163,7 @@ def symmetric_range(arrays) -> float:
 
 
 def _panel_title(name, bad, lang="en"):
-    return w("maps.ill_rows", lang, name=name, count=bad) if bad else name
+    return say("maps.ill_rows", lang, name=name, count=bad) if bad else name
 
 
 def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monotonicity"), labels: dict | None = None,
@@ -180,20 +180,20 @@ def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monoto
     labels = labels or {}
     shown = names or {}
     names = [shown.get(r["map"], r["map"]) for r in rows]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(w("maps.bars_entropy", lang), w("maps.bars_mono", lang)),
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(say("maps.bars_entropy", lang), say("maps.bars_mono", lang)),
                         horizontal_spacing=0.12)
     from ..measure.metrics import mostly_undefined, undefined_notes   # plain-dict helpers: no computation here
     # A mean over fewer than half of the rows is no value to draw as a bar (it read as 0 for
     # the identity map on 'needle': 1 row of 128): n/a, with the reason on hover.
     ent = [None if mostly_undefined(r, "entropy_approx") else r.get("entropy_approx") for r in rows]
-    fig.add_trace(go.Bar(x=names, y=ent, name=labels.get("entropy_approx", w("maps.bars_entropy_name", lang)),
+    fig.add_trace(go.Bar(x=names, y=ent, name=labels.get("entropy_approx", say("maps.bars_entropy_name", lang)),
                          marker_color=style.colour(0)), row=1, col=1)
     ref = next((r.get("entropy_reference") for r in rows if r.get("entropy_reference") is not None), None)
     if ref is not None:
         fig.add_hline(y=ref, line=dict(color=style.colour(3), width=style.line, dash="dash"), row=1, col=1,
                       annotation_text="softmax", annotation_position="top left")
     mono = [None if mostly_undefined(r, "monotonicity") else r.get("monotonicity") for r in rows]
-    fig.add_trace(go.Bar(x=names, y=mono, name=labels.get("monotonicity", w("maps.bars_mono_name", lang)),
+    fig.add_trace(go.Bar(x=names, y=mono, name=labels.get("monotonicity", say("maps.bars_mono_name", lang)),
                          marker_color=style.colour(2)), row=1, col=2)
     for col, key in ((1, "entropy_approx"), (2, "monotonicity")):
         stats = [(name, *spread[row["map"]][key]) for name, row in zip(names, rows)
@@ -201,7 +201,7 @@ def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monoto
         if not stats:
             continue
         fig.add_trace(go.Scatter(x=[name for name, _, _ in stats], y=[mean for _, mean, _ in stats], mode="markers",
-                                 name=w("maps.bars_spread", lang, k=spread_seeds),
+                                 name=say("maps.bars_spread", lang, k=spread_seeds),
                                  marker=dict(symbol="diamond", size=style.marker + 3, color="#222"),
                                  error_y=dict(type="data", array=[sd or 0.0 for _, _, sd in stats], visible=True,
                                               color="#222", thickness=max(1, style.line / 1.5)),
@@ -213,19 +213,19 @@ def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monoto
     for col, values, key, metric in ((1, ent, "H approx", "entropy_approx"), (2, mono, "Spearman ρ", "monotonicity")):
         missing = [(name, row) for name, row, value in zip(names, rows, values) if value is None]
         if missing:
-            why = [next((n for n in undefined_notes([row]) if key in n), w("maps.bars_na_hover", lang, name=name))
-                   if lang == "en" else f"{w('maps.bars_na_hover', lang, name=name)}：{w(f'common.why.{metric}', lang)}"
+            why = [next((n for n in undefined_notes([row]) if key in n), say("maps.bars_na_hover", lang, name=name))
+                   if lang == "en" else f"{say('maps.bars_na_hover', lang, name=name)}：{say(f'common.why.{metric}', lang)}"
                    for name, row in missing]
             fig.add_trace(go.Scatter(x=[name for name, _ in missing], y=[0] * len(missing), mode="text",
-                                     text=[w("common.na", lang)] * len(missing), textposition="top center",
+                                     text=[say("common.na", lang)] * len(missing), textposition="top center",
                                      textfont=dict(size=style.tick_font, color="#b00"), showlegend=False,
                                      hovertext=["<br>".join(wrap(line, 60)) for line in why], hoverinfo="text"),
                           row=1, col=col)
-    fig.update_yaxes(title_text=w("maps.bars_entropy_axis", lang), row=1, col=1)
-    fig.update_yaxes(title_text=w("maps.bars_mono_axis", lang), range=[min(-0.1, min([x for x in mono if x is not None] or [0])), 1.05],
+    fig.update_yaxes(title_text=say("maps.bars_entropy_axis", lang), row=1, col=1)
+    fig.update_yaxes(title_text=say("maps.bars_mono_axis", lang), range=[min(-0.1, min([x for x in mono if x is not None] or [0])), 1.05],
                      row=1, col=2)
-    fig.update_xaxes(title_text=w("maps.bars_map_axis", lang), tickangle=-30)
+    fig.update_xaxes(title_text=say("maps.bars_map_axis", lang), tickangle=-30)
     fig.update_layout(showlegend=False)
-    return finish(fig, style, title or w("maps.bars_title", lang), height=560 if style.presentation else 430,
+    return finish(fig, style, title or say("maps.bars_title", lang), height=560 if style.presentation else 430,
                   note=note)
 

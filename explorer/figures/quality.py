@@ -9,7 +9,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from ..words import w
+from ..text import say
 from .style import PROJECTOR_FIGURE_PX, as_style, finish
 
 
@@ -26,8 +26,8 @@ def quality_curves(curves: list, x: str = "m", title: str = "", note: str = "", 
     style = as_style(style)
     names = names or {}
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=(w("quality.kernel_panel", lang), w("quality.map_panel", lang)))
-    mean_word, theory_word = w("quality.hover_mean", lang), w("quality.hover_theory", lang)
+                        subplot_titles=(say("quality.kernel_panel", lang), say("quality.map_panel", lang)))
+    mean_word, theory_word = say("quality.hover_mean", lang), say("quality.hover_theory", lang)
     for i, cur in enumerate(curves):
         colour = style.colour(i)
         label = names.get(cur.label, cur.label)
@@ -42,20 +42,20 @@ def quality_curves(curves: list, x: str = "m", title: str = "", note: str = "", 
             fig.add_trace(go.Scatter(x=xs, y=lo, mode="lines", line=dict(width=0), fill="tonexty",
                                      fillcolor=with_alpha(colour, 0.18), showlegend=False, legendgroup=group,
                                      hoverinfo="skip"), row=1, col=col)
-            fig.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name=w("quality.measured", lang, label=label),
+            fig.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name=say("quality.measured", lang, label=label),
                                      line=dict(color=colour, width=style.line), marker=dict(size=style.marker),
                                      legendgroup=group, showlegend=col == 1,
                                      hovertemplate=f"{label}<br>x=%{{x}}<br>{mean_word}=%{{y:.3g}}<extra></extra>"),
                           row=1, col=col)
         if cur.theory is not None:
-            fig.add_trace(go.Scatter(x=xs, y=list(cur.theory), mode="lines", name=w("quality.theory", lang, label=label),
+            fig.add_trace(go.Scatter(x=xs, y=list(cur.theory), mode="lines", name=say("quality.theory", lang, label=label),
                                      line=dict(color=colour, width=style.line, dash="dash"),
                                      hovertemplate=f"{label} {theory_word}<br>x=%{{x}}<br>%{{y:.3g}}<extra></extra>"),
                           row=1, col=1)
-    xtitle = w("quality.x_flops" if x == "flops" else "quality.x_m", lang)
+    xtitle = say("quality.x_flops" if x == "flops" else "quality.x_m", lang)
     fig.update_xaxes(type="log", title_text=xtitle)
-    fig.update_yaxes(type="log", title_text=w("quality.y_mse", lang), row=1, col=1)
-    fig.update_yaxes(type="log", title_text=w("quality.y_error", lang), row=1, col=2)
+    fig.update_yaxes(type="log", title_text=say("quality.y_mse", lang), row=1, col=1)
+    fig.update_yaxes(type="log", title_text=say("quality.y_error", lang), row=1, col=2)
     fig.update_layout(legend=dict(orientation="h", y=-0.2, x=0, yanchor="top"))
     if favor_need:
         need, target = favor_need["m_required"], favor_need["rel_error"]
@@ -63,16 +63,16 @@ def quality_curves(curves: list, x: str = "m", title: str = "", note: str = "", 
         if x == "m" and all_ms and min(all_ms) <= need <= max(all_ms):
             fig.add_vline(x=need, line=dict(color="#555", dash="dot", width=max(1, style.line / 2)), row=1, col=1)
             fig.add_annotation(x=math.log10(need), y=1, xref="x", yref="paper", yanchor="top", xanchor="left",
-                               showarrow=False, text=w("quality.need_marker", lang, target=f"{target:.0%}",
+                               showarrow=False, text=say("quality.need_marker", lang, target=f"{target:.0%}",
                                                        m=sci(need)),
                                font=dict(size=style.tick_font, color="#555"))
         elif all_ms and need > max(all_ms):
-            extra = w("quality.need_beyond", lang, m=sci(need), target=f"{target:.0%}",
+            extra = say("quality.need_beyond", lang, m=sci(need), target=f"{target:.0%}",
                       u2=f"{favor_need['sq_norm_sum']['median']:.3g}", top=max(all_ms))
             note = f"{note} {extra}".strip()
     # On a projector the figure fits the window under the tab row: the long note (how the
     # curves were drawn) stays in the normal view, where there is room to read it.
-    fig = finish(fig, style, title or w("quality.curves_title", lang), height=600,
+    fig = finish(fig, style, title or say("quality.curves_title", lang), height=600,
                  note="" if style.presentation else note, total=PROJECTOR_FIGURE_PX + 100)
     if style.presentation:
         # The legend at the figure's bottom edge, under the axis titles of the short plot.
@@ -98,24 +98,24 @@ def head_overview(values, layer_names=None, metric_label: str = "", map_label: s
     if layer_names and len(layer_names) == layers and lang == "en":
         ylabels = list(layer_names)
     else:
-        ylabels = [w("quality.overview_layer", lang, i=i) for i in range(layers)]
+        ylabels = [say("quality.overview_layer", lang, i=i) for i in range(layers)]
     text = [[("—" if not np.isfinite(x) else f"{x:.2g}") for x in row] for row in z]
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(heads)), y=list(range(layers)), colorscale=style.sequential, text=text,
         texttemplate="%{text}", textfont=dict(size=style.tick_font),
         colorbar=dict(title=dict(text=metric_label.replace(" (", "<br>(").replace("（", "<br>（"), side="top")),
-        hovertemplate=w("quality.overview_hover", lang) + "<br>" + metric_label + ": %{z:.4g}<extra></extra>",
+        hovertemplate=say("quality.overview_hover", lang) + "<br>" + metric_label + ": %{z:.4g}<extra></extra>",
     ))
-    fig.update_xaxes(title_text=w("common.head", lang), tickmode="array", tickvals=list(range(heads)),
+    fig.update_xaxes(title_text=say("common.head", lang), tickmode="array", tickvals=list(range(heads)),
                      ticktext=[str(h) for h in range(heads)])
-    fig.update_yaxes(title_text=w("common.layer", lang), tickmode="array", tickvals=list(range(layers)),
+    fig.update_yaxes(title_text=say("common.layer", lang), tickmode="array", tickvals=list(range(layers)),
                      ticktext=ylabels, autorange="reversed")
-    title = w("quality.overview_title", lang, map=map_label, metric=metric_label)
+    title = say("quality.overview_title", lang, map=map_label, metric=metric_label)
     # A row per layer stays tall enough for its numbers: 6 layers fit the usual height, a
     # 30-layer model (SmolLM2: 270 heads) grows the figure instead of squeezing the rows.
     row = 30 if style.presentation else 22
     base = 620 if style.presentation else 480
-    return finish(fig, style, title, height=max(base, 200 + row * layers), note=w("quality.overview_note", lang))
+    return finish(fig, style, title, height=max(base, 200 + row * layers), note=say("quality.overview_note", lang))
 
 
 def sci(x: float) -> str:
@@ -141,19 +141,19 @@ def favor_norms(norms: dict, need: dict, title: str = "", style=None, lang: str 
     """
     style = as_style(style)
     fig = go.Figure()
-    rows_word = w("quality.norm_rows", lang)
-    for i, (key, name) in enumerate((("q_norms", w("quality.norm_q", lang)), ("k_norms", w("quality.norm_k", lang)))):
+    rows_word = say("quality.norm_rows", lang)
+    for i, (key, name) in enumerate((("q_norms", say("quality.norm_q", lang)), ("k_norms", say("quality.norm_k", lang)))):
         values = np.asarray(norms[key], dtype=np.float64).ravel()
         fig.add_trace(go.Histogram(x=values, name=name, opacity=0.65, marker_color=style.colour(i),
                                    hovertemplate=name + " %{x}<br>%{y} " + rows_word + "<extra></extra>"))
     # The legend under the plot: above it, it would share the lines of the title and the note.
     fig.update_layout(barmode="overlay", legend=dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top"))
-    fig.update_xaxes(title_text=w("quality.norm_x", lang))
-    fig.update_yaxes(title_text=w("quality.norm_y", lang))
+    fig.update_xaxes(title_text=say("quality.norm_x", lang))
+    fig.update_yaxes(title_text=say("quality.norm_y", lang))
     target, spread = need["rel_error"], need["m_quantiles"]
     u2 = need["sq_norm_sum"]
-    note = w("quality.norm_note", lang, u2=f"{u2['median']:.3g}", target=f"{target:.0%}", m=sci(need["m_required"]),
+    note = say("quality.norm_note", lang, u2=f"{u2['median']:.3g}", target=f"{target:.0%}", m=sci(need["m_required"]),
              lo=sci(spread[0.1]), hi=sci(spread[0.9]))
-    head = w("quality.norm_title", lang, m=sci(need["m_required"]), target=f"{target:.0%}")
+    head = say("quality.norm_title", lang, m=sci(need["m_required"]), target=f"{target:.0%}")
     return finish(fig, style, f"{head} · {title}" if title else head, note=note,
                   height=460 if style.presentation else 360)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..catalog import CAUSAL_MODEL
-from ..words import w
+from ..text import say
 
 
 @dataclass(frozen=True)
@@ -120,8 +120,8 @@ def ready_folder(spec: PackagedModel, progress=None) -> Path:
 def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> None:
     """De-quantise in a worker thread while this thread reports progress: a web framework's
     progress callback may only work from the thread that handles the request."""
-    say = progress or (lambda fraction, message: None)
-    say(0.0, _both("sources.converting", name=spec.name, elapsed=0, total=spec.convert_s))
+    tell = progress or (lambda fraction, message: None)
+    tell(0.0, _both("sources.converting", name=spec.name, elapsed=0, total=spec.convert_s))
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     outcome: dict = {}
@@ -139,7 +139,7 @@ def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> No
         while worker.is_alive():          # from_pretrained gives no progress of its own: estimate it from the clock
             worker.join(0.5)
             elapsed = time.perf_counter() - start
-            say(min(0.95, elapsed / spec.convert_s),
+            tell(min(0.95, elapsed / spec.convert_s),
                 _both("sources.converting", name=spec.name, elapsed=elapsed, total=spec.convert_s))
         if "error" in outcome:
             raise outcome["error"]
@@ -148,7 +148,7 @@ def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> No
         os.replace(work, folder)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    say(1.0, _both("sources.converted", name=spec.name))
+    tell(1.0, _both("sources.converted", name=spec.name))
 
 
 def _write_float32(spec: PackagedModel, gguf: Path, work: Path) -> None:
@@ -175,7 +175,7 @@ def _write_float32(spec: PackagedModel, gguf: Path, work: Path) -> None:
 
 def _both(key: str, **values) -> str:
     """A progress message in both languages: the bar's text cannot follow the page's language."""
-    return " · ".join(w(key, lang, **values) for lang in ("en", "zh"))
+    return " · ".join(say(key, lang, **values) for lang in ("en", "zh"))
 
 
 def _drop_quantization(config_path: Path) -> None:

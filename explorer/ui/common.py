@@ -26,7 +26,7 @@ from urllib.parse import urlencode
 
 import gradio as gr
 
-from .. import words
+from ..text import normal_lang, say
 from ..text import Message, say_error
 from ..resources import assets_dir
 from . import i18n
@@ -79,7 +79,7 @@ def handler_lang(signature: inspect.Signature, args, kwargs) -> str:
         bound = signature.bind_partial(*args, **kwargs)
     except TypeError:
         return "en"
-    return words.normal_lang(bound.arguments.get("lang", "en"))
+    return normal_lang(bound.arguments.get("lang", "en"))
 
 
 def guarded(fn):
@@ -98,7 +98,7 @@ def guarded(fn):
         args, kwargs, replaced = clean_arguments(args, kwargs)
         lang = handler_lang(signature, args, kwargs)
         if replaced:
-            gr.Warning(words.w("common.toast_surrogates", lang, count=replaced))
+            gr.Warning(say("common.toast_surrogates", lang, count=replaced))
         try:
             return fn(*args, **kwargs)
         except gr.Error:
@@ -106,14 +106,14 @@ def guarded(fn):
         except ValueError as exc:
             # A refusal (of the request model, of a bound) says itself in the page's language.
             message = say_error(exc, lang)
-            raise gr.Error(as_text(message), title=words.w("common.toast_check", lang), print_exception=False) from None
+            raise gr.Error(as_text(message), title=say("common.toast_check", lang), print_exception=False) from None
         except MemoryError:
-            raise gr.Error(words.w("common.toast_memory", lang), title=words.w("common.toast_large", lang),
+            raise gr.Error(say("common.toast_memory", lang), title=say("common.toast_large", lang),
                            print_exception=False) from None
         except Exception as exc:  # the app must survive anything a request throws
             log.exception("handler %s failed", getattr(fn, "__name__", fn))
-            raise gr.Error(as_text(words.w("common.toast_wrong", lang, what=f"{type(exc).__name__}: {plain(exc)}")),
-                           title=words.w("common.toast_internal", lang), print_exception=False) from None
+            raise gr.Error(as_text(say("common.toast_wrong", lang, what=f"{type(exc).__name__}: {plain(exc)}")),
+                           title=say("common.toast_internal", lang), print_exception=False) from None
         finally:
             from .. import memory
             memory.release_after_request()
@@ -184,7 +184,7 @@ def notices_markdown(notices, toast: bool = True, lang: str = "en") -> str:
     few also pop up as warnings."""
     notices = [plain(n, 600) for n in dict.fromkeys(notices or [])]
     if len(notices) > MAX_NOTICES:
-        notices = notices[:MAX_NOTICES] + [words.w("common.toast_more", lang, count=len(notices) - MAX_NOTICES)]
+        notices = notices[:MAX_NOTICES] + [say("common.toast_more", lang, count=len(notices) - MAX_NOTICES)]
     if toast:
         for n in notices[:3]:
             gr.Warning(as_text(n))
@@ -432,17 +432,17 @@ def data_summary(lang, source, text, preset, n, d, layer, head, n_tokens=None, m
     """"MiniLM · layer 2 · head 3 · 16 tokens ✎": the data panel folded to one line.
     ``n_tokens`` is the text's length as the model read it (None while not known);
     ``model`` the name the model picker shows (the embedded MiniLM when empty)."""
-    say = i18n.text
+    tell = i18n.text
     if source == "text":
         what = _short_model_name(model)
-        count = say("summary_tokens", lang).format(n=f"{int(n_tokens):,}") if n_tokens is not None else ""
+        count = tell("summary_tokens", lang).format(n=f"{int(n_tokens):,}") if n_tokens is not None else ""
     elif source == "random":
-        what = say("summary_random", lang).format(preset=preset, d=_number(d or 0))
-        count = say("summary_tokens", lang).format(n=_number(n or 0))
+        what = tell("summary_random", lang).format(preset=preset, d=_number(d or 0))
+        count = tell("summary_tokens", lang).format(n=_number(n or 0))
     else:
-        what, count = say("summary_file", lang), ""
-    head_text = say("summary_mean", lang) if str(head) == "mean" else say("summary_head", lang).format(h=head)
-    parts = [what, say("summary_layer", lang).format(layer=_number(layer or 0)), head_text, count]
+        what, count = tell("summary_file", lang), ""
+    head_text = tell("summary_mean", lang) if str(head) == "mean" else tell("summary_head", lang).format(h=head)
+    parts = [what, tell("summary_layer", lang).format(layer=_number(layer or 0)), head_text, count]
     return " · ".join(p for p in parts if p) + " ✎"
 
 
@@ -466,16 +466,16 @@ def param(query: dict, key: str, kind=str, default=None, notices: list | None = 
     Never raises, whatever the link holds (integers of any size, garbage, a broken
     ``tz``); when ``notices`` is a list, what was ignored or changed is said there.
     """
-    say = notices.append if notices is not None else (lambda message: None)
+    tell = notices.append if notices is not None else (lambda message: None)
     if key in COMPRESSED_KEYS and COMPRESSED_KEYS[key] in query:
         try:
             text = clean_text(_unpack(str(query[COMPRESSED_KEYS[key]])))[0]
         except Exception:
-            say(Message("common.link_unreadable_text", name=key))
+            tell(Message("common.link_unreadable_text", name=key))
             return default
         cut = query.get(CUT_KEY)
         if cut is not None and str(cut).isdigit() and len(str(cut)) < 12 and int(cut) > len(text):
-            say(Message("common.link_cut", kept=f"{len(text):,}", total=f"{int(cut):,}"))
+            tell(Message("common.link_cut", kept=f"{len(text):,}", total=f"{int(cut):,}"))
         return text
     if key not in query:
         return default
@@ -506,7 +506,7 @@ def param(query: dict, key: str, kind=str, default=None, notices: list | None = 
         return kind(raw)
     except (TypeError, ValueError, OverflowError):
         shown = raw if len(raw) <= 24 else raw[:20] + "…"
-        say(Message("common.link_unreadable", name=key, raw=repr(shown), kind=getattr(kind, "__name__", kind)))
+        tell(Message("common.link_unreadable", name=key, raw=repr(shown), kind=getattr(kind, "__name__", kind)))
         return default
 
 
@@ -517,7 +517,7 @@ def fit(component, value, notices: list | None = None, key: str | None = None):
     ``notices`` when given."""
     if value is None:
         return None
-    say = notices.append if notices is not None else (lambda message: None)
+    tell = notices.append if notices is not None else (lambda message: None)
     lo, hi = getattr(component, "minimum", None), getattr(component, "maximum", None)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if value != value:  # NaN
@@ -529,7 +529,7 @@ def fit(component, value, notices: list | None = None, key: str | None = None):
         fixed = min(max(value, lo), hi)
         if fixed != value:
             name = key or getattr(component, "label", None) or "a value"
-            say(Message("common.link_outside", name=name, value=_number(value), lo=_number(lo), hi=_number(hi),
+            tell(Message("common.link_outside", name=name, value=_number(value), lo=_number(lo), hi=_number(hi),
                         fixed=_number(fixed)))
         return type(value)(fixed) if isinstance(value, int) else fixed
     choices = getattr(component, "choices", None)

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from .. import catalog, words
+from .. import catalog
+from ..text import normal_lang, say
 from . import common, i18n
 
 TIME_BUDGET_S = float(os.environ.get("EXPLORER_SWEEP_BUDGET_S", "60"))
@@ -75,17 +76,16 @@ def render(view, presentation=False):
     from ..views.complexity import shown
     view = shown(view)
     lang = view.lang
-    w = words.w
-    status = (w("complexity.status_cancelled", lang) if view.cancelled
-              else w("complexity.status_budget", lang) if view.truncated else "")
+    status = (say("complexity.status_cancelled", lang) if view.cancelled
+              else say("complexity.status_budget", lang) if view.truncated else "")
     p = view.params
     plot = figures.complexity(
         view.rows, view.method_labels, theory=view.theory, slopes=view.slopes, crossover=view.crossover,
         crossover_text=view.crossover_text,
-        title=w("complexity.title_run", lang, d=p["d"], map=map_label(p["map"]), m=p["m"],
-                causal=w("common.causal" if p["causal"] else "common.non_causal", lang), status=status),
-        note=w("complexity.note_rate", lang, rate=f"{view.matmul_gflops or 0:.0f}"), style=presentation,
-        disturbed=w("complexity.reason_sep", lang).join(getattr(view, "disturbance", [])), lang=lang)
+        title=say("complexity.title_run", lang, d=p["d"], map=map_label(p["map"]), m=p["m"],
+                causal=say("common.causal" if p["causal"] else "common.non_causal", lang), status=status),
+        note=say("complexity.note_rate", lang, rate=f"{view.matmul_gflops or 0:.0f}"), style=presentation,
+        disturbed=say("complexity.reason_sep", lang).join(getattr(view, "disturbance", [])), lang=lang)
     c = view.claim
     claim = figures.flop_claim(c["n"], c["head_dim"], c["quadratic_flops"], c["linear_flops"], c["measured"],
                                style=presentation, lang=lang)
@@ -104,30 +104,29 @@ def summary(view) -> str:
     view = shown(view)
     c = view.claim
     lang = getattr(view, "lang", "en")
-    w = words.w
-    lines = [w("complexity.sum_claim", lang, n=f"{c['n']:,}", d=c["head_dim"], q=f"{c['quadratic_flops']:.3g}",
+    lines = [say("complexity.sum_claim", lang, n=f"{c['n']:,}", d=c["head_dim"], q=f"{c['quadratic_flops']:.3g}",
                l=f"{c['linear_flops']:.3g}", ratio=f"{c['ratio']:,.0f}")]
     if c["measured"]:
         mm = c["measured"]
         faster = mm["ratio"] >= 1          # "0.7× faster" would read as a speed-up
-        lines.append(w("complexity.sum_measured" if faster else "complexity.sum_measured_slower", lang,
+        lines.append(say("complexity.sum_measured" if faster else "complexity.sum_measured_slower", lang,
                        n=f"{mm['n']:,}", q=f"{mm['quadratic_ms']:.3g}", l=f"{mm['linear_ms']:.3g}",
                        ratio=f"{mm['ratio'] if faster else 1 / mm['ratio']:.1f}", flop=f"{mm['flop_ratio']:.1f}"))
     else:
-        lines.append(w("complexity.sum_none", lang))
+        lines.append(say("complexity.sum_none", lang))
     if view.slopes:
-        lines.append(w("complexity.sum_slopes", lang, items=w("complexity.sep", lang).join(
+        lines.append(say("complexity.sum_slopes", lang, items=say("complexity.sep", lang).join(
             f"{view.method_labels.get(k, k)} {v:.2f}" for k, v in view.slopes.items())))
-    lines.append(w("complexity.sum_cross", lang, text=view.crossover_text))
+    lines.append(say("complexity.sum_cross", lang, text=view.crossover_text))
     if getattr(view, "disturbed", False):
-        lines.insert(0, w("complexity.sum_disturbed", lang,
-                          reasons=w("complexity.reason_sep", lang).join(view.disturbance)))
+        lines.insert(0, say("complexity.sum_disturbed", lang,
+                          reasons=say("complexity.reason_sep", lang).join(view.disturbance)))
     if view.cancelled:
-        lines.append(w("complexity.sum_cancelled", lang))
+        lines.append(say("complexity.sum_cancelled", lang))
     if view.truncated:
-        lines.append(w("complexity.sum_budget", lang, s=f"{TIME_BUDGET_S:.0f}"))
+        lines.append(say("complexity.sum_budget", lang, s=f"{TIME_BUDGET_S:.0f}"))
     with_notes = "\n".join(f"- {n}" for n in view.notes)
-    return ("\n\n".join(lines) + f"\n\n<details><summary>{w('complexity.sum_how', lang)}</summary>\n\n"
+    return ("\n\n".join(lines) + f"\n\n<details><summary>{say('complexity.sum_how', lang)}</summary>\n\n"
             + with_notes + "\n</details>")
 
 
@@ -138,19 +137,19 @@ def run_complexity(n_min=512, n_max=8192, points=5, d=64, m=0, causal=True, feat
     """Run the sweep and draw it in ``lang`` ("en" or "zh"). Returns (plot, claim figure,
     table, summary, view, query)."""
     _, views = _engine()
-    lang = words.normal_lang(lang)
+    lang = normal_lang(lang)
     key = getattr(request, "session_hash", None) or "api"
     stop = threading.Event()
     with _running_lock:
         if key in _running and key != "api":
-            raise gr.Error(words.w("complexity.already", lang), print_exception=False)
+            raise gr.Error(say("complexity.already", lang), print_exception=False)
         _running[key] = stop
     try:
-        progress(0.0, desc=words.w("complexity.progress_rate", lang))
-        from ..views.complexity import say
+        progress(0.0, desc=say("complexity.progress_rate", lang))
+        from ..views.complexity import say_sentence
         view = views.complexity_view(
             n_min, n_max, points, d, m, bool(causal), feature_map, methods, repeats, memory_budget_bytes=MEMORY_BUDGET,
-            time_budget_s=TIME_BUDGET_S, progress=lambda f, msg: progress(f, desc=say(msg, lang)),
+            time_budget_s=TIME_BUDGET_S, progress=lambda f, msg: progress(f, desc=say_sentence(msg, lang)),
             should_stop=stop.is_set, lang=lang)
     finally:
         with _running_lock:
@@ -168,10 +167,10 @@ def cancel(lang="en", request: gr.Request = None):
     with _running_lock:
         stop = _running.get(key)
     if stop is None:
-        gr.Info(words.w("complexity.none_running", lang))
+        gr.Info(say("complexity.none_running", lang))
     else:
         stop.set()
-        gr.Info(words.w("complexity.cancelling", lang))
+        gr.Info(say("complexity.cancelling", lang))
 
 
 # views.complexity.TABLE_COLUMNS, named here without importing the engine (the page is built first)
@@ -181,7 +180,7 @@ RUN_COLUMNS = ("method", "n", "causal", "time_ms", "time_min_ms", "time_max_ms",
 
 def run_columns(lang: str) -> list[str]:
     """The headers of the table of runs in ``lang`` (shown before the first sweep too)."""
-    return [words.w(f"complexity.col.{column}", lang) for column in RUN_COLUMNS]
+    return [say(f"complexity.col.{column}", lang) for column in RUN_COLUMNS]
 
 
 def relang(view, lang, presentation=False):
@@ -190,12 +189,12 @@ def relang(view, lang, presentation=False):
     summary, table)."""
     if view is None:
         import pandas as pd
-        return gr.skip(), gr.skip(), gr.skip(), gr.skip(), pd.DataFrame(columns=run_columns(words.normal_lang(lang)))
-    if getattr(view, "lang", "en") == words.normal_lang(lang):
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip(), pd.DataFrame(columns=run_columns(normal_lang(lang)))
+    if getattr(view, "lang", "en") == normal_lang(lang):
         return tuple(gr.skip() for _ in range(5))
     import dataclasses
     _, views = _engine()
-    view = dataclasses.replace(view, lang=words.normal_lang(lang))
+    view = dataclasses.replace(view, lang=normal_lang(lang))
     plot, claim = render(view, presentation)
     return plot, claim, view, summary(view), views.complexity_table(view)
 
@@ -247,7 +246,7 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> Complexity
     @common.guarded
     def export_complexity(view, presentation, lang="en"):
         if view is None:
-            raise gr.Error(words.w("complexity.run_first", lang), print_exception=False)
+            raise gr.Error(say("complexity.run_first", lang), print_exception=False)
         _, views = _engine()
         plot_fig, claim_fig = render(view, presentation)
         return common.show_files(common.export_files("complexity", {"sweep": plot_fig, "claim": claim_fig},

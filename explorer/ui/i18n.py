@@ -51,7 +51,7 @@ ZH: dict[str, str] = _ui_words("zh")
 
 
 # ---------------------------------------------------------------------------------------
-# Labels made from the tool tabs' words (explorer.words, no engine import): the names of
+# Labels made from the tool tabs' words (explorer.text, no engine import): the names of
 # the maps in the choices, the metrics of the head overview's menu, the metrics glossary.
 # ---------------------------------------------------------------------------------------
 
@@ -67,24 +67,24 @@ def map_key(label: str) -> str:
 def _add_word_labels() -> None:
     from .. import catalog
     from ..text import map_name
-    from ..text import say as w
+    from ..text import say
 
     for label in catalog.map_choices():
         for lang, table in STRINGS.items():
             table[map_key(label)] = map_name(label, lang)
     for key in catalog.OVERVIEW_METRICS:
         for lang, table in STRINGS.items():
-            table["metric_" + key] = w(f"common.metric.{key}", lang)
+            table["metric_" + key] = say(f"common.metric.{key}", lang)
     for method in catalog.SWEEP_METHODS:
         for lang, table in STRINGS.items():
-            table["cx_method_" + method] = w(f"complexity.method.{method}", lang)
+            table["cx_method_" + method] = say(f"complexity.method.{method}", lang)
     for lang, table in STRINGS.items():
         order = dict.fromkeys([*catalog.HEADLINE_METRICS, *catalog.METRIC_INFO])
-        lines = [w("common.glossary_line", lang, short=w(f"common.short.{key}", lang),
-                   label=w(f"common.metric.{key}", lang), help=w(f"common.help.{key}", lang)) for key in order]
-        lines.insert(1, w("common.glossary_line", lang, short=w("maps.spread_column", lang, k=SPREAD_SEEDS),
-                          label=w("common.seed_spread", lang, k=SPREAD_SEEDS),
-                          help=w("maps.spread_help", lang, more=SPREAD_SEEDS - 1)))
+        lines = [say("common.glossary_line", lang, short=say(f"common.short.{key}", lang),
+                   label=say(f"common.metric.{key}", lang), help=say(f"common.help.{key}", lang)) for key in order]
+        lines.insert(1, say("common.glossary_line", lang, short=say("maps.spread_column", lang, k=SPREAD_SEEDS),
+                          label=say("common.seed_spread", lang, k=SPREAD_SEEDS),
+                          help=say("maps.spread_help", lang, more=SPREAD_SEEDS - 1)))
         table["maps_glossary"] = "\n".join(lines)
 
 

@@ -3,7 +3,7 @@ swap layers of the real model to linear attention. Endpoints: ``/learn`` and ``/
 
 Training runs behind a progress bar with a live loss curve (the handler is a generator).
 Numbers come from ``explorer.views.learn``; figures from ``explorer.figures.learn``; the
-words from ``explorer.words.learn`` in the page's language. A trained or uploaded map is
+words from ``explorer/text/<lang>/learn.toml`` in the page's language. A trained or uploaded map is
 this browser session's own: the maps and quality tabs of this session offer it on the
 heads it was trained on, of the model it was trained on; no other session sees it.
 
@@ -23,7 +23,7 @@ from pathlib import Path
 import gradio as gr
 
 from .. import catalog
-from ..words import w
+from ..text import say
 from . import common, i18n
 from . import source as source_panel
 
@@ -152,14 +152,14 @@ def _lang(lang) -> str:
 def scope(view, lang="en") -> str:
     if view.all_heads:
         layers, heads = view.kl_ratio.shape
-        return w("learn.scope_all", lang, count=layers * heads, layers=layers, heads=heads)
+        return say("learn.scope_all", lang, count=layers * heads, layers=layers, heads=heads)
     if view.whole_layer:
-        return w("learn.scope_layer", lang, layer=view.layer, heads=view.kl_ratio.shape[1])
-    return w("learn.scope_one", lang, layer=view.layer, head=view.head)
+        return say("learn.scope_layer", lang, layer=view.layer, heads=view.kl_ratio.shape[1])
+    return say("learn.scope_one", lang, layer=view.layer, head=view.head)
 
 
 def map_name(kind: str, lang="en") -> str:
-    return w(f"learn.map_{kind}", lang)
+    return say(f"learn.map_{kind}", lang)
 
 
 def render_learn(view, presentation=False, lang="en"):
@@ -172,16 +172,16 @@ def render_learn(view, presentation=False, lang="en"):
     loss = None
     if view.losses:
         loss = fl.loss_curve(range(1, len(view.losses) + 1), view.losses, total_steps=view.steps,
-                             title=w("learn.loss_title_run", lang, map=KINDS[view.kind], scope=where,
+                             title=say("learn.loss_title_run", lang, map=KINDS[view.kind], scope=where,
                                      m=view.num_features),
-                             note=w("learn.loss_note", lang, count=view.train_count, seconds=f"{view.seconds:.1f}"),
+                             note=say("learn.loss_note", lang, count=view.train_count, seconds=f"{view.seconds:.1f}"),
                              style=presentation, lang=lang)
     rows = lv.labelled_rows(view.rows, lang)
     many = view.kl_ratio.size > 1
     comparison = fl.heldout_comparison(
         view.quality, rows, view.softmax_entropy,
-        title=w("learn.cmp_title_run", lang, count=view.heldout_count, scope=where),
-        subtitle=w("learn.cmp_subtitle_boxes", lang) if many else "", style=presentation, lang=lang)
+        title=say("learn.cmp_title_run", lang, count=view.heldout_count, scope=where),
+        subtitle=say("learn.cmp_subtitle_boxes", lang) if many else "", style=presentation, lang=lang)
     tradeoff = fl.tradeoff_plane(rows, style=presentation, lang=lang)
     heatmap = None
     if many:
@@ -209,18 +209,18 @@ def learn_summary(view, lang="en") -> str:
     best = min(rows, key=lambda r: r["kl"])
     name = KINDS[view.kind]
     if view.origin == "trained":
-        source = w("learn.summary_trained", lang, map=name, count=view.train_count, steps=view.steps,
+        source = say("learn.summary_trained", lang, map=name, count=view.train_count, steps=view.steps,
                    seconds=f"{view.seconds:.1f}", seed=view.seed, first=f"{view.losses[0]:.3f}",
                    last=f"{view.losses[-1]:.3f}")
     else:
-        source = w("learn.summary_loaded", lang, map=name, origin=view.origin[:80])
+        source = say("learn.summary_loaded", lang, map=name, origin=view.origin[:80])
     by_name = {r["name"]: r for r in view.rows}
     ratio = by_name["elu1"]["kl_median"] / by_name[view.kind]["kl_median"]
-    evaluated = w("learn.summary_eval", lang, count=view.heldout_count, scope=scope(view, lang), best=best["map"],
+    evaluated = say("learn.summary_eval", lang, count=view.heldout_count, scope=scope(view, lang), best=best["map"],
                   kl=f"{best['kl']:.3f}", entropy=f"{view.softmax_entropy:.2f}", map=name, ratio=f"{ratio:.1f}")
     where = scope(view, lang)
-    session = w("learn.session_note", lang, map=map_name(view.kind, lang), scope=where)
-    model = w("learn.summary_causal" if view.causal else "learn.summary_model", lang, model=view.model)
+    session = say("learn.session_note", lang, map=map_name(view.kind, lang), scope=where)
+    model = say("learn.summary_causal" if view.causal else "learn.summary_model", lang, model=view.model)
     return f"{source} {evaluated} {model}\n\n{session}"
 
 
@@ -228,17 +228,17 @@ def empty_tables(lang="en"):
     """(comparison, hybrid) tables with their headers and no rows: what shows before a run."""
     import pandas as pd
     lang = _lang(lang)
-    comparison = [w(f"learn.col_{key}", lang) for key in ("map", "m", "kl", "kl_median", "entropy", "mono")]
-    hybrid = [w("learn.col_k", lang), w("learn.col_kept", lang), w("learn.col_linear", lang, map="…"),
-              w("learn.col_cos_mean", lang), w("learn.col_cos_min", lang)]
+    comparison = [say(f"learn.col_{key}", lang) for key in ("map", "m", "kl", "kl_median", "entropy", "mono")]
+    hybrid = [say("learn.col_k", lang), say("learn.col_kept", lang), say("learn.col_linear", lang, map="…"),
+              say("learn.col_cos_mean", lang), say("learn.col_cos_min", lang)]
     return pd.DataFrame(columns=comparison), pd.DataFrame(columns=hybrid)
 
 
 def map_status(trained: dict | None, lang="en", origin: str = "") -> str:
     lang = _lang(lang)
     if not trained:
-        return w("learn.status_none", lang, count=N_LAYERS * N_HEADS)
-    return "\n\n".join(w("learn.status_ready", lang, map=map_name(kind, lang), count=N_LAYERS * N_HEADS,
+        return say("learn.status_none", lang, count=N_LAYERS * N_HEADS)
+    return "\n\n".join(say("learn.status_ready", lang, map=map_name(kind, lang), count=N_LAYERS * N_HEADS,
                          m=fmap.num_features, origin=origin or "—") for kind, fmap in trained.items())
 
 
@@ -254,7 +254,7 @@ def _finished(view, trained, presentation, lang):
     download = str(lv.save_map(view, _export_folder())) if view.origin == "trained" else gr.skip()
     if view.all_heads and view.model == catalog.EMBEDDED_MODEL:     # the hybrid runs on MiniLM only
         trained = {**(trained or {}), view.kind: view.feature_map}
-        origin = view.origin if view.origin != "trained" else w("learn.origin_trained", lang, steps=view.steps)
+        origin = view.origin if view.origin != "trained" else say("learn.origin_trained", lang, steps=view.steps)
         status = map_status(trained, lang, origin)
     else:
         status = gr.skip()  # a one-head map cannot run a whole layer: keep what the hybrid had
@@ -312,12 +312,12 @@ def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count
         for item in stream:
             if isinstance(item, lv.LiveTraining):
                 if item.losses:
-                    message = w("learn.live", lang, map=KINDS[kind], step=item.steps[-1], total=item.total_steps,
+                    message = say("learn.live", lang, map=KINDS[kind], step=item.steps[-1], total=item.total_steps,
                                 loss=f"{item.losses[-1]:.3f}")
                     if kind == "luna" and item.fraction > 0.5:
-                        message += f" ({w('learn.rival', lang)})"
+                        message += f" ({say('learn.rival', lang)})"
                 else:
-                    message = w("learn.starting", lang)
+                    message = say("learn.starting", lang)
                 progress(item.fraction, desc=message)
                 fig = fl.loss_curve(item.steps, item.losses, total_steps=item.total_steps, live=True,
                                     style=presentation, lang=lang) if item.losses else gr.skip()
@@ -325,7 +325,7 @@ def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count
             else:
                 yield _finished(item, trained, presentation, lang)
     except lv.Stopped:
-        yield (gr.skip(), w("learn.stopped", lang), *(gr.skip() for _ in range(N_LEARN_OUTPUTS - 2)))
+        yield (gr.skip(), say("learn.stopped", lang), *(gr.skip() for _ in range(N_LEARN_OUTPUTS - 2)))
     finally:
         if _stops.get(key) is stop:
             del _stops[key]
@@ -384,14 +384,14 @@ def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_feat
     lang = _lang(lang)
     lv.check_minilm_only(model, "hybrid", lang)
     if mode not in MODES:
-        raise gr.Error(w("learn.bad_mode", lang), print_exception=False)
+        raise gr.Error(say("learn.bad_mode", lang), print_exception=False)
     trained_map = (trained or {}).get(map_name) if isinstance(trained, dict) else trained
     if map_name in KINDS and trained_map is None:
-        raise gr.Error(w("learn.no_map", lang, map=KINDS[map_name], count=N_LAYERS * N_HEADS),
-                       title=w("learn.no_map_title", lang), print_exception=False)
+        raise gr.Error(say("learn.no_map", lang, map=KINDS[map_name], count=N_LAYERS * N_HEADS),
+                       title=say("learn.no_map_title", lang), print_exception=False)
     chosen = "greedy" if mode == "greedy" else [_int(i, "layers") for i in (layers or [])]
     if chosen != "greedy" and not chosen:
-        raise gr.Error(w("learn.no_layers", lang), print_exception=False)
+        raise gr.Error(say("learn.no_layers", lang), print_exception=False)
     view = lv.hybrid_view(map_name, chosen, _int(budget, "budget"), trained_map=trained_map,
                           num_features=_int(num_features, "num_features"), seed=_int(seed or 0, "seed"),
                           heldout_count=_int(heldout_count, "heldout_count"),
@@ -402,8 +402,8 @@ def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_feat
 
 def hybrid_summary(view, lang="en") -> str:
     lang = _lang(lang)
-    none = w("learn.hyb_none", lang)
-    return w("learn.hyb_summary", lang, map=w(f"learn.map_{view.map_name}", lang),
+    none = say("learn.hyb_none", lang)
+    return say("learn.hyb_summary", lang, map=say(f"learn.map_{view.map_name}", lang),
              linear=", ".join(map(str, view.linear_layers)) or none, kept=", ".join(map(str, view.kept_softmax)) or none,
              mean=f"{view.cosine_mean:.4f}", worst=f"{view.cosine_min:.4f}", count=view.n_texts,
              seconds=f"{view.seconds:.1f}")
@@ -424,7 +424,7 @@ def learn_query(layer=2, head="3", num_features=64, steps=300, seed=0, train_cou
 
 def head_choices(layers: int, heads: int, lang="en") -> list[tuple[str, str]]:
     """The head menu of a model with ``layers`` x ``heads``: each head, then all of them."""
-    return [(str(h), str(h)) for h in range(heads)] + [(w("learn.all_heads", _lang(lang), count=layers * heads),
+    return [(str(h), str(h)) for h in range(heads)] + [(say("learn.all_heads", _lang(lang), count=layers * heads),
                                                          ALL_HEADS)]
 
 

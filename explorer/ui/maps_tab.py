@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from .. import catalog, words
+from .. import catalog
+from ..text import normal_lang, say
 from . import common, i18n, source as source_panel
 
 
@@ -61,7 +62,7 @@ def badge(view) -> str:
         return ""
     # plain glyphs (✓ ✗): lecture-hall machines may lack an emoji font
     key = "maps.badge_ok" if view.model_check < 1e-4 else "maps.badge_bad"
-    return words.w(key, view.lang, diff=f"{view.model_check:.1e}")
+    return say(key, view.lang, diff=f"{view.model_check:.1e}")
 
 
 @common.guarded
@@ -72,10 +73,10 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
     table, badge, notices, view, query). Trained maps are this browser session's own
     (``request``)."""
     _, views = _engine()
-    lang = words.normal_lang(lang)
+    lang = normal_lang(lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
                                 lang=lang)
-    progress(0.5, desc=words.w("maps.progress", lang))
+    progress(0.5, desc=say("maps.progress", lang))
     view = views.maps_view(sample, layer, head, maps or [], bool(causal), int(m), int(seed or 0),
                            window=int(window), lang=lang,
                            session=getattr(request, "session_hash", None))
@@ -92,9 +93,9 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
 def empty_table(lang):
     """The metrics table before the first draw: its headers in ``lang``."""
     import pandas as pd
-    lang = words.normal_lang(lang)
-    return pd.DataFrame(columns=[words.w("common.map", lang)]
-                        + [words.w(f"common.short.{key}", lang) for key in catalog.HEADLINE_METRICS])
+    lang = normal_lang(lang)
+    return pd.DataFrame(columns=[say("common.map", lang)]
+                        + [say(f"common.short.{key}", lang) for key in catalog.HEADLINE_METRICS])
 
 
 def notices_with_undefined(view) -> str:
@@ -176,7 +177,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
     @common.guarded
     def export_maps(view, presentation, lang="en"):
         if view is None:
-            raise gr.Error(words.w("maps.draw_first", lang), print_exception=False)
+            raise gr.Error(say("maps.draw_first", lang), print_exception=False)
         from .. import export as exports      # (``export`` here is the button)
         return common.show_files(common.export_files("maps", {"grid": render(view, presentation)},
                                    {"metrics": exports.metrics_csv_table(view.metrics)}))

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import gradio as gr
 import pandas as pd
 
-from .. import catalog, words
+from .. import catalog
+from ..text import normal_lang, say
 from . import common, i18n, source as source_panel
 
 X_AXES = ("m", "FLOPs")
@@ -66,17 +67,17 @@ def render(bundle, presentation=False, x_axis="m"):
     lang = quality.lang
     names = {row["map"]: view_common.map_name(row["map"], lang) for row in quality.shape_rows}
     names.update({cur.label: view_common.map_name(cur.label, lang) for cur in quality.curves})
-    note = words.w("quality.curves_note", lang, seeds=quality.seed_note)
-    head = words.w("quality.curves_title_cost" if x_axis == "FLOPs" else "quality.curves_title", lang)
+    note = say("quality.curves_note", lang, seeds=quality.seed_note)
+    head = say("quality.curves_title_cost" if x_axis == "FLOPs" else "quality.curves_title", lang)
     curves = figures.quality_curves(quality.curves, x="flops" if x_axis == "FLOPs" else "m",
                                     title=f"{head} · {quality.title}", note=note, style=presentation,
                                     favor_need=quality.favor_need, lang=lang, names=names)
     norms = figures.favor_norms(quality.norms, quality.favor_need, title=quality.title, style=presentation, lang=lang)
     spread = quality_views.shape_spread(quality)
     k = max((len(s.seeds) for s in quality.spread.values()), default=SPREAD_SEEDS)
-    shape = figures.metric_bars(quality.shape_rows, title=f"{words.w('quality.bars_title', lang)} · {quality.title}",
+    shape = figures.metric_bars(quality.shape_rows, title=f"{say('quality.bars_title', lang)} · {quality.title}",
                                 style=presentation, lang=lang, names=names, spread=spread, spread_seeds=k,
-                                note=words.w("maps.bars_note", lang, seed=0, k=k) if spread else "")
+                                note=say("maps.bars_note", lang, seed=0, k=k) if spread else "")
     over = None
     if overview is not None:
         over = figures.head_overview(overview.values, overview.layer_names, overview.metric_label, overview.map_label,
@@ -97,9 +98,9 @@ def heads_table(overview) -> pd.DataFrame:
 def shown_heads_table(overview, lang: str | None = None) -> pd.DataFrame:
     """``heads_table`` with its headers in the overview's language (or ``lang``)."""
     table = heads_table(overview)
-    lang = words.normal_lang(lang or getattr(overview, "lang", "en"))
-    return table.rename(columns={"layer": words.w("common.layer", lang), "head": words.w("common.head", lang),
-                                 "value": words.w("common.value", lang)})
+    lang = normal_lang(lang or getattr(overview, "lang", "en"))
+    return table.rename(columns={"layer": say("common.layer", lang), "head": say("common.head", lang),
+                                 "value": say("common.value", lang)})
 
 
 @common.guarded
@@ -114,7 +115,7 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     heads table, notices, view, query).
     """
     _, views = _engine()
-    lang = words.normal_lang(lang)
+    lang = normal_lang(lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
                                 lang=lang)
     quality = views.quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=bool(causal), m=int(m),
@@ -123,11 +124,11 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     overview = None
     notices = list(quality.notices)
     if sample.n_layers * sample.n_heads > 1:
-        progress(0.9, desc=words.w("quality.overview_progress", lang))
+        progress(0.9, desc=say("quality.overview_progress", lang))
         overview = views.head_overview(sample, overview_map, overview_metric, bool(causal), int(m), lang=lang,
                                        session=getattr(request, "session_hash", None))
     else:
-        notices.append(words.w("quality.overview_needs_heads", lang))
+        notices.append(say("quality.overview_needs_heads", lang))
     bundle = (quality, overview)
     curves, norms, shape, over = render(bundle, presentation, x_axis)
     params = {"tab": "quality", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head, model=model),
@@ -214,7 +215,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
     @common.guarded
     def export_quality(bundle, presentation, x_axis, lang="en"):
         if bundle is None:
-            raise gr.Error(words.w("quality.measure_first", lang), print_exception=False)
+            raise gr.Error(say("quality.measure_first", lang), print_exception=False)
         from .. import export as exports      # (``export`` here is the button)
         curves_fig, norms_fig, shape_fig, over_fig = render(bundle, presentation, x_axis)
         quality, overview = bundle

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from starlette.middleware import Middleware
 
-from .. import words
+from ..text import normal_lang, say
 
 # The page's own scripts, styles and images, and nothing from another host: no remote image,
 # form target or script can be put into the page by a value it shows. Gradio writes its
@@ -112,7 +112,7 @@ class PublicGuard:
                 raise
 
     async def _refuse(self, send):
-        body = json.dumps({"error": words.w("common.body_too_large", "en", limit=self.max_body // 2 ** 20)}).encode()
+        body = json.dumps({"error": say("common.body_too_large", "en", limit=self.max_body // 2 ** 20)}).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                                 (b"connection", b"close"),
@@ -143,7 +143,7 @@ def share_queue(demo, share: int = SESSION_SHARE) -> None:
             waiting = sum(1 for events in queue.event_queue_per_concurrency_id.values()
                           for event in events.queue if event.session_hash == session)
             if waiting >= share:
-                return False, words.w("common.queue_share", _page_lang(request), count=share), "queue_full"
+                return False, say("common.queue_share", _page_lang(request), count=share), "queue_full"
         return await push(body, request, username)
 
     queue.push = push_within_share
@@ -191,7 +191,7 @@ def _page_lang(request) -> str:
     """The language of the page an event comes from: its address (lang=) is the join's Referer."""
     try:
         query = parse_qs(urlsplit(request.headers.get("referer", "")).query)
-        return words.normal_lang((query.get("lang") or ["en"])[0])
+        return normal_lang((query.get("lang") or ["en"])[0])
     except Exception:
         return "en"
 

@@ -96,14 +96,14 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
     Returns (step figure, curves figure, memory figure, notices, view, t slider, query,
     capacity figure).
     """
-    from ..words import w
+    from ..text import say
 
     _, views = _engine()
     lang = i18n.normal_lang(lang)
     controls = views.state.check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
                                 lang=lang)
-    progress(0.4, desc=w("state.progress", lang))
+    progress(0.4, desc=say("state.progress", lang))
     last = sample.n_tokens - 1
     t_val = last if t is None else min(views.state.check_step(t, lang), last)
     c = controls
@@ -176,8 +176,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.C
     @common.guarded
     def export_state(view, presentation, lang):
         if view is None:
-            from ..words import w
-            raise gr.Error(w("state.error_run_first", i18n.normal_lang(lang)), print_exception=False)
+            from ..text import say
+            raise gr.Error(say("state.error_run_first", i18n.normal_lang(lang)), print_exception=False)
         step_fig, curves_fig, memory_fig, capacity_fig = render(view, presentation)
         return common.show_files(common.export_files(
             "state", {"step": step_fig, "curves": curves_fig, "memory": memory_fig, "capacity": capacity_fig},

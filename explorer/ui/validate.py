@@ -263,7 +263,7 @@ def clamp(value, bound: Bound):
 def link(bound: Bound, raw, notices: list | None = None, default=None, key: str | None = None):
     """A link parameter: ``raw`` typed and clamped into ``bound``; ``default`` when it cannot
     be read. What changed is said in ``notices`` in the words every tab uses."""
-    say = notices.append if notices is not None else (lambda message: None)
+    tell = notices.append if notices is not None else (lambda message: None)
     key = key or bound.name
     if raw is None:
         return default
@@ -271,19 +271,19 @@ def link(bound: Bound, raw, notices: list | None = None, default=None, key: str 
     if kind in ("int", "float"):
         value = _whole(raw) if kind == "int" else _real(raw)
         if value is _BAD:
-            say(Message("common.link_invalid", name=key, raw=shown(raw), allowed=bound.allowed(),
+            tell(Message("common.link_invalid", name=key, raw=shown(raw), allowed=bound.allowed(),
                         using=_using(default)))
             return default
         fixed = clamp(value, bound)
         if fixed != value:
             lo = "" if bound.lo is None else _number(bound.lo)
             hi = "" if bound.hi is None else _number(bound.hi)
-            say(Message("common.link_outside", name=key, value=_number(value), lo=lo, hi=hi, fixed=_number(fixed)))
+            tell(Message("common.link_outside", name=key, value=_number(value), lo=lo, hi=hi, fixed=_number(fixed)))
         return fixed
     try:
         return check(bound, raw)
     except ValueError:
-        say(Message("common.link_invalid", name=key, raw=shown(raw), allowed=bound.allowed(), using=_using(default)))
+        tell(Message("common.link_invalid", name=key, raw=shown(raw), allowed=bound.allowed(), using=_using(default)))
         return default
 
 
@@ -423,7 +423,7 @@ _PAGE_LANG: ContextVar[str] = ContextVar("explorer_page_lang", default="en")
 
 def page_language(request) -> str:
     """The ``lang`` of the page a gradio request comes from ("en" when it says none)."""
-    from ..words import normal_lang
+    from ..text import normal_lang
 
     if isinstance(request, list):
         request = request[0] if request else None
@@ -436,7 +436,7 @@ def page_language(request) -> str:
 def _checked_preprocess(self, payload):
     import gradio as gr
 
-    from ..words import w
+    from ..text import say
 
     bound = bound_for(self, self._explorer_param)
     if bound is not None:
@@ -444,7 +444,7 @@ def _checked_preprocess(self, payload):
             payload = check(bound, payload)
         except ValueError as exc:
             lang = _PAGE_LANG.get()
-            raise gr.Error(html.escape(say_error(exc, lang), quote=False), title=w("common.toast_check", lang),
+            raise gr.Error(html.escape(say_error(exc, lang), quote=False), title=say("common.toast_check", lang),
                            print_exception=False) from None
     try:
         return type(self).preprocess(self, payload)

@@ -20,7 +20,6 @@ from ..core.cache import LRU
 from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, TRAINED_LABELS, map_choices, map_specs
 from ..catalog import whole_number as _int
 from ..text import Message, map_name, normal_lang, said, say  # noqa: F401  (re-exported: the views' callers name maps with it)
-from ..words import w
 
 
 # Guards: the N x N tabs hold several float64 copies of every map (metrics), so the
@@ -47,7 +46,7 @@ def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window
     that read the sample; None for random or uploaded data) (ignored by every other map)."""
     specs = map_specs()
     if label not in specs:
-        raise ValueError(w("common.err_unknown_map", lang, label=repr(str(label)[:60]),
+        raise ValueError(say("common.err_unknown_map", lang, label=repr(str(label)[:60]),
                            choices=", ".join(map_choices())))
     spec = specs[label]
     if spec.trained:
@@ -57,15 +56,15 @@ def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window
     if spec.takes_m and m is not None:
         m = int(m)
         if m < 1:
-            raise ValueError(w("common.err_m_small", lang, m=m))
+            raise ValueError(say("common.err_m_small", lang, m=m))
         if spec.even_m and m % 2:
-            notices.append(w("common.m_rounded", lang, label=map_name(label, lang), m=m, m2=m + 1))
+            notices.append(say("common.m_rounded", lang, label=map_name(label, lang), m=m, m2=m + 1))
             m += 1
         kwargs["num_features"] = m
     if spec.name == "sliding_window":
         window = int(window)
         if window < 0:
-            raise ValueError(w("common.err_window", lang, window=window))
+            raise ValueError(say("common.err_window", lang, window=window))
         kwargs["window"] = window
     return feature_maps.create(spec.name, head_dim, seed=seed, **kwargs), notices
 
@@ -91,22 +90,22 @@ def metric_label(key: str, lang: str = "en", short: bool = False) -> str:
     """A metric's column header (``short``) or full label with unit, in ``lang``."""
     words_key = f"common.{'short' if short else 'metric'}.{key}"
     from ..text import TEXT
-    return w(words_key, lang) if words_key in TEXT else key
+    return say(words_key, lang) if words_key in TEXT else key
 
 
 def metric_help(lang: str = "en") -> list[tuple[str, str]]:
     """(label, explanation) of every metric in table order, in ``lang``; the label names the
     short header too, as "short header: full label"."""
     order = dict.fromkeys([*HEADLINE_METRICS, *METRIC_INFO])
-    return [(f"{metric_label(key, lang, short=True)}: {metric_label(key, lang)}", w(f"common.help.{key}", lang))
+    return [(f"{metric_label(key, lang, short=True)}: {metric_label(key, lang)}", say(f"common.help.{key}", lang))
             for key in order]
 
 
 def where(layer, head, lang: str = "en") -> str:
     """"layer 2, head 3" or "layer 2, mean over heads" in ``lang``."""
     if head is None:
-        return w("common.where_mean", lang, layer=layer)
-    return w("common.where_head", lang, layer=layer, head=head)
+        return say("common.where_mean", lang, layer=layer)
+    return say("common.where_head", lang, layer=layer, head=head)
 
 
 def sample_notice(notice, lang: str = "en") -> str:
@@ -119,7 +118,7 @@ def source_title(sample, lang: str = "en") -> str:
     """Where the sample came from, in ``lang`` (the sources describe themselves with a message)."""
     source = getattr(sample, "source", "") or ""
     if not source:
-        return w("common.sample", lang)
+        return say("common.sample", lang)
     return said(source, lang)
 
 
@@ -199,36 +198,36 @@ def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None, la
     name = TRAINED_LABELS.get(kind, kind).split(" (")[0]
     entry = trained_entry(session, kind)
     if entry is None:
-        raise ValueError(w("common.err_no_trained", lang, name=name))
+        raise ValueError(say("common.err_no_trained", lang, name=name))
     if model is not None and entry.model is not None and str(model) != entry.model:
         # Layer 2, head 3 of another model is another head altogether, even at the same head_dim.
-        raise ValueError(w("learn.err_trained_model", lang, name=name, have=entry.model, want=str(model)[:60]))
+        raise ValueError(say("learn.err_trained_model", lang, name=name, have=entry.model, want=str(model)[:60]))
     fmap = entry.fmap
     if fmap.head_dim != head_dim:
-        raise ValueError(w("common.err_trained_dim", lang, name=name, have=fmap.head_dim, want=head_dim))
+        raise ValueError(say("common.err_trained_dim", lang, name=name, have=fmap.head_dim, want=head_dim))
     heads = tuple(fmap.heads)
-    asked = w("common.every_head", lang) if layer == "all" else where(layer, head, lang)
+    asked = say("common.every_head", lang) if layer == "all" else where(layer, head, lang)
     if len(heads) == 2:                    # one map per (layer, head) of the model
         if layer == "all":
             return fmap, []
         layer = 0 if layer is None else int(layer)
         if not 0 <= layer < heads[0] or (head is not None and not 0 <= int(head) < heads[1]):
-            raise ValueError(w("common.err_trained_heads", lang, name=name, layers=heads[0], heads=heads[1],
+            raise ValueError(say("common.err_trained_heads", lang, name=name, layers=heads[0], heads=heads[1],
                                asked=asked))
         return (fmap.select(layer) if head is None else fmap.select(layer, int(head))), []
     if len(heads) == 1:                    # every head of one layer
         if layer != "all" and layer is not None and int(layer) == entry.layer and \
                 (head is None or 0 <= int(head) < heads[0]):
             return (fmap if head is None else fmap.select(int(head))), []
-        raise ValueError(w("common.err_trained_layer", lang, heads=heads[0], layer=entry.layer, asked=asked))
+        raise ValueError(say("common.err_trained_layer", lang, heads=heads[0], layer=entry.layer, asked=asked))
     if heads:
-        raise ValueError(w("common.err_trained_shape", lang, name=name, heads=heads))
+        raise ValueError(say("common.err_trained_shape", lang, name=name, heads=heads))
     if layer != "all" and head is not None and entry.layer == _int(layer, "layer") and entry.head == int(head):
         return fmap, []
-    trained_on = w("common.unknown_head", lang) if entry.layer is None else where(entry.layer, entry.head, lang)
-    origin = {"trained": w("common.origin_trained", lang), "uploaded": w("common.origin_uploaded", lang)}.get(
+    trained_on = say("common.unknown_head", lang) if entry.layer is None else where(entry.layer, entry.head, lang)
+    origin = {"trained": say("common.origin_trained", lang), "uploaded": say("common.origin_uploaded", lang)}.get(
         entry.origin, str(entry.origin)[:80])
-    raise ValueError(w("common.err_trained_head", lang, trained_on=trained_on, origin=origin, asked=asked))
+    raise ValueError(say("common.err_trained_head", lang, trained_on=trained_on, origin=origin, asked=asked))
 
 
 def sample_model(sample) -> str | None:
@@ -307,7 +306,7 @@ def select_head(sample, layer, head, lang: str = "en"):
     if not 0 <= layer < sample.n_layers:
         fixed = min(max(layer, 0), sample.n_layers - 1)
         if sample.n_layers > 1:  # a one-layer sample has nothing else to show: no need to say so
-            notices.append(w("common.no_layer", lang, asked=layer, last=sample.n_layers - 1, used=fixed))
+            notices.append(say("common.no_layer", lang, asked=layer, last=sample.n_layers - 1, used=fixed))
         layer = fixed
     if head in (None, "mean", "mean over heads"):
         return sample.q[layer], sample.k[layer], sample.v[layer], layer, None, notices
@@ -315,7 +314,7 @@ def select_head(sample, layer, head, lang: str = "en"):
     if not 0 <= head < sample.n_heads:
         fixed = min(max(head, 0), sample.n_heads - 1)
         if sample.n_heads > 1:
-            notices.append(w("common.no_head", lang, asked=head, last=sample.n_heads - 1, used=fixed))
+            notices.append(say("common.no_head", lang, asked=head, last=sample.n_heads - 1, used=fixed))
         head = fixed
     return sample.q[layer, head], sample.k[layer, head], sample.v[layer, head], layer, head, notices
 
@@ -378,7 +377,7 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False, lang: str = 
     order = [*HEADLINE_METRICS, *METRIC_INFO]
     keys = [key for key in dict.fromkeys(order) if key in present]
     keys += sorted(present - set(keys))           # anything not in the catalog, last
-    data = {w("common.map", lang): [map_name(row["map"], lang) for row in rows]}
+    data = {say("common.map", lang): [map_name(row["map"], lang) for row in rows]}
     for key in keys:
         label = metric_label(key, lang, short)
         data[label] = [_shown(shown_value(row, key, digits), lang) if key in UNDEFINED_ROWS
@@ -403,9 +402,9 @@ def undefined_notes(rows: list, lang: str = "en") -> list[str]:
             if key not in row or not count:
                 continue
             mean = row.get(key)
-            tail = "" if mean is None else w("common.na_tail", lang, rest=total - count, mean=f"{mean:.4g}")
-            why = w(f"common.why.{'map_rel_error' if key == 'output_rel_error' else key}", lang)
-            verdict = w("common.na_all" if mostly_undefined(row, key) else "common.na_part", lang)
-            notes.append(w("common.na_note", lang, map=map_name(row["map"], lang), metric=metric_label(key, lang, True),
+            tail = "" if mean is None else say("common.na_tail", lang, rest=total - count, mean=f"{mean:.4g}")
+            why = say(f"common.why.{'map_rel_error' if key == 'output_rel_error' else key}", lang)
+            verdict = say("common.na_all" if mostly_undefined(row, key) else "common.na_part", lang)
+            notes.append(say("common.na_note", lang, map=map_name(row["map"], lang), metric=metric_label(key, lang, True),
                            verdict=verdict, count=count, total=total, why=why, tail=tail))
     return notes

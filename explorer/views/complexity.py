@@ -85,7 +85,7 @@ def method_label(method: str, lang: str = "en") -> str:
     return w(key, lang) if key in TEXT else SWEEP_METHOD_LABELS.get(method, method)
 
 
-def say(sentence, lang: str = "en") -> str:
+def say_sentence(sentence, lang: str = "en") -> str:
     """One of the timing engine's sentences (a message) in ``lang``; text that is not a
     message is shown as it is. The engine names a feature map by its id, which the page
     shows in another language by the map's name."""
@@ -176,8 +176,8 @@ def shown(view: ComplexityView, lang: str | None = None) -> ComplexityView:
     lang = normal_lang(lang or view.lang)
     return dataclasses.replace(
         view, lang=lang, method_labels={method: method_label(method, lang) for method in view.method_labels},
-        notes=[say(note, lang) for note in view.notes], disturbance=[say(reason, lang) for reason in view.disturbance],
-        crossover_text=say(view.crossover_text, lang))
+        notes=[say_sentence(note, lang) for note in view.notes], disturbance=[say_sentence(reason, lang) for reason in view.disturbance],
+        crossover_text=say_sentence(view.crossover_text, lang))
 
 
 TABLE_COLUMNS = ("method", "n", "causal", "time_ms", "time_min_ms", "time_max_ms", "time_iqr_ms", "gflops",
@@ -191,7 +191,7 @@ def complexity_table(view: ComplexityView):
     cols = list(TABLE_COLUMNS)
     frame = pd.DataFrame([{c: r.get(c) for c in cols} for r in view.rows], columns=cols)
     frame["method"] = [method_label(method, lang) for method in frame["method"]]
-    frame["skipped"] = [say(reason, lang) if isinstance(reason, str) else reason for reason in frame["skipped"]]
+    frame["skipped"] = [say_sentence(reason, lang) if isinstance(reason, str) else reason for reason in frame["skipped"]]
     frame["causal"] = [w("common.yes" if flag else "common.no", lang) if isinstance(flag, bool) else flag
                        for flag in frame["causal"]]
     frame = frame.rename(columns={c: w(f"complexity.col.{c}", lang) for c in cols})

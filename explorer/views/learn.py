@@ -39,7 +39,7 @@ from ..core.cache import LRU
 from ..maps import create
 from ..resources import asset
 from ..sources.models import EMBEDDED_NAME
-from ..words import normal_lang, w
+from ..text import normal_lang, say
 from .common import _sample_bytes, set_trained
 
 # The texts ship with the package (explorer.resources): found from any working directory,
@@ -112,8 +112,8 @@ def check_model(model, lang: str = "en") -> str | None:
             raise
         from ..sources import models
         shown = models.shown(model if isinstance(model, str) else type(model).__name__)
-        choices = w("learn.choice_sep", lang).join(name for name, ready in models.model_choices() if ready)
-        raise ValueError(w("learn.err_model", lang, model=shown, choices=choices)) from None
+        choices = say("learn.choice_sep", lang).join(name for name, ready in models.model_choices() if ready)
+        raise ValueError(say("learn.err_model", lang, model=shown, choices=choices)) from None
     return model
 
 
@@ -424,7 +424,7 @@ def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploa
     info = getattr(fmap, "info", {}) or {}
     trained_on = _named_text(info, "model")
     if trained_on is not None and trained_on != name:
-        raise ValueError(w("learn.err_file_model", lang, have=trained_on[:60], want=name[:60]))
+        raise ValueError(say("learn.err_file_model", lang, have=trained_on[:60], want=name[:60]))
     if fmap.head_dim != head_dim:
         raise ValueError(f"file: the map is for head dimension {fmap.head_dim}, the model's is {head_dim}")
     named_layer, named_head = _named(info, "layer"), _named(info, "head")
@@ -547,7 +547,7 @@ def check_minilm_only(model, what: str, lang: str = "en") -> None:
     model = model_argument(model)
     if model is not None:
         from ..sources import models
-        raise ValueError(w(f"learn.err_minilm_{what}", lang, embedded=EMBEDDED_NAME, model=models.shown(model)))
+        raise ValueError(say(f"learn.err_minilm_{what}", lang, embedded=EMBEDDED_NAME, model=models.shown(model)))
 
 
 def _hybrid_model():
@@ -627,17 +627,17 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
 
 def labelled_rows(rows: list, lang: str = "en") -> list:
     """The rows with each map named in ``lang``."""
-    return [{**r, "map": w(f"learn.map_{r['name']}", lang)} for r in rows]
+    return [{**r, "map": say(f"learn.map_{r['name']}", lang)} for r in rows]
 
 
 def comparison_table(result: LearnResult, digits: int = 4, lang: str = "en"):
     import pandas as pd
-    col = {key: w(f"learn.col_{key}", lang) for key in ("map", "m", "kl", "kl_median", "entropy", "mono")}
+    col = {key: say(f"learn.col_{key}", lang) for key in ("map", "m", "kl", "kl_median", "entropy", "mono")}
     rows = [{col["map"]: r["map"], col["m"]: r["features_m"], col["kl"]: round(r["kl"], digits),
              col["kl_median"]: round(r["kl_median"], digits), col["entropy"]: round(r["entropy"], digits),
              col["mono"]: round(r["monotonicity"], digits)}
             for r in labelled_rows(result.rows, lang)]
-    rows.append({col["map"]: w("learn.softmax_reference", lang), col["m"]: None, col["kl"]: 0.0, col["kl_median"]: 0.0,
+    rows.append({col["map"]: say("learn.softmax_reference", lang), col["m"]: None, col["kl"]: 0.0, col["kl_median"]: 0.0,
                  col["entropy"]: round(result.softmax_entropy, digits), col["mono"]: 1.0})
     return pd.DataFrame(rows)
 
@@ -667,12 +667,12 @@ def loss_table(result: LearnResult):
 
 def hybrid_table(result: HybridResult, digits: int = 4, lang: str = "en"):
     import pandas as pd
-    none = w("learn.hyb_none", lang)
-    label = w(f"learn.map_{result.map_name}", lang)
-    return pd.DataFrame([{w("learn.col_k", lang): p["k"], w("learn.col_kept", lang): ", ".join(map(str, p["kept"])) or none,
-                          w("learn.col_linear", lang, map=label): ", ".join(map(str, p["linear"])) or none,
-                          w("learn.col_cos_mean", lang): round(p["cosine_mean"], digits),
-                          w("learn.col_cos_min", lang): round(p["cosine_min"], digits)}
+    none = say("learn.hyb_none", lang)
+    label = say(f"learn.map_{result.map_name}", lang)
+    return pd.DataFrame([{say("learn.col_k", lang): p["k"], say("learn.col_kept", lang): ", ".join(map(str, p["kept"])) or none,
+                          say("learn.col_linear", lang, map=label): ", ".join(map(str, p["linear"])) or none,
+                          say("learn.col_cos_mean", lang): round(p["cosine_mean"], digits),
+                          say("learn.col_cos_min", lang): round(p["cosine_min"], digits)}
                          for p in result.path])
 
 

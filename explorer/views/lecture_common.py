@@ -39,8 +39,8 @@ class ChapterView:
 def _notice(key: str, lang: str, values: dict) -> str:
     """A lecture notice, or one of the app's common ones (a layer or head clamped to the model)."""
     if key.startswith("common."):
-        from ..words import w
-        return w(key, lang, **values)
+        from ..text import say
+        return say(key, lang, **values)
     return text.notice(key, lang, **values)
 
 

@@ -14,7 +14,7 @@ from ..core.cache import LRU
 from ..forms import attention
 from ..measure import cost
 from ..catalog import DEFAULT_MAPS, MAX_SEED, REFERENCE, map_specs
-from ..words import w
+from ..text import say
 from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
                      map_name, sample_model, sample_notice, select_head, source_title, trained_version, where)
 
@@ -88,7 +88,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
     """
     maps = list(maps or [])
     if not maps:
-        raise ValueError(w("maps.err_no_maps", lang))
+        raise ValueError(say("maps.err_no_maps", lang))
     q, k, v, layer, head, notices = select_head(sample, layer, head, lang=lang)
     notices = [sample_notice(x, lang) for x in getattr(sample, "notices", [])] + notices
     causal = bool(causal)
@@ -96,7 +96,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
     d, n = q.shape[-1], q.shape[-2]
     cells = n * n * (q.shape[0] if q.dim() == 3 else 1)
     if cells > MAX_MAP_CELLS:
-        raise ValueError(w("maps.err_cells", lang, cells=f"{cells:,}", n=n, cap=f"{MAX_MAP_CELLS:,}"))
+        raise ValueError(say("maps.err_cells", lang, cells=f"{cells:,}", n=n, cap=f"{MAX_MAP_CELLS:,}"))
     cost.check(cost.estimate("maps", n=n, d=d, heads=q.shape[0] if q.dim() == 3 else 1))
     block = max(1, math.ceil(n / display_max))
     specs = map_specs()
@@ -120,7 +120,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
             except ValueError as exc:
                 if label == REFERENCE:      # every other map is judged against it: its refusal is the answer
                     raise
-                notices.append(w("maps.not_shown", lang, label=map_name(label, lang), why=cost.said(exc, lang)))
+                notices.append(say("maps.not_shown", lang, label=map_name(label, lang), why=cost.said(exc, lang)))
                 continue
             if draws:
                 # The map with its spread is priced (draws times the map's time) before any draw.
@@ -129,7 +129,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
                                              m=m, seeds=draws))
                     entry = entry + (seed_spread(label, lazy, q, k, v, d, m, seed, causal, draws),)
                 except ValueError as exc:
-                    notices.append(w("maps.no_spread", lang, label=map_name(label, lang), k=draws, why=cost.said(exc, lang)))
+                    notices.append(say("maps.no_spread", lang, label=map_name(label, lang), k=draws, why=cost.said(exc, lang)))
             _cache_put(key, sample, entry)
         shown[label], row, ill, extra = entry[:4]
         if len(entry) > 4:
@@ -151,9 +151,9 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
     display_note = ""
     if block > 1:
         side = ref_shown.shape[0]
-        display_note = w("maps.block_note", lang, n=n, block=block, side=side)
+        display_note = say("maps.block_note", lang, n=n, block=block, side=side)
     title = f"{source_title(sample, lang)} · {where(layer, head, lang)}" + (
-        f" · {w('common.causal', lang)}" if causal else "")
+        f" · {say('common.causal', lang)}" if causal else "")
     return MapsView(
         tokens=block_labels(list(sample.tokens), block), maps=shown, errors=errors, ill_defined=ill_counts,
         metrics=rows, n_tokens=n, block=block, model_check=model_check, notices=notices, title=title,
@@ -263,10 +263,10 @@ def spread_note(view: MapsView) -> str:
         if mean is None:
             continue
         single = row.get("map_rel_error")
-        items.append(w("maps.spread_item", view.lang, name=map_name(row["map"], view.lang),
-                       single=w("common.na", view.lang) if single is None else f"{single:.3g}", seed=spread.seeds[0],
+        items.append(say("maps.spread_item", view.lang, name=map_name(row["map"], view.lang),
+                       single=say("common.na", view.lang) if single is None else f"{single:.3g}", seed=spread.seeds[0],
                        mean=f"{mean:.3g}", sd=f"{spread.sd('map_rel_error'):.2g}", k=len(spread.seeds)))
-    return w("maps.spread_note", view.lang, items=w("maps.spread_sep", view.lang).join(items)) if items else ""
+    return say("maps.spread_note", view.lang, items=say("maps.spread_sep", view.lang).join(items)) if items else ""
 
 
 def maps_table(view: MapsView, digits: int = 3):
@@ -284,5 +284,5 @@ def maps_table(view: MapsView, digits: int = 3):
         spread = view.spread.get(row["map"])
         mean = spread.mean("map_rel_error") if spread is not None else None
         cells.append("" if mean is None else f"{mean:.{digits}g} ± {spread.sd('map_rel_error'):.2g}")
-    table.insert(2, w("maps.spread_column", view.lang, k=max(counts)), cells)
+    table.insert(2, say("maps.spread_column", view.lang, k=max(counts)), cells)
     return table

@@ -13,7 +13,7 @@ from ..core.cache import LRU
 from ..forms import attention
 from ..measure import cost
 from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, random_map_labels
-from ..words import w
+from ..text import say
 from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, map_name, metric_label,
                      sample_model, sample_notice, select_head, source_title, trained_version, where)
 from .maps import SPREAD_METRICS, SPREAD_SEEDS, maps_view
@@ -116,27 +116,27 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     notices = [sample_notice(x, lang) for x in getattr(sample, "notices", [])] + notices
     seeds = _int(seeds, "seeds")
     if not 1 <= seeds <= 50:
-        raise ValueError(w("quality.err_seeds", lang, seeds=seeds))
+        raise ValueError(say("quality.err_seeds", lang, seeds=seeds))
     labels = list(maps) if maps else random_map_labels()
     specs = map_specs()
     rand = [label for label in labels if label in specs and specs[label].random]
     if not rand:
-        raise ValueError(w("quality.err_maps", lang))
+        raise ValueError(say("quality.err_maps", lang))
     ms = sorted({int(x) for x in ms})
     if not ms or ms[0] < 1:
-        raise ValueError(w("quality.err_ms", lang, ms=ms[:8]))
+        raise ValueError(say("quality.err_ms", lang, ms=ms[:8]))
     n, d = q.shape[-2], q.shape[-1]
     heads = 1 if q.dim() == 2 else q.shape[0]
     if n * n * heads > MAX_MAP_CELLS:
-        raise ValueError(w("quality.err_cells", lang, cells=f"{n * n * heads:,}", cap=f"{MAX_MAP_CELLS:,}"))
+        raise ValueError(say("quality.err_cells", lang, cells=f"{n * n * heads:,}", cap=f"{MAX_MAP_CELLS:,}"))
     smallest = [mm for mm in ms if mm <= MIN_GRID_TOP] or ms[:1]
     if _work(len(rand), smallest, seeds, n, heads) > MAX_QUALITY_WORK:
-        raise ValueError(w("quality.err_work", lang, n=n, seeds=seeds))
+        raise ValueError(say("quality.err_work", lang, n=n, seeds=seeds))
     asked = ms
     while _work(len(rand), ms, seeds, n, heads) > MAX_QUALITY_WORK:
         ms = ms[:-1]
     if ms != asked:
-        notices.append(w("quality.grid_cut", lang, n=n, top=ms[-1], asked=asked[-1]))
+        notices.append(say("quality.grid_cut", lang, n=n, top=ms[-1], asked=asked[-1]))
     cost.check(cost.estimate("quality", n=n, d=d, heads=heads, labels=rand, ms=ms, seeds=seeds))
     causal = bool(causal)
     reference = metrics.Reference(attention.softmax_map(q, k, causal=causal), causal=causal)
@@ -158,7 +158,7 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
                 kmse[i, sd], merr[i, sd] = measure_redraw(q, k, fmap, reference, exact, exact_sq_mean, causal)
             done += 1
             if progress:
-                progress(done / total, w("quality.progress_step", lang, label=map_name(label, lang), m=mm))
+                progress(done / total, say("quality.progress_step", lang, label=map_name(label, lang), m=mm))
         orth = dict(spec.options).get("orthogonal", False)
         theory = None
         if not orth:
@@ -214,13 +214,13 @@ def seed_note(ms, seeds: int, lang: str = "en") -> str:
     """'10 redraws per m up to 512, then 5 at 1024, 3 at 2048, 3 at 4096' (what was measured)."""
     full = [mm for mm in ms if seeds_at(mm, seeds) == seeds]
     rest = [(mm, seeds_at(mm, seeds)) for mm in ms if seeds_at(mm, seeds) != seeds]
-    text = w("quality.seed_note_one", lang) if seeds == 1 else w("quality.seed_note", lang, seeds=seeds)
+    text = say("quality.seed_note_one", lang) if seeds == 1 else say("quality.seed_note", lang, seeds=seeds)
     if full and rest:
-        text += w("quality.seed_note_upto", lang, m=full[-1])
+        text += say("quality.seed_note_upto", lang, m=full[-1])
     if rest:
-        items = w("quality.seed_note_sep", lang).join(w("quality.seed_note_item", lang, count=count, m=mm)
+        items = say("quality.seed_note_sep", lang).join(say("quality.seed_note_item", lang, count=count, m=mm)
                                                       for mm, count in rest)
-        text += w("quality.seed_note_then", lang, items=items)
+        text += say("quality.seed_note_then", lang, items=items)
     return text
 
 
@@ -271,15 +271,15 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=Fals
     """One metric for one map on every (layer, head): which heads are hard to approximate.
     ``metric`` is one of catalog.OVERVIEW_METRICS (the judging numbers, not counts or flags)."""
     if metric not in OVERVIEW_METRICS:
-        raise ValueError(w("quality.err_metric", lang, metric=repr(str(metric)[:40]),
+        raise ValueError(say("quality.err_metric", lang, metric=repr(str(metric)[:40]),
                            choices=", ".join(OVERVIEW_METRICS)))
     if map_label == REFERENCE:
-        raise ValueError(w("quality.err_softmax", lang))
+        raise ValueError(say("quality.err_softmax", lang))
     q, k, v = sample.q, sample.k, sample.v
     d = q.shape[-1]
     cells = q.shape[0] * q.shape[1] * q.shape[2] ** 2
     if cells > MAX_OVERVIEW_CELLS:
-        raise ValueError(w("quality.err_overview_cells", lang, heads=q.shape[0] * q.shape[1], n=q.shape[2],
+        raise ValueError(say("quality.err_overview_cells", lang, heads=q.shape[0] * q.shape[1], n=q.shape[2],
                            cells=f"{cells:,}", cap=f"{MAX_OVERVIEW_CELLS:,}"))
     cost.check(cost.estimate("overview", n=q.shape[2], d=d, layers=q.shape[0], heads=q.shape[1], label=map_label, m=m))
     fmap, _ = make_feature_map(map_label, d, m, seed, layer="all", lang=lang, session=session,

@@ -16,7 +16,7 @@ import torch
 from .. import mechanisms
 from ..catalog import MAX_SEED, REFERENCE, STATE_DEFAULTS, STATE_LOWER_BOUND_MAX, map_choices
 from ..measure import cost
-from ..words import normal_lang, w
+from ..text import normal_lang, say
 from .common import MAX_STATE_ELEMENTS, make_feature_map, select_head
 
 KINDS = mechanisms.state_kinds()     # the registered updates with a fixed-size state, in the tab's order
@@ -26,7 +26,7 @@ ECHO = 40                            # characters of a refused value quoted back
 
 def kind_label(kind: str, lang: str = "en") -> str:
     """The update's name in ``lang`` ("no decay", "无衰减", "DeltaNet" ...)."""
-    return w(f"state.kind.{kind}", lang)
+    return say(f"state.kind.{kind}", lang)
 
 
 @dataclass
@@ -68,7 +68,7 @@ def _number(value, name_key, low, high, lang, *, low_open=False):
         x = math.nan
     inside = math.isfinite(x) and (x > low if low_open else x >= low) and x <= high
     if not inside:
-        raise ValueError(w("state.error_number", lang, name=w(name_key, lang), low=low, high=high,
+        raise ValueError(say("state.error_number", lang, name=say(name_key, lang), low=low, high=high,
                            value=_shown(value)))
     return x
 
@@ -80,7 +80,7 @@ def _whole(value, name_key, low, high, lang) -> int:
     except (TypeError, ValueError, OverflowError):
         x = math.nan
     if not (math.isfinite(x) and x == int(x) and low <= x <= high):
-        raise ValueError(w("state.error_whole", lang, name=w(name_key, lang), low=f"{low:,}", high=f"{high:,}",
+        raise ValueError(say("state.error_whole", lang, name=say(name_key, lang), low=f"{low:,}", high=f"{high:,}",
                            value=_shown(value)))
     return int(x)
 
@@ -104,11 +104,11 @@ def check_controls(map_label="elu+1", m=32, seed=0, gamma=STATE_DEFAULTS["gamma"
                    beta=STATE_DEFAULTS["beta"], kind="none", lang="en") -> StateControls:
     """Every control of the tab, or a ValueError with one sentence in ``lang``."""
     if not isinstance(kind, str) or kind not in KINDS:
-        raise ValueError(w("state.error_kind", lang, choices=", ".join(f"“{k}”" for k in KINDS), value=_shown(kind)))
+        raise ValueError(say("state.error_kind", lang, choices=", ".join(f"“{k}”" for k in KINDS), value=_shown(kind)))
     if map_label == REFERENCE:
-        raise ValueError(w("state.error_softmax", lang))
+        raise ValueError(say("state.error_softmax", lang))
     if not isinstance(map_label, str) or map_label not in map_choices():
-        raise ValueError(w("state.error_map", lang, value=_shown(map_label)))
+        raise ValueError(say("state.error_map", lang, value=_shown(map_label)))
     m = _whole(m, "state.name_m", *M_RANGE, lang)
     seed = _whole(0 if seed is None else seed, "state.name_seed", 0, MAX_SEED, lang)
     gamma = _number(gamma, "state.kind.retnet", 0.0, 1.0, lang, low_open=True)
@@ -126,7 +126,7 @@ def check_step(t, lang="en") -> int:
 def _state_inputs(sample, layer, head, c: StateControls, lang):
     if head in (None, "mean", "mean over heads"):
         head = 0
-        notes = [w("state.notice_head", lang)]
+        notes = [say("state.notice_head", lang)]
     else:
         notes = []
     q, k, v, layer, head, more = select_head(sample, layer, head)
@@ -135,7 +135,7 @@ def _state_inputs(sample, layer, head, c: StateControls, lang):
     fmap, extra = make_feature_map(c.map_label, k.shape[-1], c.m, c.seed, layer=layer, head=head)
     size = k.shape[0] * max(fmap.num_features, k.shape[-1]) * v.shape[-1]
     if size > MAX_STATE_ELEMENTS:
-        raise ValueError(w("state.error_size", lang, size=f"{size:,}", cap=f"{MAX_STATE_ELEMENTS:,}"))
+        raise ValueError(say("state.error_size", lang, size=f"{size:,}", cap=f"{MAX_STATE_ELEMENTS:,}"))
     return k, v, fmap, layer, head, notes + more + extra
 
 
@@ -236,8 +236,8 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
     capacity[kind_label(state.UNIT_ADDITIVE, lang)] = _capacity(
         state.capacity_probe(None, d, pairs, state.UNIT_ADDITIVE, trials=CAPACITY_TRIALS, **probe))
     if lags:
-        notices.append(w("state.notice_synthetic", lang, low=min(lags), high=max(lags), trials=RECALL_TRIALS))
-    notices.append(w("state.notice_keys", lang, lower_bound=f"{c.lower_bound:g}", beta=f"{c.beta:g}"))
+        notices.append(say("state.notice_synthetic", lang, low=min(lags), high=max(lags), trials=RECALL_TRIALS))
+    notices.append(say("state.notice_keys", lang, lower_bound=f"{c.lower_bound:g}", beta=f"{c.beta:g}"))
     t = n - 1 if t is None else t
     step = state_step(sample, layer, head, c.map_label, c.m, c.seed, c.gamma, c.strength, t, c.kind,
                       lower_bound=c.lower_bound, beta=c.beta, lang=lang)
@@ -247,7 +247,7 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
         kv_bytes=[state.kv_cache_bytes(i, d, dv) for i in range(1, max(n, MEMORY_HORIZON) + 1)],
         state_bytes=state.state_bytes(fmap.num_features, dv), feature_dim=fmap.num_features, step=step,
         notices=list(getattr(sample, "notices", [])) + notices,
-        title=f"{getattr(sample, 'source', '')} · {w('common.layer', lang)} {layer}, {w('common.head', lang)} {head} · "
+        title=f"{getattr(sample, 'source', '')} · {say('common.layer', lang)} {layer}, {say('common.head', lang)} {head} · "
               f"{c.map_label}, m = {fmap.num_features}",
         capacity=capacity, head_dim=d, capacity_trials=CAPACITY_TRIALS, threshold=state.RECALL_THRESHOLD, lang=lang,
     )
