@@ -1,20 +1,6 @@
 """Shared test setup: everything runs offline and quiet, as the app does."""
 
 import os
-
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-# As in app.py: OpenMP threads that spin while idle starve each other on a busy 2-core machine.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
-# ---------------------------------------------------------------------------------------
-# A running app for the API and browser tests: `python app.py` in a subprocess on a free
-# port, started once per test session (both modules share it) and stopped at the end.
-# ---------------------------------------------------------------------------------------
-
 import socket
 import subprocess
 import sys
@@ -24,8 +10,31 @@ from pathlib import Path
 
 import pytest
 
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# As in app.py: OpenMP threads that spin while idle starve each other on a busy 2-core machine.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 ROOT = Path(__file__).resolve().parents[1]
-APP_START_TIMEOUT_S = 120   # cold imports on a busy 2-core machine can take a while
+
+
+# ---------------------------------------------------------------------------------------
+# A running app for the API and browser tests: `python app.py` in a subprocess on a free
+# port, started once per test session (both modules share it) and stopped at the end.
+# ---------------------------------------------------------------------------------------
+
+APP_START_TIMEOUT_S = 300   # cold imports on a busy 2-core machine can take a while
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status == 200
+    except OSError:
+        return False
 
 
 def _free_port() -> int:
@@ -43,20 +52,17 @@ def app_url(tmp_path_factory):
     with open(log_path, "w") as log:
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + APP_START_TIMEOUT_S
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"app.py exited with {proc.returncode}:\n{log_path.read_text()}")
+    deadline = time.monotonic() + APP_START_TIMEOUT_S
+    while not _answers(url):
         try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
+            proc.wait(timeout=0.5)                # returns only when the app has exited
+        except subprocess.TimeoutExpired:
             pass
-        if time.time() > deadline:
+        else:
+            raise RuntimeError(f"app.py exited with {proc.returncode}:\n{log_path.read_text()}")
+        if time.monotonic() > deadline:
             proc.kill()
             raise RuntimeError(f"app.py did not answer within {APP_START_TIMEOUT_S} s:\n{log_path.read_text()}")
-        time.sleep(0.5)
     yield url
     proc.terminate()
     try:
