@@ -64,8 +64,10 @@ def wait_drawn(page, plot_id: str, layer: str = ".main-svg"):
 
 
 def settle(page):
-    """Until the page has finished the events it started, so their toasts have shown."""
-    wait_quiet(page)
+    """Until the page has taken in what the server answered and drawn it, so the toasts of
+    the event the test waited for have shown (they are kept, tests/page_watch.py). Events
+    still queued behind other work do not hold it up: the test waits for its own figures."""
+    wait_quiet(page, queue=False)
 
 
 # What a figure currently shows, compactly: title, font, x title, subplot titles, traces.
