@@ -20,6 +20,13 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# The groups of tests (engine/: never gradio nor the app; app/: its handlers, HTTP API and
+# start-up; browser/: the page in Chromium) share a few checks by module name (chinese_text
+# here, test_lecture_figures' KEPT_WORDS, test_state_view's KINDS, test_browser's Watched):
+# each group's folder is importable from the others.
+for _group in ("engine", "app", "browser"):
+    sys.path.insert(0, str(Path(__file__).resolve().parent / _group))
+
 
 # ---------------------------------------------------------------------------------------
 # Markers (registered in pyproject.toml): every test of a browser module is ``browser``;

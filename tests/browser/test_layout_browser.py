@@ -23,7 +23,7 @@ import pytest
 
 from page_watch import TIMEOUT_MS, wait_quiet, watch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "layout"
 TABS = ("maps", "quality", "state", "complexity", "learn")
 PAGE_TABS = ("lecture", *TABS)           # the tab row, in order: the lecture is where a plain address lands

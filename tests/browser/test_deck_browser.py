@@ -24,7 +24,7 @@ import pytest
 from explorer.lecture.text import t
 from page_watch import TIMEOUT_MS, wait_quiet, watch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "deck"
 WALKS = [(1280, 720, "en"), (1280, 720, "zh"), (1366, 768, "zh"), (1920, 1080, "en")]
 LOCALES = {"en": "en-US", "zh": "zh-CN"}

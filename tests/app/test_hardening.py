@@ -21,7 +21,7 @@ from explorer.measure import bench
 from explorer import catalog, memory, sources, views
 from explorer.ui import common
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import crafted  # noqa: E402
 

@@ -16,7 +16,7 @@ import pytest
 
 from page_watch import TIMEOUT_MS, toasts, wait_quiet, watch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 VIEWPORT = {"width": 1600, "height": 1000}
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}

@@ -14,7 +14,7 @@ import httpx
 
 from explorer.ui import common
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import crafted  # noqa: E402
 
 
