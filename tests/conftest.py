@@ -32,7 +32,8 @@ for _group in ("engine", "app", "browser"):
 # Markers (registered in pyproject.toml): every test of a browser module is ``browser``;
 # ``slow`` are the tests that start the app (its start alone took 36 s) and those measured
 # slowest with `python -m pytest -m "not browser" --durations=60` on the busy 2-core
-# machine (3 s and over there; a module whose shared fixture took 6 s or more, whole).
+# machine (3 s and over there; a module whose shared fixture took 6 s or more, whole), then
+# the fast part's own slowest (3 s and over in its first run).
 # `python -m pytest -m "not browser and not slow"` runs the rest, the fast part.
 # ---------------------------------------------------------------------------------------
 
@@ -46,7 +47,9 @@ SLOW_TESTS: dict[str, set[str] | None] = {
     "test_hardening.py": {"test_png_exporter_browser_is_stopped_at_exit",
                           "test_exports_live_in_one_pruned_folder_removed_at_exit",
                           "test_many_member_npz_gives_a_short_notice_and_a_huge_one_is_refused"},
-    "test_i18n_tabs.py": {"test_complexity_view_figures_summary_and_table_in_chinese"},
+    "test_app_api.py": {"test_export_writes_png_html_and_csv"},
+    "test_i18n_tabs.py": {"test_complexity_view_figures_summary_and_table_in_chinese",
+                          "test_quality_figures_tables_and_notices_in_chinese"},
     "test_learn_model.py": {"test_the_learn_handler_trains_a_smollm2_head_against_its_causal_softmax"},
     "test_learn_tab.py": {"test_learn_tab_in_chinese_at_1600x900", "test_endpoints_through_gradio_client"},
     "test_lecture_causal.py": {"test_without_the_causal_model_chapter_five_keeps_minilm_for_its_trained_map"},
@@ -56,14 +59,18 @@ SLOW_TESTS: dict[str, set[str] | None] = {
                                 "test_every_number_of_every_chapter_has_a_readable_label",
                                 "test_titles_and_notes_stay_inside_the_lecture_column"},
     "test_lecture_forgetting.py": {"test_overwriting_recall_is_the_engines_probe",
-                                   "test_state_updates_have_a_roadmap_of_their_own_measured_as_recall"},
+                                   "test_state_updates_have_a_roadmap_of_their_own_measured_as_recall",
+                                   "test_hgrn2_bounds_rise_with_depth_and_the_memory_and_recall_follow",
+                                   "test_try_this_moves_the_overwriting_build"},
     "test_lecture_smollm2.py": {
-        "test_the_lecture_endpoint_clamps_a_head_past_the_model_and_fills_the_models_defaults"},
+        "test_the_lecture_endpoint_clamps_a_head_past_the_model_and_fills_the_models_defaults",
+        "test_chapter_five_reads_smollm2_and_its_trained_map_halves_elu1s_causal_kl"},
     "test_lecture_views.py": {"test_every_chapter_draws_in_both_languages",
                               "test_a_new_seed_recomputes_only_the_maps_that_draw_something",
                               "test_random_sample_chapters_work_without_a_model", "test_try_this_presets_build",
                               "test_chapter_one_names_its_reference_for_what_it_is",
-                              "test_values_a_log_axis_cannot_show_are_named_not_dropped"},
+                              "test_values_a_log_axis_cannot_show_are_named_not_dropped",
+                              "test_chapter_five_uses_a_cached_trained_hedgehog"},
     "test_models.py": {"test_hub_id_loads_through_from_pretrained_from_the_hub_cache",
                        "test_hub_id_offline_says_it_is_not_cached_and_how_to_get_it",
                        "test_memory_limit_refuses_before_any_weight_is_read"},
