@@ -44,9 +44,6 @@ SLOW_TESTS: dict[str, set[str] | None] = {
     "test_bench.py": {"test_cli_writes_json", "test_cli_labels_slopes_with_its_own_ns",
                       "test_peak_memory_follows_live_buffers_not_heap_leftovers"},
     "test_figure_layout.py": None,          # a small sweep and the built app, shared
-    "test_hardening.py": {"test_png_exporter_browser_is_stopped_at_exit",
-                          "test_exports_live_in_one_pruned_folder_removed_at_exit",
-                          "test_many_member_npz_gives_a_short_notice_and_a_huge_one_is_refused"},
     "test_app_api.py": {"test_export_writes_png_html_and_csv"},
     "test_i18n_tabs.py": {"test_complexity_view_figures_summary_and_table_in_chinese",
                           "test_quality_figures_tables_and_notices_in_chinese"},
@@ -79,6 +76,9 @@ SLOW_TESTS: dict[str, set[str] | None] = {
                        "test_the_readme_engine_snippet_runs_outside_the_repository"},
     "test_startup.py": {"test_building_the_app_imports_no_engine"},
     "test_state_view.py": {"test_chinese_figures_have_no_english_words"},
+    "test_untrusted_input_and_limits.py": {
+        "test_png_exporter_browser_is_stopped_at_exit", "test_exports_live_in_one_pruned_folder_removed_at_exit",
+        "test_many_member_npz_gives_a_short_notice_and_a_huge_one_is_refused"},
     "test_views.py": {"test_complexity_view_small",
                       "test_state_defaults_show_decay_on_the_default_text_and_more_on_the_preset"},
 }

@@ -1,6 +1,6 @@
 """The hardening issue's defects 2-7, each held by a test that failed on the code before it
 (defect 1, the cost model, is tests/test_cost.py; defect 8, live timing, tests/test_live_timing.py;
-the ones that need the running server, tests/test_hardening_app.py)."""
+the ones that need the running server, tests/app/test_server_links_and_uploads.py)."""
 
 from __future__ import annotations
 
