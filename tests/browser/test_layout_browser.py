@@ -176,16 +176,12 @@ COLOURBARS_JS = """(plotId) => {
 }"""
 
 
-SVG_WIDTH_JS = "(id) => { const s = document.querySelector('#' + id + ' .js-plotly-plot .main-svg'); " \
-               "return s ? s.getBoundingClientRect().width : null; }"
-
-
-def resize(page, plot_id: str, viewport: dict):
-    """A new window size, and until the figure has been redrawn to it and the page is quiet."""
-    before = page.evaluate(SVG_WIDTH_JS, plot_id)
+def resize(page, viewport: dict):
+    """A new window size, and until the page has taken it in and finished what it started
+    then (the page's own relayouts after a resize run on timers: tests/page_watch.py)."""
     page.set_viewport_size(viewport)
-    page.wait_for_function(f"([id, before]) => {{ const w = ({SVG_WIDTH_JS})(id); return w !== null && w !== before; }}",
-                           arg=[plot_id, before])
+    page.wait_for_function("([w, h]) => window.innerWidth === w && window.innerHeight === h",
+                           arg=[viewport["width"], viewport["height"]])
     wait_quiet(page)
 
 
@@ -197,13 +193,13 @@ def test_colour_bars_keep_their_colours_after_a_resize(browser, app_url):
     page.locator("#maps-causal label").click()            # redraws and changes the address
     page.wait_for_function("() => location.search.includes('causal=1')")
     wait_quiet(page)
-    resize(page, "maps-plot", {"width": 1280, "height": 720})
+    resize(page, {"width": 1280, "height": 720})
     fills = page.evaluate(COLOURBARS_JS, "maps-plot")
     assert fills and all(fills), fills
     open_tab(page, "state")
     wait_drawn(page, "state-step")
     wait_quiet(page)
-    resize(page, "state-step", {"width": 1500, "height": 800})
+    resize(page, {"width": 1500, "height": 800})
     fills = page.evaluate(COLOURBARS_JS, "state-step")
     assert fills and all(fills), fills
     page.close()
