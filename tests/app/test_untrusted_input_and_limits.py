@@ -1,5 +1,5 @@
 """The hardening issue's defects 2-7, each held by a test that failed on the code before it
-(defect 1, the cost model, is tests/test_cost.py; defect 8, live timing, tests/test_live_timing.py;
+(defect 1, the cost model, is tests/engine/test_cost.py; defect 8, live timing, tests/engine/test_live_timing.py;
 the ones that need the running server, tests/app/test_server_links_and_uploads.py)."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import crafted  # noqa: E402
 
 
 def _can_measure_peaks() -> bool:
-    # bench resets the peak through this file; the same check as tests/test_bench.py.
+    # bench resets the peak through this file; the same check as tests/engine/test_bench.py.
     return os.access("/proc/self/clear_refs", os.W_OK)
 
 

@@ -30,7 +30,7 @@ def browser(chromium):
 
 class Watched:
     """A page with its console errors, the hosts it contacted and every toast it showed
-    (tests/page_watch.py; made before the page's ``goto``)."""
+    (tests/browser/page_watch.py; made before the page's ``goto``)."""
 
     def __init__(self, page):
         self.page = watch(page)
@@ -65,7 +65,7 @@ def wait_drawn(page, plot_id: str, layer: str = ".main-svg"):
 
 def settle(page):
     """Until the page has taken in what the server answered and drawn it, so the toasts of
-    the event the test waited for have shown (they are kept, tests/page_watch.py). Events
+    the event the test waited for have shown (they are kept, tests/browser/page_watch.py). Events
     still queued behind other work do not hold it up: the test waits for its own figures."""
     wait_quiet(page, queue=False)
 

@@ -178,7 +178,7 @@ COLOURBARS_JS = """(plotId) => {
 
 def resize(page, viewport: dict):
     """A new window size, and until the page has taken it in and finished what it started
-    then (the page's own relayouts after a resize run on timers: tests/page_watch.py)."""
+    then (the page's own relayouts after a resize run on timers: tests/browser/page_watch.py)."""
     page.set_viewport_size(viewport)
     page.wait_for_function("([w, h]) => window.innerWidth === w && window.innerHeight === h",
                            arg=[viewport["width"], viewport["height"]])
