@@ -295,7 +295,7 @@ def test_tool_tabs_fit_a_projector(browser, app_url):
             page.wait_for_selector(f"#{plot}", state="visible")
             if tab != "learn":                                       # learn draws on its button
                 page.wait_for_selector(f"#{plot} .js-plotly-plot .main-svg")
-            wait_quiet(page)
+            wait_quiet(page, queue=False)                            # the figure is drawn: its own wait
             page.evaluate("() => window.scrollTo(0, 0)")
             small_png(page, SHOTS / f"tool-{tab}-1280x720.png")
             r = page.locator(f"#{plot}").bounding_box()
