@@ -53,7 +53,7 @@ def open_tab(browser, app_url, tab: str, lang: str, locale: str, with_lang: bool
     query, plot = TABS[tab]
     page.goto(app_url + query + (f"&lang={lang}" if with_lang else ""))
     page.wait_for_selector(f"#{plot} .js-plotly-plot .main-svg", timeout=TIMEOUT_MS)
-    wait_quiet(page)                              # late redraws and toasts
+    wait_quiet(page, queue=False)                 # late redraws and toasts
     return context, watched
 
 
@@ -102,7 +102,7 @@ def test_a_chinese_browser_gets_chinese_tabs_and_the_switch_brings_english_back(
         wait_tab_row(page, "en")
         page.wait_for_function("() => { const g = document.querySelector('#maps-plot .js-plotly-plot'); "
                                "return g && g.layout && /layer/.test(g.layout.title.text); }", timeout=TIMEOUT_MS)
-        wait_quiet(page)
+        wait_quiet(page, queue=False)
         page.screenshot(path=str(ARTIFACTS / "i18n-maps-en.png"), full_page=True)
         app.check_clean()
     finally:

@@ -138,7 +138,7 @@ def test_figure_first_and_nothing_overlaps(browser, app_url, width, height):
             page.wait_for_function("(size) => [...document.querySelectorAll('.js-plotly-plot')].every("
                                    "g => !g.offsetParent || (g.layout && g.layout.font && g.layout.font.size === size))",
                                    arg=22 if present else 13)
-            wait_quiet(page)
+            wait_quiet(page, queue=False)
             page.evaluate("() => window.scrollTo(0, 0)")
             mode = f"{width}x{height} {'presentation' if present else 'normal'} {tab}"
             page.screenshot(path=str(ARTIFACTS / f"{tab}-{width}-{'present' if present else 'normal'}.png"))
@@ -182,7 +182,7 @@ def resize(page, viewport: dict):
     page.set_viewport_size(viewport)
     page.wait_for_function("([w, h]) => window.innerWidth === w && window.innerHeight === h",
                            arg=[viewport["width"], viewport["height"]])
-    wait_quiet(page)
+    wait_quiet(page, queue=False)
 
 
 def test_colour_bars_keep_their_colours_after_a_resize(browser, app_url):
@@ -192,13 +192,13 @@ def test_colour_bars_keep_their_colours_after_a_resize(browser, app_url):
     wait_drawn(page, "maps-plot")
     page.locator("#maps-causal label").click()            # redraws and changes the address
     page.wait_for_function("() => location.search.includes('causal=1')")
-    wait_quiet(page)
+    wait_quiet(page, queue=False)
     resize(page, {"width": 1280, "height": 720})
     fills = page.evaluate(COLOURBARS_JS, "maps-plot")
     assert fills and all(fills), fills
     open_tab(page, "state")
     wait_drawn(page, "state-step")
-    wait_quiet(page)
+    wait_quiet(page, queue=False)
     resize(page, {"width": 1500, "height": 800})
     fills = page.evaluate(COLOURBARS_JS, "state-step")
     assert fills and all(fills), fills
@@ -228,7 +228,7 @@ def test_enter_and_examples_redraw_and_tables_have_headers(browser, app_url):
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(app_url + "?tab=maps")
     wait_drawn(page, "maps-plot")
-    wait_quiet(page)
+    wait_quiet(page, queue=False)
     box = page.locator("#text textarea")
     assert "Enter" in box.get_attribute("placeholder") and "Shift+Enter" in box.get_attribute("placeholder")
     before = page.evaluate(PLOT_TITLE_JS, "maps-plot")
@@ -242,7 +242,7 @@ def test_enter_and_examples_redraw_and_tables_have_headers(browser, app_url):
     # Choosing an example draws it in the open tab (here the state tab).
     open_tab(page, "state")
     wait_drawn(page, "state-step")
-    wait_quiet(page)
+    wait_quiet(page, queue=False)
     before = page.evaluate("() => document.querySelector('#state-t input[type=number]').value + '|' + "
                            "JSON.stringify(document.querySelector('#state-step .js-plotly-plot').layout.annotations.map(a => a.text))")
     page.locator("#examples input").click()

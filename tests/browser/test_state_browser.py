@@ -80,7 +80,7 @@ def test_state_tab_shows_all_six_updates(browser, app_url, lang, width, height, 
         page.wait_for_function("() => document.querySelectorAll('#state-step .heatmaplayer image').length === 3",
                                timeout=TIMEOUT_MS)
         wait_title(page, "state-step", w("state.step_title_delta", lang))
-        wait_quiet(page)
+        wait_quiet(page, queue=False)
         app.check_clean()
         if present:
             assert page.evaluate("document.body.classList.contains('presentation')")
