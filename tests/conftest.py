@@ -1,20 +1,6 @@
 """Shared test setup: everything runs offline and quiet, as the app does."""
 
 import os
-
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-# As in app.py: OpenMP threads that spin while idle starve each other on a busy 2-core machine.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
-# ---------------------------------------------------------------------------------------
-# A running app for the API and browser tests: `python app.py` in a subprocess on a free
-# port, started once per test session (both modules share it) and stopped at the end.
-# ---------------------------------------------------------------------------------------
-
 import socket
 import subprocess
 import sys
@@ -24,8 +10,108 @@ from pathlib import Path
 
 import pytest
 
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# As in app.py: OpenMP threads that spin while idle starve each other on a busy 2-core machine.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 ROOT = Path(__file__).resolve().parents[1]
-APP_START_TIMEOUT_S = 120   # cold imports on a busy 2-core machine can take a while
+
+# The groups of tests (engine/: never gradio nor the app; app/: its handlers, HTTP API and
+# start-up; browser/: the page in Chromium) share a few checks by module name (chinese_text
+# here, test_lecture_figures' KEPT_WORDS, test_state_view's KINDS, test_browser's Watched):
+# each group's folder is importable from the others.
+for _group in ("engine", "app", "browser"):
+    sys.path.insert(0, str(Path(__file__).resolve().parent / _group))
+
+
+# ---------------------------------------------------------------------------------------
+# Markers (registered in pyproject.toml): every test of a browser module is ``browser``;
+# ``slow`` are the tests that start the app (its start alone took 36 s) and those measured
+# slowest with `python -m pytest -m "not browser" --durations=60` on the busy 2-core
+# machine (3 s and over there; a module whose shared fixture took 6 s or more, whole), then
+# the fast part's own slowest (3 s and over in its first run).
+# `python -m pytest -m "not browser and not slow"` runs the rest, the fast part.
+# ---------------------------------------------------------------------------------------
+
+# Module file name -> the names of its slow test functions (every parameter case of each),
+# or None when the whole module is slow.
+SLOW_TESTS: dict[str, set[str] | None] = {
+    "test_attention.py": {"test_softmax_map_is_row_softmax_of_scaled_logits"},
+    "test_bench.py": {"test_cli_writes_json", "test_cli_labels_slopes_with_its_own_ns",
+                      "test_peak_memory_follows_live_buffers_not_heap_leftovers"},
+    "test_figure_layout.py": None,          # a small sweep and the built app, shared
+    "test_app_api.py": {"test_export_writes_png_html_and_csv"},
+    "test_i18n_tabs.py": {"test_complexity_view_figures_summary_and_table_in_chinese",
+                          "test_quality_figures_tables_and_notices_in_chinese"},
+    "test_learn_model.py": {"test_the_learn_handler_trains_a_smollm2_head_against_its_causal_softmax"},
+    "test_learn_tab.py": {"test_learn_tab_in_chinese_at_1600x900", "test_endpoints_through_gradio_client"},
+    "test_lecture_causal.py": {"test_without_the_causal_model_chapter_five_keeps_minilm_for_its_trained_map"},
+    "test_lecture_deck.py": None,           # every chapter's views and figures, shared
+    "test_lecture_export.py": None,         # the deck written once, shared
+    "test_lecture_figures.py": {"test_associativity_labels_never_overlap_over_the_whole_range_of_n",
+                                "test_every_number_of_every_chapter_has_a_readable_label",
+                                "test_titles_and_notes_stay_inside_the_lecture_column"},
+    "test_lecture_forgetting.py": {"test_overwriting_recall_is_the_engines_probe",
+                                   "test_state_updates_have_a_roadmap_of_their_own_measured_as_recall",
+                                   "test_hgrn2_bounds_rise_with_depth_and_the_memory_and_recall_follow",
+                                   "test_try_this_moves_the_overwriting_build"},
+    "test_lecture_smollm2.py": {
+        "test_the_lecture_endpoint_clamps_a_head_past_the_model_and_fills_the_models_defaults",
+        "test_chapter_five_reads_smollm2_and_its_trained_map_halves_elu1s_causal_kl"},
+    "test_lecture_views.py": {"test_every_chapter_draws_in_both_languages",
+                              "test_a_new_seed_recomputes_only_the_maps_that_draw_something",
+                              "test_random_sample_chapters_work_without_a_model", "test_try_this_presets_build",
+                              "test_chapter_one_names_its_reference_for_what_it_is",
+                              "test_values_a_log_axis_cannot_show_are_named_not_dropped",
+                              "test_chapter_five_uses_a_cached_trained_hedgehog"},
+    "test_models.py": {"test_hub_id_loads_through_from_pretrained_from_the_hub_cache",
+                       "test_hub_id_offline_says_it_is_not_cached_and_how_to_get_it",
+                       "test_memory_limit_refuses_before_any_weight_is_read"},
+    "test_readme.py": {"test_the_bench_cli_runs_outside_the_repository",
+                       "test_the_installed_package_finds_its_assets",
+                       "test_the_readme_engine_snippet_runs_outside_the_repository"},
+    "test_startup.py": {"test_building_the_app_imports_no_engine"},
+    "test_state_view.py": {"test_chinese_figures_have_no_english_words"},
+    "test_untrusted_input_and_limits.py": {
+        "test_png_exporter_browser_is_stopped_at_exit", "test_exports_live_in_one_pruned_folder_removed_at_exit",
+        "test_many_member_npz_gives_a_short_notice_and_a_huge_one_is_refused"},
+    "test_views.py": {"test_complexity_view_small",
+                      "test_state_defaults_show_decay_on_the_default_text_and_more_on_the_preset"},
+}
+
+
+def _is_browser_module(path: Path) -> bool:
+    return path.parent.name == "browser" or "browser" in path.stem
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _is_browser_module(item.path):
+            item.add_marker(pytest.mark.browser)
+        slow = SLOW_TESTS.get(item.path.name, ())
+        if (slow is None or getattr(item, "originalname", item.name) in slow
+                or "app_url" in getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+# ---------------------------------------------------------------------------------------
+# A running app for the API and browser tests: `python app.py` in a subprocess on a free
+# port, started once per test session (both modules share it) and stopped at the end.
+# ---------------------------------------------------------------------------------------
+
+APP_START_TIMEOUT_S = 300   # cold imports on a busy 2-core machine can take a while
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status == 200
+    except OSError:
+        return False
 
 
 def _free_port() -> int:
@@ -43,20 +129,17 @@ def app_url(tmp_path_factory):
     with open(log_path, "w") as log:
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + APP_START_TIMEOUT_S
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"app.py exited with {proc.returncode}:\n{log_path.read_text()}")
+    deadline = time.monotonic() + APP_START_TIMEOUT_S
+    while not _answers(url):
         try:
-            with urllib.request.urlopen(url, timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
+            proc.wait(timeout=0.5)                # returns only when the app has exited
+        except subprocess.TimeoutExpired:
             pass
-        if time.time() > deadline:
+        else:
+            raise RuntimeError(f"app.py exited with {proc.returncode}:\n{log_path.read_text()}")
+        if time.monotonic() > deadline:
             proc.kill()
             raise RuntimeError(f"app.py did not answer within {APP_START_TIMEOUT_S} s:\n{log_path.read_text()}")
-        time.sleep(0.5)
     yield url
     proc.terminate()
     try:

@@ -1,6 +1,6 @@
 """The hardening issue's defects 2-7, each held by a test that failed on the code before it
-(defect 1, the cost model, is tests/test_cost.py; defect 8, live timing, tests/test_live_timing.py;
-the ones that need the running server, tests/test_hardening_app.py)."""
+(defect 1, the cost model, is tests/engine/test_cost.py; defect 8, live timing, tests/engine/test_live_timing.py;
+the ones that need the running server, tests/app/test_server_links_and_uploads.py)."""
 
 from __future__ import annotations
 
@@ -21,13 +21,13 @@ from explorer.measure import bench
 from explorer import catalog, memory, sources, views
 from explorer.ui import common
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import crafted  # noqa: E402
 
 
 def _can_measure_peaks() -> bool:
-    # bench resets the peak through this file; the same check as tests/test_bench.py.
+    # bench resets the peak through this file; the same check as tests/engine/test_bench.py.
     return os.access("/proc/self/clear_refs", os.W_OK)
 
 

@@ -85,7 +85,7 @@ def test_without_the_causal_model_chapter_four_stays_on_minilm(without_smollm2):
 
 def test_without_the_causal_model_chapter_five_keeps_minilm_for_its_trained_map(without_smollm2):
     """Without SmolLM2, chapter 5's trained Hedgehog is the one shipped for MiniLM's head
-    (with it, chapter 5 reads SmolLM2: tests/test_lecture_smollm2.py)."""
+    (with it, chapter 5 reads SmolLM2: tests/app/test_lecture_smollm2.py)."""
     assert lecture.default_model(5) is None
     view = lecture.chapter_view(5, lang="zh")
     assert view.data["hedgehog_trained"] and view.data["hedgehog_origin"] == "shipped"

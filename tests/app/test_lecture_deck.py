@@ -317,7 +317,7 @@ def test_the_shipped_map_never_saw_the_lectures_sentence():
     """The notice under chapter 5 says so: the training texts hold no copy of it."""
     from pathlib import Path
 
-    train = (Path(__file__).resolve().parent.parent / "assets" / "texts" / "train.txt").read_text(encoding="utf-8")
+    train = (Path(__file__).resolve().parents[2] / "assets" / "texts" / "train.txt").read_text(encoding="utf-8")
     assert lecture_text.DEFAULT_TEXT.lower() not in train.lower()
 
 

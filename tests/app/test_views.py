@@ -17,7 +17,7 @@ def test_map_catalogue_follows_the_registry():
     assert labels[0] == "softmax"
     assert {"FAVOR+ (IID)", "FAVOR+ (orthogonal)", "elu+1", "Taylor-2", "cosFormer"} <= set(labels)
     names = {spec.name for spec in views.map_specs().values()}
-    assert names == set(feature_maps.names())           # every registered map (tests/test_catalog.py: their facts)
+    assert names == set(feature_maps.names())           # every registered map (tests/engine/test_catalog.py: their facts)
     assert views.default_maps() == list(views.DEFAULT_MAPS)
 
 

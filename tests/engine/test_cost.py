@@ -13,7 +13,7 @@ from explorer import catalog, maps as feature_maps, sources, views
 
 
 def _can_measure_peaks() -> bool:
-    # bench resets the peak through this file; the same check as tests/test_bench.py.
+    # bench resets the peak through this file; the same check as tests/engine/test_bench.py.
     return os.access("/proc/self/clear_refs", os.W_OK)
 
 

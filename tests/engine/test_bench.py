@@ -19,7 +19,7 @@ from explorer.measure import bench
 from explorer import maps as feature_maps
 from explorer.__main__ import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FAST = {"repeats": 1, "warmup": 0, "matmul_size": 128}
 
 
@@ -249,7 +249,7 @@ def test_peak_memory_follows_live_buffers_not_heap_leftovers():
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", FRAGMENTING], cwd=root, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     for peak in json.loads(out.stdout.strip().splitlines()[-1]):

@@ -213,7 +213,7 @@ def test_hybrid_error_is_plain_text():
 def screenshots_script():
     import importlib.util
     from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "scripts" / "screenshots.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / "screenshots.py"
     spec = importlib.util.spec_from_file_location("screenshots", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -21,7 +21,7 @@ TEXT = "The trophy did not fit into the brown suitcase because it was too big, s
 @pytest.fixture
 def embedded_only(monkeypatch):
     """Chapter 5 as it reads without the packaged SmolLM2 (the embedded MiniLM, whose heads the
-    learn tab trains); on SmolLM2 it is tests/test_lecture_smollm2.py."""
+    learn tab trains); on SmolLM2 it is tests/app/test_lecture_smollm2.py."""
     from explorer.sources import packaged
     monkeypatch.setattr(packaged, "gguf_path", lambda spec: None)
 

@@ -12,7 +12,8 @@ import pytest
 
 from chinese_text import english_words
 from explorer.ui import i18n
-from test_browser import ARTIFACTS, TIMEOUT_MS, Watched
+from page_watch import TIMEOUT_MS, wait_quiet
+from test_browser import ARTIFACTS, Watched
 
 VIEWPORT = {"width": 1600, "height": 900}
 # Each tab's link (small enough to draw in seconds) and the plot that says it has drawn.
@@ -52,7 +53,7 @@ def open_tab(browser, app_url, tab: str, lang: str, locale: str, with_lang: bool
     query, plot = TABS[tab]
     page.goto(app_url + query + (f"&lang={lang}" if with_lang else ""))
     page.wait_for_selector(f"#{plot} .js-plotly-plot .main-svg", timeout=TIMEOUT_MS)
-    page.wait_for_timeout(1500)                   # late redraws and toasts
+    wait_quiet(page, queue=False)                 # late redraws and toasts
     return context, watched
 
 
@@ -68,7 +69,7 @@ def wait_tab_row(page, lang: str):
     expected = [i18n.STRINGS[lang][f"tab_{key}"] for key in i18n.TAB_KEYS]
     try:
         page.wait_for_function(f"(want) => JSON.stringify(({TAB_ROW_JS})({list(i18n.TAB_KEYS)!r})) === "
-                               "JSON.stringify(want)", arg=expected, timeout=20_000)
+                               "JSON.stringify(want)", arg=expected, timeout=TIMEOUT_MS)
     except Exception:
         pytest.fail(f"tab row not in {lang}: {tab_row(page)}")
 
@@ -101,7 +102,7 @@ def test_a_chinese_browser_gets_chinese_tabs_and_the_switch_brings_english_back(
         wait_tab_row(page, "en")
         page.wait_for_function("() => { const g = document.querySelector('#maps-plot .js-plotly-plot'); "
                                "return g && g.layout && /layer/.test(g.layout.title.text); }", timeout=TIMEOUT_MS)
-        page.wait_for_timeout(800)
+        wait_quiet(page, queue=False)
         page.screenshot(path=str(ARTIFACTS / "i18n-maps-en.png"), full_page=True)
         app.check_clean()
     finally:

@@ -1,5 +1,5 @@
 """The hardening defects that only the running server shows (a `python app.py` subprocess,
-shared with tests/test_app_api.py): links the app makes open, uploads over the limit are
+shared with tests/app/test_app_api.py): links the app makes open, uploads over the limit are
 refused before they are stored, a refused file path and a lone surrogate get real answers."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import httpx
 
 from explorer.ui import common
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import crafted  # noqa: E402
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from explorer.text import say
-from test_browser import ARTIFACTS, TIMEOUT_MS, Watched
+from page_watch import TIMEOUT_MS, wait_quiet
+from test_browser import ARTIFACTS, Watched
 from test_state_view import KINDS, chinese_leftovers
 
 SCREENS = [("en", 1600, 900, False), ("zh", 1600, 900, False), ("en", 1280, 720, True), ("zh", 1280, 720, True)]
@@ -79,7 +80,7 @@ def test_state_tab_shows_all_six_updates(browser, app_url, lang, width, height, 
         page.wait_for_function("() => document.querySelectorAll('#state-step .heatmaplayer image').length === 3",
                                timeout=TIMEOUT_MS)
         wait_title(page, "state-step", say("state.step_title_delta", lang))
-        page.wait_for_timeout(800)
+        wait_quiet(page, queue=False)
         app.check_clean()
         if present:
             assert page.evaluate("document.body.classList.contains('presentation')")

@@ -21,9 +21,10 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from page_watch import TIMEOUT_MS, wait_quiet, watch
+
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "layout"
-TIMEOUT_MS = 150_000
 TABS = ("maps", "quality", "state", "complexity", "learn")
 PAGE_TABS = ("lecture", *TABS)           # the tab row, in order: the lecture is where a plain address lands
 DATA_TABS = ("maps", "quality", "state")
@@ -108,10 +109,19 @@ TOOLBAR_JS = """(plotId) => {
 }"""
 
 
+# The hovered figure's toolbar has appeared, or presentation mode hides it for good.
+TOOLBAR_SHOWN_JS = """(plotId) => {
+  const bar = document.querySelector('#' + plotId + ' .js-plotly-plot .modebar');
+  if (!bar) { return false; }
+  for (let el = bar; el; el = el.parentElement) { if (getComputedStyle(el).display === 'none') { return true; } }
+  return Number(getComputedStyle(bar).opacity) > 0;
+}"""
+
+
 @pytest.mark.parametrize("width,height", VIEWPORTS, ids=[f"{w}x{h}" for w, h in VIEWPORTS])
 def test_figure_first_and_nothing_overlaps(browser, app_url, width, height):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport={"width": width, "height": height})
+    page = watch(browser.new_page(viewport={"width": width, "height": height}))
     page.set_default_timeout(TIMEOUT_MS)
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -128,7 +138,7 @@ def test_figure_first_and_nothing_overlaps(browser, app_url, width, height):
             page.wait_for_function("(size) => [...document.querySelectorAll('.js-plotly-plot')].every("
                                    "g => !g.offsetParent || (g.layout && g.layout.font && g.layout.font.size === size))",
                                    arg=22 if present else 13)
-            page.wait_for_timeout(800)
+            wait_quiet(page, queue=False)
             page.evaluate("() => window.scrollTo(0, 0)")
             mode = f"{width}x{height} {'presentation' if present else 'normal'} {tab}"
             page.screenshot(path=str(ARTIFACTS / f"{tab}-{width}-{'present' if present else 'normal'}.png"))
@@ -146,7 +156,7 @@ def test_figure_first_and_nothing_overlaps(browser, app_url, width, height):
                 plot.scroll_into_view_if_needed()
                 b = plot.bounding_box()
                 page.mouse.move(b["x"] + b["width"] * 0.5, b["y"] + b["height"] * 0.5)
-                page.wait_for_timeout(300)
+                page.wait_for_function(TOOLBAR_SHOWN_JS, arg=FIRST_PLOT[tab])
                 if page.evaluate(TOOLBAR_JS, FIRST_PLOT[tab]):
                     problems.append(f"{mode}: the plot toolbar covers the title")
                 page.mouse.move(1, 1)
@@ -166,22 +176,30 @@ COLOURBARS_JS = """(plotId) => {
 }"""
 
 
+def resize(page, viewport: dict):
+    """A new window size, and until the page has taken it in and finished what it started
+    then (the page's own relayouts after a resize run on timers: tests/browser/page_watch.py)."""
+    page.set_viewport_size(viewport)
+    page.wait_for_function("([w, h]) => window.innerWidth === w && window.innerHeight === h",
+                           arg=[viewport["width"], viewport["height"]])
+    wait_quiet(page, queue=False)
+
+
 def test_colour_bars_keep_their_colours_after_a_resize(browser, app_url):
-    page = browser.new_page(viewport={"width": 1600, "height": 900})
+    page = watch(browser.new_page(viewport={"width": 1600, "height": 900}))
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(app_url + "?tab=maps")
     wait_drawn(page, "maps-plot")
     page.locator("#maps-causal label").click()            # redraws and changes the address
     page.wait_for_function("() => location.search.includes('causal=1')")
-    page.wait_for_timeout(800)
-    page.set_viewport_size({"width": 1280, "height": 720})
-    page.wait_for_timeout(1500)
+    wait_quiet(page, queue=False)
+    resize(page, {"width": 1280, "height": 720})
     fills = page.evaluate(COLOURBARS_JS, "maps-plot")
     assert fills and all(fills), fills
     open_tab(page, "state")
     wait_drawn(page, "state-step")
-    page.set_viewport_size({"width": 1500, "height": 800})
-    page.wait_for_timeout(1500)
+    wait_quiet(page, queue=False)
+    resize(page, {"width": 1500, "height": 800})
     fills = page.evaluate(COLOURBARS_JS, "state-step")
     assert fills and all(fills), fills
     page.close()
@@ -206,11 +224,11 @@ TEXT_BOX_JS = """([id, text]) => {
 
 
 def test_enter_and_examples_redraw_and_tables_have_headers(browser, app_url):
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page = watch(browser.new_page(viewport={"width": 1280, "height": 720}))
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(app_url + "?tab=maps")
     wait_drawn(page, "maps-plot")
-    page.wait_for_timeout(500)
+    wait_quiet(page, queue=False)
     box = page.locator("#text textarea")
     assert "Enter" in box.get_attribute("placeholder") and "Shift+Enter" in box.get_attribute("placeholder")
     before = page.evaluate(PLOT_TITLE_JS, "maps-plot")
@@ -224,7 +242,7 @@ def test_enter_and_examples_redraw_and_tables_have_headers(browser, app_url):
     # Choosing an example draws it in the open tab (here the state tab).
     open_tab(page, "state")
     wait_drawn(page, "state-step")
-    page.wait_for_timeout(500)
+    wait_quiet(page, queue=False)
     before = page.evaluate("() => document.querySelector('#state-t input[type=number]').value + '|' + "
                            "JSON.stringify(document.querySelector('#state-step .js-plotly-plot').layout.annotations.map(a => a.text))")
     page.locator("#examples input").click()
@@ -261,7 +279,7 @@ def link_value(page, tab_id: str) -> str:
 
 
 def test_links_hold_every_tab(browser, app_url):
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page = watch(browser.new_page(viewport={"width": 1280, "height": 720}))
     page.set_default_timeout(TIMEOUT_MS)
     # An opened link draws its tab and fills its own link box.
     page.goto(app_url + "?tab=state&src=random&preset=local&n=24&d=8&layer=0&head=0&kind=retnet&t=7")
@@ -270,9 +288,8 @@ def test_links_hold_every_tab(browser, app_url):
     assert query_of(link_value(page, "state"))["t"] == "7"
     # Presentation mode goes into the address and the link at once, without a redraw.
     page.locator("#presentation label").click()
-    page.wait_for_function("() => new URLSearchParams(location.search).get('present') === '1'", timeout=10_000)
-    page.wait_for_function("() => document.querySelector('#tab-state .view-link textarea').value.includes('present=1')",
-                           timeout=10_000)
+    page.wait_for_function("() => new URLSearchParams(location.search).get('present') === '1'")
+    page.wait_for_function("() => document.querySelector('#tab-state .view-link textarea').value.includes('present=1')")
     assert query_of(page.url)["tab"] == "state"
     # Opening another tab puts that tab into the address.
     open_tab(page, "complexity")

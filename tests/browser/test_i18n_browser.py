@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from explorer.ui import i18n
-from test_browser import TIMEOUT_MS, Watched
+from page_watch import TIMEOUT_MS
+from test_browser import Watched
 
 # Labels of the maps tab and what surrounds it, by the element that shows them.
 MAPS_LABELS = {

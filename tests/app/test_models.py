@@ -22,7 +22,7 @@ from explorer import sources
 from explorer.forms.attention import softmax_map
 from explorer.sources import labels, models, packaged
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TEXT = "The cat sat on the mat. 猫坐在垫子上，看着窗外。 Kernel 核 🧠 naïve"
 
 

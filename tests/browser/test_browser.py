@@ -14,11 +14,12 @@ from urllib.parse import urlparse
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from page_watch import TIMEOUT_MS, toasts, wait_quiet, watch
+
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 VIEWPORT = {"width": 1600, "height": 1000}
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
-TIMEOUT_MS = 150_000
 
 
 @pytest.fixture(scope="module")
@@ -28,10 +29,11 @@ def browser(chromium):
 
 
 class Watched:
-    """A page with its console errors and the hosts it contacted."""
+    """A page with its console errors, the hosts it contacted and every toast it showed
+    (tests/browser/page_watch.py; made before the page's ``goto``)."""
 
     def __init__(self, page):
-        self.page = page
+        self.page = watch(page)
         self.errors: list[str] = []
         self.hosts: set[str] = set()
         page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
@@ -39,8 +41,8 @@ class Watched:
         page.on("request", lambda r: self.hosts.add(urlparse(r.url).hostname or r.url))
 
     def check_clean(self):
-        toasts = self.page.locator('[data-testid="toast-body"].error')
-        assert toasts.count() == 0, toasts.all_inner_texts()
+        errors = toasts(self.page, "error")          # shown at any time, gone since or not
+        assert not errors, errors
         assert not self.errors, self.errors
         foreign = {h for h in self.hosts if h not in LOCAL_HOSTS and not h.startswith(("data:", "blob:"))}
         assert not foreign, f"requests left the machine: {foreign}"
@@ -62,8 +64,10 @@ def wait_drawn(page, plot_id: str, layer: str = ".main-svg"):
 
 
 def settle(page):
-    """Let toasts of a finished event appear before checking for them."""
-    page.wait_for_timeout(800)
+    """Until the page has taken in what the server answered and drawn it, so the toasts of
+    the event the test waited for have shown (they are kept, tests/browser/page_watch.py). Events
+    still queued behind other work do not hold it up: the test waits for its own figures."""
+    wait_quiet(page, queue=False)
 
 
 # What a figure currently shows, compactly: title, font, x title, subplot titles, traces.
@@ -114,7 +118,7 @@ def test_maps_tab(app):
     cell.scroll_into_view_if_needed()
     box = cell.bounding_box()
     page.mouse.move(box["x"] + box["width"] * 0.4, box["y"] + box["height"] * 0.6)
-    page.wait_for_selector("#maps-plot .hoverlayer .hovertext", timeout=10_000)
+    page.wait_for_selector("#maps-plot .hoverlayer .hovertext", timeout=TIMEOUT_MS)
     hover = page.locator("#maps-plot .hoverlayer").text_content()
     for word in ("query:", "key:", "approx:", "softmax:", "difference:"):
         assert word in hover, hover
@@ -189,7 +193,9 @@ def test_complexity_tab_and_presentation_mode(app):
     # A long sweep stops when cancelled, and says so.
     page.fill("#cx-nmax input", "65536")
     page.click("#cx-run")
-    page.wait_for_timeout(2500)
+    # Cancel once the sweep runs: its first progress message says the server has started it.
+    page.wait_for_selector("#tab-complexity .progress-level", state="attached",
+                           timeout=TIMEOUT_MS)
     page.click("#cx-cancel")
     page.wait_for_function("() => document.querySelector('#cx-summary').innerText.includes('cancelled')",
                            timeout=TIMEOUT_MS)

@@ -20,7 +20,8 @@ import pytest
 
 from explorer.lecture.text import t
 from explorer.ui import i18n
-from test_browser import ARTIFACTS, ROOT, TIMEOUT_MS, Watched, browser  # noqa: F401  (fixture)
+from page_watch import TIMEOUT_MS, wait_quiet
+from test_browser import ARTIFACTS, ROOT, Watched, browser  # noqa: F401  (fixture)
 
 SCREENSHOTS = ROOT / "docs" / "screenshots"      # the README's pictures, written only when asked
 
@@ -33,6 +34,10 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 FIGURES_JS = """() => Array.from(document.querySelectorAll('#lecture-figures .js-plotly-plot'))
     .filter((g) => g.offsetParent !== null && g.layout)
     .map((g) => (g.layout.title && g.layout.title.text) || '')"""
+# Where the deck stands: [chapter, build, the chapter's build count].
+DECK_JS = """() => { const el = document.querySelector('#deck-info [data-ch]'), lecture = document.getElementById('lecture');
+    return el && lecture && el.dataset.builds !== '' && lecture.dataset.step !== undefined
+        ? [Number(el.dataset.ch), Number(lecture.dataset.step), Number(el.dataset.builds)] : null; }"""
 
 
 def screen_shot(page, name: str):
@@ -62,7 +67,16 @@ def wait_chapter(page, ch: int, lang: str):
                            timeout=TIMEOUT_MS)
     # Drawn; on screen only while the chapter's first build is (End shows the last).
     page.wait_for_selector("#lecture-plot-0 .js-plotly-plot .main-svg", state="attached", timeout=TIMEOUT_MS)
-    page.wait_for_timeout(600)                        # let a late toast or redraw show up
+    wait_quiet(page, queue=False)                     # a late toast or redraw (not the next chapter's prefetch)
+
+
+def press_right(page):
+    """→ once, and until the deck stands where it leads: the next build, or the next chapter's first."""
+    ch, step, builds = page.evaluate(DECK_JS)
+    want = [ch, step + 1] if step + 1 < builds else [ch + 1, 0]
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"(want) => {{ const s = ({DECK_JS})(); return !!s && s[0] === want[0] && s[1] === want[1]; }}",
+                           arg=want, timeout=TIMEOUT_MS)
 
 
 def figure_titles(page) -> list[str]:
@@ -93,9 +107,8 @@ def test_walk_the_lecture_with_the_keyboard(browser, app_url, lang):  # noqa: F8
         for ch in CHAPTERS:
             if ch > 0:                                  # → walks the chapter's builds, then the next chapter
                 for _ in range(8):
-                    page.keyboard.press("ArrowRight")
-                    page.wait_for_timeout(400)
-                    if page.evaluate("() => Number(document.querySelector('#deck-info [data-ch]').dataset.ch)") == ch:
+                    press_right(page)
+                    if page.evaluate(DECK_JS)[0] == ch:
                         break
                 wait_chapter(page, ch, lang)
             titles = figure_titles(page)
@@ -122,7 +135,7 @@ def test_walk_the_lecture_with_the_keyboard(browser, app_url, lang):  # noqa: F8
         number.click()
         page.keyboard.press("ArrowRight")
         page.keyboard.press("ArrowLeft")
-        page.wait_for_timeout(800)
+        wait_quiet(page, queue=False)
         assert "ch=5" in page.url and page.locator("#lecture-chapter input").input_value() == t("ch5.title", lang)
         app.check_clean()
     finally:
@@ -157,7 +170,7 @@ def test_a_chapter_link_restores_its_controls(browser, app_url):  # noqa: F811
         before = page.url
         page.click("#lecture-try")
         page.wait_for_function("(before) => location.href !== before", arg=before)
-        page.wait_for_timeout(800)
+        wait_quiet(page, queue=False)
         url = page.url
         values = page.evaluate("""() => Array.from(document.querySelectorAll('#lecture-controls-3 input'))
             .map((i) => i.type === 'checkbox' ? String(i.checked) : i.value)""")

@@ -1,0 +1,146 @@
+"""What the browser tests wait on: conditions the page itself reports, never a fixed time.
+
+``watch(page_or_context)`` installs, before the page's own scripts run, a record of
+
+- every toast the page showed (kind and text), kept after gradio removes it, so a notice
+  that came and went while the test was waiting for something else is still read;
+- the page's activity: requests to the app still in flight (the queue's event stream
+  included, the heartbeat left out), short timers still pending (the page's own deferred
+  relayouts, gradio's chained steps) and animation frames drawn since the last of either.
+
+``wait_quiet`` then waits until nothing is in flight or pending and the page has drawn a
+few frames with nothing new; on a loaded machine that takes longer, and the wait follows.
+"""
+
+from __future__ import annotations
+
+TIMEOUT_MS = 300_000      # generous: a busy 2-core machine (SmolLM2's first read, a queue behind other work)
+
+# Timers longer than this are not the page finishing what it started (toasts expire after
+# 10 s, status timers tick): they do not keep it busy.
+SHORT_TIMER_MS = 3000
+
+WATCH_JS = """(() => {
+  if (window.__watch) { return; }
+  const w = window.__watch = {fetches: 0, streams: 0, timers: new Map(), open: new Map(), frames: 0,
+                              since: performance.now(), toasts: []};
+  const busy = () => { w.frames = 0; w.since = performance.now(); };
+
+  const fetch0 = window.fetch;
+  window.fetch = function (input, init) {
+    const url = String((input && input.url) || input);
+    const answer = fetch0.apply(this, arguments);
+    if (url.includes('/heartbeat/')) { return answer; }
+    const key = Symbol(url);
+    w.fetches += 1; w.open.set(key, url); busy();
+    const done = () => { w.fetches -= 1; w.open.delete(key); busy(); };
+    // An answer counts until it has arrived; the queue's event stream until the page stops
+    // reading it (it closes it when its events are done), or it ends or fails.
+    return answer.then((r) => {
+      if (!r.body || !(r.headers.get('content-type') || '').includes('event-stream')) { done(); return r; }
+      w.fetches -= 1; w.streams += 1;                 // an answer that arrived, a stream still open
+      let once = false;
+      const finish = () => { if (!once) { once = true; w.fetches += 1; w.streams -= 1; done(); } };
+      const source = r.body;
+      let body = null;
+      Object.defineProperty(r, 'body', {configurable: true, get() {
+        if (body) { return body; }
+        const reader = source.getReader();
+        body = new ReadableStream({
+          pull(c) {
+            return reader.read().then(({done: end, value}) => { if (end) { finish(); c.close(); } else { c.enqueue(value); } },
+                                      (err) => { finish(); c.error(err); });
+          },
+          cancel(reason) { finish(); return reader.cancel(reason); },
+        });
+        return body;
+      }});
+      return r;
+    }, (err) => { done(); throw err; });
+  };
+
+  const set0 = window.setTimeout, clear0 = window.clearTimeout;
+  window.setTimeout = function (fn, ms, ...rest) {
+    if (typeof fn !== 'function' || Number(ms) > %(short)d) { return set0.call(window, fn, ms, ...rest); }
+    let id = null;
+    id = set0.call(window, function () { w.timers.delete(id); busy(); return fn.apply(this, arguments); }, ms, ...rest);
+    w.timers.set(id, Number(ms) || 0);
+    return id;
+  };
+  window.clearTimeout = function (id) { w.timers.delete(id); return clear0.call(window, id); };
+
+  const frame = () => { w.frames += 1; requestAnimationFrame(frame); };
+  requestAnimationFrame(frame);
+
+  const seen = new WeakMap();
+  const record = () => document.querySelectorAll('[data-testid="toast-body"]').forEach((el) => {
+    const text = (el.innerText || el.textContent || '').trim();
+    if (!text) { return; }
+    const kind = ['error', 'warning', 'info', 'success'].find((k) => el.classList.contains(k)) || el.className;
+    if (!seen.has(el)) { const entry = {kind, text}; seen.set(el, entry); w.toasts.push(entry); }
+    else { Object.assign(seen.get(el), {kind, text}); }
+  });
+  new MutationObserver(record).observe(document, {childList: true, subtree: true, characterData: true});
+})();""" % {"short": SHORT_TIMER_MS}
+
+QUIET_JS = """([frames, ms, requests, queue]) => { const w = window.__watch;
+  return !!w && (!requests || w.fetches === 0) && (!queue || w.streams === 0) && w.timers.size === 0
+         && w.frames >= frames && performance.now() - w.since >= ms; }"""
+
+
+def watch(target):
+    """Install the record on a page or a context; before ``goto`` (it runs on each new document)."""
+    target.add_init_script(WATCH_JS)
+    return target
+
+
+def wait_quiet(page, frames: int = 10, ms: int = 500, requests: bool = True, queue: bool = True,
+               timeout: int = TIMEOUT_MS):
+    """Until the page has finished what it started: every request to the app answered (unless
+    ``requests`` is False), the queue's event stream closed, that is every queued event of the
+    page done (unless ``queue`` is False: the lecture computes the next chapter in the
+    background after each draw), no short timer pending, and ``frames`` animation frames and
+    ``ms`` milliseconds drawn since the last of these."""
+    from playwright.sync_api import TimeoutError as PageTimeout
+    try:
+        page.wait_for_function(QUIET_JS, arg=[frames, ms, requests, queue], polling="raf", timeout=timeout)
+    except PageTimeout:
+        busy = page.evaluate("() => { const w = window.__watch; return w && {requests: [...w.open.values()], "
+                             "timers_ms: [...w.timers.values()], frames: w.frames}; }")
+        raise AssertionError(f"the page was still busy after {timeout} ms: {busy}") from None
+
+
+def toasts(page, kind: str | None = None) -> list[str]:
+    """The text of every toast the page has shown since it loaded (of one kind: "error", ...)."""
+    shown = page.evaluate("() => (window.__watch || {toasts: []}).toasts")
+    return [t["text"] for t in shown if kind is None or t["kind"] == kind]
+
+
+def wait_toast(page, text: str, timeout: int = TIMEOUT_MS) -> list[str]:
+    """Until a toast holding ``text`` has been shown (now or earlier); then every toast seen."""
+    from playwright.sync_api import TimeoutError as PageTimeout
+    try:
+        page.wait_for_function("(text) => ((window.__watch || {toasts: []}).toasts).some((t) => t.text.includes(text))",
+                               arg=text, timeout=timeout)
+    except PageTimeout:
+        raise AssertionError(f"no toast holding {text!r} within {timeout} ms; shown: {toasts(page)}") from None
+    return toasts(page)
+
+
+# A box that has kept its place and size over the last frames (a figure resized to its box).
+STEADY_JS = """([selector, frames]) => {
+  const el = document.querySelector(selector);
+  if (!el) { return false; }
+  const r = el.getBoundingClientRect(), key = [r.left, r.top, r.width, r.height].join(',');
+  const memo = (window.__steady = window.__steady || {});
+  const last = memo[selector];
+  if (!last || last.key !== key) { memo[selector] = {key, count: 0}; return false; }
+  last.count += 1;
+  return last.count >= frames;
+}"""
+
+
+def wait_steady(page, selector: str, frames: int = 5, timeout: int = TIMEOUT_MS):
+    """Until the element's box has not moved or changed size for ``frames`` animation frames."""
+    page.evaluate("(selector) => { if (window.__steady) { delete window.__steady[selector]; } }", selector)
+    page.wait_for_function(STEADY_JS, arg=[selector, frames], polling="raf", timeout=timeout)
