@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "explorer"
+PACKAGE = Path(__file__).resolve().parents[2] / "explorer"
 
 # The declared order, lowest first. A module belongs to the layer of its longest matching
 # prefix ("explorer.maps" holds explorer.maps and explorer.maps.base); the package itself,

@@ -108,7 +108,7 @@ def test_the_state_tab_updates_come_from_the_registry():
 def test_a_mechanism_lives_in_its_folder_the_registry_and_the_language_files():
     # The newest mechanism is the canary: nothing else in the app names it, so the next one is
     # one new folder plus its lines in the two language files.
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     named = sorted(str(path.relative_to(root)) for folder in ("explorer", "scripts", "assets")
                    for path in (root / folder).rglob("*") if path.suffix in (".py", ".toml", ".js", ".txt")
                    and "gated_deltanet" in path.read_text(encoding="utf-8", errors="replace"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXPLORER = ROOT / "explorer"
 
 RECORD, ENGINE, VIEWS, FIGURES, TOP = range(5)
