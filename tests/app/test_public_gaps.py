@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from explorer.ui import lecture_tab
-from test_hardening_app import MAPS_ARGS, _call
+from test_server_links_and_uploads import MAPS_ARGS, _call
 
 
 def test_values_whose_dot_products_overflow_are_refused_in_words():
