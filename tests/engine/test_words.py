@@ -14,7 +14,7 @@ from explorer import text
 from explorer.lecture import text as lecture_text
 
 CJK = re.compile(r"[\u3400-\u9fff]")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TEXT_DIR = ROOT / "explorer" / "text"
 
 
