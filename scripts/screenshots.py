@@ -14,7 +14,7 @@ Tab pictures: the script starts `python app.py` on a free port (unless --url nam
 app), opens each view through URL parameters (the same links a lecturer puts on a slide),
 presses the buttons a view needs, waits until plotly has drawn, and saves a full-page PNG.
 
-Deck pictures: the deck walk (tests/test_deck_browser.py) saves a palette PNG of every build
+Deck pictures: the deck walk (tests/browser/test_deck_browser.py) saves a palette PNG of every build
 at every window size it checks, and of each tool tab on a projector, into
 build/screenshots/deck/. The script runs that walk and, if it passed, makes docs/deck/ the
 same set of files (a build that no longer exists loses its picture).

@@ -16,7 +16,7 @@ Adding a mechanism: a new folder here with
 - its forms and gates beside them;
 then its name in ``NAMES`` and its words in the two language files: its label
 (``state.kind.<STATE_KIND>``) and its roadmap point (``state.road.<STATE_KIND>``, long and
-``state.road_short.<STATE_KIND>``). The tests (tests/test_mechanisms.py) run every registered name.
+``state.road_short.<STATE_KIND>``). The tests (tests/engine/test_mechanisms.py) run every registered name.
 """
 
 from __future__ import annotations

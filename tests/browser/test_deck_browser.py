@@ -3,7 +3,8 @@ walked with PageDown (what a clicker sends) at 1280×720 in English and Chinese,
 in Chinese and at 1920×1080 in English.
 
 On every build: nothing scrolls (``scrollHeight <= innerHeight``), the figure lies inside
-the window, and no two text boxes of the figure on screen intersect (titles, subtitles,
+the window, a Chinese slide reads no English word outside names, units and the text's own
+tokens, and no two text boxes of the figure on screen intersect (titles, subtitles,
 annotations, legends, colour bars, axis titles, point labels, tick labels against the
 rest), measured on plotly's rendered SVG. A screenshot of every build goes to
 build/screenshots/deck/ (palette PNGs, small; ignored by git: scripts/screenshots.py copies
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from chinese_text import english_words
 from explorer.lecture.text import t
 from page_watch import TIMEOUT_MS, wait_quiet, watch
 
@@ -100,6 +102,23 @@ const __wrap = setInterval(() => {
 }, 2);
 """
 
+# What the audience reads on a slide: the claim, the deck's bar and the figure's own texts
+# (tick labels aside: on a text's axis they are its tokens).
+SLIDE_TEXTS_JS = """(step) => {
+  const out = [];
+  for (const sel of ['#lecture-claim', '#deck-info']) {
+    const el = document.querySelector(sel);
+    if (el) { out.push(...el.innerText.split('\\n')); }
+  }
+  const gd = document.querySelector('#lecture-plot-' + step + ' .js-plotly-plot');
+  if (gd) {
+    gd.querySelectorAll('svg text').forEach((t) => {
+      if (!t.closest('.xtick, .ytick, .x2tick, .y2tick, .hovertext')) { out.push(t.textContent); }
+    });
+  }
+  return out.map((s) => s.trim()).filter((s) => s);
+}"""
+
 SCROLL_JS = "() => [document.documentElement.scrollHeight, window.innerHeight, document.documentElement.scrollWidth," \
             " window.innerWidth]"
 
@@ -158,6 +177,9 @@ def check_build(page, width, height, lang, ch, step) -> list[str]:
         problems.append(f"{where}: the chapter title shows twice")
     if page.locator("#lecture-chapter input").input_value() != title:
         problems.append(f"{where}: the bar does not name the chapter")
+    if lang == "zh":                 # no English outside names, units and the text's own tokens
+        problems += [f"{where}: English in {text!r}: {words}" for text in page.evaluate(SLIDE_TEXTS_JS, step)
+                     if (words := english_words(text))]
     return problems
 
 

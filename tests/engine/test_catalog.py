@@ -3,7 +3,7 @@
 The page is built from the catalogue alone (the engine is imported later, in the
 background), so every choice it offers must be one the engine can compute: these tests
 ask the engine. (The maps' own facts are their specs, which the classes read: see
-tests/test_feature_maps.py for what the classes do with them.)
+tests/engine/test_feature_maps.py for what the classes do with them.)
 """
 
 from __future__ import annotations
