@@ -512,7 +512,7 @@ class Reference:
         """``compare(...)["map_rel_error"]`` alone, for callers that need only it (the quality
         tab measures it for every m and seed)."""
         _, a_z, finite = self._prepare(approx_map)
-        return _pooled_relative_error(_row_sq(a_z - self.map), self.row_sq, finite)
+        return _pooled_relative_error(_row_sq(a_z - self.map), self.row_sq, finite & self.counted)
 
     def compare(self, approx_map, ill_defined=None, feature_dim=None, chunk_size=None, head_dim=None,
                 window=None) -> dict:
