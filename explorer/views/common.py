@@ -419,3 +419,8 @@ def infinite_notes(rows: list, lang: str = "en") -> list[str]:
     return [infinite_note(row, key, lang, name=map_name(row["map"], lang), metric=metric_label(key, lang, True))
             for row in rows for key in INFINITE_ROWS if key in row and infinite_count(row, key)]
 
+
+def unk_count(sample) -> tuple[int, int]:
+    """(tokens the model read as [UNK], tokens) of a text sample; (0, N) otherwise."""
+    strings = (getattr(sample, "info", None) or {}).get("token_strings") or []
+    return sum(1 for s in strings if s == "[UNK]"), sample.n_tokens
