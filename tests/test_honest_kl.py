@@ -4,6 +4,7 @@ the single-key row 0 everywhere; the maps tab says when the model read [UNK]."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -143,3 +144,69 @@ def test_the_maps_tab_says_when_the_model_read_unk():
     assert view.notices[0] == __import__("explorer.text", fromlist=["say"]).say("maps.unk", "zh", count=count, total=total)
     english = views.maps_view(views.load_sample("text", text="The cat sat on the mat."), 0, 0, ["softmax"], False)
     assert not any("[UNK]" in n for n in english.notices)
+
+
+# --- the lecture reads the same rule ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def chapter6():
+    from explorer.views import lecture
+    return lecture.chapter_view(6)
+
+
+def test_the_pareto_plane_gives_no_point_to_a_map_undefined_on_most_rows(chapter6):
+    from explorer.figures.lecture import chapter_figures
+    from explorer.lecture import text as lecture_text
+    points = {p["label"]: p for p in chapter6.data["points"]}
+    mostly = [label for label, p in points.items() if 2 * p["undefined_rows"] > p["rows"]]
+    # Identity and Taylor-1 give negative weights on most rows of a real head.
+    assert {"identity (q·k)", "Taylor-1"} <= set(mostly)
+    for label in mostly:
+        assert points[label]["mostly_undefined"] and math.isnan(points[label]["median_kl"])
+        i = chapter6.data["points"].index(points[label])
+        assert i not in chapter6.data["frontier"]
+    for lang in ("en", "zh"):
+        fig = chapter_figures(chapter6, lang)[0]
+        drawn = {t.name for t in fig.data if t.mode == "markers"}
+        note = re.sub(r"\s+|<br>", "", fig.layout.title.subtitle.text or "")
+        for label in mostly:
+            name = lecture_text.map_name(label, lang)
+            assert not any(d.startswith(name + " (m") for d in drawn)
+            p = points[label]
+            said = lecture_text.t("note.kl_no_point", lang, map=name, count=p["undefined_rows"], rows=p["rows"])
+            assert re.sub(r"\s+", "", said) in note
+        notices = chapter6.notices_in(lang)
+        for label in mostly:
+            if points[label]["undefined_rows"] < points[label]["rows"]:
+                p = points[label]
+                assert lecture_text.t("notice.undefined_kl_most", lang, map=lecture_text.map_name(label, lang),
+                                      count=p["undefined_rows"], rows=p["rows"]) in notices
+
+
+def test_a_median_is_true_and_counts_infinite_rows():
+    from explorer import maps as feature_maps
+    from explorer.lecture.ch6_tradeoff import maths as tradeoff
+    q = torch.tensor(Q)[None]
+    k = torch.tensor(K)[None]
+    got = tradeoff.layer_quality(q, k, feature_maps.create("relu", 2))
+    want = _independent_kl_rows(Q, K)                  # two finite rows, two infinite: median inf
+    assert got["infinite_rows"] == 2 and got["undefined_rows"] == 0 and got["median_kl"] == math.inf
+    assert got["mean_kl"] == pytest.approx(np.mean([x for x in want if math.isfinite(x)]), rel=1e-5)
+    elu = tradeoff.layer_quality(q, k, feature_maps.create("elu1", 2))
+    from explorer.forms import attention
+    a = attention.softmax_map(q, k).double()
+    b = attention.kernel_map(q, k, feature_maps.create("elu1", 2)).double()
+    rows = np.sort((a * (a.log() - b.log())).sum(-1).numpy().ravel())
+    assert elu["median_kl"] == pytest.approx((rows[1] + rows[2]) / 2)    # of 4 rows: the mean of the middle two
+
+
+def test_chapter_5s_causal_summaries_leave_out_row_0():
+    from explorer import maps as feature_maps
+    from explorer.lecture.ch5_closing_the_gap import maths as closing
+    gen = torch.Generator().manual_seed(9)
+    q, k = torch.randn(1, 9, 4, generator=gen), torch.randn(1, 9, 4, generator=gen)
+    got = closing.row_kl_by_map(q, k, {"elu+1": feature_maps.create("elu1", 4)}, causal=True)["elu+1"]
+    rows = got["kl"].ravel()
+    assert rows[0] == 0.0 and rows.size == 9
+    assert got["mean"] == pytest.approx(float(rows[1:].mean()), rel=1e-12)
+    assert got["median"] == pytest.approx(float(np.median(rows[1:])), rel=1e-12)
