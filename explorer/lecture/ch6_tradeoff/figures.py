@@ -96,13 +96,13 @@ def _no_point(p: dict, lang: str) -> str:
     """Why a map has no point on the plane: undefined on more than half of the rows, a median
     of ∞, or a median of 0 that a log axis cannot hold."""
     name = map_name(p["label"], lang)
+    if math.isfinite(p["median_kl"]):
+        return t("note.kl_zero", lang, map=name, kl=f"{p['median_kl']:.2g}")
     if p.get("mostly_undefined"):
         return t("note.kl_no_point", lang, map=name, count=p.get("undefined_rows", 0), rows=p.get("rows", 0))
-    if math.isinf(p["median_kl"]) and p["median_kl"] > 0:
+    if math.isinf(p["median_kl"]):
         return t("note.kl_infinite", lang, map=name, count=p.get("infinite_rows", 0), rows=p.get("rows", 0))
-    if not math.isfinite(p["median_kl"]):
-        return t("note.kl_undefined", lang, map=name)
-    return t("note.kl_zero", lang, map=name, kl=f"{p['median_kl']:.2g}")
+    return t("note.kl_undefined", lang, map=name)
 
 
 def _road_text(point: dict, lang: str) -> str:
