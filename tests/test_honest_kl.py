@@ -129,11 +129,15 @@ def test_causal_means_leave_out_the_single_key_row():
 
 
 def test_the_maps_tab_says_which_rows_a_causal_mean_is_over():
+    from explorer.text import say
+    from explorer.ui import maps_tab
     sample = views.load_sample("random", preset="gaussian", n=16, d=8)
-    view = views.maps_view(sample, 0, 0, ["softmax", "elu+1"], True, 16, 0)
-    assert any("leaves out the first row" in n for n in view.notices)
-    plain = views.maps_view(sample, 0, 0, ["softmax", "elu+1"], False, 16, 0)
-    assert not any("leaves out the first row" in n for n in plain.notices)
+    for lang in ("en", "zh"):
+        view = views.maps_view(sample, 0, 0, ["softmax", "elu+1"], True, 16, 0, lang=lang)
+        assert say("common.causal_rows_note", lang) in maps_tab.notices_with_undefined(view)
+        assert not any(say("common.causal_rows_note", lang) in n for n in view.notices)     # no pop-up each draw
+        plain = views.maps_view(sample, 0, 0, ["softmax", "elu+1"], False, 16, 0, lang=lang)
+        assert say("common.causal_rows_note", lang) not in maps_tab.notices_with_undefined(plain)
 
 
 def test_the_maps_tab_says_when_the_model_read_unk():

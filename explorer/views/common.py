@@ -408,6 +408,9 @@ def undefined_notes(rows: list, lang: str = "en") -> list[str]:
             notes.append(say("common.na_note", lang, map=map_name(row["map"], lang), metric=metric_label(key, lang, True),
                            verdict=verdict, count=count, total=total, why=why, tail=tail))
     notes += infinite_notes(rows, lang)
+    if any(row.get("causal") for row in rows):
+        # Which rows every mean is over (metrics.rows_in_means), said once under the table.
+        notes.append(say("common.causal_rows_note", lang))
     return notes
 
 

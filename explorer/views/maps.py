@@ -163,9 +163,6 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
         display_note = say("maps.block_note", lang, n=n, block=block, side=side)
     title = f"{source_title(sample, lang)} · {where(layer, head, lang)}" + (
         f" · {say('common.causal', lang)}" if causal else "")
-    if causal and n > 1:
-        # Which rows the means are over (metrics.rows_in_means): said once, beside the table.
-        notices.append(say("common.causal_rows_note", lang, count=q.shape[0] if q.dim() == 3 else 1))
     return MapsView(
         tokens=block_labels(list(sample.tokens), block), maps=shown, errors=errors, ill_defined=ill_counts,
         metrics=rows, n_tokens=n, block=block, model_check=model_check, notices=notices, title=title,
