@@ -10,7 +10,11 @@
 The table on screen rounds and writes "n/a (15 of 16 rows)" so that a reader sees at once
 which means are over few rows; a file for analysis keeps the number itself (the mean over
 the rows that have one), NaN where there is none, and the count of those rows in a
-column of its own. Plain data, no gradio.
+column of its own. A KL that is +inf on some rows (the map gives zero weight to a key
+softmax uses) is a value, not a gap: the mean is over the finite rows, the infinite ones
+have a count column of their own, and the per-row arrays hold inf there and NaN only where
+a row is undefined. Causal means leave out the single-key row 0 (``metrics.rows_in_means``);
+the per-row arrays keep every row. Plain data, no gradio.
 """
 
 from __future__ import annotations
@@ -92,7 +96,8 @@ def view_arrays(sample, layer=2, head=3, maps=(REFERENCE,), causal=False, m=64, 
     q, k, v:            (N, d) for one head, (H, N, d) for the mean over heads
     A:                  the softmax map (N, N) or (H, N, N)
     A_hat.<map>:        each chosen map's normalised kernel map, same shape
-    rows.<map>.<name>:  per-row metrics of that map (``metrics.row_metrics``), NaN where undefined
+    rows.<map>.<name>:  per-row metrics of that map (``metrics.row_metrics``): +inf where the KL is
+                        infinite, NaN where undefined
     rows.softmax.entropy
     The meta holds the tokens, the map label of each array name and the settings.
     """
@@ -140,7 +145,10 @@ def view_arrays(sample, layer=2, head=3, maps=(REFERENCE,), causal=False, m=64, 
             "head": "mean" if head is None else head, "causal": bool(causal), "m": int(m), "seed": int(seed),
             "window": int(window), "source": getattr(sample, "source", ""), "notices": [str(x) for x in notices],
             "shapes": "q, k, v: (N, d) or (H, N, d); A, A_hat.*: (N, N) or (H, N, N); rows.*: (N,) or (H, N), "
-                      "NaN where a row has no value"}
+                      "+inf where a row's KL is infinite (the map gives zero weight to a key softmax uses), "
+                      "NaN where a row has no value",
+            "means": "the tables' means over rows leave out row 0 of each head when causal (a single key); "
+                     "rows.* keep every row"}
     return ViewArrays(arrays, meta)
 
 

@@ -14,7 +14,7 @@ from .style import PROJECTOR_FIGURE_PX, as_style, finish, finite_values, unique_
 
 def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax", ill_defined: dict | None = None,
                    title: str = "", note: str = "", style=None, cols: int | None = None, lang: str = "en",
-                   names: dict | None = None) -> go.Figure:
+                   names: dict | None = None, infinite_kl: dict | None = None, block: int = 1) -> go.Figure:
     """A grid of attention heatmaps, each with its error map (approx - softmax) beneath it.
 
     ``maps`` is label -> (n, n) array, the reference first; ``errors`` is label -> (n, n)
@@ -29,6 +29,9 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     The layout is written as plain dicts and validated once: make_subplots and per-panel
     updates cost ~0.3 s for ten panels, most of the maps tab's time budget. Words are in
     ``lang``; ``names`` gives the name shown for a map's label (default: the label).
+    ``infinite_kl`` is label -> the query rows (of the full N) where the map's KL is +inf
+    (the view's ``infinite_kl``): each is marked "∞" at the left edge of its map, in the
+    displayed row that holds it (``block`` full rows a displayed one), and the title counts them.
     """
     style = as_style(style)
     names_shown = names or {}
@@ -107,6 +110,9 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         map_axis, err_axis, map_range, err_range = own_axes.get(name, ("coloraxis", "coloraxis2", None, None))
         shown = names_shown.get(name, name)
         map_title = _panel_title(shown, (ill_defined or {}).get(name, 0), lang)
+        inf_rows = (infinite_kl or {}).get(name) or []
+        if inf_rows:
+            map_title += say("maps.inf_rows", lang, count=len(inf_rows))
         # On a projector the error sits right under its map: "− softmax" says what it is.
         err_title = f"− {reference}" if projector else f"{shown} − {reference}"
         if name in own_axes:
@@ -115,6 +121,15 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
             # (On a projector the map's title above already says "own scale": the range alone.)
             err_title += f" ±{err_range:.2g}" if projector else say("maps.own_scale", lang, range=f"{err_range:.2g}")
         panel(row, col, z, np.stack([ref, err], axis=-1), shown, map_axis, hover_map, map_title)
+        if inf_rows:
+            index = row * cols + col + 1
+            suffix = "" if index == 1 else str(index)
+            shown_rows = sorted({int(r) // max(1, int(block)) for r in inf_rows if int(r) // max(1, int(block)) < len(labels)})
+            data.append(dict(type="scatter", x=[labels[0]] * len(shown_rows), y=[labels[r] for r in shown_rows],
+                             mode="text", text=["∞"] * len(shown_rows), textposition="middle center",
+                             textfont=dict(size=style.tick_font + 2, color="#b00"), name=f"{shown} KL = ∞",
+                             hovertext=[say("maps.inf_marker", lang)] * len(shown_rows), hoverinfo="text",
+                             showlegend=False, xaxis="x" + suffix, yaxis="y" + suffix))
         if name in errors:
             panel(row + 1, col, err, None, f"{shown} − {reference}", err_axis, hover_err,
                   err_title)

@@ -56,21 +56,53 @@ def _finite_rows(x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
 def row_kl(p, q, allowed=None):
     """KL(p_i || q_i) = sum_j p_ij log(p_ij / q_ij) per row, in nats.
 
-    Defined only where p is a finite, non-negative row and q is finite and strictly
-    positive wherever p > 0 (entries with p = 0 contribute nothing, whatever q is there).
-    q is not renormalised: it is compared as given.
+    +inf where q is zero at a key p gives weight to (q non-negative and finite there): the
+    map misses a key softmax uses, and that is a value, the worst one, not a gap. NaN where
+    the row itself is undefined: p not a finite non-negative row, q not finite, or q
+    negative where p > 0 (entries with p = 0 contribute nothing, whatever q is there).
+    ``defined`` is True on finite and infinite rows alike. q is not renormalised: it is
+    compared as given.
     """
     p, q = p.double(), q.double()
     allowed = _allowed(p, allowed)
     support = allowed & (p > 0)
     p_valid = _finite_rows(p, allowed) & ((p >= 0) | ~allowed).all(-1)
-    q_valid = _finite_rows(q, allowed) & ((q > 0) | ~support).all(-1)
+    q_valid = _finite_rows(q, allowed) & ((q >= 0) | ~support).all(-1)
     defined = p_valid & q_valid
+    missed = (support & (q == 0)).any(-1)
     safe_p = torch.where(support, p, torch.ones_like(p))
     safe_q = torch.where(support & (q > 0), q, torch.ones_like(q))
     terms = torch.where(support, p * (safe_p.log() - safe_q.log()), torch.zeros_like(p))
     kl = kl_rounded_to_zero(terms.sum(-1), terms.abs().sum(-1), torch.where(allowed, q, 0.0).sum(-1))
+    kl = torch.where(missed, torch.full_like(kl, math.inf), kl)
     return torch.where(defined, kl, torch.full_like(kl, math.nan)), defined
+
+
+def rows_in_means(n: int, causal: bool, device=None) -> torch.Tensor:
+    """(N,) bool: the rows every mean over rows counts. A causal row 0 sees a single key, so
+    every normalised map gives it weight 1 there: KL 0, entropy 0, no error, whatever the
+    map. Counting it would pull each causal mean towards a perfect score (by 1/N: 4-5 % on a
+    short text), so causal means leave it out; non-causal means count every row. The one
+    rule for the maps and quality tabs and the lecture."""
+    counted = torch.ones(int(n), dtype=torch.bool, device=device)
+    if causal and n > 1:
+        counted[0] = False
+    return counted
+
+
+def true_median(values) -> float:
+    """The median of the values given (NaN left out, +inf kept: an infinite KL is a value):
+    the middle one, or the mean of the two middle ones for an even count (torch's median is
+    the lower of the two). NaN when there is none."""
+    x = np.asarray(values.detach().cpu().numpy() if isinstance(values, torch.Tensor) else values, dtype=np.float64)
+    x = np.sort(x[~np.isnan(x)].ravel())
+    if x.size == 0:
+        return math.nan
+    mid = x.size // 2
+    if x.size % 2:
+        return float(x[mid])
+    lo, hi = x[mid - 1], x[mid]
+    return float(hi) if lo == hi else float((lo + hi) / 2.0)
 
 
 # Relative rounding of a float64 row sum of up to 2^14 terms, with room to spare.
@@ -400,6 +432,8 @@ class Reference:
         self.counts = (torch.arange(1, n + 1, device=ref.device) if causal
                        else torch.full((n,), n, device=ref.device)).double()
         self.map = ref if self.allowed is None else ref.masked_fill(~self.allowed, 0.0)
+        # The rows every mean counts (``rows_in_means``: not a causal row 0).
+        self.counted = rows_in_means(n, causal, ref.device)
         self.row_sq = (self.map * self.map).sum(-1)
         self.support = self.map > 0
         self.unsupported = ~self.support
@@ -478,7 +512,7 @@ class Reference:
         """``compare(...)["map_rel_error"]`` alone, for callers that need only it (the quality
         tab measures it for every m and seed)."""
         _, a_z, finite = self._prepare(approx_map)
-        return _pooled_relative_error(_row_sq(a_z - self.map), self.row_sq, finite)
+        return _pooled_relative_error(_row_sq(a_z - self.map), self.row_sq, finite & self.counted)
 
     def compare(self, approx_map, ill_defined=None, feature_dim=None, chunk_size=None, head_dim=None,
                 window=None) -> dict:
@@ -490,35 +524,41 @@ class Reference:
         if flags is not None:
             bad = bad | flags
 
-        out: dict = {"causal": int(self.causal), "total_rows": int(finite.numel())}
-        out["map_rel_error"] = _pooled_relative_error(_row_sq(a_z - self.map), self.row_sq, finite)
-        out["error_rows_excluded"] = int((~finite).sum())
+        counted = self.counted.expand(finite.shape)
+        out: dict = {"causal": int(self.causal), "total_rows": int(counted.sum())}
+        out["map_rel_error"] = _pooled_relative_error(_row_sq(a_z - self.map), self.row_sq, finite & counted)
+        out["error_rows_excluded"] = int((~finite & counted).sum())
         if self.v is None:
             out["output_rel_error"] = None
         else:
             diff = (a_z @ self.v).sub_(self.output)
-            out["output_rel_error"] = _pooled_relative_error(diff.square_().sum(-1), self.output_row_sq, finite)
+            out["output_rel_error"] = _pooled_relative_error(diff.square_().sum(-1), self.output_row_sq,
+                                                             finite & counted)
 
-        # KL(p || q) = sum over p > 0 of p log p - p log q. xlogy(0, q) = 0; a row with q <= 0
-        # where p > 0 is undefined and left out, whatever its sum came to.
+        # KL(p || q) = sum over p > 0 of p log p - p log q. xlogy(0, q) = 0; a row with q = 0
+        # where p > 0 has KL = +inf (counted apart, never averaged into the finite mean), a row
+        # with q < 0 there is undefined, whatever its sum came to.
         # One log serves KL and entropy: log a where a > 0, else 0 (xlogy's convention for
         # 0 log 0; rows with a <= 0 where it matters are undefined below). torch's xlogy is
         # not vectorised and costs ~8 plain logs.
         positive = a_z > 0
         log_a = torch.where(positive, a_z, 1.0).log_()
-        kl_ok = self.nonnegative & finite & (positive | self.unsupported).all(-1) & ~bad
+        kl_has_value = self.nonnegative & finite & ((a_z >= 0) | self.unsupported).all(-1) & ~bad & counted
+        missed = (self.support & ~positive).any(-1)
+        kl_ok = kl_has_value & ~missed
         cross = _row_dot(self.map, log_a)
         kl = kl_rounded_to_zero(self.plogp_sum - cross, self.plogp_sum.abs() + cross.abs(), a_z.sum(-1))
         out["kl_mean"] = _mean_or_none(kl, kl_ok)
         out["kl_rows_defined"] = int(kl_ok.sum())
-        out["kl_rows_undefined"] = int((~kl_ok).sum())
+        out["kl_rows_infinite"] = int((kl_has_value & missed).sum())
+        out["kl_rows_undefined"] = int((counted & ~kl_has_value).sum())
 
         has_negative = a_z.amin(-1) < 0
         h_apx_ok = ~has_negative & ~bad
         h_apx = -_row_dot(a_z, log_a)
-        out["entropy_reference"] = _mean_or_none(self.entropy, self.nonnegative)
-        out["entropy_approx"] = _mean_or_none(h_apx, h_apx_ok)
-        out["entropy_approx_rows_undefined"] = int((~h_apx_ok).sum())
+        out["entropy_reference"] = _mean_or_none(self.entropy, self.nonnegative & counted)
+        out["entropy_approx"] = _mean_or_none(h_apx, h_apx_ok & counted)
+        out["entropy_approx_rows_undefined"] = int((counted & ~h_apx_ok).sum())
 
         if self.logit_ranks is None:
             out["monotonicity"] = out["monotonicity_rows_defined"] = out["monotonicity_rows_undefined"] = None
@@ -537,15 +577,16 @@ class Reference:
             ry_sq = (r.unsqueeze(-2) @ r.unsqueeze(-1))[..., 0, 0] - c * ((c + 1.0) / 2.0) ** 2
             gathered = gather_rows(self.logit_ranks_gather, order).double()
             cross = (gathered.unsqueeze(-2) @ r.unsqueeze(-1))[..., 0, 0]
-            rho_ok = (self.logit_rank_sq > 0) & (ry_sq > 0) & ~bad
+            rho_ok = (self.logit_rank_sq > 0) & (ry_sq > 0) & ~bad & counted
             denom = (self.logit_rank_sq * ry_sq).sqrt()
             rho = (cross / torch.where(rho_ok, denom, torch.ones_like(denom))).clamp(-1.0, 1.0)
             out["monotonicity"] = _mean_or_none(rho, rho_ok)
             out["monotonicity_rows_defined"] = int(rho_ok.sum())
-            out["monotonicity_rows_undefined"] = int((~rho_ok).sum())
+            out["monotonicity_rows_undefined"] = int((counted & ~rho_ok).sum())
 
-        considered = float((finite.double() * self.counts).sum())
-        negatives = int((a_z < 0).sum()) if bool(has_negative.any()) else 0   # masked and bad rows are 0
+        considered = float(((finite & counted).double() * self.counts).sum())
+        # Masked entries and non-finite rows are 0 in a_z; a causal row 0 holds one positive weight.
+        negatives = int(((a_z < 0) & counted.unsqueeze(-1)).sum()) if bool(has_negative.any()) else 0
         out["negative_fraction"] = negatives / considered if considered else None
         out["ill_defined_rows"] = int(bad.sum())
         out.update(_flops(self.n, feature_dim, head_dim, self.value_dim, self.causal, chunk_size, window))
@@ -602,11 +643,12 @@ def compare_plain(reference_map, approx_map, v=None, logits=None, *, ill_defined
     n = ref.shape[-1]
     is_causal = _resolve_causal(causal, ref, approx)
     allowed, finite, bad, ref_z, approx_z = _masked_rows(ref, approx, is_causal, ill_defined)
+    counted = rows_in_means(n, is_causal, ref.device).expand(finite.shape)
 
-    out: dict = {"causal": int(is_causal), "total_rows": int(finite.numel())}
-    map_err = relative_error(approx_z, ref_z, rows=finite)
+    out: dict = {"causal": int(is_causal), "total_rows": int(counted.sum())}
+    map_err = relative_error(approx_z, ref_z, rows=finite & counted)
     out["map_rel_error"] = _mean_or_none(map_err, ~torch.isnan(map_err))
-    out["error_rows_excluded"] = int((~finite).sum())
+    out["error_rows_excluded"] = int((~finite & counted).sum())
 
     value_dim = None
     if v is None:
@@ -620,21 +662,23 @@ def compare_plain(reference_map, approx_map, v=None, logits=None, *, ill_defined
         check_finite(v, "v")
         value_dim = v.shape[-1]
         v = v.double()
-        out_err = relative_error(approx_z @ v, ref_z @ v, rows=finite)
+        out_err = relative_error(approx_z @ v, ref_z @ v, rows=finite & counted)
         out["output_rel_error"] = _mean_or_none(out_err, ~torch.isnan(out_err))
 
-    kl, kl_ok = row_kl(ref, approx, allowed)
-    kl_ok = kl_ok & ~bad
+    kl, kl_has_value = row_kl(ref, approx, allowed)
+    kl_has_value = kl_has_value & ~bad & counted
+    kl_ok = kl_has_value & torch.isfinite(kl)
     out["kl_mean"] = _mean_or_none(kl, kl_ok)
     out["kl_rows_defined"] = int(kl_ok.sum())
-    out["kl_rows_undefined"] = int((~kl_ok).sum())
+    out["kl_rows_infinite"] = int((kl_has_value & ~kl_ok).sum())
+    out["kl_rows_undefined"] = int((counted & ~kl_has_value).sum())
 
     h_ref, h_ref_ok = row_entropy(ref, allowed)
     h_apx, h_apx_ok = row_entropy(approx, allowed)
     h_apx_ok = h_apx_ok & ~bad
-    out["entropy_reference"] = _mean_or_none(h_ref, h_ref_ok)
-    out["entropy_approx"] = _mean_or_none(h_apx, h_apx_ok)
-    out["entropy_approx_rows_undefined"] = int((~h_apx_ok).sum())
+    out["entropy_reference"] = _mean_or_none(h_ref, h_ref_ok & counted)
+    out["entropy_approx"] = _mean_or_none(h_apx, h_apx_ok & counted)
+    out["entropy_approx_rows_undefined"] = int((counted & ~h_apx_ok).sum())
 
     if logits is None:
         out["monotonicity"] = out["monotonicity_rows_defined"] = out["monotonicity_rows_undefined"] = None
@@ -645,12 +689,12 @@ def compare_plain(reference_map, approx_map, v=None, logits=None, *, ill_defined
         if not bool(_finite_rows(s, allowed).all()):
             raise ValueError("logits: contains NaN or infinite values at allowed positions")
         rho, rho_ok = row_spearman(s, approx, allowed, x_ranks=logit_ranks)
-        rho_ok = rho_ok & ~bad
+        rho_ok = rho_ok & ~bad & counted
         out["monotonicity"] = _mean_or_none(rho, rho_ok)
         out["monotonicity_rows_defined"] = int(rho_ok.sum())
-        out["monotonicity_rows_undefined"] = int((~rho_ok).sum())
+        out["monotonicity_rows_undefined"] = int((counted & ~rho_ok).sum())
 
-    considered = allowed & finite.unsqueeze(-1)
+    considered = allowed & (finite & counted).unsqueeze(-1)
     total = int(considered.sum())
     out["negative_fraction"] = float(((approx < 0) & considered).sum()) / total if total else None
     out["ill_defined_rows"] = int(bad.sum())
@@ -712,13 +756,24 @@ def window_flops(n: int, window: int, head_dim: int, value_dim: int, feature_dim
 UNDEFINED_ROWS = {
     "map_rel_error": ("error_rows_excluded", "their weights are not finite (a zero normaliser)"),
     "output_rel_error": ("error_rows_excluded", "their weights are not finite (a zero normaliser)"),
-    "kl_mean": ("kl_rows_undefined", "the map gives zero, negative or non-finite weight to a key softmax attends "
+    "kl_mean": ("kl_rows_undefined", "the map gives negative or non-finite weight to a key softmax attends "
                                      "to, or the row is ill-defined"),
     "entropy_approx": ("entropy_approx_rows_undefined", "they hold negative or non-finite weights, or are "
                                                         "ill-defined: not probability distributions"),
     "monotonicity": ("monotonicity_rows_undefined", "they have a single key (the first causal row), constant "
                                                     "weights or logits, or are ill-defined"),
 }
+
+
+# metric key -> key of the count of rows where it is +inf (a value, the worst one: the mean
+# beside it is over the finite rows, and the count is shown with it, never dropped).
+INFINITE_ROWS = {"kl_mean": "kl_rows_infinite"}
+
+
+def infinite_count(row: dict, key: str) -> int:
+    """Rows of one ``compare`` row where ``key`` is +inf (0 for metrics that cannot be)."""
+    count_key = INFINITE_ROWS.get(key)
+    return int(row.get(count_key) or 0) if count_key else 0
 
 
 def undefined_share(row: dict, key: str) -> tuple[int, int]:
@@ -731,23 +786,38 @@ def undefined_share(row: dict, key: str) -> tuple[int, int]:
 
 
 def mostly_undefined(row: dict, key: str) -> bool:
-    """No value, or a mean over fewer than half of the rows: not a number to show bare. (The
-    'needle' preset with the identity map: KL defined on 1 row of 128 and 0 there.)"""
+    """No value on more than half of the rows, or no row with a value at all: not a number
+    to show bare, no point on a plane, no bar. (The 'needle' preset with the identity map:
+    KL defined on 1 row of 128 and 0 there.) Rows where the value is +inf have one."""
     count, total = undefined_share(row, key)
-    return row.get(key) is None or (total > 0 and 2 * count > total)
+    if total > 0 and 2 * count > total:
+        return True
+    return row.get(key) is None and not infinite_count(row, key)
 
 
 def shown_value(row: dict, key: str, digits: int = 4):
-    """What a table shows for ``key``: the number when every row has one; "0.123 (5 of 128
-    rows n/a)" when most rows do; "n/a (127 of 128 rows)" when most do not (or none does)."""
+    """What a table shows for ``key``: the number when every row has a finite one; "0.123 (5
+    of 128 rows n/a)" when most rows do; "n/a (127 of 128 rows)" when most do not (or none
+    does). Rows where the value is +inf are said beside the finite mean: "0.123 (∞ on 4 of
+    128 rows)", or "∞ (on 128 of 128 rows)" when no row is finite."""
     value = row.get(key)
     count, total = undefined_share(row, key)
+    inf = infinite_count(row, key)
     if mostly_undefined(row, key):
+        if count and inf:
+            return Message("common.na_rows_inf", count=count, total=total, inf=inf)
         if count:
             return Message("common.na_rows", count=count, total=total)
         return Message("common.na") if value is None else value
+    if value is None:
+        return Message("common.inf_only", inf=inf, total=total)
     number = round_significant(value, digits)
-    return Message("common.na_some", number=f"{number:.{digits}g}", count=count, total=total) if count else number
+    shown = f"{number:.{digits}g}"
+    if inf:
+        if count:
+            return Message("common.inf_mean_na", number=shown, inf=inf, count=count, total=total)
+        return Message("common.inf_mean", number=shown, inf=inf, total=total)
+    return Message("common.na_some", number=shown, count=count, total=total) if count else number
 
 
 def undefined_notes(rows: list) -> list[str]:
@@ -765,7 +835,29 @@ def undefined_notes(rows: list) -> list[str]:
             verdict = "n/a" if mostly_undefined(row, key) else "partly n/a"
             notes.append(f"{row['map']}, {METRIC_SHORT.get(key, key)} {verdict}: no value on {count} of {total} "
                          f"rows because {why}{tail}.")
+    for row in rows:
+        for key in INFINITE_ROWS:
+            inf = infinite_count(row, key)
+            if key in row and inf:
+                notes.append(infinite_note(row, key, "en"))
     return notes
+
+
+def infinite_tail(row: dict, key: str, lang: str) -> str:
+    from ..text import say
+    mean = row.get(key)
+    count, total = undefined_share(row, key)
+    rest = total - count - infinite_count(row, key)
+    return "" if mean is None else say("common.inf_tail", lang, mean=f"{mean:.4g}", rest=rest)
+
+
+def infinite_note(row: dict, key: str, lang: str, name=None, metric=None) -> str:
+    """The sentence that says on how many rows ``key`` is +inf, and what the mean beside it covers."""
+    from ..catalog import METRIC_SHORT
+    from ..text import say
+    return say("common.inf_note", lang, map=row["map"] if name is None else name,
+               metric=METRIC_SHORT.get(key, key) if metric is None else metric, inf=infinite_count(row, key),
+               total=row.get("total_rows") or 0, tail=infinite_tail(row, key, lang))
 
 
 def round_significant(x, digits):

@@ -54,7 +54,8 @@ def render(view, presentation=False):
     return figures.attention_grid(view.tokens, view.maps, view.errors, reference=catalog.REFERENCE,
                                   ill_defined=view.ill_defined, title=view.title, note=note,
                                   style=presentation, lang=view.lang,
-                                  names={label: view_common.map_name(label, view.lang) for label in view.maps})
+                                  names={label: view_common.map_name(label, view.lang) for label in view.maps},
+                                  infinite_kl=getattr(view, "infinite_kl", None), block=view.block)
 
 
 def badge(view) -> str:

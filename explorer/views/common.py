@@ -407,4 +407,23 @@ def undefined_notes(rows: list, lang: str = "en") -> list[str]:
             verdict = say("common.na_all" if mostly_undefined(row, key) else "common.na_part", lang)
             notes.append(say("common.na_note", lang, map=map_name(row["map"], lang), metric=metric_label(key, lang, True),
                            verdict=verdict, count=count, total=total, why=why, tail=tail))
+    notes += infinite_notes(rows, lang)
+    if any(row.get("causal") for row in rows):
+        # Which rows every mean is over (metrics.rows_in_means), said once under the table.
+        notes.append(say("common.causal_rows_note", lang))
     return notes
+
+
+def infinite_notes(rows: list, lang: str = "en") -> list[str]:
+    """One sentence per map whose KL is +inf on some rows: on how many, why, and which rows
+    the finite mean beside it covers."""
+    from ..measure.metrics import INFINITE_ROWS, infinite_note, infinite_count
+
+    return [infinite_note(row, key, lang, name=map_name(row["map"], lang), metric=metric_label(key, lang, True))
+            for row in rows for key in INFINITE_ROWS if key in row and infinite_count(row, key)]
+
+
+def unk_count(sample) -> tuple[int, int]:
+    """(tokens the model read as [UNK], tokens) of a text sample; (0, N) otherwise."""
+    strings = (getattr(sample, "info", None) or {}).get("token_strings") or []
+    return sum(1 for s in strings if s == "[UNK]"), sample.n_tokens

@@ -27,7 +27,7 @@ from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls l
     try_this,
 )
 from ..lecture.threads import one_thread
-from .common import load_sample
+from .common import load_sample, unk_count  # noqa: F401  (unk_count: the maps tab says it too)
 from .lecture_common import ChapterView, model_of, shipped_map  # noqa: F401  (the chapters' shared view)
 
 
@@ -128,10 +128,4 @@ def model_heads(model: str | None) -> tuple[int, int] | None:
         return tuple(int(x) for x in model_shape(model)[:2])
     except (ValueError, OSError):
         return None
-
-
-def unk_count(sample) -> tuple[int, int]:
-    """(tokens the model read as [UNK], tokens) of a text sample; (0, N) otherwise."""
-    strings = (getattr(sample, "info", None) or {}).get("token_strings") or []
-    return sum(1 for s in strings if s == "[UNK]"), sample.n_tokens
 

@@ -16,7 +16,8 @@ from ..measure import cost
 from ..catalog import DEFAULT_MAPS, MAX_SEED, REFERENCE, map_specs
 from ..text import say
 from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
-                     map_name, sample_model, sample_notice, select_head, source_title, trained_version, where)
+                     map_name, sample_model, sample_notice, select_head, source_title, trained_version, unk_count,
+                     where)
 
 # Random-feature maps are one draw of W among many: beside the drawn one, the view reports
 # the mean and standard deviation of these metrics over SPREAD_SEEDS draws.
@@ -72,6 +73,9 @@ class MapsView:
     params: dict = field(default_factory=dict)
     spread: dict = field(default_factory=dict)    # label -> SeedSpread, for the random-feature maps
     lang: str = "en"                  # the language of title, notes and notices
+    # label -> the query rows (0-based, of the full N) where the map's KL is +inf in some head:
+    # it gives zero weight to a key softmax uses there. Only maps with such rows.
+    infinite_kl: dict = field(default_factory=dict)
 
 
 @torch.inference_mode()
@@ -91,6 +95,9 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
         raise ValueError(say("maps.err_no_maps", lang))
     q, k, v, layer, head, notices = select_head(sample, layer, head, lang=lang)
     notices = [sample_notice(x, lang) for x in getattr(sample, "notices", [])] + notices
+    unknown, total = unk_count(sample)
+    if unknown:
+        notices.insert(0, say("maps.unk", lang, count=unknown, total=total))
     causal = bool(causal)
     spread = max(0, int(spread or 0))
     d, n = q.shape[-1], q.shape[-2]
@@ -102,7 +109,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
     specs = map_specs()
     lazy = _LazyReference(q, k, causal)
 
-    shown, ill_counts, rows, spreads = {}, {}, [], {}
+    shown, ill_counts, rows, spreads, infinite = {}, {}, [], {}, {}
     for label in [REFERENCE] + [x for x in maps if x != REFERENCE]:
         if label in shown:
             continue
@@ -131,9 +138,11 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
                 except ValueError as exc:
                     notices.append(say("maps.no_spread", lang, label=map_name(label, lang), k=draws, why=cost.said(exc, lang)))
             _cache_put(key, sample, entry)
-        shown[label], row, ill, extra = entry[:4]
-        if len(entry) > 4:
-            spreads[label] = entry[4]
+        shown[label], row, ill, extra, inf_rows = entry[:5]
+        if len(entry) > 5:
+            spreads[label] = entry[5]
+        if inf_rows:
+            infinite[label] = inf_rows
         rows.append({"map": label, **row})
         notices.extend(extra)
         if label != REFERENCE:
@@ -160,7 +169,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
         display_note=display_note,
         params={"layer": layer, "head": "mean" if head is None else head, "causal": causal,
                 "m": m, "seed": seed, "maps": list(shown)},
-        spread=spreads, lang=lang,
+        spread=spreads, lang=lang, infinite_kl=infinite,
     )
 
 
@@ -209,18 +218,33 @@ class _LazyReference:
 
 def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4, layer=None, head=None, lang="en", session=None,
                  model=None):
-    """(display array, metric row, ill-defined row count, notices) of one map at full resolution."""
+    """(display array, metric row, ill-defined row count, notices, rows where KL = +inf) of one
+    map at full resolution."""
     cost.check(cost.estimate("maps", n=q.shape[-2], d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[label], m=m))
     reference = lazy.reference()
     if label == REFERENCE:
         row = lazy.metrics(v).compare(reference, head_dim=d)
-        return _display(reference, block), row, 0, []
+        return _display(reference, block), row, 0, [], []
     fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head, lang=lang, session=session,
                                    model=model)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
     row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d,
                                   window=getattr(fmap, "window", None))
-    return _display(approx, block), row, int(ill.sum()), extra
+    inf_rows = infinite_kl_rows(reference, approx, ill, causal) if row.get("kl_rows_infinite") else []
+    return _display(approx, block), row, int(ill.sum()), extra, inf_rows
+
+
+def infinite_kl_rows(reference, approx, ill, causal: bool) -> list[int]:
+    """The query rows (0-based) where KL(softmax || map) is +inf in some head, counted as
+    ``compare`` counts them (ill-defined rows and the causal row 0 are not). Only computed
+    when ``compare`` found such rows: one more pass over the map."""
+    from ..measure import metrics
+    n = reference.shape[-1]
+    kl, _ = metrics.row_kl(reference, approx, attention.causal_mask(n, reference.device) if causal else None)
+    hit = torch.isinf(kl) & ~ill.to(torch.bool) & metrics.rows_in_means(n, causal, kl.device)
+    if hit.dim() > 1:
+        hit = hit.reshape(-1, n).any(0)
+    return [int(i) for i in torch.nonzero(hit).flatten()]
 
 
 # Per-map results, so that adding one map to the selection (or switching back to a head

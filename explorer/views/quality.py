@@ -11,7 +11,7 @@ import torch
 
 from ..core.cache import LRU
 from ..forms import attention
-from ..measure import cost
+from ..measure import cost, metrics
 from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, random_map_labels
 from ..text import say
 from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, map_name, metric_label,
@@ -294,6 +294,7 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=Fals
             row = _compare(reference[layer, h], approx[layer, h], v[layer, h], s[layer, h], ill[layer, h],
                            fmap.num_features, causal, d)
             x = row.get(metric)
-            values[layer, h] = np.nan if x is None else float(x)
+            # A mean over fewer than half of the head's rows is no value (the maps tab's rule).
+            values[layer, h] = np.nan if x is None or metrics.mostly_undefined(row, metric) else float(x)
     return HeadOverview(values, metric, metric_label(metric, lang), map_name(map_label, lang), list(sample.layer_names),
                         lang)

@@ -303,18 +303,20 @@ def test_metrics_table_writes_n_a_with_the_row_count_where_a_mean_is_undefined()
     view = views.maps_view(sample, 0, 0, ["softmax", "identity (q·k)", "elu+1"], True, 16, 0)
     rows = {r["map"]: r for r in view.metrics}
     ident = rows["identity (q·k)"]
-    assert ident["kl_mean"] == 0.0 and ident["kl_rows_undefined"] == 127                 # the trap
+    # The one defined row used to be the causal row 0 (a single key: KL 0 for any map), the
+    # trap itself; causal means now leave that row out, so no row is left with a value.
+    assert ident["total_rows"] == 127 and ident["kl_mean"] is None and ident["kl_rows_undefined"] == 127
     for short in (True, False):
         table = views.metrics_table(view.metrics, short=short).set_index("map")
         kl = table.loc["identity (q·k)", "KL (nats)" if short else views.METRIC_INFO["kl_mean"][0]]
-        assert kl == "n/a (127 of 128 rows)"
+        assert kl == "n/a (127 of 127 rows)"
     table = views.metrics_table(view.metrics, short=True).set_index("map")
     assert table.loc["elu+1", "KL (nats)"] == pytest.approx(rows["elu+1"]["kl_mean"], rel=1e-3)   # all rows: a number
-    rho = table.loc["elu+1", "Spearman ρ"]                                 # first causal row has no ρ
-    assert rho.endswith("(1 of 128 rows n/a)") and float(rho.split()[0]) == pytest.approx(rows["elu+1"]["monotonicity"],
-                                                                                            rel=1e-3)
+    rho = table.loc["identity (q·k)", "Spearman ρ"]                        # constant rows have no ρ
+    count = rows["identity (q·k)"]["monotonicity_rows_undefined"]
+    assert count and rho.endswith(f"({count} of 127 rows n/a)")
     notes = metrics.undefined_notes(view.metrics)
-    assert any(n.startswith("identity (q·k), KL (nats) n/a: no value on 127 of 128 rows because") for n in notes)
+    assert any(n.startswith("identity (q·k), KL (nats) n/a: no value on 127 of 127 rows because") for n in notes)
     assert metrics.shown_value({"kl_mean": None, "kl_rows_undefined": 5, "total_rows": 5}, "kl_mean") == "n/a (5 of 5 rows)"
 
 
@@ -324,7 +326,7 @@ def test_maps_tab_says_why_each_cell_is_n_a():
     view = views.maps_view(sample, 0, 0, ["softmax", "identity (q·k)"], True, 16, 0)
     text = maps_tab.notices_with_undefined(view)
     import re
-    assert re.search(r"^- n/a: identity \(q·k\), KL \(nats\) n/a: no value on \d+ of 64 rows because", text, re.M)
+    assert re.search(r"^- n/a: identity \(q·k\), KL \(nats\) n/a: no value on \d+ of 63 rows because", text, re.M)
 
 
 def test_the_trained_hedgehog_is_offered_in_the_maps_grid():

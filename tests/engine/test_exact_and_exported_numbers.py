@@ -147,12 +147,14 @@ def test_view_arrays_hold_the_view_at_full_resolution(tmp_path):
     approx = attention.kernel_map(torch.from_numpy(q), torch.from_numpy(k), feature_maps.create("elu1", 8),
                                   causal=True)
     assert np.allclose(got.arrays["A_hat.elu_plus1"], approx.numpy(), atol=1e-7)
-    # Per-row metrics agree with the table's pooled ones: KL's mean over defined rows.
+    # Per-row metrics agree with the table's pooled ones: KL's mean over defined rows. The
+    # arrays keep every row; causal means leave out row 0 (a single key, KL 0 for any map).
     row = metrics.compare(ref, approx, v=torch.from_numpy(v), logits=attention.logits(*map(torch.from_numpy, (q, k))),
                           causal=True)
     kl_rows = got.arrays["rows.elu_plus1.kl"]
-    assert np.nanmean(kl_rows) == pytest.approx(row["kl_mean"], rel=1e-9)
-    assert int(np.isfinite(kl_rows).sum()) == row["kl_rows_defined"]
+    assert kl_rows[0] == 0.0
+    assert np.nanmean(kl_rows[1:]) == pytest.approx(row["kl_mean"], rel=1e-9)
+    assert int(np.isfinite(kl_rows[1:]).sum()) == row["kl_rows_defined"]
     mono = got.arrays["rows.elu_plus1.monotonicity"]
     assert math.isnan(mono[0])                        # the first causal row has one key
     assert np.nanmean(mono) == pytest.approx(row["monotonicity"], rel=1e-9)

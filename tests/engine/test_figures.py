@@ -241,11 +241,13 @@ def test_a_value_defined_on_few_rows_is_no_bar_and_says_why():
     sample = views.load_sample("random", preset="needle", n=128, d=32)
     view = views.maps_view(sample, 0, 0, ["softmax", "identity (q·k)", "elu+1"], True, 16, 0)
     row = {r["map"]: r for r in view.metrics}["identity (q·k)"]
-    assert row["entropy_approx"] == 0.0 and row["entropy_approx_rows_undefined"] == 127      # the trap
+    # The one row that had a value was the causal row 0 (a single key: entropy 0 for any map);
+    # causal means now leave it out, so the identity map has no entropy on any of the 127 rows.
+    assert row["entropy_approx"] is None and row["entropy_approx_rows_undefined"] == 127
     fig = figures.metric_bars(view.metrics)
     assert fig.data[0].y[1] is None and fig.data[0].y[2] == pytest.approx(row_of(view, "elu+1")["entropy_approx"])
     na = [t for t in fig.data if t.type == "scatter" and t.mode == "text"][0]
-    assert list(na.x) == ["identity (q·k)"] and "127 of 128" in na.hovertext[0]
+    assert list(na.x) == ["identity (q·k)"] and "127 of 127" in na.hovertext[0]
 
 
 def row_of(view, name):

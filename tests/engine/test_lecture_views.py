@@ -303,7 +303,14 @@ def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
     undefined = [p["label"] for p in views[6].data["points"] if not np.isfinite(p["median_kl"])]
     assert undefined        # trig RFF on a real head, at least
     note = _flat(_subtitle(chapter_figures(views[6], "zh")[0]))
-    assert all(_flat(lecture_text.t("note.kl_undefined", "zh", map=lecture_text.map_name(lab, "zh"))) in note
+    points = {p["label"]: p for p in views[6].data["points"]}
+    # A map undefined on more than half of the rows is said to have no point, with the count
+    # (it used to read "median KL undefined" and, on a few rows, got a median of its own).
+    assert all(_flat(lecture_text.t("note.kl_no_point", "zh", map=lecture_text.map_name(lab, "zh"),
+                                    count=points[lab]["undefined_rows"], rows=points[lab]["rows"])) in note
+               if points[lab]["mostly_undefined"] else
+               _flat(lecture_text.t("note.kl_infinite", "zh", map=lecture_text.map_name(lab, "zh"),
+                                    count=points[lab]["infinite_rows"], rows=points[lab]["rows"])) in note
                for lab in undefined)
 
 

@@ -63,7 +63,8 @@ def test_one_hot_against_uniform_gives_log_n(n):
     # The other way round the uniform reference has mass where the one-hot map has none.
     back = metrics.compare(uniform, one_hot, causal=False)
     assert back["kl_mean"] is None
-    assert back["kl_rows_undefined"] == n and back["kl_rows_defined"] == 0
+    # KL is +inf there (a value, not a gap): counted apart from the undefined rows.
+    assert back["kl_rows_infinite"] == n and back["kl_rows_undefined"] == 0 and back["kl_rows_defined"] == 0
 
 
 def test_relative_error_against_numpy():
@@ -92,15 +93,16 @@ def test_row_kl_and_entropy_against_numpy():
     np.testing.assert_allclose(h.numpy(), stats.entropy(p.numpy(), axis=-1), rtol=1e-6)
 
 
-def test_row_kl_undefined_where_q_not_positive_on_support():
-    p = torch.tensor([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
-    q = torch.tensor([[0.5, 0.0, 0.5], [0.6, 0.6, -0.2], [0.2, float("nan"), 0.5]])
+def test_row_kl_infinite_where_q_is_zero_on_support_undefined_where_not_finite():
+    p = torch.tensor([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5], [0.5, 0.5, 0.0]])
+    q = torch.tensor([[0.5, 0.0, 0.5], [0.6, 0.6, -0.2], [0.2, float("nan"), 0.5], [1.2, -0.2, 0.0]])
     kl, ok = metrics.row_kl(p, q)
-    # Row 0: q = 0 where p > 0. Row 1: q < 0 only where p = 0, so it is defined.
-    # Row 2: q is not finite.
-    assert ok.tolist() == [False, True, False]
+    # Row 0: q = 0 where p > 0: KL = +inf, a value. Row 1: q < 0 only where p = 0, so it
+    # is finite. Row 2: q is not finite. Row 3: q < 0 where p > 0: no distribution.
+    assert ok.tolist() == [True, True, False, False]
+    assert float(kl[0]) == math.inf
     assert float(kl[1]) == pytest.approx(_independent_kl([0.5, 0.5], [0.6, 0.6]))
-    assert torch.isnan(kl[0]) and torch.isnan(kl[2])
+    assert torch.isnan(kl[2]) and torch.isnan(kl[3])
 
 
 # --- Spearman -----------------------------------------------------------------------
@@ -228,10 +230,11 @@ def test_causal_is_read_from_the_maps_and_rows_use_allowed_entries():
     s = attention.logits(q, k)
     r = metrics.compare(a, ahat, v, s)
     assert r["causal"] == 1
-    assert r["monotonicity_rows_undefined"] == 1          # row 0 has a single key
-    want_kl = np.mean([_independent_kl(a[i, : i + 1], ahat[i, : i + 1]) for i in range(9)])
+    # Row 0 has a single key (KL 0, entropy 0 for every map): causal means leave it out.
+    assert r["total_rows"] == 8 and r["monotonicity_rows_undefined"] == 0
+    want_kl = np.mean([_independent_kl(a[i, : i + 1], ahat[i, : i + 1]) for i in range(1, 9)])
     assert r["kl_mean"] == pytest.approx(want_kl, rel=1e-9)
-    want_h = np.mean([stats.entropy(ahat[i, : i + 1].numpy()) for i in range(9)])
+    want_h = np.mean([stats.entropy(ahat[i, : i + 1].numpy()) for i in range(1, 9)])
     assert r["entropy_approx"] == pytest.approx(want_h, rel=1e-9)
     assert r["entropy_reference"] < math.log(9)           # short causal rows: low entropy
     # Masked logits (-inf above the diagonal) are accepted in causal mode.

@@ -38,8 +38,13 @@ def draw(view, lang, style):
     fig2 = go.Figure()
     hidden = []
     for i, (name, r) in enumerate(kl.items()):
-        rows = r["kl"][1:] if causal else r["kl"]  # causal: the first row sees one key, its KL is 0 by construction
+        # The rows the summaries count (causal: not the first, which sees one key and has KL 0
+        # by construction; the engine's metrics.rows_in_means).
+        rows = r["kl"][..., r["counted"]] if "counted" in r else r["kl"]
         values = rows[np.isfinite(rows)]
+        infinite = int(np.isposinf(rows).sum())
+        if infinite:                              # ∞ is a value a box cannot hold: said, not dropped
+            hidden.append(t("note.kl_inf_not_drawn", lang, map=map_name(name, lang), count=infinite))
         drawn = values[values > 0]                # a log axis cannot show KL = 0 (or -1e-17 from rounding)
         if drawn.size < values.size:
             hidden.append(t("note.kl_not_drawn", lang, map=map_name(name, lang), count=values.size - drawn.size))

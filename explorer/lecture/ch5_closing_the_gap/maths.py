@@ -102,19 +102,25 @@ def recall_gap(curves: dict, lag: int) -> dict:
 @torch.inference_mode()
 def row_kl_by_map(q, k, maps: dict, causal: bool = False) -> dict:
     """Per-row KL(softmax || kernel map) on one head for each named map, with the rows where
-    it is undefined counted. Returns name -> {"kl": (N,) with NaN where undefined, "mean",
-    "median", "undefined"}. ``causal``: both sides see keys j <= i only, as a causal model's
-    head does (its first row then has one key and a KL of 0)."""
+    it is undefined counted. Returns name -> {"kl": (N,) with +inf where the map gives a key
+    softmax uses no weight and NaN where undefined, "mean" (over the finite rows), "median"
+    (a true one, ∞ counted), "undefined", "infinite"}. ``causal``: both sides see keys j <= i
+    only, as a causal model's head does; its first row then has one key and a KL of 0 for
+    every map, so the summaries leave it out (``metrics.rows_in_means``), as every causal
+    mean does. ``kl`` keeps every row."""
     reference = attention.softmax_map(q, k, causal=causal).double()
+    counted = metrics.rows_in_means(q.shape[-2], causal).numpy()
     out = {}
     for name, fmap in maps.items():
         approx = attention.kernel_map(q, k, fmap, causal=causal).double()
         kl, defined = metrics.row_kl(reference, approx)
         kl = kl.numpy()
-        good = kl[defined.numpy()]
-        out[name] = {"kl": kl, "mean": float(good.mean()) if good.size else float("nan"),
-                     "median": float(np.median(good)) if good.size else float("nan"),
-                     "undefined": int((~defined).sum()), "m": int(fmap.num_features)}
+        rows = kl.reshape(-1, kl.shape[-1])[:, counted].ravel()
+        finite = rows[np.isfinite(rows)]
+        out[name] = {"kl": kl, "mean": float(finite.mean()) if finite.size else float("nan"),
+                     "median": metrics.true_median(rows),
+                     "undefined": int(np.isnan(rows).sum()), "infinite": int(np.isinf(rows).sum()),
+                     "counted": counted, "m": int(fmap.num_features)}
     return out
 
 

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...figures.lecture_common import UNIT_TICKS, say_cosine, finish_slide, log_ticks
+from ...text import say
 from ..text import map_name, road_label, state_road_label, t
 
 
@@ -38,8 +39,7 @@ def draw(view, lang, style):
     fig.update_xaxes(type="log", title_text=t("axis.flops_token", lang),
                      **log_ticks([p["cost"] for p in good]))
     fig.update_yaxes(title_text=t("axis.median_kl", lang), range=[0, max(kls) * 1.15])
-    note = " · ".join(t("note.kl_undefined" if not math.isfinite(p["median_kl"]) else "note.kl_zero", lang,
-                        map=map_name(p["label"], lang), kl=f"{p['median_kl']:.2g}") for p in bad)
+    note = " · ".join(_no_point(p, lang) for p in bad)
     first = finish_slide(fig, style, t("ch6.b0.title", lang, layer=view.controls["layer"]), note)
 
     road = view.data["roadmap"]
@@ -54,8 +54,11 @@ def draw(view, lang, style):
         labels = [_road_text(r, lang) for r in points_of_kind][::-1]
         values = [r["median_kl"] for r in points_of_kind][::-1]
         colours = [style.colour(0 if r["year"] == 2020 else 2) for r in points_of_kind][::-1]
-        fig2.add_bar(y=labels, x=values, orientation="h", marker_color=colours, showlegend=False,
-                     text=[f"{v:.2f}" for v in values], textposition="outside", cliponaxis=False,
+        # No bar for a median that is ∞ or that a minority of rows would give (the plane's rule).
+        fig2.add_bar(y=labels, x=[v if math.isfinite(v) else None for v in values], orientation="h",
+                     marker_color=colours, showlegend=False,
+                     text=[f"{v:.2f}" if math.isfinite(v) else "∞" if v > 0 else say("common.na", lang) for v in values],
+                     textposition="outside", cliponaxis=False,
                      textfont=dict(size=style.tick_font), row=row, col=1)
         base = next((r["median_kl"] for r in points_of_kind if r["year"] == 2020), None)
         if base is not None:
@@ -87,6 +90,19 @@ def _state_roadmap(view, lang, style):
     lag = states[0]["lag"]
     return finish_slide(fig, style, t("ch6.b2.title", lang, lag=lag),
                    t("ch6.b2.note", lang, d=view.data.get("state_dim", "d"), lag=lag))
+
+
+def _no_point(p: dict, lang: str) -> str:
+    """Why a map has no point on the plane: undefined on more than half of the rows, a median
+    of ∞, or a median of 0 that a log axis cannot hold."""
+    name = map_name(p["label"], lang)
+    if math.isfinite(p["median_kl"]):
+        return t("note.kl_zero", lang, map=name, kl=f"{p['median_kl']:.2g}")
+    if p.get("mostly_undefined"):
+        return t("note.kl_no_point", lang, map=name, count=p.get("undefined_rows", 0), rows=p.get("rows", 0))
+    if math.isinf(p["median_kl"]):
+        return t("note.kl_infinite", lang, map=name, count=p.get("infinite_rows", 0), rows=p.get("rows", 0))
+    return t("note.kl_undefined", lang, map=name)
 
 
 def _road_text(point: dict, lang: str) -> str:

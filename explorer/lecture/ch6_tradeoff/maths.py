@@ -5,7 +5,11 @@ the article's steps: the maps by row KL (``roadmap``), the state updates by reca
 
 Cost is the linear path's FLOPs per token (4 m d_v + 4 m, ``explorer.measure.cost``); quality is
 the median row KL(softmax || map) over every row of every head of one layer of the
-current text (rows where a map's KL is undefined are counted, not hidden).
+current text. A row's KL is +inf where the map gives no weight to a key softmax uses (a
+value, the worst one: it takes part in the median); rows where it is undefined are counted,
+not hidden, and a map undefined on more than half of the rows has no median, so no point and
+no bar (``metrics.mostly_undefined``, the maps tab's rule). Causal medians leave out the
+single-key row 0 (``metrics.rows_in_means``).
 """
 
 from __future__ import annotations
@@ -71,10 +75,18 @@ def _layer_quality(q, k, fmap, causal, log_decay) -> dict:
     approx = attention.kernel_map(q, k, fmap, causal=causal, log_decay=log_decay).double()
     allowed = attention.causal_mask(q.shape[-2]) if causal else None
     kl, defined = metrics.row_kl(reference, approx, allowed)
-    good = kl[defined].numpy()
-    return {"median_kl": float(np.median(good)) if good.size else float("nan"),
-            "mean_kl": float(good.mean()) if good.size else float("nan"),
-            "undefined_rows": int((~defined).sum()), "rows": int(defined.numel())}
+    counted = metrics.rows_in_means(q.shape[-2], causal, kl.device).expand(kl.shape)
+    kl = kl[counted]
+    defined = defined[counted]
+    infinite = torch.isinf(kl)
+    finite = kl[defined & ~infinite].numpy()
+    row = {"kl_mean": float(finite.mean()) if finite.size else None, "kl_rows_undefined": int((~defined).sum()),
+           "kl_rows_infinite": int(infinite.sum()), "total_rows": int(kl.numel())}
+    mostly_undefined = metrics.mostly_undefined(row, "kl_mean")
+    return {"median_kl": float("nan") if mostly_undefined else metrics.true_median(kl[defined]),
+            "mean_kl": float(finite.mean()) if finite.size else float("nan"),
+            "undefined_rows": row["kl_rows_undefined"], "infinite_rows": row["kl_rows_infinite"],
+            "rows": row["total_rows"], "mostly_undefined": mostly_undefined}
 
 
 def pareto_frontier(costs, losses) -> list[int]:

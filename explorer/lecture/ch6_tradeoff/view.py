@@ -32,14 +32,21 @@ def compute(sample, c, progress) -> ChapterView:
         qual = tradeoff.layer_quality(q, k, trained)
         points.append({"label": "Hedgehog (trained)", "m": trained.num_features,
                        "cost": tradeoff.flops_per_token(trained.num_features, dv), **qual})
-    some = []
+    some, infinite = [], []
     for p in points:
         if p["undefined_rows"] == p["rows"]:
             view.notice_items.append(("notice.undefined_kl_all", {"map": p["label"], "rows": p["rows"]}))
+        elif p["mostly_undefined"]:     # the maps tab's rule: a median over a minority of rows is no point
+            view.notice_items.append(("notice.undefined_kl_most", {"map": p["label"], "count": p["undefined_rows"],
+                                                                   "rows": p["rows"]}))
         elif p["undefined_rows"]:
             some.append((p["label"], p["undefined_rows"]))
+        if p["infinite_rows"]:
+            infinite.append((p["label"], p["infinite_rows"]))
     if some:        # one line for all of them: a slide has no room for one per map
         view.notice_items.append(("notice.undefined_kl_some", {"maps": tuple(some), "rows": points[0]["rows"]}))
+    if infinite:
+        view.notice_items.append(("notice.infinite_kl_some", {"maps": tuple(infinite), "rows": points[0]["rows"]}))
     front = tradeoff.pareto_frontier([p["cost"] for p in points], [p["median_kl"] for p in points])
     view.data["points"] = points
     view.data["frontier"] = front
