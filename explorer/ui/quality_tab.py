@@ -116,6 +116,10 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     """
     _, views = _engine()
     lang = normal_lang(lang)
+    if not (source == "text" and model == source_panel.OTHER_MODEL):
+        # The whole request priced from the sample's shape: refused before the model reads the text.
+        views.price_sample_request(source, text, n, d, model, head, maps or None, int(seeds), int(m), overview_map,
+                                   lang=lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
                                 lang=lang)
     quality = views.quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=bool(causal), m=int(m),
