@@ -108,3 +108,51 @@ def test_a_learn_whose_client_disconnects_stops_within_2_s(learn_app, monkeypatc
     stopped_after = time.monotonic() - left_at
     assert not _training_threads()
     assert stopped_after < STOP_WITHIN_S, f"training ran on {stopped_after:.1f} s after its visitor left"
+
+
+def test_a_disconnect_sets_the_signal_of_a_plain_handler():
+    """The signal a handler gets from server.visitor_left turns true when its client goes,
+    although gradio tells a plain (non-generator) handler nothing."""
+    from explorer.ui import server
+    started, noticed = threading.Event(), threading.Event()
+
+    def long_work(x, request: gr.Request):
+        left = server.visitor_left(request)
+        started.set()
+        until = time.monotonic() + 30
+        while time.monotonic() < until:
+            if left():
+                noticed.set()
+                return "stopped"
+            time.sleep(0.02)
+        return "ran to the end"
+
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        box.submit(long_work, box, box, api_name="long_work")
+    demo.queue().launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        url = demo.local_url
+        fn_index = next(i for i, dep in enumerate(demo.config["dependencies"]) if dep.get("api_name") == "long_work")
+        session = uuid.uuid4().hex
+        body = {"data": ["x"], "fn_index": fn_index, "session_hash": session, "event_data": None, "trigger_id": None}
+        with httpx.Client(timeout=60) as client:
+            assert client.post(f"{url}gradio_api/queue/join", content=json.dumps(body),
+                               headers={"Content-Type": "application/json"}).status_code == 200
+            with client.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session}) as stream:
+                for line in stream.iter_lines():
+                    if "process_starts" in line:
+                        break
+            assert started.wait(10) and not noticed.is_set()
+        assert noticed.wait(STOP_WITHIN_S), "the handler was not told its visitor left"
+    finally:
+        demo.close()
+
+
+def test_quality_redraws_stop_at_the_deadline_with_the_limit_in_words():
+    from explorer import views
+    sample = views.load_sample("random", n=32, d=8)
+    with pytest.raises(stopping.PastDeadline, match="limit of 0 s"):
+        views.quality_view(sample, 0, 0, seeds=2, should_stop=stopping.StopSignal(seconds=0))
+    with pytest.raises(stopping.Stopped):
+        views.quality_view(sample, 0, 0, seeds=2, should_stop=lambda: True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .. import stopping
 from ..core.cache import LRU
 from ..forms import attention
 from ..measure import cost
@@ -178,12 +179,15 @@ def price_sample_request(source, text="", n=64, d=32, model=None, head=0, maps=N
 
 @torch.inference_mode()
 def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, causal=False, m=64,
-                 progress=None, spread: int = SPREAD_SEEDS, lang: str = "en", session=None) -> QualityView:
+                 progress=None, spread: int = SPREAD_SEEDS, lang: str = "en", session=None,
+                 should_stop=None) -> QualityView:
     """Error against m for every random-feature map (IID and orthogonal), over redraws
     (``seeds`` up to m = FULL_SEEDS_UP_TO, fewer beyond), with the IID theory, the norms
     ‖q'‖, ‖k'‖ of the head and the m the FAVOR+ variance formula asks for; the entropy and
     monotonicity of every map at ``m`` (random maps: one draw, and ``spread`` seeds for the
-    mean and spread). Title, notes and notices in ``lang``."""
+    mean and spread). Title, notes and notices in ``lang``. ``should_stop`` (see
+    ``explorer.stopping``) is asked before every redraw: the visitor left, or the request's
+    deadline passed, and the work ends there."""
     from ..measure import metrics
     from ..maps import rf_theory
 
@@ -210,6 +214,7 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
             count = seeds_at(mm, seeds)
             used_seeds.append(count)
             for sd in range(count):
+                stopping.check(should_stop)
                 fmap = _random_map(label, d, mm, sd)
                 kmse[i, sd], merr[i, sd] = measure_redraw(q, k, fmap, reference, exact, exact_sq_mean, causal)
             done += 1
