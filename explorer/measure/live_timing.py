@@ -167,12 +167,19 @@ class Budget:
     def __init__(self, seconds: float | None, started: float, probes_s: float = 0.0):
         self.limited = seconds is not None and math.isfinite(seconds)
         self.seconds = seconds if self.limited else math.inf
-        self.deadline = started + self.seconds - probes_s
+        self.end = started + self.seconds
+        self.probes_s = probes_s
+        self.deadline = self.end - probes_s
         self.planned: dict = {}
         self.over_plan: set = set()
 
     def left(self) -> float:
         return self.deadline - time.perf_counter()
+
+    def room_for_probes(self) -> bool:
+        """Whether the probes after the sweep fit before the budget's end (they run slower
+        under load than before it: half again as long is allowed for)."""
+        return not self.limited or self.end - time.perf_counter() >= 1.5 * self.probes_s
 
     def check(self) -> None:
         if self.limited and time.perf_counter() > self.deadline:
@@ -268,7 +275,7 @@ def sweep(ns, head_dim: int = 64, feature_map: str = "elu1", feature_dim: int | 
     except OutOfTime:
         result.truncated = True
         result.notes.append(Message("complexity.note_out_of_time", budget=f"{time_budget_s:,.0f}"))
-    if not result.cancelled:
+    if not result.cancelled and budget.room_for_probes():
         result.rate_after = rate()
         result.matmul_gflops = max(result.rate_before, result.rate_after)
         if stall is not None:
