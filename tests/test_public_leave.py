@@ -156,3 +156,19 @@ def test_quality_redraws_stop_at_the_deadline_with_the_limit_in_words():
         views.quality_view(sample, 0, 0, seeds=2, should_stop=stopping.StopSignal(seconds=0))
     with pytest.raises(stopping.Stopped):
         views.quality_view(sample, 0, 0, seeds=2, should_stop=lambda: True)
+
+
+def test_a_maps_draw_stops_before_its_next_map_and_its_next_spread_draw():
+    from explorer import views
+    sample = views.load_sample("random", n=48, d=8, data_seed=3)
+    asked = []
+
+    def after(k):
+        return lambda: asked.append(1) or len(asked) > k
+
+    with pytest.raises(stopping.Stopped):
+        views.maps_view(sample, 0, 0, ["softmax", "FAVOR+ (orthogonal)", "elu+1"], False, 16, 7,
+                        should_stop=after(2))
+    assert len(asked) == 3               # softmax, FAVOR+, then its first spread draw: stopped there
+    with pytest.raises(stopping.PastDeadline, match="limit of 0 s"):
+        views.maps_view(sample, 0, 0, ["softmax", "elu+1"], False, 16, 8, should_stop=stopping.StopSignal(seconds=0))

@@ -233,7 +233,7 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     offered = [label for label in map_choices()
                if label not in specs or not specs[label].trained or trained_version(session, specs[label].name)]
     shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8,
-                      spread=spread, lang=lang, session=session)
+                      spread=spread, lang=lang, session=session, should_stop=should_stop)
     return QualityView(curves=curves, shape_rows=shape.metrics, n_tokens=n, seeds=seeds,
                        notices=notices + [x for x in shape.notices if x not in notices],
                        title=f"{source_title(sample, lang)} · {where(layer, head, lang)}",
