@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 import torch
 from torch import nn
 
+from .. import stopping
 from ..checks import check_positive_int
 from ..forms import attention
 from ..maps.base import FeatureMap, create
@@ -248,7 +249,7 @@ def one_head(fmap: FeatureMap) -> FeatureMap:
 
 def experiment(train_texts, heldout_texts, *, kind: str = "hedgehog", layer=None, head=None,
                num_features: int = 64, steps: int = 300, lr: float | None = None, seed: int = 0, source=None,
-               model=None, progress=None, on_loss=None, hedgehog=None) -> Experiment:
+               model=None, progress=None, on_loss=None, hedgehog=None, should_stop=None) -> Experiment:
     """Train a learned map of ``kind`` on ``train_texts`` for one head (layer and head given)
     or all heads, then measure it and the baselines on ``heldout_texts`` only.
 
@@ -257,7 +258,9 @@ def experiment(train_texts, heldout_texts, *, kind: str = "hedgehog", layer=None
     returned without head dimensions. ``source`` turns a text into a Sample (default
     ``explorer.sources.from_text``). ``progress(fraction, message)`` narrates;
     ``on_loss(step, loss)`` receives the training loss of ``kind`` as it is reported (about
-    50 times), for a live curve.
+    50 times), for a live curve. ``should_stop()`` is asked before each text is read and at
+    every training step; when it turns true the experiment raises ``stopping.Stopped`` (or
+    the signal's own refusal, see ``explorer.stopping``).
     """
     kind = check_kind(kind)
     check_disjoint(train_texts, heldout_texts)
@@ -268,8 +271,12 @@ def experiment(train_texts, heldout_texts, *, kind: str = "hedgehog", layer=None
         source = lambda text: from_text(text, model=model)
     report = progress or (lambda fraction, message: None)
     report(0.0, "reading the training texts through the model")
-    train = [head_block(source(t), layer, head) for t in train_texts]
-    heldout = [head_block(source(t), layer, head) for t in heldout_texts]
+    def read(text):
+        stopping.check(should_stop)
+        return head_block(source(text), layer, head)
+
+    train = [read(t) for t in train_texts]
+    heldout = [read(t) for t in heldout_texts]
     batch = PaddedBatch.from_samples(train)
     rival = kind == "luna" and hedgehog is None
     span = 0.85 / (2 if rival else 1)
@@ -279,14 +286,18 @@ def experiment(train_texts, heldout_texts, *, kind: str = "hedgehog", layer=None
             on_loss(max(1, round(fraction * steps)), loss)
         report(0.05 + span * fraction, f"training: loss {loss:.3f}")
 
-    run = train_map(batch, kind, num_features, steps=steps, lr=lr, seed=seed, progress=training_progress)
+    run = train_map(batch, kind, num_features, steps=steps, lr=lr, seed=seed, progress=training_progress,
+                    should_stop=should_stop)
+    stopping.check(should_stop)          # a run cut short is no result
     run.feature_map = one_head(run.feature_map) if layer is not None and head is not None else run.feature_map
     runs = {kind: run}
     maps = {kind: run.feature_map}
     if kind == "luna":
         if rival:
             hh = train_map(batch, "hedgehog", num_features + num_features % 2, steps=steps, seed=seed,
-                           progress=lambda f, loss: report(0.05 + span * (1 + f), f"training Hedgehog: loss {loss:.3f}"))
+                           progress=lambda f, loss: report(0.05 + span * (1 + f), f"training Hedgehog: loss {loss:.3f}"),
+                           should_stop=should_stop)
+            stopping.check(should_stop)
             hh.feature_map = one_head(hh.feature_map) if layer is not None and head is not None else hh.feature_map
             runs["hedgehog"] = hh
             hedgehog = hh.feature_map

@@ -23,6 +23,7 @@ so the tests decide what the clock says without timing anything.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -135,6 +136,78 @@ def interleaved(calls: dict, number: dict, rounds: int, timer: Callable = torch_
     return samples
 
 
+def prior_seconds(method: str, n: int, flops: int, rate_gflops: float) -> float:
+    """bench's guess at one call's time before anything of this method was measured, never
+    under what its FLOPs take at the linear forms' efficiency: the recurrent form's guess
+    counts Python steps only, and a wide feature map (Taylor-2 at a large d) makes each
+    step's outer product the cost."""
+    guess = bench._prior_seconds(method, n, flops, rate_gflops)
+    return max(guess, flops / (0.05 * rate_gflops * 1e9)) if method == "linear_recurrent" else guess
+
+
+class OutOfTime(Exception):
+    """The sweep reached its time budget: what was measured stays, the rest is not run."""
+
+
+def run_seconds(per_call: float, warmup: int, rounds: int, memory: bool) -> float:
+    """A run's predicted seconds from one call's: the warm-up, the memory probe and
+    ``rounds`` samples, each ``number`` calls plus the Timer's own warm-up of
+    max(number // 100, 2)."""
+    calls_each = int(min(bench.MAX_CALLS_PER_SAMPLE, max(1, MIN_SAMPLE_S // max(per_call, 1e-9))))
+    return per_call * (warmup + int(memory) + rounds * (calls_each + max(calls_each // 100, 2)))
+
+
+class Budget:
+    """A sweep's time budget: the whole plan priced before anything runs (runs predicted
+    past the budget are skipped from the start), then a deadline asked at every step.
+
+    ``probes_s``: what the rate probes took before the sweep; the same is kept back at the
+    end for the probes after it, so the sweep with its probes ends within the budget."""
+
+    def __init__(self, seconds: float | None, started: float, probes_s: float = 0.0):
+        self.limited = seconds is not None and math.isfinite(seconds)
+        self.seconds = seconds if self.limited else math.inf
+        self.end = started + self.seconds
+        self.probes_s = probes_s
+        self.deadline = self.end - probes_s
+        self.planned: dict = {}
+        self.over_plan: set = set()
+
+    def left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def room_for_probes(self) -> bool:
+        """Whether the probes after the sweep fit before the budget's end (they run slower
+        under load than before it: half again as long is allowed for)."""
+        return not self.limited or self.end - time.perf_counter() >= 1.5 * self.probes_s
+
+    def check(self) -> None:
+        if self.limited and time.perf_counter() > self.deadline:
+            raise OutOfTime
+
+    def plan(self, ns, methods, head_dim, m, causal, caps, budget_bytes, warmup, rounds, memory, chunk_size,
+             rate_gflops) -> None:
+        """Price every run of the sweep, in the order they run, at the prior guess of a call's
+        time; the runs past the budget's end are marked to be skipped."""
+        if not self.limited:
+            return
+        total, left = 0.0, self.left()
+        for n in ns:
+            for method in methods:
+                is_causal = bench.effective_causal(method, causal)
+                if is_causal is None or (method in caps and n > caps[method]) \
+                        or bench.estimate_memory_bytes(method, n, head_dim, m) > budget_bytes:
+                    continue
+                flops = bench.method_flops(method, n, head_dim, m, bool(is_causal), chunk_size)
+                seconds = run_seconds(prior_seconds(method, n, flops, rate_gflops or 50.0), warmup, rounds,
+                                      memory)
+                self.planned[(method, n)] = seconds
+                if total + seconds > left:
+                    self.over_plan.add((method, n))
+                else:
+                    total += seconds
+
+
 @dataclass
 class LiveSweep(bench.SweepResult):
     """A SweepResult measured in interleaved rounds, with the verdict on its trustworthiness."""
@@ -182,15 +255,27 @@ def sweep(ns, head_dim: int = 64, feature_map: str = "elu1", feature_dim: int | 
     result.rate_before = result.matmul_gflops = rate()
     progress(0.05, Message("complexity.progress_matmul", rate=f"{result.rate_before:.1f}"))
     samples_by_run, last_seen = {}, {}
+    budget = Budget(time_budget_s, started, time.perf_counter() - started)
+    budget.plan(ns, methods, result.head_dim, m, causal, caps, memory_budget_bytes, warmup, rounds, memory,
+                chunk_size, result.rate_before)
+
+    def stop_now() -> bool:
+        if should_stop():
+            return True
+        budget.check()
+        return False
     try:
         for index, n in enumerate(ns):
-            _measure_n(result, n, methods, fmap, m, causal, caps, memory_budget_bytes, time_budget_s, started,
-                       warmup, rounds, memory, chunk_size, seed, timer, should_stop, samples_by_run, last_seen)
+            _measure_n(result, n, methods, fmap, m, causal, caps, memory_budget_bytes, budget,
+                       warmup, rounds, memory, chunk_size, seed, timer, stop_now, samples_by_run, last_seen)
             progress(0.05 + 0.9 * (index + 1) / len(ns), Message("complexity.progress_n", n=f"{n:,}"))
     except bench._Stopped:
         result.cancelled = True
         result.notes.append(Message("complexity.note_cancelled"))
-    if not result.cancelled:
+    except OutOfTime:
+        result.truncated = True
+        result.notes.append(Message("complexity.note_out_of_time", budget=f"{time_budget_s:,.0f}"))
+    if not result.cancelled and budget.room_for_probes():
         result.rate_after = rate()
         result.matmul_gflops = max(result.rate_before, result.rate_after)
         if stall is not None:
@@ -207,12 +292,15 @@ def sweep(ns, head_dim: int = 64, feature_map: str = "elu1", feature_dim: int | 
     return result
 
 
-def _measure_n(result, n, methods, fmap, m, causal, caps, budget_bytes, time_budget_s, started, warmup, rounds,
+def _measure_n(result, n, methods, fmap, m, causal, caps, budget_bytes, budget, warmup, rounds,
                memory, chunk_size, seed, timer, should_stop, samples_by_run, last_seen):
-    """Every method at one N: plan (skips as bench.sweep), warm up, interleaved rounds, memory."""
+    """Every method at one N: plan (skips as bench.sweep), warm up, interleaved rounds, memory.
+    The runs taken at this N are priced together against the time left: each one's
+    prediction adds to the ones before it."""
     rows, calls, number = {}, {}, {}
     gen = torch.Generator().manual_seed(seed + n)
     q, k, v = (torch.randn(1, 1, n, result.head_dim, generator=gen) for _ in range(3))
+    committed = 0.0
     for method in methods:
         is_causal = bench.effective_causal(method, causal)
         flops = bench.method_flops(method, n, result.head_dim, m, bool(is_causal), chunk_size)
@@ -227,24 +315,38 @@ def _measure_n(result, n, methods, fmap, m, causal, caps, budget_bytes, time_bud
         elif estimate > budget_bytes:
             row["skipped"] = Message("complexity.skip_memory", need=f"{estimate / 2**30:.2f}",
                                      budget=f"{budget_bytes / 2**30:.2f}")
-        elif time_budget_s is not None:
+        elif budget.limited:
             if method in last_seen:
                 n0, t0 = last_seen[method]
                 per_call = t0 * (n / n0) ** (2 if method in bench.QUADRATIC else 1)
             else:
-                per_call = bench._prior_seconds(method, n, flops, result.rate_before or 50.0)
-            # A round's sample is ``number`` calls plus the Timer's own warm-up of max(number // 100, 2).
-            calls_each = int(min(bench.MAX_CALLS_PER_SAMPLE, max(1, MIN_SAMPLE_S // max(per_call, 1e-9))))
-            predicted = per_call * (warmup + int(memory) + rounds * (calls_each + max(calls_each // 100, 2)))
-            left = time_budget_s - (time.perf_counter() - started)
-            if predicted > left:
-                row["skipped"] = Message("complexity.skip_time", need=f"{predicted:.1f}", left=f"{max(left, 0):.1f}")
+                per_call = prior_seconds(method, n, flops, result.rate_before or 50.0)
+            predicted = run_seconds(per_call, warmup, rounds, memory)
+            left = budget.left() - committed
+            planned_over = method not in last_seen and (method, n) in budget.over_plan   # nothing measured yet
+            if planned_over or predicted > left:
+                need = max(predicted, budget.planned.get((method, n), 0.0))
+                row["skipped"] = Message("complexity.skip_time", need=f"{need:.1f}", left=f"{max(left, 0):.1f}")
                 result.truncated = True
+            else:
+                committed += predicted
         result.rows.append(row)
         if row["skipped"] is None:
             fn = bench.method_function(method, fmap, bool(is_causal), chunk_size)
             calls[method] = (lambda fn=fn: fn(q, k, v))
             rows[method] = row
+    try:
+        _time_runs(result, n, calls, rows, number, warmup, rounds, memory, timer, should_stop, samples_by_run,
+                   last_seen)
+    except OutOfTime:
+        for row in rows.values():                # what the deadline cut off at this N
+            if row["time_ms"] is None:
+                row["skipped"] = Message("complexity.skip_deadline")
+        raise
+
+
+def _time_runs(result, n, calls, rows, number, warmup, rounds, memory, timer, should_stop, samples_by_run,
+               last_seen):
     with torch.inference_mode():
         for method, call in calls.items():
             first = None

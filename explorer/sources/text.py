@@ -115,6 +115,19 @@ def _pieces(loaded, text: str, enc) -> list[str]:
     return pieces
 
 
+def text_shape(text, model=None, max_tokens: int = 512, progress=None) -> tuple[int, int, int, int]:
+    """(tokens, layers, heads, head dim) of what ``from_text`` would return for ``text``, from
+    the tokenizer and the model's config alone: the model does not read the text, so a
+    request can be priced before its forward pass."""
+    text, _ = _clean_text(text)
+    loaded = get_model(model, progress)
+    enc, _ = _tokenize(loaded, text, check_positive_int(max_tokens, "max_tokens"), [])
+    config = loaded.model.config
+    heads = int(config.num_attention_heads)
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+    return len(enc.ids), int(config.num_hidden_layers), heads, int(head_dim)
+
+
 def _tokenize(loaded: LoadedModel, text: str, max_tokens: int, notices: list[str]):
     """(encoding with special tokens, content tokens before truncation), truncating with a notice."""
     content = loaded.tokenizer.encode(text, add_special_tokens=False)

@@ -27,6 +27,7 @@ from urllib.parse import urlencode
 import gradio as gr
 
 from ..text import normal_lang, say
+from ..stopping import Stopped
 from ..text import Message, say_error
 from ..resources import assets_dir
 from . import i18n
@@ -103,6 +104,8 @@ def guarded(fn):
             return fn(*args, **kwargs)
         except gr.Error:
             raise
+        except Stopped:             # the visitor left or cancelled: no one reads it, nothing to log
+            raise gr.Error(say("common.toast_stopped", lang), print_exception=False) from None
         except ValueError as exc:
             # A refusal (of the request model, of a bound) says itself in the page's language.
             message = say_error(exc, lang)

@@ -17,7 +17,7 @@ import gradio as gr
 
 from .. import catalog
 from ..text import normal_lang, say
-from . import common, i18n
+from . import common, i18n, server
 
 TIME_BUDGET_S = float(os.environ.get("EXPLORER_SWEEP_BUDGET_S", "60"))
 MEMORY_BUDGET = int(float(os.environ.get("EXPLORER_SWEEP_MEMORY_GB", "2")) * 2**30)
@@ -140,6 +140,7 @@ def run_complexity(n_min=512, n_max=8192, points=5, d=64, m=0, causal=True, feat
     lang = normal_lang(lang)
     key = getattr(request, "session_hash", None) or "api"
     stop = threading.Event()
+    left = server.visitor_left(request)       # the visitor closed the page or cancelled
     with _running_lock:
         if key in _running and key != "api":
             raise gr.Error(say("complexity.already", lang), print_exception=False)
@@ -150,7 +151,7 @@ def run_complexity(n_min=512, n_max=8192, points=5, d=64, m=0, causal=True, feat
         view = views.complexity_view(
             n_min, n_max, points, d, m, bool(causal), feature_map, methods, repeats, memory_budget_bytes=MEMORY_BUDGET,
             time_budget_s=TIME_BUDGET_S, progress=lambda f, msg: progress(f, desc=say_sentence(msg, lang)),
-            should_stop=stop.is_set, lang=lang)
+            should_stop=lambda: stop.is_set() or left(), lang=lang)
     finally:
         with _running_lock:
             if _running.get(key) is stop:

@@ -24,7 +24,7 @@ import gradio as gr
 
 from .. import catalog
 from ..text import say
-from . import common, i18n
+from . import common, i18n, server
 from . import source as source_panel
 
 N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
@@ -304,9 +304,11 @@ def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count
     head_index = None if all_heads else _int(head, "head")
     key = _session(request) or "local"
     stop = _stops[key] = threading.Event()
+    left = server.visitor_left(request)       # the visitor closed the page or the stream
     stream = lv.learn_stream(_int(layer, "layer"), head_index, _int(num_features, "num_features"),
                              _int(steps, "steps"), _int(seed or 0, "seed"), _int(train_count, "train_count"),
-                             _int(heldout_count, "heldout_count"), all_heads=all_heads, should_stop=stop.is_set,
+                             _int(heldout_count, "heldout_count"), all_heads=all_heads,
+                             should_stop=lambda: stop.is_set() or left(),
                              kind=kind, session=_session(request), model=model)
     try:
         for item in stream:

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import gradio as gr
 
 from .. import catalog
+from ..stopping import StopSignal
 from ..text import normal_lang, say
-from . import common, i18n, source as source_panel
+from . import common, i18n, server, source as source_panel
 
 
 def _engine():
@@ -74,13 +75,15 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
     table, badge, notices, view, query). Trained maps are this browser session's own
     (``request``)."""
     _, views = _engine()
+    from ..measure import cost
     lang = normal_lang(lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
                                 lang=lang)
     progress(0.5, desc=say("maps.progress", lang))
     view = views.maps_view(sample, layer, head, maps or [], bool(causal), int(m), int(seed or 0),
                            window=int(window), lang=lang,
-                           session=getattr(request, "session_hash", None))
+                           session=getattr(request, "session_hash", None),
+                           should_stop=StopSignal(server.visitor_left(request), cost.LIMIT_SECONDS))
     params = {"tab": "maps", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature,
                                                       view.params["layer"], view.params["head"], model=model),
               "causal": bool(causal), "maps": maps, "m": int(m), "seed": int(seed or 0), "w": int(window),

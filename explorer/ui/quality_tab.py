@@ -10,8 +10,9 @@ import gradio as gr
 import pandas as pd
 
 from .. import catalog
+from ..stopping import StopSignal
 from ..text import normal_lang, say
-from . import common, i18n, source as source_panel
+from . import common, i18n, server, source as source_panel
 
 X_AXES = ("m", "FLOPs")
 
@@ -116,11 +117,18 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     """
     _, views = _engine()
     lang = normal_lang(lang)
+    # One stop signal for the request: the visitor leaving, or the server's limit on one request.
+    from ..measure import cost
+    stop = StopSignal(server.visitor_left(request), cost.LIMIT_SECONDS)
+    if not (source == "text" and model == source_panel.OTHER_MODEL):
+        # The whole request priced from the sample's shape: refused before the model reads the text.
+        views.price_sample_request(source, text, n, d, model, head, maps or None, int(seeds), int(m), overview_map,
+                                   lang=lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
                                 lang=lang)
     quality = views.quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=bool(causal), m=int(m),
                                  progress=lambda f, msg: progress(0.1 + 0.75 * f, desc=msg), lang=lang,
-                                 session=getattr(request, "session_hash", None))
+                                 session=getattr(request, "session_hash", None), should_stop=stop)
     overview = None
     notices = list(quality.notices)
     if sample.n_layers * sample.n_heads > 1:

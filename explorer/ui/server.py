@@ -208,3 +208,43 @@ def remove_exports_on_sigterm() -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+
+
+def visitor_left(request):
+    """A function that turns true once gradio has let go of ``request``'s event: its client
+    disconnected (gradio marks the running event not alive) or cancelled it (gradio cancels
+    the task that runs it). Gradio itself notices either only when a generator next yields, and a
+    plain handler never: the work's loops ask this at every step instead.
+
+    The event is the running job whose body came with this very request. Outside a queued
+    request (scripts, tests calling a handler) it never turns true."""
+    fastapi_request = getattr(request, "request", None) if request is not None else None
+    app = getattr(fastapi_request, "app", None)
+    get_blocks = getattr(app, "get_blocks", None)
+    event_queue = getattr(get_blocks(), "_queue", None) if callable(get_blocks) else None
+    if event_queue is None:
+        return lambda: False
+
+    def mine():
+        for job in list(getattr(event_queue, "active_jobs", ()) or ()):
+            for event in job or ():
+                if getattr(getattr(event, "data", None), "request", None) is fastapi_request:
+                    return event
+        return None
+
+    event = mine()
+    if event is None:               # not a queued event (an unqueued route): nothing to watch
+        return lambda: False
+    # /cancel cancels the asyncio task that runs the event (named after the event's id); a
+    # plain handler's thread runs on regardless, so the task's state is what tells.
+    try:
+        tasks = list(getattr(event_queue, "_asyncio_tasks", ()) or ())
+    except RuntimeError:            # the set changed while copied: go without the task
+        tasks = []
+    task = next((t for t in tasks if t.get_name().endswith(f"<gradio-sep>{event._id}")), None)
+
+    def left() -> bool:
+        if not event.alive:
+            return True
+        return task is not None and (task.done() or task.cancelling() > 0)
+    return left

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import stopping
 from ..measure import cost
 from ..experiments import hybrids, learning
 from ..maps import learned
@@ -243,8 +244,7 @@ TRAINED_CACHE_SIZE = 8
 _trained = LRU(TRAINED_CACHE_SIZE)      # settings -> LearnResult
 
 
-class Stopped(Exception):
-    """Raised inside training when the caller asked to stop (e.g. the browser went away)."""
+Stopped = stopping.Stopped     # raised inside training when the caller asked to stop (the visitor went away)
 
 
 def check_kind(kind) -> str:
@@ -303,7 +303,7 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
 
     exp = learning.experiment(train, heldout, kind=kind, layer=layer, head=head, num_features=num_features,
                              steps=steps, lr=LR[kind], seed=seed, source=lambda text: cached_sample(text, model),
-                             progress=relay,
+                             progress=relay, should_stop=should_stop,
                              on_loss=on_loss, hedgehog=None if rival is None else rival.feature_map)
     rival_m = None
     if "hedgehog" in exp.quality and kind != "hedgehog":

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .. import stopping
 from ..core.cache import LRU
 from ..forms import attention
 from ..measure import cost
@@ -81,14 +82,15 @@ class MapsView:
 @torch.inference_mode()
 def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, seed=0,
               display_max: int = DISPLAY_MAX, window: int = 4, spread: int = SPREAD_SEEDS,
-              lang: str = "en", session=None) -> MapsView:
+              lang: str = "en", session=None, should_stop=None) -> MapsView:
     """Softmax and every chosen kernel map for one head (or the mean over heads), with metrics.
     A trained map (Hedgehog, LUNA) is the one ``session`` trained, on the heads it covers.
 
     A map that fails (say, a new map that needs options) is reported in ``notices`` and
     left out; the others still show. Every random-feature map is also drawn with ``spread``
     seeds (``seed`` and the next ones) for the mean and spread of its metrics (0 or 1: none).
-    Title, notes and notices are written in ``lang``.
+    Title, notes and notices are written in ``lang``. ``should_stop`` (see
+    ``explorer.stopping``) is asked before every map and every draw of a spread.
     """
     maps = list(maps or [])
     if not maps:
@@ -121,6 +123,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
                trained_version(session, spec.name) if spec is not None and spec.trained else None, draws, lang)
         entry = _cache_get(key, sample)
         if entry is None:
+            stopping.check(should_stop)
             try:
                 entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head, lang, session,
                                      sample_model(sample))
@@ -134,7 +137,10 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
                 try:
                     cost.check(cost.estimate("maps", n=n, d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[label],
                                              m=m, seeds=draws))
-                    entry = entry + (seed_spread(label, lazy, q, k, v, d, m, seed, causal, draws),)
+                    entry = entry + (seed_spread(label, lazy, q, k, v, d, m, seed, causal, draws,
+                                                      should_stop),)
+                except stopping.PastDeadline:
+                    raise
                 except ValueError as exc:
                     notices.append(say("maps.no_spread", lang, label=map_name(label, lang), k=draws, why=cost.said(exc, lang)))
             _cache_put(key, sample, entry)
@@ -173,7 +179,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
     )
 
 
-def seed_spread(label, lazy, q, k, v, d, m, seed, causal, k_seeds=SPREAD_SEEDS) -> SeedSpread:
+def seed_spread(label, lazy, q, k, v, d, m, seed, causal, k_seeds=SPREAD_SEEDS, should_stop=None) -> SeedSpread:
     """The SPREAD_METRICS of ``label`` drawn with ``k_seeds`` seeds (``spread_seeds``), one
     N x N map at a time. ``metrics.compare`` on each draw, as for the drawn map itself; a
     mean over fewer than half of the rows is no value for that draw (None), as in the tables."""
@@ -182,6 +188,7 @@ def seed_spread(label, lazy, q, k, v, d, m, seed, causal, k_seeds=SPREAD_SEEDS) 
     seeds = spread_seeds(seed, k_seeds)
     values = {key: [] for key in SPREAD_METRICS}
     for s in seeds:
+        stopping.check(should_stop)
         fmap, _ = make_feature_map(label, d, m, s)
         approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
         row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .. import stopping
 from ..core.cache import LRU
 from ..forms import attention
 from ..measure import cost, metrics
@@ -101,19 +102,9 @@ def _work(n_maps, ms, seeds, n, heads) -> float:
     return float(n_maps * sum(seeds_at(mm, seeds) * mm for mm in ms) * n * n * heads)
 
 
-@torch.inference_mode()
-def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, causal=False, m=64,
-                 progress=None, spread: int = SPREAD_SEEDS, lang: str = "en", session=None) -> QualityView:
-    """Error against m for every random-feature map (IID and orthogonal), over redraws
-    (``seeds`` up to m = FULL_SEEDS_UP_TO, fewer beyond), with the IID theory, the norms
-    ‖q'‖, ‖k'‖ of the head and the m the FAVOR+ variance formula asks for; the entropy and
-    monotonicity of every map at ``m`` (random maps: one draw, and ``spread`` seeds for the
-    mean and spread). Title, notes and notices in ``lang``."""
-    from ..measure import metrics
-    from ..maps import rf_theory
-
-    q, k, v, layer, head, notices = select_head(sample, layer, head, lang=lang)
-    notices = [sample_notice(x, lang) for x in getattr(sample, "notices", [])] + notices
+def _plan_curves(n, d, heads, maps, ms, seeds, lang: str = "en"):
+    """(seeds, random map labels, grid of m, notices, estimate) of the error curves of
+    ``heads`` head(s) of N = ``n``: refused in words when over a cap or the cost model."""
     seeds = _int(seeds, "seeds")
     if not 1 <= seeds <= 50:
         raise ValueError(say("quality.err_seeds", lang, seeds=seeds))
@@ -125,19 +116,88 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     ms = sorted({int(x) for x in ms})
     if not ms or ms[0] < 1:
         raise ValueError(say("quality.err_ms", lang, ms=ms[:8]))
-    n, d = q.shape[-2], q.shape[-1]
-    heads = 1 if q.dim() == 2 else q.shape[0]
     if n * n * heads > MAX_MAP_CELLS:
         raise ValueError(say("quality.err_cells", lang, cells=f"{n * n * heads:,}", cap=f"{MAX_MAP_CELLS:,}"))
     smallest = [mm for mm in ms if mm <= MIN_GRID_TOP] or ms[:1]
     if _work(len(rand), smallest, seeds, n, heads) > MAX_QUALITY_WORK:
         raise ValueError(say("quality.err_work", lang, n=n, seeds=seeds))
-    asked = ms
+    asked, notices = ms, []
     while _work(len(rand), ms, seeds, n, heads) > MAX_QUALITY_WORK:
         ms = ms[:-1]
     if ms != asked:
         notices.append(say("quality.grid_cut", lang, n=n, top=ms[-1], asked=asked[-1]))
-    cost.check(cost.estimate("quality", n=n, d=d, heads=heads, labels=rand, ms=ms, seeds=seeds))
+    estimate = cost.check(cost.estimate("quality", n=n, d=d, heads=heads, labels=rand, ms=ms, seeds=seeds))
+    return seeds, rand, ms, notices, estimate
+
+
+def _plan_overview(n, d, layers, heads, map_label, m, lang: str = "en"):
+    """The overview's estimate (every head of every layer at N = ``n``), refused in words
+    when over its cap or the cost model."""
+    if map_label == REFERENCE:
+        raise ValueError(say("quality.err_softmax", lang))
+    cells = layers * heads * n ** 2
+    if cells > MAX_OVERVIEW_CELLS:
+        raise ValueError(say("quality.err_overview_cells", lang, heads=layers * heads, n=n,
+                             cells=f"{cells:,}", cap=f"{MAX_OVERVIEW_CELLS:,}"))
+    return cost.check(cost.estimate("overview", n=n, d=d, layers=layers, heads=heads, label=map_label, m=m))
+
+
+def price_request(n, d, layers, heads, maps=None, ms=QUALITY_MS, seeds=10, m=64, overview_map="elu+1",
+                  mean_over_heads: bool = False, lang: str = "en"):
+    """Price a whole quality request before anything is computed, from the sample's shape
+    alone (N tokens, head dim, layers, heads; for a text, from the tokenizer and the model's
+    config, before the model reads it): the error curves over every seed and m, and the
+    overview of every head, each within its caps and together within the cost model's limits.
+    Returns the estimate; raises ValueError with one sentence in ``lang`` when refused."""
+    n, d, layers, heads = (_int(x, name) for x, name in ((n, "N"), (d, "d"), (layers, "layers"), (heads, "heads")))
+    *_, estimate = _plan_curves(n, d, heads if mean_over_heads else 1, maps, ms, seeds, lang)
+    if layers * heads > 1:
+        estimate = estimate + _plan_overview(n, d, layers, heads, overview_map, m, lang)
+    return cost.check(estimate)
+
+
+def price_sample_request(source, text="", n=64, d=32, model=None, head=0, maps=None, seeds=10, m=64,
+                         overview_map="elu+1", lang: str = "en"):
+    """``price_request`` for the sample the data panel would give, from its shape alone: a
+    text is tokenized and its model's config read (the model does not read it), a random
+    sample's shape is its N and d. Returns the estimate, or None where the shape is not
+    known before loading (an uploaded file, an empty text: loading says what is wrong)."""
+    if source == "text":
+        if not isinstance(text, str) or not text.strip():
+            return None
+        from ..sources.text import text_shape   # lazy: the text source pulls in transformers
+        model = model if isinstance(model, str) and model.strip() else None
+        n, layers, heads, d = text_shape(text, model=model)
+    elif source == "random":
+        layers = heads = 1
+    else:
+        return None
+    mean = head in (None, "mean", "mean over heads")
+    return price_request(n, d, layers, heads, maps, seeds=seeds, m=m, overview_map=overview_map,
+                         mean_over_heads=mean, lang=lang)
+
+
+@torch.inference_mode()
+def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, causal=False, m=64,
+                 progress=None, spread: int = SPREAD_SEEDS, lang: str = "en", session=None,
+                 should_stop=None) -> QualityView:
+    """Error against m for every random-feature map (IID and orthogonal), over redraws
+    (``seeds`` up to m = FULL_SEEDS_UP_TO, fewer beyond), with the IID theory, the norms
+    ‖q'‖, ‖k'‖ of the head and the m the FAVOR+ variance formula asks for; the entropy and
+    monotonicity of every map at ``m`` (random maps: one draw, and ``spread`` seeds for the
+    mean and spread). Title, notes and notices in ``lang``. ``should_stop`` (see
+    ``explorer.stopping``) is asked before every redraw: the visitor left, or the request's
+    deadline passed, and the work ends there."""
+    from ..measure import metrics
+    from ..maps import rf_theory
+
+    q, k, v, layer, head, notices = select_head(sample, layer, head, lang=lang)
+    notices = [sample_notice(x, lang) for x in getattr(sample, "notices", [])] + notices
+    n, d = q.shape[-2], q.shape[-1]
+    heads = 1 if q.dim() == 2 else q.shape[0]
+    seeds, rand, ms, grid_notices, _ = _plan_curves(n, d, heads, maps, ms, seeds, lang)
+    notices += grid_notices
+    specs = map_specs()
     causal = bool(causal)
     reference = metrics.Reference(attention.softmax_map(q, k, causal=causal), causal=causal)
     exact = torch.exp(attention.logits(q, k).double())     # the kernel every estimate aims at
@@ -154,6 +214,7 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
             count = seeds_at(mm, seeds)
             used_seeds.append(count)
             for sd in range(count):
+                stopping.check(should_stop)
                 fmap = _random_map(label, d, mm, sd)
                 kmse[i, sd], merr[i, sd] = measure_redraw(q, k, fmap, reference, exact, exact_sq_mean, causal)
             done += 1
@@ -172,7 +233,7 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     offered = [label for label in map_choices()
                if label not in specs or not specs[label].trained or trained_version(session, specs[label].name)]
     shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8,
-                      spread=spread, lang=lang, session=session)
+                      spread=spread, lang=lang, session=session, should_stop=should_stop)
     return QualityView(curves=curves, shape_rows=shape.metrics, n_tokens=n, seeds=seeds,
                        notices=notices + [x for x in shape.notices if x not in notices],
                        title=f"{source_title(sample, lang)} · {where(layer, head, lang)}",
@@ -273,15 +334,9 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=Fals
     if metric not in OVERVIEW_METRICS:
         raise ValueError(say("quality.err_metric", lang, metric=repr(str(metric)[:40]),
                            choices=", ".join(OVERVIEW_METRICS)))
-    if map_label == REFERENCE:
-        raise ValueError(say("quality.err_softmax", lang))
     q, k, v = sample.q, sample.k, sample.v
     d = q.shape[-1]
-    cells = q.shape[0] * q.shape[1] * q.shape[2] ** 2
-    if cells > MAX_OVERVIEW_CELLS:
-        raise ValueError(say("quality.err_overview_cells", lang, heads=q.shape[0] * q.shape[1], n=q.shape[2],
-                           cells=f"{cells:,}", cap=f"{MAX_OVERVIEW_CELLS:,}"))
-    cost.check(cost.estimate("overview", n=q.shape[2], d=d, layers=q.shape[0], heads=q.shape[1], label=map_label, m=m))
+    _plan_overview(q.shape[2], d, q.shape[0], q.shape[1], map_label, m, lang)
     fmap, _ = make_feature_map(map_label, d, m, seed, layer="all", lang=lang, session=session,
                                model=sample_model(sample))
     causal = bool(causal)
