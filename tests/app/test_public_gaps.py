@@ -1,4 +1,4 @@
-"""Point 9 of issue 26, the small gaps: each refused in one sentence that says what is wrong,
+"""The small gaps of a public server: each refused in one sentence that says what is wrong,
 never an internal error, and no message repeats more than 80 characters of a request."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""No HTML from input (issue 26, point 5), without a browser: what the pop-ups and the notice
+"""No HTML from input, without a browser: what the pop-ups and the notice
 boxes receive holds a link's value as characters, never as markup or a link."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Models closed on a public server (issue 26, point 2): on a Space or with --public only the
+"""Models closed on a public server: on a Space or with --public only the
 built-in models load; an upload folder is never a model; a config is checked by its numbers
 before anything is built; every refused folder gets the same sentence; the cache is bounded."""
 

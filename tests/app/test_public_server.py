@@ -1,4 +1,4 @@
-"""One visitor cannot fill the server (issue 26, point 3): a request body over the cap is
+"""One visitor cannot fill the server: a request body over the cap is
 refused before it is read, and each session has a share of the queue, so 16 visitors
 sending 5 events each leave room for a 17th. Loopback only, bounded."""
 

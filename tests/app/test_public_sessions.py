@@ -1,4 +1,4 @@
-"""Sessions expire (issue 26, point 8): every tab's view state has gradio's time_to_live, at
+"""Sessions expire: every tab's view state has gradio's time_to_live, at
 most SESSION_CAPACITY sessions are kept, and a session unused for an hour is forgotten.
 Loopback only, bounded."""
 

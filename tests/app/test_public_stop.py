@@ -1,5 +1,5 @@
 """On SIGTERM (a Space or docker stopping the app) the app's temporary export folder is
-removed (issue 26, point 9): atexit alone never runs on a signal."""
+removed: atexit alone never runs on a signal."""
 
 from __future__ import annotations
 

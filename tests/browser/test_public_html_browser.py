@@ -1,4 +1,4 @@
-"""No HTML from a link (issue 26, point 5): a value a link puts into a pop-up, a notice or an
+"""No HTML from a link: a value a link puts into a pop-up, a notice or an
 error reads as the text it is, and the page asks no other host for anything (its
 Content-Security-Policy refuses remote images, forms and scripts)."""
 

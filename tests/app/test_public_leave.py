@@ -1,4 +1,4 @@
-"""Work stops when its visitor leaves (issue 26, point 1): one stop signal per request,
+"""Work stops when its visitor leaves: one stop signal per request,
 asked at every step of the long loops, set when gradio lets the event go.
 
 The training's steps are slowed (a pause inside each step) so that the gap between two

@@ -1,4 +1,4 @@
-"""Refused before the work (issue 26, point 7): a quality request is priced as a whole
+"""Refused before the work: a quality request is priced as a whole
 (every seed, every m, the overview of every head) from the sample's shape, which for a text
 is the tokenizer's count and the model's config: the model never reads a text whose request
 is refused."""
@@ -35,7 +35,7 @@ def _quality(text, seeds=30, m=512, overview="Taylor-2"):
                                    None, seeds, "m", m, overview, "map_rel_error", False, "en")
 
 
-def test_the_quality_case_of_point_7_is_refused_before_the_model_reads_the_text(forwards):
+def test_a_costly_quality_request_on_smollm2_is_refused_before_the_model_reads_the_text(forwards):
     assert len(TEXT_1350) == 1350
     started = time.perf_counter()
     with pytest.raises(gr.Error, match="limit on this server"):
