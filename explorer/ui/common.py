@@ -90,9 +90,14 @@ def import_engine() -> None:
             chapters.chapter(ch).load()
         # The rest (exports, the deck's export, every mechanism, the theory of random
         # features, ...), found on disk so that a new module needs no line here.
+        # A module that cannot be imported here (an optional package missing) is left for
+        # the request that needs it, which then says why; the rest of the engine still serves.
         import importlib
         for name in engine_modules():
-            importlib.import_module(name)
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                log.warning("engine module %s could not be imported at start-up", name, exc_info=True)
         _engine_ready = True
 
 
