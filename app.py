@@ -21,9 +21,11 @@ import threading
 
 # Before gradio / huggingface_hub are imported: they read these at import time.
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+# HF_HUB_OFFLINE alone decides whether the Hub may be contacted (HF_HUB_OFFLINE=0 allows Hub
+# ids): once it is set, the Hub library and explorer.sources.models.offline() ignore
+# TRANSFORMERS_OFFLINE, so it is not set here.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # Before torch is imported (OpenMP reads it once): threads that spin while waiting steal the
 # cores from each other and from other work on a shared machine; under load the quality and
 # maps views ran ~10x slower with spinning threads than with passive ones (scripts/bench_app.py).

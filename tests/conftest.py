@@ -80,6 +80,8 @@ SLOW_TESTS: dict[str, set[str] | None] = {
         "test_png_exporter_browser_is_stopped_at_exit", "test_exports_live_in_one_pruned_folder_removed_at_exit",
         "test_many_member_npz_gives_a_short_notice_and_a_huge_one_is_refused"},
     "test_public_stop.py": None,            # starts app.py and stops it with SIGTERM
+    "test_startup_requests.py": None,       # fresh processes and a fresh app.py
+    "test_offline_switch.py": None,         # a fresh process per case
     "test_public_sweep.py": {"test_a_sweep_asked_for_minutes_ends_within_its_budget"},
     "test_public_leave.py": {"test_a_learn_whose_client_disconnects_stops_within_2_s"},
     "test_public_refuse_first.py": None,    # reads SmolLM2

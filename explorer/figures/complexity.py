@@ -121,6 +121,9 @@ def flop_claim(n: int, head_dim: int, quadratic: float, linear: float, measured:
         faster = measured["ratio"] >= 1
         note = say("complexity.claim_measured" if faster else "complexity.claim_measured_slower", lang,
                  n=f"{measured['n']:,}", q=f"{measured['quadratic_ms']:.3g}", l=f"{measured['linear_ms']:.3g}",
+                 # the two forms timed (views.complexity.measured_headline), else the bars' names
+                 a=measured.get("quadratic_name") or say("complexity.claim_softmax", lang),
+                 b=measured.get("linear_name") or say("complexity.claim_linear", lang),
                  ratio=f"{measured['ratio'] if faster else 1 / measured['ratio']:.1f}")
         if measured.get("disturbed"):
             note += say("complexity.claim_disturbed", lang)

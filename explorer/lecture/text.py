@@ -22,7 +22,7 @@ offered), formatted with ``values``. A missing key is a KeyError: a blank title 
 from __future__ import annotations
 
 from .. import mechanisms
-from ..text import LANGS, TEXT as _ALL_WORDS, map_name, say  # noqa: F401  (map_name: one for the page and the lecture)
+from ..text import LANGS, TEXT as _ALL_WORDS, map_name, said, say  # noqa: F401  (map_name: one for the page and the lecture)
 
 _AREA = "lecture."        # explorer/text/<lang>/lecture.toml, read by explorer.text with the rest
 _WORDS = {lang: {key[len(_AREA):]: by_lang[lang] for key, by_lang in _ALL_WORDS.items() if key.startswith(_AREA)}
@@ -69,7 +69,8 @@ def t(key: str, lang: str = "en", **values) -> str:
     formatted with ``values``."""
     entry = TEXT[key]
     text = entry.get(lang) or entry["en"]
-    return text.format(**values) if values else text
+    # Values that say themselves (a model's name, a map's) are said in ``lang``.
+    return text.format(**{name: said(value, lang) for name, value in values.items()}) if values else text
 
 
 def notes(ch, lang: str = "en") -> list[str]:

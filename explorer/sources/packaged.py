@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..catalog import CAUSAL_MODEL
-from ..text import say
+from ..text import ModelName, say
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> No
     """De-quantise in a worker thread while this thread reports progress: a web framework's
     progress callback may only work from the thread that handles the request."""
     tell = progress or (lambda fraction, message: None)
-    tell(0.0, _both("sources.converting", name=spec.name, elapsed=0, total=spec.convert_s))
+    tell(0.0, _both("sources.converting", name=ModelName(spec.name), elapsed=0, total=spec.convert_s))
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     outcome: dict = {}
@@ -140,7 +140,7 @@ def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> No
             worker.join(0.5)
             elapsed = time.perf_counter() - start
             tell(min(0.95, elapsed / spec.convert_s),
-                _both("sources.converting", name=spec.name, elapsed=elapsed, total=spec.convert_s))
+                _both("sources.converting", name=ModelName(spec.name), elapsed=elapsed, total=spec.convert_s))
         if "error" in outcome:
             raise outcome["error"]
         if folder.exists():                # a half-written folder from elsewhere
@@ -148,7 +148,7 @@ def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> No
         os.replace(work, folder)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    tell(1.0, _both("sources.converted", name=spec.name))
+    tell(1.0, _both("sources.converted", name=ModelName(spec.name)))
 
 
 def _write_float32(spec: PackagedModel, gguf: Path, work: Path) -> None:

@@ -25,7 +25,7 @@ from .models import (  # noqa: F401 - the loading API, re-exported where it alwa
     loaded_models, model_choices, model_shape, preload,
 )
 from .sample import Sample
-from ..text import Message
+from ..text import Message, ModelName
 
 MAX_TEXT_CHARS = 100_000     # tokenising more than this is wasted work: at most 512 tokens are kept
 RECOMPUTE_TOLERANCE = 1e-4   # above this, a notice says the model is not plain dot-product attention
@@ -86,11 +86,11 @@ def from_text(text, model=None, max_tokens: int = 512, *, special_tokens: bool =
     return Sample(
         q=q, k=k, v=v, tokens=display_labels([pieces[i] for i in kept]), model_attentions=attn,
         notices=notices, offsets=[tuple(enc.offsets[i]) for i in kept], causal=causal,
-        source=Message("sources.from_text", model=loaded.name, n=len(kept),
+        source=Message("sources.from_text", model=ModelName(loaded.name), n=len(kept),
                        tail=Message("sources.from_text_causal") if causal else ""),
         layer_names=[f"layer {i}" for i in range(q.shape[0])], text=text,
         info={
-            "model": loaded.name, "model_type": loaded.model_type, "path": loaded.path,
+            "model": ModelName(loaded.name), "model_type": loaded.model_type, "path": loaded.path,
             "token_ids": [enc.ids[i] for i in kept], "token_strings": [enc.tokens[i] for i in kept],
             "special": [bool(enc.special_tokens_mask[i]) for i in kept],
             "tokens_in_text": total, "recompute_max_abs_err": error,

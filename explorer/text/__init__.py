@@ -166,6 +166,28 @@ class Joined(str):
         return Joined, (self.items, self.separator)
 
 
+# Models a person reads by more than their id: the id stays what links, requests and
+# exports carry ("model=SmolLM2-135M"); the words say which file it really is.
+MODEL_KEYS = {"SmolLM2-135M": "sources.model_name.smollm2"}
+
+
+def model_name(name, lang: str = DEFAULT_LANG) -> str:
+    """How the page names the model with id ``name`` in ``lang``; other ids as they are."""
+    key = MODEL_KEYS.get(str(name))
+    return say(key, lang) if key else str(name)
+
+
+class ModelName(str):
+    """A model's id among a message's values (or in a sample's info): compares and links as
+    the id, said as the page names the model ("SmolLM2-135M-Instruct (Q4_1, ...)")."""
+
+    def say(self, lang: str = DEFAULT_LANG) -> str:
+        return model_name(str(self), lang)
+
+    def __reduce__(self):
+        return ModelName, (str(self),)
+
+
 def said(value, lang: str = DEFAULT_LANG):
     """``value`` in ``lang`` when it can say itself (a message, a name); anything else as it is."""
     return _said(value, lang)

@@ -45,16 +45,39 @@ ASSETS = assets_dir()          # the checkout's assets/, or the installed packag
 # ---------------------------------------------------------------------------------------
 
 _engine_lock = threading.Lock()
+_engine_ready = False
+# Engine modules that no request imports: the command line (importing it runs it), and a
+# benchmark helper that only starts subprocesses. The page's own package (explorer.ui) is
+# imported when the page is built.
+NOT_SERVED = ("explorer.__main__", "explorer.measure.bench_sources")
+
+
+def engine_modules() -> list[str]:
+    """Every module of the engine a request may import, found on disk (explorer.ui aside)."""
+    import pkgutil
+
+    import explorer
+
+    return [found.name for found in pkgutil.walk_packages(explorer.__path__, "explorer.")
+            if found.name not in NOT_SERVED and not found.name.startswith("explorer.ui")]
 
 
 def import_engine() -> None:
     """Import every engine module the handlers use; at once when already done.
 
-    One thread at a time: the feature-map modules import each other, and two threads
-    entering that cycle from different ends (say views and views.learn) could deadlock in
-    the import system. A request arriving during the warm-up waits here for it.
+    One thread at a time, and all of it in one go: the feature-map modules import each
+    other, and two threads entering that cycle from different ends (say views and
+    views.learn) could deadlock in the import system, or one could see a module the other
+    has half initialised ("cannot import name ... from partially initialized module").
+    A request arriving during the warm-up waits here for it; a module imported later by a
+    handler (an export, a chapter, a mechanism) is then already there.
     """
+    global _engine_ready
+    if _engine_ready:
+        return
     with _engine_lock:
+        if _engine_ready:
+            return
         # The sources package first: the warm-up's preload and a request's load_sample would
         # otherwise import it from two threads at once and one could see it half-initialised.
         from .. import sources  # noqa: F401
@@ -66,6 +89,17 @@ def import_engine() -> None:
         from ..lecture import chapters
         for ch in chapters.CHAPTERS:
             chapters.chapter(ch).load()
+        # The rest (exports, the deck's export, every mechanism, the theory of random
+        # features, ...), found on disk so that a new module needs no line here.
+        # A module that cannot be imported here (an optional package missing) is left for
+        # the request that needs it, which then says why; the rest of the engine still serves.
+        import importlib
+        for name in engine_modules():
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                log.warning("engine module %s could not be imported at start-up", name, exc_info=True)
+        _engine_ready = True
 
 
 # ---------------------------------------------------------------------------------------

@@ -110,10 +110,10 @@ def summary(view) -> str:
         mm = c["measured"]
         faster = mm["ratio"] >= 1          # "0.7× faster" would read as a speed-up
         lines.append(say("complexity.sum_measured" if faster else "complexity.sum_measured_slower", lang,
-                       n=f"{mm['n']:,}", q=f"{mm['quadratic_ms']:.3g}", l=f"{mm['linear_ms']:.3g}",
-                       ratio=f"{mm['ratio'] if faster else 1 / mm['ratio']:.1f}", flop=f"{mm['flop_ratio']:.1f}"))
+                       n=f"{mm['n']:,}", a=mm["quadratic_name"], q=f"{mm['quadratic_ms']:.3g}",
+                       b=mm["linear_name"], l=f"{mm['linear_ms']:.3g}", ratio=f"{mm['ratio'] if faster else 1 / mm['ratio']:.1f}", flop=f"{mm['flop_ratio']:.1f}"))
     else:
-        lines.append(say("complexity.sum_none", lang))
+        lines.append(say("complexity.sum_none", lang, a=c["pair"][0], b=c["pair"][1]))
     if view.slopes:
         lines.append(say("complexity.sum_slopes", lang, items=say("complexity.sep", lang).join(
             f"{view.method_labels.get(k, k)} {v:.2f}" for k, v in view.slopes.items())))

@@ -23,7 +23,7 @@ from pathlib import Path
 import gradio as gr
 
 from .. import catalog
-from ..text import say
+from ..text import ModelName, say
 from . import common, i18n, server
 from . import source as source_panel
 
@@ -220,7 +220,7 @@ def learn_summary(view, lang="en") -> str:
                   kl=f"{best['kl']:.3f}", entropy=f"{view.softmax_entropy:.2f}", map=name, ratio=f"{ratio:.1f}")
     where = scope(view, lang)
     session = say("learn.session_note", lang, map=map_name(view.kind, lang), scope=where)
-    model = say("learn.summary_causal" if view.causal else "learn.summary_model", lang, model=view.model)
+    model = say("learn.summary_causal" if view.causal else "learn.summary_model", lang, model=ModelName(view.model))
     return f"{source} {evaluated} {model}\n\n{session}"
 
 

@@ -115,14 +115,15 @@ def notices_with_undefined(view) -> str:
 def export_arrays(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0,
                   temperature=1.0, file=None, model=None, layer=2, head="3", causal=False, maps=catalog.DEFAULT_MAPS, m=64,
                   seed=0, window=4):
-    """The maps view's Q, K, V, A, Â and per-row metrics as .npz and .safetensors files."""
+    """The maps view's Q, K, V, A, Â and per-row metrics as .npz and .safetensors files: their
+    paths, which is what /maps_arrays returns (the page then shows the downloads box)."""
     from .. import export
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, model=model)
     arrays = export.view_arrays(sample, layer, head, maps or [], bool(causal), int(m), int(seed or 0), int(window))
     folder = common.export_folder()
     paths = [export.write_npz(arrays, folder / "maps-arrays.npz"),
              export.write_safetensors(arrays, folder / "maps-arrays.safetensors")]
-    return common.show_files(paths)
+    return [str(path) for path in paths]
 
 
 def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.Radio | None = None) -> MapsTab:
@@ -190,6 +191,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
     # The view's arrays for analysis, from the page and as the /maps_arrays endpoint.
     with gr.Row():
         arrays = gr.Button(i18n.label("export_arrays"), size="sm", elem_id="maps-export-arrays")
+    # The endpoint returns the files themselves; the box that shows them appears once they are there.
     arrays.click(export_arrays, panel.inputs + tab.controls, files, api_name="maps_arrays", concurrency_limit=1,
-                 concurrency_id="export")
+                 concurrency_id="export").success(lambda: gr.update(visible=True), None, files,
+                                                  api_visibility="private", queue=False)
     return tab

@@ -19,7 +19,7 @@ from .. import maps as feature_maps
 from ..core.cache import LRU
 from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, TRAINED_LABELS, map_choices, map_specs
 from ..catalog import whole_number as _int
-from ..text import Message, map_name, normal_lang, said, say  # noqa: F401  (re-exported: the views' callers name maps with it)
+from ..text import Message, ModelName, map_name, normal_lang, said, say  # noqa: F401  (re-exported: the views' callers name maps with it)
 
 
 # Guards: the N x N tabs hold several float64 copies of every map (metrics), so the
@@ -201,7 +201,8 @@ def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None, la
         raise ValueError(say("common.err_no_trained", lang, name=name))
     if model is not None and entry.model is not None and str(model) != entry.model:
         # Layer 2, head 3 of another model is another head altogether, even at the same head_dim.
-        raise ValueError(say("learn.err_trained_model", lang, name=name, have=entry.model, want=str(model)[:60]))
+        raise ValueError(say("learn.err_trained_model", lang, name=name, have=ModelName(entry.model),
+                             want=ModelName(str(model)[:60])))
     fmap = entry.fmap
     if fmap.head_dim != head_dim:
         raise ValueError(say("common.err_trained_dim", lang, name=name, have=fmap.head_dim, want=head_dim))

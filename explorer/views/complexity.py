@@ -106,6 +106,41 @@ def _with_labels(sentence):
     return Message(sentence.key, **{**sentence.values, **named})
 
 
+# The pair the headline times against each other: SDPA and the linear form that does the same
+# task. Causal: causal SDPA against the causal chunked form (the recurrent one where chunked
+# did not run); non-causal: against the associativity form (chunked where it did not run).
+# linear_parallel is non-causal whatever is asked, so it never stands in for a causal run.
+HEADLINE_LINEAR = {True: ("linear_chunked", "linear_recurrent"), False: ("linear_parallel", "linear_chunked")}
+
+
+def _pair_name(method: str, causal: bool) -> Message:
+    return Message(f"complexity.pair.{method}" + ("_causal" if causal else ""))
+
+
+def measured_headline(result, causal: bool) -> dict:
+    """The headline's measured comparison: at the largest N where SDPA and the linear form
+    of the same task (``HEADLINE_LINEAR``) both ran, their times, the time ratio and the
+    FLOP ratio of the same two runs (the cost model's count for each, masking included).
+
+    Returns {"measured": dict or None, "pair": (softmax name, linear name)}; the names are
+    messages, said in the page's language."""
+    causal = bool(causal)
+    pair = (_pair_name("sdpa", causal), _pair_name(HEADLINE_LINEAR[causal][0], causal))
+    for linear in HEADLINE_LINEAR[causal]:
+        for n in sorted({r["n"] for r in result.rows}, reverse=True):
+            quadratic_row, linear_row = result.row("sdpa", n), result.row(linear, n)
+            tq, tl = result.time_ms("sdpa", n), result.time_ms(linear, n)
+            if not (tq and tl) or quadratic_row.get("causal") != causal or linear_row.get("causal") != causal:
+                continue
+            names = (_pair_name("sdpa", causal), _pair_name(linear, causal))
+            return {"pair": names, "measured": {
+                "n": n, "quadratic_ms": tq, "linear_ms": tl, "ratio": tq / tl,
+                "quadratic_method": "sdpa", "linear_method": linear, "causal": causal,
+                "quadratic_name": names[0], "linear_name": names[1],
+                "flop_ratio": quadratic_row["flops"] / linear_row["flops"], "disturbed": result.disturbed}}
+    return {"pair": pair, "measured": None}
+
+
 def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=None, causal=True,
                     feature_map="elu1", methods=DEFAULT_METHODS, repeats=3, memory_budget_bytes=2 << 30,
                     time_budget_s=60.0, progress=None, should_stop=None, lang: str = "en",
@@ -152,12 +187,7 @@ def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=No
     counts = cost.flop_counts(ARTICLE_N, ARTICLE_D)
     claim = {"n": ARTICLE_N, "head_dim": ARTICLE_D, "quadratic_flops": counts["quadratic_flops"],
              "linear_flops": counts["linear_flops"], "ratio": counts["ratio"], "measured": None}
-    for n in sorted({r["n"] for r in result.rows}, reverse=True):
-        tq, tl = result.time_ms("sdpa", n), result.time_ms("linear_parallel", n)
-        if tq and tl:
-            claim["measured"] = {"n": n, "quadratic_ms": tq, "linear_ms": tl, "ratio": tq / tl,
-                                 "flop_ratio": cost.flop_counts(n, head_dim, m)["ratio"], "disturbed": result.disturbed}
-            break
+    claim.update(measured_headline(result, bool(causal)))
     # The view keeps the engine's sentences as written (English); ``shown`` says them in ``lang``,
     # so the same sweep can be shown in the other language without timing it again.
     return ComplexityView(

@@ -40,7 +40,7 @@ from ..core.cache import LRU
 from ..maps import create
 from ..resources import asset
 from ..sources.models import EMBEDDED_NAME
-from ..text import normal_lang, say
+from ..text import ModelName, normal_lang, say
 from .common import _sample_bytes, set_trained
 
 # The texts ship with the package (explorer.resources): found from any working directory,
@@ -114,7 +114,7 @@ def check_model(model, lang: str = "en") -> str | None:
         from ..sources import models
         shown = models.shown(model if isinstance(model, str) else type(model).__name__)
         choices = say("learn.choice_sep", lang).join(name for name, ready in models.model_choices() if ready)
-        raise ValueError(say("learn.err_model", lang, model=shown, choices=choices)) from None
+        raise ValueError(say("learn.err_model", lang, model=ModelName(shown), choices=choices)) from None
     return model
 
 
@@ -547,7 +547,8 @@ def check_minilm_only(model, what: str, lang: str = "en") -> None:
     model = model_argument(model)
     if model is not None:
         from ..sources import models
-        raise ValueError(say(f"learn.err_minilm_{what}", lang, embedded=EMBEDDED_NAME, model=models.shown(model)))
+        raise ValueError(say(f"learn.err_minilm_{what}", lang, embedded=EMBEDDED_NAME,
+                                 model=ModelName(models.shown(model))))
 
 
 def _hybrid_model():

@@ -4,6 +4,7 @@ figures, bad input gives a clear error (never a traceback), and the server stays
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -259,8 +260,12 @@ def test_maps_arrays_export_from_the_api(client):
     from safetensors.numpy import load_file
     files = client.predict(source="random", preset="clustered", n=48, d=8, maps=["softmax", "elu+1"], m=16,
                            api_name="/maps_arrays")
-    paths = [f if isinstance(f, str) else f.get("path", f.get("value")) for f in
-             (files if isinstance(files, list) else files.get("value", files))]
+    # The file paths view_api() and docs/api.md promise, not a component update.
+    assert isinstance(files, list) and all(isinstance(f, str) for f in files), files
+    paths = files
+    assert sorted(os.path.basename(p) for p in paths) == ["maps-arrays.npz", "maps-arrays.safetensors"]
+    returns = client.view_api(print_info=False, return_format="dict")["named_endpoints"]["/maps_arrays"]["returns"]
+    assert [r["python_type"]["type"] for r in returns] == ["list[filepath]"], returns
     npz = next(p for p in paths if str(p).endswith(".npz"))
     st = next(p for p in paths if str(p).endswith(".safetensors"))
     arrays = np.load(npz, allow_pickle=False)
