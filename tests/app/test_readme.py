@@ -192,7 +192,7 @@ def test_no_test_writes_the_docs_pictures():
     """The deck walk saves its screenshots in an ignored folder, the one the screenshot
     script copies from; nothing else under tests/ names docs/deck as a place to write."""
     import importlib.util
-    deck_walk = ROOT / "tests" / "test_deck_browser.py"
+    deck_walk = ROOT / "tests" / "browser" / "test_deck_browser.py"
     spec = importlib.util.spec_from_file_location("deck_walk_paths", deck_walk)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -205,7 +205,7 @@ def test_no_test_writes_the_docs_pictures():
     spec.loader.exec_module(script)
     assert script.DECK_SHOTS == module.SHOTS            # the script copies what the walk saved
     assert script.DECK_PICTURES == DOCS / "deck" and script.TAB_PICTURES == DOCS / "screenshots"
-    for test in (ROOT / "tests").glob("test_*.py"):
+    for test in (ROOT / "tests").rglob("test_*.py"):
         source = test.read_text(encoding="utf-8")
         assert not re.search(r"ROOT / \"docs\" / \"deck\"", source), f"{test.name} writes docs/deck/"
 
