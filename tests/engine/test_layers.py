@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # Standard library only: checks, small tools, the facts every layer reads.
     ("core", ("explorer.core", "explorer.checks", "explorer.resources", "explorer.memory")),
     # Words and the catalogue the page is built from before torch loads: data, no math.
-    ("words and catalogue", ("explorer", "explorer.text", "explorer.catalog")),
+    ("words and catalogue", ("explorer", "explorer.text", "explorer.catalog", "explorer.stopping")),
     # The math: feature maps, forms of attention, mechanisms.
     ("math", ("explorer.maps", "explorer.forms", "explorer.mechanisms")),
     # Q, K, V from a model, random data or an upload.
