@@ -21,7 +21,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "explorer"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # Standard library only: checks, small tools, the facts every layer reads.
     ("core", ("explorer.core", "explorer.checks", "explorer.resources", "explorer.memory")),
-    # Words and the catalogue the page is built from before torch loads: data, no math.
+    # Words and the catalogue the page is built from before torch loads (data, no math), and
+    # the stop signal every long loop asks.
     ("words and catalogue", ("explorer", "explorer.text", "explorer.catalog", "explorer.stopping")),
     # The math: feature maps, forms of attention, mechanisms.
     ("math", ("explorer.maps", "explorer.forms", "explorer.mechanisms")),
