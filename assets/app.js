@@ -55,5 +55,49 @@
       }
     });
   };
-  new MutationObserver(() => { hook(); later(); }).observe(document.body, { childList: true, subtree: true });
+  // In presentation mode the header (presentation mode, the language) floats over the top row;
+  // that row leaves free what the header takes of the window's right side (--header-room, from
+  // the header's left edge to the window's right edge; read in projector.css and deck.css),
+  // whatever the window and the font size make it.
+  let measured = null;
+  const headerWidth = () => {
+    const header = document.getElementById('header');
+    if (!header || header === measured) { return; }
+    measured = header;
+    const set = () => document.documentElement.style.setProperty(
+      '--header-room', Math.ceil(window.innerWidth - header.getBoundingClientRect().left) + 'px');
+    new ResizeObserver(set).observe(header);
+    window.addEventListener('resize', set);
+  };
+  new MutationObserver(() => { hook(); later(); headerWidth(); }).observe(document.body, { childList: true, subtree: true });
+
+  // A visitor whose connection to the queue drops (a busy proxy, a flaky network, a server
+  // restarting) would otherwise see nothing: gradio only logs "Connection errored out" to the
+  // console, and the result never comes. Say so, with a button that opens the view again
+  // (the address holds it). A stream the page itself closes ends with an AbortError: not this.
+  const words = __EXPLORER_WORDS__;
+  const connectionLost = () => {
+    if (document.getElementById('explorer-connection-lost')) { return; }
+    const lang = (document.documentElement.lang || 'en').toLowerCase().startsWith('zh') ? 'zh' : 'en';
+    const box = document.createElement('div');
+    box.id = 'explorer-connection-lost';
+    box.setAttribute('role', 'alert');
+    const text = document.createElement('span');
+    text.textContent = words[lang].lost;
+    const retry = document.createElement('button');
+    retry.textContent = words[lang].retry;
+    retry.addEventListener('click', () => window.location.reload());
+    box.append(text, ' ', retry);
+    document.body.appendChild(box);
+  };
+  const fetchBefore = window.fetch;
+  window.fetch = function (input) {
+    const url = String((input && input.url) || input);
+    const answer = fetchBefore.apply(this, arguments);
+    if (!/\/queue\/(data|join)/.test(url)) { return answer; }
+    return answer.catch((err) => {
+      if (!err || err.name !== 'AbortError') { connectionLost(); }
+      throw err;
+    });
+  };
 }

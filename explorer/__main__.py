@@ -181,7 +181,23 @@ def _add_lecture(sub) -> None:
     p.add_argument("--pdf", default=None, metavar="PATH",
                    help="the PDF (default: the HTML's name with .pdf)")
     p.add_argument("--no-pdf", action="store_true", help="write the HTML only")
+    p.add_argument("--handout", default=None, metavar="OUT.pdf",
+                   help="write a handout instead: a PDF with three builds a page beside their notes")
     p.set_defaults(func=run_lecture)
+
+
+def run_handout(args) -> int:
+    """``lecture --handout OUT.pdf``: the builds three a page with their notes (explorer.handout)."""
+    from . import handout
+
+    started = time.perf_counter()
+    try:
+        pages = handout.write_handout(args.handout, args.lang, text=args.text, progress=_progress)
+    except (ValueError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"handout: {args.handout} ({pages} pages, {time.perf_counter() - started:.0f} s)")
+    return 0
 
 
 def run_lecture(args) -> int:
@@ -189,6 +205,8 @@ def run_lecture(args) -> int:
 
     from . import deck_export as export
 
+    if getattr(args, "handout", None):
+        return run_handout(args)
     started = time.perf_counter()
     try:
         html = export.write_deck(args.output, args.lang, text=args.text, progress=_progress)
@@ -207,7 +225,237 @@ def run_lecture(args) -> int:
     return 0
 
 
-COMMANDS = (_add_bench, _add_lecture)
+def _add_probe(sub) -> None:
+    p = sub.add_parser(
+        "probe", help="every map on every layer and head of a corpus, one tidy table (CSV and Parquet)",
+        description="Reads a text file (one text a line) with a model and judges every chosen feature map on "
+                    "every chosen layer and head of every text against softmax, with the maps tab's metrics: "
+                    "one row per text x layer x head x map in OUT.csv and OUT.parquet, the provenance in "
+                    "OUT.json. Resumable: run it again and the texts already done are skipped. With --merge, "
+                    "joins shard tables instead.")
+    p.add_argument("--texts", metavar="FILE", help="the corpus: one text a line (blank lines are left out)")
+    p.add_argument("--model", default=None, help="the model that reads (default: the embedded all-MiniLM-L6-v2)")
+    p.add_argument("--maps", nargs="+", default=None, metavar="MAP",
+                   help="registry names (elu1 favor_plus taylor2 ...; softmax for the reference's own row) or "
+                        "catalogue labels; default: elu1 favor_plus taylor2 cosformer")
+    p.add_argument("--layers", nargs="+", default=["all"], metavar="L", help="layer indices, or all (default)")
+    p.add_argument("--heads", nargs="+", default=["all"], metavar="H", help="head indices, or all (default)")
+    p.add_argument("--causal", action=argparse.BooleanOptionalAction, default=None,
+                   help="causal masking; default: as the model computes it")
+    p.add_argument("--m", type=int, default=64, help="features of the maps that take m (default 64)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random-feature maps (default 0)")
+    p.add_argument("--window", type=int, default=4, help="the sliding-window map's w (default 4)")
+    p.add_argument("--max-tokens", type=int, default=512, help="tokens read per text, at most (default 512)")
+    p.add_argument("--out", required=True, metavar="PATH", help="stem of the files (PATH.csv, .parquet, .json)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda: where the maps and metrics run (default cpu)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch's CPU threads (default 1: one head's maps are small, and on small tensors more "
+                        "threads cost more than they give)")
+    p.add_argument("--shard", default="0/1", metavar="i/n",
+                   help="take the texts whose line index is i modulo n, into PATH.shard-i-of-n.*")
+    p.add_argument("--merge", nargs="+", default=None, metavar="SHARD",
+                   help="instead of probing: join these shard tables (their .csv or stems) into PATH")
+    p.set_defaults(func=run_probe)
+
+
+def run_probe(args) -> int:
+    from .experiments import probe, probe_table
+
+    started = time.perf_counter()
+    try:
+        if args.merge:
+            merged = probe_table.merge(args.merge, args.out)
+            print(f"merged {len(args.merge)} shard(s): {len(merged['table'])} rows -> {merged['paths']['csv']}, "
+                  f"{merged['paths']['parquet']}")
+            if merged["missing"]:
+                print(f"warning: {merged['missing']} text(s) of the corpus are in no shard", file=sys.stderr)
+            return 0
+        if not args.texts:
+            print("error: --texts FILE is needed (or --merge SHARD ...)", file=sys.stderr)
+            return 2
+        if args.device.startswith("cuda"):
+            import torch
+            if not torch.cuda.is_available():
+                print("error: --device cuda: no CUDA device here (torch was built without CUDA or sees no GPU)",
+                      file=sys.stderr)
+                return 2
+        shard = probe_table.parse_shard(args.shard)
+        if args.threads < 1:
+            print("error: --threads must be at least 1", file=sys.stderr)
+            return 2
+        import torch
+        torch.set_num_threads(args.threads)
+        with open(args.texts, encoding="utf-8") as handle:
+            corpus = probe.Corpus.from_lines(handle)
+        settings = probe.ProbeSettings(model=args.model, maps=tuple(args.maps or probe.DEFAULT_MAPS),
+                                       layers=tuple(args.layers), heads=tuple(args.heads), causal=args.causal,
+                                       m=args.m, seed=args.seed, window=args.window, max_tokens=args.max_tokens)
+        result = probe_table.run(corpus, settings, args.out, device=args.device, shard=shard)
+    except KeyboardInterrupt:
+        print("\nstopped: the texts finished are kept; run the same command again to go on", file=sys.stderr)
+        return 130
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for index, why in result["failed"]:
+        print(f"skipped line {index}: {why}", file=sys.stderr)
+    print(f"{len(result['table'])} rows in {time.perf_counter() - started:.1f} s -> {result['paths']['csv']}, "
+          f"{result['paths']['parquet']}, {result['paths']['json']}")
+    return 0
+
+
+MAX_TEXTS_FILE_BYTES = 2 * 2 ** 20
+
+
+def _read_texts(path) -> list[str]:
+    """Passages of a UTF-8 text file, one per block of lines separated by a blank line."""
+    from pathlib import Path
+
+    file = Path(path)
+    if not file.is_file() or file.stat().st_size > MAX_TEXTS_FILE_BYTES:
+        raise ValueError(f"--texts: expected a text file of at most {MAX_TEXTS_FILE_BYTES // 2 ** 20} MB, got {path}")
+    passages = [p.strip() for p in file.read_text(encoding="utf-8").split("\n\n")]
+    return [p for p in passages if p]
+
+
+def _held_out_texts() -> list[str]:
+    """The project's held-out passages, English and Chinese."""
+    from .linearize import texts
+
+    return [*texts.load("en", "heldout"), *texts.load("zh", "heldout")]
+
+
+def _add_linearize(sub) -> None:
+    from .linearize.evaluation import DEFAULT_MAX_TOKENS, MAX_FORWARD_TOKENS, RULES
+    from .linearize.maps import KINDS
+
+    p = sub.add_parser(
+        "linearize", help="perplexity, agreement and KL of SmolLM2 with layers made linear",
+        description="Judge SmolLM2-135M with KEEP layers kept softmax and the rest linearized (and with "
+                    "none and every layer linearized) on held-out texts: perplexity, next-token top-1 "
+                    "agreement with the original and mean KL(original || linearized).")
+    p.add_argument("--kind", choices=KINDS, default="hedgehog")
+    p.add_argument("--window", type=int, default=0, help="exact softmax keys per query (0: pure linear)")
+    p.add_argument("--keep", type=int, default=6, help="layers kept softmax")
+    p.add_argument("--rule", choices=RULES, default="even",
+                   help="which layers to keep: evenly spaced, the first ones, or the most sensitive "
+                        "(measured: one forward per layer and text)")
+    p.add_argument("--texts", metavar="FILE", help="UTF-8 passages separated by blank lines "
+                                                   "(default: the held-out texts, English and Chinese)")
+    p.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, help="tokens read per text")
+    p.add_argument("--curve", action="store_true",
+                   help="also perplexity against k softmax layers kept, chosen greedily, as the first k and "
+                        "evenly spaced (written to PREFIX-curve.csv); the greedy choice costs L + (L-1) + ... "
+                        "forwards per text")
+    p.add_argument("--ks", type=int, nargs="+", metavar="K", help="the k of --curve (default 0 ... 30)")
+    p.add_argument("--max-forward-tokens", type=int, default=MAX_FORWARD_TOKENS,
+                   help="refuse a --curve or --rule sensitivity run whose forwards read more tokens (default %(default)s)")
+    p.add_argument("--out", default="linearize", metavar="PREFIX", help="writes PREFIX.csv and PREFIX.json")
+    p.set_defaults(func=run_linearize)
+
+
+def run_linearize(args) -> int:
+    import csv
+
+    from .linearize.evaluation import hybrid_table, keep_softmax
+
+    try:
+        passages = _read_texts(args.texts) if args.texts else _held_out_texts()
+        table = hybrid_table(passages, args.keep, args.kind, args.window, rule=args.rule,
+                             max_tokens=args.max_tokens, max_forward_tokens=args.max_forward_tokens)
+        if args.curve:
+            table["curve"] = keep_softmax(passages, args.kind, args.window, ks=args.ks, max_tokens=args.max_tokens,
+                                          max_forward_tokens=args.max_forward_tokens,
+                                          progress=lambda f: _progress(f, "keep-softmax search"))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.kind}, window {args.window}; softmax kept in layers {table['kept']}")
+    print(f"{'model':<24}{'softmax layers':>16}{'perplexity':>12}{'top-1 agree':>13}{'KL (nats)':>11}")
+    for row in table["rows"]:
+        print(f"{row['model']:<24}{row['softmax_layers']:>16}{row['perplexity']:>12.3f}"
+              f"{row['top1_agreement']:>13.3f}{row['kl']:>11.4f}")
+    with open(f"{args.out}.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(table["rows"][0]))
+        writer.writeheader()
+        writer.writerows(table["rows"])
+    if args.curve:
+        _write_curve(table["curve"], args.out)
+    with open(f"{args.out}.json", "w", encoding="utf-8") as fh:
+        json.dump(table, fh, indent=1)
+    print(f"wrote {args.out}.csv{', ' + args.out + '-curve.csv' if args.curve else ''} and {args.out}.json")
+    return 0
+
+
+def _write_curve(curve: dict, prefix: str) -> None:
+    import csv
+
+    print(f"\nperplexity against k softmax layers kept (original {curve['original_perplexity']:.3f})")
+    print(f"{'k':>4}{'greedy':>12}{'first k':>12}{'even':>12}   greedy keeps")
+    with open(f"{prefix}-curve.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["k", "greedy", "first", "even", "greedy_layers"])
+        for i, k in enumerate(curve["ks"]):
+            kept = curve["kept"]["greedy"][i]
+            row = [curve["greedy"][i], curve["first"][i], curve["even"][i]]
+            print(f"{k:>4}" + "".join(f"{v:>12.3f}" for v in row) + f"   {kept}")
+            writer.writerow([k, *row, " ".join(map(str, kept))])
+
+
+def _add_generate(sub) -> None:
+    from .linearize.generation import MAX_NEW_TOKENS
+    from .linearize.evaluation import RULES
+    from .linearize.maps import KINDS
+
+    p = sub.add_parser(
+        "generate", help="continue a prompt with SmolLM2, some layers linearized, decoding as an RNN",
+        description="Greedy (or seeded sampled) decoding where linearized layers keep a fixed-size state "
+                    "and softmax layers their KV cache; prints the text as it comes, then the bytes kept "
+                    "against the original's KV cache.")
+    p.add_argument("--prompt", required=True)
+    p.add_argument("--kind", choices=KINDS, default="hedgehog")
+    p.add_argument("--window", type=int, default=0)
+    p.add_argument("--keep", type=int, default=6, help="layers kept softmax (chosen by --rule, first or even)")
+    p.add_argument("--rule", choices=[r for r in RULES if r != "sensitivity"], default="even")
+    p.add_argument("--max-new-tokens", type=int, default=64, help=f"at most {MAX_NEW_TOKENS}")
+    p.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=run_generate)
+
+
+def run_generate(args) -> int:
+    from .linearize.generation import generate
+    from .linearize.evaluation import keep_rule
+    from .linearize.maps import MODEL, SHAPE
+
+    count = SHAPE[MODEL]["layers"]
+    shown = [0]
+
+    def stream(result):
+        # Decode the whole continuation each time, holding back a character whose bytes have
+        # not all come yet (a Chinese character may span two byte-level tokens).
+        from .sources.models import get_model
+        text = get_model(MODEL).tokenizer.decode(result.tokens).rstrip("\ufffd")
+        print(text[shown[0]:], end="", flush=True)
+        shown[0] = len(text)
+
+    try:
+        kept = keep_rule(args.rule, args.keep, count)
+        print(args.prompt, end="", flush=True)
+        out = generate(args.prompt, args.max_new_tokens, [i for i in range(count) if i not in kept],
+                       kind=args.kind, window=args.window, temperature=args.temperature, seed=args.seed,
+                       on_token=stream)
+    except ValueError as exc:
+        print(f"\nerror: {exc}", file=sys.stderr)
+        return 2
+    seconds = sum(out.seconds[1:]) / max(1, len(out.seconds) - 1)
+    print(f"\n\n{len(out.tokens)} tokens; softmax kept in layers {kept}; {seconds * 1000:.1f} ms per token "
+          f"after the prompt; kept {out.memory_bytes[-1]:,} bytes against the original's KV cache of "
+          f"{out.kv_cache_bytes[-1]:,} bytes")
+    return 0
+
+
+COMMANDS = (_add_bench, _add_lecture, _add_probe, _add_linearize, _add_generate)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -223,6 +223,10 @@ MAX_HEAD_DIM = 1024                 # head dimension d of random and uploaded da
 MAX_SEED = 2 ** 32 - 1              # seeds are taken modulo 2^32 (numpy's and torch's common range)
 MAX_SAMPLE_ELEMENTS = 2 ** 22       # N x d x heads of one of q, k, v (explorer.sources.sample.MAX_ELEMENTS)
 MAX_MAP_N = 2048                    # N of one head in the N x N tabs (maps, quality): views.common.MAX_MAP_CELLS
+# The corpus probe page's uploaded text file (the command line, python -m explorer probe, takes any corpus).
+PROBE_MAX_TEXTS = 20
+PROBE_MAX_TEXT_CHARS = 1_000
+PROBE_MAX_FILE_BYTES = 32 * 1024
 
 # ---------------------------------------------------------------------------------------
 # Learned maps & hybrids: registry name -> label of the maps a hybrid layer can use

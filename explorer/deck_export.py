@@ -7,11 +7,15 @@ speaker's notes, keyboard navigation), and a PDF of it with one page per build.
     write_pdf(html_path, pdf_path) -> str | None        None when written, else why not
 
 The HTML asks for nothing over the network: no server, no CDN, no fonts from elsewhere.
-Keys: → / PageDown / Space next build, ← / PageUp previous, Home / End the ends, N the notes.
+Keys: → / PageDown / Space next build, ← / PageUp previous, Home / End the ends, a chapter's
+number then Enter that chapter, N the notes, B or . a blank screen, F full screen, Esc closes.
 The address's hash holds the place (#3.2 = chapter 3, build 2), so a link reopens it.
 
 The chapters are computed and drawn by ``explorer.views.lecture`` and
-``explorer.figures.lecture``, exactly as the app shows them in presentation style.
+``explorer.figures.lecture``, exactly as the app shows them in presentation style. The page
+carries its provenance (``explorer.provenance``: the texts and token ids each chapter read,
+the models' file hashes, versions, every chapter's controls and seeds) as JSON in
+``<script type="application/json" id="provenance">``; ``read_provenance(path)`` reads it back.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import threading
 from html import escape
 from pathlib import Path
 
+from . import provenance
 from .lecture import text as lecture_text
 from .lecture.chapters import CHAPTERS, chapter
 
@@ -41,8 +46,9 @@ def chapter_views(text: str | None = None, controls: dict | None = None, progres
 
 
 def slides(views: dict, lang: str) -> list[dict]:
-    """Every build of every chapter, in order: chapter, build, title, claim, notes, the
-    notices of the chapter, and the figure as plotly JSON (a dict)."""
+    """Every build of every chapter, in order: chapter, build, title, the build's own claim
+    and notes (its notices among them: the slide carries none), and the figure as plotly
+    JSON (a dict)."""
     from .figures.lecture import chapter_figures
     out = []
     for ch in CHAPTERS:
@@ -51,9 +57,9 @@ def slides(views: dict, lang: str) -> list[dict]:
         for build, fig in enumerate(figures):
             out.append({"ch": ch, "build": build, "builds": len(figures),
                         "title": lecture_text.t(record.title_key, lang),
-                        "claim": lecture_text.t(record.claim_key, lang),
-                        "notes": lecture_text.notes(ch, lang),
-                        "notices": view.notices_in(lang),
+                        "claim": view.claim_in(f"b{build}", lang),
+                        "notes": view.notes_in(f"b{build}", lang),
+                        "notices": [],
                         "figure": json.loads(fig.to_json())})
     return out
 
@@ -69,13 +75,38 @@ def deck_html(lang: str = "en", text: str | None = None, views: dict | None = No
     sections = "\n".join(_section(i, s, lang) for i, s in enumerate(deck))
     figures = json.dumps([s["figure"] for s in deck], separators=(",", ":")).replace("</", "<\\/")
     title = escape(lecture_text.t("lecture.title", lang))
+    where_from = provenance.to_json(deck_provenance(views, lang, text)).replace("</", "<\\/")
     return (f'<!DOCTYPE html>\n<html lang="{"zh-CN" if lang == "zh" else "en"}">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{title}</title>\n'
             f"<style>{_CSS}</style>\n</head>\n<body>\n"
             f'<main id="deck" data-count="{len(deck)}">\n{sections}\n</main>\n'
             f'<div id="help">{escape(_HELP[lang])}</div>\n'
             f'<script type="application/json" id="deck-figures">{figures}</script>\n'
+            f'<script type="application/json" id="provenance">{where_from}</script>\n'
             f"<script>{get_plotlyjs()}</script>\n<script>{_JS}</script>\n</body>\n</html>\n")
+
+
+def deck_provenance(views: dict, lang: str, text: str | None) -> dict:
+    """The deck's ``provenance.record``: what each chapter read (its input and model) and its
+    controls; the seeds are every chapter's "seed" control."""
+    inputs, models, controls = [], [], {}
+    for ch, view in views.items():
+        controls[str(ch)] = dict(view.controls)
+        part = getattr(view, "provenance", None) or {}
+        if part.get("input") is not None and part["input"] not in inputs:
+            inputs.append(part["input"])
+        models.append(part.get("model"))
+    seeds = [c["seed"] for c in controls.values() if isinstance(c.get("seed"), int)]
+    return provenance.record("deck", inputs=inputs, models=models, seeds=seeds,
+                             settings={"lang": lang, "text": text, "chapters": controls})
+
+
+def read_provenance(path) -> dict:
+    """The provenance a deck written by ``write_deck`` carries."""
+    page = Path(path).read_text(encoding="utf-8")
+    start = page.index('<script type="application/json" id="provenance">') + len(
+        '<script type="application/json" id="provenance">')
+    return json.loads(page[start:page.index("</script>", start)])      # JSON reads <\/ as </
 
 
 def _section(index: int, slide: dict, lang: str) -> str:
@@ -93,8 +124,10 @@ def _section(index: int, slide: dict, lang: str) -> str:
             + (f'<ul class="notices">{notices}</ul>' if notices else "") + "</aside>\n</section>")
 
 
-_HELP = {"en": "→ / PageDown / Space: next · ← / PageUp: back · Home / End · N: speaker notes",
-         "zh": "→ / PageDown / 空格：下一页 · ← / PageUp：上一页 · Home / End：首页 / 末页 · N：讲者备注"}
+_HELP = {"en": "→ / PageDown / Space: next · ← / PageUp: back · Home / End · number + Enter: chapter · "
+               "N: speaker notes · B or .: blank · F: full screen · Esc: close",
+         "zh": "→ / PageDown / 空格：下一页 · ← / PageUp：上一页 · Home / End：首页 / 末页 · 章号加回车：跳到该章 · "
+               "N：讲者备注 · B 或 .：黑屏 · F：全屏 · Esc：关闭"}
 
 _CSS = """
 html, body { margin: 0; height: 100%; font-family: "DejaVu Sans", Arial, "Noto Sans CJK SC", sans-serif;
@@ -113,6 +146,7 @@ header h1 { font-size: 22px; margin: 0; font-weight: 600; }
   background: #fffbea; border-left: 3px solid #e8c547; padding: 12px 16px; font-size: 18px; line-height: 1.4;
   box-sizing: border-box; }
 body.show-notes .notes { display: block; }
+body.blank::after { content: ''; position: fixed; inset: 0; background: #000; z-index: 10; }
 body.show-notes .slide { padding-right: 33vw; }
 .notices { font-size: 14px; color: #555; }
 #help { position: fixed; bottom: 4px; left: 18px; font-size: 12px; color: #999; }
@@ -134,6 +168,7 @@ _JS = r"""
   const config = {responsive: true, displaylogo: false, scrollZoom: false};
   const drawn = new Set();
   let current = 0;
+  let typed = '', typedAt = 0;     // digits typed before Enter
   function draw(i) {
     if (drawn.has(i)) { return Promise.resolve(); }
     drawn.add(i);
@@ -166,7 +201,18 @@ _JS = r"""
       document.body.classList.toggle('show-notes');
       Plotly.Plots.resize('f' + current);
       return;
-    } else { return; }
+    } else if (/^[0-9]$/.test(k)) { typed = (Date.now() - typedAt < 3000 ? typed : '') + k; typedAt = Date.now(); return; }
+    else if (k === 'Enter' && typed && Date.now() - typedAt < 3000) {    // a chapter's number, then Enter
+      const i = slides.findIndex(s => s.dataset.ch === String(Number(typed)) && s.dataset.build === '0');
+      typed = '';
+      if (i >= 0) { show(i); }
+    } else if (k === 'b' || k === 'B' || k === '.') { document.body.classList.toggle('blank'); }
+    else if (k === 'f' || k === 'F') {
+      if (document.fullscreenElement) { document.exitFullscreen(); } else if (document.documentElement.requestFullscreen) {
+        Promise.resolve(document.documentElement.requestFullscreen()).catch(() => {});
+      }
+    } else if (k === 'Escape') { document.body.classList.remove('blank', 'show-notes'); }
+    else { return; }
     e.preventDefault();
   });
   window.deckShow = show;

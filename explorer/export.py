@@ -6,6 +6,12 @@
                                              Q, K, V, the softmax map A, every map's Â and
                                              their per-row metrics, as float32/float64 arrays
     write_npz(arrays, path), write_safetensors(arrays, path)
+    write_csv(table, path, record) -> (csv path, provenance path)
+
+Every file written here carries its provenance (``explorer.provenance``: the input text and
+token ids, the model file's SHA-256, the engine's version and commit, package versions,
+settings and seeds) under the name ``provenance``: an array of the npz, a metadata field of
+the safetensors header, and for a CSV, which has no place for it, a JSON file beside it.
 
 The table on screen rounds and writes "n/a (15 of 16 rows)" so that a reader sees at once
 which means are over few rows; a file for analysis keeps the number itself (the mean over
@@ -26,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import provenance
 from .catalog import HEADLINE_METRICS, METRIC_INFO, REFERENCE
 
 # Arrays of one export (Q, K, V and N x N maps): refused above this, before anything is
@@ -78,6 +85,7 @@ class ViewArrays:
 
     arrays: dict                       # name -> numpy array
     meta: dict = field(default_factory=dict)
+    provenance: dict = field(default_factory=dict)     # explorer.provenance.record
 
     @property
     def nbytes(self) -> int:
@@ -149,7 +157,10 @@ def view_arrays(sample, layer=2, head=3, maps=(REFERENCE,), causal=False, m=64, 
                       "NaN where a row has no value",
             "means": "the tables' means over rows leave out row 0 of each head when causal (a single key); "
                      "rows.* keep every row"}
-    return ViewArrays(arrays, meta)
+    settings = {"layer": layer, "head": meta["head"], "maps": labels, "causal": bool(causal), "m": int(m),
+                "seed": int(seed), "window": int(window)}
+    return ViewArrays(arrays, meta, provenance.record("maps-arrays", samples=[sample], settings=settings,
+                                                      seeds=[int(seed)]))
 
 
 def _np32(t) -> np.ndarray:
@@ -157,15 +168,29 @@ def _np32(t) -> np.ndarray:
 
 
 def write_npz(view: ViewArrays, path) -> str:
-    """The arrays plus ``meta_json`` (a unicode string: loads with allow_pickle=False)."""
-    np.savez_compressed(path, **view.arrays, meta_json=np.array(json.dumps(view.meta, ensure_ascii=False)))
+    """The arrays plus ``meta_json`` and ``provenance`` (unicode strings of JSON: they load
+    with allow_pickle=False)."""
+    np.savez_compressed(path, **view.arrays, meta_json=np.array(json.dumps(view.meta, ensure_ascii=False)),
+                        provenance=np.array(provenance.to_json(view.provenance)))
     return str(path)
 
 
 def write_safetensors(view: ViewArrays, path) -> str:
-    """The arrays; the meta as JSON in the header's metadata under "meta_json"."""
+    """The arrays; the meta and the provenance as JSON in the header's metadata, under
+    "meta_json" and "provenance"."""
     from safetensors.numpy import save_file
 
     save_file({k: np.ascontiguousarray(a) for k, a in view.arrays.items()}, str(path),
-              metadata={"meta_json": json.dumps(view.meta, ensure_ascii=False)})
+              metadata={"meta_json": json.dumps(view.meta, ensure_ascii=False),
+                        "provenance": provenance.to_json(view.provenance)})
     return str(path)
+
+
+def write_csv(table, path, record: dict | None) -> list[str]:
+    """``table`` (a DataFrame) as CSV at full precision ("NaN" and "inf" spelled out), and,
+    with a ``record``, its provenance beside it (``provenance.sidecar_path``: the same stem,
+    ``.provenance.json``) naming the CSV's SHA-256. Returns the paths written."""
+    table.to_csv(path, index=False, na_rep="NaN")
+    if record is None:
+        return [str(path)]
+    return [str(path), str(provenance.write_sidecar(record, path, files=[path]))]

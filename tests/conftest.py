@@ -41,15 +41,37 @@ for _group in ("engine", "app", "browser"):
 # or None when the whole module is slow.
 SLOW_TESTS: dict[str, set[str] | None] = {
     "test_attention.py": {"test_softmax_map_is_row_softmax_of_scaled_logits"},
+    "test_api_snippets.py": {"test_the_maps_tabs_csv_names_its_text_model_and_settings"},
     "test_bench.py": {"test_cli_writes_json", "test_cli_labels_slopes_with_its_own_ns",
                       "test_peak_memory_follows_live_buffers_not_heap_leftovers"},
     "test_figure_layout.py": None,          # a small sweep and the built app, shared
     "test_app_api.py": {"test_export_writes_png_html_and_csv"},
+    # 64 tokens decoded through all 30 layers, then the parallel forward; 30+ forwards of the
+    # model for a ranking or a search; a second copy of the model: 5-20 s each.
+    "test_linearize_model.py": {"test_recurrent_decoding_equals_the_parallel_forward_over_64_tokens",
+                                "test_an_all_linear_model_decodes_as_its_parallel_forward",
+                                "test_no_layer_swapped_is_the_original_causal_lm",
+                                "test_sampling_is_seeded",
+                                "test_sensitivity_ranks_every_layer_by_what_linearizing_it_alone_costs",
+                                "test_plain_rules_and_a_bounded_greedy_search",
+                                "test_cli_linearize_prints_the_table_and_writes_csv_and_json",
+                                "test_cli_generate_streams_the_continuation_and_says_the_memory"},
+    # SmolLM2 read, judged on two held-out passages or generating twice: 5-30 s each.
+    "test_linearize_tab.py": {"test_the_numbers_change_with_k", "test_generate_streams_and_only_the_originals_memory_grows",
+                              "test_generate_stops_when_asked"},
     "test_i18n_tabs.py": {"test_complexity_view_figures_summary_and_table_in_chinese",
                           "test_quality_figures_tables_and_notices_in_chinese"},
+    "test_linearize_transfer.py": None,     # reads SmolLM2, trains a layer twice
     "test_learn_model.py": {"test_the_learn_handler_trains_a_smollm2_head_against_its_causal_softmax"},
     "test_learn_tab.py": {"test_learn_tab_in_chinese_at_1600x900", "test_endpoints_through_gradio_client"},
+    "test_learn_seeds_tab.py": {"test_the_learn_endpoint_takes_seeds_and_texts"},
     "test_lecture_causal.py": {"test_without_the_causal_model_chapter_five_keeps_minilm_for_its_trained_map"},
+    "test_lecture_claims.py": {             # every chapter's views in both languages, shared
+        "test_every_number_written_on_a_build_is_one_the_build_measured",
+        "test_every_build_says_one_short_claim_of_its_own_and_two_to_five_notes",
+        "test_a_notice_is_in_the_notes_of_the_build_it_is_about_only",
+        "test_one_recall_experiment_serves_chapters_4_5_and_6",
+        "test_it_is_the_same_token_in_chapters_1_and_4_and_the_sentence_is_the_audiences"},
     "test_lecture_deck.py": None,           # every chapter's views and figures, shared
     "test_lecture_export.py": None,         # the deck written once, shared
     "test_lecture_figures.py": {"test_associativity_labels_never_overlap_over_the_whole_range_of_n",
@@ -79,12 +101,23 @@ SLOW_TESTS: dict[str, set[str] | None] = {
     "test_untrusted_input_and_limits.py": {
         "test_png_exporter_browser_is_stopped_at_exit", "test_exports_live_in_one_pruned_folder_removed_at_exit",
         "test_many_member_npz_gives_a_short_notice_and_a_huge_one_is_refused"},
+    "test_probe.py": {"test_the_command_line_writes_and_merges"},
+    "test_probe_view.py": None,             # every head of two texts, shared
+    "test_probe_tab.py": {"test_the_handler_draws_the_heatmap_and_writes_the_table"},
+    "test_provenance.py": {"test_npz_and_safetensors_carry_it_and_load_back", "test_a_trained_map_carries_it",
+                           "test_the_docs_loading_lines_read_every_export",
+                           "test_a_trained_maps_texts_too_long_for_its_header_are_told_by_their_hashes"},
+    "test_handout.py": {"test_handout_has_three_builds_a_page_and_their_notes"},   # Chromium prints it
+    "test_speaker_browser.py": None,        # the deck and its speaker window, on the app
     "test_public_stop.py": None,            # starts app.py and stops it with SIGTERM
     "test_startup_requests.py": None,       # fresh processes and a fresh app.py
     "test_offline_switch.py": None,         # a fresh process per case
     "test_public_sweep.py": {"test_a_sweep_asked_for_minutes_ends_within_its_budget"},
     "test_public_leave.py": {"test_a_learn_whose_client_disconnects_stops_within_2_s"},
+    "test_public_learn_budget.py": None,   # trains every head, on a server of its own
+    "test_public_lanes.py": None,          # builds the whole app
     "test_public_refuse_first.py": None,    # reads SmolLM2
+    "test_causal_default.py": {"test_smollm2_maps_give_the_entropy_the_model_computes"},
     "test_public_server.py": {"test_sixteen_sessions_joining_five_times_leave_room_for_a_seventeenth"},
     "test_public_sessions.py": {"test_sessions_are_bounded_and_an_idle_one_is_forgotten"},
     "test_views.py": {"test_complexity_view_small",

@@ -11,9 +11,12 @@ the fixed maps on texts they were not trained on.
 
 from __future__ import annotations
 
+import math
 import time
+import warnings
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -23,6 +26,7 @@ from ..forms import attention
 from ..maps.base import FeatureMap, create
 from ..maps.learned import KINDS, check_kind
 from ..measure import metrics
+from ..text import Message
 
 
 @dataclass
@@ -111,9 +115,7 @@ def train_map(batch: PaddedBatch, kind: str = "hedgehog", num_features: int | No
     lr = DEFAULT_LR[kind] if lr is None else lr
     if not lr > 0:
         raise ValueError(f"lr: learning rate must be positive, got {lr}")
-    heads = tuple(batch.q.shape[1:-2])
-    torch.manual_seed(seed)
-    fmap = KINDS[kind](batch.q.shape[-1], num_features, seed=seed, heads=heads)
+    fmap = starting_map(batch, kind, num_features, seed)
     opt = torch.optim.Adam(fmap.parameters(), lr=lr)
     run = TrainingRun(fmap, kind=kind)
     start = time.perf_counter()
@@ -134,6 +136,20 @@ def train_map(batch: PaddedBatch, kind: str = "hedgehog", num_features: int | No
     return run
 
 
+def starting_map(batch: PaddedBatch, kind: str, num_features: int | None, seed: int) -> FeatureMap:
+    """The map ``train_map`` starts from with ``seed`` (one per head of the batch)."""
+    torch.manual_seed(seed)
+    return KINDS[kind](batch.q.shape[-1], num_features, seed=seed, heads=tuple(batch.q.shape[1:-2]))
+
+
+def same_start(a: FeatureMap, b: FeatureMap) -> bool:
+    """Whether two maps start training from exactly the same parameters. Training is full
+    batch Adam with nothing random in it, so the same start trains to the same map: Hedgehog
+    with m <= 2d starts at W = I whatever the seed."""
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
 def train_hedgehog(batch: PaddedBatch, num_features: int | None = None, steps: int = 300, lr: float = 0.05,
                    seed: int = 0, progress=None, should_stop=None) -> TrainingRun:
     """``train_map`` for Hedgehog."""
@@ -147,12 +163,97 @@ def read_texts(path) -> list[str]:
         return [line.strip() for line in fh if line.strip()]
 
 
+# Texts a person sends to be trained and judged on: bounded so that reading them through the
+# model stays within what the cost model prices (a 2,000-character text is ~700 tokens, the
+# embedded model's limit is 512), and no more of them than the built-in training set has.
+MAX_TEXTS = 40
+MAX_TEXT_CHARS = 2000
+
+
+def check_texts(texts, name: str) -> list[str]:
+    """``texts`` (a list of strings; blank ones dropped, the rest stripped) within the bounds
+    above, or ValueError in words each language has (``learn.err_texts_*``)."""
+    if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
+        raise ValueError(Message("learn.err_texts_type", name=name))
+    if len(texts) > 4 * MAX_TEXTS:          # refuse a huge list before looking at every item
+        raise ValueError(Message("learn.err_texts_count", name=name, count=f"{len(texts):,}", most=MAX_TEXTS))
+    if not all(isinstance(t, str) for t in texts):
+        raise ValueError(Message("learn.err_texts_type", name=name))
+    kept = [t.strip() for t in texts if t.strip()]
+    if not kept:
+        raise ValueError(Message("learn.err_texts_none", name=name))
+    if len(kept) > MAX_TEXTS:
+        raise ValueError(Message("learn.err_texts_count", name=name, count=f"{len(kept):,}", most=MAX_TEXTS))
+    for i, t in enumerate(kept, start=1):
+        if len(t) > MAX_TEXT_CHARS:
+            raise ValueError(Message("learn.err_text_long", name=name, index=i, chars=f"{len(t):,}",
+                                     most=f"{MAX_TEXT_CHARS:,}"))
+    return kept
+
+
 def check_disjoint(train_texts, heldout_texts) -> None:
     """Held-out numbers mean nothing if a held-out text was trained on: refuse that."""
     shared = {t.strip() for t in train_texts} & {t.strip() for t in heldout_texts}
     if shared:
-        raise ValueError(f"heldout_texts: {len(shared)} text(s) also appear in the training texts, "
-                         f"e.g. {next(iter(shared))[:60]!r}")
+        example = min(shared)
+        raise ValueError(Message("learn.err_texts_shared", count=len(shared),
+                                 example=example[:60] + ("…" if len(example) > 60 else "")))
+
+
+# ---------------------------------------------------------------------------------------
+# Seeds: a trained map (and FAVOR+) differs from one seed to the next
+# ---------------------------------------------------------------------------------------
+
+DEFAULT_SEEDS = 3
+MAX_SEEDS = 8
+
+
+def seed_list(seed: int = 0, seeds=DEFAULT_SEEDS) -> tuple[int, ...]:
+    """The seeds of an experiment: ``seeds`` consecutive ones from ``seed`` (an int), or the
+    list given (distinct, non-negative), at most ``MAX_SEEDS``."""
+    if isinstance(seeds, bool):
+        raise ValueError(f"seeds: a count from 1 to {MAX_SEEDS} or a list of seeds, got {seeds!r}")
+    if isinstance(seeds, int):
+        if not 1 <= seeds <= MAX_SEEDS:
+            raise ValueError(f"seeds: a count from 1 to {MAX_SEEDS}, got {seeds}")
+        seed = int(seed or 0)
+        if seed < 0:
+            raise ValueError(f"seed: must be 0 or more, got {seed}")
+        return tuple(range(seed, seed + seeds))
+    values = tuple(seeds)
+    if not 1 <= len(values) <= MAX_SEEDS or len(set(values)) != len(values) \
+            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in values):
+        raise ValueError(f"seeds: 1 to {MAX_SEEDS} distinct whole numbers 0 or more, got {str(values)[:60]}")
+    return values
+
+
+def spread(values) -> tuple[float, float]:
+    """(mean, sd) over seeds; sd is the sample standard deviation (n - 1), NaN for one seed."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.size < 2:
+        return float(x.mean()), math.nan
+    # The same value on every seed (a map the seed does not change) has no spread at all,
+    # not the 1e-17 that summing rounds to.
+    return float(x.mean()), 0.0 if np.all(x == x[0]) else float(x.std(ddof=1))
+
+
+def apart(a, b) -> bool:
+    """Whether the per-seed values ``a`` and ``b`` differ by more than seed noise: the means
+    differ by more than the sum of the two standard deviations. One seed has no spread, so
+    nothing is apart then (an ordering on one seed is not an ordering)."""
+    (ma, sa), (mb, sb) = spread(a), spread(b)
+    if math.isnan(sa) or math.isnan(sb) or not (math.isfinite(ma) and math.isfinite(mb)):
+        return False
+    return abs(ma - mb) > sa + sb
+
+
+def true_row_median(rows: torch.Tensor) -> torch.Tensor:
+    """The median over the last dimension, NaN left out: the middle value, or the mean of the
+    two middle ones for an even count (``torch.nanmedian`` takes the lower of the two)."""
+    x = rows.detach().cpu().double().numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)      # a head with no defined row: NaN, said so
+        return torch.from_numpy(np.nanmedian(x, axis=-1))
 
 
 def heldout_quality(samples, maps: dict) -> dict:
@@ -163,7 +264,7 @@ def heldout_quality(samples, maps: dict) -> dict:
     sample's (layers, heads)). Returns name -> {"kl", "entropy", "monotonicity"}, each a
     tensor shaped like the samples' head dimensions: the mean over every row of every
     text where the value is defined; plus "kl_median", the median row KL over the same
-    rows; plus "softmax" -> {"entropy"} for reference.
+    rows (a true median: the mean of the two middle rows for an even count); plus "softmax" -> {"entropy"} for reference.
     """
     sums: dict = {}
     kl_rows: dict = {}
@@ -191,7 +292,7 @@ def heldout_quality(samples, maps: dict) -> dict:
                     add(name, key, vals, ok)
     out = {name: {key: tot / cnt for key, (tot, cnt) in per.items()} for name, per in sums.items()}
     for name, rows in kl_rows.items():
-        out[name]["kl_median"] = torch.cat(rows, dim=-1).nanmedian(dim=-1).values
+        out[name]["kl_median"] = true_row_median(torch.cat(rows, dim=-1))
     return out
 
 
@@ -207,10 +308,14 @@ def head_block(sample, layer=None, head=None):
 
 @dataclass
 class Experiment:
-    """A learned map trained on some texts and judged, beside other maps, on others.
+    """Learned maps trained on some texts, one per seed, and judged, beside other maps, on others.
 
-    ``quality`` holds the trained map under its kind's name ("hedgehog" or "luna") and the
-    baselines under theirs; ``runs`` every map trained for it (kind -> TrainingRun).
+    ``by_seed[i]`` is the held-out quality with seed ``seeds[i]``: the trained map under its
+    kind's name ("hedgehog" or "luna"), the baselines under theirs (FAVOR+ drawn with that
+    seed), each a per-head tensor. ``quality`` is their mean over seeds, per head.
+    ``runs_by_seed[i]`` holds every map trained with that seed (kind -> TrainingRun);
+    ``run`` and ``runs`` are the first seed's (its map is the one handed on). A seed whose
+    starting map equals an earlier seed's shares that seed's run (``same_every_seed``).
     """
 
     run: TrainingRun
@@ -220,10 +325,25 @@ class Experiment:
     heldout_count: int
     kind: str = "hedgehog"
     runs: dict = field(default_factory=dict)
+    seeds: tuple = (0,)
+    by_seed: list = field(default_factory=list)
+    runs_by_seed: list = field(default_factory=list)
+    same_every_seed: tuple = ()   # kinds whose start (so whose map) the seed did not change: trained once
 
     @property
     def feature_map(self) -> FeatureMap:
         return self.run.feature_map
+
+    def per_seed(self, name: str, key: str = "kl") -> list[float]:
+        """One number per seed: ``key`` of map ``name`` averaged over the covered heads."""
+        return [float(np.nanmean(q[name][key].detach().cpu().double().numpy())) for q in self.by_seed]
+
+
+def mean_over_seeds(by_seed: list) -> dict:
+    """Per map and metric, the per-head mean of the seeds' values."""
+    first = by_seed[0]
+    return {name: {key: torch.stack([q[name][key] for q in by_seed]).mean(0) for key in per}
+            for name, per in first.items()}
 
 
 def baseline_maps(head_dim: int, num_features: int, seed: int = 0) -> dict:
@@ -248,24 +368,33 @@ def one_head(fmap: FeatureMap) -> FeatureMap:
 
 
 def experiment(train_texts, heldout_texts, *, kind: str = "hedgehog", layer=None, head=None,
-               num_features: int = 64, steps: int = 300, lr: float | None = None, seed: int = 0, source=None,
-               model=None, progress=None, on_loss=None, hedgehog=None, should_stop=None) -> Experiment:
+               num_features: int = 64, steps: int = 300, lr: float | None = None, seed: int = 0,
+               seeds=DEFAULT_SEEDS, source=None, model=None, progress=None, on_loss=None, hedgehog=None,
+               should_stop=None) -> Experiment:
     """Train a learned map of ``kind`` on ``train_texts`` for one head (layer and head given)
-    or all heads, then measure it and the baselines on ``heldout_texts`` only.
+    or all heads, once per seed, then measure each and the baselines on ``heldout_texts`` only.
 
-    Baselines: elu+1, FAVOR+ (same m), Taylor-2 and, when ``kind`` is "luna", Hedgehog
-    trained the same way (or ``hedgehog``, a trained one to reuse). A one-head map is
-    returned without head dimensions. ``source`` turns a text into a Sample (default
-    ``explorer.sources.from_text``). ``progress(fraction, message)`` narrates;
-    ``on_loss(step, loss)`` receives the training loss of ``kind`` as it is reported (about
-    50 times), for a live curve. ``should_stop()`` is asked before each text is read and at
-    every training step; when it turns true the experiment raises ``stopping.Stopped`` (or
-    the signal's own refusal, see ``explorer.stopping``).
+    ``seeds``: how many seeds, counted from ``seed`` (default 3: 0, 1, 2), or the list of
+    them. Each seed starts the trained maps afresh and redraws FAVOR+; a seed that starts a
+    map exactly as an earlier seed did (Hedgehog with m <= 2d starts at W = I) shares that
+    seed's training, since the same start trains to the same map (``same_every_seed``). Baselines: elu+1,
+    FAVOR+ (same m), Taylor-2 and, when ``kind`` is "luna", Hedgehog trained the same way
+    with the same seed (or ``hedgehog``: trained ones to reuse, one per seed, or one map for
+    every seed). A one-head map is returned without head dimensions. The texts are checked
+    (``check_texts``: count and length) and must not overlap. ``source`` turns a text into a
+    Sample (default ``explorer.sources.from_text``). ``progress(fraction, message)``
+    narrates; ``on_loss(step, loss, seed)`` receives the training loss of ``kind`` as it is
+    reported (about 50 times a seed), for a live curve. ``should_stop()`` is asked before
+    each text is read and at every training step of every seed; when it turns true the
+    experiment raises ``stopping.Stopped`` (or the signal's own refusal, see
+    ``explorer.stopping``).
     """
     kind = check_kind(kind)
+    train_texts = check_texts(train_texts, "train_texts")
+    heldout_texts = check_texts(heldout_texts, "heldout_texts")
     check_disjoint(train_texts, heldout_texts)
-    if not train_texts or not heldout_texts:
-        raise ValueError("train_texts: both a training set and a held-out set are needed")
+    seeds = seed_list(seed, seeds)
+    steps = check_positive_int(steps, "steps")
     if source is None:
         from ..sources import from_text
         source = lambda text: from_text(text, model=model)
@@ -278,41 +407,69 @@ def experiment(train_texts, heldout_texts, *, kind: str = "hedgehog", layer=None
     train = [read(t) for t in train_texts]
     heldout = [read(t) for t in heldout_texts]
     batch = PaddedBatch.from_samples(train)
+    one = layer is not None and head is not None
+    if hedgehog is not None and not isinstance(hedgehog, (list, tuple)):
+        hedgehog = [hedgehog] * len(seeds)
+    if hedgehog is not None and len(hedgehog) != len(seeds):
+        raise ValueError(f"hedgehog: one trained map per seed ({len(seeds)}), got {len(hedgehog)}")
     rival = kind == "luna" and hedgehog is None
-    span = 0.85 / (2 if rival else 1)
+    trainings = len(seeds) * (2 if rival else 1)
+    span = 0.85 / trainings
 
-    def training_progress(fraction, loss):
-        if on_loss is not None:
-            on_loss(max(1, round(fraction * steps)), loss)
-        report(0.05 + span * fraction, f"training: loss {loss:.3f}")
+    def train_one(which, index, s, m, on_step=None):
+        start = 0.05 + span * index
+        label = "training" if which == kind else "training Hedgehog"
 
-    run = train_map(batch, kind, num_features, steps=steps, lr=lr, seed=seed, progress=training_progress,
-                    should_stop=should_stop)
-    stopping.check(should_stop)          # a run cut short is no result
-    run.feature_map = one_head(run.feature_map) if layer is not None and head is not None else run.feature_map
-    runs = {kind: run}
-    maps = {kind: run.feature_map}
-    if kind == "luna":
-        if rival:
-            hh = train_map(batch, "hedgehog", num_features + num_features % 2, steps=steps, seed=seed,
-                           progress=lambda f, loss: report(0.05 + span * (1 + f), f"training Hedgehog: loss {loss:.3f}"),
-                           should_stop=should_stop)
-            stopping.check(should_stop)
-            hh.feature_map = one_head(hh.feature_map) if layer is not None and head is not None else hh.feature_map
-            runs["hedgehog"] = hh
-            hedgehog = hh.feature_map
-        maps["hedgehog"] = hedgehog
-    report(0.9, "measuring on held-out texts")
-    maps.update(baseline_maps(batch.q.shape[-1], run.feature_map.num_features, seed))
-    quality = heldout_quality(heldout, maps)
+        def relay(fraction, loss):
+            if on_step is not None:
+                on_step(max(1, round(fraction * steps)), loss)
+            report(start + span * fraction, f"{label} (seed {s}): loss {loss:.3f}")
+
+        run = train_map(batch, which, m, steps=steps, lr=lr if which == kind else None, seed=s, progress=relay,
+                        should_stop=should_stop)
+        stopping.check(should_stop)          # a run cut short is no result
+        run.feature_map = one_head(run.feature_map) if one else run.feature_map
+        return run
+
+    trained: dict = {}         # kind -> [(starting map, run)]: a seed that starts the same reuses the run
+
+    def trained_once(which, index, s, m, on_step=None):
+        start = starting_map(batch, which, m, s)
+        for earlier, run in trained.get(which, []):
+            if same_start(start, earlier):
+                reused.add(which)
+                report(0.05 + span * (index + 1), f"seed {s} starts {which} as an earlier seed did: the same map")
+                return run
+        run = train_one(which, index, s, m, on_step)
+        trained.setdefault(which, []).append((start, run))
+        return run
+
+    runs_by_seed, by_seed, reused = [], [], set()
+    for i, s in enumerate(seeds):
+        loss_of_seed = None if on_loss is None else (lambda step, loss, s=s: on_loss(step, loss, s))
+        run = trained_once(kind, i * (2 if rival else 1), s, num_features, loss_of_seed)
+        runs = {kind: run}
+        maps = {kind: run.feature_map}
+        if kind == "luna":
+            if rival:
+                runs["hedgehog"] = trained_once("hedgehog", 2 * i + 1, s, num_features + num_features % 2)
+                maps["hedgehog"] = runs["hedgehog"].feature_map
+            else:
+                maps["hedgehog"] = hedgehog[i]
+        maps.update(baseline_maps(batch.q.shape[-1], run.feature_map.num_features, s))
+        runs_by_seed.append(runs)
+        stopping.check(should_stop)
+        report(0.9 + 0.1 * i / len(seeds), f"measuring seed {s} on held-out texts")
+        by_seed.append(heldout_quality(heldout, maps))
     report(1.0, "done")
-    return Experiment(run, quality, (layer, head), len(train), len(heldout), kind, runs)
+    return Experiment(runs_by_seed[0][kind], mean_over_seeds(by_seed), (layer, head), len(train), len(heldout), kind,
+                      runs_by_seed[0], seeds, by_seed, runs_by_seed, tuple(sorted(reused)))
 
 
 def hedgehog_experiment(train_texts, heldout_texts, *, layer=None, head=None, num_features: int = 64,
-                        steps: int = 300, lr: float = 0.05, seed: int = 0, source=None, model=None,
-                        progress=None, on_loss=None) -> Experiment:
+                        steps: int = 300, lr: float = 0.05, seed: int = 0, seeds=DEFAULT_SEEDS, source=None,
+                        model=None, progress=None, on_loss=None) -> Experiment:
     """``experiment`` with kind "hedgehog"."""
     return experiment(train_texts, heldout_texts, kind="hedgehog", layer=layer, head=head,
-                      num_features=num_features, steps=steps, lr=lr, seed=seed, source=source, model=model,
-                      progress=progress, on_loss=on_loss)
+                      num_features=num_features, steps=steps, lr=lr, seed=seed, seeds=seeds, source=source,
+                      model=model, progress=progress, on_loss=on_loss)

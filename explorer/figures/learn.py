@@ -16,28 +16,39 @@ from .style import as_style, finish
 
 
 def loss_curve(steps, losses, total_steps: int | None = None, live: bool = False, title: str = "",
-               note: str = "", style=None, lang: str = "en") -> go.Figure:
-    """Training loss against step. ``live``: a preview while training runs (fewer points)."""
+               note: str = "", style=None, lang: str = "en", seeds=None) -> go.Figure:
+    """Training loss against step. ``live``: a preview while training runs (fewer points).
+    ``seeds`` (one per point, or None): one line per seed, each named by its seed (a number)
+    or by the label given (a string, e.g. for seeds that shared one training)."""
     style = as_style(style)
     steps, losses = list(steps), list(losses)
-    fig = go.Figure(go.Scatter(x=steps, y=losses, mode="lines+markers" if live else "lines",
-                               name=say("learn.loss_legend", lang), line=dict(color=style.colour(0), width=style.line),
-                               marker=dict(size=max(3, style.marker - 3)),
-                               hovertemplate=say("learn.loss_hover", lang) + "<extra></extra>"))
+    seeds = [None] * len(steps) if seeds is None else list(seeds)
+    fig = go.Figure()
+    for i, seed in enumerate(dict.fromkeys(seeds)):
+        xs = [x for x, s in zip(steps, seeds) if s == seed]
+        ys = [y for y, s in zip(losses, seeds) if s == seed]
+        name = (say("learn.loss_legend", lang) if seed is None
+                else seed if isinstance(seed, str) else say("learn.seed_legend", lang, seed=seed))
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers" if live else "lines", name=name,
+                                 line=dict(color=style.colour(i), width=style.line),
+                                 marker=dict(size=max(3, style.marker - 3)),
+                                 hovertemplate=name + "<br>" + say("learn.loss_hover", lang) + "<extra></extra>"))
     fig.update_xaxes(title_text=say("learn.loss_x", lang), range=[0, max(total_steps or 0, max(steps, default=1))])
     fig.update_yaxes(title_text=say("learn.loss_y", lang))
-    fig.update_layout(showlegend=False)
+    several = any(s is not None for s in seeds)
+    fig.update_layout(showlegend=several, legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"))
     return finish(fig, style, title or say("learn.loss_title_live" if live else "learn.loss_title", lang),
-                   height=480 if style.presentation else 360, note=note)
+                  height=480 if style.presentation else 360, note=note)
 
 
 def heldout_comparison(quality: dict, rows: list, softmax_entropy: float, title: str = "", subtitle: str = "",
                        style=None, lang: str = "en") -> go.Figure:
     """KL, entropy and monotonicity per map on held-out texts.
 
-    One head: bars of the values. Several heads: a box per map over the heads, so the
-    spread is visible. ``rows`` (map label, name) fix the order; softmax's entropy is the
-    dashed reference line, since a good imitation is as spiky as softmax.
+    One head: bars of the values (the mean over seeds), with whiskers of ± the sd over
+    seeds where the rows give one (``<key>_sd``). Several heads: a box per map over the
+    heads, so the spread is visible. ``rows`` (map label, name) fix the order; softmax's
+    entropy is the dashed reference line, since a good imitation is as spiky as softmax.
     """
     style = as_style(style)
     keys = (("kl", say("learn.cmp_kl", lang)), ("entropy", say("learn.cmp_entropy", lang)),
@@ -58,8 +69,11 @@ def heldout_comparison(quality: dict, rows: list, softmax_entropy: float, title:
                                      hovertemplate=f"{r['map']}<br>{label}: %{{y:.4g}}<extra></extra>"),
                               row=1, col=col)
             else:
+                sd = r.get(f"{key}_sd", float("nan"))
+                whisker = dict(type="data", array=[sd], visible=True, thickness=max(1.5, style.line / 2),
+                               color="#444") if np.isfinite(sd) else None
                 fig.add_trace(go.Bar(x=[ticks[r["map"]]], y=[float(values[0])], name=r["map"], marker_color=colour,
-                                     showlegend=False, text=[f"{values[0]:.3g}"], textposition="outside",
+                                     error_y=whisker, showlegend=False, text=[f"{values[0]:.3g}"], textposition="outside",
                                      textfont=dict(size=style.tick_font),
                                      hovertemplate=f"{r['map']}<br>{label}: %{{y:.4g}}<extra></extra>"),
                               row=1, col=col)
@@ -103,13 +117,19 @@ def kl_ratio_heatmap(ratio, title: str = "", style=None, lang: str = "en", map_l
 def tradeoff_plane(rows: list, title: str = "", style=None, lang: str = "en") -> go.Figure:
     """Each map of the comparison as one point: features m (the linear form's work per
     token grows with m) against its held-out median row KL, log scale. ``rows`` are the
-    view's rows (label, m, kl_median); the learned maps are the filled markers."""
+    view's rows (label, m, kl_median, kl_median_sd); the learned maps are the filled
+    markers; whiskers reach ± the sd over seeds where there is one."""
     style = as_style(style)
     fig = go.Figure()
     for i, r in enumerate(rows):
         learned_map = r["name"] in ("hedgehog", "luna")
+        sd = r.get("kl_median_sd", float("nan"))
+        y = max(r["kl_median"], 1e-6)
+        # On a log axis a whisker may not reach zero or below: the lower one stops at 1e-6.
+        whisker = dict(type="data", symmetric=False, array=[sd], arrayminus=[min(sd, y - 1e-6)], visible=True,
+                       thickness=max(1.5, style.line / 2)) if np.isfinite(sd) and sd > 0 else None
         fig.add_trace(go.Scatter(
-            x=[r["features_m"]], y=[max(r["kl_median"], 1e-6)], mode="markers+text", name=r["map"],
+            x=[r["features_m"]], y=[y], mode="markers+text", name=r["map"], error_y=whisker,
             # Labels alternate above and below: the two learned maps often sit close together.
             text=[r["map"]], textposition="top center" if i % 2 == 0 else "bottom center",
             textfont=dict(size=style.tick_font),
@@ -118,8 +138,10 @@ def tradeoff_plane(rows: list, title: str = "", style=None, lang: str = "en") ->
             hovertemplate=f"{r['map']}<br>" + say("learn.trade_hover", lang) + "<extra></extra>", showlegend=False))
     fig.update_xaxes(title_text=say("learn.trade_x", lang), type="log")
     fig.update_yaxes(title_text=say("learn.trade_y", lang), type="log")
+    spread = any(np.isfinite(r.get("kl_median_sd", float("nan"))) for r in rows)
+    note = say("learn.trade_note", lang) + (say("learn.note_sep", lang) + say("learn.trade_error", lang) if spread else "")
     return finish(fig, style, title or say("learn.trade_title", lang), height=560 if style.presentation else 420,
-                  note=say("learn.trade_note", lang))
+                  note=note)
 
 
 def hybrid_cosine(path: list, n_layers: int, map_label: str = "", title: str = "", style=None,

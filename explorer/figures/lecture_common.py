@@ -14,6 +14,7 @@ import math
 import re
 import unicodedata
 
+from ..lecture.numbers import say_bytes, say_cosine, say_count, say_ratio  # noqa: F401  (the chapters' figures read them here)
 from .style import CHAR_EM, NOMINAL_WIDTH_PX, finish
 
 # The height the margins are laid out for; the figure itself fills the height it is given.
@@ -43,6 +44,24 @@ def text_px(text: str, font: float) -> float:
     return sum(_em(c) for c in plain) * font
 
 
+_CJK_OR_WORD = re.compile(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]|[^\s\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+\s*|\s+")
+
+
+def wrap_px(text: str, font: float, px: float) -> str:
+    """``text`` broken into lines of at most ``px`` at ``font`` px, joined by <br>: at spaces,
+    or between CJK characters (a table cell that breaks a word mid-way cannot be read)."""
+    lines, line = [], ""
+    for piece in _CJK_OR_WORD.findall(text):
+        if line and text_px(line + piece.rstrip(), font) > px:
+            lines.append(line.rstrip())
+            line = piece.lstrip()
+        else:
+            line += piece
+    if line.strip():
+        lines.append(line.rstrip())
+    return "<br>".join(lines)
+
+
 def _share(*texts: str) -> float:
     """``finish``'s width for a lecture figure: the column's share of the nominal width,
     narrowed where the text's characters run wider than ``finish`` counts them (Chinese:
@@ -59,38 +78,6 @@ def finish_slide(fig, style, title, note="", **kw):
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
     return fig
-
-
-def say_count(x: float) -> str:
-    """A count or size as people say it: 1.0 × 10¹⁰, 262,144, 0.0123."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "—"
-    ax = abs(x)
-    if ax >= 1e7:
-        exponent = int(math.floor(math.log10(ax)))
-        return f"{x / 10 ** exponent:.2g} × 10{_superscript(exponent)}"
-    if ax >= 100 or float(x).is_integer():
-        return f"{x:,.0f}"
-    return f"{x:.3g}"
-
-
-def _superscript(n: int) -> str:
-    return str(n).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
-
-
-def say_ratio(ratio: float) -> str:
-    """A ratio as a multiplier; below 10 with two significant digits, so that a ratio under
-    1 (the linear path costing more at short N) never reads as 0."""
-    if ratio is None or not math.isfinite(ratio):
-        return "—"
-    return f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:.2g}"
-
-
-def say_bytes(b: float) -> str:
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if b >= size:
-            return f"{b / size:.3g} {unit}"
-    return f"{b:.0f} B"
 
 
 def n_label(n: float, lang: str) -> str:
@@ -135,6 +122,64 @@ def count_ticks(values) -> dict:
 UNIT_TICKS = {"tickmode": "array", "tickvals": [0, 0.2, 0.4, 0.6, 0.8, 1.0]}
 
 
-def say_cosine(x: float) -> str:
-    """A cosine to two decimals, never "-0.00"."""
-    return f"{0.0 if abs(x) < 0.005 else x:.2f}"
+# The smallest text a slide shows, in CSS px at 1280 × 720 (a larger window enlarges the
+# whole slide: assets/deck.js zooms the page by its size over 1280 × 720).
+MIN_SLIDE_FONT_PX = 16
+_FONT_KEYS = ("font", "tickfont", "textfont", "insidetextfont", "outsidetextfont")
+
+
+def _raise_fonts(node, floor: float) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in _FONT_KEYS and isinstance(value, dict):
+                size = value.get("size")
+                if isinstance(size, (int, float)) and size < floor:
+                    value["size"] = floor
+                elif isinstance(size, list):
+                    value["size"] = [max(s, floor) if isinstance(s, (int, float)) else s for s in size]
+            if key != "hoverlabel":               # what the pointer shows is no slide text
+                _raise_fonts(value, floor)
+    elif isinstance(node, list):
+        for item in node:
+            _raise_fonts(item, floor)
+
+
+def floor_fonts(fig, floor: float = MIN_SLIDE_FONT_PX):
+    """Every text of a slide's figure at ``floor`` px or more: fonts set smaller are raised,
+    and labels inside bars are never shrunk below it to fit (plotly's ``uniformtext``).
+    Layout only; nothing drawn changes."""
+    layout = fig.layout.to_plotly_json()
+    _raise_fonts(layout, floor)
+    base = (layout.get("font") or {}).get("size")
+    if not isinstance(base, (int, float)) or base < floor:
+        layout.setdefault("font", {})["size"] = floor
+    layout["uniformtext"] = {"minsize": floor, "mode": "show"}
+    fig.layout = layout
+    _thick_grouped_bars(fig)
+    for trace in fig.data:
+        data = trace.to_plotly_json()
+        _raise_fonts(data, floor)
+        for key in (*_FONT_KEYS, "colorbar", "marker", "legendgrouptitle"):
+            if isinstance(data.get(key), dict):
+                trace[key] = data[key]
+    return fig
+
+
+def _thick_grouped_bars(fig) -> None:
+    """Grouped bars with labels outside them: the gaps narrowed, so that each bar is as
+    thick as the axis allows. Lying bars (horizontal) of one group can still be thinner than
+    a label at the floor's size is tall: the first series then writes its labels inside its
+    bars, at their start, and the others outside, at their end, so that two bars of nearly
+    the same length never put their labels in one place."""
+    labelled = [t for t in fig.data if t.type == "bar" and t.text is not None and t.textposition == "outside"]
+    if len(labelled) < 2 or fig.layout.barmode not in (None, "group"):
+        return
+    # A group: two series over the same categories (series of one bar each are no group).
+    categories = [set(map(str, (t.y if t.orientation == "h" else t.x) or ())) for t in labelled]
+    if not any(a & b for i, a in enumerate(categories) for b in categories[i + 1:]):
+        return
+    fig.update_layout(bargap=min(fig.layout.bargap if fig.layout.bargap is not None else 0.2, 0.1),
+                      bargroupgap=0.0)
+    lying = [t for t in labelled if t.orientation == "h"]
+    if len(lying) >= 2:
+        lying[0].update(textposition="inside", insidetextanchor="start")

@@ -9,12 +9,13 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from ..text import say
-from .style import PROJECTOR_FIGURE_PX, as_style, finish, finite_values, unique_labels, wrap
+from .style import PROJECTOR_FIGURE_PX, as_style, colorscale, finish, finite_values, unique_labels, wrap
 
 
 def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax", ill_defined: dict | None = None,
                    title: str = "", note: str = "", style=None, cols: int | None = None, lang: str = "en",
-                   names: dict | None = None, infinite_kl: dict | None = None, block: int = 1) -> go.Figure:
+                   names: dict | None = None, infinite_kl: dict | None = None, block: int = 1,
+                   references: dict | None = None) -> go.Figure:
     """A grid of attention heatmaps, each with its error map (approx - softmax) beneath it.
 
     ``maps`` is label -> (n, n) array, the reference first; ``errors`` is label -> (n, n)
@@ -32,6 +33,9 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     ``infinite_kl`` is label -> the query rows (of the full N) where the map's KL is +inf
     (the view's ``infinite_kl``): each is marked "∞" at the left edge of its map, in the
     displayed row that holds it (``block`` full rows a displayed one), and the title counts them.
+    ``references`` is label -> (name, array) for a map judged against another reference than
+    the grid's (a mechanism, always causal, beside non-causal softmax: causal softmax); its
+    error title and hover name that one.
     """
     style = as_style(style)
     names_shown = names or {}
@@ -105,7 +109,9 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     for i, name in enumerate(names):
         row, col = 2 * (i // cols), i % cols
         z = np.asarray(maps[name])
-        ref = exact if exact is not None else z
+        own_ref = (references or {}).get(name)
+        ref = np.asarray(own_ref[1]) if own_ref is not None else exact if exact is not None else z
+        against = own_ref[0] if own_ref is not None else reference
         err = np.asarray(errors[name]) if name in errors else np.zeros_like(z)
         map_axis, err_axis, map_range, err_range = own_axes.get(name, ("coloraxis", "coloraxis2", None, None))
         shown = names_shown.get(name, name)
@@ -114,7 +120,7 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         if inf_rows:
             map_title += say("maps.inf_rows", lang, count=len(inf_rows))
         # On a projector the error sits right under its map: "− softmax" says what it is.
-        err_title = f"− {reference}" if projector else f"{shown} − {reference}"
+        err_title = f"− {against}" if projector else f"{shown} − {against}"
         if name in own_axes:
             # One line: a second would run into the token labels of the panel above.
             map_title += say("maps.own_scale", lang, range=f"{map_range:.2g}")
@@ -131,13 +137,13 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
                              hovertext=[say("maps.inf_marker", lang)] * len(shown_rows), hoverinfo="text",
                              showlegend=False, xaxis="x" + suffix, yaxis="y" + suffix))
         if name in errors:
-            panel(row + 1, col, err, None, f"{shown} − {reference}", err_axis, hover_err,
+            panel(row + 1, col, err, None, f"{shown} − {against}", err_axis, hover_err,
                   err_title)
 
     for map_axis, err_axis, map_range, err_range in own_axes.values():
         # No colour bar of their own (one per panel would crowd the grid): the title gives the range.
-        layout[map_axis] = dict(colorscale=style.diverging, cmid=0.0, cmin=-map_range, cmax=map_range, showscale=False)
-        layout[err_axis] = dict(colorscale=style.diverging, cmid=0.0, cmin=-err_range, cmax=err_range, showscale=False)
+        layout[map_axis] = dict(colorscale=colorscale(style.diverging), cmid=0.0, cmin=-map_range, cmax=map_range, showscale=False)
+        layout[err_axis] = dict(colorscale=colorscale(style.diverging), cmid=0.0, cmin=-err_range, cmax=err_range, showscale=False)
     bar = 22 if style.presentation else 14
     # On a projector the rows are short: the colour bars' titles go beside them (two rotated
     # lines), three ticks each.
@@ -146,16 +152,15 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     bar_len = 0.48 if projector else 0.45
     layout.update(
         annotations=annotations,
-        coloraxis=dict(colorscale=style.sequential, cmin=lo, cmax=hi,
+        coloraxis=dict(colorscale=colorscale(style.sequential), cmin=lo, cmax=hi,
                        colorbar=dict(title=dict(text=say("maps.bar_weight", lang), **bar_title), len=bar_len, y=1.0,
                                      yanchor="top", thickness=bar, **bar_ticks)),
-        coloraxis2=dict(colorscale=style.diverging, cmid=0.0, cmin=-emax, cmax=emax,
+        coloraxis2=dict(colorscale=colorscale(style.diverging), cmid=0.0, cmin=-emax, cmax=emax,
                         colorbar=dict(title=dict(text=say("maps.bar_error", lang), **bar_title), len=bar_len, y=0.0,
                                       yanchor="bottom", thickness=bar, **bar_ticks)),
     )
-    fig = go.Figure(data=data, layout=layout)
     panel_px = 560 if style.presentation else 430
-    fig = finish(fig, style, title or say("maps.title", lang), height=rows * panel_px + 120, note=note,
+    fig = finish({"data": data, "layout": layout}, style, title or say("maps.title", lang), height=rows * panel_px + 120, note=note,
                  fonts_done=True, total=PROJECTOR_FIGURE_PX + 100 if projector else None, panel_lines=2 if projector else 1)
     if projector:
         # Only the bottom row's key labels (tilted) lie under the grid.

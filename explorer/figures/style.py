@@ -5,6 +5,7 @@ leave room for both), and small helpers the tab modules share.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -57,6 +58,18 @@ class Style:
 
     def colour(self, i: int) -> str:
         return self.palette[i % len(self.palette)]
+
+
+@functools.lru_cache(maxsize=None)
+def _expanded(name: str) -> tuple:
+    from _plotly_utils.basevalidators import ColorscaleValidator
+    return tuple(tuple(stop) for stop in ColorscaleValidator("colorscale", "layout").validate_coerce(name))
+
+
+def colorscale(name: str) -> list:
+    """A named colour scale as the [position, colour] stops plotly's validation writes:
+    for figures built without validation (fast), so that they draw exactly as validated ones."""
+    return [list(stop) for stop in _expanded(name)]
 
 
 def as_style(style) -> Style:
@@ -118,8 +131,15 @@ def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = ""
     chars = int((px - 20) / (CHAR_EM * note_font))
     note_lines = [line for part in rest for line in wrap(part, chars)]
     note_lines += wrap(note, chars)
-    extra_panel_lines = fit_panel_titles(fig, style, px, fonts_done, panel_lines)
-    has_panel_titles = any(a.yanchor == "bottom" and a.yref == "paper" for a in fig.layout.annotations or ())
+    # A figure given as plain parts ({"data": [...], "layout": {...}}, fonts done) is finished
+    # as dicts and built once without validation: a grid's validated updates cost more than
+    # all its maps' arithmetic. Colour scales in it must be written out (style.colorscale).
+    parts = fig if isinstance(fig, dict) else None
+    layout_dict = parts["layout"] if parts is not None else None
+    extra_panel_lines = fit_panel_titles(layout_dict if parts is not None else fig, style, px, fonts_done, panel_lines)
+    annotations = (layout_dict.get("annotations") or []) if parts is not None else \
+        [a.to_plotly_json() for a in fig.layout.annotations or ()]
+    has_panel_titles = any(_is_panel_title(a) for a in annotations)
     toolbar = 0 if style.presentation else MODEBAR_PX
     top = int(14 + toolbar + title_font * 1.35 + len(note_lines) * note_font * 1.5
               + (style.font * 1.8 if has_panel_titles else style.font * 0.8) + extra_panel_lines * style.font * 1.3)
@@ -127,15 +147,21 @@ def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = ""
                       yref="container", y=1.0, yanchor="top", pad=dict(t=10 + toolbar))
     if note_lines:
         title_spec["subtitle"] = dict(text="<br>".join(note_lines), font=dict(size=note_font, color="#555"))
-    fig.layout.template = WHITE_TEMPLATE
-    fig.update_layout(
+    shared = dict(
         font=dict(size=style.font, family="DejaVu Sans, Arial, Noto Sans CJK SC, sans-serif"),
         title=title_spec,
         height=total if (total and style.presentation) else height + top - 80,
         margin=dict(l=90, r=40, t=top, b=70),
-        hoverlabel=dict(font_size=style.font),
+        hoverlabel=dict(font=dict(size=style.font)),
         legend=dict(font=dict(size=style.font)),
     )
+    if parts is not None:
+        layout_dict["template"] = WHITE_TEMPLATE
+        _merge(layout_dict, shared)
+        fig = go.Figure(data=parts["data"], layout=layout_dict, _validate=False)
+    else:
+        fig.layout.template = WHITE_TEMPLATE
+        fig.update_layout(**shared)
     if not fonts_done:  # builders with many panels set these themselves (the updates are slow)
         fig.update_xaxes(tickfont=dict(size=style.tick_font), title_font=dict(size=style.font))
         fig.update_yaxes(tickfont=dict(size=style.tick_font), title_font=dict(size=style.font))
@@ -150,24 +176,42 @@ def _axis_domain(fig: go.Figure, name: str) -> tuple[float, float]:
     return tuple(domain) if domain else (0.0, 1.0)
 
 
-def fit_panel_titles(fig: go.Figure, style: Style, px: float, fonts_done: bool, panel_lines: int = 1) -> int:
+def _is_panel_title(ann: dict) -> bool:
+    return ann.get("yanchor") == "bottom" and ann.get("yref") == "paper"
+
+
+def fit_panel_titles(fig, style: Style, px: float, fonts_done: bool, panel_lines: int = 1) -> int:
     """Wrap each subplot title to its panel's width (two lines at most, then a smaller
     font): side by side, long titles would run into each other. Returns the extra lines
-    the top row's titles now take."""
-    plot_px = px - 130                                        # the margins finish() sets
+    the top row's titles now take. ``fig``: a figure, or a plain layout dict (changed in place)."""
+    if isinstance(fig, dict):
+        x_domains = [tuple(axis.get("domain") or (0.0, 1.0)) for name, axis in fig.items()
+                     if name.startswith("xaxis") and isinstance(axis, dict)]
+        return _fit_titles(fig.get("annotations") or [], x_domains, style, px, fonts_done, panel_lines)
     x_domains = [_axis_domain(fig, name) for name in fig.layout if name.startswith("xaxis")]
+    objects = list(fig.layout.annotations or ())
+    plain = [ann.to_plotly_json() for ann in objects]
+    extra = _fit_titles(plain, x_domains, style, px, fonts_done, panel_lines)
+    for ann, fitted in zip(objects, plain):
+        if "font" in fitted and fitted.get("text") is not None and _is_panel_title(fitted):
+            ann.text, ann.font.size = fitted["text"], fitted["font"].get("size")
+    return extra
+
+
+def _fit_titles(annotations: list, x_domains: list, style: Style, px: float, fonts_done: bool,
+                panel_lines: int) -> int:
+    plot_px = px - 130                                        # the margins finish() sets
     extra = 0
-    for ann in fig.layout.annotations or ():
-        if not (ann.yanchor == "bottom" and ann.yref == "paper" and ann.xref == "paper" and ann.text):
+    for ann in annotations:
+        if not (_is_panel_title(ann) and ann.get("xref") == "paper" and ann.get("text")):
             continue
-        size = style.font if not fonts_done or ann.font.size is None else ann.font.size
-        if not fonts_done:
-            ann.font.size = size
-        near = [d for d in x_domains if d[0] - 1e-6 <= (ann.x or 0) <= d[1] + 1e-6]
+        font_spec = ann.setdefault("font", {})
+        size = style.font if not fonts_done or font_spec.get("size") is None else font_spec["size"]
+        near = [d for d in x_domains if d[0] - 1e-6 <= (ann.get("x") or 0) <= d[1] + 1e-6]
         share = min((d[1] - d[0] for d in near), default=1.0)
-        text = ann.text.replace("<br>", " ")
+        text = ann["text"].replace("<br>", " ")
         # A second line grows upwards: fine in the top margin, not into the row above.
-        top_row = (ann.y or 0) >= 0.99
+        top_row = (ann.get("y") or 0) >= 0.99
         for font in range(int(size), int(style.tick_font) - 1, -1):
             chars = max(8, int(share * plot_px / (CHAR_EM * font)))
             lines = wrap(text, chars, break_words=False)      # "(or / thogonal)" reads badly
@@ -175,10 +219,19 @@ def fit_panel_titles(fig: go.Figure, style: Style, px: float, fonts_done: bool, 
                 break
         if not top_row and panel_lines == 1:
             lines = [text]
-        ann.text, ann.font.size = "<br>".join(lines), font
-        if (ann.y or 0) >= 0.99:
+        ann["text"], font_spec["size"] = "<br>".join(lines), font
+        if top_row:
             extra = max(extra, len(lines) - 1)
     return extra
+
+
+def _merge(into: dict, update: dict) -> None:
+    """``update`` merged into the plain dict ``into`` as update_layout merges (nested dicts key by key)."""
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
 
 
 def tidy_log_axes(fig: go.Figure, style: Style) -> None:

@@ -5,13 +5,15 @@ Each chapter is one package, and one record in it (``CHAPTER``, an
 ``explorer.lecture.record.Chapter``): its controls, its preset, the full tab behind "Go
 deeper", its builds and its text keys, and where its compute and its drawing live.
 
-    ch0_bottleneck/           0  pairs, memory and FLOPs of the N x N map as N grows
+    ch0_bottleneck/           0  the article's teacher (every pair compared); pairs, memory and
+                                 FLOPs of the N x N map as N grows
     ch1_kernel_regression/    1  kernel regression in 1-D, and one query of a real head
     ch2_associativity/        2  the two multiplication orders, their sizes, FLOPs and times
     ch3_kernels/              3  Taylor truncations, kernel profiles, random-feature convergence
     ch4_rnn/                  4  causal linear attention stepped as an RNN
     ch5_closing_the_gap/      5  decay and gates, learned maps, hybrids
-    ch6_tradeoff/             6  cost against quality, the Pareto frontier, the roadmap
+    ch6_tradeoff/             6  cost against quality, the Pareto frontier, the roadmap; the end of
+                                 the talk (recap, hybrid future, hologram and impression)
     record.py                    what a chapter is, and what every chapter's controls share
     chapters.py                  the chapters in order: controls, Try this and Go deeper (torch-free)
     text.py                      every sentence, title, axis label and speaker note in English and Chinese

@@ -7,7 +7,13 @@ article. Keys (the files' tables, joined with "."):
 
     ch{i}.title / ch{i}.claim            the chapter's heading and its claim (2-4 sentences)
     ch{i}.b{k}.title                     the title of build k of chapter i (one figure each)
-    notes.ch{i}                          the speaker's talking points, one per line (``notes``)
+    ch{i}.b{k}.claim, ch{i}.b{k}.notes   the build's one short claim and its speaker notes (2-5
+                                         lines), templates filled from the numbers the build
+                                         computed (``ChapterView.claim_in`` / ``notes_in``); where
+                                         a comparison is said, two keys (``claim_better`` /
+                                         ``claim_worse``, ...) and the chapter's view picks one
+    notes.ch{i}                          the chapter's talking points, one per line (``notes``):
+                                         no number of one build, no comparison a build may contradict
     axis.*                               axis labels, shared between figures
     ctl.*, choice.*                      control labels and the readable names of choices
     notice.*                             notices, formatted with the values they name
@@ -88,6 +94,9 @@ def notes(ch, lang: str = "en") -> list[str]:
 NUMBER_FAMILIES: dict[str, tuple[str | None, str | None]] = {
     "kernel_rel_error": (None, "map"),
     "mean_kl": (None, "map"),
+    "row_entropy": (None, "map"),
+    "row_spearman": (None, "map"),
+    "luna_mean_kl": (None, "map"),
     "median_kl": (None, "map"),
     "roadmap_kl": (None, "point"),
     "recent_minus_early_at_": ("lag", "kind"),
@@ -188,3 +197,31 @@ def reverse_kernel_table(lang: str = "en") -> list[list[str]]:
     header = [t("rk.header.aspect", lang), t("rk.header.svm", lang), t("rk.header.linear", lang)]
     return [header] + [[t(f"rk.row.{row}.{col}", lang) for col in ("aspect", "svm", "linear")]
                        for row in REVERSE_KERNEL_ROWS]
+
+
+class Named(tuple):
+    """(name, value) pairs that a claim or note lists, said in the reader's language: each
+    name as the audience reads it (a map's, or a roadmap point's short name when ``kind`` is
+    "point"), followed by its value where it has one ("elu+1 1.40, Hedgehog (trained) 0.05")."""
+
+    def __new__(cls, pairs, kind: str = "map"):
+        named = super().__new__(cls, tuple((str(name), "" if value is None else str(value)) for name, value in pairs))
+        named.kind = kind
+        return named
+
+    def say(self, lang: str = "en") -> str:
+        if not self:
+            return t("word.none", lang)
+        name = _NAMES[self.kind]
+        return ("，" if lang == "zh" else ", ").join(f"{name(label, lang)} {value}".strip() for label, value in self)
+
+    def __str__(self) -> str:
+        return self.say("en")
+
+
+class Order(int):
+    """The order of a Taylor truncation, said as a Chinese lecturer writes it (一阶, 二阶) and
+    as a digit in English."""
+
+    def say(self, lang: str = "en") -> str:
+        return "零一二三四五六七八九"[self] if lang == "zh" and 0 <= self < 10 else str(int(self))

@@ -128,6 +128,10 @@ MAX_HEADER_BYTES = 64 * 2 ** 10
 MAX_HEAD_DIM = 1024
 MAX_NUM_FEATURES = 1024
 MAX_HEADS = 4096                   # layers x heads a file may cover
+MAX_META_CHARS = 256               # one metadata value (a model's name or folder at most)
+# Fields kept for a reader and never parsed on load: the run's provenance record (texts as
+# digests, versions, settings) is a whole JSON document, bounded by the header's own size.
+RECORD_FIELDS = ("provenance",)
 PRETRAINED_DIR = asset("maps")            # in a checkout or an installed package alike
 
 
@@ -180,11 +184,19 @@ def read_header(path) -> tuple[dict, dict]:
             header = json.loads(fh.read(length).decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             raise ValueError("file: not a safetensors map (its header is not JSON)") from None
+        except RecursionError:        # "[[[[..." nested deeper than the parser goes
+            raise ValueError("file: not a safetensors map (its header is nested too deeply)") from None
     if not isinstance(header, dict):
         raise ValueError("file: not a safetensors map (its header is not a table)")
     meta = header.pop("__metadata__", None)
     if not isinstance(meta, dict):
         raise ValueError("file: it holds no map description (kind, head_dim, num_features, heads)")
+    for key, value in meta.items():
+        # Every field is parsed again (json) and some are echoed: a bounded string parses
+        # without recursing far and reads in one line.
+        limit = MAX_HEADER_BYTES if key in RECORD_FIELDS else MAX_META_CHARS
+        if not isinstance(value, str) or len(value) > limit:
+            raise ValueError(f"file: the metadata field {key[:40]!r} must be text of at most {limit} characters")
     return meta, header
 
 

@@ -33,6 +33,7 @@ from ..core.feature_maps import REFERENCE, SPECS
 from ..checks import check_positive_int
 from ..core.blocks import BLOCK_ELEMENTS
 from ..text import Message, Name, say_error
+from . import budget
 
 
 def flop_counts(n: int, head_dim: int, feature_dim: int | None = None, value_dim: int | None = None,
@@ -124,6 +125,8 @@ def _env_float(name: str, default: float) -> float:
 
 LIMIT_BYTES = int(_env_float("EXPLORER_REQUEST_MEMORY_GB", 2.0) * 1e9)
 LIMIT_SECONDS = _env_float("EXPLORER_REQUEST_SECONDS", 120.0)
+# Training streams its progress and is stopped when its visitor leaves; this is its hard deadline.
+TRAINING_SECONDS = _env_float("EXPLORER_TRAINING_SECONDS", 300.0)
 # The rate seconds are estimated at: a fraction of a quiet 2-core machine's dense matmul
 # (100-200 GFLOP/s), since the N x N paths are elementwise-heavy and the CPU is shared.
 ASSUMED_GFLOPS = 2.0
@@ -195,22 +198,31 @@ def human_bytes(n: float) -> str:
 
 
 def check(estimate: Estimate, limit_bytes: int | None = None, limit_seconds: float | None = None) -> Estimate:
-    """Raise ValueError with one plain sentence when ``estimate`` is over a limit; else return it."""
+    """Raise ValueError with one plain sentence when ``estimate`` is over a limit; else return it.
+
+    Inside a request (``budget.request()``) the estimate's bytes are then claimed from the
+    server's one budget (see explorer.measure.budget), which refuses what does not fit."""
+    _within_limits(estimate, limit_bytes, limit_seconds)
+    budget.claim(estimate.bytes, estimate.seconds)
+    return estimate
+
+
+def fits(estimate: Estimate, limit_bytes: int | None = None, limit_seconds: float | None = None) -> bool:
+    """Whether ``estimate`` is within one request's limits (asks only; claims nothing)."""
+    try:
+        _within_limits(estimate, limit_bytes, limit_seconds)
+        return True
+    except ValueError:
+        return False
+
+
+def _within_limits(estimate: Estimate, limit_bytes: int | None, limit_seconds: float | None) -> None:
     limit_bytes = LIMIT_BYTES if limit_bytes is None else limit_bytes
     limit_seconds = LIMIT_SECONDS if limit_seconds is None else limit_seconds
     if estimate.bytes > limit_bytes:
         raise Refusal("cost.over_memory", estimate, human_bytes(estimate.bytes), human_bytes(limit_bytes))
     if estimate.seconds > limit_seconds:
         raise Refusal("cost.over_time", estimate, f"{estimate.seconds:,.0f}", f"{limit_seconds:,.0f}")
-    return estimate
-
-
-def fits(estimate: Estimate, limit_bytes: int | None = None, limit_seconds: float | None = None) -> bool:
-    try:
-        check(estimate, limit_bytes, limit_seconds)
-        return True
-    except ValueError:
-        return False
 
 
 # ---------------------------------------------------------------------------------------
@@ -262,9 +274,10 @@ def estimate(path: str, **shape) -> Estimate:
     quality:    n, d, heads=1, labels, ms, seeds       random-feature error against m
     state:      n, d, dv=d, label, m=None, kinds=3     the recorded recurrent state per decay kind
     complexity: ns, d, m, methods, repeats=3           the live sweep (bench's own per-run estimate)
-    learn:      n, layers, heads, d, m, steps, texts   training Hedgehog on the embedded model
+    learn:      n, layers, heads, d, m, steps, texts, seeds   training a learned map, every seed
     hybrid:     n, layers, heads, d, m, texts, budget  linear layers in the embedded model
     lecture:    same as maps (a chapter's N x N figures)
+    mechanism:  n, d, form, heads=1, fit_steps=0, label one mechanism's exact N x N map and metrics
     """
     if path not in _PATHS:
         raise ValueError(f"path: expected one of {', '.join(_PATHS)}, got {path!r}")
@@ -327,6 +340,35 @@ def _maps(n, d, heads=1, maps=(), m=None, causal=False, seeds=1) -> Estimate:
     return Estimate(base.bytes + worst.bytes, seconds, worst.what, worst.lower)
 
 
+# How a mechanism's map is formed (``form``): "per_feature" decays form an N x N x d tensor of
+# decays (B_i - B_j and its exp, float64) before summing it; the "delta" rule forms its N x N
+# triangular solve; "per_token" decays (or none) an N x N product.
+MECHANISM_FORMS = ("per_feature", "delta", "per_token")
+
+
+def _mechanism(n, d, form, heads=1, fit_steps=0, label=None) -> Estimate:
+    """A mechanism's exact attention matrix (explorer.mechanisms, ``attention_map``), one head
+    after another's metrics: per-feature decays hold three N x N x d float64 tensors (four priced), the
+    delta rule six N x N ones and an N^3 solve; GLA's fitted gates run ``fit_steps`` steps of
+    a forward and backward pass over N x N x d (about six such tensors held)."""
+    if form not in MECHANISM_FORMS:
+        raise ValueError(f"form: expected one of {', '.join(MECHANISM_FORMS)}, got {str(form)[:40]!r}")
+    cells = heads * n * n
+    if form == "per_feature":
+        nbytes, flops = cells * d * F64 * 4, cells * d * 6     # measured: 3.1 x N^2 d x 8 bytes
+    elif form == "delta":
+        nbytes, flops = cells * F64 * 6, heads * n ** 3 + cells * d * 4
+    else:
+        nbytes, flops = cells * F64 * 4, cells * d * 2
+    if fit_steps:
+        nbytes = max(nbytes, n * n * d * F64 * 6)
+        flops += fit_steps * cells * d * 30
+    nbytes += cells * MAP_BYTES_PER_CELL
+    flops += cells * METRIC_FLOPS_PER_CELL
+    return Estimate(nbytes, _seconds(flops), Phrase("cost.what_mechanism", name=label or form, n=f"{n:,}", d=f"{d:,}"),
+                    Phrase("cost.lower_n"))
+
+
 def _overview(n, d, layers, heads, label, m=None, causal=False) -> Estimate:
     """All heads at once: the softmax map, the kernel map and the logits of every head,
     then one head's metrics at a time."""
@@ -386,17 +428,21 @@ def _complexity(ns, d, m, methods, repeats=3, batch_heads=1) -> Estimate:
                     Phrase("cost.lower_n_max"))
 
 
-def _learn(n=128, layers=6, heads=12, d=32, m=64, steps=300, texts=40, all_heads=False, kind="hedgehog") -> Estimate:
+def _learn(n=128, layers=6, heads=12, d=32, m=64, steps=300, texts=40, all_heads=False, kind="hedgehog",
+           seeds=1) -> Estimate:
     """Training runs a padded batch of texts through every covered head: the logits, the
     softmax and the kernel map (float32, with gradients: x3) and the features. LUNA keeps
-    three bases per feature (more copies) and trains a Hedgehog beside it (twice the steps)."""
+    three bases per feature (more copies) and trains a Hedgehog beside it (twice the steps).
+    Each of ``seeds`` trains afresh, one after the other: the time is paid per seed, the
+    memory once."""
     covered = layers * heads if all_heads else 1
     cells = texts * covered * n * n
     copies = 14 if kind == "luna" else 6
     nbytes = cells * F32 * 9 + texts * covered * n * m * F32 * copies   # measured: 1.05 GB at 72 heads, m = 512 (Hedgehog)
-    flops = steps * (cells * (4 * m + 2 * d + 30)) * 3 * (2 if kind == "luna" else 1)
-    return Estimate(nbytes, _seconds(flops) / 10, Phrase("cost.what_learn", texts=texts, heads=covered, m=m, steps=steps),
-                    Phrase("cost.lower_learn"))
+    flops = seeds * steps * (cells * (4 * m + 2 * d + 30)) * 3 * (2 if kind == "luna" else 1)
+    what = (Phrase("cost.what_learn_seeds", texts=texts, heads=covered, m=m, steps=steps, seeds=seeds) if seeds > 1
+            else Phrase("cost.what_learn", texts=texts, heads=covered, m=m, steps=steps))
+    return Estimate(nbytes, _seconds(flops) / 10, what, Phrase("cost.lower_learn_seeds" if seeds > 1 else "cost.lower_learn"))
 
 
 def _hybrid(n=128, layers=6, heads=12, d=32, m=64, texts=16, budget=2) -> Estimate:
@@ -412,4 +458,4 @@ def _hybrid(n=128, layers=6, heads=12, d=32, m=64, texts=16, budget=2) -> Estima
 
 _PATHS = {"sample": _sample, "reference": _reference, "map": _map, "maps": _maps, "overview": _overview,
           "quality": _quality, "state": _state, "complexity": _complexity, "learn": _learn, "hybrid": _hybrid,
-          "lecture": _maps}
+          "lecture": _maps, "mechanism": _mechanism}

@@ -218,9 +218,13 @@ NAME_KEYS = {"identity (q·k)": "common.name.identity", "sliding window": "commo
              "Hedgehog (untrained: W = I)": "common.name.hedgehog_untrained",
              "Hedgehog (trained)": "common.name.hedgehog_trained",
              "LUNA (untrained: FAVOR+ start)": "common.name.luna_untrained",
-             "LUNA (trained)": "common.name.luna_trained"}
+             "LUNA (trained)": "common.name.luna_trained",
+             # the mechanisms beside softmax in the maps tab: the state tab's names
+             "RetNet γ": "state.kind.retnet", "GLA gates": "state.kind.gla", "HGRN2 gates": "state.kind.hgrn2",
+             "DeltaNet": "state.kind.deltanet", "Gated DeltaNet": "state.kind.gated_deltanet"}
 # Qualifiers in brackets at the end of a label, and the key of their words.
-QUALIFIER_KEYS = {" (orthogonal)": "common.orthogonal", " (IID)": "common.iid"}
+QUALIFIER_KEYS = {" (orthogonal)": "common.orthogonal", " (IID)": "common.iid",
+                  " (seeded)": "maps.gates_seeded", " (fitted)": "maps.gates_fitted"}
 
 
 def map_name(label, lang: str = DEFAULT_LANG) -> str:
@@ -233,5 +237,5 @@ def map_name(label, lang: str = DEFAULT_LANG) -> str:
         return say(NAME_KEYS[label], lang)
     for suffix, key in QUALIFIER_KEYS.items():
         if label.endswith(suffix):
-            return say("common.qualified", lang, name=label[:-len(suffix)], qualifier=say(key, lang))
+            return say("common.qualified", lang, name=map_name(label[:-len(suffix)], lang), qualifier=say(key, lang))
     return label

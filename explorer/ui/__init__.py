@@ -3,7 +3,7 @@
     from explorer.ui import build_app, launch_kwargs
     build_app().launch(**launch_kwargs())
 
-Endpoints (gradio_client): /lecture, /maps, /quality, /state, /complexity, /learn, /hybrid. The page's address
+Endpoints (gradio_client): /lecture, /maps, /quality, /state, /complexity, /learn, /hybrid, /probe, /linearize, /generate. The page's address
 always holds the current view as query parameters (?tab=maps&text=...), and opening such
 an address restores it and draws it: a lecturer can put the link on a slide.
 
@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl
 import gradio as gr
 
 from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, quality_tab, source as source_panel, state_tab
+from . import linearize_tab, probe_tab
 from . import validate
 
 TAB_IDS = ("lecture", "maps", "quality", "state", "complexity", "learn")   # the first is where a plain address lands
@@ -44,6 +45,7 @@ class PageTab:
     view: gr.State | None = None      # None until the tab has drawn
     concurrency_id: str = "compute"
     lang: gr.Radio | None = None      # the language switch, for a draw that takes ``lang`` (last)
+    after_draw: object = None         # called with each draw's event, to chain what must follow it
 
 
 def build_app() -> gr.Blocks:
@@ -68,6 +70,10 @@ def build_app() -> gr.Blocks:
             with gr.Tab(i18n.label("tab_quality"), id="quality", elem_id="tab-quality",
                         elem_classes=["uses-data"]) as t_quality:
                 quality = quality_tab.build(panel, presentation, lang)
+                # A corpus at a time: the same judging over every head of many texts (its own file,
+                # not the data panel's). A section, not a tab: the tab row fits a projector.
+                with gr.Accordion(i18n.label("tab_probe"), open=False, elem_id="probe-section"):
+                    probe_tab.build(presentation, lang)
             with gr.Tab(i18n.label("tab_state"), id="state", elem_id="tab-state",
                         elem_classes=["uses-data"]) as t_state:
                 state = state_tab.build(panel, presentation, lang)
@@ -75,7 +81,11 @@ def build_app() -> gr.Blocks:
                 cx = complexity_tab.build(presentation, lang)
             with gr.Tab(i18n.label("tab_learn"), id="learn", elem_id="tab-learn") as t_learn:
                 learn = learn_tab.build(presentation, lang)
+                # The whole causal model linearized with shipped maps: the learn tab's second part.
+                with gr.Accordion(i18n.label("tab_linearize"), open=False, elem_id="linearize-section"):
+                    linearize_tab.build(presentation, lang)
 
+        state_inputs = panel.inputs + state.controls + [presentation]      # run_step's
         pages = {
             # The lecture draws itself (lecture_tab.wire_load, and its own events); it takes part
             # in the links so that the address follows it like any tab.
@@ -85,7 +95,8 @@ def build_app() -> gr.Blocks:
             "quality": PageTab("quality", quality.query, quality.link, quality_tab.run_quality,
                                panel.inputs + quality.controls, quality.outputs, quality.view, "quality", lang=lang),
             "state": PageTab("state", state.query, state.link, state_tab.run_state, panel.inputs + state.controls,
-                             state.outputs, state.view),
+                             state.outputs, state.view,
+                             after_draw=lambda drawn: state_tab.keep_step(drawn, state, state_inputs)),
             "complexity": PageTab("complexity", cx.query, cx.link, complexity_tab.run_complexity, cx.controls,
                                   cx.outputs, cx.view, "sweep", lang=lang),
             "learn": PageTab("learn", learn.query, learn.link),
@@ -95,7 +106,7 @@ def build_app() -> gr.Blocks:
         _wire_summary(panel, presentation, lang)
         _wire_tabs({"lecture": t_lecture, "maps": t_maps, "quality": t_quality, "state": t_state,
                     "complexity": t_cx, "learn": t_learn}, pages, current, presentation, learn, links)
-        _wire_redraw(panel, pages, current, presentation, links, lecture, lang)
+        _wire_redraw(panel, pages, current, presentation, links, lecture, lang, maps, quality)
         _wire_open_head(panel, maps, quality, tabs, current, presentation, links, lang)
         _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx, learn, pages, links, lang)
         # The address and the link boxes carry the language: they follow the switch at once.
@@ -272,8 +283,12 @@ def _draw(page: PageTab, trigger_dependency_or_triggers, current, presentation, 
     kwargs = dict(api_visibility="private", concurrency_limit=1 if page.concurrency_id == "sweep" else 2,
                   concurrency_id=page.concurrency_id)
     if isinstance(trigger_dependency_or_triggers, list):
-        return gr.on(trigger_dependency_or_triggers, fn, inputs, page.outputs, trigger_mode="always_last", **kwargs)
-    return trigger_dependency_or_triggers.then(fn, inputs, page.outputs, **kwargs)
+        drawn = gr.on(trigger_dependency_or_triggers, fn, inputs, page.outputs, trigger_mode="always_last", **kwargs)
+    else:
+        drawn = trigger_dependency_or_triggers.then(fn, inputs, page.outputs, **kwargs)
+    if page.after_draw is not None:
+        page.after_draw(drawn)
+    return drawn
 
 
 def _wire_tabs(tab_objects, pages, current, presentation, learn, links):
@@ -289,18 +304,24 @@ def _wire_tabs(tab_objects, pages, current, presentation, learn, links):
         links.after(opened)
 
 
-def _wire_redraw(panel, pages, current, presentation, links, lecture, lang):
+def _wire_redraw(panel, pages, current, presentation, links, lecture, lang, maps, quality):
     """The data panel's own actions redraw whichever data tab is open (the lecture too: it
     reads the panel's text or sample, not its layer and head)."""
     def fill(text):
         return gr.skip() if not text else text
 
     chosen = panel.example.input(fill, panel.example, panel.text, api_visibility="private", queue=False)
-    triggers = [panel.text.submit, panel.layer.release, panel.head.input, panel.model.input]
+    triggers = [panel.text.submit, panel.layer.release, panel.head.input]
+    # Another model sets the Causal boxes to it first (causal for a causal model), then redraws.
+    boxes = [maps.causal, quality.causal]
+    picked = panel.model.input(lambda model: (source_panel.causal_for("text", model),) * 2, panel.model, boxes,
+                               api_visibility="private", queue=False)
+    typed = panel.model_typed.then(lambda: (None, None), None, boxes, api_visibility="private", queue=False)
     for tab_id in DATA_TABS:
         links.after(_draw(pages[tab_id], triggers, current, presentation))
         links.after(_draw(pages[tab_id], chosen, current, presentation))
-        links.after(_draw(pages[tab_id], panel.model_typed, current, presentation))
+        links.after(_draw(pages[tab_id], picked, current, presentation))
+        links.after(_draw(pages[tab_id], typed, current, presentation))
 
     draw = lecture_tab.make_draw(lecture.specs)
     lecture_inputs = [lecture.chapter, lang, presentation, *panel.data_inputs, *lecture.all_controls]
@@ -356,7 +377,9 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
             (panel.temperature, "temp", float), (panel.model, "model", str), (panel.layer, "layer", int),
             (panel.head, "head", str),
             (maps.causal, "causal", bool), (maps.maps, "maps", list), (maps.m, "m", int), (maps.seed, "seed", int),
-            (maps.window, "w", int),
+            (maps.window, "w", int), (maps.mechanisms, "mech", list), (maps.gamma, "mgamma", float),
+            (maps.gates, "mgates", str), (maps.mechanism_seed, "mseed", int), (maps.lower_bound, "mlb", float),
+            (maps.beta, "mbeta", float),
             (quality.causal, "causal", bool), (quality.maps, "qmaps", list), (quality.seeds, "seeds", int),
             (quality.x_axis, "x", str), (quality.m, "m", int), (quality.overview_map, "omap", str),
             (quality.overview_metric, "ometric", str),
@@ -389,6 +412,9 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
                                    notices, key)
             if component is panel.head and value is not None and value != "mean" and not str(value).isdigit():
                 value = None                     # the head box accepts custom values; a link must not
+            if component in (maps.causal, quality.causal) and "causal" not in q:
+                # A link without causal= opens as the model computes (causal for a causal model).
+                value = source_panel.causal_for(q.get("src", "text"), q.get("model"))
             out.append(gr.skip() if value is None else value)
         if q.get("src") == "file":
             notices.append(validate.NO_FILE_IN_LINK)

@@ -27,6 +27,7 @@ from urllib.parse import urlencode
 import gradio as gr
 
 from ..text import normal_lang, say
+from ..measure import budget
 from ..stopping import Stopped
 from ..text import Message, say_error
 from ..resources import assets_dir
@@ -135,7 +136,8 @@ def guarded(fn):
         if replaced:
             gr.Warning(say("common.toast_surrogates", lang, count=replaced))
         try:
-            return fn(*args, **kwargs)
+            with budget.request():   # what the request's cost checks claim from the server's one budget
+                return fn(*args, **kwargs)
         except gr.Error:
             raise
         except Stopped:             # the visitor left or cancelled: no one reads it, nothing to log
@@ -314,11 +316,15 @@ def _png(fig, path: Path) -> bool:
             return False
 
 
-def export_files(prefix: str, figures: dict, tables: dict, png: bool = True) -> list[str]:
+def export_files(prefix: str, figures: dict, tables: dict, png: bool = True, provenance: dict | None = None) -> list[str]:
     """Write figures (PNG + standalone HTML) and tables (CSV) to a fresh folder; return paths.
 
-    The HTML embeds plotly.js so it opens offline, e.g. on a lecture-hall laptop.
+    The HTML embeds plotly.js so it opens offline, e.g. on a lecture-hall laptop. Each CSV
+    has its provenance beside it (``explorer.export.write_csv``): ``provenance`` when the tab
+    gives one (its data, model and settings), else the engine's and the packages' alone.
     """
+    from .. import export as exports, provenance as where_from
+    record = provenance or where_from.record(prefix)
     folder = export_folder()
     paths = []
     for name, fig in figures.items():
@@ -332,9 +338,8 @@ def export_files(prefix: str, figures: dict, tables: dict, png: bool = True) -> 
     for name, table in tables.items():
         if table is None:
             continue
-        path = folder / f"{prefix}-{name}.csv"
-        table.to_csv(path, index=False, na_rep="NaN")      # floats at full precision; NaN, not an empty cell
-        paths.append(str(path))
+        # floats at full precision; NaN, not an empty cell
+        paths.extend(exports.write_csv(table, folder / f"{prefix}-{name}.csv", record))
     if not paths:
         raise gr.Error("Nothing to export yet: run this tab first.", print_exception=False)
     return paths
@@ -595,6 +600,12 @@ def css() -> str:
 
 
 def page_js() -> str | None:
-    """Page-level script (assets/app.js): click-to-open on the head overview."""
+    """Page-level script (assets/app.js): click-to-open on the head overview, and the notice
+    with a retry when the connection drops (its words, in both languages, put in here)."""
     path = ASSETS / "app.js"
-    return path.read_text(encoding="utf-8") if path.exists() else None
+    if not path.exists():
+        return None
+    import json
+    words = {lang: {"lost": say("common.connection_lost", lang), "retry": say("common.connection_retry", lang)}
+             for lang in ("en", "zh")}
+    return path.read_text(encoding="utf-8").replace("__EXPLORER_WORDS__", json.dumps(words, ensure_ascii=False))

@@ -160,6 +160,8 @@ def run_complexity(n_min=512, n_max=8192, points=5, d=64, m=0, causal=True, feat
     params = {"tab": "complexity", "nmin": n_min, "nmax": n_max, "points": points, "cd": d, "cm": m,
               "ccausal": bool(causal), "cmap": feature_map, "methods": methods, "repeats": repeats,
               "present": bool(presentation)}
+    from .. import provenance            # random data: the settings (and the machine) are the record
+    view.provenance = provenance.record("complexity", settings=params)
     return plot, claim, views.complexity_table(view), summary(view), view, common.query_string(params)
 
 
@@ -251,7 +253,8 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> Complexity
         _, views = _engine()
         plot_fig, claim_fig = render(view, presentation)
         return common.show_files(common.export_files("complexity", {"sweep": plot_fig, "claim": claim_fig},
-                                   {"runs": views.complexity_table(view)}))
+                                   {"runs": views.complexity_table(view)},
+                                   provenance=getattr(view, "provenance", None) or None))
 
     common.wire_export(export, export_complexity, [view, presentation] + with_lang, files)
     return tab

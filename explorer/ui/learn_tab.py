@@ -16,6 +16,8 @@ head controls follow it, links carry it as ``model=``, and ``/learn`` takes it a
 from __future__ import annotations
 
 import functools
+import inspect
+import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +25,9 @@ from pathlib import Path
 import gradio as gr
 
 from .. import catalog
-from ..text import ModelName, say
-from . import common, i18n, server
+from ..stopping import StopSignal
+from ..text import ModelName, say, say_error
+from . import common, i18n, server, validate
 from . import source as source_panel
 
 N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
@@ -35,6 +38,10 @@ HYBRID_CHOICES = [(i18n.label(f"hybrid_map_{name}") if name in ("hedgehog", "lun
 MODES = ["chosen layers", "greedy"]
 KINDS = {"hedgehog": "Hedgehog", "luna": "LUNA"}
 PRETRAINED_LAYER = 2          # the layer scripts/train_lecture_maps.py ships maps for
+# The engine's (explorer.experiments.learning, views.learn), repeated so the tab builds before
+# the engine is imported; a test holds them equal.
+DEFAULT_SEEDS, MAX_SEEDS = 3, 8
+COMPARISON_KEYS = ("map", "m", "kl", "kl_sd", "kl_median", "kl_median_sd", "entropy", "mono")
 
 
 def _engine():
@@ -49,17 +56,19 @@ def guarded_stream(fn):
     """``common.guarded`` for generator handlers: their errors surface while iterating,
     after a plain wrapper has already returned."""
     end = object()
+    signature = inspect.signature(fn)
 
-    def step(gen):
+    def step(gen, lang="en"):     # lang: the toasts' language, as the handler was called
         return next(gen, end)
     step.__name__ = fn.__name__   # what the server log names when something unexpected fails
     step = common.guarded(step)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        lang = common.handler_lang(signature, args, kwargs)
         gen = fn(*args, **kwargs)
         try:
-            while (item := step(gen)) is not end:
+            while (item := step(gen, lang=lang)) is not end:
                 yield item
         finally:
             gen.close()     # a cancelled event closes us: close the inner generator (stops training)
@@ -105,6 +114,9 @@ class LearnTab:
     link: gr.Textbox
     lang: gr.components.Component
     model: gr.Dropdown
+    seeds: gr.Slider
+    train_texts: gr.Textbox
+    heldout_texts: gr.Textbox
 
     @property
     def link_keys(self) -> list:
@@ -113,7 +125,7 @@ class LearnTab:
                 (self.steps, "steps", int), (self.seed, "lseed", int), (self.train_count, "ntrain", int),
                 (self.heldout_count, "nheld", int), (self.hybrid_map, "hmap", str), (self.mode, "hmode", str),
                 (self.layers, "hlayers", list), (self.budget, "hk", int), (self.hybrid_m, "hm", int),
-                (self.kind, "lkind", str), (self.model, "model", str)]
+                (self.kind, "lkind", str), (self.model, "model", str), (self.seeds, "lseeds", int)]
 
     @property
     def link_controls(self) -> list:
@@ -171,17 +183,34 @@ def render_learn(view, presentation=False, lang="en"):
     where = scope(view, lang)
     loss = None
     if view.losses:
-        loss = fl.loss_curve(range(1, len(view.losses) + 1), view.losses, total_steps=view.steps,
-                             title=say("learn.loss_title_run", lang, map=KINDS[view.kind], scope=where,
-                                     m=view.num_features),
+        # Seeds that shared one training (the same start) share one line, named by all of them.
+        groups: dict = {}
+        for seed, curve in zip(view.seeds, view.losses_by_seed or [view.losses]):
+            groups.setdefault(tuple(curve), []).append(seed)
+        curves = list(groups)
+        labels = [say("learn.seed_legend" if len(seeds) == 1 else "learn.seeds_legend", lang,
+                      seed=seeds[0], seeds=say("learn.seed_sep", lang).join(map(str, seeds)))
+                  for seeds in groups.values()]
+        several = len(view.seeds) > 1
+        loss = fl.loss_curve([step for c in curves for step in range(1, len(c) + 1)], [x for c in curves for x in c],
+                             total_steps=view.steps,
+                             seeds=[label for label, c in zip(labels, curves) for _ in c] if several else None,
+                             title=say("learn.loss_title_seeds" if several else "learn.loss_title_run", lang,
+                                       map=KINDS[view.kind], scope=where, m=view.num_features),
                              note=say("learn.loss_note", lang, count=view.train_count, seconds=f"{view.seconds:.1f}"),
                              style=presentation, lang=lang)
     rows = lv.labelled_rows(view.rows, lang)
     many = view.kl_ratio.size > 1
+    seeds = say("learn.seed_sep", lang).join(map(str, view.seeds))
+    if len(view.seeds) > 1:
+        subtitle = (say("learn.cmp_subtitle_boxes_seeds", lang, count=len(view.seeds), seeds=seeds) if many
+                    else say("learn.cmp_subtitle_seeds", lang, seeds=seeds))
+    else:
+        subtitle = say("learn.cmp_subtitle_boxes", lang) if many else ""
     comparison = fl.heldout_comparison(
         view.quality, rows, view.softmax_entropy,
         title=say("learn.cmp_title_run", lang, count=view.heldout_count, scope=where),
-        subtitle=say("learn.cmp_subtitle_boxes", lang) if many else "", style=presentation, lang=lang)
+        subtitle=subtitle, style=presentation, lang=lang)
     tradeoff = fl.tradeoff_plane(rows, style=presentation, lang=lang)
     heatmap = None
     if many:
@@ -202,33 +231,56 @@ def render_hybrid(view, presentation=False, lang="en"):
     return cosine, drift
 
 
+def ordering(view, lang="en") -> str:
+    """Which map is closest to softmax, said only where the gap is outside seed noise
+    (``views.learn.ranking``); otherwise that the two are within it, or that one seed (or a
+    loaded map) gives no spread to judge by."""
+    _, lv = _engine()
+    best, second, apart = lv.ranking(lv.labelled_rows(view.rows, lang))
+    if second is None:
+        return ""
+    values = dict(best=best["map"], second=second["map"], kl=f"{best['kl']:.3g}", kl2=f"{second['kl']:.3g}",
+                  sd=f"{best['kl_sd']:.2g}", sd2=f"{second['kl_sd']:.2g}")
+    if apart:
+        return say("learn.order_apart", lang, **values)
+    if math.isnan(best["kl_sd"]) or math.isnan(second["kl_sd"]):
+        return say("learn.order_one_seed", lang, **values)
+    return say("learn.order_noise", lang, **values)
+
+
 def learn_summary(view, lang="en") -> str:
     lang = _lang(lang)
-    _, lv = _engine()
-    rows = lv.labelled_rows(view.rows, lang)
-    best = min(rows, key=lambda r: r["kl"])
     name = KINDS[view.kind]
+    seeds = say("learn.seed_sep", lang).join(map(str, view.seeds))
     if view.origin == "trained":
         source = say("learn.summary_trained", lang, map=name, count=view.train_count, steps=view.steps,
-                   seconds=f"{view.seconds:.1f}", seed=view.seed, first=f"{view.losses[0]:.3f}",
-                   last=f"{view.losses[-1]:.3f}")
+                     seconds=f"{view.seconds:.1f}", n=len(view.seeds), seeds=seeds, seed=view.seed,
+                     first=f"{view.losses[0]:.3f}", last=f"{view.losses[-1]:.3f}")
+        if view.same_every_seed:
+            names = say("learn.seed_sep", lang).join(KINDS[k] for k in view.same_every_seed)
+            source += " " + say("learn.summary_same_start", lang, maps=names)
     else:
-        source = say("learn.summary_loaded", lang, map=name, origin=view.origin[:80])
+        source = say("learn.summary_loaded", lang, map=name, origin=view.origin[:80]) + " " + \
+            say("learn.summary_loaded_seeds", lang, seeds=seeds)
     by_name = {r["name"]: r for r in view.rows}
     ratio = by_name["elu1"]["kl_median"] / by_name[view.kind]["kl_median"]
-    evaluated = say("learn.summary_eval", lang, count=view.heldout_count, scope=scope(view, lang), best=best["map"],
-                  kl=f"{best['kl']:.3f}", entropy=f"{view.softmax_entropy:.2f}", map=name, ratio=f"{ratio:.1f}")
     where = scope(view, lang)
+    evaluated = say("learn.summary_eval", lang, count=view.heldout_count, scope=where, seeds=seeds,
+                    entropy=f"{view.softmax_entropy:.2f}", map=name, ratio=f"{ratio:.1f}")
+    texts = ""
+    if view.own_texts:
+        texts = " " + (say("learn.own_texts", lang, train=view.train_count, heldout=view.heldout_count)
+                       if view.origin == "trained" else say("learn.own_heldout", lang, heldout=view.heldout_count))
     session = say("learn.session_note", lang, map=map_name(view.kind, lang), scope=where)
     model = say("learn.summary_causal" if view.causal else "learn.summary_model", lang, model=ModelName(view.model))
-    return f"{source} {evaluated} {model}\n\n{session}"
+    return f"{source} {evaluated}{texts} {model}\n\n{ordering(view, lang)}\n\n{session}"
 
 
 def empty_tables(lang="en"):
     """(comparison, hybrid) tables with their headers and no rows: what shows before a run."""
     import pandas as pd
     lang = _lang(lang)
-    comparison = [say(f"learn.col_{key}", lang) for key in ("map", "m", "kl", "kl_median", "entropy", "mono")]
+    comparison = [say(f"learn.col_{key}", lang, count=DEFAULT_SEEDS) for key in COMPARISON_KEYS]
     hybrid = [say("learn.col_k", lang), say("learn.col_kept", lang), say("learn.col_linear", lang, map="…"),
               say("learn.col_cos_mean", lang), say("learn.col_cos_min", lang)]
     return pd.DataFrame(columns=comparison), pd.DataFrame(columns=hybrid)
@@ -283,51 +335,75 @@ def _kind(kind) -> str:
     return kind
 
 
+def own_texts(train_texts, heldout_texts, lang):
+    """The two text boxes as lists (None: the built-in texts), checked (``validate.learn_texts``)
+    with the refusal in ``lang``."""
+    try:
+        return validate.learn_texts(train_texts, "train_texts"), validate.learn_texts(heldout_texts, "heldout_texts")
+    except ValueError as exc:
+        raise ValueError(say_error(exc, lang)) from None
+
+
 @guarded_stream
 def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=16,
-              kind="hedgehog", presentation=False, trained=None, lang="en", model: str = "",
-              request: gr.Request = None, progress=gr.Progress()):
+              kind="hedgehog", presentation=False, trained=None, lang="en", model: str = "", seeds=DEFAULT_SEEDS,
+              train_texts: str = "", heldout_texts: str = "", request: gr.Request = None, progress=gr.Progress()):
     """Train Hedgehog or LUNA (one head or all) on the texts as ``model`` reads them ("" = the
     embedded all-MiniLM-L6-v2; "SmolLM2-135M"; a folder or Hub id where the server allows
-    it) and compare it with other maps on held-out texts. A causal model's map is trained
-    and judged against its causal softmax. Layer and head count within that model.
+    it), once for each of ``seeds`` seeds from ``seed``, and compare it with other maps on
+    held-out texts (mean ± sd over seeds). A causal model's map is trained and judged
+    against its causal softmax. Layer and head count within that model.
+
+    ``train_texts`` / ``heldout_texts``: your own texts, one a line (at most 40 of at most
+    2,000 characters; none in both); empty uses the built-in ones (the first
+    ``train_count`` / ``heldout_count``).
 
     Yields the live loss curve while training, then (loss figure, summary, comparison
     table, comparison figure, trade-off figure, per-head KL ratio figure, trained map file
-    (safetensors), view, trained all-heads maps, hybrid map status).
+    (safetensors, the first seed's map), view, trained all-heads maps, hybrid map status).
     """
     fl, lv = _engine()
     lang = _lang(lang)
     kind = _kind(kind)
     model = lv.check_model(model, lang)        # an unknown or disallowed model: refused before loading
+    own_train, own_heldout = own_texts(train_texts, heldout_texts, lang)
     all_heads = head == ALL_HEADS
     head_index = None if all_heads else _int(head, "head")
     key = _session(request) or "local"
     stop = _stops[key] = threading.Event()
     left = server.visitor_left(request)       # the visitor closed the page or the stream
-    stream = lv.learn_stream(_int(layer, "layer"), head_index, _int(num_features, "num_features"),
-                             _int(steps, "steps"), _int(seed or 0, "seed"), _int(train_count, "train_count"),
-                             _int(heldout_count, "heldout_count"), all_heads=all_heads,
-                             should_stop=lambda: stop.is_set() or left(),
-                             kind=kind, session=_session(request), model=model)
+    from ..measure import cost
     try:
+        stream = lv.learn_stream(_int(layer, "layer"), head_index, _int(num_features, "num_features"),
+                                 _int(steps, "steps"), _int(seed or 0, "seed"), _int(train_count, "train_count"),
+                                 _int(heldout_count, "heldout_count"), all_heads=all_heads,
+                                 should_stop=StopSignal(lambda: stop.is_set() or left(), cost.TRAINING_SECONDS),
+                                 kind=kind, session=_session(request), model=model, seeds=_int(seeds, "seeds"),
+                                 train_texts=own_train, heldout_texts=own_heldout)
+        seed_order = []
         for item in stream:
             if isinstance(item, lv.LiveTraining):
                 if item.losses:
-                    message = say("learn.live", lang, map=KINDS[kind], step=item.steps[-1], total=item.total_steps,
-                                loss=f"{item.losses[-1]:.3f}")
-                    if kind == "luna" and item.fraction > 0.5:
+                    seed = item.seeds[-1]
+                    seed_order += [seed] if seed not in seed_order else []
+                    message = say("learn.live_seed" if item.seed_count > 1 else "learn.live", lang, map=KINDS[kind],
+                                  seed=seed, index=seed_order.index(seed) + 1, n=item.seed_count,
+                                  step=item.steps[-1], total=item.total_steps, loss=f"{item.losses[-1]:.3f}")
+                    if kind == "luna" and "Hedgehog" in item.message:
                         message += f" ({say('learn.rival', lang)})"
                 else:
                     message = say("learn.starting", lang)
                 progress(item.fraction, desc=message)
                 fig = fl.loss_curve(item.steps, item.losses, total_steps=item.total_steps, live=True,
+                                    seeds=item.seeds if item.seed_count > 1 else None,
                                     style=presentation, lang=lang) if item.losses else gr.skip()
                 yield (fig, f"⏳ {message}", *(gr.skip() for _ in range(N_LEARN_OUTPUTS - 2)))
             else:
                 yield _finished(item, trained, presentation, lang)
     except lv.Stopped:
         yield (gr.skip(), say("learn.stopped", lang), *(gr.skip() for _ in range(N_LEARN_OUTPUTS - 2)))
+    except ValueError as exc:       # a refusal (texts, cost, bounds): said in the page's language
+        raise ValueError(say_error(exc, lang)) from None
     finally:
         if _stops.get(key) is stop:
             del _stops[key]
@@ -342,7 +418,8 @@ def stop_learn(request: gr.Request = None):
 
 @common.guarded
 def load_trained(file, layer=2, head="3", heldout_count=16, presentation=False, trained=None, lang="en",
-                 model: str = "", request: gr.Request = None, progress=gr.Progress()):
+                 model: str = "", seeds=DEFAULT_SEEDS, heldout_texts: str = "", request: gr.Request = None,
+                 progress=gr.Progress()):
     """Load a saved map (.safetensors: Hedgehog or LUNA) and show its held-out comparison on
     ``model`` (a file that names another model is refused); an all-heads MiniLM map becomes
     the hybrid's map of its kind. Same outputs as ``run_learn``. The file's size, header and
@@ -354,21 +431,24 @@ def load_trained(file, layer=2, head="3", heldout_count=16, presentation=False, 
     path = Path(file if isinstance(file, str) else file.name)
     fmap = lv.load_map(path)
     head_index = 0 if head == ALL_HEADS else _int(head, "head")
+    _, own_heldout = own_texts("", heldout_texts, _lang(lang))
     view = lv.evaluate_map(fmap, _int(layer, "layer"), head_index, _int(heldout_count, "heldout_count"),
                            origin=path.name[:80], progress=lambda f, msg: progress(f), session=_session(request),
-                           model=model, lang=_lang(lang))
+                           model=model, lang=_lang(lang), seeds=_int(seeds, "seeds"), heldout_texts=own_heldout)
     return _finished(view, trained, presentation, lang)
 
 
 @common.guarded
 def show_shipped(kind="hedgehog", heldout_count=16, presentation=False, trained=None, lang="en", model: str = "",
-                 request: gr.Request = None, progress=gr.Progress()):
+                 seeds=DEFAULT_SEEDS, heldout_texts: str = "", request: gr.Request = None, progress=gr.Progress()):
     """The held-out comparison of the map shipped for every head of layer 2 (no training);
     it becomes this session's trained map of its kind on that layer. MiniLM's only: another
     ``model`` is refused in one sentence."""
     _, lv = _engine()
+    _, own_heldout = own_texts("", heldout_texts, _lang(lang))
     view = lv.pretrained_result(_kind(kind), PRETRAINED_LAYER, _int(heldout_count, "heldout_count"),
-                                session=_session(request), model=model, lang=_lang(lang))
+                                session=_session(request), model=model, lang=_lang(lang), seeds=_int(seeds, "seeds"),
+                                heldout_texts=own_heldout)
     if view is None:
         raise ValueError(f"kind: no {KINDS[kind]} map is shipped for layer {PRETRAINED_LAYER}")
     return _finished(view, trained, presentation, lang)
@@ -413,7 +493,7 @@ def hybrid_summary(view, lang="en") -> str:
 
 def learn_query(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=16,
                 hybrid_map="elu1", mode="greedy", layers=(2, 3), budget=2, hybrid_m=64, kind="hedgehog", model="",
-                presentation=False) -> str:
+                seeds=DEFAULT_SEEDS, presentation=False) -> str:
     """The tab's controls as the query string of its link (in the order of ``LearnTab.link_keys``);
     the model only when it is not the embedded one (the data panel's links do the same)."""
     model = "" if model in (None, catalog.EMBEDDED_MODEL) else model
@@ -421,7 +501,7 @@ def learn_query(layer=2, head="3", num_features=64, steps=300, seed=0, train_cou
         "tab": "learn", "llayer": layer, "lhead": head, "lm": num_features, "steps": steps, "lseed": seed,
         "ntrain": train_count, "nheld": heldout_count, "hmap": hybrid_map, "hmode": mode,
         "hlayers": list(layers or []), "hk": budget, "hm": hybrid_m, "lkind": kind, "model": model,
-        "present": bool(presentation)})
+        "lseeds": seeds, "present": bool(presentation)})
 
 
 def head_choices(layers: int, heads: int, lang="en") -> list[tuple[str, str]]:
@@ -487,9 +567,18 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
                                      elem_id="learn-m")
             steps = gr.Slider(10, 1000, value=300, step=10, label=i18n.label("learn_steps"), elem_id="learn-steps")
             seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label=i18n.label("seed"), elem_id="learn-seed")
+            seeds = gr.Slider(1, MAX_SEEDS, value=DEFAULT_SEEDS, step=1, label=i18n.label("learn_seeds"),
+                              info=i18n.label("learn_seeds_info"), elem_id="learn-seeds")
             with gr.Accordion(i18n.label("learn_texts"), open=False):
                 train_count = gr.Slider(1, 40, value=40, step=1, label=i18n.label("learn_train_count"))
                 heldout_count = gr.Slider(1, 16, value=16, step=1, label=i18n.label("learn_heldout_count"))
+                # Each box's size is bounded again in validate.learn_texts, with a sentence.
+                box_chars = validate.LEARN_MAX_TEXTS * (validate.LEARN_MAX_TEXT_CHARS + 1)
+                train_texts = gr.Textbox("", lines=3, max_lines=8, max_length=box_chars,
+                                         label=i18n.label("learn_own_train"), info=i18n.label("learn_own_info"),
+                                         elem_id="learn-train-texts")
+                heldout_texts = gr.Textbox("", lines=3, max_lines=8, max_length=box_chars,
+                                           label=i18n.label("learn_own_heldout"), elem_id="learn-heldout-texts")
             with gr.Row():
                 train = gr.Button(i18n.label("learn_train"), variant="primary", elem_id="learn-train")
                 stop = gr.Button(i18n.label("learn_stop"), variant="stop", elem_id="learn-stop")
@@ -539,14 +628,16 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
     tab = LearnTab(layer, head, num_features, steps, seed, train_count, heldout_count, kind, train, stop, shipped,
                    loss, summary, table, comparison, tradeoff, heatmap, download, upload, gr.State(None),
                    gr.State(None), trained_md, hybrid_map, mode, layers, budget, hybrid_m, hybrid_run, cosine, drift,
-                   hybrid_table, hybrid_summary_md, gr.State(None), query, link, lang, model)
+                   hybrid_table, hybrid_summary_md, gr.State(None), query, link, lang, model, seeds, train_texts,
+                   heldout_texts)
 
     # The layer and head controls follow the model (their "all heads" label the language too).
     for control in (model, lang):
         control.change(follow_model, [model, layer, head, lang], [layer, head], queue=False,
                        api_visibility="private")
     # Training holds both cores for a while: one at a time for the whole server.
-    training = train.click(run_learn, tab.learn_controls + [presentation, tab.trained, lang, model],
+    training = train.click(run_learn, tab.learn_controls + [presentation, tab.trained, lang, model, seeds, train_texts,
+                                                            heldout_texts],
                            tab.learn_outputs, api_name="learn", concurrency_limit=1, concurrency_id="learn-train")
     # The link holds the controls (a link restores them; training stays a button press).
     for event in (train.click, hybrid_run.click):
@@ -554,9 +645,11 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
               queue=False).then(None, query, link, js=common.SET_URL_JS)
     # The flag ends the worker thread at its next step; cancelling ends the event in the page.
     stop.click(stop_learn, None, None, cancels=[training], api_visibility="private", queue=False)
-    upload.upload(load_trained, [upload, layer, head, heldout_count, presentation, tab.trained, lang, model],
+    upload.upload(load_trained, [upload, layer, head, heldout_count, presentation, tab.trained, lang, model, seeds,
+                                 heldout_texts],
                   tab.learn_outputs, api_visibility="private", concurrency_limit=1, concurrency_id="learn-train")
-    shipped.click(show_shipped, [kind, heldout_count, presentation, tab.trained, lang, model], tab.learn_outputs,
+    shipped.click(show_shipped, [kind, heldout_count, presentation, tab.trained, lang, model, seeds, heldout_texts],
+                  tab.learn_outputs,
                   api_visibility="private", concurrency_limit=1, concurrency_id="learn-train")
     # All heads at once is heavy: suggest fewer steps when it is chosen.
     head.input(lambda h: gr.update(value=150) if h == ALL_HEADS else gr.skip(), head, steps,
@@ -595,7 +688,8 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
             tables.update(hybrid=lv.hybrid_table(hview, lang=_lang(language)), drift=lv.drift_table(hview))
         return common.export_files("learn", {"loss": loss_fig, "heldout": comparison_fig, "tradeoff": tradeoff_fig,
                                              "kl-ratio": heatmap_fig, "hybrid-cosine": cosine_fig,
-                                             "hybrid-drift": drift_fig}, tables)
+                                             "hybrid-drift": drift_fig}, tables,
+                                   provenance=lv.run_provenance(view) if view is not None else None)
 
     export.click(export_learn, [tab.view, tab.hybrid_view, presentation, lang], files, api_visibility="private",
                  concurrency_limit=1, concurrency_id="export")

@@ -23,6 +23,7 @@ import gradio as gr
 from ..catalog import CAUSAL_MODEL
 from ..lecture.memo import LRU
 from . import common, i18n, source as source_panel, validate
+from .deck_html import audience_html, notes_html, overview_html, talk_length_html
 
 CAUSAL_MODEL_NAME = CAUSAL_MODEL["name"]     # the packaged causal model a link or request may name
 
@@ -74,6 +75,7 @@ class LectureTab:
     view: gr.State
     query: gr.Textbox
     upcoming: gr.Textbox    # hidden: the next chapter's first build, for the deck to show at once
+    audience: gr.HTML = None   # the title build's QR code and address (filled on load: the page's own host)
 
     @property
     def all_controls(self) -> list:
@@ -97,10 +99,11 @@ def language_switch() -> gr.Radio:
                     scale=0, min_width=220)
 
 
-def _component(spec):
-    """One chapter control from its ControlSpec."""
+def _component(chapter: int, spec):
+    """One chapter control from its ControlSpec; its id names the chapter too (chapters share
+    control names, and a page's ids are its own)."""
     label = i18n.engine_label(spec.label_key)
-    elem_id = f"lecture-{spec.name}"
+    elem_id = f"lecture-{chapter}-{spec.name}"
     if spec.kind == "bool":
         return gr.Checkbox(bool(spec.default), label=label, elem_id=elem_id)
     if spec.kind == "choice":
@@ -140,13 +143,13 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
                 with gr.Column(elem_id="lecture-figures"):
                     plots = [gr.Plot(show_label=False, elem_id=f"lecture-plot-{i}", visible=i == 0)
                              for i in range(MAX_FIGURES)]
-                gr.HTML(notes_html(chapters), elem_id="deck-notes", container=False, min_height=0)
+                    audience = gr.HTML(elem_id="deck-qr", container=False, min_height=0)
             with gr.Column(scale=2, min_width=300, elem_id="lecture-drawer"):
                 groups, controls = {}, {}
                 for ch in chapters:
                     with gr.Column(visible=ch == chapters[0], elem_id=f"lecture-controls-{ch}",
                                    elem_classes=["lecture-controls"]) as group:
-                        controls[ch] = [_component(spec) for spec in specs[ch]]
+                        controls[ch] = [_component(ch, spec) for spec in specs[ch]]
                     groups[ch] = group
                 with gr.Row():
                     try_button = gr.Button(i18n.label("lecture_try"), elem_id="lecture-try", size="sm")
@@ -154,56 +157,38 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
                 tables = gr.Markdown(elem_id="lecture-tables")
                 with gr.Accordion(i18n.label("lecture_numbers"), open=False, elem_id="lecture-numbers-box"):
                     numbers = gr.Markdown(elem_id="lecture-numbers")
+                gr.HTML(talk_length_html(), elem_id="deck-talk", container=False, min_height=0)
                 gr.Markdown(i18n.label("lecture_keys"), elem_id="lecture-keys")
+        # Fixed over the screen (outside the slide, which the drawer scales): notes, overview.
+        gr.HTML(notes_html(chapters), elem_id="deck-notes", container=False, min_height=0)
+        gr.HTML(overview_html(chapters), elem_id="deck-overview", container=False, min_height=0)
         view = gr.State(None)
-        query = gr.Textbox(visible=False, elem_id="lecture-query")
+        query = gr.Textbox(visible=False, elem_id="lecture-address")
         upcoming = gr.Textbox(visible=False, elem_id="lecture-upcoming")
     drawer.click(None, None, None, js="() => { window.explorerDeck && window.explorerDeck.toggleDrawer(); }")
     speaker.click(None, None, None, js="() => { window.explorerDeck && window.explorerDeck.openSpeaker(); }")
     tab = LectureTab(chapter, prev, next_, goto, info, claim, notices, tables, numbers, groups, controls, specs,
-                     try_button, deeper, plots, view, query, upcoming)
+                     try_button, deeper, plots, view, query, upcoming, audience)
     _wire(tab, panel, presentation, lang, chapters)
     return tab
 
 
-def _info_html(ch: int, chapters, builds) -> str:
+def _info_html(ch: int, chapters, builds, says: dict | None = None) -> str:
     """The bar's "n / 6" and the place of the build dots (drawn by assets/deck.js). The
-    chapter's build count travels here: the deck's script reads it after each draw."""
+    chapter's build count travels here, and each build's own claim and speaker notes
+    (``says``: {"claims": [...], "notes": [[...], ...]}): the deck's script reads them after
+    each draw and shows the build's claim on the slide and its notes to the speaker."""
     count = "" if builds is None else str(int(builds))
+    said = "" if says is None else f' data-says="{escape(json.dumps(says, ensure_ascii=False), quote=True)}"'
     return (f'<div class="deck-count" data-ch="{int(ch)}" data-first="{int(chapters[0])}" '
-            f'data-last="{int(chapters[-1])}" data-builds="{count}"><span class="deck-n">{int(ch)} / '
+            f'data-last="{int(chapters[-1])}" data-builds="{count}"{said}><span class="deck-n">{int(ch)} / '
             f'{int(chapters[-1])}</span><span class="deck-dots"></span></div>')
 
 
-def _notes_lines(ch: int, lang: str) -> list[str]:
-    """The chapter's talking points in ``lang`` (none until the lecture text has them)."""
-    from ..lecture.text import TEXT
-    entry = TEXT.get(f"notes.ch{ch}") or {}
-    points = entry.get(lang) or entry.get("en") or []
-    if isinstance(points, str):
-        points = [line.strip(" -•\t") for line in points.splitlines()]
-    return [str(p) for p in points if str(p).strip()]
-
-
-def notes_html(chapters) -> str:
-    """The speaker's notes of every chapter in both languages, built once with the page; the
-    deck's script shows those of the chapter on screen (inline with N, or the speaker window)."""
-    parts = ['<div class="deck-notes-head"><span class="deck-clock" title="click: restart">00:00</span>']
-    for lang in i18n.LANGS:
-        parts.append(f'<span data-lang="{lang}" hidden>{escape(i18n.text("lecture_notes", lang))} · '
-                     f'<span class="deck-where"></span></span>')
-    parts.append("</div>")
-    for lang in i18n.LANGS:
-        parts.append(f'<div class="deck-next-label" data-lang="{lang}" hidden>'
-                     f'{escape(i18n.text("lecture_next_build", lang))}</div>')
-        parts.append(f'<div class="deck-end-label" data-lang="{lang}" hidden>'
-                     f'{escape(i18n.text("lecture_end", lang))}</div>')
-    for ch in chapters:
-        for lang in i18n.LANGS:
-            items = "".join(f"<li>{escape(p)}</li>" for p in _notes_lines(ch, lang))
-            parts.append(f'<div class="deck-notes-chapter" data-ch="{int(ch)}" data-lang="{lang}" hidden>'
-                         f'<ul>{items}</ul></div>')
-    return "".join(parts)
+def build_says(view, lang: str, builds: int) -> dict:
+    """Each build's one claim and its speaker notes (its notices among them), in ``lang``."""
+    return {"claims": [view.claim_in(f"b{k}", lang) for k in range(builds)],
+            "notes": [[str(line) for line in view.notes_in(f"b{k}", lang)] for k in range(builds)]}
 
 
 # ---------------------------------------------------------------------------------------
@@ -274,10 +259,6 @@ def _tables_markdown(view, lang: str) -> str:
     lines = ["| " + " | ".join(head) + " |", "|---|---|---|"]
     lines += ["| " + " | ".join(_text(key, lang) for key in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def _notices_markdown(notices) -> str:
-    return common.notices_markdown(notices, toast=False)
 
 
 def _deeper_html(ch: int, params: dict, lang: str) -> str:
@@ -372,15 +353,20 @@ def chapter_figures(view, lang, presentation, key=None) -> list:
     lang, presentation = i18n.normal_lang(lang), bool(presentation)
 
     def make():
-        return [_window_sized(f) for f in figures.chapter_figures(view, lang=lang, style=presentation)]
+        return [_window_sized(f, presentation) for f in figures.chapter_figures(view, lang=lang, style=presentation)]
     return make() if key is None else _figures.get((key, lang, presentation), make)
 
 
-def _window_sized(fig):
+def _window_sized(fig, presentation=False):
     """A slide's figure takes its height from the window (the page's stylesheet sizes its
-    box): a fixed pixel height is dropped here. Layout only; nothing drawn changes."""
+    box): a fixed pixel height is dropped here; on a slide no text is smaller than the
+    floor a projector can be read at (``lecture_common.floor_fonts``; a larger window
+    enlarges the whole slide). Layout only; nothing drawn changes."""
     if fig.layout.height is not None or fig.layout.autosize is not True:
         fig.update_layout(height=None, autosize=True)
+    if presentation:
+        from ..figures.lecture_common import floor_fonts
+        floor_fonts(fig)
     return fig
 
 
@@ -392,7 +378,7 @@ def render(view, lang, presentation, key=None):
     figs = chapter_figures(view, lang, presentation, key)[:MAX_FIGURES]
     slots = [gr.update(value=figs[i], visible=True) if i < len(figs) else gr.update(value=None, visible=False)
              for i in range(MAX_FIGURES)]
-    return [*slots, _info_html(view.ch, tuple(_plan().CHAPTERS), len(figs))]
+    return [*slots, _info_html(view.ch, tuple(_plan().CHAPTERS), len(figs), build_says(view, lang, len(figs)))]
 
 
 def default_controls(ch: int) -> dict:
@@ -522,8 +508,9 @@ def make_draw(specs: dict):
         figs = render(view, lang, presentation, view_key(ch, text_, sample_key, controls, lang))   # and the bar
         link = common.query_string(link_params(view, lang, presentation, text_, sample_key, panel_values))
         deeper = _deeper_html(ch, deeper_params(view, lang, presentation, text_, sample_key, panel_values), lang)
+        # The slide carries no notice: each is in the notes of the build it is about (build_says).
         return (*figs, _tables_markdown(view, lang), _numbers_markdown(view.numbers, lang),
-                _notices_markdown(view.notices_in(lang)), view, deeper, link)
+                "", view, deeper, link)
     return draw
 
 
@@ -633,8 +620,11 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
                    api_visibility="private", queue=False)
         _then_prefetch(drawn, prefetch, draw_inputs, tab)
 
+    # The deck notes each build's figure first: it shows the build the preset changed.
     then_draw(tab.try_this.click(lambda ch, *flat: try_preset(ch, *flat, specs=specs),
-                                 [tab.chapter, *tab.all_controls], tab.all_controls, api_visibility="private"))
+                                 [tab.chapter, *tab.all_controls], tab.all_controls, api_visibility="private",
+                                 js="(...args) => { if (window.explorerDeck) { window.explorerDeck.beforeTry(); } "
+                                    "return args; }"))
 
     presentation.change(restyle, [tab.view, lang, presentation], [*tab.plots, tab.info], api_visibility="private")
 
@@ -706,6 +696,10 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
             return tuple(gr.skip() for _ in tab.outputs)
         return draw(*args)
 
+    def audience(request: gr.Request):
+        return audience_html(request.headers if request is not None else {})
+
+    demo.load(audience, None, tab.audience, api_visibility="private", queue=False)
     load = demo.load(restore, browser_lang, [lang, tab.chapter, wanted, presentation, *tab.all_controls],
                      js="() => [navigator.language || '']", api_visibility="private")
     load = load.then(None, [tab.chapter, lang], None, js=LANG_JS)     # gradio's labels follow the chosen language

@@ -27,6 +27,12 @@ class MapsTab:
     m: gr.Slider
     seed: gr.Number
     window: gr.Slider
+    mechanisms: gr.CheckboxGroup      # decay, gates, the delta rule (views.mechanism_maps)
+    gamma: gr.Slider
+    gates: gr.Radio
+    mechanism_seed: gr.Number
+    lower_bound: gr.Slider
+    beta: gr.Slider
     run: gr.Button
     plot: gr.Plot
     table: gr.Dataframe
@@ -37,8 +43,14 @@ class MapsTab:
     link: gr.Textbox
 
     @property
-    def controls(self) -> list:
+    def map_controls(self) -> list:
+        """The controls of the feature maps (what the arrays export reads)."""
         return [self.causal, self.maps, self.m, self.seed, self.window]
+
+    @property
+    def controls(self) -> list:
+        return self.map_controls + [self.mechanisms, self.gamma, self.gates, self.mechanism_seed, self.lower_bound,
+                                    self.beta]
 
     @property
     def outputs(self) -> list:
@@ -51,17 +63,30 @@ def render(view, presentation=False):
         return None
     figures, _ = _engine()
     from ..views import common as view_common, maps as maps_views
-    note = " ".join(x for x in (view.display_note, maps_views.spread_note(view)) if x)
+    note = " ".join(x for x in (view.display_note, maps_views.spread_note(view), getattr(view, "mechanism_note", ""))
+                    if x)
+    causal_only = set(getattr(view, "causal_only", ()))
+    names = {label: view_common.map_name(label, view.lang) for label in view.maps}
     return figures.attention_grid(view.tokens, view.maps, view.errors, reference=catalog.REFERENCE,
                                   ill_defined=view.ill_defined, title=view.title, note=note,
                                   style=presentation, lang=view.lang,
-                                  names={label: view_common.map_name(label, view.lang) for label in view.maps},
-                                  infinite_kl=getattr(view, "infinite_kl", None), block=view.block)
+                                  names=names,
+                                  infinite_kl=getattr(view, "infinite_kl", None), block=view.block,
+                                  references={label: (say("maps.causal_softmax", view.lang), view.causal_reference)
+                                              for label in causal_only})
+
+
+def _flag(causal):
+    """The Causal box as the engine takes it: None (never set: follow the data) or a bool."""
+    return None if causal is None else bool(causal)
 
 
 def badge(view) -> str:
     if view.model_check is None:
         return ""
+    if not getattr(view, "model_mask", True):
+        # The recomputation may match under the model's own mask, but what is shown is not it.
+        return say("maps.badge_other_mask", view.lang, diff=f"{view.model_check:.1e}")
     # plain glyphs (✓ ✗): lecture-hall machines may lack an emoji font
     key = "maps.badge_ok" if view.model_check < 1e-4 else "maps.badge_bad"
     return say(key, view.lang, diff=f"{view.model_check:.1e}")
@@ -69,29 +94,53 @@ def badge(view) -> str:
 
 @common.guarded
 def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None, model=None,
-             layer=2, head="3", causal=False, maps=catalog.DEFAULT_MAPS, m=64, seed=0, window=4, presentation=False,
+             layer=2, head="3", causal=None, maps=catalog.DEFAULT_MAPS, m=64, seed=0, window=4, mechanisms=(),
+             gamma=0.0, gates="seeded", mechanism_seed=0, lower_bound=0.9, beta=0.0, presentation=False,
              lang="en", request: gr.Request = None, progress=gr.Progress()):
     """Compute and draw the maps tab in ``lang`` ("en" or "zh"). Returns (figure, metrics
     table, badge, notices, view, query). Trained maps are this browser session's own
-    (``request``)."""
+    (``request``). ``causal`` None (not sent) follows the data: a causal model's maps are causal.
+    ``mechanisms`` add RetNet, GLA, HGRN2, DeltaNet or Gated DeltaNet with their parameters
+    (``gamma`` and ``beta`` 0: the head's own γ, a β per token from the keys)."""
     _, views = _engine()
+    from .. import provenance
     from ..measure import cost
     lang = normal_lang(lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
                                 lang=lang)
     progress(0.5, desc=say("maps.progress", lang))
-    view = views.maps_view(sample, layer, head, maps or [], bool(causal), int(m), int(seed or 0),
-                           window=int(window), lang=lang,
+    from ..views.mechanism_maps import MechanismSettings
+    settings = MechanismSettings(gamma=float(gamma) if gamma else None, gates=gates or "seeded",
+                                 seed=int(mechanism_seed or 0), lower_bound=float(lower_bound),
+                                 beta=float(beta) if beta else None)
+    view = views.maps_view(sample, layer, head, maps or [], _flag(causal), int(m), int(seed or 0),
+                           window=int(window), lang=lang, mechanisms=list(mechanisms or []),
+                           mechanism_settings=settings,
                            session=getattr(request, "session_hash", None),
                            should_stop=StopSignal(server.visitor_left(request), cost.LIMIT_SECONDS))
     params = {"tab": "maps", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature,
                                                       view.params["layer"], view.params["head"], model=model),
-              "causal": bool(causal), "maps": maps, "m": int(m), "seed": int(seed or 0), "w": int(window),
-              "present": bool(presentation)}
+              "causal": view.params["causal"], "maps": maps, "m": int(m), "seed": int(seed or 0), "w": int(window),
+              "present": bool(presentation), **mechanism_params(view)}
+    # What the CSV export says it was computed from (every seed: the map's and its spread's).
+    view.provenance = provenance.record("maps", samples=[sample], settings={**view.params, "maps": maps or [],
+                                        "m": int(m), "seed": int(seed or 0), "window": int(window),
+                                        **mechanism_params(view)},
+                                        seeds=[int(seed or 0), *(s for sp in view.spread.values() for s in sp.seeds)])
     # Three significant digits on screen, so the judging columns fit beside the grid; the CSV keeps four.
     from ..views import maps as maps_views
     return (render(view, presentation), maps_views.maps_table(view, digits=3), badge(view),
             notices_with_undefined(view), view, common.query_string(params))
+
+
+def mechanism_params(view) -> dict:
+    """The mechanisms drawn and their settings as link parameters (none when none is drawn)."""
+    names = view.params.get("mechanisms") or []
+    if not names:
+        return {}
+    settings = view.params["mechanism_settings"]
+    return {"mech": names, "mgamma": settings.gamma, "mgates": settings.gates, "mseed": settings.seed,
+            "mlb": settings.lower_bound, "mbeta": settings.beta}
 
 
 def empty_table(lang):
@@ -113,13 +162,15 @@ def notices_with_undefined(view) -> str:
 
 @common.guarded
 def export_arrays(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0,
-                  temperature=1.0, file=None, model=None, layer=2, head="3", causal=False, maps=catalog.DEFAULT_MAPS, m=64,
+                  temperature=1.0, file=None, model=None, layer=2, head="3", causal=None, maps=catalog.DEFAULT_MAPS, m=64,
                   seed=0, window=4):
     """The maps view's Q, K, V, A, Â and per-row metrics as .npz and .safetensors files: their
     paths, which is what /maps_arrays returns (the page then shows the downloads box)."""
     from .. import export
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, model=model)
-    arrays = export.view_arrays(sample, layer, head, maps or [], bool(causal), int(m), int(seed or 0), int(window))
+    _, views = _engine()
+    causal = views.resolve_causal(sample, _flag(causal))
+    arrays = export.view_arrays(sample, layer, head, maps or [], causal, int(m), int(seed or 0), int(window))
     folder = common.export_folder()
     paths = [export.write_npz(arrays, folder / "maps-arrays.npz"),
              export.write_safetensors(arrays, folder / "maps-arrays.safetensors")]
@@ -137,12 +188,13 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
         with gr.Column(scale=1, min_width=250, elem_classes=["controls"]):
             maps = gr.CheckboxGroup(choices, value=catalog.default_maps(), label=i18n.label("maps_maps"), elem_id="maps-choice",
                                     info=i18n.label("maps_maps_info"))
-            causal = gr.Checkbox(False, label=i18n.label("maps_causal"), elem_id="maps-causal")
+            causal = source_panel.CausalBox(None, label=i18n.label("maps_causal"), elem_id="maps-causal")
             m = gr.Slider(2, 1024, value=64, step=2, label=i18n.label("features_m"), info=i18n.label("features_m_info"),
                           elem_id="maps-m")
             window = gr.Slider(0, 64, value=4, step=1, label=i18n.label("maps_window"), info=i18n.label("maps_window_info"), elem_id="maps-window")
             seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label=i18n.label("maps_seed"), info=i18n.label("maps_seed_info"),
                              elem_id="maps-seed")
+            mechanisms, gamma, gates, mechanism_seed, lower_bound, beta = _mechanism_controls()
             run = gr.Button(i18n.label("maps_run"), variant="primary", elem_id="maps-run")
         with gr.Column(scale=4, min_width=600, elem_id="maps-main"):
             badge_md = gr.Markdown(elem_id="maps-badge")
@@ -159,14 +211,15 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
                 gr.Markdown(i18n.label("maps_glossary"), elem_id="maps-glossary")
     export, files, link, view, query = common.export_band("export_maps",
                                                           export_id="maps-export", query_id="maps-query")
-    tab = MapsTab(causal, maps, m, seed, window, run, plot, table, badge_md, notices, view, query, link)
+    tab = MapsTab(causal, maps, m, seed, window, mechanisms, gamma, gates, mechanism_seed, lower_bound, beta, run, plot, table, badge_md, notices, view, query, link)
 
     inputs = panel.inputs + tab.controls + [presentation] + ([lang] if lang is not None else [])
     run.click(run_maps, inputs, tab.outputs, api_name="maps", concurrency_limit=2,
               concurrency_id="compute").then(None, query, link, js=common.SET_URL_JS)
     # Small changes redraw at once; .input/.release fire on user action only, not when a
     # URL restores the controls. The data panel's changes are wired in ui/__init__.
-    gr.on([causal.input, maps.input, m.release, seed.submit, window.release], run_maps, inputs, tab.outputs,
+    gr.on([causal.input, maps.input, m.release, seed.submit, window.release, mechanisms.input, gamma.release,
+           gates.input, mechanism_seed.submit, lower_bound.release, beta.release], run_maps, inputs, tab.outputs,
           api_visibility="private", concurrency_limit=2, concurrency_id="compute",
           trigger_mode="always_last").then(None, query, link, js=common.SET_URL_JS)
 
@@ -185,14 +238,40 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
             raise gr.Error(say("maps.draw_first", lang), print_exception=False)
         from .. import export as exports      # (``export`` here is the button)
         return common.show_files(common.export_files("maps", {"grid": render(view, presentation)},
-                                   {"metrics": exports.metrics_csv_table(view.metrics)}))
+                                   {"metrics": exports.metrics_csv_table(view.metrics)},
+                                   provenance=view.provenance or None))
 
     common.wire_export(export, export_maps, [view, presentation] + ([lang] if lang is not None else []), files)
     # The view's arrays for analysis, from the page and as the /maps_arrays endpoint.
     with gr.Row():
         arrays = gr.Button(i18n.label("export_arrays"), size="sm", elem_id="maps-export-arrays")
     # The endpoint returns the files themselves; the box that shows them appears once they are there.
-    arrays.click(export_arrays, panel.inputs + tab.controls, files, api_name="maps_arrays", concurrency_limit=1,
+    arrays.click(export_arrays, panel.inputs + tab.map_controls, files, api_name="maps_arrays", concurrency_limit=1,
                  concurrency_id="export").success(lambda: gr.update(visible=True), None, files,
                                                   api_visibility="private", queue=False)
     return tab
+
+
+def _mechanism_controls():
+    """The mechanisms beside softmax and their parameters, in a fold of the controls column."""
+    from .. import mechanisms as registry       # names only: no torch
+    from ..catalog import MAX_SEED, STATE_LOWER_BOUND_MAX
+
+    names = [name for name in registry.names() if name not in ("softmax", "linear")]
+    chosen = gr.CheckboxGroup([(i18n.engine_label(f"state.kind.{name}"), name) for name in names], value=[],
+                              label=i18n.engine_label("maps.ui_mechanisms"), info=i18n.engine_label("maps.ui_mechanisms_info"),
+                              elem_id="maps-mechanisms")
+    with gr.Accordion(i18n.engine_label("maps.ui_settings"), open=False, elem_id="maps-mechanism-settings"):
+        # 0 (no decay could be 0) stands for "the head's own γ", and β = 0 (no write) for "a β per token".
+        gamma = gr.Slider(0.0, 1.0, value=0.0, step=0.001, label=i18n.engine_label("maps.ui_gamma"),
+                          info=i18n.engine_label("maps.ui_gamma_info"), elem_id="maps-gamma")
+        gates = gr.Radio([(i18n.engine_label("maps.ui_gates_seeded"), "seeded"),
+                          (i18n.engine_label("maps.ui_gates_fitted"), "fitted")], value="seeded",
+                         label=i18n.engine_label("maps.ui_gates"), elem_id="maps-gates")
+        seed = gr.Number(0, precision=0, minimum=0, maximum=MAX_SEED, label=i18n.engine_label("maps.ui_seed"),
+                         info=i18n.engine_label("maps.ui_seed_info"), elem_id="maps-mechanism-seed")
+        lower_bound = gr.Slider(0.0, STATE_LOWER_BOUND_MAX, value=0.9, step=0.01,
+                                label=i18n.engine_label("maps.ui_lower_bound"), elem_id="maps-lower-bound")
+        beta = gr.Slider(0.0, 1.0, value=0.0, step=0.01, label=i18n.engine_label("maps.ui_beta"),
+                         info=i18n.engine_label("maps.ui_beta_info"), elem_id="maps-beta")
+    return chosen, gamma, gates, seed, lower_bound, beta

@@ -78,12 +78,23 @@ def render(bundle, presentation=False, x_axis="m"):
     k = max((len(s.seeds) for s in quality.spread.values()), default=SPREAD_SEEDS)
     shape = figures.metric_bars(quality.shape_rows, title=f"{say('quality.bars_title', lang)} · {quality.title}",
                                 style=presentation, lang=lang, names=names, spread=spread, spread_seeds=k,
-                                note=say("maps.bars_note", lang, seed=0, k=k) if spread else "")
+                                note=" ".join(x for x in (say("maps.bars_note", lang, seed=0, k=k) if spread else "",
+                                                          _mechanisms_note(quality)) if x))
     over = None
     if overview is not None:
         over = figures.head_overview(overview.values, overview.layer_names, overview.metric_label, overview.map_label,
                                      style=presentation, lang=lang)
     return curves, norms, shape, over
+
+
+def _mechanisms_note(quality) -> str:
+    """What the mechanisms' bars are: causal maps against causal softmax, default settings."""
+    from ..views.mechanism_maps import MECHANISM_MAPS, MechanismSettings, mechanism_label
+
+    labels = {mechanism_label(name, MechanismSettings()) for name in MECHANISM_MAPS}
+    if not any(row["map"] in labels for row in quality.shape_rows):
+        return ""
+    return say("quality.bars_mechanisms", quality.lang)
 
 
 def heads_table(overview) -> pd.DataFrame:
@@ -106,14 +117,15 @@ def shown_heads_table(overview, lang: str | None = None) -> pd.DataFrame:
 
 @common.guarded
 def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None, model=None,
-                layer=2, head="3", causal=False, maps=None, seeds=10, x_axis="m", m=64, overview_map="elu+1",
+                layer=2, head="3", causal=None, maps=None, seeds=10, x_axis="m", m=64, overview_map="elu+1",
                 overview_metric="map_rel_error", presentation=False, lang="en", request: gr.Request = None,
                 progress=gr.Progress()):
     """Compute and draw the quality tab in ``lang`` ("en" or "zh"), with this browser session's
     trained maps.
 
     Returns (curves figure, norms figure, entropy/monotonicity figure, head overview figure,
-    heads table, notices, view, query).
+    heads table, notices, view, query). ``causal`` None (not sent) follows the data: a causal
+    model's maps are causal.
     """
     _, views = _engine()
     lang = normal_lang(lang)
@@ -126,22 +138,27 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
                                    lang=lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
                                 lang=lang)
-    quality = views.quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=bool(causal), m=int(m),
+    causal = views.resolve_causal(sample, None if causal is None else bool(causal))
+    quality = views.quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=causal, m=int(m),
                                  progress=lambda f, msg: progress(0.1 + 0.75 * f, desc=msg), lang=lang,
                                  session=getattr(request, "session_hash", None), should_stop=stop)
     overview = None
     notices = list(quality.notices)
     if sample.n_layers * sample.n_heads > 1:
         progress(0.9, desc=say("quality.overview_progress", lang))
-        overview = views.head_overview(sample, overview_map, overview_metric, bool(causal), int(m), lang=lang,
+        overview = views.head_overview(sample, overview_map, overview_metric, causal, int(m), lang=lang,
                                        session=getattr(request, "session_hash", None))
     else:
         notices.append(say("quality.overview_needs_heads", lang))
     bundle = (quality, overview)
     curves, norms, shape, over = render(bundle, presentation, x_axis)
     params = {"tab": "quality", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head, model=model),
-              "causal": bool(causal), "qmaps": maps, "seeds": int(seeds), "x": x_axis, "m": int(m),
+              "causal": causal, "qmaps": maps, "seeds": int(seeds), "x": x_axis, "m": int(m),
               "omap": overview_map, "ometric": overview_metric, "present": bool(presentation)}
+    # What the CSV export says it was computed from (redraw i of a random map is seed i).
+    from .. import provenance
+    quality.provenance = provenance.record("quality", samples=[sample], settings=params,
+                                           seeds=range(max([int(seeds), *(n for c in quality.curves for n in c.seeds_used)])))
     return (curves, norms, shape, over, shown_heads_table(overview),
             common.notices_markdown(notices, toast=False, lang=lang), bundle, common.query_string(params))
 
@@ -158,7 +175,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
                               elem_id="quality-seeds")
             x_axis = gr.Radio(list(X_AXES), value="m", label=i18n.label("quality_x"), elem_id="quality-x",
                               info=i18n.label("quality_x_info"))
-            causal = gr.Checkbox(False, label=i18n.label("causal"), elem_id="quality-causal")
+            causal = source_panel.CausalBox(None, label=i18n.label("causal"), elem_id="quality-causal")
             m = gr.Slider(2, 512, value=64, step=2, label=i18n.label("features_m"), info=i18n.label("quality_m_info"),
                           elem_id="quality-m")
             overview_map = gr.Dropdown([i18n.map_choice(label) for label in others],
@@ -231,7 +248,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
                                                                         "entropy-monotonicity": shape_fig,
                                                "head-overview": over_fig},
                                    {"metrics": exports.metrics_csv_table(quality.shape_rows),
-                                    "curves": curves_table(quality), "heads": heads_table(overview)}))
+                                    "curves": curves_table(quality), "heads": heads_table(overview)},
+                                   provenance=quality.provenance or None))
 
     common.wire_export(export, export_quality, [view, presentation, x_axis] + ([lang] if lang is not None else []),
                        files)

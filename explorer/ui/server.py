@@ -1,8 +1,9 @@
 """What the server adds to gradio for a page anyone may open: a Content-Security-Policy on
-every response, a cap on request bodies, a share of the queue per visitor, sessions that
-expire, and the export folder removed when the process is told to stop.
+every response, a cap on request bodies, a share of the queue per visitor, lanes for the
+events the server's one budget bounds, sessions that expire, and the export folder removed
+when the process is told to stop.
 
-    configure_queue(demo)                     # gradio's queue, smaller, with each session's share
+    configure_queue(demo)                     # gradio's queue, smaller, each session's share, the lanes
     expire_states(demo)                       # every gr.State forgotten STATE_TTL_S after its last change
     demo.launch(app_kwargs=app_kwargs(), state_session_capacity=SESSION_CAPACITY, ...)
     expire_idle_sessions(demo)                # after launch: a session unused for SESSION_IDLE_S goes
@@ -125,10 +126,32 @@ def app_kwargs() -> dict:
     return {"middleware": [Middleware(PublicGuard)]}
 
 
+# The event groups whose work the server's one budget bounds (explorer/measure/budget.py):
+# they run up to LANES events each, and the budget decides which may compute at once, what
+# memory they get, and refuses at once what does not fit. A small request therefore never
+# waits in a group's line behind large ones. The timed sweep, training and exports keep
+# their one-at-a-time groups (timings need a quiet CPU; one training; one PNG browser).
+BUDGETED_GROUPS = ("compute", "quality", "summary")
+LANES = 4
+
+
 def configure_queue(demo, default_concurrency_limit: int = 2):
-    """Gradio's queue at QUEUE_SIZE, with each session's share of it (share_queue)."""
+    """Gradio's queue at QUEUE_SIZE, with each session's share of it (share_queue), and the
+    budgeted groups' lanes (open_lanes)."""
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=default_concurrency_limit)
     share_queue(demo)
+    open_lanes(demo)
+
+
+def open_lanes(demo, lanes: int = LANES, groups=BUDGETED_GROUPS) -> int:
+    """Let every event of ``groups`` run ``lanes`` at a time (before the first event is queued:
+    gradio fixes a group's limit when it first sees it); how many events were changed."""
+    changed = 0
+    for fn in demo.fns.values():
+        if fn.concurrency_id in groups and fn.concurrency_limit != lanes:
+            fn.concurrency_limit = lanes
+            changed += 1
+    return changed
 
 
 def share_queue(demo, share: int = SESSION_SHARE) -> None:

@@ -43,6 +43,32 @@ def examples() -> list[str]:
 DEFAULT_TEXT = examples()[0]
 
 
+class CausalBox(gr.Checkbox):
+    """The maps and quality tabs' Causal box. Empty (None) until the visitor, a link or a model
+    change sets it: then the engine follows the data, so a causal model's maps are causal and
+    a request that does not send ``causal`` gets what the model computes. gradio's checkbox
+    turns None into False; this one keeps it (drawn unticked, sent as null)."""
+
+    is_template = True          # drawn by gradio's own checkbox
+    follows_data = True         # ui/validate.py: None is a value here
+
+    def postprocess(self, value):
+        return None if value is None else bool(value)
+
+
+def causal_for(source, model):
+    """The Causal box for the data panel's source and model: ticked for the packaged causal
+    model, unticked for the embedded (bidirectional) one, None (follow the data) for a model
+    only loading can tell about, random data and uploads."""
+    if source not in (None, "", "text"):
+        return None
+    if model in (None, "", EMBEDDED_MODEL):
+        return False
+    if model == CAUSAL_MODEL["name"]:
+        return True
+    return None
+
+
 @dataclass
 class SourcePanel:
     source: gr.Dropdown

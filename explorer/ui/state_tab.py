@@ -113,6 +113,8 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
     params = {"tab": "state", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head, model=model),
               "smap": c.map_label, "sm": c.m, "sseed": c.seed, "gamma": c.gamma, "strength": c.strength,
               "t": t_val, "kind": c.kind, "lb": c.lower_bound, "beta": c.beta, "present": bool(presentation)}
+    from .. import provenance            # what the CSV export says it was computed from
+    view.provenance = provenance.record("state", samples=[sample], settings=params, seeds=[c.seed])
     return (step, curves, memory, common.notices_markdown(view.notices, toast=False), view,
             gr.update(maximum=last, value=t_val), common.query_string(params), capacity)
 
@@ -121,14 +123,52 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
 def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0,
              temperature=1.0, file=None, model=None, layer=2, head="3", map_label="elu+1", m=32, seed=0,
              gamma=DEFAULTS["gamma"], strength=DEFAULTS["strength"], t=0, kind="none",
-             lower_bound=DEFAULTS["lower_bound"], beta=DEFAULTS["beta"], lang="en", presentation=False):
-    """Only the step heatmaps, for the t slider and the update choice: fast enough to drag."""
+             lower_bound=DEFAULTS["lower_bound"], beta=DEFAULTS["beta"], lang="en", presentation=False, view=None):
+    """Only the step heatmaps, for the t slider and the update choice: fast enough to drag.
+    ``view``: the tab's view, whose step becomes this one, so that a restyle or an export
+    draws the step on screen."""
     figures, views = _engine()
     lang = i18n.normal_lang(lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, model=model)
     s = views.state_step(sample, layer, head, map_label, m, seed, gamma, strength, t, kind,
                          lower_bound=lower_bound, beta=beta, lang=lang)
+    if view is not None:
+        view.step = s
     return _step_figure(figures, s, presentation, lang)
+
+
+def _step_is_stale(view, t, kind) -> bool:
+    """Whether the step on screen (the view's, drawn with the whole tab) is another update or
+    step than the controls now ask for."""
+    if view is None:
+        return False
+    try:
+        return view.step["kind_id"] != kind or int(view.step["t"]) != int(t)
+    except (TypeError, ValueError, KeyError):
+        return False
+
+
+def keep_step(event, tab: "StateTab", inputs: list):
+    """Chain onto ``event``, one that drew the step from the tab's view (a whole redraw, a
+    restyle): the step again from the controls as they are now, where they ask for another
+    update or step. A redraw started before the reader picked an update reads the old pick,
+    and can land after that pick's own step: without this the figure would show the earlier
+    update while the choice says the new one. Each step keeps the view's step the one on
+    screen (``inputs``: those of ``run_step``)."""
+    i_t = next(i for i, c in enumerate(inputs) if c is tab.t)
+    i_kind = next(i for i, c in enumerate(inputs) if c is tab.kind)
+
+    def step_if_stale(view, *args):
+        if not _step_is_stale(view, args[i_t], args[i_kind]):
+            return gr.skip()
+        return run_step(*args, view=view)
+
+    return event.then(step_if_stale, [tab.view, *inputs], tab.step, api_visibility="private", **COMPUTE)
+
+
+# The tab's heavy events, its step views among them, share the page's compute slots: a queue
+# of their own, one at a time for every visitor, would let one slow step hold every page's load.
+COMPUTE = dict(concurrency_limit=2, concurrency_id="compute")
 
 
 def _kind_choices() -> list:
@@ -140,10 +180,11 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.C
     (a page of this tab alone) a hidden "en" stands in."""
     if lang is None:
         lang = gr.Textbox("en", visible=False)
-    maps = [label for label in catalog.map_choices() if label != catalog.REFERENCE]
+    labels = [label for label in catalog.map_choices() if label != catalog.REFERENCE]
+    maps = [i18n.map_choice(label) for label in labels]      # the name in the reader's language, the label as value
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
-            map_label = gr.Dropdown(maps, value="elu+1" if "elu+1" in maps else maps[0], label=i18n.label("state_map"),
+            map_label = gr.Dropdown(maps, value="elu+1" if "elu+1" in labels else labels[0], label=i18n.label("state_map"),
                                     elem_id="state-map")
             m = gr.Slider(2, 256, value=32, step=2, label=i18n.label("features_m"), info=i18n.label("features_m_info"),
                           elem_id="state-m")
@@ -181,7 +222,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.C
         step_fig, curves_fig, memory_fig, capacity_fig = render(view, presentation)
         return common.show_files(common.export_files(
             "state", {"step": step_fig, "curves": curves_fig, "memory": memory_fig, "capacity": capacity_fig},
-            {"curves": curves_table(view), "capacity": capacity_table(view)}))
+            {"curves": curves_table(view), "capacity": capacity_table(view)},
+            provenance=getattr(view, "provenance", None) or None))
 
     common.wire_export(export, export_state, [view, presentation, lang], files)
     return tab
@@ -189,27 +231,30 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.C
 
 def _wire(tab: StateTab, panel, presentation, try_preset) -> None:
     inputs = panel.inputs + tab.controls + [presentation]
-    compute = dict(concurrency_limit=2, concurrency_id="compute")
-    tab.run.click(run_state, inputs, tab.outputs, api_name="state", **compute).then(
-        None, tab.query, tab.link, js=common.SET_URL_JS)
+    drawn = tab.run.click(run_state, inputs, tab.outputs, api_name="state", **COMPUTE)
+    drawn.then(None, tab.query, tab.link, js=common.SET_URL_JS)
+    keep_step(drawn, tab, inputs)
     preset = catalog.STATE_PRESET
-    try_preset.click(
+    drawn = try_preset.click(
         lambda: (preset["source"], preset["text"], preset["gamma"], preset["strength"]), None,
         [panel.source, panel.text, tab.gamma, tab.strength], api_visibility="private", queue=False).then(
-        run_state, inputs, tab.outputs, api_visibility="private", **compute).then(
-        None, tab.query, tab.link, js=common.SET_URL_JS)
-    gr.on([tab.t.release, tab.kind.input], run_step, inputs, tab.step, api_visibility="private",
-          trigger_mode="always_last", **compute)
-    gr.on([tab.gamma.release, tab.strength.release, tab.lower_bound.release, tab.beta.release, tab.map_label.input],
-          run_state, inputs, tab.outputs, api_visibility="private", trigger_mode="always_last", **compute).then(
-        None, tab.query, tab.link, js=common.SET_URL_JS)
+        run_state, inputs, tab.outputs, api_visibility="private", **COMPUTE)
+    drawn.then(None, tab.query, tab.link, js=common.SET_URL_JS)
+    keep_step(drawn, tab, inputs)
+    gr.on([tab.t.release, tab.kind.input], lambda view, *args: run_step(*args, view=view), [tab.view, *inputs],
+          tab.step, api_visibility="private", trigger_mode="always_last", **COMPUTE)
+    drawn = gr.on([tab.gamma.release, tab.strength.release, tab.lower_bound.release, tab.beta.release,
+                   tab.map_label.input],
+                  run_state, inputs, tab.outputs, api_visibility="private", trigger_mode="always_last", **COMPUTE)
+    drawn.then(None, tab.query, tab.link, js=common.SET_URL_JS)
+    keep_step(drawn, tab, inputs)
 
     # Another language redraws a tab that has drawn (its words are written at compute time).
     def relanguage(view, *args, progress=gr.Progress()):
         return run_state(*args, progress=progress) if view is not None else tuple(gr.skip() for _ in tab.outputs)
 
-    tab.lang.change(relanguage, [tab.view, *inputs], tab.outputs, api_visibility="private",
-                    trigger_mode="always_last", **compute)
+    keep_step(tab.lang.change(relanguage, [tab.view, *inputs], tab.outputs, api_visibility="private",
+                              trigger_mode="always_last", **COMPUTE), tab, inputs)
 
 
 def curves_table(view) -> pd.DataFrame:

@@ -395,7 +395,8 @@ def bound_for(component, name: str) -> Bound | None:
     import gradio as gr
 
     if isinstance(component, gr.Checkbox):
-        return Bound(name, "bool")
+        # A box that may be empty (source.CausalBox: follow the data) takes null as well.
+        return Bound(name, "bool", optional=bool(getattr(component, "follows_data", False)))
     if isinstance(component, gr.Slider):
         step = getattr(component, "step", 1) or 1
         whole = float(step).is_integer() and float(component.minimum).is_integer()
@@ -613,3 +614,45 @@ def waits_for_upload(tab_id: str, args) -> bool:
 
     return (tab_id in ("maps", "quality", "state") and len(args) >= 8 and args[0] == SOURCES[2]
             and not args[7])
+
+
+# ---------------------------------------------------------------------------------------
+# The learn tab: texts of the visitor's own
+# ---------------------------------------------------------------------------------------
+
+# The learn tab's bounds (explorer.experiments.learning), repeated here so the check runs
+# before the engine (and torch) is imported; a test holds the two equal.
+LEARN_MAX_TEXTS = 40
+LEARN_MAX_TEXT_CHARS = 2000
+
+
+def learn_texts(raw, name: str) -> list[str] | None:
+    """The texts a learn request sends for ``name`` ("train_texts", "heldout_texts"): a
+    string with one text a line (the text box) or a list of strings (the API). None when
+    nothing is sent (blank: the built-in texts are used); otherwise the non-blank texts,
+    at most ``LEARN_MAX_TEXTS`` of at most ``LEARN_MAX_TEXT_CHARS`` characters, or one
+    sentence in the page's language. The whole is measured before it is split."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()) or (isinstance(raw, (list, tuple)) and not raw):
+        return None
+    most = LEARN_MAX_TEXTS * (LEARN_MAX_TEXT_CHARS + 1)
+    if isinstance(raw, str):
+        if len(raw) > most:
+            raise ValueError(Message("learn.err_texts_size", name=name, chars=f"{len(raw):,}", most=f"{most:,}",
+                                     count=LEARN_MAX_TEXTS, each=f"{LEARN_MAX_TEXT_CHARS:,}"))
+        texts = raw.splitlines()
+    elif isinstance(raw, (list, tuple)) and len(raw) <= 4 * LEARN_MAX_TEXTS and all(isinstance(t, str) for t in raw):
+        texts = list(raw)
+    elif isinstance(raw, (list, tuple)) and len(raw) > 4 * LEARN_MAX_TEXTS:
+        raise ValueError(Message("learn.err_texts_count", name=name, count=f"{len(raw):,}", most=LEARN_MAX_TEXTS))
+    else:
+        raise ValueError(Message("learn.err_texts_type", name=name))
+    kept = [t.strip() for t in texts if t.strip()]
+    if not kept:
+        return None
+    if len(kept) > LEARN_MAX_TEXTS:
+        raise ValueError(Message("learn.err_texts_count", name=name, count=f"{len(kept):,}", most=LEARN_MAX_TEXTS))
+    for i, text in enumerate(kept, start=1):
+        if len(text) > LEARN_MAX_TEXT_CHARS:
+            raise ValueError(Message("learn.err_text_long", name=name, index=i, chars=f"{len(text):,}",
+                                     most=f"{LEARN_MAX_TEXT_CHARS:,}"))
+    return kept

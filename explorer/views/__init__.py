@@ -25,7 +25,7 @@ from .common import (  # noqa: F401
     block_labels, block_mean, load_sample, make_feature_map, metrics_table, select_head,
 )
 from .complexity import ComplexityView, complexity_table, complexity_view, plan_sweep, sweep_lengths  # noqa: F401
-from .maps import MapsView, clear_caches, maps_view  # noqa: F401
+from .maps import MapsView, clear_caches, maps_view, resolve_causal  # noqa: F401
 from .quality import (  # noqa: F401
     MAX_QUALITY_WORK, QUALITY_MS, REQUIRED_ERROR, HeadOverview, QualityCurve, QualityView, head_overview,
     kernel_estimate_mse, measure_redraw, measure_redraw_plain, price_request, price_sample_request, quality_view,

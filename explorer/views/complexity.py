@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..measure import cost, live_timing
+from ..measure import budget, cost, live_timing
 from .. import maps as feature_maps
 from ..catalog import DEFAULT_METHODS, FEATURE_MAPS, MAX_POINTS, N_CAP, SWEEP_METHOD_LABELS
 from .. import text
@@ -58,6 +58,7 @@ class ComplexityView:
     disturbance: list = field(default_factory=list)
     lang: str = "en"               # the language of method labels, notes and texts
 
+    provenance: dict = field(default_factory=dict)  # explorer.provenance.record of the data and settings
 
 def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes, lang: str = "en"):
     """Check the memory estimate of every run before anything starts.
@@ -65,16 +66,18 @@ def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes, lang: str = "en
     Returns notes (messages) for runs that will be skipped; raises ValueError, in ``lang``,
     when nothing would run.
     """
-    notes, runnable = [], 0
+    notes, runnable, largest = [], 0, 0
     for method in methods:
-        over = [n for n in ns if not cost.fits(cost.estimate("complexity", ns=[n], d=head_dim, m=feature_dim,
-                                                             methods=[method]), budget_bytes, math.inf)]
+        runs = {n: cost.estimate("complexity", ns=[n], d=head_dim, m=feature_dim, methods=[method]) for n in ns}
+        over = [n for n, run in runs.items() if not cost.fits(run, budget_bytes, math.inf)]
         runnable += len(ns) - len(over)
+        largest = max([largest] + [run.bytes for n, run in runs.items() if n not in over])
         if over:
             notes.append(Message("complexity.skipped_memory", method=live_timing.method_name(method),
                                  n=f"{min(over):,}", budget=f"{budget_bytes / 2**30:.1f}"))
     if runnable == 0:
         raise ValueError(w("complexity.err_memory", lang))
+    budget.claim(largest, math.inf)       # the runs go one at a time: the largest is the sweep's peak
     return notes
 
 

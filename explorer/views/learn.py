@@ -19,6 +19,7 @@ the session that asked for it (``views.common.set_trained``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import queue
 import threading
@@ -29,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import stopping
-from ..measure import cost
+from ..measure import budget, cost
 from ..experiments import hybrids, learning
 from ..maps import learned
 # The embedded model's shape (layers, heads, head dim) and the hybrid's maps: the UI builds
@@ -49,6 +50,9 @@ TEXTS_DIR = asset("texts")
 LR = learning.DEFAULT_LR      # per kind: the Adam step each trains well with
 KINDS = tuple(learned.KINDS)
 MAX_STEPS = 2000             # one request must not hold the CPU for an hour
+# Training streams its progress and can be stopped, so it may run past one request's usual
+# limit; but every seed together must fit this, priced before anything is read or trained.
+MAX_TRAINING_SECONDS = 1800.0
 MAX_FEATURES = 512
 HYBRID_MAPS = tuple(HYBRID_MAP_LABELS)
 MAP_LABELS = HYBRID_MAP_LABELS
@@ -60,6 +64,9 @@ def training_texts() -> list[str]:
 
 def heldout_texts() -> list[str]:
     return learning.read_texts(TEXTS_DIR / "heldout.txt")
+
+
+heldout_texts_builtin = heldout_texts      # where a parameter of the same name would hide it
 
 
 def _take(texts: list[str], count, name: str) -> list[str]:
@@ -156,9 +163,12 @@ class LearnResult:
     """One trained (or loaded) learned map and its held-out comparison.
 
     ``quality`` is the engine's per-head dict (map -> {"kl", "kl_median", "entropy",
-    "monotonicity"} as numpy arrays shaped (layers, heads) of the covered block); ``rows``
-    summarise it per map (mean over covered heads). ``kl_ratio`` is KL(elu+1) / KL(learned
-    map) per head.
+    "monotonicity"} as numpy arrays shaped (layers, heads) of the covered block), the mean
+    over seeds; ``by_seed`` the same per seed. ``rows`` summarise it per map: per seed the
+    mean over covered heads (the median over heads for "kl_median"), then the mean and
+    sample sd over seeds ("kl", "kl_sd", ..., and "kl_seeds", the per-seed values).
+    ``kl_ratio`` is KL(elu+1) / KL(learned map) per head (seed means). ``losses`` is the
+    first seed's curve, ``losses_by_seed`` every seed's.
     """
 
     layer: int | None             # None: every layer
@@ -180,6 +190,13 @@ class LearnResult:
     kind: str = "hedgehog"
     model: str = EMBEDDED_NAME    # the model whose softmax it imitates (read the texts)
     causal: bool = False          # that model's attention is causal: trained and judged on keys j <= i
+    seeds: tuple = (0,)           # one trained map (and one FAVOR+ draw) per seed; the first's map is handed on
+    losses_by_seed: list = field(default_factory=list)
+    by_seed: list = field(default_factory=list)   # per seed: the per-head quality dict, as ``quality``
+    own_texts: bool = False       # trained or judged on texts the visitor sent, not the built-in ones
+    feature_maps: list = field(default_factory=list)   # per seed (a loaded map: just it)
+    same_every_seed: tuple = ()   # kinds every seed started (so trained) identically: trained once
+    texts: tuple = ((), ())       # (training, held-out) texts as used, for the record of a saved map
 
     @property
     def all_heads(self) -> bool:
@@ -201,29 +218,56 @@ class LearnResult:
 ROW_ORDER = ("luna", "hedgehog", "elu1", "favor_plus", "taylor2")
 
 
-def _summarise(quality: dict, kind: str, num_features: int, seed: int, head_dim: int,
-               rival_features: int | None = None) -> tuple[dict, list, float, np.ndarray]:
-    """Per-head arrays as numpy, one row per map (the trained one first, means over heads),
-    softmax entropy, and the KL ratio elu+1 / trained map per head."""
-    per_head = {name: {key: v.detach().cpu().numpy().astype(np.float64) for key, v in vals.items()}
-                for name, vals in quality.items()}
+SUMMARY_KEYS = ("kl", "kl_median", "entropy", "monotonicity")
+
+
+def _numpy(quality: dict) -> dict:
+    return {name: {key: v.detach().cpu().numpy().astype(np.float64) for key, v in vals.items()}
+            for name, vals in quality.items()}
+
+
+def _summarise(by_seed: list, kind: str, num_features: int, head_dim: int, rival_features: int | None = None,
+               fixed: tuple = ()) -> tuple[dict, list, float, np.ndarray, list]:
+    """Per-head arrays as numpy (mean over seeds), one row per map (the trained one first),
+    softmax entropy, the KL ratio elu+1 / trained map per head, and the per-seed arrays.
+
+    A row's value per seed is the mean over the covered heads (the median over heads for
+    "kl_median"); the row holds the mean over seeds, its sample sd ("<key>_sd") and the
+    per-seed values ("<key>_seeds"). ``fixed`` names maps that are one map whatever the
+    seed (a loaded file): they get one value, so no spread (sd NaN)."""
+    seeds = [_numpy(q) for q in by_seed]
+    per_head = {name: {key: np.mean([q[name][key] for q in seeds], axis=0) for key in vals}
+                for name, vals in seeds[0].items()}
     dims = {kind: num_features, **{name: f.num_features
-                                   for name, f in learning.baseline_maps(head_dim, num_features, seed).items()}}
+                                   for name, f in learning.baseline_maps(head_dim, num_features, 0).items()}}
     if rival_features is not None:
         dims["hedgehog"] = rival_features
     rows = []
     for name in (kind, *(n for n in ROW_ORDER if n != kind)):
         if name not in per_head:
             continue
-        q = per_head[name]
-        rows.append({"map": MAP_LABELS[name], "name": name, "features_m": dims[name],
-                     "kl": float(np.nanmean(q["kl"])), "kl_median": float(np.nanmedian(q["kl_median"])),
-                     "entropy": float(np.nanmean(q["entropy"])),
-                     "monotonicity": float(np.nanmean(q["monotonicity"]))})
+        row = {"map": MAP_LABELS[name], "name": name, "features_m": dims[name]}
+        for key in SUMMARY_KEYS:
+            pool = np.nanmedian if key == "kl_median" else np.nanmean
+            values = [float(pool(q[name][key])) for q in (seeds[:1] if name in fixed else seeds)]
+            mean, sd = learning.spread(values)
+            row.update({key: mean, f"{key}_sd": sd, f"{key}_seeds": values})
+        rows.append(row)
     softmax_entropy = float(np.nanmean(per_head["softmax"]["entropy"]))
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = per_head["elu1"]["kl"] / per_head[kind]["kl"]
-    return per_head, rows, softmax_entropy, ratio
+    return per_head, rows, softmax_entropy, ratio, seeds
+
+
+def ranking(rows: list, key: str = "kl") -> tuple[dict, dict | None, bool]:
+    """(closest map, the next one, whether they are apart): the two maps with the lowest mean
+    ``key`` over seeds, and whether the gap between them is outside seed noise (the means
+    differ by more than the sum of their sds, ``learning.apart``). Only then may a text say
+    that the first is closer to softmax."""
+    order = sorted(rows, key=lambda r: (not np.isfinite(r[key]), r[key]))
+    best = order[0]
+    second = order[1] if len(order) > 1 else None
+    return best, second, second is not None and learning.apart(best[f"{key}_seeds"], second[f"{key}_seeds"])
 
 
 def _check_head(layer, head, shape=None) -> tuple[int | None, int | None]:
@@ -253,18 +297,45 @@ def check_kind(kind) -> str:
     return kind
 
 
+def texts_for(texts, count, built_in: list[str], name: str) -> tuple[list[str], bool]:
+    """(the texts to use, whether they are the visitor's own): ``texts`` when given (checked:
+    ``learning.check_texts``), else the first ``count`` of the built-in ones."""
+    if texts is None:
+        return _take(built_in, count, name.replace("_texts", "_count")), False
+    return learning.check_texts(texts, name), True
+
+
+def _digest(texts: list[str]) -> str:
+    return hashlib.sha256("\n".join(texts).encode("utf-8")).hexdigest()
+
+
+def check_heldout_cost(heldout: list[str], shape, heads: int, num_features: int, seeds: int) -> None:
+    """Refuse, before anything is read, a held-out set whose longest text would need more than
+    a request may use to judge every map on ``heads`` heads (one map at a time, the random
+    ones once per seed)."""
+    cost.check(cost.estimate("maps", n=max(map(len, heldout)) // 3 + 2, d=shape[2], heads=heads,   # ~3 chars a token
+                             maps=("elu1", "favor_plus", "taylor2", "hedgehog"), m=num_features, seeds=seeds),
+               limit_seconds=MAX_TRAINING_SECONDS)
+
+
 def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: int = 0, train_count=None,
                heldout_count=None, all_heads: bool = False, progress=None, should_stop=None,
-               on_loss=None, kind: str = "hedgehog", session=None, model=None) -> LearnResult:
+               on_loss=None, kind: str = "hedgehog", session=None, model=None, seeds=learning.DEFAULT_SEEDS,
+               train_texts=None, heldout_texts=None) -> LearnResult:
     """Train a learned map of ``kind`` (Hedgehog or LUNA) on one head (or all heads jointly)
-    of ``model`` (None: the embedded MiniLM) and compare it on held-out texts; LUNA is
-    compared with Hedgehog trained the same way. A causal model's map is trained and judged
-    against its causal softmax.
+    of ``model`` (None: the embedded MiniLM), once per seed, and compare them on held-out
+    texts; LUNA is compared with Hedgehog trained the same way. A causal model's map is
+    trained and judged against its causal softmax.
 
-    ``progress(fraction, message)`` reports; ``on_loss(step, loss)`` feeds a live curve;
-    ``should_stop()`` aborts (raises ``Stopped``). The same settings return the cached
-    result at once. The map is then ``session``'s trained map of ``kind`` in the other tabs,
-    offered there on samples that ``model`` read.
+    ``seeds``: how many, from ``seed`` (default 3), or their list. ``train_texts`` and
+    ``heldout_texts``: the visitor's own texts (lists of strings, bounded by
+    ``learning.check_texts``, never overlapping) in place of the first ``train_count`` /
+    ``heldout_count`` built-in ones. ``progress(fraction, message)`` reports;
+    ``on_loss(step, loss, seed)`` feeds a live curve; ``should_stop()`` aborts (raises
+    ``Stopped``), asked at every step of every seed. Every seed together is priced before
+    any work. The same settings return the cached result at once. The first seed's map is
+    then ``session``'s trained map of ``kind`` in the other tabs, offered there on samples
+    that ``model`` read.
     """
     kind = check_kind(kind)
     model = model_argument(model)
@@ -279,16 +350,18 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
     steps = check_positive_int(steps, "steps")
     if steps > MAX_STEPS:
         raise ValueError(f"steps: at most {MAX_STEPS} here, got {steps}")
-    seed = int(seed or 0)
-    train = _take(training_texts(), train_count, "train_count")
-    heldout = _take(heldout_texts(), heldout_count, "heldout_count")
+    seeds = learning.seed_list(int(seed or 0), seeds)
+    train, own_train = texts_for(train_texts, train_count, training_texts(), "train_texts")
+    heldout, own_heldout = texts_for(heldout_texts, heldout_count, heldout_texts_builtin(), "heldout_texts")
+    learning.check_disjoint(train, heldout)
     cost.check(cost.estimate("learn", n=max(map(len, train)) // 3 + 2, m=num_features, steps=steps,  # ~3 chars a token
                              texts=len(train), all_heads=all_heads, kind=kind, layers=shape[0], heads=shape[1],
-                             d=shape[2]),
-               limit_seconds=float("inf"))   # training streams its progress and can be stopped; MAX_STEPS bounds it
-    key = (kind, layer, head, num_features, steps, seed, len(train), len(heldout), where.key)
+                             d=shape[2], seeds=len(seeds)),
+               limit_seconds=MAX_TRAINING_SECONDS)
+    check_heldout_cost(heldout, shape, 1 if layer is not None else shape[0] * shape[1], num_features, len(seeds))
+    key = (kind, layer, head, num_features, steps, seeds, _digest(train), _digest(heldout), where.key)
     hit = _trained.get(key)
-    # LUNA's comparison reuses a Hedgehog trained with the same settings, if there is one.
+    # LUNA's comparison reuses the Hedgehogs trained with the same settings, if there are some.
     rival = _trained.peek(("hedgehog", *key[1:]))
     if hit is not None:
         set_trained(session, kind, hit.feature_map, hit.layer, hit.head, "trained", model=hit.model)
@@ -297,32 +370,38 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
     report = progress or (lambda fraction, message: None)
 
     def relay(fraction, message):
-        if should_stop is not None and should_stop():
-            raise Stopped("training stopped")
+        stopping.check(should_stop)     # Stopped, or the deadline's own refusal
         report(fraction, message)
 
     exp = learning.experiment(train, heldout, kind=kind, layer=layer, head=head, num_features=num_features,
-                             steps=steps, lr=LR[kind], seed=seed, source=lambda text: cached_sample(text, model),
-                             progress=relay, should_stop=should_stop,
-                             on_loss=on_loss, hedgehog=None if rival is None else rival.feature_map)
+                             steps=steps, lr=LR[kind], seeds=seeds, source=lambda text: cached_sample(text, model),
+                             progress=relay, should_stop=should_stop, on_loss=on_loss,
+                             hedgehog=None if rival is None else rival.feature_maps)
     rival_m = None
     if "hedgehog" in exp.quality and kind != "hedgehog":
         rival_m = (exp.runs["hedgehog"].feature_map if "hedgehog" in exp.runs else rival.feature_map).num_features
-    per_head, rows, softmax_entropy, ratio = _summarise(exp.quality, kind, num_features, seed, shape[2], rival_m)
-    result = LearnResult(layer, head, num_features, steps, seed, list(exp.run.losses), exp.run.seconds,
-                         exp.train_count, exp.heldout_count, per_head, rows, softmax_entropy, ratio,
-                         exp.feature_map, kind=kind, model=where.name, causal=bool(causal))
+    per_head, rows, softmax_entropy, ratio, by_seed = _summarise(exp.by_seed, kind, num_features, shape[2], rival_m)
+    losses = [list(runs[kind].losses) for runs in exp.runs_by_seed]
+    result = LearnResult(layer, head, num_features, steps, seeds[0], losses[0],
+                         sum({id(r): r.seconds for runs in exp.runs_by_seed for r in runs.values()}.values()),
+                         exp.train_count, exp.heldout_count,
+                         per_head, rows, softmax_entropy, ratio, exp.feature_map, kind=kind, model=where.name,
+                         causal=bool(causal), seeds=seeds, losses_by_seed=losses, by_seed=by_seed,
+                         own_texts=own_train or own_heldout,
+                         feature_maps=[runs[kind].feature_map for runs in exp.runs_by_seed],
+                         same_every_seed=exp.same_every_seed, texts=(tuple(train), tuple(heldout)))
     _trained.put(key, result)
     set_trained(session, kind, result.feature_map, layer, head, "trained", model=result.model)
     return result
 
 
-def cached_result(layer, head, num_features: int, steps: int, seed: int = 0, kind: str = "hedgehog", model=None):
-    """The result ``learn_view`` would return at once for these settings (all texts), or
-    None when it has not been trained in this process: lets other views show a trained map
-    without ever starting a training run themselves."""
-    key = (kind, layer, head, int(num_features), int(steps), int(seed), len(training_texts()), len(heldout_texts()),
-           model_where(model).key)
+def cached_result(layer, head, num_features: int, steps: int, seed: int = 0, kind: str = "hedgehog", model=None,
+                  seeds=learning.DEFAULT_SEEDS):
+    """The result ``learn_view`` would return at once for these settings (all built-in
+    texts), or None when it has not been trained in this process: lets other views show a
+    trained map without ever starting a training run themselves."""
+    key = (kind, layer, head, int(num_features), int(steps), learning.seed_list(int(seed), seeds),
+           _digest(training_texts()), _digest(heldout_texts_builtin()), model_where(model).key)
     return _trained.peek(key)
 
 
@@ -340,41 +419,51 @@ def cached_layer_map(layer: int, num_features: int, kind: str = "hedgehog", mode
 
 @dataclass
 class LiveTraining:
-    """A snapshot while training runs: losses seen so far (the engine reports about 50)."""
+    """A snapshot while training runs: losses seen so far (the engine reports about 50 a
+    seed), each with the seed it belongs to."""
 
     fraction: float
     message: str
     steps: list
     losses: list
     total_steps: int
+    seeds: list = field(default_factory=list)
+    seed_count: int = 1
 
 
 
 
 def learn_stream(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: int = 0, train_count=None,
                  heldout_count=None, all_heads: bool = False, poll_s: float = 0.5, should_stop=None,
-                 kind: str = "hedgehog", session=None, model=None):
+                 kind: str = "hedgehog", session=None, model=None, seeds=learning.DEFAULT_SEEDS,
+                 train_texts=None, heldout_texts=None):
     """Run ``learn_view`` in a worker thread; yield ``LiveTraining`` snapshots about every
     ``poll_s`` seconds, then the ``LearnResult``. Closing the generator, or ``should_stop()``
     turning true, stops the training (the latter raises ``Stopped`` here)."""
     kwargs = dict(layer=layer, head=head, num_features=num_features, steps=steps, seed=seed,
                   train_count=train_count, heldout_count=heldout_count, all_heads=all_heads, kind=kind,
-                  session=session, model=model)
+                  session=session, model=model, seeds=seeds, train_texts=train_texts, heldout_texts=heldout_texts)
     steps = check_positive_int(steps, "steps")
+    seed_count = len(learning.seed_list(int(seed or 0), seeds))
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
-    live = LiveTraining(0.0, "starting", [], [], steps)
+    live = LiveTraining(0.0, "starting", [], [], steps, [], seed_count)
 
     def progress(fraction, message):
         events.put(("progress", fraction, message))
 
-    def on_loss(step, loss):
-        events.put(("loss", step, loss))
+    def on_loss(step, loss, seed):
+        events.put(("loss", step, loss, seed))
+
+    if isinstance(should_stop, stopping.StopSignal):     # keep its deadline, and say it when it passes
+        ends = stopping.StopSignal(lambda: stop.is_set() or should_stop.gone(), should_stop.remaining())
+    else:
+        ends = lambda: stop.is_set() or (should_stop is not None and should_stop())
 
     def work():
         try:
-            stopping = lambda: stop.is_set() or (should_stop is not None and should_stop())
-            events.put(("done", learn_view(progress=progress, should_stop=stopping, on_loss=on_loss, **kwargs)))
+            with budget.request():      # the training's memory is held from the server's budget while it runs
+                events.put(("done", learn_view(progress=progress, should_stop=ends, on_loss=on_loss, **kwargs)))
         except BaseException as exc:  # handed to the consumer, which re-raises it
             events.put(("error", exc))
 
@@ -395,6 +484,7 @@ def learn_stream(layer=0, head=0, num_features: int = 64, steps: int = 300, seed
             if event is not None and event[0] == "loss":
                 live.steps.append(event[1])
                 live.losses.append(event[2])
+                live.seeds.append(event[3])
                 changed = True
             elif event is not None:
                 _, live.fraction, live.message = event
@@ -402,13 +492,14 @@ def learn_stream(layer=0, head=0, num_features: int = 64, steps: int = 300, seed
             # At most one snapshot per poll_s, and only when something new arrived.
             if changed and time.monotonic() - last_yield >= poll_s:
                 last_yield, changed = time.monotonic(), False
-                yield replace(live, steps=list(live.steps), losses=list(live.losses))
+                yield replace(live, steps=list(live.steps), losses=list(live.losses), seeds=list(live.seeds))
     finally:
         stop.set()  # the consumer left (finished, failed or cancelled): end the worker too
 
 
 def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploaded", progress=None,
-                 session=None, model=None, lang: str = "en") -> LearnResult:
+                 session=None, model=None, lang: str = "en", seeds=learning.DEFAULT_SEEDS,
+                 heldout_texts=None) -> LearnResult:
     """Held-out comparison of a saved map (no training) on ``model`` (None: the embedded
     MiniLM): a talk can use a map trained beforehand.
 
@@ -416,6 +507,8 @@ def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploa
     that layer (the one its file names, else ``layer``); a one-head map on the head its
     file names, else on ``layer``, ``head``. A file that names the model it was trained on
     is judged on that model only. The map then becomes ``session``'s trained map of its kind.
+    FAVOR+ is drawn once per seed (``seeds``, default 3 from 0); the loaded map is one map,
+    so it has no seed spread. ``heldout_texts``: the visitor's own, in place of the built-in.
     """
     model = model_argument(model)
     name = model_name(model)
@@ -424,7 +517,7 @@ def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploa
     info = getattr(fmap, "info", {}) or {}
     trained_on = _named_text(info, "model")
     if trained_on is not None and trained_on != name:
-        raise ValueError(say("learn.err_file_model", lang, have=trained_on[:60], want=name[:60]))
+        raise ValueError(say("learn.err_file_model", lang, have=trained_on[:40], want=name[:40]))
     if fmap.head_dim != head_dim:
         raise ValueError(f"file: the map is for head dimension {fmap.head_dim}, the model's is {head_dim}")
     named_layer, named_head = _named(info, "layer"), _named(info, "head")
@@ -443,19 +536,26 @@ def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploa
         raise ValueError(f"file: the map covers heads {heads}; expected one head, ({n_heads},) for one layer "
                          f"or ({n_layers}, {n_heads})")
     report = progress or (lambda fraction, message: None)
-    heldout = _take(heldout_texts(), heldout_count, "heldout_count")
+    seeds = learning.seed_list(0, seeds)
+    heldout, own = texts_for(heldout_texts, heldout_count, heldout_texts_builtin(), "heldout_texts")
+    check_heldout_cost(heldout, (n_layers, n_heads, head_dim), 1 if head is not None else n_heads * (
+        n_layers if layer is None else 1), fmap.num_features, len(seeds))
     report(0.1, "reading the held-out texts through the model")
     samples = [cached_sample(t, model) for t in heldout]
     if layer is not None:
         samples = [learning.head_block(s, layer, head) for s in samples]
-    report(0.5, "measuring on held-out texts")
-    maps = {kind: fmap, **learning.baseline_maps(head_dim, fmap.num_features, 0)}
-    quality = learning.heldout_quality(samples, maps)
-    per_head, rows, softmax_entropy, ratio = _summarise(quality, kind, fmap.num_features, 0, head_dim)
+    by_seed = []
+    for i, s in enumerate(seeds):
+        report(0.5 + 0.5 * i / len(seeds), f"measuring on held-out texts (FAVOR+ seed {s})")
+        maps = {kind: fmap, **learning.baseline_maps(head_dim, fmap.num_features, s)}
+        by_seed.append(learning.heldout_quality(samples, maps))
+    per_head, rows, softmax_entropy, ratio, by_seed = _summarise(by_seed, kind, fmap.num_features, head_dim,
+                                                                 fixed=(kind,))
     report(1.0, "done")
     set_trained(session, kind, fmap, layer, head, origin, model=name)
     return LearnResult(layer, head, fmap.num_features, 0, 0, [], 0.0, 0, len(heldout), per_head, rows,
-                       softmax_entropy, ratio, fmap, origin=origin, kind=kind, model=name, causal=bool(causal))
+                       softmax_entropy, ratio, fmap, origin=origin, kind=kind, model=name, causal=bool(causal),
+                       seeds=seeds, by_seed=by_seed, own_texts=own, feature_maps=[fmap], texts=((), tuple(heldout)))
 
 
 def _named(info: dict, key: str):
@@ -485,7 +585,42 @@ def save_map(result: LearnResult, folder) -> Path:
                                                    else f"L{result.layer}H{result.head}")
     path = folder / f"{result.kind}-{where}-m{result.num_features}-steps{result.steps}-seed{result.seed}.safetensors"
     return learned.save_map(result.feature_map, path, layer=result.layer, head=result.head, steps=result.steps,
-                            seed=result.seed, model=result.model)
+                            seed=result.seed, model=result.model, provenance=trained_provenance(result))
+
+
+def trained_provenance(result: LearnResult) -> dict:
+    """The trained map's ``explorer.provenance.record``: the training and held-out texts with
+    their token ids, the model's file and every setting of the run. The file holds the first
+    seed's map, so its seeds are that one; the run's seeds are among the settings."""
+    from .. import provenance
+
+    rec = run_provenance(result, "trained-map", seeds=[result.seed])
+    # The header of a saved map is bounded (learned.MAX_HEADER_BYTES, checked on load): texts that
+    # would take more than half of it are told by their hashes, so the file still loads.
+    if len(json.dumps(rec)) > learned.MAX_HEADER_BYTES // 2:
+        rec["texts"] = [provenance.text_digest(entry) for entry in rec["texts"]]
+    return rec
+
+
+def run_provenance(result: LearnResult, what: str = "learn", seeds=None) -> dict:
+    """The record of a learn run (its tables' export): the texts as used (the visitor's own
+    or the built-in ones), the model's file, every setting and every seed."""
+    from .. import provenance
+    from ..sources.models import get_model
+
+    loaded = get_model(model_argument(result.model))
+    train, heldout = result.texts if (result.texts[0] or result.texts[1]) else (
+        training_texts()[:result.train_count], heldout_texts()[:result.heldout_count])
+    texts = (provenance.texts_record(list(train), "train", loaded.tokenizer)
+             + provenance.texts_record(list(heldout), "heldout", loaded.tokenizer))
+    settings = {"kind": result.kind, "layer": result.layer, "head": result.head, "num_features": result.num_features,
+                "steps": result.steps, "seed": result.seed, "model": str(result.model), "causal": bool(result.causal),
+                "train_count": result.train_count, "heldout_count": result.heldout_count, "origin": result.origin,
+                "own_texts": bool(result.own_texts), "seeds_of_the_run": list(result.seeds),
+                "same_every_seed": list(result.same_every_seed)}
+    return provenance.record(what, texts=texts, settings=settings,
+                             seeds=list(result.seeds) if seeds is None else list(seeds),
+                             models=[(loaded.name, loaded.path)])
 
 
 def load_map(path):
@@ -495,7 +630,7 @@ def load_map(path):
 
 
 def pretrained_result(kind: str, layer: int, heldout_count=None, session=None, model=None,
-                      lang: str = "en") -> LearnResult | None:
+                      lang: str = "en", seeds=learning.DEFAULT_SEEDS, heldout_texts=None) -> LearnResult | None:
     """The held-out comparison of the map shipped for every head of ``layer`` (None when
     none is shipped): the tab can show a trained map before anyone trains. The shipped maps
     were trained on the embedded MiniLM; another ``model`` is refused in one sentence."""
@@ -504,7 +639,7 @@ def pretrained_result(kind: str, layer: int, heldout_count=None, session=None, m
     if fmap is None:
         return None
     return evaluate_map(fmap, layer, None, heldout_count, origin=learned.pretrained_path(kind, layer).name,
-                        session=session)
+                        session=session, seeds=seeds, heldout_texts=heldout_texts)
 
 
 # ---------------------------------------------------------------------------------------
@@ -631,39 +766,59 @@ def labelled_rows(rows: list, lang: str = "en") -> list:
     return [{**r, "map": say(f"learn.map_{r['name']}", lang)} for r in rows]
 
 
+COMPARISON_KEYS = ("map", "m", "kl", "kl_sd", "kl_median", "kl_median_sd", "entropy", "mono")
+
+
+def _rounded(x: float, digits: int):
+    return None if np.isnan(x) else round(x, digits)
+
+
 def comparison_table(result: LearnResult, digits: int = 4, lang: str = "en"):
+    """One row per map: the mean over seeds of each summary, with the sd over seeds beside
+    the KLs (empty where there is no spread: one seed, or a loaded map)."""
     import pandas as pd
-    col = {key: say(f"learn.col_{key}", lang) for key in ("map", "m", "kl", "kl_median", "entropy", "mono")}
-    rows = [{col["map"]: r["map"], col["m"]: r["features_m"], col["kl"]: round(r["kl"], digits),
-             col["kl_median"]: round(r["kl_median"], digits), col["entropy"]: round(r["entropy"], digits),
-             col["mono"]: round(r["monotonicity"], digits)}
+    col = {key: say(f"learn.col_{key}", lang, count=len(result.seeds)) for key in COMPARISON_KEYS}
+    rows = [{col["map"]: r["map"], col["m"]: r["features_m"], col["kl"]: _rounded(r["kl"], digits),
+             col["kl_sd"]: _rounded(r["kl_sd"], digits), col["kl_median"]: _rounded(r["kl_median"], digits),
+             col["kl_median_sd"]: _rounded(r["kl_median_sd"], digits), col["entropy"]: _rounded(r["entropy"], digits),
+             col["mono"]: _rounded(r["monotonicity"], digits)}
             for r in labelled_rows(result.rows, lang)]
-    rows.append({col["map"]: say("learn.softmax_reference", lang), col["m"]: None, col["kl"]: 0.0, col["kl_median"]: 0.0,
+    rows.append({col["map"]: say("learn.softmax_reference", lang), col["m"]: None, col["kl"]: 0.0, col["kl_sd"]: None,
+                 col["kl_median"]: 0.0, col["kl_median_sd"]: None,
                  col["entropy"]: round(result.softmax_entropy, digits), col["mono"]: 1.0})
     return pd.DataFrame(rows)
 
 
 def per_head_table(result: LearnResult):
-    """Every covered head and map, full precision (for CSV)."""
+    """Every covered head, map and seed, full precision (for CSV). A map that is the same
+    whatever the seed (elu+1, Taylor-2, a loaded map) is measured again with each seed and
+    gives the same numbers."""
     import pandas as pd
     layers, heads = result.kl_ratio.shape
+    by_seed = result.by_seed or [result.quality]
     out = []
-    for li in range(layers):
-        for hi in range(heads):
-            layer = li if result.layer is None else result.layer
-            head = hi if result.head is None else result.head
-            for r in result.rows:
-                q = result.quality[r["name"]]
-                out.append({"layer": layer, "head": head, "map": r["name"], "kl": float(q["kl"][li, hi]),
-                            "kl_median": float(q["kl_median"][li, hi]),
-                            "entropy": float(q["entropy"][li, hi]), "monotonicity": float(q["monotonicity"][li, hi]),
-                            "softmax_entropy": float(result.quality["softmax"]["entropy"][li, hi])})
+    for seed, quality in zip(result.seeds, by_seed):
+        for li in range(layers):
+            for hi in range(heads):
+                layer = li if result.layer is None else result.layer
+                head = hi if result.head is None else result.head
+                for r in result.rows:
+                    q = quality[r["name"]]
+                    out.append({"seed": seed, "layer": layer, "head": head, "map": r["name"],
+                                "kl": float(q["kl"][li, hi]), "kl_median": float(q["kl_median"][li, hi]),
+                                "entropy": float(q["entropy"][li, hi]),
+                                "monotonicity": float(q["monotonicity"][li, hi]),
+                                "softmax_entropy": float(quality["softmax"]["entropy"][li, hi])})
     return pd.DataFrame(out)
 
 
 def loss_table(result: LearnResult):
+    """Every seed's training loss, step by step."""
     import pandas as pd
-    return pd.DataFrame({"step": range(1, len(result.losses) + 1), "row_cross_entropy": result.losses})
+    curves = result.losses_by_seed or [result.losses]
+    return pd.DataFrame([{"seed": seed, "step": step, "row_cross_entropy": loss}
+                         for seed, losses in zip(result.seeds, curves)
+                         for step, loss in enumerate(losses, start=1)])
 
 
 def hybrid_table(result: HybridResult, digits: int = 4, lang: str = "en"):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import time
 
+from .. import provenance
 from ..lecture import text
 from ..lecture import chapters
 from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls live there, torch-free)
@@ -64,6 +65,7 @@ def chapter_view(ch, sample=None, text: str | None = None, progress=None, lang: 
         if count:
             view.notice_items.insert(0, ("notice.unk", {"count": count, "total": total}))
         view.sample_notices = list(getattr(sample, "notices", []))
+        view.provenance = {"input": provenance.sample_input(sample), "model": provenance.sample_model(sample)}
         view.data.setdefault("source", getattr(sample, "source", ""))
         # What the layer and head controls may reach on the model drawn: the page's sliders follow it.
         view.data["heads_shape"] = (int(sample.n_layers), int(sample.n_heads))

@@ -5,6 +5,7 @@ the maps it builds once per setting, and the trained Hedgehog and shipped maps t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..catalog import map_specs
@@ -24,6 +25,14 @@ class ChapterView:
     notice_items: list = field(default_factory=list)     # (key, values) of the lecture's notices
     sample_notices: list = field(default_factory=list)   # from the source, English only
     seconds: float = 0.0
+    # build name -> {"claim": (key, values), "notes": [(key, values), ...]}: what the chapter
+    # says on a build, filled from the numbers it computed. A build left out says its
+    # ``ch<i>.<build>.claim`` and ``ch<i>.<build>.notes``, which hold no number.
+    says: dict = field(default_factory=dict)
+    # notice key -> the builds it is about; a notice not listed is about every build.
+    notice_builds: dict = field(default_factory=dict)
+    # What it read, for the deck's provenance: {"input": provenance.sample_input, "model": (id, path) or None}
+    provenance: dict = field(default_factory=dict)
 
     def notices_in(self, lang: str = "en") -> list[str]:
         """The notices in ``lang``: the lecture's own translated, the source's as they are."""
@@ -34,6 +43,20 @@ class ChapterView:
                     f"{text.map_name(name, lang)} {count}" for name, count in values["maps"])
             return out
         return [_notice(key, lang, named(values)) for key, values in self.notice_items] + list(self.sample_notices)
+
+    def claim_in(self, build: str, lang: str = "en") -> str:
+        """The one short claim of ``build`` ("b0", ...) in ``lang``, from this view's numbers."""
+        key, values = self.says.get(build, {}).get("claim") or (f"ch{self.ch}.{build}.claim", {})
+        return text.t(key, lang, **values)
+
+    def notes_in(self, build: str, lang: str = "en") -> list[str]:
+        """The speaker's points for ``build`` in ``lang``: its notes, then the notices about it
+        (the slide carries none: its fine print is the speaker's)."""
+        parts = self.says.get(build, {}).get("notes") or [(f"ch{self.ch}.{build}.notes", {})]
+        lines = [line for key, values in parts for line in text.t(key, lang, **values).split("\n") if line.strip()]
+        about = [(key, values) for key, values in self.notice_items
+                 if build in self.notice_builds.get(key, (build,))]
+        return lines + ChapterView(self.ch, {}, {}, {}, notice_items=about).notices_in(lang) + list(self.sample_notices)
 
 
 def _notice(key: str, lang: str, values: dict) -> str:
@@ -130,3 +153,19 @@ def reads_minilm(sample) -> bool:
     return (getattr(sample, "model_attentions", None) is not None and sample.head_dim == HEAD_DIM
             and model_of(sample) in (None, EMBEDDED_MODEL))
 
+
+PRONOUNS = ("it", "它")
+
+
+def pronoun_index(tokens, fallback: int) -> int:
+    """The last token of the default sentence's pronoun ("it", or 它 split into byte pieces,
+    "它(1/2)", "它(2/2)"): chapter 1's query and chapter 4's step, where the state has just
+    read it, so that both chapters show the same token."""
+    words = [re.sub(r"\(\d+/\d+\)$", "", label.rsplit("·", 1)[0]).strip().lower() for label in tokens]
+    hits = [i for i, word in enumerate(words) if word in PRONOUNS]
+    if not hits:
+        return fallback
+    end = hits[0]
+    while end + 1 in hits:
+        end += 1
+    return end

@@ -16,6 +16,7 @@ from ..forms import attention
 from ..measure import cost
 from ..catalog import DEFAULT_MAPS, MAX_SEED, REFERENCE, map_specs
 from ..text import say
+from .mechanism_maps import MECHANISM_MAPS, MechanismSettings, cost_form, mechanism_label, mechanism_map, settings_note
 from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
                      map_name, sample_model, sample_notice, select_head, source_title, trained_version, unk_count,
                      where)
@@ -67,7 +68,8 @@ class MapsView:
     metrics: list                     # one dict per map: {"map": label, **compare(...)}
     n_tokens: int                     # full N
     block: int = 1                    # side of the averaged blocks (1 = exact cells)
-    model_check: float | None = None  # max |recomputed softmax - model attention|
+    model_check: float | None = None  # max |recomputed softmax - model attention|, with the model's own mask
+    model_mask: bool = True           # the softmax shown has the model's own mask (causal or not)
     notices: list = field(default_factory=list)
     title: str = ""
     display_note: str = ""            # how the display differs from the computed maps
@@ -77,12 +79,35 @@ class MapsView:
     # label -> the query rows (0-based, of the full N) where the map's KL is +inf in some head:
     # it gives zero weight to a key softmax uses there. Only maps with such rows.
     infinite_kl: dict = field(default_factory=dict)
+    provenance: dict = field(default_factory=dict)  # explorer.provenance.record of the data and settings
+    # Mechanisms' maps on non-causal data: computed causally, judged against causal softmax.
+    causal_only: list = field(default_factory=list)
+    mechanism_note: str = ""          # what each mechanism read and its parameters, in words
+    causal_reference: object = None   # causal softmax as displayed, beside those maps (else None)
+
+
+def resolve_causal(sample, causal=None) -> bool:
+    """Whether a view of ``sample`` is causal: ``causal`` as asked, or, when None (the
+    default everywhere), as the data is: a causal model's attention is causal."""
+    return bool(getattr(sample, "causal", False)) if causal is None else bool(causal)
+
+
+def causal_notices(sample, causal: bool, lang: str = "en") -> list[str]:
+    """What to say when the softmax shown is not what the model computes: causal turned off
+    on a causal model's data (or on for a bidirectional model's, which is a fair question
+    but not the model's own attention)."""
+    if getattr(sample, "model_attentions", None) is None:
+        return []
+    model_causal = bool(getattr(sample, "causal", False))
+    if causal == model_causal:
+        return []
+    return [say("maps.not_model_causal" if model_causal else "maps.not_model_bidirectional", lang)]
 
 
 @torch.inference_mode()
-def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, seed=0,
+def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, seed=0,
               display_max: int = DISPLAY_MAX, window: int = 4, spread: int = SPREAD_SEEDS,
-              lang: str = "en", session=None, should_stop=None) -> MapsView:
+              lang: str = "en", session=None, should_stop=None, mechanisms=(), mechanism_settings=None) -> MapsView:
     """Softmax and every chosen kernel map for one head (or the mean over heads), with metrics.
     A trained map (Hedgehog, LUNA) is the one ``session`` trained, on the heads it covers.
 
@@ -91,8 +116,18 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
     seeds (``seed`` and the next ones) for the mean and spread of its metrics (0 or 1: none).
     Title, notes and notices are written in ``lang``. ``should_stop`` (see
     ``explorer.stopping``) is asked before every map and every draw of a spread.
+    ``causal`` None follows the data (``resolve_causal``). ``mechanisms`` (names of
+    ``mechanism_maps.MECHANISM_MAPS``) add each mechanism's exact map with ``mechanism_settings``,
+    always causal and judged against causal softmax (``mechanism_maps``).
     """
     maps = list(maps or [])
+    chosen = list(dict.fromkeys(mechanisms or ()))
+    unknown = [str(x)[:40] for x in chosen if x not in MECHANISM_MAPS]
+    if unknown:
+        raise ValueError(say("maps.err_mechanism", lang, got=", ".join(unknown), choices=", ".join(MECHANISM_MAPS)))
+    settings = (mechanism_settings or MechanismSettings()).checked(lang)
+    if not maps and chosen:
+        maps = [REFERENCE]
     if not maps:
         raise ValueError(say("maps.err_no_maps", lang))
     q, k, v, layer, head, notices = select_head(sample, layer, head, lang=lang)
@@ -100,7 +135,8 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
     unknown, total = unk_count(sample)
     if unknown:
         notices.insert(0, say("maps.unk", lang, count=unknown, total=total))
-    causal = bool(causal)
+    causal = resolve_causal(sample, causal)
+    notices += causal_notices(sample, causal, lang)
     spread = max(0, int(spread or 0))
     d, n = q.shape[-1], q.shape[-2]
     cells = n * n * (q.shape[0] if q.dim() == 3 else 1)
@@ -154,15 +190,47 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
         if label != REFERENCE:
             ill_counts[label] = ill
 
-    model_check = None
+    # The mechanisms: causal attention, judged against causal softmax whatever the box says.
+    causal_lazy = lazy if causal else _LazyReference(q, k, True)
+    own_reference = {}
+    for name in chosen:
+        label = mechanism_label(name, settings)
+        key = (id(sample), layer, head, "mechanism", name, settings, block, lang)
+        entry = _cache_get(key, sample)
+        if entry is None:
+            stopping.check(should_stop)
+            try:
+                entry = _compute_mechanism(name, label, causal_lazy, q, k, v, settings, block, head, should_stop)
+            except stopping.PastDeadline:
+                raise
+            except ValueError as exc:
+                notices.append(say("maps.not_shown", lang, label=map_name(label, lang), why=cost.said(exc, lang)))
+                continue
+            _cache_put(key, sample, entry)
+        shown[label], row, ill, extra, inf_rows = entry
+        rows.append({"map": label, **row})
+        ill_counts[label] = ill
+        if inf_rows:
+            infinite[label] = inf_rows
+        own_reference[label] = None if causal else REFERENCE
+    shown_mechanisms = [name for name in chosen if mechanism_label(name, settings) in shown]
+    if shown_mechanisms and not causal:
+        notices.append(say("maps.mechanisms_causal", lang))
+
+    model_check, model_mask = None, True
     if getattr(sample, "model_attentions", None) is not None:
         own = sample.model_attentions[layer] if head is None else sample.model_attentions[layer, head]
         model_causal = bool(getattr(sample, "causal", False))
         plain = lazy.reference() if causal == model_causal else attention.softmax_map(q, k, causal=model_causal)
         model_check = float((plain - own).abs().max())
+        model_mask = causal == model_causal
 
     ref_shown = shown[REFERENCE]
-    errors = {label: (a - ref_shown) for label, a in shown.items() if label != REFERENCE}
+    errors = {label: (a - ref_shown) for label, a in shown.items() if label != REFERENCE and label not in own_reference}
+    causal_shown = None
+    if own_reference:
+        causal_shown = ref_shown if causal else _display(causal_lazy.reference(), block)
+        errors.update({label: shown[label] - causal_shown for label in own_reference})
     display_note = ""
     if block > 1:
         side = ref_shown.shape[0]
@@ -171,12 +239,33 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=False, m=64, se
         f" · {say('common.causal', lang)}" if causal else "")
     return MapsView(
         tokens=block_labels(list(sample.tokens), block), maps=shown, errors=errors, ill_defined=ill_counts,
-        metrics=rows, n_tokens=n, block=block, model_check=model_check, notices=notices, title=title,
+        metrics=rows, n_tokens=n, block=block, model_check=model_check, model_mask=model_mask, notices=notices,
+        title=title,
         display_note=display_note,
         params={"layer": layer, "head": "mean" if head is None else head, "causal": causal,
-                "m": m, "seed": seed, "maps": list(shown)},
+                "m": m, "seed": seed, "maps": list(shown), "mechanisms": shown_mechanisms,
+                "mechanism_settings": settings},
         spread=spreads, lang=lang, infinite_kl=infinite,
+        causal_only=[label for label, ref in own_reference.items() if ref is not None],
+        mechanism_note=settings_note(shown_mechanisms, settings, head, lang) if shown_mechanisms else "",
+        causal_reference=None if causal else causal_shown,
     )
+
+
+def _compute_mechanism(name, label, lazy, q, k, v, settings, block, head, should_stop=None):
+    """(display array, metric row, ill-defined row count, notices, rows where KL = +inf) of one
+    mechanism's exact map, priced before it is formed; ``lazy`` is the causal reference."""
+    from ..lecture.ch6_tradeoff.maths import GLA_FIT_STEPS
+
+    n, d = q.shape[-2], q.shape[-1]
+    fit = GLA_FIT_STEPS if name == "gla" and settings.gates == "fitted" else 0
+    cost.check(cost.estimate("mechanism", n=n, d=d, form=cost_form(name), heads=q.shape[0] if q.dim() == 3 else 1,
+                             fit_steps=fit, label=label))
+    approx = mechanism_map(name, q, k, settings, head, should_stop)
+    ill = ~torch.isfinite(approx).all(-1)
+    row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=d, head_dim=d)
+    inf_rows = infinite_kl_rows(lazy.reference(), approx, ill, True) if row.get("kl_rows_infinite") else []
+    return _display(approx, block), row, int(ill.sum()), [], inf_rows
 
 
 def seed_spread(label, lazy, q, k, v, d, m, seed, causal, k_seeds=SPREAD_SEEDS, should_stop=None) -> SeedSpread:

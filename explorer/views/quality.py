@@ -17,7 +17,8 @@ from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, rando
 from ..text import say
 from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, map_name, metric_label,
                      sample_model, sample_notice, select_head, source_title, trained_version, where)
-from .maps import SPREAD_METRICS, SPREAD_SEEDS, maps_view
+from .mechanism_maps import MECHANISM_MAPS
+from .maps import SPREAD_METRICS, SPREAD_SEEDS, causal_notices, maps_view, resolve_causal
 
 
 def kernel_estimate_mse(q, k, feature_map) -> float:
@@ -81,6 +82,7 @@ class QualityView:
     spread: dict = field(default_factory=dict)      # label -> maps.SeedSpread of the shape rows' random maps
     lang: str = "en"             # the language of title, notes and notices
 
+    provenance: dict = field(default_factory=dict)  # explorer.provenance.record of the data and settings
 
 QUALITY_MS = tuple(2 ** i for i in range(2, 13))      # 4 ... 4096
 FULL_SEEDS_UP_TO = 512       # above this m, fewer redraws: the spread shrinks as 1/m anyway
@@ -178,16 +180,17 @@ def price_sample_request(source, text="", n=64, d=32, model=None, head=0, maps=N
 
 
 @torch.inference_mode()
-def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, causal=False, m=64,
+def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, causal=None, m=64,
                  progress=None, spread: int = SPREAD_SEEDS, lang: str = "en", session=None,
                  should_stop=None) -> QualityView:
     """Error against m for every random-feature map (IID and orthogonal), over redraws
     (``seeds`` up to m = FULL_SEEDS_UP_TO, fewer beyond), with the IID theory, the norms
     ‖q'‖, ‖k'‖ of the head and the m the FAVOR+ variance formula asks for; the entropy and
     monotonicity of every map at ``m`` (random maps: one draw, and ``spread`` seeds for the
-    mean and spread). Title, notes and notices in ``lang``. ``should_stop`` (see
+    mean and spread) and of every mechanism (``mechanism_maps``, its default settings). Title, notes and notices in ``lang``. ``should_stop`` (see
     ``explorer.stopping``) is asked before every redraw: the visitor left, or the request's
-    deadline passed, and the work ends there."""
+    deadline passed, and the work ends there. ``causal`` None follows the data (a causal
+    model's attention is causal: ``maps.resolve_causal``)."""
     from ..measure import metrics
     from ..maps import rf_theory
 
@@ -198,7 +201,8 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     seeds, rand, ms, grid_notices, _ = _plan_curves(n, d, heads, maps, ms, seeds, lang)
     notices += grid_notices
     specs = map_specs()
-    causal = bool(causal)
+    causal = resolve_causal(sample, causal)
+    notices += causal_notices(sample, causal, lang)
     reference = metrics.Reference(attention.softmax_map(q, k, causal=causal), causal=causal)
     exact = torch.exp(attention.logits(q, k).double())     # the kernel every estimate aims at
     exact_sq_mean = float((exact * exact).mean())
@@ -232,10 +236,13 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     specs = map_specs()
     offered = [label for label in map_choices()
                if label not in specs or not specs[label].trained or trained_version(session, specs[label].name)]
+    # The mechanisms too (their default settings, always causal): decay and gates judged as maps.
     shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8,
-                      spread=spread, lang=lang, session=session, should_stop=should_stop)
+                      spread=spread, lang=lang, session=session, should_stop=should_stop, mechanisms=MECHANISM_MAPS)
     return QualityView(curves=curves, shape_rows=shape.metrics, n_tokens=n, seeds=seeds,
-                       notices=notices + [x for x in shape.notices if x not in notices],
+                       # (the bars' note says that the mechanisms are causal: not the maps tab's notice)
+                       notices=notices + [x for x in shape.notices
+                                          if x not in notices and x != say("maps.mechanisms_causal", lang)],
                        title=f"{source_title(sample, lang)} · {where(layer, head, lang)}",
                        norms=rf_theory.favor_norms(q, k),
                        favor_need=rf_theory.favor_required_features(q, k, REQUIRED_ERROR, causal=causal),
@@ -327,10 +334,11 @@ class HeadOverview:
 
 
 @torch.inference_mode()
-def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=False, m=64, seed=0,
+def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=None, m=64, seed=0,
                   lang: str = "en", session=None) -> HeadOverview:
     """One metric for one map on every (layer, head): which heads are hard to approximate.
-    ``metric`` is one of catalog.OVERVIEW_METRICS (the judging numbers, not counts or flags)."""
+    ``metric`` is one of catalog.OVERVIEW_METRICS (the judging numbers, not counts or flags).
+    ``causal`` None follows the data, as in the maps tab."""
     if metric not in OVERVIEW_METRICS:
         raise ValueError(say("quality.err_metric", lang, metric=repr(str(metric)[:40]),
                            choices=", ".join(OVERVIEW_METRICS)))
@@ -339,7 +347,7 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=Fals
     _plan_overview(q.shape[2], d, q.shape[0], q.shape[1], map_label, m, lang)
     fmap, _ = make_feature_map(map_label, d, m, seed, layer="all", lang=lang, session=session,
                                model=sample_model(sample))
-    causal = bool(causal)
+    causal = resolve_causal(sample, causal)
     reference = attention.softmax_map(q, k, causal=causal)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
     s = attention.masked_logits(q, k, causal)

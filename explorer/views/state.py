@@ -48,6 +48,7 @@ class StateView:
     threshold: float = 0.5
     lang: str = "en"
 
+    provenance: dict = field(default_factory=dict)  # explorer.provenance.record of the data and settings
 
 # ---------------------------------------------------------------------------------------
 # The controls, checked once for the page and the API

@@ -272,4 +272,4 @@ def test_maps_arrays_export_from_the_api(client):
     assert arrays["q"].shape == (48, 8) and arrays["A"].shape == (48, 48)
     assert arrays["A_hat.elu_plus1"].shape == (48, 48)
     assert np.allclose(arrays["A"].sum(-1), 1, atol=1e-5)
-    assert set(load_file(st)) == set(arrays.files) - {"meta_json"}
+    assert set(load_file(st)) == set(arrays.files) - {"meta_json", "provenance"}

@@ -196,7 +196,7 @@ def test_learn_link_holds_every_control():
     assert {k: v[0] for k, v in q.items()} == {
         "tab": "learn", "llayer": "4", "lhead": "5", "lm": "32", "steps": "70", "lseed": "1", "ntrain": "8",
         "nheld": "4", "hmap": "favor_plus", "hmode": "chosen layers", "hlayers": "1,4", "hk": "1", "hm": "48",
-        "lkind": "luna", "present": "1"}
+        "lkind": "luna", "lseeds": "3", "present": "1"}     # three training seeds by default
 
 
 def test_hybrid_error_is_plain_text():

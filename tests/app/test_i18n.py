@@ -180,3 +180,12 @@ def test_the_browser_dictionary_comes_from_the_language_files():
         for lang in i18n.LANGS:
             assert merged[lang][i18n.gradio_key(key)] == by_lang[lang], key
     assert i18n.gradio_key("ui.tab_maps") == "tab_maps" and i18n.EN["tab_maps"] == text.say("ui.tab_maps", "en")
+
+
+def test_every_element_id_of_the_page_is_its_own(page_config):
+    # Two components with one id: scripts, styles and tests reach whichever comes first
+    # (a chapter's "query" slider once shared its id with the hidden address box).
+    ids = [c.get("props", {}).get("elem_id") for c in page_config["components"]]
+    ids = [i for i in ids if i]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    assert not repeated, repeated

@@ -20,11 +20,12 @@ from explorer.figures.style import Style
 from explorer.lecture import text as lecture_text
 from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.lecture.chapters import LECTURE_HEAD, LECTURE_LAYER, SHORT_SWEEP_MAX_N, go_deeper, try_this
+from explorer.ui.lecture_tab import MAX_FIGURES
 from explorer.views import lecture
 
 PROJECTOR = Style(presentation=True)
 CJK = re.compile(r"[\u4e00-\u9fff]")
-MAX_BUILDS = 6          # the deck's plot slots
+MAX_BUILDS = MAX_FIGURES          # the deck's plot slots
 
 
 @pytest.fixture(scope="module")
@@ -222,6 +223,7 @@ def _english_words(text: str, tokens: set) -> list[str]:
 def test_the_chinese_deck_has_no_english_outside_names_and_units(views, figures):
     tokens = {t for view in views.values() for t in view.data.get("tokens", []) or []}
     tokens |= {t for view in views.values() if "head" in view.data for t in view.data["head"]["tokens"]}
+    tokens |= {t for view in views.values() for t in (view.data.get("luna") or {}).get("tokens", [])}   # LUNA's axis
     tokens = {re.sub(r"\s*\(\d+\)$", "", t) for t in tokens}
     for ch in lecture.CHAPTERS:
         for fig in figures[(ch, "zh")]:

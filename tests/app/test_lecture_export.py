@@ -63,17 +63,37 @@ def deck_files(tmp_path_factory):
     return html, sum(build_count(ch) for ch in views), views
 
 
+def _builds(ch: int) -> int:
+    from explorer.figures.lecture import build_count
+    return build_count(ch)
+
+
 def test_the_deck_is_one_file_with_plotly_once(deck_files):
-    html, builds, _ = deck_files
+    html, builds, views = deck_files
     page = html.read_text(encoding="utf-8")
     assert page.count('class="slide"') == builds
     assert page.count("Plotly.newPlot") == 1                   # one drawing function, not one bundle per figure
     assert len(re.findall(r"plotly\.js v\d", page)) == 1       # the bundle's banner: embedded once
     # Nothing to fetch: no script, stylesheet, image or font from elsewhere.
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=", page)
-    from explorer.lecture import text as lecture_text
-    for ch in range(7):
-        assert escape(lecture_text.notes(ch, "en")[0]) in page
+    # Each build carries its own claim and notes, filled from the numbers it computed.
+    for ch, view in views.items():
+        for build in range(_builds(ch)):
+            assert escape(view.claim_in(f"b{build}", "en")) in page
+            assert escape(view.notes_in(f"b{build}", "en")[0]) in page
+
+
+def test_the_deck_carries_its_provenance(deck_files):
+    """What each chapter read (its text and token ids, the model file's hash) and its controls."""
+    from explorer import deck_export
+
+    html, _, views = deck_files
+    rec = deck_export.read_provenance(html)
+    assert rec["export"] == "deck" and rec["schema_version"] == 1 and rec["packages"]["torch"]
+    assert set(rec["settings"]["chapters"]) == {str(ch) for ch in views}
+    texts = [entry for part in rec["inputs"] for entry in part["texts"]]
+    assert texts and all(entry["text"] and entry["token_ids"] for entry in texts)
+    assert rec["models"] and all(len(f["sha256"]) == 64 for m in rec["models"] for f in m["files"])
 
 
 def test_the_deck_works_from_a_file_with_the_network_off(chromium, deck_files):

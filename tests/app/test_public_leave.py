@@ -90,7 +90,7 @@ def test_a_learn_whose_client_disconnects_stops_within_2_s(learn_app, monkeypatc
     _slow_steps(monkeypatch)
     url, fn_index = learn_app
     session = uuid.uuid4().hex
-    data = [0, "2", 8, 1000, 1, 2, 1, "hedgehog", False, None, "en", ""]
+    data = [0, "2", 8, 1000, 1, 2, 1, "hedgehog", False, None, "en", "", 1, "", ""]
     body = {"data": data, "fn_index": fn_index, "session_hash": session, "event_data": None, "trigger_id": None}
     with httpx.Client(timeout=60) as client:
         joined = client.post(f"{url}gradio_api/queue/join", content=json.dumps(body),

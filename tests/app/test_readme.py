@@ -211,7 +211,8 @@ def test_no_test_writes_the_docs_pictures():
 
 
 def test_every_picture_the_docs_show_is_one_the_script_makes():
-    """docs/screenshots/<tab>.png come from the script's tab views; docs/deck/ from the deck walk."""
+    """docs/screenshots/<tab>.png come from the script's tab views; docs/deck/ from the deck walk;
+    a figure in docs/ itself from the scripts/figure_*.py that names it."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("screenshots", ROOT / "scripts" / "screenshots.py")
     script = importlib.util.module_from_spec(spec)
@@ -223,6 +224,9 @@ def test_every_picture_the_docs_show_is_one_the_script_makes():
             where = (path.parent / target).resolve()
             if where.parent == DOCS / "screenshots":
                 assert where.stem in script.TABS, f"{path.name}: {target} is not one of the script's tab pictures"
+            elif where.parent == DOCS:
+                makers = [f for f in (ROOT / "scripts").glob("figure_*.py") if f'"{where.name}"' in f.read_text("utf-8")]
+                assert makers, f"{path.name}: {target} is made by no scripts/figure_*.py"
             else:
                 assert where.parent == DOCS / "deck", f"{path.name}: {target} is neither a tab nor a deck picture"
 
@@ -309,7 +313,7 @@ def test_the_bench_cli_runs_outside_the_repository(installed, tmp_path):
 
 def test_the_two_commands_are_in_the_readme():
     two = section("Two commands")
-    assert "pip install -r requirements.txt && python app.py" in two
+    assert "bash scripts/install.sh && python app.py" in two
     assert "bash scripts/install_test_deps.sh && python -m pytest" in two
     assert "bash scripts/install_test_deps.sh && python -m pytest" in (ROOT / ".ci" / "run").read_text()
     assert "bash scripts/install_test_deps.sh && python -m pytest" in section("Tests", doc("testing.md"))

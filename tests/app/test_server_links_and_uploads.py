@@ -47,9 +47,10 @@ def _call(app_url: str, endpoint: str, data: list) -> tuple[str, str]:
     return event.removeprefix("event:").strip(), payload.removeprefix("data:").strip()
 
 
-# source, text, preset, n, d, data seed, temperature, file, model, layer, head, then the maps tab's own, presentation, language
+# source, text, preset, n, d, data seed, temperature, file, model, layer, head, then the maps tab's own
+# (causal, maps, m, seed, window; mechanisms, γ, GLA gates, mechanism seed, HGRN2 bound, β), presentation, language
 MAPS_ARGS = ["text", "The cat sat.", "clustered", 128, 32, 0, 1.0, None, "all-MiniLM-L6-v2", 2, "3", False,
-             ["softmax", "elu+1"], 64, 0, 4, False, "en"]
+             ["softmax", "elu+1"], 64, 0, 4, [], 0.0, "seeded", 0, 0.9, 0.0, False, "en"]
 
 
 def test_a_lone_surrogate_through_the_api_is_cleaned(app_url):

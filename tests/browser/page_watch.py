@@ -14,7 +14,7 @@ few frames with nothing new; on a loaded machine that takes longer, and the wait
 
 from __future__ import annotations
 
-TIMEOUT_MS = 300_000      # generous: a busy 2-core machine (SmolLM2's first read, a queue behind other work)
+TIMEOUT_MS = int(__import__("os").environ.get("TEST_TIMEOUT_MS", 300_000))      # generous: a busy 2-core machine (SmolLM2's first read, a queue behind other work)
 
 # Timers longer than this are not the page finishing what it started (toasts expire after
 # 10 s, status timers tick): they do not keep it busy.

@@ -1,16 +1,18 @@
 """The lecture as a projector shows it: real Chromium, presentation mode, the whole deck
-walked with PageDown (what a clicker sends) at 1280×720 in English and Chinese, at 1366×768
-in Chinese and at 1920×1080 in English.
+walked with PageDown (what a clicker sends) at 1280×720 and 1920×1080 in English and
+Chinese, and at 1366×768 in Chinese.
 
 On every build: nothing scrolls (``scrollHeight <= innerHeight``), the figure lies inside
 the window, a Chinese slide reads no English word outside names, units and the text's own
 tokens, and no two text boxes of the figure on screen intersect (titles, subtitles,
 annotations, legends, colour bars, axis titles, point labels, tick labels against the
-rest), measured on plotly's rendered SVG. A screenshot of every build goes to
+rest), measured on plotly's rendered SVG, and no text on screen is under 16 px at 1280×720
+(at a larger window the slide is enlarged: 24 px at 1920×1080). A screenshot of every build goes to
 build/screenshots/deck/ (palette PNGs, small; ignored by git: scripts/screenshots.py copies
 them into docs/deck/ when asked). Then the keys (a slider touched by the speaker does not swallow →,
 PageDown moves the deck from inside a number box, Home / End), the address (``ch=3&step=2``
-restores that build) and the speaker window (``?notes=1`` follows the deck one build ahead).
+restores that build) and the speaker window (``?notes=1`` shows the build on screen; see
+test_speaker_browser.py for the two windows driving each other).
 A second test opens each tool tab at 1280×720 in presentation mode: its first figure lies
 entirely inside the window, and the data panel is one summary line.
 """
@@ -29,7 +31,8 @@ from page_watch import TIMEOUT_MS, wait_quiet, watch
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "screenshots" / "deck"     # ignored; never a tracked file
-WALKS = [(1280, 720, "en"), (1280, 720, "zh"), (1366, 768, "zh"), (1920, 1080, "en")]
+WALKS = [(1280, 720, "en"), (1280, 720, "zh"), (1366, 768, "zh"), (1920, 1080, "en"), (1920, 1080, "zh")]
+MIN_TEXT_PX = 16        # at 1280 × 720; a larger window enlarges the slide by its size over that
 LOCALES = {"en": "en-US", "zh": "zh-CN"}
 CHAPTERS = range(7)
 
@@ -119,6 +122,33 @@ SLIDE_TEXTS_JS = """(step) => {
   return out.map((s) => s.trim()).filter((s) => s);
 }"""
 
+# The smallest text on screen, in px as drawn (the deck's enlargement included): every text node of
+# the bar, the header, the claim, the notices and the figure on screen.
+SMALLEST_TEXT_JS = """(step) => {
+  const seen = [];
+  const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+  const page = document.querySelector('.gradio-container');
+  const scale = page.getBoundingClientRect().width / page.offsetWidth;     // the deck's own enlargement
+  const px = (el) => parseFloat(getComputedStyle(el).fontSize) * (el.currentCSSZoom || 1) * scale;
+  const roots = ['#lecture-nav', '#header', '#lecture-claim', '#lecture-notices', '#lecture-plot-' + step];
+  for (const sel of roots) {
+    const root = document.querySelector(sel);
+    if (!root) { continue; }
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const el = n.parentElement;
+      if (!el || !n.textContent.trim() || !visible(el) || el.closest('.hoverlayer, .modebar, [hidden], .deck-hidden')) {
+        continue;
+      }
+      // A superscript or subscript (10⁹'s exponent, plotly's 70 % tspan): its label's size counts.
+      if (el.tagName === 'tspan' && /font-size:\s*70%/.test(el.getAttribute('style') || '')) { continue; }
+      seen.push({px: px(el), text: n.textContent.trim().slice(0, 30), where: sel});
+    }
+  }
+  seen.sort((a, b) => a.px - b.px);
+  return seen.slice(0, 3);
+}"""
+
 SCROLL_JS = "() => [document.documentElement.scrollHeight, window.innerHeight, document.documentElement.scrollWidth," \
             " window.innerWidth]"
 
@@ -161,6 +191,17 @@ def wait_state(page, ch: int, step: int):
     wait_quiet(page, frames=3, ms=0, requests=False, queue=False)
 
 
+OWN_CLAIM_JS = """(step) => {
+  const el = document.querySelector('#deck-info [data-ch]');
+  try { return JSON.parse(el.dataset.says).claims[step] || null; } catch (err) { return null; }
+}"""
+SHOWS_CLAIM_JS = """(own) => {
+  const flat = (s) => String(s).replace(/\\s+/g, ' ').trim();
+  const box = document.getElementById('lecture-claim');
+  return !!box && flat(box.innerText) === flat(own);
+}"""
+
+
 def check_build(page, width, height, lang, ch, step) -> list[str]:
     where = f"{width}x{height} {lang} ch{ch} build {step}"
     problems = []
@@ -171,6 +212,21 @@ def check_build(page, width, height, lang, ch, step) -> list[str]:
     if fig["top"] < 0 or fig["bottom"] > inner_h + 1 or fig["right"] > inner_w + 1:
         problems.append(f"{where}: figure outside the window {fig}")
     problems += [f"{where}: {o}" for o in page.evaluate(OVERLAPS_JS, f"#lecture-plot-{step} .js-plotly-plot")]
+    floor = MIN_TEXT_PX * max(1.0, min(width / 1280, height / 720)) - 0.25
+    problems += [f"{where}: text at {t['px']:.1f} px (under {floor:.1f}): {t['text']!r} in {t['where']}"
+                 for t in page.evaluate(SMALLEST_TEXT_JS, step) if t["px"] < floor]
+    # One claim, the build's own (from the numbers it computed), and no notice on the slide:
+    # the notices are in that build's speaker notes.
+    own = page.evaluate(OWN_CLAIM_JS, step)
+    if not own:
+        problems.append(f"{where}: the build has no claim of its own")
+    else:
+        try:
+            page.wait_for_function(SHOWS_CLAIM_JS, arg=own, timeout=3000)
+        except Exception:
+            problems.append(f"{where}: the slide shows {page.inner_text('#lecture-claim')!r}, not its claim {own!r}")
+    if page.locator("#lecture-notices").count() and page.inner_text("#lecture-notices").strip():
+        problems.append(f"{where}: a notice on the slide: {page.inner_text('#lecture-notices')[:80]!r}")
     claim = page.inner_text("#lecture-claim")
     title = t(f"ch{ch}.title", lang)
     if title in claim:
@@ -272,22 +328,22 @@ def test_keys_address_and_speaker_window(browser, app_url):
         # Home and End: the first build of the first chapter, the last build of the last.
         page.keyboard.press("Home")
         wait_state(page, 0, 0)
-        # The speaker window follows the deck one build ahead, with the notes and a clock.
+        # The speaker window shows the build on screen, with the notes and a clock.
         speaker = context.new_page()
         speaker.set_default_timeout(TIMEOUT_MS)
         speaker.goto(app_url + "?tab=lecture&present=1&lang=en&ch=0&notes=1")
         speaker.wait_for_function(f"() => !!({STATE_JS})()")
         assert speaker.locator("#deck-notes .deck-clock").is_visible()
-        wait_state(speaker, 0, 1)                                    # its hello answered: one build ahead
+        wait_state(speaker, 0, 0)                                    # its hello answered: the deck's build
         builds = page.evaluate(STATE_JS)["builds"]
         assert builds >= 2
         for _ in range(builds - 1):                                  # builds of a chapter: no server
             page.keyboard.press("PageDown")
         wait_state(page, 0, builds - 1)
-        wait_state(speaker, 1, 0)                                    # after chapter 0's last build: 1.0
+        wait_state(speaker, 0, builds - 1)
         page.keyboard.press("PageUp")
         wait_state(page, 0, builds - 2)
-        wait_state(speaker, 0, builds - 1)
+        wait_state(speaker, 0, builds - 2)
         assert "notes=1" not in page.url
         page.keyboard.press("End")
         state = None
@@ -296,7 +352,7 @@ def test_keys_address_and_speaker_window(browser, app_url):
         state = page.evaluate(STATE_JS)
         assert state["ch"] == CHAPTERS[-1]
         speaker.wait_for_function("() => document.body.classList.contains('deck-at-end')")
-        # N shows the notes beside the slide.
+        # N shows the notes over the slide.
         page.keyboard.press("n")
         page.locator("#deck-notes").wait_for(state="visible")
         assert not errors, errors

@@ -118,6 +118,25 @@ TOOLBAR_SHOWN_JS = """(plotId) => {
 }"""
 
 
+# The header's controls (presentation mode, the language switch): inside the window, and over
+# no button or field of the page (in presentation mode the header floats over the top row).
+HEADER_JS = """() => {
+  const box = (el) => { const r = el.getBoundingClientRect(); return r.width * r.height > 0 ? r : null; };
+  const hit = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  const header = document.querySelector('#header');
+  const own = [...document.querySelectorAll('#presentation label, #language label')].map(box).filter(Boolean);
+  const out = [];
+  own.forEach((r) => { if (r.right > innerWidth + 0.5 || r.left < -0.5) { out.push('header control outside the window: ' + Math.round(r.left) + '..' + Math.round(r.right)); } });
+  document.querySelectorAll('button, input, select, textarea').forEach((el) => {
+    if (header.contains(el) || !el.offsetParent || getComputedStyle(el).visibility === 'hidden'
+        || el.closest('.visually-hidden, .sr-only')) { return; }      // gradio's hidden copies of the tab row
+    const r = box(el); if (!r) { return; }
+    if (own.some((o) => hit(o, r))) { out.push('header covers ' + (el.id || el.closest('[id]')?.id || el.tagName) + ' ' + (el.innerText || '').slice(0, 20)); }
+  });
+  return out;
+}"""
+
+
 @pytest.mark.parametrize("width,height", VIEWPORTS, ids=[f"{w}x{h}" for w, h in VIEWPORTS])
 def test_figure_first_and_nothing_overlaps(browser, app_url, width, height):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -129,6 +148,8 @@ def test_figure_first_and_nothing_overlaps(browser, app_url, width, height):
     wait_drawn(page, "lecture-plot-0")                   # the landing tab has drawn; its load is done
     problems = []
     for present in (False, True):
+        if not present:                                  # the landing tab, before any other is opened
+            problems += [f"{width}x{height} normal lecture: {o}" for o in page.evaluate(HEADER_JS)]
         set_presentation(page, present)
         for tab in TABS:
             open_tab(page, tab)
@@ -151,6 +172,7 @@ def test_figure_first_and_nothing_overlaps(browser, app_url, width, height):
             if panel != (tab in DATA_TABS):
                 problems.append(f"{mode}: data panel {'shown' if panel else 'hidden'}")
             problems += [f"{mode}: {o}" for o in page.evaluate(OVERLAPS_JS)]
+            problems += [f"{mode}: {o}" for o in page.evaluate(HEADER_JS)]
             if tab in DATA_TABS:
                 plot = page.locator(f"#{FIRST_PLOT[tab]} .js-plotly-plot")
                 plot.scroll_into_view_if_needed()
@@ -160,6 +182,12 @@ def test_figure_first_and_nothing_overlaps(browser, app_url, width, height):
                 if page.evaluate(TOOLBAR_JS, FIRST_PLOT[tab]):
                     problems.append(f"{mode}: the plot toolbar covers the title")
                 page.mouse.move(1, 1)
+    # Last, the lecture in presentation mode (its tab row then makes way for the slide), where
+    # the header floats over the deck's own row of buttons.
+    open_tab(page, "lecture")
+    wait_quiet(page, queue=False)
+    page.screenshot(path=str(ARTIFACTS / f"lecture-{width}-present.png"))
+    problems += [f"{width}x{height} presentation lecture: {o}" for o in page.evaluate(HEADER_JS)]
     page.close()
     assert not problems, "\n".join(problems)
     assert not errors, errors

@@ -12,7 +12,7 @@ from test_browser import Watched, browser  # noqa: F401  (fixture)
 from test_lecture_smollm2 import SMOLLM2, _config_shape, needs_smollm2
 
 # A chapter's slider: each chapter has its own drawer of controls, its inputs named by elem_id.
-SLIDER_JS = """([ch, name]) => { const box = document.querySelector('#lecture-controls-' + ch + ' #lecture-' + name);
+SLIDER_JS = """([ch, name]) => { const box = document.querySelector('#lecture-controls-' + ch + ' #lecture-' + ch + '-' + name);
     const range = box && box.querySelector('input[type=range]');
     return range ? [range.min, range.max, range.value] : null; }"""
 

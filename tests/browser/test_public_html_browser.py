@@ -8,6 +8,7 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
+from page_watch import wait_quiet, wait_toast, watch
 from test_browser import TIMEOUT_MS
 
 FORM = "<form action=//evil.example><input name=p type=password placeholder=Password>"
@@ -15,8 +16,7 @@ PIXEL = "<img src=https://evil.example/pixel.png>"
 LOGIN = "<a href=https://evil.example/login>Session expired: sign in</a>"
 LINKS = [("seed", FORM), ("model", PIXEL), ("model", LOGIN)]
 
-# Every toast's text, and whether any element the values describe exists in the page.
-TOASTS_JS = "() => Array.from(document.querySelectorAll('[data-testid=\"toast-body\"]')).map(t => t.innerText)"
+# Whether any element the values describe exists in the page.
 INJECTED_JS = """() => Boolean(document.querySelector(
   'input[type=password], img[src*="evil.example"], a[href*="evil.example"], form[action*="evil.example"]'))"""
 
@@ -32,7 +32,7 @@ def test_a_links_html_reads_as_text_and_nothing_leaves_for_another_host(browser,
     elsewhere: list[str] = []
     own_host = urlsplit(app_url).hostname
 
-    def watch(route):
+    def keep_home(route):
         host = urlsplit(route.request.url).hostname
         if host and host != own_host:
             elsewhere.append(route.request.url)
@@ -40,32 +40,26 @@ def test_a_links_html_reads_as_text_and_nothing_leaves_for_another_host(browser,
         else:
             route.continue_()
 
-    context.route("**/*", watch)
+    context.route("**/*", keep_home)
+    watch(context)                          # every toast recorded, even one gone before it is read
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     try:
         page.goto(f"{app_url}?tab=maps&{key}={quote(value)}")
         page.wait_for_selector("#tab-maps-button[aria-selected=true], button[aria-selected=true]")
-        seen: list[str] = []
-        injected = False
-        for _ in range(24):                 # the restore's notices, then the draw's own answer
-            for text in page.evaluate(TOASTS_JS):
-                if text not in seen:
-                    seen.append(text)
-            injected = injected or page.evaluate(INJECTED_JS)
-            if any(value[:12] in t for t in seen) and _ > 8:
-                break
-            page.wait_for_timeout(500)
-        assert not injected, seen
+        # The restore's notices, then the draw's own answer: waited for as the page reports them
+        # (a loaded machine takes longer, and the wait follows), then until the page is quiet.
+        seen = wait_toast(page, value[:12])     # the value is quoted as text (cut to the echo limit)
+        wait_quiet(page)
+        assert not page.evaluate(INJECTED_JS), seen
         assert not elsewhere, elsewhere
-        # The value is quoted as text (cut to the echo limit, so its start).
-        assert any(value[:12] in t for t in seen), seen
     finally:
         context.close()
 
 
 def test_the_page_and_its_figures_draw_under_the_policy(browser, app_url):
     context = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
+    watch(context)
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     console: list[str] = []
@@ -73,7 +67,7 @@ def test_the_page_and_its_figures_draw_under_the_policy(browser, app_url):
     try:
         page.goto(f"{app_url}?tab=maps")
         page.wait_for_selector("#maps-plot .js-plotly-plot .main-svg")
-        page.wait_for_timeout(1000)
+        wait_quiet(page)                    # everything the page asked for has arrived, or been refused
         refused = [m for m in console if "Content Security Policy" in m]
         assert not refused, refused[:3]
     finally:

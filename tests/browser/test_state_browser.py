@@ -43,8 +43,13 @@ def browser(chromium):
 
 
 def wait_title(page, plot_id: str, text: str):
-    page.wait_for_function(f"([id, text]) => ({TITLE_JS})(id).startsWith(text)", arg=[plot_id, "".join(text.split())],
-                           timeout=TIMEOUT_MS)
+    from playwright.sync_api import TimeoutError as PageTimeout
+    try:
+        page.wait_for_function(f"([id, text]) => ({TITLE_JS})(id).startsWith(text)",
+                               arg=[plot_id, "".join(text.split())], timeout=TIMEOUT_MS)
+    except PageTimeout:
+        shown = page.evaluate(TITLE_JS, plot_id)
+        raise AssertionError(f"{plot_id}: the title never began {text!r}; it reads {shown!r}") from None
 
 
 @pytest.mark.parametrize("lang, width, height, present", SCREENS)

@@ -216,8 +216,11 @@ def test_peak_memory_sees_an_allocation():
     # Memory freed before the call is not charged to it, nor memory reused from the heap.
     junk = torch.ones(big)
     del junk
-    _, small = bench.measure_peak_bytes(lambda: torch.ones(2 * 2**20))   # 8 MiB
-    assert 7 * 2**20 <= small < 40 * 2**20
+    # RSS is the whole process's: after a long run its pages may be reused or others' freed
+    # during the call, so a small call's reading is only bounded above (the 100 MiB one above
+    # is what shows the allocation is seen): the junk freed before is never charged to it.
+    smalls = [bench.measure_peak_bytes(lambda: torch.ones(2 * 2**20))[1] for _ in range(3)]   # 8 MiB
+    assert all(small < 40 * 2**20 for small in smalls), smalls
 
 
 FRAGMENTING = """

@@ -163,7 +163,7 @@ def test_view_arrays_hold_the_view_at_full_resolution(tmp_path):
     assert got.meta["maps"]["A_hat.elu_plus1"] == "elu+1" and got.meta["tokens"] == list(sample.tokens)
 
     npz = np.load(export.write_npz(got, tmp_path / "a.npz"), allow_pickle=False)
-    assert set(npz.files) == set(got.arrays) | {"meta_json"}
+    assert set(npz.files) == set(got.arrays) | {"meta_json", "provenance"}
     assert json.loads(str(npz["meta_json"]))["causal"] is True
     from safetensors.numpy import load_file
     from safetensors import safe_open

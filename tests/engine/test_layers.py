@@ -26,12 +26,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("words and catalogue", ("explorer", "explorer.text", "explorer.catalog", "explorer.stopping")),
     # The math: feature maps, forms of attention, mechanisms.
     ("math", ("explorer.maps", "explorer.forms", "explorer.mechanisms")),
-    # Q, K, V from a model, random data or an upload.
-    ("sources", ("explorer.sources",)),
+    # Q, K, V from a model, random data or an upload, and the record of where an export's
+    # numbers came from (the model file's hash, versions, settings).
+    ("sources", ("explorer.sources", "explorer.provenance")),
     # Metrics, the cost model, benchmarks (the sources' benchmark times the sources).
     ("measure", ("explorer.measure",)),
-    # Runs that put maps, models, texts and metrics together: training maps, hybrids.
-    ("experiments", ("explorer.experiments",)),
+    # Runs that put maps, models, texts and metrics together: training maps, hybrids, and
+    # linearizing a model layer by layer.
+    ("experiments", ("explorer.experiments", "explorer.linearize")),
     # The lecture's chapters: their math, controls and text.
     ("lecture", ("explorer.lecture",)),
     # One view per tab: plain data for the figures and the UI.
@@ -39,7 +41,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # Plotly figures of what the views and the lecture return.
     ("figures", ("explorer.figures",)),
     # Files for download (CSV, arrays).
-    ("export", ("explorer.export", "explorer.deck_export")),
+    ("export", ("explorer.export", "explorer.deck_export", "explorer.handout")),
     # The edges: the Gradio UI and the command line.
     ("ui and command line", ("explorer.ui", "explorer.__main__")),
 ]

@@ -72,21 +72,52 @@ def _bar_text_sizes(fig):
 
 
 def test_chapter_zero_draws_its_growth_on_linear_axes(views):
-    """×38,000 on a log axis looks like a few steps: the pairs, the memory and the FLOPs are
-    bars on linear axes, each labelled with its number at a readable size."""
+    """×38,000 on a log axis looks like a few steps: the opening's curve, the pairs, the memory
+    and the FLOPs are on linear axes, each bar labelled with its number at a readable size."""
     for lang in ("en", "zh"):
         figs = chapter_figures(views[0], lang, PROJECTOR)
-        assert len(figs) == 3
+        assert len(figs) == 4
         for fig in figs:
             assert fig.layout.yaxis.type in (None, "linear", "-")
+            assert fig.layout.xaxis.type in (None, "linear", "-", "category")
+        for fig in figs[1:]:
             sizes = _bar_text_sizes(fig)
             assert sizes and all(s is not None and s >= PROJECTOR.tick_font for s in sizes), sizes
             for bar in fig.data:
                 assert bar.constraintext == "none"      # plotly would shrink them to the bar's width
-        pairs, memory, _ = figs
+        _, pairs, memory, _ = figs
         assert list(pairs.data[0].y) == [row["pairs"] for row in views[0].data["ladder"]]
         assert [t.name for t in memory.data] == ["float32", "float16"]
         assert list(memory.data[0].y) == pytest.approx([row["bytes_f32"] / 1e9 for row in views[0].data["ladder"]])
+
+
+def test_chapter_zero_opens_with_the_articles_teacher_and_a_parabola(views):
+    """The opening: a class of 1,000 where everyone compares with everyone, 1,000 × 1,000 pairs
+    (N², as the chapter counts them), on class sizes from the N control's own minimum and step
+    to twice the class, the class and its double marked with their counts."""
+    from explorer.lecture.ch0_bottleneck import CHAPTER
+    from explorer.lecture.ch0_bottleneck import maths as bottleneck
+
+    view = views[0]
+    spec = next(s for s in CHAPTER.controls if s.name == "n")
+    curve = view.data["class_curve"]
+    sizes = [row["n"] for row in curve]
+    assert sizes[0] == spec.min and sizes[-1] == 2 * bottleneck.TEACHER_CLASS == 2000
+    assert 1000 in sizes and all(b > a for a, b in zip(sizes, sizes[1:]))
+    assert set(range(int(spec.min), 2001, int(spec.step))) <= set(sizes)
+    assert all(row["pairs"] == row["n"] ** 2 for row in curve)
+    n = view.numbers
+    assert (n["teacher_students"], n["teacher_comparisons"]) == (1000, 1_000_000)
+    assert (n["teacher_double_students"], n["teacher_double_comparisons"], n["teacher_double_growth"]) == (2000, 4e6, 4)
+    for lang in ("en", "zh"):
+        line, points = chapter_figures(view, lang, PROJECTOR)[0].data
+        assert list(line.x) == sizes and list(line.y) == [row["pairs"] for row in curve]
+        assert list(points.x) == [1000, 2000] and list(points.y) == [1_000_000, 4_000_000]
+        assert "1,000,000" in points.text[0] and "4,000,000" in points.text[1]
+        # Quadratic: the pairs per added student grow with the class (2N + 1 for one more).
+        slopes = [(y1 - y0) / (x1 - x0) for x0, x1, y0, y1 in zip(line.x, line.x[1:], line.y, line.y[1:])]
+        assert all(b > a > 0 for a, b in zip(slopes, slopes[1:]))
+        assert "1,000,000" in view.claim_in("b0", lang) and "1,000" in view.claim_in("b0", lang)
 
 
 # The window sizes a slide's figure gets: 1280 x 720 with the speaker's notes open (the
@@ -241,7 +272,7 @@ def test_finish_assigns_the_white_template_and_the_figure_is_the_same(views):
 KEPT_WORDS = {"FLOPs", "FLOP", "GFLOP", "ms", "MB", "kB", "GB", "KV", "rel", "softmax", "exp", "elu", "FAVOR",
               "Taylor", "ReLU", "cosFormer", "Hedgehog", "RetNet", "GLA", "orthogonal", "trained", "untrained",
               "IID", "trig", "RFF", "identity", "KL", "max", "min", "median", "sigma", "float", "logit", "logits",
-              "DeltaNet", "Gated", "HGRN", "LUNA", "lb"}
+              "DeltaNet", "Gated", "HGRN", "LUNA", "lb", "token", "Delta", "QK"}
 
 
 def english_words(text: str) -> list[str]:

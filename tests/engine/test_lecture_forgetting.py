@@ -17,7 +17,7 @@ from explorer.lecture.ch5_closing_the_gap import maths as closing
 from explorer.lecture.ch4_rnn import maths as rnn
 from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.lecture import text as lecture_text
-from explorer.lecture.chapters import HEAD_DIM, LECTURE_HEAD, LECTURE_LAYER
+from explorer.lecture.chapters import LECTURE_HEAD, LECTURE_LAYER
 from explorer.maps.learned import pretrained
 from explorer.views import lecture, lecture_common
 
@@ -34,9 +34,9 @@ def six():
     return lecture.chapter_view(6)
 
 
-def _probe(kind, position, dim=HEAD_DIM, **kw):
+def _probe(kind, position, dim=rnn.RECALL_DIM, **kw):
     """The engine's recall probe with the lecture's settings, as a plain array; ``dim`` the
-    chapter's head dimension (chapter 5 reads SmolLM2's 64 when it is installed)."""
+    lecture's one recall experiment's (chapters 4, 5 and 6 quote the same)."""
     elu = feature_maps.create("elu1", dim)
     rc = state.recall_probe(elu, dim, list(rnn.RECALL_LAGS), kind, position=position, trials=16, seed=0, **kw)
     return rc.cosine.numpy()
@@ -47,15 +47,16 @@ def _at(curve, lag):
 
 
 def test_chapter_five_has_overwriting_and_hgrn2_between_gates_and_learned_maps(five):
-    assert build_count(5) == 5
+    assert build_count(5) == 7
     for lang in ("en", "zh"):
         figs = chapter_figures(five, lang)
-        assert len(figs) == 5
+        assert len(figs) == 7
         titles = [f.layout.title.text for f in figs]
         assert titles[1] == lecture_text.t("ch5.b1.title", lang, lag=closing.OVERWRITE_LAG)
         assert titles[2] == lecture_text.t("ch5.b2.title", lang)
         causal = "_causal" if five.data.get("kl_causal") else ""          # against causal softmax on SmolLM2
         assert titles[3] == lecture_text.t("ch5.b3.title" + causal, lang)  # the trained map, as before
+        assert titles[4] == lecture_text.t("ch5.b4.title", lang)           # then what it copies: spiky, monotone rows
         assert "HGRN2" in titles[2] and "DeltaNet" in lecture_text.t("ch5.claim", lang)
 
 
@@ -101,8 +102,9 @@ def test_hgrn2_bounds_rise_with_depth_and_the_memory_and_recall_follow(five):
         for pos in ("early", "recent"):
             assert depth[pos][i] == pytest.approx(
                 _at(_probe("hgrn2", pos, five.data["head_dim"], lower_bound=float(lb)), depth["lag"]), abs=1e-7)
-    # Deeper layers keep the early key longer, at the price of a blurrier recent one.
-    assert depth["early"][-1] > depth["early"][0] + 0.1
+    # Deeper layers keep the early key longer, at the price of a blurrier recent one (after the
+    # lecture's 16 keys even the top floor, 6 tokens, has let most of the early key go).
+    assert depth["early"][-1] > depth["early"][0] + 0.05
     assert depth["recent"][-1] < depth["recent"][0] - 0.1
     for i in range(layers):
         assert five.numbers[f"hgrn2_lower_bound_layer{i}"] == pytest.approx(expected[i])
@@ -161,7 +163,7 @@ def test_state_updates_have_a_roadmap_of_their_own_measured_as_recall(six):
             assert six.numbers[f"roadmap_recall_{pos}_at_{s['lag']}[{s['id']}]"] == s[pos]
     by_kind = {s["kind"]: s for s in states}
     assert by_kind["deltanet"]["recent"] > 0.99 and by_kind["deltanet"]["early"] > by_kind["none"]["early"]
-    assert build_count(6) == 3
+    assert build_count(6) == 6          # the plane, two roadmaps, then the recap, the future and the ending
     for lang in ("en", "zh"):
         figs = chapter_figures(six, lang)
         kl_fig, recall_fig = figs[1], figs[2]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,41 @@ def test_a_sample_it_read_names_it_in_full_and_keeps_the_id():
     sample = sources.from_text("the cat sat", model=ID)
     assert sample.info["model"] == ID
     assert str(sample.source).startswith(FULL) and sample.source.say("zh").startswith(model_name(ID, "zh"))
+
+
+# Where a person reads the model's name: the docs, the page's words, the install files. There
+# the id "SmolLM2-135M" may stand as an id (`model=SmolLM2-135M`, "SmolLM2-135M" in code) or
+# as the start of the full name, never bare, as if it were the name of the file read.
+PERSON_FACING = ["README.md", "docs/*.md", "explorer/text/*/*.toml", "requirements*.txt", "scripts/*.sh",
+                 "assets/*.js", "assets/*.html"]
+BARE = re.compile(r"""(?<![`"'=/\w-])SmolLM2-135M(?![-\w`"'])""")
+
+
+def bare_uses(text: str) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        if "_kept_in_latin" in line or line.lstrip().startswith('"MiniLM"'):
+            continue                  # the list of names Chinese keeps in Latin letters
+        out += [line.strip()[:100] for _ in BARE.finditer(line)]
+    return out
+
+
+def test_no_text_a_person_reads_names_it_by_the_bare_id():
+    found = {}
+    for pattern in PERSON_FACING:
+        for path in sorted(ROOT.glob(pattern)):
+            uses = bare_uses(path.read_text(encoding="utf-8"))
+            if uses:
+                found[str(path.relative_to(ROOT))] = uses
+    assert found == {}
+
+
+@pytest.mark.parametrize("line, bare", [
+    ("the causal model SmolLM2-135M (converted once)", True),
+    ("print('SmolLM2-135M ready in', folder)", False),          # quoted: caught only where it is said
+    ("SmolLM2-135M-Instruct (Q4_1, de-quantised to float32)", False),
+    ("links name it `model=SmolLM2-135M`", False),
+    ('from_text(text, model="SmolLM2-135M")', False),
+])
+def test_the_scan_tells_an_id_from_a_bare_name(line, bare):
+    assert bool(bare_uses(line)) == bare

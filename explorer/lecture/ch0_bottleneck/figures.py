@@ -10,6 +10,36 @@ from ..text import t
 
 
 def draw(view, lang, style):
+    return [_opening(view, lang, style), *_bottleneck(view, lang, style)]
+
+
+def _opening(view, lang, style):
+    """The article's opening: a teacher's class where everyone compares with everyone, the
+    comparisons against the class size on linear axes (a parabola), the class and its double
+    marked and labelled with their counts."""
+    curve = view.data["class_curve"]
+    n = view.numbers
+    fig = go.Figure(go.Scatter(x=[row["n"] for row in curve], y=[row["pairs"] for row in curve], mode="lines",
+                               line=dict(color=style.colour(0), width=style.line), showlegend=False,
+                               hoverinfo="x+y"))
+    marked = [(n["teacher_students"], n["teacher_comparisons"]),
+              (n["teacher_double_students"], n["teacher_double_comparisons"])]
+    fig.add_scatter(x=[x for x, _ in marked], y=[y for _, y in marked], mode="markers+text",
+                    marker=dict(size=style.marker * 2, color=style.colour(3), line=dict(color="#000", width=1)),
+                    text=[t("ch0.b0.point", lang, s=f"{x:,.0f}", c=f"{y:,.0f}") for x, y in marked],
+                    textposition=["top left", "middle left"], cliponaxis=False,
+                    textfont=dict(size=style.tick_font), showlegend=False)
+    top = max(row["pairs"] for row in curve)
+    fig.update_xaxes(title_text=t("axis.students", lang))
+    fig.update_yaxes(title_text=t("axis.comparisons", lang), range=bar_room([top], 1.1), **count_ticks([top]))
+    values = dict(s=f"{n['teacher_students']:,.0f}", c=f"{n['teacher_comparisons']:,.0f}",
+                  s2=f"{n['teacher_double_students']:,.0f}", c2=f"{n['teacher_double_comparisons']:,.0f}",
+                  g=f"{n['teacher_double_growth']:,.0f}")
+    return finish_slide(fig, style, t("ch0.b0.title", lang, **values), t("ch0.b0.note", lang, **values))
+
+
+def _bottleneck(view, lang, style):
+    """The article's step from 512 to 100K tokens: pairs, memory and FLOPs of the N x N map."""
     ladder = view.data["ladder"]
     now = view.data["current"]["n"]
     labels = [n_label(row["n"], lang) for row in ladder]
@@ -25,9 +55,10 @@ def draw(view, lang, style):
                            marker_line_color="#000", showlegend=False))
     fig.update_xaxes(title_text=t("axis.n", lang), type="category")
     fig.update_yaxes(title_text=t("axis.pairs", lang), range=bar_room(pairs), **count_ticks(pairs))
-    note = t("ch0.b0.note", lang, a=n_label(n["article_n_from"], lang), pa=say_count(n["article_pairs_from"]),
+    note = t("ch0.b1.note", lang, a=n_label(n["article_n_from"], lang), pa=say_count(n["article_pairs_from"]),
              b=n_label(n["article_n_to"], lang), pb=say_count(n["article_pairs_to"]), g=f"{n['article_growth']:,.0f}")
-    first = finish_slide(fig, style, t("ch0.b0.title", lang), note)
+    first = finish_slide(fig, style, t("ch0.b1.title", lang, a=n_label(n["article_n_from"], lang),
+                                       b=n_label(n["article_n_to"], lang), g=f"{n['article_growth']:,.0f}"), note)
 
     fig2 = go.Figure()
     gb = []
@@ -41,8 +72,8 @@ def draw(view, lang, style):
     fig2.update_layout(barmode="group", legend=dict(x=0.01, xanchor="left", y=0.98, yanchor="top"))
     fig2.update_xaxes(title_text=t("axis.n", lang), type="category")
     fig2.update_yaxes(title_text=t("axis.gb", lang), range=bar_room(gb))
-    second = finish_slide(fig2, style, t("ch0.b1.title", lang),
-                     t("ch0.b1.note", lang, n=n_label(now, lang), f32=say_bytes(n["bytes_f32"]),
+    second = finish_slide(fig2, style, t("ch0.b2.title", lang),
+                     t("ch0.b2.note", lang, n=n_label(now, lang), f32=say_bytes(n["bytes_f32"]),
                        f16=say_bytes(n["bytes_f16"])))
 
     flops = [n["quadratic_flops"], n["linear_flops"]]
@@ -51,6 +82,6 @@ def draw(view, lang, style):
                             textposition="outside", cliponaxis=False, constraintext="none",
                             textfont=dict(size=style.font), showlegend=False, width=0.5))
     fig3.update_yaxes(title_text=t("axis.flops", lang), range=bar_room(flops), **count_ticks(flops))
-    third = finish_slide(fig3, style, t("ch0.b2.title", lang, n=n_label(now, lang)),
-                    t("ch0.b2.note", lang, d=f"{n['d']:.0f}", ratio=say_ratio(n["flop_ratio"])))
+    third = finish_slide(fig3, style, t("ch0.b3.title", lang, n=n_label(now, lang)),
+                    t("ch0.b3.note", lang, d=f"{n['d']:.0f}", ratio=say_ratio(n["flop_ratio"])))
     return [first, second, third]

@@ -3,7 +3,9 @@
 For N tokens the softmax map has N^2 entries. This module counts them, the bytes they
 take in float32 and float16, and the FLOPs of both multiplication orders from the one
 FLOP model (``explorer.measure.cost.flop_counts``), and reproduces the article's step from 512
-to 100K tokens (about 260 thousand pairs to ten billion).
+to 100K tokens (about 260 thousand pairs to ten billion). The article opens with a teacher
+whose 1,000 students each compare themselves with the whole class: 1,000 x 1,000 pairs, the
+same count (``teacher``, ``class_curve``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from ...measure.cost import flop_counts
 
 ARTICLE_STEP = (512, 100_000)          # the article's "from 512 to 100K"
 LADDER = (512, 2048, 8192, 32768, 100_000)
+TEACHER_CLASS = 1_000                  # the article's opening: a class of 1,000, every pair compared
 MAX_N = 10_000_000                     # counting is free, but numbers past this mean nothing here
 
 
@@ -44,3 +47,26 @@ def article_step(head_dim: int = 128) -> dict:
     small, large = (bottleneck(x, head_dim) for x in ARTICLE_STEP)
     return {"n_from": small["n"], "n_to": large["n"], "pairs_from": small["pairs"], "pairs_to": large["pairs"],
             "growth": large["pairs"] / small["pairs"]}
+
+
+def pairs(n: int) -> int:
+    """The pairs N tokens (or students) make when each is compared with every one: N^2, as
+    softmax scores each query against every key, its own included."""
+    n = check_positive_int(n, "N")
+    return n * n
+
+
+def teacher(class_size: int = TEACHER_CLASS) -> dict:
+    """The article's opening: the comparisons of a class of ``class_size`` students, of a class
+    twice as large, and how many times more work that is."""
+    small, large = pairs(class_size), pairs(2 * class_size)
+    return {"students": class_size, "comparisons": small, "double_students": 2 * class_size,
+            "double_comparisons": large, "double_growth": large / small}
+
+
+def class_curve(n_min: int, n_step: int, class_size: int = TEACHER_CLASS) -> list[dict]:
+    """Pairs for class sizes from ``n_min`` to twice ``class_size`` in steps of ``n_step`` (the
+    N control's own minimum and step), the class and its double included."""
+    n_min, n_step = check_positive_int(n_min, "N"), check_positive_int(n_step, "step")
+    sizes = sorted(set(range(n_min, 2 * class_size + 1, n_step)) | {class_size, 2 * class_size})
+    return [{"n": n, "pairs": pairs(n)} for n in sizes]

@@ -3,7 +3,9 @@ data for its figures."""
 
 from __future__ import annotations
 
+from ..numbers import say_bytes, say_count, say_ratio
 from ...views.lecture_common import ChapterView, new_view
+from . import CHAPTER
 from . import maths as bottleneck
 
 
@@ -16,4 +18,19 @@ def compute(sample, c, progress=None) -> ChapterView:
     view.numbers.update({f"article_{k}": float(v) for k, v in step.items()})
     view.data["ladder"] = bottleneck.ladder(c["n"], c["d"])
     view.data["current"] = now
+    # The opening: the article's teacher, on class sizes from the N control's own range.
+    teacher = bottleneck.teacher()
+    view.numbers.update({f"teacher_{k}": float(v) for k, v in teacher.items()})
+    spec = next(spec for spec in CHAPTER.controls if spec.name == "n")
+    view.data["class_curve"] = bottleneck.class_curve(int(spec.min), int(spec.step))
+    n = view.numbers
+    opening = {"s": f"{n['teacher_students']:,.0f}", "c": f"{n['teacher_comparisons']:,.0f}",
+               "s2": f"{n['teacher_double_students']:,.0f}", "c2": f"{n['teacher_double_comparisons']:,.0f}",
+               "g": f"{n['teacher_double_growth']:,.0f}"}
+    step = {"a": f"{n['article_n_from']:,.0f}", "pa": say_count(n["article_pairs_from"]),
+            "b": f"{n['article_n_to']:,.0f}", "pb": say_count(n["article_pairs_to"]), "g": f"{n['article_growth']:,.0f}"}
+    size = {"n": f"{n['n']:,.0f}", "f32": say_bytes(n["bytes_f32"]), "f16": say_bytes(n["bytes_f16"])}
+    work = {"n": f"{n['n']:,.0f}", "d": f"{n['d']:.0f}", "ratio": say_ratio(n["flop_ratio"])}
+    for build, values in (("b0", opening), ("b1", step), ("b2", size), ("b3", work)):
+        view.says[build] = {"claim": (f"ch0.{build}.claim", values), "notes": [(f"ch0.{build}.notes", values)]}
     return view

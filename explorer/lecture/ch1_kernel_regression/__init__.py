@@ -16,4 +16,5 @@ CHAPTER = Chapter(
               seed_control(), layer_control(), head_control(),
               ControlSpec("query", "int", PRONOUN, 0, 511, label_key="ctl.query", step=1)),
     try_this={"h": 0.15, "x": 5.0, "points": 30},
-    deeper=_deeper, builds=("b0", "b1", "b2"))
+    deeper=_deeper, builds=("b0", "b1", "b2"),
+    reads_causal_model=True)

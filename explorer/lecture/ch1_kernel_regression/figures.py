@@ -49,7 +49,7 @@ def draw(view, lang, style):
     fig2.update_xaxes(title_text=t("axis.weight", lang), range=[0, float(weights.max()) * 1.2])
     fig2.update_yaxes(title_text=t("axis.key", lang))
     rest = len(weights) - len(top)
-    note = t("ch1.b1.rest", lang, n=rest, w=f"{weights.sum() - weights[top].sum():.2f}") if rest > 0 else ""
+    note = t("ch1.b1.rest", lang, w=f"{weights.sum() - weights[top].sum():.2f}") if rest > 0 else ""
     second = finish_slide(fig2, style, t("ch1.b1.title", lang, token=head["token"]), note)
 
     dims = list(range(len(head["output"])))

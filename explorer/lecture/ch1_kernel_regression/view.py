@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...forms import attention
-from ...views.lecture_common import ChapterView, head_of, new_view
+from .. import text
+from ..record import PRONOUN
+from ...views.lecture_common import ChapterView, head_of, new_view, pronoun_index
 from . import maths as nadaraya_watson
 
 
@@ -20,6 +22,8 @@ def compute(sample, c, progress) -> ChapterView:
     view.data["toy"] = {"xs": xs, "ys": ys, "grid": grid, "curve": curve, "truth": nadaraya_watson.truth(grid),
                         "x": c["x"], "fx": float(fx[0]), "weights": w[0], "h": c["h"]}
     n = q.shape[0]
+    if c["query"] == PRONOUN and getattr(sample, "text", None) in (text.DEFAULT_TEXT, text.DEFAULT_TEXT_ZH):
+        c["query"] = pronoun_index(sample.tokens, c["query"])     # "it", where this tokenizer puts it (chapter 4's step)
     if c["query"] >= n:
         c["query"] = n - 1
     i = c["query"]

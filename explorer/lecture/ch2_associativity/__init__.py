@@ -17,4 +17,5 @@ CHAPTER = Chapter(
               seed_control()),
     try_this={"n": 8192, "d": 64, "m": 64, "map": "elu+1"},
     deeper=_deeper, builds=("b0", "b1"),
-    timed=True)            # the orders run as the machine runs them
+    timed=True,            # the orders run as the machine runs them
+    reads_causal_model=True)   # the sentence the other chapters read, in the audience's language

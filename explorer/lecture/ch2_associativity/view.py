@@ -3,6 +3,7 @@ data for its figures."""
 
 from __future__ import annotations
 
+from ..numbers import say_ratio
 from ...views.lecture_common import ChapterView, cached_map, new_view
 from . import maths as associativity
 
@@ -41,5 +42,10 @@ def compute(sample, c, progress) -> ChapterView:
         "max_abs_diff": measured["max_abs_diff"], "max_rel_diff": measured["max_rel_diff"],
         "article_model_ratio": article["model_ratio"], "article_leading_ratio": article["leading_ratio"],
         "matmul_gflops": rate / 1e9,
+        "tokens": float(sample.n_tokens if sample is not None else 0),   # the times' notice says it
     })
+    cost = {"n": f"{n:,}", "flops": say_ratio(view.numbers["flop_ratio"]),
+            "article": say_ratio(view.numbers["article_model_ratio"])}
+    view.says["b1"] = {"claim": ("ch2.b1.claim", cost), "notes": [("ch2.b1.notes", cost)]}
+    view.notice_builds = {"notice.timed_cap": ("b1",), "notice.random_data": ("b1",)}
     return view

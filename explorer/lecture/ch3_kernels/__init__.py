@@ -1,4 +1,4 @@
-"""Chapter 3: choosing the kernel. Taylor truncations, kernel profiles, random-feature
+"""Chapter 3: choosing the kernel. Taylor truncations, the Taylor gap, kernel profiles, random-feature
 convergence on a real head."""
 
 from ..record import Chapter, ControlSpec, head_control, head_params, layer_control, seed_control
@@ -16,4 +16,4 @@ CHAPTER = Chapter(
               ControlSpec("orthogonal", "bool", True, label_key="ctl.orthogonal"),
               seed_control()),
     try_this={"m": 16, "orthogonal": False},
-    deeper=_deeper, builds=("b0", "b1", "b2", "b3", "b4", "b5"))
+    deeper=_deeper, builds=("b0", "b1", "b2", "b3", "b4", "b5", "b6"))

@@ -3,30 +3,12 @@ from its view (``view``)."""
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import COLUMN_PX, finish_slide, say_count, text_px
-from ..text import map_name, t
-
-
-def _wrap_px(text: str, font: float, px: float) -> str:
-    """``text`` broken at spaces (or between CJK characters) into lines of at most ``px``."""
-    pieces = re.findall(r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]|[^\s\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+\s*|\s+",
-                        text)
-    lines, line = [], ""
-    for piece in pieces:
-        if line and text_px(line + piece.rstrip(), font) > px:
-            lines.append(line.rstrip())
-            line = piece.lstrip()
-        else:
-            line += piece
-    if line.strip():
-        lines.append(line.rstrip())
-    return "<br>".join(lines)
+from ...figures.lecture_common import COLUMN_PX, finish_slide, say_count, wrap_px
+from ..text import Order, map_name, t
 
 
 def _reverse_kernel(view, lang, style):
@@ -37,7 +19,7 @@ def _reverse_kernel(view, lang, style):
     widths = (0.26, 0.37, 0.37)
     room = COLUMN_PX - 40
     font = style.tick_font
-    columns = [[_wrap_px(t(row[c], lang), font, widths[c] * room - 16) for row in rows] for c in range(3)]
+    columns = [[wrap_px(t(row[c], lang), font, widths[c] * room - 16) for row in rows] for c in range(3)]
     lines = max(cell.count("<br>") + 1 for col in columns for cell in col)
     fig = go.Figure(go.Table(
         columnwidth=list(widths),
@@ -76,6 +58,34 @@ def _profiles(view, lang, style, labels, title_key):
     return finish_slide(fig, style, t(title_key, lang), " · ".join([t("legend.identity", lang)] + hidden))
 
 
+def _taylor_gap(view, lang, style):
+    """The Taylor gap as the series itself: each order's share of this head's sum of exp(s)
+    over its pairs, orders 0 and 1 (what 1 + s keeps) in one colour, orders 2 and up (what it
+    drops) in another, the orders beyond the last drawn as one bar."""
+    series = view.data["series"]
+    orders = [int(n) for n in series["orders"]]
+    percent = [100 * float(x) for x in series["shares"]]
+    tail = len(orders)                         # the bar of the orders beyond the last drawn
+    fig = go.Figure()
+    for i, (name, picked) in enumerate((("legend.series_kept", orders[:2]), ("legend.series_dropped", orders[2:]))):
+        values = [percent[n] for n in picked]
+        x, y = (picked, values) if i == 0 else (picked + [tail], values + [100 * series["tail"]])
+        fig.add_bar(x=x, y=y, name=t(name, lang), marker_color=style.colour(i), text=[f"{v:.0f}" for v in y],
+                    textposition="outside", cliponaxis=False, textfont=dict(size=style.tick_font))
+    fig.add_hline(y=0, line_color="#888")
+    top = max(percent + [100 * series["tail"]])          # the legend takes the top band, above every bar
+    low = min(percent + [0.0])
+    fig.update_yaxes(title_text=t("axis.series_share", lang), range=[low * 1.25 - 2, top * 1.6 + 2])
+    fig.update_xaxes(title_text=t("axis.series_order", lang), tickmode="array", tickvals=orders + [tail],
+                     ticktext=[str(n) for n in orders] + [f"≥ {tail}"])
+    fig.update_layout(legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="top",
+                                  bgcolor="rgba(255,255,255,0.8)"))
+    n = view.numbers
+    note = t("ch3.b2.note", lang, pairs=f"{series['pairs']:,}", kept=f"{100 * n['taylor1_kept_share']:.0f}",
+             dropped=f"{100 * n['taylor1_dropped_share']:.0f}")
+    return finish_slide(fig, style, t("ch3.b2.title", lang), note)
+
+
 def draw(view, lang, style):
     first = _reverse_kernel(view, lang, style)
     n = view.numbers
@@ -90,7 +100,7 @@ def draw(view, lang, style):
     fig.add_scatter(x=tay["s"], y=tay["exp"], mode="lines", name=t("legend.exp", lang),
                     line=dict(color="#000", width=style.line))
     for i, order in enumerate((1, 2, 3)):
-        fig.add_scatter(x=tay["s"], y=tay[f"order{order}"], mode="lines", name=t("legend.order", lang, k=order),
+        fig.add_scatter(x=tay["s"], y=tay[f"order{order}"], mode="lines", name=t("legend.order", lang, k=Order(order)),
                         line=dict(color=style.colour(i), width=style.line, dash="dash"))
     fig.add_hline(y=0, line_color="#888")
     if tay["s"][0] < -1.0:
@@ -112,11 +122,13 @@ def draw(view, lang, style):
                        neg=f"{100 * n['negative_taylor1_fraction']:.0f}", pairs=f"{logits.size:,}",
                        n=f"{n['tokens']:.0f}"))
 
+    gap = _taylor_gap(view, lang, style)
+
     labels = list(view.data["profiles"])
     truncations = [label for label in labels if label.startswith("Taylor")]
     others = [label for label in labels if label not in truncations]
-    fourth = _profiles(view, lang, style, truncations, "ch3.b2.title")
-    fifth = _profiles(view, lang, style, others, "ch3.b3.title")
+    fourth = _profiles(view, lang, style, truncations, "ch3.b3.title")
+    fifth = _profiles(view, lang, style, others, "ch3.b4.title")
 
     fig3 = go.Figure()
     for i, (key, name) in enumerate((("rf_well", "legend.well"), ("rf_real", "legend.real"))):
@@ -128,7 +140,7 @@ def draw(view, lang, style):
                              line=dict(color=style.colour(i), dash=dash, width=style.line))
     fig3.update_xaxes(type="log", title_text=t("axis.m", lang))
     fig3.update_yaxes(type="log", title_text=t("axis.map_error", lang))
-    sixth = finish_slide(fig3, style, t("ch3.b4.title", lang))
+    sixth = finish_slide(fig3, style, t("ch3.b5.title", lang))
 
     norms = view.data["norms"]
     fig4 = go.Figure()
@@ -142,7 +154,7 @@ def draw(view, lang, style):
     fig4.update_yaxes(title_text=t("axis.token_count", lang))
     note4 = ""
     if "m_required" in n:
-        note4 = t("ch3.b5.note", lang, real=say_count(n["m_required"]), real_label=t("legend.real", lang),
+        note4 = t("ch3.b6.note", lang, real=say_count(n["m_required"]), real_label=t("legend.real", lang),
                   well=say_count(n["m_required_well"]), well_label=t("legend.well", lang))
-    seventh = finish_slide(fig4, style, t("ch3.b5.title", lang), note4)
-    return [first, second, fourth, fifth, sixth, seventh]
+    seventh = finish_slide(fig4, style, t("ch3.b6.title", lang), note4)
+    return [first, second, gap, fourth, fifth, sixth, seventh]

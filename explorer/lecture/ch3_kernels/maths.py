@@ -2,6 +2,9 @@
 
 - ``taylor``: exp(s) truncated after order 1, 2, 3, on the logits s of the current head
   (1 + s goes negative below s = -1: a kernel that is not a kernel any more).
+- ``series_shares``: the Taylor gap on the same logits: how the head's sum of exp(s) over
+  its pairs splits over the series' orders, and the share orders 2 and up carry (all of it
+  is what the first-order map 1 + s drops).
 - ``kernel_profile``: phi(q).phi(k) against exp(q.k/sqrt d) for every (q, k) pair of a
   head, the unnormalised kernel each map computes.
 - ``rf_convergence``: FAVOR+'s map error as m grows, IID against orthogonal features,
@@ -23,6 +26,7 @@ from ...maps import create
 from ..memo import memo, tensor_key
 
 TAYLOR_ORDERS = (1, 2, 3)
+SERIES_ORDERS = 10                     # orders drawn one by one; the rest of the series is one share
 RF_FEATURES = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
 WELL_CONDITIONED_NORM2 = 0.25          # E|x'|^2 of the well-conditioned sample
 MAX_PROFILE_PAIRS = 4096               # pairs drawn per map (a seeded subset beyond this)
@@ -47,9 +51,34 @@ def taylor_curves(s_values, points: int = 200, margin: float = 0.5) -> dict:
     return {"s": grid, "exp": np.exp(grid), **{f"order{o}": taylor(grid, o) for o in TAYLOR_ORDERS}}
 
 
+def series_shares(s_values, orders: int = SERIES_ORDERS) -> dict:
+    """The Taylor gap on a head's logits s (one per pair): exp(s) = sum_n s^n / n!, and summed
+    over the pairs, sum exp(s) = sum_n T_n with T_n = sum s^n / n!. Returns the shares
+    T_n / sum exp(s) for n = 0..``orders`` ("shares"), the share of the orders beyond
+    ("tail"), what the first-order map 1 + s keeps (orders 0 and 1, "kept") and what it drops
+    (orders 2 and up, "dropped" = 1 - kept, never negative: exp(s) >= 1 + s for every s).
+    The remainders are summed as exp(s) - partial sum, not as 1 - the shares, so that no
+    cancellation hides a small one. Odd orders of negative logits give negative shares."""
+    orders = check_positive_int(orders, "orders")
+    s = np.asarray(s_values, dtype=np.float64).ravel()
+    exp = np.exp(s)
+    total = float(exp.sum())
+    terms, term = [], np.ones_like(s)
+    for n in range(orders + 1):
+        if n:
+            term = term * s / n
+        terms.append(float(term.sum()))
+    return {"orders": np.arange(orders + 1), "shares": np.array(terms) / total,
+            "tail": float((exp - taylor(s, orders)).sum()) / total,
+            "kept": float((1.0 + s).sum()) / total, "dropped": float((exp - 1.0 - s).sum()) / total,
+            "pairs": int(s.size)}
+
+
 def logit_summary(q, k) -> dict:
-    """The logits of one head, flattened, with the share where 1 + s < 0 and the range."""
-    s = attention.logits(q, k).double().numpy().ravel()
+    """The logits of one head, flattened, with the share where 1 + s < 0 and the range: in
+    float64 from the head's q, k, so that the sums over every pair (``series_shares``) are
+    not float32's."""
+    s = attention.logits(torch.as_tensor(q).double(), torch.as_tensor(k).double()).numpy().ravel()
     return {"s": s, "s_min": float(s.min()), "s_max": float(s.max()),
             "negative_taylor1_fraction": float(np.mean(1.0 + s < 0))}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..numbers import say_count
 from ...views.lecture_common import ChapterView, cached_map, head_of, new_view
 from . import maths as kernels
 
@@ -16,6 +17,7 @@ def compute(sample, c, progress) -> ChapterView:
     logits = kernels.logit_summary(q, k)
     view.data["taylor"] = kernels.taylor_curves(logits["s"])
     view.data["logits"] = logits["s"]            # one per (query, key) pair: N² of them
+    view.data["series"] = kernels.series_shares(logits["s"])
     profiles = {}
     for label in ("Taylor-1", "elu+1", f"FAVOR+ ({'orthogonal' if c['orthogonal'] else 'IID'})", "Taylor-2"):
         fmap = cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
@@ -48,10 +50,30 @@ def compute(sample, c, progress) -> ChapterView:
         "tokens": float(n), "pairs": float(logits["s"].size),
         "s_min": logits["s_min"], "s_max": logits["s_max"],
         "negative_taylor1_fraction": logits["negative_taylor1_fraction"],
+        "taylor1_kept_share": view.data["series"]["kept"], "taylor1_dropped_share": view.data["series"]["dropped"],
+        "series_tail_share": view.data["series"]["tail"],
         "q_norm_median": float(np.median(view.data["norms"]["q"])),
         "k_norm_median": float(np.median(view.data["norms"]["k"])),
         **{f"kernel_rel_error[{label}]": p["kernel_rel_error"] for label, p in profiles.items()},
         "rf_error_real_m_max_orthogonal": float(view.data["rf_real"]["orthogonal"][-1]),
         "rf_error_well_m_max_orthogonal": float(view.data["rf_well"]["orthogonal"][-1]),
     })
+    n = view.numbers
+    logit = {"neg": f"{100 * n['negative_taylor1_fraction']:.0f}", "lo": f"{n['s_min']:.1f}", "hi": f"{n['s_max']:.1f}"}
+    # "Many pairs" only where they are: on a head whose logits stay above -1, order 1 stays positive.
+    many = n["negative_taylor1_fraction"] >= 0.01
+    view.says["b1"] = {"claim": ("ch3.b1.claim" if many else "ch3.b1.claim_few", logit), "notes": [("ch3.b1.notes", logit)]}
+    gap = {"kept": f"{100 * n['taylor1_kept_share']:.0f}", "dropped": f"{100 * n['taylor1_dropped_share']:.0f}",
+           "pairs": f"{logits['s'].size:,}"}
+    # "Most" only where orders 2 and up carry more than half of the sum.
+    most = n["taylor1_dropped_share"] > 0.5 and gap["dropped"] != "50"
+    view.says["b2"] = {"claim": ("ch3.b2.claim_most" if most else "ch3.b2.claim_less", gap),
+                       "notes": [("ch3.b2.notes", gap)]}
+    if "m_required" in n:
+        need = {"real": say_count(n["m_required"]), "well": say_count(n["m_required_well"])}
+        view.says["b6"] = {"claim": ("ch3.b6.claim", need), "notes": [("ch3.b6.notes", need)]}
+    else:           # no variance formula in this build: the claim without its number
+        view.says["b6"] = {"claim": ("ch3.b5.claim", {}), "notes": [("ch3.b5.notes", {})]}
+    view.notice_builds = {"notice.not_shown_log": ("b3", "b4"), "notice.profile_subset": ("b3", "b4"),
+                          "notice.no_rf_theory": ("b6",)}
     return view

@@ -20,6 +20,12 @@ from ...checks import check_positive_int
 from ..memo import LRU
 
 RECALL_LAGS = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+# The lecture's one recall experiment, quoted in chapters 4, 5 and 6: random keys and values
+# of dimension RECALL_DIM (SmolLM2's head), and the cosine read back after RECALL_KEYS other
+# keys (a quarter of d: the delta rule's d x d state still holds the early key there, the
+# additive one has blurred it). Every chapter that quotes recall quotes this one.
+RECALL_DIM = 64
+RECALL_KEYS = 16
 MEMORY_TOKENS = (1, 16, 64, 256, 1024, 4096, 16384, 65536)
 
 

@@ -3,14 +3,14 @@ data for its figures."""
 
 from __future__ import annotations
 
-import re
 
 import numpy as np
 
 from ...forms import attention, state
 from .. import text
 from ..record import PRONOUN
-from ...views.lecture_common import ChapterView, cached_map, head_of, new_view
+from ..numbers import say_cosine
+from ...views.lecture_common import ChapterView, cached_map, head_of, new_view, pronoun_index
 from . import maths as rnn
 
 
@@ -20,18 +20,20 @@ def compute(sample, c, progress) -> ChapterView:
     d, n = q.shape[-1], q.shape[0]
     fmap = cached_map(c["map"], d, c["m"] if "FAVOR" in c["map"] else None, 0)
     if c["t"] == PRONOUN and getattr(sample, "text", None) in (text.DEFAULT_TEXT, text.DEFAULT_TEXT_ZH):
-        c["t"] = _pronoun_step(sample.tokens, c["t"])     # another tokenizer puts "it" elsewhere
+        c["t"] = pronoun_index(sample.tokens, c["t"])     # another tokenizer puts "it" elsewhere
     t = n - 1 if c["t"] < 0 or c["t"] >= n else c["t"]
     c["t"] = t
     step = rnn.step_to(q, k, v, fmap, t)
     both = rnn.recurrent_vs_parallel(q, k, v, fmap)
     mem = rnn.memory(d, fmap.num_features, v.shape[-1])
-    early = rnn.recall(fmap, d, "none", "early")
-    recent = rnn.recall(fmap, d, "none", "recent")    # without decay the same curve: order is not kept
+    # The lecture's one recall experiment (d = RECALL_DIM whatever the head's d), as chapters 5 and 6 quote it.
+    probe = cached_map(c["map"], rnn.RECALL_DIM, c["m"] if "FAVOR" in c["map"] else None, 0)
+    early = rnn.recall(probe, rnn.RECALL_DIM, "none", "early")
+    recent = rnn.recall(probe, rnn.RECALL_DIM, "none", "recent")    # without decay the same curve: order is not kept
     view.data.update(step=step, token=sample.tokens[t], tokens=list(sample.tokens), memory=mem, recall=early,
                      recall_recent=recent,
                      recurrent=both["recurrent"][t], parallel=both["parallel"][t])
-    view.notice_items.append(("notice.recall_synthetic", {"d": d}))
+    view.notice_items.append(("notice.recall_synthetic", {"d": rnn.RECALL_DIM}))
     if getattr(sample, "causal", False) and sample.model_attentions is not None:
         # The RNN's causal order is the model's own: causal softmax on its q, k is its attention.
         own = sample.model_attentions[c["layer"], c["head"]].double()
@@ -46,21 +48,13 @@ def compute(sample, c, progress) -> ChapterView:
         "break_even_tokens": mem["break_even_tokens"], "m": float(fmap.num_features),
         "recall_lag_1": float(early["cosine"][np.flatnonzero(lags == 1)[0]]),
         f"recall_lag_{int(lags[-1])}": float(early["cosine"][-1]),
+        f"recall_lag_{rnn.RECALL_KEYS}": float(early["cosine"][np.flatnonzero(lags == rnn.RECALL_KEYS)[0]]),
     })
+    n = view.numbers
+    memory = {"t": f"{n['break_even_tokens']:.1f}"}
+    view.says["b1"] = {"claim": ("ch4.b1.claim", {}), "notes": [("ch4.b1.notes", memory)]}
+    recall = {"first": say_cosine(n["recall_lag_1"]), "last": say_cosine(n[f"recall_lag_{rnn.RECALL_KEYS}"]),
+              "lag": rnn.RECALL_KEYS, "d": rnn.RECALL_DIM}
+    view.says["b2"] = {"claim": ("ch4.b2.claim", recall), "notes": [("ch4.b2.notes", recall)]}
+    view.notice_builds = {"notice.recall_synthetic": ("b2",), "notice.causal_model": ("b0",)}
     return view
-
-
-PRONOUNS = ("it", "它")
-
-
-def _pronoun_step(tokens, fallback: int) -> int:
-    """The last token of the default sentence's pronoun ("it", or 它 split into byte pieces,
-    "它(1/2)", "它(2/2)"): the step where the state has just read it."""
-    words = [re.sub(r"\(\d+/\d+\)$", "", label.rsplit("·", 1)[0]).strip().lower() for label in tokens]
-    hits = [i for i, word in enumerate(words) if word in PRONOUNS]
-    if not hits:
-        return fallback
-    end = hits[0]
-    while end + 1 in hits:
-        end += 1
-    return end

@@ -25,7 +25,7 @@ CHAPTER = Chapter(
               ControlSpec("hybrid", "choice", "last", choices=HYBRID_MODES, label_key="ctl.hybrid"),
               ControlSpec("hybrid_map", "choice", "elu1", choices=HYBRID_MAPS, label_key="ctl.hybrid_map")),
     try_this={"gamma": 0.9, "strength": 3.0, "hybrid": "greedy"},
-    deeper=_deeper, builds=("b0", "b1", "b2", "b3", "b4"),
+    deeper=_deeper, builds=("b0", "b1", "b2", "b3", "b4", "b5", "b6"),
     reads_causal_model=True,
     # On the causal SmolLM2: layer 3, head 4, a sharp head (row entropy about 0.4 nats on the
     # lecture's sentence) where elu+1's flat rows miss by a mean row KL above 1 and FAVOR+

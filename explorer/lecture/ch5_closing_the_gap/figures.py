@@ -3,12 +3,14 @@ from its view (``view``)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import UNIT_TICKS, say_cosine, finish_slide
-from ..text import map_name, state_label, t
+from ...figures.lecture_common import UNIT_TICKS, finish_slide, log_ticks, say_cosine
+from ..text import Named, map_name, state_label, t
 
 
 def draw(view, lang, style):
@@ -75,8 +77,73 @@ def draw(view, lang, style):
     fig3.update_yaxes(title_text=t("axis.embedding_cos", lang))
     hybrid_map = {"elu1": "elu+1", "favor_plus": "FAVOR+", "taylor2": "Taylor-2"}.get(
         view.data.get("hybrid_map") or c.get("hybrid_map", ""), "")
-    note3 = t("ch5.b4.note", lang, map=hybrid_map, mode=t(f"ch5.b4.{mode}", lang)) if path else ""
-    return [first, overwrite, depth, second, finish_slide(fig3, style, t("ch5.b4.title", lang), note3)]
+    note3 = t("ch5.b6.note", lang, map=hybrid_map, mode=t(f"ch5.b6.{mode}", lang)) if path else ""
+    return [first, overwrite, depth, second, _row_shape(view, lang, style), _luna(view, lang, style),
+            finish_slide(fig3, style, t("ch5.b6.title", lang), note3)]
+
+
+def _row_shape(view, lang, style):
+    """What Hedgehog copies from softmax, on the chapter's head: how spiky its rows are (mean
+    row entropy, left) and how monotone in q·k (mean rank correlation of weight with logit,
+    right), for softmax, elu+1 and the learned map: lying bars, the maps named once on the
+    left, each bar labelled with its value."""
+    shape = view.data["row_shape"]
+    names = list(shape)[::-1]                                  # softmax at the top
+    colours = {"softmax": "#444444", "elu+1": style.colour(0)}
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=(t("ch5.b4.entropy", lang), t("ch5.b4.spearman", lang)))
+    shown = [map_name(name, lang) for name in names]
+    for col, key in ((1, "entropy"), (2, "spearman")):
+        values = [shape[name][key] for name in names]
+        fig.add_bar(y=shown, x=values, orientation="h", marker_color=[colours.get(name, style.colour(2)) for name in names],
+                    text=[f"{v:.2f}" for v in values], textposition="outside", cliponaxis=False,
+                    textfont=dict(size=style.tick_font), showlegend=False, row=1, col=col)
+    # One series a panel: "overlay" keeps the slide's finish from pairing the panels' bars as a group.
+    fig.update_layout(barmode="overlay")
+    top = max(shape[name]["entropy"] for name in names)
+    fig.update_xaxes(range=[0, 1.3 * top if top > 0 else 1.0], title_text=t("axis.entropy_nats", lang), row=1, col=1)
+    # A negative correlation's label sits left of its bar: room for it inside the panel.
+    low = min(0.0, *(shape[name]["spearman"] for name in names))
+    fig.update_xaxes(range=[low - 0.35 if low < 0 else 0.0, _RECALL_TOP], title_text=t("axis.spearman_rho", lang), row=1, col=2,
+                     tickmode="array", tickvals=[0, 0.5, 1.0] if low >= -0.5 else [-1.0, -0.5, 0, 0.5, 1.0])
+    c = view.controls
+    causal = bool(view.data.get("kl_causal"))
+    note = t("ch5.b4.note_causal" if causal else "ch5.b4.note", lang, layer=c["layer"], head=c["head"],
+             rows=shape["softmax"]["rows"])
+    return finish_slide(fig, style, t("ch5.b4.title", lang), note)
+
+
+def _luna(view, lang, style):
+    """LUNA against Hedgehog and elu+1, query by query: each map's row KL to softmax on the
+    head the build reads (a log axis; a KL of 0 or one not finite is left out of the line and
+    the line breaks there), the query tokens along the bottom."""
+    luna = view.data.get("luna")
+    fig = go.Figure()
+    if not luna:
+        fig.update_xaxes(title_text=t("axis.query", lang), showticklabels=False)
+        fig.update_yaxes(title_text=t("axis.kl_query", lang), showticklabels=False)
+        return finish_slide(fig, style, t("ch5.b5.title", lang))
+    kl = luna["kl"]
+    colours = {"elu+1": style.colour(0), "Hedgehog (trained)": style.colour(2), "LUNA (trained)": style.colour(3)}
+    drawn = []
+    for name, r in kl.items():
+        rows = np.asarray(r["kl"], dtype=np.float64)
+        shown = [float(v) if np.isfinite(v) and v > 0 else None for v in rows]
+        drawn.extend(v for v in shown if v is not None)
+        fig.add_scatter(x=list(range(len(rows))), y=shown, mode="lines+markers", name=map_name(name, lang),
+                        line=dict(color=colours.get(name, style.colour(1)), width=style.line),
+                        marker=dict(size=style.marker))
+    tokens = luna["tokens"]
+    step = max(1, len(tokens) // 8)                 # a readable number of token labels along the bottom
+    fig.update_xaxes(title_text=t("axis.query", lang), tickmode="array", tickvals=list(range(0, len(tokens), step)),
+                     ticktext=tokens[::step], tickangle=-30)
+    # The legend lies in a band above the highest point, inside the plot.
+    span = [math.log10(min(drawn)) - 0.2, math.log10(max(drawn)) + 1.0] if drawn else None
+    fig.update_yaxes(type="log", title_text=t("axis.kl_query", lang), range=span, **log_ticks(drawn))
+    fig.update_layout(legend=dict(_TOP_LEGEND, x=0.02))         # clear of the tick labels at the left
+    values = Named((name, f"{r['mean']:.2f}") for name, r in kl.items()).say(lang)
+    note = t("ch5.b5.note", lang, layer=luna["layer"], head=luna["head"], values=values)
+    return finish_slide(fig, style, t("ch5.b5.title", lang), note)
 
 
 # Recall and bounds lie in [0, 1]: the axes run to 1.3 and the legend sits in the top band,
@@ -101,19 +168,15 @@ def _overwrite(view, lang, style):
     fig.update_yaxes(title_text=t("axis.cosine", lang), range=[min(0.0, *_all_recall(kinds)) - 0.05, _RECALL_TOP],
                      **UNIT_TICKS)
     fig.update_xaxes(title_text=t("axis.update", lang))
-    at = {kind: {pos: _at_lag(kinds[kind]["curves"][pos], 256) for pos in ("early", "recent")}
-          for kind in ("deltanet", "none")}
-    note = t("ch5.b1.note", lang, de=say_cosine(at["deltanet"]["early"]), dr=say_cosine(at["deltanet"]["recent"]),
-             ne=say_cosine(at["none"]["early"]), nr=say_cosine(at["none"]["recent"]))
+    # The subtitle quotes the bars themselves: one experiment, one lag.
+    note = t("ch5.b1.note", lang, lag=lag, de=say_cosine(kinds["deltanet"]["early"]),
+             dr=say_cosine(kinds["deltanet"]["recent"]), ne=say_cosine(kinds["none"]["early"]),
+             nr=say_cosine(kinds["none"]["recent"]))
     return finish_slide(fig, style, t("ch5.b1.title", lang, lag=lag), note)
 
 
 def _all_recall(kinds) -> list[float]:
     return [r[pos] for r in kinds.values() for pos in ("early", "recent")]
-
-
-def _at_lag(curve: dict, lag: int) -> float:
-    return float(curve["cosine"][int(np.flatnonzero(curve["lags"] == lag)[0])])
 
 
 def _hgrn2_depth(view, lang, style):

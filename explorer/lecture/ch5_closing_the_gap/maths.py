@@ -7,6 +7,9 @@
   (``hgrn2_depth`` over ``explorer.mechanisms.hgrn2.gates.hgrn2_layer_bounds``);
 - learning phi (Hedgehog): row KL to softmax on the current head for a learned map next to
   elu+1 and FAVOR+ (``row_kl_by_map``; training itself is ``explorer.maps.learned``);
+- what Hedgehog copies: softmax's rows are spiky (low entropy) and monotone in q.k; the
+  mean row entropy and the rank correlation of weight with logit, for softmax and each map
+  (``row_shape_by_map``);
 - hybrids: keep k layers softmax, make the rest linear, and compare sentence embeddings
   with the original model's (``hybrid_curve`` over ``explorer.experiments.hybrids``).
 """
@@ -31,14 +34,12 @@ POSITIONS = ("early", "recent")
 # Forgetting by overwriting, beside decay and gates: every state update the registry holds
 # but HGRN2, whose layer-wise bound has a build of its own.
 OVERWRITE_KINDS = tuple(kind for kind in mechanisms.state_kinds() if kind != "hgrn2")
-# The lag the overwriting build reads: at most half the lecture head's key dimension (32 on
-# MiniLM, 64 on SmolLM2), where the delta rule's d x d state still holds the early key and
-# the additive one has blurred it.
-OVERWRITE_LAG = 16
+# The lag the overwriting build reads: the lecture's one recall experiment (chapter 4's).
+OVERWRITE_LAG = rnn.RECALL_KEYS
 # HGRN2's picture: a stack of this many layers with equal learned shares of the bound
 # (lb_l = l / L), each read by the recall probe after HGRN2_LAG other keys.
 HGRN2_LAYERS = 6
-HGRN2_LAG = 8
+HGRN2_LAG = rnn.RECALL_KEYS
 
 
 def decay_recall(feature_map, head_dim: int, lags=rnn.RECALL_LAGS, gamma: float = 0.97, strength: float = 1.0,
@@ -122,6 +123,38 @@ def row_kl_by_map(q, k, maps: dict, causal: bool = False) -> dict:
                      "undefined": int(np.isnan(rows).sum()), "infinite": int(np.isinf(rows).sum()),
                      "counted": counted, "m": int(fmap.num_features)}
     return out
+
+
+@torch.inference_mode()
+def row_shape_by_map(q, k, maps: dict, causal: bool = False) -> dict:
+    """Hedgehog's observation on one head: softmax's attention rows are spiky (few keys take
+    most of the weight: a low entropy) and monotone (a larger logit never gets less weight).
+    For softmax and each named map: per row, the entropy of the weights in nats and the
+    Spearman rank correlation of the weights with the logits s = q.k / sqrt(d), and their
+    means over the rows every mean counts (``metrics.rows_in_means``: causal leaves out the
+    first row, which has one key) where the row has a value. All in float64.
+
+    Returns name -> {"entropy", "spearman": the means, "entropy_rows", "spearman_rows": (N,)
+    with NaN where a row has no value, "rows": how many rows the means count}; "softmax" first."""
+    q, k = torch.as_tensor(q).double(), torch.as_tensor(k).double()
+    logits = attention.logits(q, k)
+    reference = attention.softmax_map(q, k, causal=causal)
+    counted = metrics.rows_in_means(q.shape[-2], causal).numpy()
+    weights = {"softmax": reference}
+    weights.update({name: attention.kernel_map(q, k, fmap, causal=causal).double() for name, fmap in maps.items()})
+    out = {}
+    for name, w in weights.items():
+        rows = metrics.row_metrics(reference, w, logits=logits, causal=causal)
+        entropy, spearman = rows["entropy"].numpy(), rows["monotonicity"].numpy()
+        out[name] = {"entropy": _mean_counted(entropy, counted), "spearman": _mean_counted(spearman, counted),
+                     "entropy_rows": entropy, "spearman_rows": spearman, "rows": int(counted.sum())}
+    return out
+
+
+def _mean_counted(values: np.ndarray, counted: np.ndarray) -> float:
+    """The mean over the counted rows that have a value (NaN where none has)."""
+    kept = values[counted & np.isfinite(values)]
+    return float(kept.mean()) if kept.size else float("nan")
 
 
 _hybrid_curves = LRU(16)

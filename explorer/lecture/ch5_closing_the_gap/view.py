@@ -6,10 +6,12 @@ from __future__ import annotations
 from ... import maps as feature_maps
 from .. import chapters, text
 from ...catalog import FEATURE_MAPS
-from ..record import EMBEDDED_MODEL, HEAD_DIM
+from ..record import EMBEDDED_MODEL, HEAD_DIM, LECTURE_HEAD, LECTURE_LAYER
 from ...views.lecture_common import (
-    ChapterView, cached_map, head_of, trained_hedgehog, model_of, new_view, reads_minilm,
+    ChapterView, cached_map, head_of, trained_hedgehog, model_of, new_view, reads_minilm, shipped_map,
 )
+from ..ch4_rnn import maths as rnn
+from ..numbers import say_cosine
 from . import maths as closing
 
 UNTRAINED_HEDGEHOG = FEATURE_MAPS["hedgehog"].pretty     # the catalogue's label: "Hedgehog (untrained: W = I)"
@@ -19,21 +21,23 @@ def compute(sample, c, progress) -> ChapterView:
     q, k, v, notes = head_of(sample, c)
     view = new_view(5, c, notes)
     d = q.shape[-1]
-    view.data["head_dim"] = d         # the recall probes' dimension: the head's (32 on MiniLM, 64 on SmolLM2)
+    probe_d = rnn.RECALL_DIM
+    view.data["head_dim"] = probe_d   # the recall probes' dimension: the lecture's one recall experiment
     view.data["model"] = model_of(sample)    # "Go deeper" opens the learn tab on the same model
     elu = feature_maps.create("elu1", d)
-    curves = closing.decay_recall(elu, d, gamma=c["gamma"], strength=c["strength"])
+    probe = feature_maps.create("elu1", probe_d)
+    curves = closing.decay_recall(probe, probe_d, gamma=c["gamma"], strength=c["strength"])
     view.data["recall"] = curves
-    view.notice_items.append(("notice.recall_synthetic", {"d": d}))
+    view.notice_items.append(("notice.recall_synthetic", {"d": probe_d}))
     gap = closing.recall_gap(curves, 256)
     view.numbers.update({f"recent_minus_early_at_256[{kind}]": g for kind, g in gap.items()})
 
     lag = closing.OVERWRITE_LAG
-    overwrite = closing.overwrite_recall(elu, d, lag, gamma=c["gamma"], strength=c["strength"])
+    overwrite = closing.overwrite_recall(probe, probe_d, lag, gamma=c["gamma"], strength=c["strength"])
     view.data["overwrite"] = {"lag": lag, "kinds": overwrite}
     for kind, r in overwrite.items():
         view.numbers.update({f"recall_early_at_{lag}[{kind}]": r["early"], f"recall_recent_at_{lag}[{kind}]": r["recent"]})
-    depth = closing.hgrn2_depth(elu, d)
+    depth = closing.hgrn2_depth(probe, probe_d)
     view.data["hgrn2"] = depth
     for layer, lb, mem in zip(depth["layers"], depth["lower_bound"], depth["memory_tokens"]):
         view.numbers.update({f"hgrn2_lower_bound_layer{layer}": float(lb), f"hgrn2_memory_layer{layer}": float(mem)})
@@ -65,6 +69,15 @@ def compute(sample, c, progress) -> ChapterView:
     view.data["hedgehog_trained"] = trained is not None
     view.data["hedgehog_origin"] = origin
     view.numbers.update({f"mean_kl[{name}]": r["mean"] for name, r in kl.items()})
+    # What Hedgehog copies from softmax, on the same head: spiky and monotone rows.
+    shape = closing.row_shape_by_map(q, k, {"elu+1": elu, hh_label: hh}, causal=causal)
+    view.data["row_shape"] = shape
+    view.data["row_shape_hedgehog"] = hh_label
+    view.numbers["shape_rows"] = float(shape["softmax"]["rows"])
+    for name, r in shape.items():
+        view.numbers.update({f"row_entropy[{name}]": r["entropy"], f"row_spearman[{name}]": r["spearman"]})
+
+    _luna(view, sample, c, q, k, causal)
 
     view.data["hybrid"] = None
     if getattr(sample, "text", None) and getattr(sample, "model_attentions", None) is not None:
@@ -90,4 +103,117 @@ def compute(sample, c, progress) -> ChapterView:
             view.numbers.update({f"hybrid_cosine_k{p['k']}": p["cosine"] for p in path})
     if view.data["hybrid"] is None:
         view.notice_items.append(("notice.hybrid_no_model", {}))
+    _say(view, lag, probe_d, kl, hh_label)
+    _say_shape(view, shape, hh_label)
+    _say_luna(view)
     return view
+
+
+def _luna(view, sample, c, q, k, causal: bool) -> None:
+    """LUNA's build: the shipped trained LUNA map against softmax, beside the trained Hedgehog
+    and elu+1, row by row. LUNA ships for the embedded MiniLM's layer 2 only: on that model's
+    head it reads the chapter's head; elsewhere (another layer, or a causal model, which has
+    no LUNA) it reads the embedded MiniLM's lecture head on the same text (the English
+    sentence where the text is the default one) and says so. Without a text, no build."""
+    view.data["luna"] = None
+    layer, head = c["layer"], c["head"]
+    luna = shipped_map("luna", layer, head) if reads_minilm(sample) and not causal else None
+    if luna is None:
+        if not getattr(sample, "text", None) or getattr(sample, "model_attentions", None) is None:
+            view.notice_items.append(("notice.luna_no_text", {}))
+            return
+        from ...views.common import load_sample
+        chapter_model = model_of(sample) or EMBEDDED_MODEL
+        default = sample.text in (text.DEFAULT_TEXT, text.DEFAULT_TEXT_ZH)
+        sample = load_sample("text", text=text.DEFAULT_TEXT if default else sample.text)   # the embedded MiniLM
+        layer, head = LECTURE_LAYER, LECTURE_HEAD
+        luna = shipped_map("luna", layer, head)
+        if luna is None:                    # a build without shipped maps
+            view.notice_items.append(("notice.luna_none", {}))
+            return
+        view.notice_items.append(("notice.luna_embedded", {"model": chapter_model, "layer": layer, "head": head,
+                                                           "embedded": EMBEDDED_MODEL}))
+        q, k = sample.q[layer, head], sample.k[layer, head]
+    hh = shipped_map("hedgehog", layer, head)
+    maps = {"elu+1": feature_maps.create("elu1", q.shape[-1])}
+    if hh is not None:
+        maps["Hedgehog (trained)"] = hh
+    maps["LUNA (trained)"] = luna
+    kl = closing.row_kl_by_map(q.double(), k.double(), maps)      # float64 throughout
+    view.data["luna"] = {"kl": kl, "tokens": list(sample.tokens), "layer": int(layer), "head": int(head)}
+    view.numbers.update({"luna_layer": float(layer), "luna_head": float(head), "luna_queries": float(q.shape[0])})
+    view.numbers.update({f"luna_mean_kl[{name}]": r["mean"] for name, r in kl.items()})
+    if hh is not None:
+        below = kl["LUNA (trained)"]["kl"] < kl["Hedgehog (trained)"]["kl"]
+        view.numbers["luna_queries_below_hedgehog"] = float(below.sum())
+
+
+def _say_luna(view) -> None:
+    """LUNA's claim: "below Hedgehog's" only where its mean row KL is lower at the rounding
+    written; the two values otherwise; the build's purpose alone where it has no numbers."""
+    luna = view.data.get("luna")
+    if not luna or "Hedgehog (trained)" not in luna["kl"]:
+        view.says["b5"] = {"claim": ("ch5.b5.claim_none", {}), "notes": [("ch5.b5.notes_none", {})]}
+        return
+    kl = luna["kl"]
+    values = {"luna": f"{kl['LUNA (trained)']['mean']:.2f}", "hh": f"{kl['Hedgehog (trained)']['mean']:.2f}",
+              "elu": f"{kl['elu+1']['mean']:.2f}", "layer": luna["layer"], "head": luna["head"],
+              "below": int(view.numbers["luna_queries_below_hedgehog"]), "queries": len(luna["tokens"])}
+    lower = kl["LUNA (trained)"]["mean"] < kl["Hedgehog (trained)"]["mean"] and values["luna"] != values["hh"]
+    view.says["b5"] = {"claim": ("ch5.b5.claim_below" if lower else "ch5.b5.claim_not_below", values),
+                       "notes": [("ch5.b5.notes", values)]}
+
+
+def _say(view, lag: int, probe_d: int, kl: dict, hh_label: str) -> None:
+    """Each build's claim and notes from its own numbers; a comparison is said only where
+    the numbers make it true."""
+    kinds = view.data["overwrite"]["kinds"]
+    over = {"lag": lag, "d": probe_d, "de": say_cosine(kinds["deltanet"]["early"]),
+            "dr": say_cosine(kinds["deltanet"]["recent"]), "ne": say_cosine(kinds["none"]["early"]),
+            "nr": say_cosine(kinds["none"]["recent"])}
+    better = kinds["deltanet"]["early"] > kinds["none"]["early"] and over["de"] != over["ne"]
+    view.says["b1"] = {"claim": ("ch5.b1.claim_better" if better else "ch5.b1.claim_worse", over),
+                       "notes": [("ch5.b1.notes", over)]}
+    depth = view.data["hgrn2"]
+    floors = {"lag": depth["lag"], "first": say_cosine(depth["early"][0]), "last": say_cosine(depth["early"][-1]),
+              "top": int(depth["layers"][-1])}
+    view.says["b2"] = {"claim": ("ch5.b2.claim", floors), "notes": [("ch5.b2.notes", {})]}
+    values = {"values": text.Named((name, f"{r['mean']:.2f}") for name, r in kl.items())}
+    hh, elu = kl[hh_label]["mean"], kl["elu+1"]["mean"]
+    quality = {"hh": f"{hh:.2f}", "elu": f"{elu:.2f}"}
+    below = hh < elu and quality["hh"] != quality["elu"]
+    view.says["b3"] = {"claim": ("ch5.b3.claim_better" if below else "ch5.b3.claim_worse", quality),
+                       "notes": [("ch5.b3.notes", values)]}
+    path = view.data.get("hybrid")
+    if path:
+        by_k = {p["k"]: p["cosine"] for p in path}
+        layers = max(by_k)
+        half = layers // 2
+        hybrid = {"layers": layers, "k1": 1, "half": half, "c0": f"{by_k[0]:.2f}", "c1": f"{by_k.get(1, by_k[0]):.2f}",
+                  "chalf": f"{by_k[half]:.2f}", "call": f"{by_k[layers]:.2f}"}
+        view.says["b6"] = {"claim": ("ch5.b6.claim", hybrid), "notes": [("ch5.b6.notes", hybrid)]}
+    else:
+        view.says["b6"] = {"claim": ("ch5.b6.claim_none", {}), "notes": [("ch5.b6.notes_none", {})]}
+    learned = ("b3", "b4")        # the builds that show the learned map
+    view.notice_builds = {"notice.recall_synthetic": ("b0", "b1", "b2"), "notice.hedgehog_untrained": learned,
+                          "notice.hedgehog_untrained_model": learned, "notice.hedgehog_untrained_other": learned,
+                          "notice.hedgehog_shipped": learned, "notice.causal_kl": ("b3",),
+                          "notice.luna_embedded": ("b5",), "notice.luna_no_text": ("b5",), "notice.luna_none": ("b5",),
+                          "notice.hybrid_embedded": ("b6",), "notice.hybrid_embedded_text": ("b6",),
+                          "notice.hybrid_no_model": ("b6",)}
+
+
+def _say_shape(view, shape: dict, hh_label: str) -> None:
+    """What the spiky-and-monotone build says: "spikier and more monotone" only where
+    Hedgehog's rows have the lower entropy and the higher rank correlation than elu+1's, at
+    the rounding written; the values alone otherwise."""
+    said = {name: (f"{r['entropy']:.2f}", f"{r['spearman']:.2f}") for name, r in shape.items()}
+    values = {"sm": said["softmax"][0], "srho": said["softmax"][1], "hh": said[hh_label][0],
+              "hrho": said[hh_label][1], "elu": said["elu+1"][0], "erho": said["elu+1"][1]}
+    hh, elu = shape[hh_label], shape["elu+1"]
+    spikier = hh["entropy"] < elu["entropy"] and values["hh"] != values["elu"]
+    monotone = hh["spearman"] > elu["spearman"] and values["hrho"] != values["erho"]
+    notes = {"entropy": text.Named((name, e) for name, (e, _) in said.items()),
+             "spearman": text.Named((name, r) for name, (_, r) in said.items()), "srho": values["srho"]}
+    view.says["b4"] = {"claim": ("ch5.b4.claim_both" if spikier and monotone else "ch5.b4.claim_values", values),
+                       "notes": [("ch5.b4.notes", notes)]}

@@ -8,8 +8,9 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import UNIT_TICKS, say_cosine, finish_slide, log_ticks
+from ...figures.lecture_common import COLUMN_PX, UNIT_TICKS, finish_slide, log_ticks, say_cosine, say_count, wrap_px
 from ...text import say
+from ..numbers import say_power_of_ten
 from ..text import map_name, road_label, state_road_label, t
 
 
@@ -68,7 +69,8 @@ def draw(view, lang, style):
     fig2.update_yaxes(tickfont=dict(size=style.tick_font - 1))
     second = finish_slide(fig2, style, t("ch6.b1.title", lang, layer=view.controls["layer"], head=view.controls["head"]),
                      t("ch6.b1.note", lang))
-    return [first, second, _state_roadmap(view, lang, style)]
+    # The end of the talk: the recap, the hybrid future, the hologram and the impression.
+    return [first, second, _state_roadmap(view, lang, style), *_ending(view, lang, style)]
 
 
 def _state_roadmap(view, lang, style):
@@ -121,3 +123,93 @@ def _road_text(point: dict, lang: str) -> str:
         return state_road_label(point["kind"], lang, gamma="" if gamma is None else f"{gamma:.4g}",
                                 lb="" if lb is None else f"{lb:g}")
     return t(f"road.{pid}", lang)
+
+
+# -- the last three builds, from what the view put in for them: the recap as a table, the
+#    hybrid future as two panels (quality, cost), the hologram against two impressions ------
+
+RECAP_WIDTHS = (0.42, 0.58)
+
+
+def _ending(view, lang, style) -> list:
+    return [_recap(view, lang, style), _future(view, lang, style), _hologram(view, lang, style)]
+
+
+def _recap(view, lang, style):
+    """The article's five steps, each beside the number measured here, as a table whose cells
+    wrap at word boundaries to their column."""
+    recap = view.data["recap"]
+    font = style.tick_font
+    room = COLUMN_PX - 40
+    steps = [f"{i} · {t(step, lang)}" for i, (step, _) in enumerate(recap["rows"], start=1)]
+    measured = [t(key, lang, **recap["values"]) for _, key in recap["rows"]]
+    columns = [[wrap_px(cell, font, width * room - 16) for cell in column]
+               for column, width in zip((steps, measured), RECAP_WIDTHS)]
+    lines = max(cell.count("<br>") + 1 for column in columns for cell in column)
+    header = [t("ch6.recap.header.step", lang), t("ch6.recap.header.measured", lang)]
+    fig = go.Figure(go.Table(
+        columnwidth=list(RECAP_WIDTHS),
+        header=dict(values=[f"<b>{h}</b>" for h in header], font=dict(size=font), align="left",
+                    fill_color="#e8eef7", height=font * 1.9),
+        cells=dict(values=columns, font=dict(size=font), align="left", height=font * 1.35 * lines + 12,
+                   fill_color=[["#f7f7f7"] * len(steps), ["#fff4e6"] * len(steps)])))
+    fig = finish_slide(fig, style, t("ch6.b3.title", lang), t("ch6.b3.note", lang, **recap["values"]))
+    fig.update_layout(margin=dict(l=20, r=20, b=10))
+    return fig
+
+
+def _future(view, lang, style):
+    """Softmax, the window hybrid and its linear part alone: median row KL to softmax on this
+    head (left), FLOPs per token at the article's long context (right, log axis)."""
+    future = view.data["future"]
+    kinds = ("linear", "hybrid", "softmax")                       # bottom to top
+    labels = [t(f"legend.future_{kind}", lang, w=future["window"]) for kind in kinds]
+    colours = [style.colour(i) for i in (0, 2, 3)]
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05,
+                        subplot_titles=(t("legend.future_quality", lang), t("legend.future_cost", lang)))
+    kl = [future["kl"][kind] for kind in kinds]
+    fig.add_bar(y=labels, x=kl, orientation="h", marker_color=colours, text=[f"{v:.2f}" for v in kl],
+                textposition="outside", cliponaxis=False, textfont=dict(size=style.tick_font), showlegend=False,
+                row=1, col=1)
+    flops = [future["flops"][kind] for kind in kinds]
+    fig.add_bar(y=labels, x=flops, orientation="h", marker_color=colours, text=[say_count(v) for v in flops],
+                textposition="outside", cliponaxis=False, textfont=dict(size=style.tick_font), showlegend=False,
+                row=1, col=2)
+    # One series per panel, not a group: every label stays outside its bar (softmax's 0.00 too).
+    fig.update_layout(barmode="overlay")
+    top = max(kl) or 1.0
+    fig.update_xaxes(range=[0, top * 1.35], title_text=t("axis.median_kl", lang), row=1, col=1)
+    low, high = math.log10(min(flops)), math.log10(max(flops))
+    # Decades only, written as powers of ten: the bars carry their own numbers, and a narrow
+    # panel has no room for 1-2-5 labels.
+    decades = list(range(math.ceil(low - 0.4), math.floor(high + 0.9) + 1))
+    fig.update_xaxes(type="log", range=[low - 0.4, high + 0.9], title_text=t("axis.flops_token_all", lang),
+                     tickmode="array", tickvals=[10.0 ** e for e in decades],
+                     ticktext=[say_power_of_ten(e) for e in decades],
+                     row=1, col=2)
+    values = {"w": future["window"], "layer": view.controls["layer"], "head": view.controls["head"]}
+    return finish_slide(fig, style, t("ch6.b4.title", lang, **values), t("ch6.b4.note", lang, **values))
+
+
+def _hologram(view, lang, style):
+    """This head's softmax map beside elu+1's and the learned map's, on one colour scale:
+    the exact weights of every pair, and two impressions of them, each with its row KL."""
+    holo = view.data["hologram"]
+    panels = [("softmax", t("legend.hologram", lang), holo["softmax"])]
+    panels += [(road_label(pid, lang), t("legend.impression", lang, kl=f"{holo['kl'][pid]:.2f}"), z)
+               for pid, z in holo["maps"]]
+    top = max(float(z.max()) for _, _, z in panels)
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.03, subplot_titles=[name for name, _, _ in panels])
+    for col, (_, what, z) in enumerate(panels, start=1):
+        fig.add_heatmap(z=z, colorscale=style.sequential, zmin=0.0, zmax=top, showscale=col == 3,
+                        colorbar=dict(thickness=14, len=0.9, tickfont=dict(size=style.tick_font - 2), nticks=4),
+                        row=1, col=col)
+        fig.update_yaxes(autorange="reversed", showticklabels=False, showgrid=False, zeroline=False,
+                         scaleanchor=f"x{col if col > 1 else ''}", row=1, col=col,
+                         title_text=t("axis.query", lang) if col == 1 else None)
+        fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, constrain="domain",
+                         title_text=what, row=1, col=col)
+    n = view.numbers
+    note = t("ch6.b5.note", lang, p=say_count(n["pairs_here"]), n=f"{n['tokens']:.0f}",
+             st=say_count(n["state_numbers"]))
+    return finish_slide(fig, style, t("ch6.b5.title", lang), note)

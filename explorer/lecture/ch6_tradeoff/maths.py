@@ -10,6 +10,10 @@ value, the worst one: it takes part in the median); rows where it is undefined a
 not hidden, and a map undefined on more than half of the rows has no median, so no point and
 no bar (``metrics.mostly_undefined``, the maps tab's rule). Causal medians leave out the
 single-key row 0 (``metrics.rows_in_means``).
+
+The chapter ends the talk as the article does: its five-point recap measured here
+(``kernel_split_error``), the hybrid future's cost at the article's long context
+(``hybrid_costs``), and what each kind of attention keeps (``kept_numbers``).
 """
 
 from __future__ import annotations
@@ -47,8 +51,11 @@ ROADMAP_POINTS = (
 # Each point is (id, year, the probe's update kind): every state update the registry holds,
 # named by its kind, in the year of its paper.
 STATE_ROADMAP_POINTS = tuple((kind, year, kind) for kind, year in mechanisms.state_kind_years())
-# Half the lecture head's key dimension, as in chapter 5's overwriting build.
-STATE_ROADMAP_LAG = 16
+# The lecture's one recall experiment, as in chapter 5's overwriting build.
+STATE_ROADMAP_LAG = rnn.RECALL_KEYS
+# The article's long context: the hybrid's costs and what each kind of attention keeps are
+# read there (chapters 0 and 2 quote the same N).
+ARTICLE_N = 100_000
 GLA_TAU = 16.0              # GLA's gate temperature (explorer.mechanisms.gla.gates)
 GLA_FIT_STEPS = 80
 
@@ -56,6 +63,43 @@ GLA_FIT_STEPS = 80
 def flops_per_token(feature_dim: int, value_dim: int) -> float:
     """The linear path's FLOPs per token for m features: ``cost.flop_counts`` at N = 1."""
     return float(flop_counts(1, value_dim, feature_dim=feature_dim, value_dim=value_dim)["linear_flops"])
+
+
+def softmax_flops_per_token(n: int, head_dim: int, value_dim: int) -> float:
+    """Full attention's FLOPs per query at N = ``n``: scores and values over every key,
+    2 N (d + d_v) (``cost.flop_counts``' quadratic path over N)."""
+    return flop_counts(n, head_dim, value_dim=value_dim)["quadratic_flops"] / int(n)
+
+
+def window_flops_per_token(window: int, head_dim: int, value_dim: int) -> float:
+    """The exact part of a non-causal sliding window: scores and values over the 2w - 1 keys
+    with |i - j| < w (``maps.hybrid.SlidingWindow``), whatever N is."""
+    return 2.0 * (2 * int(window) - 1) * (head_dim + value_dim)
+
+
+def hybrid_costs(n: int, head_dim: int, value_dim: int, window: int, inner_features: int) -> dict:
+    """FLOPs per token at N = ``n`` of full softmax, of the sliding-window hybrid (exact in
+    its window, the inner kernel with ``inner_features`` features elsewhere) and of the
+    inner kernel alone."""
+    linear = flops_per_token(inner_features, value_dim)
+    return {"softmax": softmax_flops_per_token(n, head_dim, value_dim),
+            "hybrid": window_flops_per_token(window, head_dim, value_dim) + linear, "linear": linear}
+
+
+def kernel_split_error(q, k, fmap, kernel) -> float:
+    """max |phi(q).phi(k) - kernel(s)| / max |kernel(s)| over every pair of q, k (..., N, d),
+    s = q.k / sqrt(d): how exactly ``fmap`` splits ``kernel`` into an inner product."""
+    s = (q @ k.transpose(-1, -2)).double() / q.shape[-1] ** 0.5
+    split = (fmap(q, is_query=True) @ fmap(k).transpose(-1, -2)).double()
+    exact = kernel(s)
+    return float((split - exact).abs().max() / exact.abs().max())
+
+
+def kept_numbers(n: int, head_dim: int, feature_dim: int, value_dim: int) -> dict:
+    """What one head holds after ``n`` tokens: softmax's N x N weights (every pair) and its KV
+    cache N (d + d_v), against the linear state S (m x d_v) and z (m), whatever N is."""
+    n, d, m, dv = (int(x) for x in (n, head_dim, feature_dim, value_dim))
+    return {"pairs": n * n, "kv_cache": n * (d + dv), "state": m * dv + m}
 
 
 def layer_quality(q, k, fmap, causal: bool = False, log_decay=None, key=None) -> dict:
@@ -110,6 +154,12 @@ def head_gamma(head: int) -> float:
     return 1.0 - 2.0 ** (-5 - int(head))
 
 
+def untrained_hedgehog(head_dim: int):
+    """Hedgehog as it starts (W = I, 2d features): what the roadmap measures without a trained one."""
+    from ...maps import create
+    return create("hedgehog", head_dim, num_features=2 * head_dim)
+
+
 def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = None, luna=None) -> list[dict]:
     """Every roadmap point measured on one head, q, k (1, N, d): median row KL to softmax
     (full attention) or to causal softmax (points that forget). ``maps`` holds "elu+1",
@@ -123,8 +173,7 @@ def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = 
     gamma = head_gamma(head)
     trained = hedgehog is not None
     if hedgehog is None:
-        from ...maps import create
-        hedgehog = create("hedgehog", d, num_features=2 * d)
+        hedgehog = untrained_hedgehog(d)
     elu = maps["elu+1"]
     out = []
     for pid, year, name, reference in ROADMAP_POINTS:

@@ -3,10 +3,19 @@ data for its figures."""
 
 from __future__ import annotations
 
+import math
+
+import torch
+
 from ... import maps as feature_maps
+from ...forms import attention
 from ..record import HEAD_DIM
 from ...views import lecture_common
 from ...views.lecture_common import ChapterView, cached_map, trained_hedgehog, map_key, new_view, reads_minilm
+from .. import text
+from ..ch2_associativity import maths as associativity
+from ..ch4_rnn import maths as rnn
+from ..numbers import say_cosine, say_count, say_ratio
 from . import maths as tradeoff
 
 
@@ -52,12 +61,13 @@ def compute(sample, c, progress) -> ChapterView:
     view.data["frontier"] = front
     head = min(max(c["head"], 0), sample.n_heads - 1)
     c["head"] = head
-    road = _roadmap(sample, layer, head, c)
+    road, road_maps = _roadmap(sample, layer, head, c)
     view.data["roadmap"] = road
     view.notice_items.append(("notice.causal_roadmap", {}))
     if not any(r["id"] == "2025_luna" for r in road):
         view.notice_items.append(("notice.no_luna", {"layer": layer, "head": head}))
-    d = sample.q.shape[-1]
+    # The lecture's one recall experiment (chapter 5's): the same d and the same count of keys.
+    d = rnn.RECALL_DIM
     states = tradeoff.state_roadmap(feature_maps.create("elu1", d), d, head)
     view.data["state_roadmap"] = states
     view.data["state_dim"] = d        # the figure's note says the probe is synthetic, of this dimension
@@ -65,7 +75,34 @@ def compute(sample, c, progress) -> ChapterView:
     view.numbers.update({f"roadmap_kl[{r['id']}]": r["median_kl"] for r in road})
     for r in states:
         view.numbers.update({f"roadmap_recall_{pos}_at_{r['lag']}[{r['id']}]": r[pos] for pos in ("early", "recent")})
+    _say(view, points, front, road, states, layer, head, d)
+    _add_ending(view, sample, layer, head, c, points, road, road_maps)
     return view
+
+
+def _say(view, points, front, road, states, layer, head, d) -> None:
+    """Each build's claim and notes from its own numbers: "below the baseline" is said of the
+    steps whose bar is shorter than their 2020 baseline's at the rounding the bars show."""
+    names = text.Named((points[i]["label"], None) for i in front)
+    view.says["b0"] = {"claim": ("ch6.b0.claim", {"front": names}), "notes": [("ch6.b0.notes", {"layer": layer})]}
+    shown = {r["id"]: round(r["median_kl"], 2) for r in road}
+    base = {False: shown.get("2020"), True: shown.get("2020_causal")}
+    later = [r for r in road if r["year"] > 2020 and base[r["causal"]] is not None]
+    above = [r for r in later if not shown[r["id"]] < base[r["causal"]]]      # NaN (no bar) is never below
+    elu = {"head": head, "elu_head": f"{road[0]['median_kl']:.2f}",
+           "elu_layer": f"{next(p['median_kl'] for p in points if p['label'] == 'elu+1'):.2f}",
+           "steps": len(later), "below": len(later) - len(above), "above": len(above),
+           "above_names": text.Named(((r["id"], None) for r in above), kind="point")}
+    view.data["roadmap_counts"] = {"steps": elu["steps"], "below": elu["below"], "above": elu["above"]}
+    view.says["b1"] = {"claim": ("ch6.b1.claim_some" if above else "ch6.b1.claim_all", elu),
+                       "notes": [("ch6.b1.notes" if above else "ch6.b1.notes_none_above", elu)]}
+    by_kind = {r["kind"]: r for r in states}
+    recall = {"lag": states[0]["lag"], "d": d, "de": say_cosine(by_kind["deltanet"]["early"]),
+              "ne": say_cosine(by_kind["none"]["early"])}
+    view.says["b2"] = {"claim": ("ch6.b2.claim", recall), "notes": [("ch6.b2.notes", recall)]}
+    view.notice_builds = {"notice.undefined_kl_all": ("b0",), "notice.undefined_kl_most": ("b0",),
+                          "notice.undefined_kl_some": ("b0",), "notice.infinite_kl_some": ("b0",),
+                          "notice.causal_roadmap": ("b1",), "notice.no_luna": ("b1",)}
 
 
 def _hedgehog_all(sample, layer, c):
@@ -84,12 +121,13 @@ def _hedgehog_all(sample, layer, c):
     return pretrained("hedgehog", int(layer))
 
 
-def _roadmap(sample, layer: int, head: int, c) -> list[dict]:
+def _roadmap(sample, layer: int, head: int, c) -> tuple[list[dict], dict]:
     """The article's 2020 -> 2025 steps measured on one head (the lecture's MiniLM head, the
     one chapter 5 shows when it reads MiniLM): each
     a dict with the step's id, year, map, what it is compared with ("softmax" or "causal
     softmax") and the median row KL. The trained Hedgehog is the one shipped or trained here;
-    without one the untrained map is measured and labelled so."""
+    without one the untrained map is measured and labelled so. Returned with the elu+1 and
+    Hedgehog maps it measured."""
     q, k = sample.q[layer, head].unsqueeze(0), sample.k[layer, head].unsqueeze(0)
     d = q.shape[-1]
     m = c["m"]
@@ -100,4 +138,102 @@ def _roadmap(sample, layer: int, head: int, c) -> list[dict]:
     keys = {"elu+1": ("elu+1",), "FAVOR+ (orthogonal)": map_key("FAVOR+ (orthogonal)", m, c["seed"]),
             "sliding window": map_key("sliding window", None, c["seed"]), "LUNA": ("LUNA", "shipped", layer, head)}
     luna = lecture_common.shipped_map("luna", layer, head) if reads_minilm(sample) else None
-    return tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head, keys=keys, luna=luna)
+    road = tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head, keys=keys, luna=luna)
+    # The maps the ending draws: the 2020 map and the 2024 learned one, as measured here.
+    return road, {"elu+1": maps["elu+1"], "hedgehog": hh if hh is not None else tradeoff.untrained_hedgehog(d)}
+
+
+# -- the last three builds: the talk ends as the article does, from what the chapter has just
+#    measured (b3 the recap, b4 the hybrid future, b5 the hologram and the impression) -------
+
+# The recap's five steps (the article's summary), in its order: text keys ch6.recap.<step>.step
+# (the step) and ch6.recap.<step>.measured (what this lecture measured for it).
+RECAP_STEPS = ("regression", "split", "associativity", "rnn", "quality")
+INNER = "Taylor-2"           # the hybrid's linear part (maps.hybrid.SlidingWindow's default)
+
+
+def _add_ending(view, sample, layer: int, head: int, c: dict, points: list[dict], road: list[dict], maps: dict) -> None:
+    """The ending's builds on head (``layer``, ``head``) of ``sample``: ``points`` are the plane's
+    maps, ``road`` the roadmap's points, ``maps`` the elu+1 and Hedgehog maps it measured."""
+    q, k = sample.q[layer, head].unsqueeze(0), sample.k[layer, head].unsqueeze(0)
+    d, dv, n = q.shape[-1], sample.v.shape[-1], q.shape[-2]
+    by_id = {r["id"]: r for r in road}
+    kept = tradeoff.kept_numbers(tradeoff.ARTICLE_N, d, maps["elu+1"].num_features, dv)
+    here = tradeoff.kept_numbers(n, d, maps["elu+1"].num_features, dv)
+    view.numbers.update({"state_numbers": float(kept["state"]), "kv_numbers_article": float(kept["kv_cache"]),
+                         "pairs_article": float(kept["pairs"]), "pairs_here": float(here["pairs"]),
+                         "tokens": float(n)})
+    _recap(view, sample, q, k, layer, head, c, points)
+    _future(view, q, k, d, dv, c, by_id)
+    _hologram(view, q, k, by_id, maps)
+
+
+def _recap(view, sample, q, k, layer, head, c, points) -> None:
+    """Each step of the article's summary with its number, measured on this text or counted by
+    the FLOP model: the model's weights are exp-kernel weights, Taylor-2 splits its kernel into
+    phi(q).phi(k), the article's FLOP ratio, the state's size, and the best map's distance."""
+    n = view.numbers
+    own = getattr(sample, "model_attentions", None)
+    if own is not None:
+        mine = attention.softmax_map(q, k)[0].double()
+        n["recap_model_max_diff"] = float((mine - own[layer, head].double()).abs().max())
+    taylor = cached_map(INNER, q.shape[-1], None, c["seed"])
+    n["recap_taylor2_features"] = float(taylor.num_features)
+    n["recap_taylor2_split_error"] = tradeoff.kernel_split_error(q, k, taylor, lambda s: 1 + s + s * s / 2)
+    n["recap_article_flop_ratio"] = float(associativity.article_ratio()["model_ratio"])
+    drawn = [p for p in points if math.isfinite(p["median_kl"])]
+    best = min(drawn, key=lambda p: p["median_kl"])
+    elu = next(p for p in points if p["label"] == "elu+1")
+    n["recap_best_kl"] = best["median_kl"]
+    values = {"diff": f"{n['recap_model_max_diff']:.1e}" if own is not None else "",
+              "m": f"{n['recap_taylor2_features']:.0f}", "err": f"{n['recap_taylor2_split_error']:.1e}",
+              "ratio": say_ratio(n["recap_article_flop_ratio"]), "d": q.shape[-1],
+              "state": say_count(n["state_numbers"]), "kv": say_count(n["kv_numbers_article"]),
+              "layer": layer, "head": head, "elu": f"{elu['median_kl']:.2f}",
+              "best": text.Named(((best["label"], None),)), "bkl": f"{best['median_kl']:.2f}"}
+    # Each row: the step, and what was measured for it (on a sample with no model weights, the
+    # first step says there is nothing to compare with).
+    rows = [(f"ch6.recap.{step}.step", f"ch6.recap.{step}.measured") for step in RECAP_STEPS]
+    if own is None:
+        rows[0] = (rows[0][0], "ch6.recap.regression.no_model")
+    view.data["recap"] = {"rows": rows, "values": values}
+    view.says["b3"] = {"claim": ("ch6.b3.claim", values), "notes": [("ch6.b3.notes", values)]}
+
+
+def _future(view, q, k, d, dv, c, by_id) -> None:
+    """The hybrid on this head: how close it comes to softmax against its linear part alone
+    (median row KL), and what each costs per token at the article's long context."""
+    point = by_id["2025"]
+    inner = cached_map(INNER, d, None, c["seed"])
+    alone = tradeoff.layer_quality(q, k, inner, key=map_key(INNER, None, c["seed"]))["median_kl"]
+    costs = tradeoff.hybrid_costs(tradeoff.ARTICLE_N, d, dv, point["window"], inner.num_features)
+    n = view.numbers
+    n.update({"future_kl_linear": alone, "future_flops_softmax": costs["softmax"],
+              "future_flops_hybrid": costs["hybrid"], "future_flops_linear": costs["linear"],
+              "future_saving": costs["softmax"] / costs["hybrid"]})
+    kl = {"linear": alone, "hybrid": point["median_kl"], "softmax": 0.0}      # softmax is its own reference
+    view.data["future"] = {"window": point["window"], "kl": kl, "flops": costs}
+    values = {"layer": view.controls["layer"], "head": view.controls["head"], "w": point["window"],
+              "kh": f"{point['median_kl']:.2f}", "kl": f"{alone:.2f}", "m": inner.num_features,
+              "x": say_ratio(n["future_saving"]), "fs": say_count(costs["softmax"]),
+              "fh": say_count(costs["hybrid"]), "fl": say_count(costs["linear"])}
+    closer = round(point["median_kl"], 2) < round(alone, 2)
+    view.says["b4"] = {"claim": ("ch6.b4.claim_closer" if closer else "ch6.b4.claim_not_closer", values),
+                       "notes": [("ch6.b4.notes", values)]}
+
+
+@torch.inference_mode()
+def _hologram(view, q, k, by_id, maps) -> None:
+    """Softmax's map of this head beside the 2020 map's and the 2024 learned map's: every pair
+    kept exactly, against two impressions of it, with their row KL from the roadmap."""
+    exact = attention.softmax_map(q, k)[0].double().numpy()
+    impressions = [(pid, attention.kernel_map(q, k, maps[name])[0].double().numpy())
+                   for pid, name in (("2020", "elu+1"), ("2024_hedgehog", "hedgehog"))]
+    view.data["hologram"] = {"softmax": exact, "maps": impressions,
+                             "kl": {pid: by_id[pid]["median_kl"] for pid, _ in impressions},
+                             "trained": bool(by_id["2024_hedgehog"].get("trained"))}
+    n = view.numbers
+    values = {"p": say_count(n["pairs_here"]), "n": f"{n['tokens']:.0f}", "pa": say_count(n["pairs_article"]),
+              "st": say_count(n["state_numbers"]), "k0": f"{by_id['2020']['median_kl']:.2f}",
+              "k1": f"{by_id['2024_hedgehog']['median_kl']:.2f}"}
+    view.says["b5"] = {"claim": ("ch6.b5.claim", values), "notes": [("ch6.b5.notes", values)]}

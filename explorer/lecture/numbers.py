@@ -1,0 +1,49 @@
+"""Numbers as the lecture writes them, in a figure's labels and in the claims and notes that
+quote it: one way of rounding each kind of number, so that a sentence and its figure show the
+same digits (standard library only)."""
+
+from __future__ import annotations
+
+import math
+
+
+def say_count(x: float) -> str:
+    """A count or size as people say it: 1.0 × 10¹⁰, 262,144, 0.0123."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "—"
+    ax = abs(x)
+    if ax >= 1e7:
+        exponent = int(math.floor(math.log10(ax)))
+        return f"{x / 10 ** exponent:.2g} × 10{_superscript(exponent)}"
+    if ax >= 100 or float(x).is_integer():
+        return f"{x:,.0f}"
+    return f"{x:.3g}"
+
+
+def say_power_of_ten(exponent: int) -> str:
+    """10 to the ``exponent``, written as a power: 10⁵ (a log axis's decade)."""
+    return f"10{_superscript(int(exponent))}"
+
+
+def _superscript(n: int) -> str:
+    return str(n).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
+
+def say_ratio(ratio: float) -> str:
+    """A ratio as a multiplier; below 10 with two significant digits, so that a ratio under
+    1 (the linear path costing more at short N) never reads as 0."""
+    if ratio is None or not math.isfinite(ratio):
+        return "—"
+    return f"{ratio:,.0f}" if ratio >= 10 else f"{ratio:.2g}"
+
+
+def say_bytes(b: float) -> str:
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if b >= size:
+            return f"{b / size:.3g} {unit}"
+    return f"{b:.0f} B"
+
+
+def say_cosine(x: float) -> str:
+    """A cosine to two decimals, never "-0.00"."""
+    return f"{0.0 if abs(x) < 0.005 else x:.2f}"

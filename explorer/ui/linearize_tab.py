@@ -1,0 +1,109 @@
+"""Linearize tab: SmolLM2 with all but k layers linearized, judged against the original, and
+the two models continuing one prompt side by side. Endpoints: ``/linearize``, ``/generate``.
+
+The numbers and the memory come from ``explorer.views.linearize`` (which prices each request
+before the model reads a token); this module only turns them into components.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+import pandas as pd
+
+from ..stopping import StopSignal
+from ..text import normal_lang, say
+from . import common, i18n, server
+from .learn_tab import guarded_stream
+
+DEFAULT_PROMPT = "Once upon a time, in a small town by the river,"
+
+
+def _label(key: str):
+    return i18n.engine_label(key)
+
+
+# The engine's choices (views.linearize.sets(): the shipped sets, then elu+1), repeated so the
+# tab builds before the engine is imported; a test holds them equal.
+SETS = ("hedgehog:0", "hedgehog:64", "elu1:0")
+LAYERS, DEFAULT_KEEP, MAX_PROMPT_CHARS, MAX_NEW_TOKENS = 30, 6, 200, 64   # SmolLM2's layers; the view's bounds
+
+
+def _views():
+    common.import_engine()
+    from ..views import linearize as views
+    return views
+
+
+def _stop(request, views):
+    from ..measure import cost
+    return StopSignal(left=server.visitor_left(request), seconds=cost.LIMIT_SECONDS)
+
+
+@common.guarded
+def run_linearize(set_id="hedgehog:0", keep=6, lang="en", request: gr.Request = None):
+    """Judge the hybrid: (table, summary)."""
+    lang = normal_lang(lang)
+    views = _views()
+    view = views.judge(set_id, keep, lang, stop=_stop(request, views))
+    return pd.DataFrame(views.table(view), columns=views.headers(lang)), views.summary(view)
+
+
+@guarded_stream
+def run_generate(prompt=DEFAULT_PROMPT, new_tokens=32, set_id="hedgehog:0", keep=6, presentation=False, lang="en",
+                 request: gr.Request = None):
+    """Stream (original text, linearized text, memory plot, status) after every token."""
+    lang = normal_lang(lang)
+    views = _views()
+    from ..figures.linearize import memory_per_step
+    stop = _stop(request, views)
+    new_tokens = views.check_prompt(prompt, new_tokens, lang)[1]
+    for step in views.generation_steps(prompt, new_tokens, set_id, keep, lang, stop=stop):
+        rate = step.tokens / step.seconds if step.seconds > 0 else 0.0
+        status = say("linearize.gen_status", lang, which=say(f"linearize.gen_which_{step.which}", lang),
+                     tokens=step.tokens, total=new_tokens, rate=rate)
+        fig = memory_per_step(step.kv_cache_bytes, step.state_bytes, style=presentation, lang=lang)
+        yield step.original, step.linearized, fig, status
+
+
+def build(presentation: gr.Checkbox, lang: gr.Radio | None = None):
+    """The tab: the maps and k with the numbers; below, the prompt and the two continuations."""
+    choices = [(_label("linearize.set_" + set_id.replace(":", "_")), set_id) for set_id in SETS]
+    with_lang = [lang] if lang is not None else []
+    gr.Markdown(_label("linearize.tab_intro"), elem_id="linearize-intro")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1, min_width=260):
+            set_id = gr.Dropdown(choices, value=SETS[0], label=_label("linearize.set_label"),
+                                 elem_id="linearize-set")
+            keep = gr.Slider(0, LAYERS, value=DEFAULT_KEEP, step=1, label=_label("linearize.keep_label"),
+                             elem_id="linearize-keep")
+            run = gr.Button(_label("linearize.run"), variant="primary", elem_id="linearize-run")
+        with gr.Column(scale=3):
+            numbers = gr.Dataframe(interactive=False, show_label=False, elem_id="linearize-numbers",
+                                   headers=[say(f"linearize.col_{key}", "en")    # headed before the first run
+                                            for key in ("model", "softmax", "perplexity", "agreement", "kl")])
+            summary = gr.Markdown(_label("linearize.start"), elem_id="linearize-summary")
+    judge_inputs = [set_id, keep] + with_lang
+    run.click(run_linearize, judge_inputs, [numbers, summary], api_name="linearize",
+              concurrency_limit=1, concurrency_id="linearize")
+    keep.release(run_linearize, judge_inputs, [numbers, summary], api_visibility="private",
+                 concurrency_limit=1, concurrency_id="linearize")
+
+    gr.Markdown(_label("linearize.gen_intro"), elem_id="linearize-gen-intro")
+    with gr.Row(equal_height=False):
+        prompt = gr.Textbox(DEFAULT_PROMPT, max_length=MAX_PROMPT_CHARS, lines=2, scale=3,
+                            label=_label("linearize.prompt_label"),
+                            elem_id="linearize-prompt")
+        new_tokens = gr.Slider(1, MAX_NEW_TOKENS, value=32, step=1, label=_label("linearize.new_tokens_label"),
+                               elem_id="linearize-new-tokens", scale=1)
+        generate = gr.Button(_label("linearize.gen_run"), variant="primary", elem_id="linearize-generate", scale=0)
+    status = gr.Markdown(elem_id="linearize-gen-status")
+    with gr.Row(equal_height=True):
+        original = gr.Textbox(label=_label("linearize.gen_original"), lines=6, interactive=False,
+                              elem_id="linearize-gen-original")
+        linearized = gr.Textbox(label=_label("linearize.gen_linearized"), lines=6, interactive=False,
+                                elem_id="linearize-gen-linearized")
+    memory = gr.Plot(show_label=False, elem_id="linearize-memory")
+    generate.click(run_generate, [prompt, new_tokens, set_id, keep, presentation] + with_lang,
+                   [original, linearized, memory, status], api_name="generate",
+                   concurrency_limit=1, concurrency_id="linearize")
+    return run

@@ -1,0 +1,221 @@
+"""The Linearize page: SmolLM2 with every layer but k linearized, judged against the original
+on a short held-out sample, and the two models continuing one prompt side by side.
+
+    sets() -> ["hedgehog:0", ...]              the shipped trained sets, then the elu+1 baseline
+    judge(set_id, keep, lang, stop) -> JudgeView    perplexity, top-1 agreement, KL vs the original
+    generation_steps(prompt, new_tokens, set_id, keep, lang, stop) -> iterator of GenerationStep
+
+The k softmax layers are chosen evenly spaced (``evaluation.evenly_spaced``): the greedy search
+reads 30 + 29 + ... forwards and cannot answer in seconds, so the page says which rule it uses.
+The sample is one English and one Chinese held-out passage, each cut to ``SAMPLE_TOKENS``:
+the original's log-probabilities on it are cached by the engine, so a new k costs one forward
+per passage. Every request is priced before the model reads a token.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from dataclasses import dataclass, field
+
+from ..linearize import evaluate, generate, shipped
+from ..linearize.evaluation import evenly_spaced
+from ..linearize.maps import MODEL, SHAPE
+from ..linearize.texts import load as load_texts
+from ..measure import cost
+from ..stopping import check as check_stop
+from ..text import say
+
+LAYERS = SHAPE[MODEL]["layers"]
+SAMPLE_TOKENS = 128               # per passage: two forwards of 128 tokens answer in a few seconds
+MAX_PROMPT_CHARS = 200
+MAX_NEW_TOKENS = 64
+DEFAULT_KEEP = 6
+BASELINE = ("elu1", 0)
+# The cost model's price of one SmolLM2 token through one forward: 2 x 135 M parameters of
+# multiply-adds plus the 49,152-word output layer; and the bytes of one forward's logits.
+FLOPS_PER_TOKEN = 2 * 135e6 + 2 * 576 * 49_152
+BYTES_PER_TOKEN = 4 * 49_152 * 3
+
+
+def sets() -> list[str]:
+    """The choices of maps as "kind:window": what ships for SmolLM2, then elu+1 (no training)."""
+    found = [f"{kind}:{window}" for kind, window in shipped(MODEL)]
+    return found + [f"{BASELINE[0]}:{BASELINE[1]}"]
+
+
+def default_set() -> str:
+    return sets()[0]
+
+
+def set_key(set_id: str) -> str:
+    """The text key naming a set on the page: "hedgehog:64" -> "linearize.set_hedgehog_64"."""
+    kind, window = parse_set(set_id)
+    return f"linearize.set_{kind}_{window}"
+
+
+def parse_set(set_id, lang: str = "en") -> tuple[str, int]:
+    choices = sets()
+    if not isinstance(set_id, str) or set_id not in choices:
+        raise ValueError(say("linearize.err_set", lang, choices=", ".join(choices), got=repr(str(set_id)[:40])))
+    kind, window = set_id.split(":")
+    return kind, int(window)
+
+
+def check_keep(keep, lang: str = "en") -> int:
+    if isinstance(keep, float) and keep.is_integer():
+        keep = int(keep)
+    if isinstance(keep, bool) or not isinstance(keep, int) or not 0 <= keep <= LAYERS:
+        raise ValueError(say("linearize.err_keep", lang, count=LAYERS, got=str(keep)[:40]))
+    return keep
+
+
+def linear_layers(keep: int) -> list[int]:
+    """Every layer but the ``keep`` evenly spaced ones kept softmax."""
+    kept = set(evenly_spaced(keep, LAYERS))
+    return [layer for layer in range(LAYERS) if layer not in kept]
+
+
+def sample() -> list[str]:
+    """The held-out passages the page judges on: the first English and the first Chinese one."""
+    return [load_texts("en", "heldout")[0], load_texts("zh", "heldout")[0]]
+
+
+def _price(reads: int, length: int, key: str, **values) -> None:
+    """Refuse, before any work, ``reads`` forwards over ``length`` tokens the server cannot afford."""
+    flops = FLOPS_PER_TOKEN * reads * length
+    cost.check(cost.Estimate(bytes=BYTES_PER_TOKEN * length + (600 << 20), seconds=flops / (cost.ASSUMED_GFLOPS * 1e9),
+                             what=cost.Phrase(key, **values)))
+
+
+@dataclass
+class JudgeView:
+    """The page's numbers: one row for the original, one for the hybrid."""
+
+    set_id: str
+    keep: int
+    kept: list
+    rows: list                     # {"model", "softmax", "perplexity", "top1_agreement", "kl"}
+    tokens: int
+    texts: int
+    lang: str = "en"
+
+
+def judge(set_id, keep, lang: str = "en", stop=None) -> JudgeView:
+    """Perplexity, top-1 agreement and KL of the model with all but ``keep`` layers linearized."""
+    kind, window = parse_set(set_id, lang)
+    keep = check_keep(keep, lang)
+    texts = sample()
+    tokens = len(texts) * SAMPLE_TOKENS
+    _price(2, tokens, "linearize.cost_judge", forwards=2 * len(texts), tokens=f"{tokens:,}")
+    check_stop(stop)
+    layers = linear_layers(keep)
+    result = evaluate(texts, layers, kind=kind, window=window, model=MODEL, max_tokens=SAMPLE_TOKENS)
+    check_stop(stop)
+    name = say("linearize.row_hybrid", lang, kind=say(f"linearize.kind_{kind}", lang), window=window, keep=keep)
+    rows = [{"model": say("linearize.row_original", lang), "softmax": LAYERS,
+             "perplexity": result["original_perplexity"], "top1_agreement": 1.0, "kl": 0.0},
+            {"model": name, "softmax": keep, "perplexity": result["perplexity"],
+             "top1_agreement": result["top1_agreement"], "kl": result["kl"]}]
+    return JudgeView(set_id, keep, sorted(set(range(LAYERS)) - set(layers)), rows, result["tokens"], len(texts), lang)
+
+
+def table(view: JudgeView) -> list[list]:
+    """The rows as the page's table shows them (numbers rounded for reading)."""
+    return [[row["model"], row["softmax"], round(row["perplexity"], 3), round(row["top1_agreement"], 3),
+             round(row["kl"], 4)] for row in view.rows]
+
+
+def headers(lang: str = "en") -> list[str]:
+    return [say(f"linearize.col_{key}", lang) for key in ("model", "softmax", "perplexity", "agreement", "kl")]
+
+
+def summary(view: JudgeView) -> str:
+    kept = ", ".join(str(layer) for layer in view.kept) or say("linearize.kept_none", view.lang)
+    return say("linearize.summary", view.lang, tokens=view.tokens, texts=view.texts, max=SAMPLE_TOKENS, kept=kept)
+
+
+# ---------------------------------------------------------------------------------------
+# Generation: the original, then the linearized model, one token at a time
+# ---------------------------------------------------------------------------------------
+
+@dataclass
+class GenerationStep:
+    """Where the two generations stand after one more token of one of them."""
+
+    which: str                                   # "original" | "linearized"
+    original: str = ""
+    linearized: str = ""
+    tokens: int = 0                              # of ``which`` so far
+    seconds: float = 0.0                         # of ``which`` so far
+    kv_cache_bytes: list = field(default_factory=list)     # the original's, per generated token
+    state_bytes: list = field(default_factory=list)        # the linearized model's, per token
+
+
+def check_prompt(prompt, new_tokens, lang: str = "en") -> tuple[str, int]:
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError(say("linearize.err_prompt_empty", lang))
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise ValueError(say("linearize.err_prompt_long", lang, count=f"{len(prompt):,}", cap=MAX_PROMPT_CHARS))
+    if isinstance(new_tokens, float) and new_tokens.is_integer():
+        new_tokens = int(new_tokens)
+    if isinstance(new_tokens, bool) or not isinstance(new_tokens, int) or not 1 <= new_tokens <= MAX_NEW_TOKENS:
+        raise ValueError(say("linearize.err_new_tokens", lang, cap=MAX_NEW_TOKENS, got=str(new_tokens)[:40]))
+    return prompt, new_tokens
+
+
+def _streamed(prompt, new_tokens, layers, kind, window, stop):
+    """(text so far, Generation) after each token of one generation, run on a worker thread so
+    that the caller can hand each token on as it comes; closing the iterator stops the worker
+    at its next token."""
+    out: queue.Queue = queue.Queue()
+    closed = threading.Event()
+
+    def should_stop() -> bool:
+        return closed.is_set() or (stop is not None and bool(stop()))
+
+    def on_token(generation):
+        out.put(("token", generation.tokens[:], list(generation.memory_bytes), list(generation.kv_cache_bytes),
+                 sum(generation.seconds)))
+
+    def work():
+        try:
+            generate(prompt, new_tokens, layers, kind=kind, window=window, model=MODEL, stop=should_stop,
+                     on_token=on_token)
+            out.put(("done",))
+        except BaseException as exc:          # handed to the caller's thread, raised there
+            out.put(("error", exc))
+
+    from ..sources.models import get_model
+    tokenizer = get_model(MODEL).tokenizer
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = out.get()
+            if item[0] == "done":
+                return
+            if item[0] == "error":
+                raise item[1]
+            _, tokens, memory, kv, seconds = item
+            yield tokenizer.decode(tokens), memory, kv, seconds, len(tokens)
+    finally:
+        closed.set()
+
+
+def generation_steps(prompt, new_tokens, set_id, keep, lang: str = "en", stop=None):
+    """The original continues ``prompt`` token by token, then the linearized model does: one
+    ``GenerationStep`` per token. Memory: the original's KV cache and the linearized model's
+    state (plus the KV cache of its softmax layers) after each token."""
+    kind, window = parse_set(set_id, lang)
+    keep = check_keep(keep, lang)
+    prompt, new_tokens = check_prompt(prompt, new_tokens, lang)
+    _price(2, new_tokens + MAX_PROMPT_CHARS, "linearize.cost_generate", tokens=new_tokens)
+    step = GenerationStep("original")
+    for text, memory, _, seconds, count in _streamed(prompt, new_tokens, [], kind, window, stop):
+        step.original, step.kv_cache_bytes, step.seconds, step.tokens = text, memory, seconds, count
+        yield step
+    step.which, step.tokens, step.seconds = "linearized", 0, 0.0
+    for text, memory, _, seconds, count in _streamed(prompt, new_tokens, linear_layers(keep), kind, window, stop):
+        step.linearized, step.state_bytes, step.seconds, step.tokens = text, memory, seconds, count
+        yield step

@@ -1,0 +1,120 @@
+"""The Linearize tab: bad input is refused before the model is read, the work is priced first,
+the numbers follow k, and /generate streams the two continuations with the original's memory
+growing and the all-linear model's flat."""
+
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+
+from explorer.measure import cost
+from explorer.text import say
+from explorer.ui import linearize_tab
+from explorer.views import linearize as views
+
+
+def _no_model(*_, **__):
+    raise AssertionError("the model was read before the input was checked")
+
+
+@pytest.mark.parametrize("set_id, keep, words", [
+    ("bogus:0", 6, "Feature maps: choose one of"),
+    ("hedgehog:0", 31, "k must be a whole number from 0 to 30"),
+    ("hedgehog:0", -1, "k must be a whole number"),
+    ("hedgehog:0", 2.5, "k must be a whole number"),
+    ("hedgehog:0", "6", "k must be a whole number"),
+])
+def test_the_judge_refuses_bad_input_before_reading_the_model(monkeypatch, set_id, keep, words):
+    monkeypatch.setattr(views, "evaluate", _no_model)
+    with pytest.raises(gr.Error, match=words):
+        linearize_tab.run_linearize(set_id, keep, "en")
+
+
+@pytest.mark.parametrize("prompt, new_tokens, words", [
+    ("", 8, "Write a prompt first"),
+    ("   ", 8, "Write a prompt first"),
+    ("a" * 201, 8, "201 characters; at most 200"),
+    ("Once", 65, "from 1 to 64"),
+    ("Once", 0, "from 1 to 64"),
+])
+def test_generate_refuses_bad_input_before_reading_the_model(monkeypatch, prompt, new_tokens, words):
+    monkeypatch.setattr(views, "generate", _no_model)
+    with pytest.raises(gr.Error, match=words):
+        list(linearize_tab.run_generate(prompt, new_tokens, "hedgehog:0", 6, False, "en"))
+
+
+def test_refusals_speak_chinese(monkeypatch):
+    monkeypatch.setattr(views, "evaluate", _no_model)
+    with pytest.raises(gr.Error, match="k 必须是 0 到 30 之间的整数"):
+        linearize_tab.run_linearize("hedgehog:0", 99, "zh")
+
+
+def test_both_requests_are_priced_before_any_work(monkeypatch):
+    monkeypatch.setattr(views, "evaluate", _no_model)
+    monkeypatch.setattr(views, "generate", _no_model)
+    monkeypatch.setattr(cost, "LIMIT_SECONDS", 0.001)
+    with pytest.raises(gr.Error, match="judging 4 forwards of SmolLM2"):
+        linearize_tab.run_linearize("hedgehog:0", 6, "en")
+    with pytest.raises(gr.Error, match="generating 8 tokens twice"):
+        list(linearize_tab.run_generate("Once", 8, "hedgehog:0", 6, False, "en"))
+
+
+def test_the_choices_are_the_shipped_sets_and_elu1_each_named_in_both_languages():
+    assert views.sets()[-1] == "elu1:0" and "hedgehog:0" in views.sets()
+    for set_id in views.sets():
+        for lang in ("en", "zh"):
+            assert say(views.set_key(set_id), lang) != views.set_key(set_id)
+    assert views.linear_layers(0) == list(range(30)) and views.linear_layers(30) == []
+    assert len(views.linear_layers(6)) == 24
+
+
+def test_the_tab_builds_with_both_endpoints():
+    with gr.Blocks() as demo:
+        lang = gr.Radio(["en", "zh"], value="en")
+        linearize_tab.build(gr.Checkbox(False), lang)
+    names = {fn.api_name for fn in demo.fns.values()}
+    assert {"linearize", "generate"} <= names
+
+
+def test_the_numbers_change_with_k():
+    rows = {}
+    for keep in (0, 6, 30):
+        table, summary = linearize_tab.run_linearize("hedgehog:64", keep, "en")
+        rows[keep] = table.values.tolist()
+    original = rows[0][0][2]
+    assert rows[0][1][2] != rows[6][1][2]                 # perplexity moves with k
+    assert rows[30][1][2] == pytest.approx(original, rel=1e-6) and rows[30][1][4] == pytest.approx(0, abs=1e-6)
+    assert rows[0][1][4] > 0 and 0 <= rows[0][1][3] <= 1
+    assert "Softmax kept in layers: 2, 7, 12, 17, 22, 27." in linearize_tab.run_linearize("hedgehog:64", 6, "en")[1]
+    table, summary = linearize_tab.run_linearize("elu1:0", 0, "zh")
+    assert list(table.columns)[2] == "困惑度" and "无（每一层都是线性的）" in summary
+
+
+def test_generate_streams_and_only_the_originals_memory_grows():
+    steps = list(linearize_tab.run_generate("Once upon a time", 6, "hedgehog:0", 0, False, "en"))
+    assert len(steps) == 12                                # every token of both models, one at a time
+    originals = [step[0] for step in steps[:6]]
+    assert all(len(a) <= len(b) for a, b in zip(originals, originals[1:])) and originals[-1]
+    assert steps[5][1] == "" and steps[-1][1]              # the linearized model starts once the original ends
+    traces = steps[-1][2].data
+    kv, state = list(traces[0].y), list(traces[1].y)
+    assert len(kv) == len(state) == 6
+    assert all(a < b for a, b in zip(kv, kv[1:]))          # the KV cache grows with every token
+    assert len(set(state)) == 1                            # all layers linear: the state is one size
+    assert "linearized: 6 of 6 tokens" in steps[-1][3]
+
+
+def test_generate_stops_when_asked(monkeypatch):
+    from explorer import stopping
+
+    with pytest.raises(stopping.Stopped):
+        list(views.generation_steps("Once upon a time", 8, "hedgehog:0", 0, stop=lambda: True))
+
+
+def test_the_tabs_choices_are_the_engines():
+    from explorer.ui import linearize_tab
+    from explorer.views import linearize as views
+    assert linearize_tab.SETS == tuple(views.sets()) and linearize_tab.SETS[0] == views.default_set()
+    assert (linearize_tab.LAYERS, linearize_tab.DEFAULT_KEEP, linearize_tab.MAX_PROMPT_CHARS,
+            linearize_tab.MAX_NEW_TOKENS) == (views.LAYERS, views.DEFAULT_KEEP, views.MAX_PROMPT_CHARS,
+                                              views.MAX_NEW_TOKENS)

@@ -1,0 +1,211 @@
+"""The deck and its speaker window (``?notes=1``) hold one position, in real Chromium: both
+open in one browser context (as a speaker's two screens are one browser), keys pressed in
+either move both, a language switched in either switches both, and the speaker's tools
+(number + Enter, B, O, Esc, N, the clock and the countdown) do what they say.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from explorer.core import qr
+from explorer.figures.lecture import build_count
+from page_watch import TIMEOUT_MS, wait_quiet, watch
+
+SECOND_OF_CHAPTER_0 = f"0 · 2 / {build_count(0)}"      # where the speaker's notes say the deck is
+
+WHERE_JS = """() => {
+  const el = document.querySelector('#deck-info [data-ch]');
+  const lecture = document.getElementById('lecture');
+  const radio = document.querySelector('#language input[type=radio]:checked');
+  if (!el || el.dataset.builds === '' || !lecture || lecture.dataset.step === undefined || !radio) { return null; }
+  return {ch: Number(el.dataset.ch), step: Number(lecture.dataset.step), builds: Number(el.dataset.builds),
+          lang: radio.value};
+}"""
+
+# The figure of the build on screen is drawn.
+DRAWN_JS = """(step) => { const gd = document.querySelector('#lecture-plot-' + step + ' .js-plotly-plot');
+  return !!gd && !!gd.querySelector('.main-svg') && getComputedStyle(gd).visibility !== 'hidden'; }"""
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    return chromium
+
+
+def at(page, ch, step, lang="en"):
+    """Until ``page`` shows build ``step`` of chapter ``ch`` in ``lang``, its figure drawn."""
+    state = page.wait_for_function(
+        f"() => {{ const s = ({WHERE_JS})(); return !!s && s.ch === {ch} && (s.step === {step} || "
+        f"({step} < 0 && s.step === s.builds - 1)) && s.lang === '{lang}' && ({DRAWN_JS})(s.step) ? s : null; }}")
+    return state.json_value()
+
+
+def decoded(svg: str) -> str:
+    """The text of a QR code drawn by explorer.core.qr.svg (its path of unit squares)."""
+    side = int(re.search(r'viewBox="0 0 (\d+) ', svg).group(1)) - 8
+    grid = [[False] * side for _ in range(side)]
+    for c, r in re.findall(r"M(\d+),(\d+)h1v1h-1z", svg):
+        grid[int(r) - 4][int(c) - 4] = True
+    return qr.decode(grid)
+
+
+def open_pair(browser, app_url, lang="en"):
+    context = watch(browser.new_context(viewport={"width": 1280, "height": 720}))
+    errors = []
+    audience = context.new_page()
+    audience.set_default_timeout(TIMEOUT_MS)
+    audience.on("pageerror", lambda e: errors.append("audience: " + str(e)))
+    audience.goto(app_url + f"?tab=lecture&present=1&lang={lang}&ch=0")
+    at(audience, 0, 0, lang)
+    speaker = context.new_page()
+    speaker.set_default_timeout(TIMEOUT_MS)
+    speaker.on("pageerror", lambda e: errors.append("speaker: " + str(e)))
+    speaker.goto(app_url + f"?tab=lecture&present=1&lang={lang}&ch=0&step=0&notes=1")
+    at(speaker, 0, 0, lang)
+    return context, audience, speaker, errors
+
+
+def test_keys_in_the_speaker_window_move_the_audience(browser, app_url):
+    context, audience, speaker, errors = open_pair(browser, app_url)
+    try:
+        # The title build: a QR code of the page's own address beside the figure, not over it.
+        code = audience.locator("#deck-qr svg")
+        code.wait_for(state="visible")
+        assert decoded(code.evaluate("(svg) => svg.outerHTML")) == app_url + "?tab=lecture"
+        fig = audience.locator("#lecture-plot-0 .js-plotly-plot").bounding_box()
+        assert fig["x"] + fig["width"] <= code.bounding_box()["x"] + 1
+        speaker.locator("#lecture-claim").click()
+        speaker.keyboard.press("PageDown")
+        at(audience, 0, 1)
+        assert not audience.locator("#deck-qr svg").is_visible()
+        at(speaker, 0, 1)                    # the speaker window shows the build on screen
+        # Its notes say where: chapter · build / builds, with the clock, elapsed and what is left.
+        assert speaker.inner_text("#deck-notes .deck-where-box:not([hidden]) .deck-where") == SECOND_OF_CHAPTER_0
+        assert speaker.locator("#deck-notes .deck-clock-left").first.inner_text().count(":") == 1
+        # The next build is drawn below the notes.
+        speaker.wait_for_function("() => { const b = document.querySelector('#deck-notes .deck-next-plot');"
+                                  " return !!b && !b.hidden && !!b.querySelector('.main-svg'); }")
+        speaker.keyboard.press("End")
+        last = at(audience, 6, -1)
+        at(speaker, 6, last["step"])
+        speaker.wait_for_function("() => document.body.classList.contains('deck-at-end')")
+        # And back: a key pressed in the audience's window moves the speaker's.
+        audience.locator("#lecture-claim").click()
+        audience.keyboard.press("PageUp")
+        at(speaker, 6, last["step"] - 1)
+        # A chapter's number and Enter, in the speaker window.
+        speaker.locator("#lecture-claim").click()
+        speaker.keyboard.press("2")
+        speaker.keyboard.press("Enter")
+        at(audience, 2, 0)
+        at(speaker, 2, 0)
+        # B blanks the audience's screen (the speaker's says so and keeps its view); Esc ends it.
+        speaker.keyboard.press("b")
+        audience.wait_for_function("() => document.body.classList.contains('deck-blank')")
+        assert speaker.locator("#deck-notes .deck-blank-flag").is_visible()
+        cover = audience.evaluate("() => getComputedStyle(document.body, '::after').backgroundColor")
+        assert cover == "rgb(0, 0, 0)", cover
+        speaker.keyboard.press("Escape")
+        audience.wait_for_function("() => !document.body.classList.contains('deck-blank')")
+        # O: the overview of every build; a tile jumps there in both windows.
+        audience.keyboard.press("o")
+        audience.locator("#deck-overview").wait_for(state="visible")
+        tiles = audience.locator("#deck-overview .deck-ov-build")
+        assert tiles.count() >= 20
+        audience.locator('#deck-overview .deck-ov-build[data-ch="1"][data-step="1"]').click()
+        audience.locator("#deck-overview").wait_for(state="hidden")
+        at(audience, 1, 1)
+        at(speaker, 1, 1)
+        assert "notes=1" not in audience.url
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+def test_the_language_switched_in_either_window_switches_both(browser, app_url):
+    context, audience, speaker, errors = open_pair(browser, app_url)
+    try:
+        speaker.locator("#lecture-claim").click()
+        speaker.keyboard.press("PageDown")
+        at(audience, 0, 1)
+        speaker.locator('#language input[value="zh"]').click()
+        at(audience, 0, 1, "zh")
+        at(speaker, 0, 1, "zh")
+        assert any("\u4e00" <= c <= "\u9fff" for c in audience.inner_text("#lecture-claim"))
+        # The place beside the notes' heading is never empty in Chinese.
+        where = speaker.inner_text("#deck-notes .deck-where-box:not([hidden])")
+        assert where.startswith("讲稿提示") and where.endswith(SECOND_OF_CHAPTER_0), where
+        notes = speaker.inner_text("#deck-notes .deck-notes-chapter:not([hidden])")
+        assert any("\u4e00" <= c <= "\u9fff" for c in notes)
+        # A move in Chinese, then back to English from the audience's window.
+        speaker.locator("#lecture-claim").click()
+        speaker.keyboard.press("PageDown")
+        at(audience, 0, 2, "zh")
+        audience.locator('#language input[value="en"]').click()
+        at(speaker, 0, 2, "en")
+        at(audience, 0, 2, "en")
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+def test_notes_overlay_the_slide_without_reflowing_it(browser, app_url):
+    context = watch(browser.new_context(viewport={"width": 1280, "height": 720}))
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(app_url + "?tab=lecture&present=1&lang=en&ch=0&step=1")
+        at(page, 0, 1)
+        box = "() => { const r = document.querySelector('#lecture-plot-1 .js-plotly-plot').getBoundingClientRect();" \
+              " return [r.left, r.top, r.width, r.height]; }"
+        before = page.evaluate(box)
+        page.locator("#lecture-claim").click()
+        page.keyboard.press("n")
+        page.locator("#deck-notes").wait_for(state="visible")
+        wait_quiet(page, frames=3, ms=0, requests=False, queue=False)     # a reflow would have landed
+        assert page.evaluate(box) == before
+        assert page.inner_text("#deck-notes .deck-where-box:not([hidden]) .deck-where") == SECOND_OF_CHAPTER_0
+        page.keyboard.press("Escape")
+        page.locator("#deck-notes").wait_for(state="hidden")
+        # The drawer scales the slide beside it: the figure keeps its layout, none of it under the drawer.
+        page.keyboard.press("d")
+        page.locator("#lecture-drawer").wait_for(state="visible")
+        wait_quiet(page, frames=3, ms=0, requests=False, queue=False)
+        fig = page.evaluate(box)
+        drawer = page.locator("#lecture-drawer").bounding_box()
+        assert fig[0] + fig[2] <= drawer["x"] + 1, (fig, drawer)
+        width = page.evaluate("() => document.querySelector('#lecture-plot-1 .main-svg').getAttribute('width')")
+        assert abs(float(width) - before[2]) <= 1                   # drawn at the slide's own width, shown smaller
+    finally:
+        context.close()
+
+
+MARKS_JS = """() => Array.from(document.querySelectorAll('#lecture-figures .js-plotly-plot')).map((gd) =>
+  gd.data ? JSON.stringify(gd.data.map((t) => [t.x, t.y, t.z, t.text])) : '')"""
+
+
+def test_try_this_shows_the_build_it_changed(browser, app_url):
+    """Chapter 1's preset changes its first build: pressed on 1.2, the deck shows a build
+    whose figure changed (the drawer beside it, not over it)."""
+    context = watch(browser.new_context(viewport={"width": 1280, "height": 720}))
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(app_url + "?tab=lecture&present=1&lang=en&ch=1&step=2")
+        at(page, 1, 2)
+        before = page.evaluate(MARKS_JS)
+        page.locator("#lecture-claim").click()
+        page.keyboard.press("d")
+        page.locator("#lecture-try").click()
+        page.wait_for_function(f"() => {{ const now = ({MARKS_JS})(); const was = {json.dumps(before)};"
+                               " return now.some((m, k) => m && m !== was[k]); }")
+        wait_quiet(page, queue=False)
+        now = page.evaluate(MARKS_JS)
+        step = page.evaluate(WHERE_JS)["step"]
+        assert now[step] != before[step], (step, [a != b for a, b in zip(now, before)])
+    finally:
+        context.close()

@@ -1,0 +1,71 @@
+"""The lecture's Chinese as a native lecturer writes it, with the terms the article and the tool
+tabs use: token (the article's word, not 词元), 先算 QKᵀ / 先算 KᵀV for the two orders, Delta 规则
+and 召回 as the state tab says them, 一阶 in words. Each test names the wording it replaced."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from explorer.lecture import text as lecture_text
+
+ROOT = Path(__file__).resolve().parents[2]
+ZH = (ROOT / "explorer" / "text" / "zh" / "lecture.toml").read_text(encoding="utf-8")
+
+
+def zh_words() -> dict:
+    def flat(table, prefix=""):
+        out = {}
+        for key, value in table.items():
+            out.update(flat(value, f"{prefix}{key}.") if isinstance(value, dict) else {f"{prefix}{key}": value})
+        return out
+    return flat(tomllib.loads(ZH))
+
+
+@pytest.mark.parametrize("replaced, by", [
+    ("词元", "token"),                                  # the article says token
+    ("softmax 顺序", "先算 QKᵀ"),                       # the two orders by what is computed first
+    ("线性顺序", "先算 KᵀV"),
+    ("增量规则", "Delta 规则"),                         # the state tab's name of the delta rule
+    ("取回", "召回"),                                   # one word for recall, the state tab's
+    ("先讲数数", "先数一数"),
+    ("不写下这张表", "不把这张表算出来"),
+    ("贴近 softmax 的每一行", "拟合 softmax 的注意力分布"),
+])
+def test_a_replaced_wording_is_gone_and_its_replacement_is_used(replaced, by):
+    assert replaced not in ZH
+    assert by in ZH
+
+
+@pytest.mark.parametrize("wording", ["该处按运算量模型", "与它并行的", "门控在此拟合", "模仿 softmax 的每一行"])
+def test_wordings_a_lecturer_would_not_say_are_gone(wording):
+    assert wording not in ZH
+
+
+def test_parallel_is_said_only_of_the_parallel_form():
+    for key, value in zh_words().items():
+        for hit in re.finditer("并行", value):
+            assert value[hit.end():hit.end() + 2] == "形式", (key, value)
+
+
+def test_taylor_orders_are_said_in_words_in_chinese():
+    assert lecture_text.t("legend.order", "zh", k=lecture_text.Order(1)) == "一阶泰勒展开"
+    assert lecture_text.t("legend.order", "zh", k=lecture_text.Order(2)) == "二阶泰勒展开"
+    assert lecture_text.t("legend.order", "en", k=lecture_text.Order(2)) == "Taylor order 2"
+    assert not re.search(r"\d\s*阶", ZH)
+
+
+def test_token_sits_between_spaces_in_chinese_text():
+    for key, value in zh_words().items():
+        assert not re.search(r"[\u4e00-\u9fff]token|token[\u4e00-\u9fff]", value), (key, value)
+
+
+def test_the_terms_are_the_state_tabs():
+    state = (ROOT / "explorer" / "text" / "zh" / "state.toml").read_text(encoding="utf-8")
+    for term in ("Delta 规则", "召回"):
+        assert term in state and term in ZH
+    assert "增量规则" not in state and "取回" not in state
+

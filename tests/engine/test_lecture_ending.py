@@ -1,0 +1,141 @@
+"""Chapter 6 ends the talk as the article does: the five-step recap (b3), the hybrid future
+(b4) and the hologram against the impression (b5). Each build's figure holds the view's
+numbers, and those numbers are the plain formulas written out here on the same head."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from explorer import maps as feature_maps
+from explorer.figures.lecture import build_count, chapter_figures
+from explorer.figures.lecture_common import floor_fonts
+from explorer.lecture import text as lecture_text
+from explorer.lecture.ch6_tradeoff import view as ending
+from explorer.lecture.ch6_tradeoff import maths as tradeoff
+from explorer.views import lecture
+from explorer.views.common import load_sample
+
+LANGS = ("en", "zh")
+
+
+@pytest.fixture(scope="module")
+def six():
+    return lecture.chapter_view(6)
+
+
+@pytest.fixture(scope="module")
+def head(six):
+    sample = load_sample("text", text=lecture_text.DEFAULT_TEXT)
+    layer, h = six.controls["layer"], six.controls["head"]
+    q, k = sample.q[layer, h].double().numpy(), sample.k[layer, h].double().numpy()
+    return sample, layer, h, q, k
+
+
+def _softmax(q, k):
+    s = q @ k.T / math.sqrt(q.shape[-1])
+    w = np.exp(s - s.max(-1, keepdims=True))
+    return w / w.sum(-1, keepdims=True)
+
+
+def test_the_talk_ends_with_three_builds_after_the_roadmaps(six):
+    assert build_count(6) == 6
+    for lang in LANGS:
+        figs = chapter_figures(six, lang)
+        assert [fig.data[0].type for fig in figs[3:]] == ["table", "bar", "heatmap"]
+        claims = [six.claim_in(b, lang) for b in ("b3", "b4", "b5")]
+        assert len(set(claims)) == 3
+
+
+def test_the_recap_lists_the_articles_five_steps_with_numbers_measured_here(six, head):
+    sample, layer, h, q, k = head
+    recap = six.data["recap"]
+    assert [step for step, _ in recap["rows"]] == [f"ch6.recap.{s}.step" for s in ending.RECAP_STEPS]
+    assert len(recap["rows"]) == 5
+    n = six.numbers
+    own = sample.model_attentions[layer, h].double().numpy()
+    assert n["recap_model_max_diff"] == pytest.approx(np.abs(_softmax(q, k) - own).max(), abs=1e-6)
+    assert n["recap_model_max_diff"] < 1e-5                          # the model's weights are exp-kernel weights
+    d, dv = q.shape[-1], sample.v.shape[-1]
+    assert n["recap_taylor2_features"] == 1 + d + d * (d + 1) // 2   # the compressed Taylor-2 map
+    assert n["recap_taylor2_split_error"] < 1e-5
+    # 2 N² (d + d) against 4 N d² + 4 N d at the article's N = 100K, d = 128: N / (d + 1)
+    assert n["recap_article_flop_ratio"] == pytest.approx(100_000 / 129)
+    assert n["state_numbers"] == d * dv + d                          # elu+1: m = d
+    assert n["kv_numbers_article"] == 100_000 * (d + dv)
+    finite = [p["median_kl"] for p in six.data["points"] if math.isfinite(p["median_kl"])]
+    assert n["recap_best_kl"] == min(finite)
+    for lang in LANGS:
+        table = chapter_figures(six, lang)[3].data[0]
+        steps, measured = table.cells.values
+        assert len(steps) == len(measured) == 5
+        assert f"{n['recap_best_kl']:.2f}" in measured[4].replace("<br>", " ")
+        assert f"{n['kv_numbers_article']:,.0f}" in measured[3] and f"{n['state_numbers']:,.0f}" in measured[3]
+        assert f"{n['recap_best_kl']:.2f}" in six.claim_in("b3", lang)
+
+
+def test_the_hybrid_future_is_the_roadmaps_window_against_its_linear_part_alone(six, head):
+    sample, layer, h, q, k = head
+    future = six.data["future"]
+    road = {r["id"]: r for r in six.data["roadmap"]}
+    assert future["kl"]["hybrid"] == road["2025"]["median_kl"] and future["window"] == road["2025"]["window"]
+    assert future["kl"]["softmax"] == 0.0
+    from explorer.views.lecture_common import cached_map
+    taylor = cached_map("Taylor-2", q.shape[-1], None, six.controls["seed"])
+    qt, kt = sample.q[layer, h][None], sample.k[layer, h][None]
+    alone = tradeoff.layer_quality(qt, kt, taylor)["median_kl"]
+    assert future["kl"]["linear"] == pytest.approx(alone, rel=1e-9)
+    d, dv, w, m = q.shape[-1], sample.v.shape[-1], future["window"], taylor.num_features
+    n = 100_000
+    assert future["flops"]["softmax"] == 2 * n * (d + dv)            # scores and values over every key
+    assert future["flops"]["linear"] == 4 * m * dv + 4 * m
+    assert future["flops"]["hybrid"] == 2 * (2 * w - 1) * (d + dv) + 4 * m * dv + 4 * m
+    assert six.numbers["future_saving"] == pytest.approx(future["flops"]["softmax"] / future["flops"]["hybrid"])
+    closer = round(future["kl"]["hybrid"], 2) < round(future["kl"]["linear"], 2)
+    assert six.says["b4"]["claim"][0] == ("ch6.b4.claim_closer" if closer else "ch6.b4.claim_not_closer")
+    for lang in LANGS:
+        fig = chapter_figures(six, lang)[4]
+        floor_fonts(fig)                                               # as the deck shows it
+        quality, cost = fig.data
+        assert quality.textposition == cost.textposition == "outside"   # softmax's 0.00 can be read
+        assert list(quality.x) == [future["kl"][kind] for kind in ("linear", "hybrid", "softmax")]
+        assert list(cost.x) == [future["flops"][kind] for kind in ("linear", "hybrid", "softmax")]
+        assert f"{future['kl']['hybrid']:.2f}" in six.claim_in("b4", lang)
+
+
+def test_the_hologram_is_the_exact_map_and_the_impressions_are_the_kernel_maps(six, head):
+    sample, layer, h, q, k = head
+    road = {r["id"]: r for r in six.data["roadmap"]}
+    elu = lambda x: np.where(x > 0, x + 1.0, np.exp(x))           # elu + 1
+    fq, fk = elu(q), elu(k)
+    kernel = fq @ fk.T
+    kernel /= kernel.sum(-1, keepdims=True)
+    n = q.shape[0]
+    assert six.numbers["pairs_here"] == n * n and six.numbers["pairs_article"] == 1e10
+    assert six.numbers["tokens"] == n
+    for lang in LANGS:
+        exact, first, learned = chapter_figures(six, lang)[5].data
+        assert np.allclose(np.asarray(exact.z), _softmax(q, k), atol=1e-6)
+        assert np.allclose(np.asarray(first.z), kernel, atol=1e-5)
+        assert np.asarray(learned.z).shape == (n, n)
+        assert np.allclose(np.asarray(learned.z).sum(-1), 1.0, atol=1e-5)
+        assert exact.zmax == first.zmax == learned.zmax                 # one colour scale for the three
+        fig = chapter_figures(six, lang)[5]
+        titles = [fig.layout[f"xaxis{i if i > 1 else ''}"].title.text for i in (1, 2, 3)]
+        assert f"{road['2020']['median_kl']:.2f}" in titles[1]
+        assert f"{road['2024_hedgehog']['median_kl']:.2f}" in titles[2]
+        claim = six.claim_in("b5", lang)
+        assert f"{six.numbers['state_numbers']:,.0f}" in claim and f"{road['2020']['median_kl']:.2f}" in claim
+
+
+def test_the_kept_numbers_and_the_costs_are_the_formulas():
+    assert tradeoff.kept_numbers(1000, 32, 32, 32) == {"pairs": 1_000_000, "kv_cache": 64_000, "state": 32 * 32 + 32}
+    costs = tradeoff.hybrid_costs(4096, 64, 64, 4, 64)
+    assert costs["softmax"] == 2 * 4096 * 128 and costs["hybrid"] - costs["linear"] == 2 * 7 * 128
+    q = torch.randn(1, 12, 8, dtype=torch.float64)
+    k = torch.randn(1, 12, 8, dtype=torch.float64)
+    assert tradeoff.kernel_split_error(q, k, feature_maps.create("taylor2", 8), lambda s: 1 + s + s * s / 2) < 1e-9
+    assert tradeoff.kernel_split_error(q, k, feature_maps.create("elu1", 8), torch.exp) > 1e-3     # no split of exp

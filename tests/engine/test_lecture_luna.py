@@ -1,0 +1,108 @@
+"""Chapter 5's LUNA build (b5): the shipped trained LUNA map beside the trained Hedgehog and
+elu+1, query by query, as row KL to softmax. LUNA ships for the embedded MiniLM's layer 2: on
+the chapter's default (the causal SmolLM2, which has none) the build reads MiniLM's lecture
+head and says so. Its lines are the view's numbers, and those are a plain float64
+computation on the same q, k."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from explorer import maps as feature_maps
+from explorer.figures.lecture import chapter_figures
+from explorer.lecture import chapters
+from explorer.lecture import text as lecture_text
+from explorer.lecture.ch5_closing_the_gap import view as closing_view
+from explorer.lecture.record import LECTURE_HEAD, LECTURE_LAYER
+from explorer.views import lecture
+from explorer.views.common import load_sample
+from explorer.views.lecture_common import new_view, shipped_map
+
+LUNA, HEDGEHOG = "LUNA (trained)", "Hedgehog (trained)"
+
+
+@pytest.fixture(scope="module")
+def view():
+    return lecture.chapter_view(5)
+
+
+def plain_row_kl(q, k, fmap) -> np.ndarray:
+    """KL(softmax row || the map's normalised row) per query, float64 numpy (full attention)."""
+    q64, k64 = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
+    s = q64 @ k64.T / math.sqrt(q64.shape[-1])
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    w = fmap(q.double(), is_query=True).double().numpy() @ fmap(k.double()).double().numpy().T
+    a = w / w.sum(axis=1, keepdims=True)
+    return (p * (np.log(p) - np.log(a))).sum(axis=1)
+
+
+def test_the_luna_build_stands_before_the_hybrids(view):
+    assert chapters.chapter(5).builds == ("b0", "b1", "b2", "b3", "b4", "b5", "b6")
+    for lang in ("en", "zh"):
+        figs = chapter_figures(view, lang, True)
+        assert figs[5].layout.title.text == lecture_text.t("ch5.b5.title", lang)
+        assert lecture_text.t("ch5.b6.title", lang).startswith(figs[6].layout.title.text)
+
+
+def test_the_row_kl_is_a_plain_float64_computation_on_the_head_read(view):
+    luna = view.data["luna"]
+    assert luna is not None and list(luna["kl"]) == ["elu+1", HEDGEHOG, LUNA]
+    layer, head = luna["layer"], luna["head"]
+    if view.data.get("kl_causal"):       # a causal model has no LUNA: the embedded MiniLM's lecture head
+        assert (layer, head) == (LECTURE_LAYER, LECTURE_HEAD)
+        assert any(key == "notice.luna_embedded" for key, _ in view.notice_items)
+    sample = load_sample("text", text=lecture_text.DEFAULT_TEXT)
+    assert luna["tokens"] == list(sample.tokens)
+    q, k = sample.q[layer, head], sample.k[layer, head]
+    maps = {"elu+1": feature_maps.create("elu1", q.shape[-1]), HEDGEHOG: shipped_map("hedgehog", layer, head),
+            LUNA: shipped_map("luna", layer, head)}
+    for name, fmap in maps.items():
+        expected = plain_row_kl(q, k, fmap)
+        np.testing.assert_allclose(luna["kl"][name]["kl"], expected, rtol=1e-8, atol=1e-12)
+        assert view.numbers[f"luna_mean_kl[{name}]"] == pytest.approx(float(expected.mean()), rel=1e-8)
+    below = plain_row_kl(q, k, maps[LUNA]) < plain_row_kl(q, k, maps[HEDGEHOG])
+    assert view.numbers["luna_queries_below_hedgehog"] == below.sum()
+
+
+def test_the_lines_are_the_views_row_kl(view):
+    kl = view.data["luna"]["kl"]
+    for lang in ("en", "zh"):
+        fig = chapter_figures(view, lang, True)[5]
+        assert [trace.name for trace in fig.data] == [lecture_text.map_name(name, lang) for name in kl]
+        for trace, r in zip(fig.data, kl.values()):
+            rows = np.asarray(r["kl"])
+            shown = np.array([np.nan if v is None else v for v in trace.y], dtype=float)
+            keep = np.isfinite(rows) & (rows > 0)
+            np.testing.assert_array_equal(shown[keep], rows[keep])
+            assert np.isnan(shown[~keep]).all()
+
+
+def test_below_is_said_only_when_lunas_mean_is_lower_at_the_rounding_written():
+    def claim(luna_mean, hedgehog_mean):
+        view = new_view(5, {})
+        rows = np.array([0.1, 0.2])
+        view.data["luna"] = {"layer": 2, "head": 3, "tokens": ["a", "b"],
+                             "kl": {"elu+1": {"kl": rows, "mean": 1.1}, HEDGEHOG: {"kl": rows, "mean": hedgehog_mean},
+                                    LUNA: {"kl": rows, "mean": luna_mean}}}
+        view.numbers["luna_queries_below_hedgehog"] = 1.0
+        closing_view._say_luna(view)
+        return view.says["b5"]["claim"][0]
+
+    assert claim(0.06, 0.08) == "ch5.b5.claim_below"
+    assert claim(0.09, 0.08) == "ch5.b5.claim_not_below"
+    assert claim(0.0799, 0.0801) == "ch5.b5.claim_not_below"     # equal as written: 0.08 and 0.08
+    view = new_view(5, {})
+    view.data["luna"] = None
+    closing_view._say_luna(view)
+    assert view.says["b5"]["claim"][0] == "ch5.b5.claim_none"
+
+
+def test_random_data_has_no_luna_and_says_so():
+    view = lecture.chapter_view(5, sample=load_sample("random", n=16, d=32))
+    assert view.data["luna"] is None and view.says["b5"]["claim"][0] == "ch5.b5.claim_none"
+    assert any(key == "notice.luna_no_text" for key, _ in view.notice_items)
+    assert len(chapter_figures(view, "zh", True)) == 7
