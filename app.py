@@ -14,8 +14,10 @@ and one arriving earlier waits for them.
 """
 
 import argparse
+import faulthandler
 import logging
 import os
+import signal
 import sys
 import threading
 
@@ -79,6 +81,9 @@ def main(argv=None):
     server.configure_queue(demo, default_concurrency_limit=2)
     server.expire_states(demo)
     server.remove_exports_on_sigterm()
+    # `kill -USR1 <pid>` writes every thread's stack to stderr: what a stuck request waits on.
+    if hasattr(faulthandler, "register") and hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     demo.launch(server_name=args.host, server_port=args.port, max_threads=args.max_threads,
                 footer_links=["api"], prevent_thread_lock=True, max_file_size=MAX_UPLOAD,
                 app_kwargs=server.app_kwargs(),   # the page's security policy and the body cap

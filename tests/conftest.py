@@ -141,7 +141,11 @@ def pytest_collection_modifyitems(config, items):
 
 # ---------------------------------------------------------------------------------------
 # A running app for the API and browser tests: `python app.py` in a subprocess on a free
-# port, started once per test session (both modules share it) and stopped at the end.
+# port, one per group of tests (app/, browser/), started when the group's first test asks
+# and stopped when the next group starts, or at the end. The browser tests then see a page
+# served as a visitor finds it, not a server that has just taken hundreds of hostile and
+# abandoned API requests (those are the app group's to judge). On a wait that times out,
+# tests/browser/page_watch.py reads EXPLORER_TEST_APP_PID/_LOG to say what the server does.
 # ---------------------------------------------------------------------------------------
 
 APP_START_TIMEOUT_S = 300   # cold imports on a busy 2-core machine can take a while
@@ -161,10 +165,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url(tmp_path_factory):
+def _start_app(log_path: Path):
     port = _free_port()
-    log_path = tmp_path_factory.mktemp("app") / "app.log"
     env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1",
                EXPLORER_SWEEP_BUDGET_S="20")
     with open(log_path, "w") as log:
@@ -181,13 +183,38 @@ def app_url(tmp_path_factory):
         if time.monotonic() > deadline:
             proc.kill()
             raise RuntimeError(f"app.py did not answer within {APP_START_TIMEOUT_S} s:\n{log_path.read_text()}")
-    yield url
+    os.environ["EXPLORER_TEST_APP_PID"], os.environ["EXPLORER_TEST_APP_LOG"] = str(proc.pid), str(log_path)
+    return proc, url
+
+
+def _stop_app(proc) -> None:
     proc.terminate()
     try:
         proc.wait(timeout=15)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@pytest.fixture(scope="session")
+def _apps(tmp_path_factory):
+    """The running app of the current group: {group: (process, url)}, at most one at a time."""
+    running: dict = {}
+    yield running, tmp_path_factory
+    for proc, _ in running.values():
+        _stop_app(proc)
+
+
+@pytest.fixture(scope="module")
+def app_url(_apps, request):
+    running, factory = _apps
+    group = request.path.parent.name
+    if group not in running:
+        for proc, _ in running.values():
+            _stop_app(proc)
+        running.clear()
+        running[group] = _start_app(factory.mktemp(f"app-{group}") / "app.log")
+    return running[group][1]
 
 
 @pytest.fixture(scope="session")

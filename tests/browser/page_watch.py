@@ -107,7 +107,35 @@ def wait_quiet(page, frames: int = 10, ms: int = 500, requests: bool = True, que
     except PageTimeout:
         busy = page.evaluate("() => { const w = window.__watch; return w && {requests: [...w.open.values()], "
                              "timers_ms: [...w.timers.values()], frames: w.frames}; }")
-        raise AssertionError(f"the page was still busy after {timeout} ms: {busy}") from None
+        raise AssertionError(f"the page was still busy after {timeout} ms: {busy}\n{_server_side(page)}") from None
+
+
+# Where the app under test is (tests/conftest.py sets these when it starts it): on a timeout
+# the failure says what the page still waits for and what every thread of the server is doing.
+PENDING_JS = """() => [...document.querySelectorAll('[data-testid="status-tracker"], .wrap.default, .progress-text')]
+  .filter((el) => el.offsetParent !== null && (el.innerText || '').trim())
+  .map((el) => (el.closest('[id]') || {}).id + ': ' + el.innerText.trim().replace(/\\s+/g, ' ').slice(0, 80))"""
+
+
+def _server_side(page) -> str:
+    import os
+    import signal
+    import time
+    try:
+        pending = page.evaluate(PENDING_JS)
+    except Exception as exc:            # the page itself may be gone
+        pending = f"(not read: {exc})"
+    lines = [f"pending on the page: {pending}"]
+    pid, log = os.environ.get("EXPLORER_TEST_APP_PID"), os.environ.get("EXPLORER_TEST_APP_LOG")
+    if pid and log:
+        try:
+            os.kill(int(pid), signal.SIGUSR1)
+            time.sleep(2)
+            with open(log, encoding="utf-8", errors="replace") as fh:
+                lines.append("the server's log, last 8000 characters:\n" + fh.read()[-8000:])
+        except (OSError, ValueError) as exc:
+            lines.append(f"(no stack dump: {exc})")
+    return "\n".join(lines)
 
 
 def toasts(page, kind: str | None = None) -> list[str]:
