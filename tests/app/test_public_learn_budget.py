@@ -8,7 +8,6 @@ only come from the signal asked at every step."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
 
@@ -22,26 +21,12 @@ from explorer.measure import budget, cost
 from explorer.ui import learn_tab
 from explorer.views import learn as lv
 
-from test_public_leave import learn_app  # noqa: F401  (the learn tab alone on a port: a fixture)
+from test_public_leave import STEP_PAUSE_S, _slow_steps, _training_threads, learn_app  # noqa: F401  (learn_app: a fixture)
 
-STEP_PAUSE_S = 0.2
 STOP_WITHIN_S = 2.0
 # Every head of MiniLM at m = 256 on 16 texts: a training of a few hundred MB.
 HEAVY = dict(layer=0, head=learn_tab.ALL_HEADS, num_features=256, steps=1000, seed=1, train_count=16, heldout_count=2)
 FREED_SLACK_BYTES = 80 * 10 ** 6
-
-
-def _slow_steps(monkeypatch):
-    real = learning.masked_log_map
-
-    def slow(*args, **kwargs):
-        time.sleep(STEP_PAUSE_S)
-        return real(*args, **kwargs)
-    monkeypatch.setattr(learning, "masked_log_map", slow)
-
-
-def _training_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.endswith("-training") and t.is_alive()]
 
 
 def _settled_rss() -> int:
