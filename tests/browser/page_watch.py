@@ -4,9 +4,10 @@
 
 - every toast the page showed (kind and text), kept after gradio removes it, so a notice
   that came and went while the test was waiting for something else is still read;
-- the page's activity: requests to the app still in flight (the queue's event stream
-  included, the heartbeat left out), short timers still pending (the page's own deferred
-  relayouts, gradio's chained steps) and animation frames drawn since the last of either.
+- the page's activity: requests to the app still in flight (the heartbeat left out), the
+  page's queued events not yet completed (read from the queue's joins and event stream),
+  short timers still pending (the page's own deferred relayouts, gradio's chained steps)
+  and animation frames drawn since the last of these.
 
 ``wait_quiet`` then waits until nothing is in flight or pending and the page has drawn a
 few frames with nothing new; on a loaded machine that takes longer, and the wait follows.
@@ -22,11 +23,20 @@ SHORT_TIMER_MS = 3000
 
 WATCH_JS = """(() => {
   if (window.__watch) { return; }
-  const w = window.__watch = {fetches: 0, streams: 0, timers: new Map(), open: new Map(), frames: 0,
-                              since: performance.now(), toasts: []};
+  const w = window.__watch = {fetches: 0, events: new Set(), done: new Set(), streams: new Map(),
+                              timers: new Map(), open: new Map(), frames: 0, since: performance.now(), toasts: []};
   const busy = () => { w.frames = 0; w.since = performance.now(); };
 
   const fetch0 = window.fetch;
+  // The page's queued events: each joins (/queue/join answers its id) and is done when the
+  // queue's event stream says process_completed. An open stream is not itself work: gradio
+  // can open one after its events already finished on the one before (a fast event whose
+  // messages came before its join's answer), and the server then holds it open, idle.
+  const finished = (id) => { if (id) { w.done.add(id); w.events.delete(id); busy(); } };
+  const readMessages = (text) => text.split('\\n').forEach((line) => {
+    if (!line.startsWith('data:')) { return; }
+    try { const m = JSON.parse(line.slice(5)); if (m.msg === 'process_completed') { finished(m.event_id); } } catch (e) { /* a partial line */ }
+  });
   window.fetch = function (input, init) {
     const url = String((input && input.url) || input);
     const answer = fetch0.apply(this, arguments);
@@ -34,24 +44,35 @@ WATCH_JS = """(() => {
     const key = Symbol(url);
     w.fetches += 1; w.open.set(key, url); busy();
     const done = () => { w.fetches -= 1; w.open.delete(key); busy(); };
-    // An answer counts until it has arrived; the queue's event stream until the page stops
-    // reading it (it closes it when its events are done), or it ends or fails.
+    // An answer counts until it has arrived (a join's until its event id is read); a stream
+    // is read for its events' ends as the page reads it.
     return answer.then((r) => {
+      if (url.includes('/queue/join') && r.ok) {
+        r.clone().json().then((j) => { if (j && j.event_id && !w.done.has(j.event_id)) { w.events.add(j.event_id); } })
+          .catch(() => {}).finally(done);
+        return r;
+      }
       if (!r.body || !(r.headers.get('content-type') || '').includes('event-stream')) { done(); return r; }
-      w.fetches -= 1; w.streams += 1;                 // an answer that arrived, a stream still open
-      let once = false;
-      const finish = () => { if (!once) { once = true; w.fetches += 1; w.streams -= 1; done(); } };
+      done();
+      w.streams.set(key, url);
+      const closed = () => { w.streams.delete(key); busy(); };
       const source = r.body;
-      let body = null;
+      const decoder = new TextDecoder();
+      let body = null, rest = '';
       Object.defineProperty(r, 'body', {configurable: true, get() {
         if (body) { return body; }
         const reader = source.getReader();
         body = new ReadableStream({
           pull(c) {
-            return reader.read().then(({done: end, value}) => { if (end) { finish(); c.close(); } else { c.enqueue(value); } },
-                                      (err) => { finish(); c.error(err); });
+            return reader.read().then(({done: end, value}) => {
+              if (end) { closed(); c.close(); return; }
+              const lines = (rest + decoder.decode(value, {stream: true})).split('\\n');
+              rest = lines.pop();
+              readMessages(lines.join('\\n'));
+              c.enqueue(value);
+            }, (err) => { closed(); c.error(err); });
           },
-          cancel(reason) { finish(); return reader.cancel(reason); },
+          cancel(reason) { closed(); return reader.cancel(reason); },
         });
         return body;
       }});
@@ -84,7 +105,7 @@ WATCH_JS = """(() => {
 })();""" % {"short": SHORT_TIMER_MS}
 
 QUIET_JS = """([frames, ms, requests, queue]) => { const w = window.__watch;
-  return !!w && (!requests || w.fetches === 0) && (!queue || w.streams === 0) && w.timers.size === 0
+  return !!w && (!requests || w.fetches === 0) && (!queue || w.events.size === 0) && w.timers.size === 0
          && w.frames >= frames && performance.now() - w.since >= ms; }"""
 
 
@@ -97,8 +118,7 @@ def watch(target):
 def wait_quiet(page, frames: int = 10, ms: int = 500, requests: bool = True, queue: bool = True,
                timeout: int = TIMEOUT_MS):
     """Until the page has finished what it started: every request to the app answered (unless
-    ``requests`` is False), the queue's event stream closed, that is every queued event of the
-    page done (unless ``queue`` is False: the lecture computes the next chapter in the
+    ``requests`` is False), every queued event of the page completed (unless ``queue`` is False: the lecture computes the next chapter in the
     background after each draw), no short timer pending, and ``frames`` animation frames and
     ``ms`` milliseconds drawn since the last of these."""
     from playwright.sync_api import TimeoutError as PageTimeout
@@ -106,6 +126,7 @@ def wait_quiet(page, frames: int = 10, ms: int = 500, requests: bool = True, que
         page.wait_for_function(QUIET_JS, arg=[frames, ms, requests, queue], polling="raf", timeout=timeout)
     except PageTimeout:
         busy = page.evaluate("() => { const w = window.__watch; return w && {requests: [...w.open.values()], "
+                             "events: [...w.events], streams: [...w.streams.values()], "
                              "timers_ms: [...w.timers.values()], frames: w.frames}; }")
         raise AssertionError(f"the page was still busy after {timeout} ms: {busy}\n{_server_side(page)}") from None
 
