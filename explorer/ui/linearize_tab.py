@@ -15,7 +15,9 @@ from ..text import normal_lang, say
 from . import common, i18n, server
 from .learn_tab import guarded_stream
 
-DEFAULT_PROMPT = "Once upon a time, in a small town by the river,"
+DEFAULT_PROMPT = say("linearize.default_prompt", "en")
+# A prompt the visitor has not changed follows the page's language.
+DEFAULT_PROMPTS = {lang: say("linearize.default_prompt", lang) for lang in ("en", "zh")}
 
 
 def _label(key: str):
@@ -39,13 +41,46 @@ def _stop(request, views):
     return StopSignal(left=server.visitor_left(request), seconds=cost.LIMIT_SECONDS)
 
 
+def _judged(set_id, keep, lang, request):
+    lang = normal_lang(lang)
+    views = _views()
+    return views.judge(set_id, keep, lang, stop=_stop(request, views))
+
+
+def _shown(view, lang):
+    """The table and summary of ``view`` in ``lang``; before any judging, the empty table headed
+    in that language and the invitation to start."""
+    lang = normal_lang(lang)
+    if view is None:
+        return pd.DataFrame(columns=_headers(lang)), say("linearize.start", lang)
+    views = _views()
+    return pd.DataFrame(views.table(view, lang), columns=views.headers(lang)), views.summary(view, lang)
+
+
+def _headers(lang):
+    return [say(f"linearize.col_{key}", lang) for key in ("model", "softmax", "perplexity", "agreement", "kl")]
+
+
 @common.guarded
 def run_linearize(set_id="hedgehog:0", keep=6, lang="en", request: gr.Request = None):
     """Judge the hybrid: (table, summary)."""
+    return _shown(_judged(set_id, keep, lang, request), lang)
+
+
+@common.guarded
+def show_linearize(set_id="hedgehog:0", keep=6, lang="en", request: gr.Request = None):
+    """The page's judging: the table and summary, and the view kept to relabel them."""
+    view = _judged(set_id, keep, lang, request)
+    return (*_shown(view, lang), view)
+
+
+def relabel(view, prompt, lang="en"):
+    """A change of language: the same numbers in the new words, and a prompt still at some
+    language's default replaced by the new language's."""
     lang = normal_lang(lang)
-    views = _views()
-    view = views.judge(set_id, keep, lang, stop=_stop(request, views))
-    return pd.DataFrame(views.table(view), columns=views.headers(lang)), views.summary(view)
+    if prompt in DEFAULT_PROMPTS.values():
+        prompt = DEFAULT_PROMPTS[lang]
+    return (*_shown(view, lang), prompt)
 
 
 @guarded_stream
@@ -78,14 +113,15 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None):
                              elem_id="linearize-keep")
             run = gr.Button(_label("linearize.run"), variant="primary", elem_id="linearize-run")
         with gr.Column(scale=3):
+            # headed before the first run; relabelled with the page's language (below)
             numbers = gr.Dataframe(interactive=False, show_label=False, elem_id="linearize-numbers",
-                                   headers=[say(f"linearize.col_{key}", "en")    # headed before the first run
-                                            for key in ("model", "softmax", "perplexity", "agreement", "kl")])
+                                   headers=_headers("en"))
             summary = gr.Markdown(_label("linearize.start"), elem_id="linearize-summary")
+    view = gr.State(None)
     judge_inputs = [set_id, keep] + with_lang
-    run.click(run_linearize, judge_inputs, [numbers, summary], api_name="linearize",
+    run.click(show_linearize, judge_inputs, [numbers, summary, view], api_name="linearize",
               concurrency_limit=1, concurrency_id="linearize")
-    keep.release(run_linearize, judge_inputs, [numbers, summary], api_visibility="private",
+    keep.release(show_linearize, judge_inputs, [numbers, summary, view], api_visibility="private",
                  concurrency_limit=1, concurrency_id="linearize")
 
     gr.Markdown(_label("linearize.gen_intro"), elem_id="linearize-gen-intro")
@@ -106,4 +142,7 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None):
     generate.click(run_generate, [prompt, new_tokens, set_id, keep, presentation] + with_lang,
                    [original, linearized, memory, status], api_name="generate",
                    concurrency_limit=1, concurrency_id="linearize")
+    if lang is not None:
+        lang.change(relabel, [view, prompt, lang], [numbers, summary, prompt], queue=False,
+                    api_visibility="private")
     return run

@@ -95,7 +95,7 @@ class JudgeView:
     set_id: str
     keep: int
     kept: list
-    rows: list                     # {"model", "softmax", "perplexity", "top1_agreement", "kl"}
+    rows: list                     # {"model": "original" | "hybrid", "softmax", "perplexity", "top1_agreement", "kl"}
     tokens: int
     texts: int
     lang: str = "en"
@@ -112,27 +112,36 @@ def judge(set_id, keep, lang: str = "en", stop=None) -> JudgeView:
     layers = linear_layers(keep)
     result = evaluate(texts, layers, kind=kind, window=window, model=MODEL, max_tokens=SAMPLE_TOKENS)
     check_stop(stop)
-    name = say("linearize.row_hybrid", lang, kind=say(f"linearize.kind_{kind}", lang), window=window, keep=keep)
-    rows = [{"model": say("linearize.row_original", lang), "softmax": LAYERS,
+    rows = [{"model": "original", "softmax": LAYERS,
              "perplexity": result["original_perplexity"], "top1_agreement": 1.0, "kl": 0.0},
-            {"model": name, "softmax": keep, "perplexity": result["perplexity"],
+            {"model": "hybrid", "softmax": keep, "perplexity": result["perplexity"],
              "top1_agreement": result["top1_agreement"], "kl": result["kl"]}]
     return JudgeView(set_id, keep, sorted(set(range(LAYERS)) - set(layers)), rows, result["tokens"], len(texts), lang)
 
 
-def table(view: JudgeView) -> list[list]:
-    """The rows as the page's table shows them (numbers rounded for reading)."""
-    return [[row["model"], row["softmax"], round(row["perplexity"], 3), round(row["top1_agreement"], 3),
-             round(row["kl"], 4)] for row in view.rows]
+def _row_name(view: JudgeView, which: str, lang: str) -> str:
+    if which == "original":
+        return say("linearize.row_original", lang)
+    kind, window = view.set_id.split(":")
+    return say("linearize.row_hybrid", lang, kind=say(f"linearize.kind_{kind}", lang), window=window, keep=view.keep)
+
+
+def table(view: JudgeView, lang: str | None = None) -> list[list]:
+    """The rows as the page's table shows them (numbers rounded for reading), in ``lang`` (the
+    view's own language unless given: a page that changes language relabels the same numbers)."""
+    lang = lang or view.lang
+    return [[_row_name(view, row["model"], lang), row["softmax"], round(row["perplexity"], 3),
+             round(row["top1_agreement"], 3), round(row["kl"], 4)] for row in view.rows]
 
 
 def headers(lang: str = "en") -> list[str]:
     return [say(f"linearize.col_{key}", lang) for key in ("model", "softmax", "perplexity", "agreement", "kl")]
 
 
-def summary(view: JudgeView) -> str:
-    kept = ", ".join(str(layer) for layer in view.kept) or say("linearize.kept_none", view.lang)
-    return say("linearize.summary", view.lang, tokens=view.tokens, texts=view.texts, max=SAMPLE_TOKENS, kept=kept)
+def summary(view: JudgeView, lang: str | None = None) -> str:
+    lang = lang or view.lang
+    kept = ", ".join(str(layer) for layer in view.kept) or say("linearize.kept_none", lang)
+    return say("linearize.summary", lang, tokens=view.tokens, texts=view.texts, max=SAMPLE_TOKENS, kept=kept)
 
 
 # ---------------------------------------------------------------------------------------

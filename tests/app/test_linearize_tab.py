@@ -118,3 +118,19 @@ def test_the_tabs_choices_are_the_engines():
     assert (linearize_tab.LAYERS, linearize_tab.DEFAULT_KEEP, linearize_tab.MAX_PROMPT_CHARS,
             linearize_tab.MAX_NEW_TOKENS) == (views.LAYERS, views.DEFAULT_KEEP, views.MAX_PROMPT_CHARS,
                                               views.MAX_NEW_TOKENS)
+
+
+def test_a_change_of_language_relabels_the_same_numbers_and_an_untouched_prompt():
+    view = views.JudgeView("hedgehog:64", 6, [2, 7], [
+        {"model": "original", "softmax": 30, "perplexity": 27.5, "top1_agreement": 1.0, "kl": 0.0},
+        {"model": "hybrid", "softmax": 6, "perplexity": 31.25, "top1_agreement": 0.8, "kl": 0.125}], 254, 2, "en")
+    table, summary, prompt = linearize_tab.relabel(view, say("linearize.default_prompt", "en"), "zh")
+    assert list(table.columns) == views.headers("zh")
+    assert table.values.tolist() == [["原模型", 30, 27.5, 1.0, 0.0],
+                                     [say("linearize.row_hybrid", "zh", kind=say("linearize.kind_hedgehog", "zh"),
+                                          window="64", keep=6), 6, 31.25, 0.8, 0.125]]
+    assert "2, 7" in summary and summary == views.summary(view, "zh")
+    assert prompt == say("linearize.default_prompt", "zh") != say("linearize.default_prompt", "en")
+    assert linearize_tab.relabel(view, "My own prompt", "zh")[2] == "My own prompt"     # the visitor's stays
+    empty, start, _ = linearize_tab.relabel(None, "x", "zh")                             # before any judging
+    assert list(empty.columns) == views.headers("zh") and empty.empty and start == say("linearize.start", "zh")

@@ -1,0 +1,117 @@
+"""The Linearize section of the learn tab at 1280×720, in English and in Chinese, as a lecturer
+uses it: judge the hybrid, change k, see the numbers change; continue a prompt and watch the
+memory plot grow, token by token, for the original only (every layer linearized: its state is
+one size). The Chinese page says all of it in Chinese, its prompt included.
+Screenshots: test-artifacts/linearize-<lang>.png.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from chinese_text import english_words
+from explorer import catalog
+from explorer.text import say
+from page_watch import TIMEOUT_MS, wait_quiet
+from test_browser import ARTIFACTS, Watched
+from test_i18n_tabs_browser import TEXTS_JS
+
+pytestmark = pytest.mark.skipif(not catalog.causal_model_installed(), reason="SmolLM2-135M is not installed")
+
+VIEWPORT = {"width": 1280, "height": 720}
+SECTION = "#linearize-section"
+NEW_TOKENS = 6
+
+# The table's rows as the reader sees them: its visible text, the five headings, then five cells
+# a row (gradio also keeps a hidden row of the widest cells for measuring, which is not read).
+ROWS_JS = """() => {
+  const lines = document.querySelector('#linearize-numbers').innerText.split('\\n').map((s) => s.trim()).filter((s) => s);
+  const rows = [];
+  for (let i = 5; i + 5 <= lines.length; i += 5) { rows.push(lines.slice(i, i + 5)); }
+  return rows;
+}"""
+
+
+# The memory plot's two lines (the original's KV cache, the linearized model's state), read on
+# every animation frame while the generation streams: each distinct pair of lengths is a draw.
+RECORD_MEMORY_JS = """() => {
+  window.__memory = [];
+  const read = () => {
+    const plot = document.querySelector('#linearize-memory .js-plotly-plot');
+    if (plot && plot.data && plot.data.length === 2) {
+      const seen = plot.data.map((t) => Array.from(t.y || []));
+      const last = window.__memory[window.__memory.length - 1];
+      if (!last || JSON.stringify(last) !== JSON.stringify(seen)) { window.__memory.push(seen); }
+    }
+    requestAnimationFrame(read);
+  };
+  requestAnimationFrame(read);
+}"""
+
+
+def _set_number(page, elem_id: str, value: int):
+    box = page.locator(f"#{elem_id} input[type=number]")
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def _judge(page, keep: int) -> list:
+    _set_number(page, "linearize-keep", keep)
+    page.click("#linearize-run")
+    page.wait_for_function(f"""(keep) => {{ const rows = ({ROWS_JS})();
+        return rows.length === 2 && rows[1][1] === String(keep) && rows[1][0].endsWith('k = ' + keep); }}""",
+                           arg=keep, timeout=TIMEOUT_MS)
+    wait_quiet(page)
+    return page.evaluate(ROWS_JS)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_numbers_follow_k_and_the_memory_grows_for_the_original_only(chromium, app_url, lang):
+    context = chromium.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    app = Watched(page)
+    try:
+        page.goto(f"{app_url}?tab=learn&lang={lang}")
+        page.wait_for_selector(f"{SECTION} .label-wrap")
+        wait_quiet(page)
+        page.locator(f"{SECTION} .label-wrap").click()          # the section opens folded
+        page.wait_for_selector("#linearize-run")
+        wait_quiet(page)
+        # The prompt and the table's headings are the page's language before anything runs.
+        assert page.locator("#linearize-prompt textarea").input_value() == say("linearize.default_prompt", lang)
+        assert say("linearize.col_perplexity", lang) in page.locator("#linearize-numbers").inner_text()
+
+        few, many = _judge(page, 0), _judge(page, 12)
+        original = say("linearize.row_original", lang)
+        assert few[0][0] == original and many[0][0] == original
+        assert few[0][2] == many[0][2]                            # the original is the same model
+        assert (few[1][1], many[1][1]) == ("0", "12")
+        assert few[1][2] != many[1][2] and few[1][4] != many[1][4]   # perplexity and KL follow k
+        assert float(many[1][4]) < float(few[1][4])              # more softmax layers, closer to the original
+
+        _judge(page, 0)                                           # every layer linear for the generation
+        _set_number(page, "linearize-new-tokens", NEW_TOKENS)
+        page.evaluate(RECORD_MEMORY_JS)
+        page.click("#linearize-generate")
+        page.wait_for_function("""(n) => (window.__memory || []).some(([kv, state]) => state.length === n)""",
+                               arg=NEW_TOKENS, timeout=TIMEOUT_MS)
+        wait_quiet(page)
+        draws = page.evaluate("window.__memory")
+        kv, state = draws[-1]
+        assert len(kv) == len(state) == NEW_TOKENS
+        assert all(a < b for a, b in zip(kv, kv[1:]))           # the KV cache grows with every token
+        assert len(set(state)) == 1                              # the state is one size throughout
+        assert len({len(k) for k, _ in draws}) > 2               # streamed: the plot grew token by token
+        assert page.locator("#linearize-gen-original textarea").input_value().strip()
+        assert page.locator("#linearize-gen-linearized textarea").input_value().strip()
+
+        page.locator(SECTION).scroll_into_view_if_needed()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"linearize-{lang}.png"), full_page=False)
+        if lang == "zh":
+            found = {t: english_words(t) for t in page.evaluate(TEXTS_JS, SECTION) if english_words(t)}
+            assert not found, list(found.items())[:12]
+        app.check_clean()
+    finally:
+        context.close()
