@@ -83,7 +83,7 @@ def build_app() -> gr.Blocks:
                 learn = learn_tab.build(presentation, lang)
                 # The whole causal model linearized with shipped maps: the learn tab's second part.
                 with gr.Accordion(i18n.label("tab_linearize"), open=False, elem_id="linearize-section"):
-                    linearize_tab.build(presentation, lang)
+                    learn_tab.wire_link(learn, presentation, linearize_tab.build(presentation, lang))
 
         state_inputs = panel.inputs + state.controls + [presentation]      # run_step's
         pages = {
@@ -299,8 +299,8 @@ def _wire_tabs(tab_objects, pages, current, presentation, learn, links):
         if tab_id in DATA_TABS:
             opened = _draw(page, opened, current, presentation, only_if_empty=True)
         elif tab_id == "learn":
-            opened = opened.then(learn_tab.learn_query, learn.link_controls + [presentation], learn.query,
-                                 api_visibility="private", queue=False)
+            opened = opened.then(learn_tab.learn_query, learn.link_controls + [presentation] + learn.linearize_controls,
+                                 learn.query, api_visibility="private", queue=False)
         links.after(opened)
 
 
@@ -389,7 +389,7 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
             (cx.n_min, "nmin", int), (cx.n_max, "nmax", int), (cx.points, "points", int), (cx.d, "cd", int),
             (cx.m, "cm", int), (cx.causal, "ccausal", bool), (cx.feature_map, "cmap", str),
             (cx.methods, "methods", list), (cx.repeats, "repeats", int),
-            *[(component, key, kind) for component, key, kind in learn.link_keys]]
+            *learn.link_keys, *(learn.linearize.link_keys if learn.linearize is not None else [])]
 
     def restore(request: gr.Request, browser: str = ""):
         q = dict(request.query_params) if request is not None else {}
@@ -431,8 +431,9 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
     for page in pages.values():
         if page.draw is not None:
             links.after(_draw(page, load, current, presentation))
-    learned = load.then(_gated("learn", learn_tab.learn_query, 1), [current, learn.query, *learn.link_controls,
-                                                                     presentation], learn.query, api_visibility="private")
+    learned = load.then(_gated("learn", learn_tab.learn_query, 1),
+                        [current, learn.query, *learn.link_controls, presentation, *learn.linearize_controls],
+                        learn.query, api_visibility="private")
     links.after(learned)
     load.then(None, presentation, None, js=common.PRESENT_JS)
     # The layer and head controls fit the model the link names (or the default one).

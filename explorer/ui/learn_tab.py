@@ -117,6 +117,11 @@ class LearnTab:
     seeds: gr.Slider
     train_texts: gr.Textbox
     heldout_texts: gr.Textbox
+    linearize: object = None             # the Linearize section's controls, once the page adds it
+
+    @property
+    def linearize_controls(self) -> list:
+        return list(self.linearize.controls) if self.linearize is not None else []
 
     @property
     def link_keys(self) -> list:
@@ -493,15 +498,36 @@ def hybrid_summary(view, lang="en") -> str:
 
 def learn_query(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=16,
                 hybrid_map="elu1", mode="greedy", layers=(2, 3), budget=2, hybrid_m=64, kind="hedgehog", model="",
-                seeds=DEFAULT_SEEDS, presentation=False) -> str:
-    """The tab's controls as the query string of its link (in the order of ``LearnTab.link_keys``);
-    the model only when it is not the embedded one (the data panel's links do the same)."""
+                seeds=DEFAULT_SEEDS, presentation=False, *linearize) -> str:
+    """The tab's controls as the query string of its link (in the order of ``LearnTab.link_keys``,
+    then presentation mode, then the Linearize section's controls when given, in the order of its
+    ``link_keys``); the model only when it is not the embedded one (the data panel's links do
+    the same)."""
     model = "" if model in (None, catalog.EMBEDDED_MODEL) else model
-    return common.query_string({
+    params = {
         "tab": "learn", "llayer": layer, "lhead": head, "lm": num_features, "steps": steps, "lseed": seed,
         "ntrain": train_count, "nheld": heldout_count, "hmap": hybrid_map, "hmode": mode,
         "hlayers": list(layers or []), "hk": budget, "hm": hybrid_m, "lkind": kind, "model": model,
-        "lseeds": seeds, "present": bool(presentation)})
+        "lseeds": seeds}
+    params.update(zip(LINEARIZE_LINK_KEYS, linearize))
+    params["present"] = bool(presentation)
+    return common.query_string(params)
+
+
+# The Linearize section's keys in a link (linearize_tab.LinearizeControls.link_keys holds them
+# with their controls; a test holds the two equal).
+LINEARIZE_LINK_KEYS = ("lset", "lkeep", "lprompt", "lnew")
+
+
+def wire_link(tab: LearnTab, presentation, linearize=None) -> None:
+    """The link follows the tab's buttons: training, the hybrid, and (when the page has the
+    section) judging and generating in the Linearize section, whose settings it carries too."""
+    tab.linearize = linearize
+    extra = tab.linearize_controls
+    buttons = [tab.train, tab.hybrid_run] + ([linearize.run, linearize.generate] if linearize is not None else [])
+    for button in buttons:
+        button.click(learn_query, tab.link_controls + [presentation] + extra, tab.query, api_visibility="private",
+                     queue=False).then(None, tab.query, tab.link, js=common.SET_URL_JS)
 
 
 def head_choices(layers: int, heads: int, lang="en") -> list[tuple[str, str]]:
@@ -639,10 +665,8 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
     training = train.click(run_learn, tab.learn_controls + [presentation, tab.trained, lang, model, seeds, train_texts,
                                                             heldout_texts],
                            tab.learn_outputs, api_name="learn", concurrency_limit=1, concurrency_id="learn-train")
-    # The link holds the controls (a link restores them; training stays a button press).
-    for event in (train.click, hybrid_run.click):
-        event(learn_query, tab.link_controls + [presentation], query, api_visibility="private",
-              queue=False).then(None, query, link, js=common.SET_URL_JS)
+    # The link holds the controls (a link restores them; training stays a button press):
+    # wire_link, once the page has added the Linearize section below the tab.
     # The flag ends the worker thread at its next step; cancelling ends the event in the page.
     stop.click(stop_learn, None, None, cancels=[training], api_visibility="private", queue=False)
     upload.upload(load_trained, [upload, layer, head, heldout_count, presentation, tab.trained, lang, model, seeds,

@@ -7,6 +7,8 @@ before the model reads a token); this module only turns them into components.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import gradio as gr
 import pandas as pd
 
@@ -100,8 +102,30 @@ def run_generate(prompt=DEFAULT_PROMPT, new_tokens=32, set_id="hedgehog:0", keep
         yield step.original, step.linearized, fig, status
 
 
-def build(presentation: gr.Checkbox, lang: gr.Radio | None = None):
-    """The tab: the maps and k with the numbers; below, the prompt and the two continuations."""
+@dataclass
+class LinearizeControls:
+    """What a link holds of the section (``link_keys``: component, query key, type) and its two
+    buttons (the link follows them)."""
+
+    set_id: gr.Dropdown
+    keep: gr.Slider
+    prompt: gr.Textbox
+    new_tokens: gr.Slider
+    run: gr.Button
+    generate: gr.Button
+
+    @property
+    def link_keys(self) -> list:
+        return [(self.set_id, "lset", str), (self.keep, "lkeep", int), (self.prompt, "lprompt", str),
+                (self.new_tokens, "lnew", int)]
+
+    @property
+    def controls(self) -> list:
+        return [component for component, _, _ in self.link_keys]
+
+
+def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> LinearizeControls:
+    """The section: the maps and k with the numbers; below, the prompt and the two continuations."""
     choices = [(_label("linearize.set_" + set_id.replace(":", "_")), set_id) for set_id in SETS]
     with_lang = [lang] if lang is not None else []
     gr.Markdown(_label("linearize.tab_intro"), elem_id="linearize-intro")
@@ -145,4 +169,4 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None):
     if lang is not None:
         lang.change(relabel, [view, prompt, lang], [numbers, summary, prompt], queue=False,
                     api_visibility="private")
-    return run
+    return LinearizeControls(set_id, keep, prompt, new_tokens, run, generate)

@@ -134,3 +134,18 @@ def test_a_change_of_language_relabels_the_same_numbers_and_an_untouched_prompt(
     assert linearize_tab.relabel(view, "My own prompt", "zh")[2] == "My own prompt"     # the visitor's stays
     empty, start, _ = linearize_tab.relabel(None, "x", "zh")                             # before any judging
     assert list(empty.columns) == views.headers("zh") and empty.empty and start == say("linearize.start", "zh")
+
+
+def test_the_learn_link_carries_the_sections_settings_in_the_order_of_its_controls():
+    from urllib.parse import parse_qs
+
+    from explorer.ui import learn_tab
+    with gr.Blocks():
+        section = linearize_tab.build(gr.Checkbox(False), gr.Radio(["en", "zh"], value="en"))
+    assert tuple(key for _, key, _ in section.link_keys) == learn_tab.LINEARIZE_LINK_KEYS
+    assert section.controls == [section.set_id, section.keep, section.prompt, section.new_tokens]
+    q = parse_qs(learn_tab.learn_query(2, "3", 64, 300, 0, 40, 16, "elu1", "greedy", [2, 3], 2, 64, "hedgehog", "",
+                                       3, False, "hedgehog:64", 12, "Once", 8))
+    assert {k: q[k][0] for k in learn_tab.LINEARIZE_LINK_KEYS} == {"lset": "hedgehog:64", "lkeep": "12",
+                                                                    "lprompt": "Once", "lnew": "8"}
+    assert "lset" not in learn_tab.learn_query(2, "3")      # a page without the section: the tab's own keys

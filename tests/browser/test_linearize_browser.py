@@ -115,3 +115,32 @@ def test_the_numbers_follow_k_and_the_memory_grows_for_the_original_only(chromiu
         app.check_clean()
     finally:
         context.close()
+
+
+def test_a_link_carries_the_sections_settings_both_ways(chromium, app_url):
+    context = chromium.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    app = Watched(page)
+    try:
+        page.goto(f"{app_url}?tab=learn&lang=zh&lset=hedgehog:64&lkeep=12&lnew=5&lprompt=The+river+rose")
+        page.wait_for_selector(f"{SECTION} .label-wrap")
+        wait_quiet(page)
+        page.locator(f"{SECTION} .label-wrap").click()
+        page.wait_for_selector("#linearize-run")
+        wait_quiet(page)
+        assert page.locator("#linearize-keep input[type=number]").input_value() == "12"
+        assert page.locator("#linearize-new-tokens input[type=number]").input_value() == "5"
+        assert page.locator("#linearize-prompt textarea").input_value() == "The river rose"   # the visitor's, kept
+        assert say("linearize.set_hedgehog_64", "zh") in page.locator("#linearize-set").inner_text() + \
+            page.locator("#linearize-set input").input_value()
+        _set_number(page, "linearize-keep", 18)
+        page.click("#linearize-run")
+        page.wait_for_function("() => new URLSearchParams(location.search).get('lkeep') === '18'")
+        params = page.evaluate("() => Object.fromEntries(new URLSearchParams(location.search))")
+        assert {k: params.get(k) for k in ("tab", "lset", "lnew", "lprompt", "lang")} == {
+            "tab": "learn", "lset": "hedgehog:64", "lnew": "5", "lprompt": "The river rose", "lang": "zh"}
+        wait_quiet(page)
+        app.check_clean()
+    finally:
+        context.close()
