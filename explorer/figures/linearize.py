@@ -35,13 +35,7 @@ def keep_softmax_curves(curves: list[dict], style=None, lang: str = "en") -> go.
                 marker=dict(size=max(3, style.marker - 3)),
                 hovertemplate=say("linearize.curve_hover", lang, name=name) + "<extra></extra>"))
     if curves:
-        original = curves[0]["original_perplexity"]
-        fig.add_hline(y=original, line=dict(color="#444", dash="dot", width=1))
-        # On a log axis an annotation's y is log10 of the value (add_hline's own label would sit
-        # at 10^27 for a perplexity of 27 and stretch the axis to it).
-        fig.add_annotation(x=1, xref="paper", xanchor="right", y=math.log10(original), yref="y",
-                           yanchor="bottom", showarrow=False,
-                           text=say("linearize.original_line", lang, value=f"{original:.2f}"))
+        original_line(fig, curves[0]["original_perplexity"], lang)
     fig.update_xaxes(title_text=say("linearize.k_axis", lang))
     fig.update_yaxes(title_text=say("linearize.perplexity_axis", lang), type="log")
     return finish(fig, style, say("linearize.curve_title", lang), height=520 if style.presentation else 420,
@@ -59,6 +53,16 @@ def sensitivity_bars(rows: list[dict], kind: str, window: int, style=None, lang:
     fig.update_yaxes(title_text=say("linearize.kl_axis", lang))
     title = say("linearize.sensitivity_title", lang, kind=say(f"linearize.kind_{kind}", lang), window=window)
     return finish(fig, style, title, height=480 if style.presentation else 360)
+
+
+def original_line(fig: go.Figure, original: float, lang: str = "en", decimals: int = 2, font_size=None) -> None:
+    """The original model's perplexity as a dotted line across a log perplexity axis, labelled
+    at its right end. On a log axis an annotation's y is log10 of the value (add_hline's own
+    label would sit at 10^27 for a perplexity of 27 and stretch the axis to it)."""
+    fig.add_hline(y=original, line=dict(color="#444", dash="dot", width=1))
+    fig.add_annotation(x=1, xref="paper", xanchor="right", y=math.log10(original), yref="y",
+                       yanchor="bottom", showarrow=False, font=dict(size=font_size) if font_size else None,
+                       text=say("linearize.original_line", lang, value=f"{original:.{decimals}f}"))
 
 
 def memory_per_step(kv_cache_bytes: list, state_bytes: list, style=None, lang: str = "en") -> go.Figure:

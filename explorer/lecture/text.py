@@ -108,11 +108,13 @@ NUMBER_FAMILIES: dict[str, tuple[str | None, str | None]] = {
     "roadmap_recall_recent_at_": ("lag", "point"),
     "recall_lag_": ("lag", None),
     "hybrid_cosine_k": ("k", None),
+    "linearized_ppl_k": ("k", "set"),
 }
 _NAMES = {
     "map": lambda name, lang: map_name(name, lang),                 # as the audience reads it
     "kind": lambda name, lang: state_label(name, lang),             # a state update: the state tab's name
     "point": lambda name, lang: road_label(name, lang),             # a roadmap point: what it measured
+    "set": lambda name, lang: say("linearize.set_" + name.replace(":", "_"), lang),   # a linearized set
 }
 
 

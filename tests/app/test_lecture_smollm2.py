@@ -136,19 +136,24 @@ def test_in_chinese_chapter_five_reads_the_chinese_sentence_without_unk():
 
 @needs_smollm2
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_hybrid_build_runs_on_minilm_with_the_english_sentence(lang):
+def test_the_hybrid_build_is_smollm2_itself_linearized_and_judged_by_perplexity(lang):
+    from explorer.lecture.ch5_closing_the_gap import LINEARIZED_KS, LINEARIZED_SETS
+    from explorer.views import linearize as lin
+
     view = lecture.chapter_view(5, lang=lang)
-    path = view.data["hybrid"]
-    assert path and [p["k"] for p in path] == list(range(len(path)))
-    assert view.data["hybrid_model"] == MINILM
-    assert 0.99 < path[-1]["cosine"] <= 1.0 + 1e-6          # all layers softmax: the original model
-    assert path[0]["cosine"] < path[-1]["cosine"]
-    notices = view.notices_in(lang)
-    assert any("MiniLM" in n and SMOLLM2 in n for n in notices)
-    assert not any("empty" in n or "空的" in n for n in notices)
-    # The same curve as the embedded model's own chapter on the English sentence.
-    on_minilm = lecture.chapter_view(5, sample=load_sample("text", text=lecture_text.DEFAULT_TEXT))
-    assert [p["cosine"] for p in on_minilm.data["hybrid"]] == [p["cosine"] for p in path]
+    linear = view.data["linearized"]
+    assert view.data["hybrid"] is None and linear["layers"] == 30
+    assert list(linear["curves"]) == list(LINEARIZED_SETS)
+    for set_id, points in linear["curves"].items():
+        assert [p["k"] for p in points] == list(LINEARIZED_KS)
+        # every point is the Linearize section's own judging of the same hybrid
+        judged = lin.judge(set_id, points[1]["k"])
+        assert points[1]["perplexity"] == pytest.approx(judged.rows[1]["perplexity"], rel=1e-5)
+        assert points[-1]["perplexity"] == pytest.approx(linear["original"], rel=1e-6)   # all softmax: the original
+    claim = view.claim_in("b6", lang)
+    assert f"{linear['original']:.1f}" in claim
+    assert f"{linear['curves']['hedgehog:64'][0]['perplexity']:.1f}" in claim
+    assert not any(key.startswith("notice.hybrid") for key, _ in view.notice_items)    # no other model stands in
 
 
 # ---------------------------------------------------------------------------------------

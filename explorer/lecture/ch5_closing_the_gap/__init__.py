@@ -6,6 +6,10 @@ from ..record import Chapter, ControlSpec, head_control, head_params, layer_cont
 
 HYBRID_MODES = ("greedy", "last")      # which softmax layers a hybrid keeps (maths.hybrid_curve)
 HYBRID_MAPS = ("elu1", "favor_plus", "taylor2")
+# On the causal model the hybrid build is the model linearized with its shipped maps (the
+# learn tab's Linearize section): these sets, at these counts of softmax layers kept.
+LINEARIZED_SETS = ("elu1:0", "hedgehog:0", "hedgehog:64")
+LINEARIZED_KS = (0, 3, 6, 12, 30)
 
 
 def _deeper(c: dict, source: dict) -> dict:

@@ -10,7 +10,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...figures.lecture_common import UNIT_TICKS, finish_slide, log_ticks, say_cosine
-from ..text import Named, map_name, state_label, t
+from ...figures.linearize import original_line
+from ..text import Named, map_name, say, state_label, t
 
 
 def draw(view, lang, style):
@@ -78,8 +79,25 @@ def draw(view, lang, style):
     hybrid_map = {"elu1": "elu+1", "favor_plus": "FAVOR+", "taylor2": "Taylor-2"}.get(
         view.data.get("hybrid_map") or c.get("hybrid_map", ""), "")
     note3 = t("ch5.b6.note", lang, map=hybrid_map, mode=t(f"ch5.b6.{mode}", lang)) if path else ""
-    return [first, overwrite, depth, second, _row_shape(view, lang, style), _luna(view, lang, style),
-            finish_slide(fig3, style, t("ch5.b6.title", lang), note3)]
+    hybrid = finish_slide(fig3, style, t("ch5.b6.title", lang), note3)
+    if view.data.get("linearized"):
+        hybrid = _linearized(view.data["linearized"], lang, style)
+    return [first, overwrite, depth, second, _row_shape(view, lang, style), _luna(view, lang, style), hybrid]
+
+
+def _linearized(linear: dict, lang, style):
+    """The causal model linearized: perplexity (log axis) against the softmax layers kept, one
+    line per set of maps, the original's perplexity as a dotted line."""
+    fig = go.Figure()
+    for i, (set_id, points) in enumerate(linear["curves"].items()):
+        fig.add_scatter(x=[p["k"] for p in points], y=[p["perplexity"] for p in points], mode="lines+markers",
+                        name=say("linearize.set_" + set_id.replace(":", "_"), lang),
+                        line=dict(color=style.colour(i), width=style.line), marker=dict(size=style.marker))
+    original_line(fig, linear["original"], lang, decimals=1, font_size=style.tick_font)
+    fig.update_xaxes(title_text=say("linearize.k_axis", lang), tickvals=[p["k"] for p in points])
+    fig.update_yaxes(title_text=say("linearize.perplexity_axis", lang), type="log")
+    return finish_slide(fig, style, t("ch5.b6.title_linearized", lang),
+                        t("ch5.b6.note_linearized", lang, max=linear["max_tokens"]))
 
 
 def _row_shape(view, lang, style):

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from ... import maps as feature_maps
 from .. import chapters, text
-from ...catalog import FEATURE_MAPS
+from ...catalog import CAUSAL_MODEL, FEATURE_MAPS
 from ..record import EMBEDDED_MODEL, HEAD_DIM, LECTURE_HEAD, LECTURE_LAYER
 from ...views.lecture_common import (
     ChapterView, cached_map, head_of, trained_hedgehog, model_of, new_view, reads_minilm, shipped_map,
 )
 from ..ch4_rnn import maths as rnn
+from . import LINEARIZED_KS, LINEARIZED_SETS
 from ..numbers import say_cosine
 from . import maths as closing
 
@@ -80,7 +81,10 @@ def compute(sample, c, progress) -> ChapterView:
     _luna(view, sample, c, q, k, causal)
 
     view.data["hybrid"] = None
-    if getattr(sample, "text", None) and getattr(sample, "model_attentions", None) is not None:
+    view.data["linearized"] = None
+    if causal and model_of(sample) == CAUSAL_MODEL["name"]:
+        _linearized(view)
+    elif getattr(sample, "text", None) and getattr(sample, "model_attentions", None) is not None:
         from ...sources.text import get_model
         loaded = get_model()            # the embedded MiniLM: the hybrid swaps layers of a bert model
         if loaded.family == "bert":
@@ -101,12 +105,38 @@ def compute(sample, c, progress) -> ChapterView:
             view.data["hybrid_map"] = name
             view.data["hybrid_model"] = EMBEDDED_MODEL
             view.numbers.update({f"hybrid_cosine_k{p['k']}": p["cosine"] for p in path})
-    if view.data["hybrid"] is None:
+    if view.data["hybrid"] is None and view.data["linearized"] is None:
         view.notice_items.append(("notice.hybrid_no_model", {}))
     _say(view, lag, probe_d, kl, hh_label)
     _say_shape(view, shape, hh_label)
     _say_luna(view)
     return view
+
+
+def _linearized(view) -> None:
+    """The hybrid build on the causal model itself: SmolLM2 with k of its layers kept softmax
+    (evenly spaced) and the rest linearized with the shipped maps, judged by perplexity on
+    held-out English and Chinese text (the learn tab's Linearize section, the same numbers)."""
+    from ...views import linearize as lin
+    curves = {}
+    for set_id in LINEARIZED_SETS:
+        judged = [lin.judge(set_id, k) for k in LINEARIZED_KS]
+        curves[set_id] = [{"k": j.keep, "perplexity": j.rows[1]["perplexity"]} for j in judged]
+    first = judged[0]
+    view.data["linearized"] = {"curves": curves, "original": first.rows[0]["perplexity"], "layers": lin.LAYERS,
+                               "tokens": first.tokens, "texts": first.texts, "max_tokens": lin.SAMPLE_TOKENS,
+                               "windows": sorted({int(set_id.split(":")[1]) for set_id in LINEARIZED_SETS})}
+    view.numbers["linearized_original"] = first.rows[0]["perplexity"]
+    for set_id, points in curves.items():
+        view.numbers.update({f"linearized_ppl_k{p['k']}[{set_id}]": p["perplexity"] for p in points})
+
+
+def _within(curves: dict, original: float) -> dict:
+    """Per set (kelu, khh, khw), its smallest measured k whose perplexity is within 10 % of the
+    original's (k = all layers always is: the original itself)."""
+    names = {"elu1:0": "kelu", "hedgehog:0": "khh", "hedgehog:64": "khw"}
+    return {names[set_id]: min(p["k"] for p in points if p["perplexity"] <= 1.1 * original)
+            for set_id, points in curves.items()}
 
 
 def _luna(view, sample, c, q, k, causal: bool) -> None:
@@ -185,7 +215,16 @@ def _say(view, lag: int, probe_d: int, kl: dict, hh_label: str) -> None:
     view.says["b3"] = {"claim": ("ch5.b3.claim_better" if below else "ch5.b3.claim_worse", quality),
                        "notes": [("ch5.b3.notes", values)]}
     path = view.data.get("hybrid")
-    if path:
+    linear = view.data.get("linearized")
+    if linear:
+        ppl = {set_id: points[0]["perplexity"] for set_id, points in linear["curves"].items()}
+        orig = linear["original"]
+        said = {"layers": linear["layers"], "orig": f"{orig:.1f}", "elu": f"{ppl['elu1:0']:.1f}",
+                "hh": f"{ppl['hedgehog:0']:.1f}", "hw": f"{ppl['hedgehog:64']:.1f}", "texts": linear["texts"],
+                "tokens": linear["tokens"], "ks": ", ".join(str(k) for k in LINEARIZED_KS),
+                **_within(linear["curves"], orig)}
+        view.says["b6"] = {"claim": ("ch5.b6.claim_linearized", said), "notes": [("ch5.b6.notes_linearized", said)]}
+    elif path:
         by_k = {p["k"]: p["cosine"] for p in path}
         layers = max(by_k)
         half = layers // 2
