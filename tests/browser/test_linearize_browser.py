@@ -49,6 +49,25 @@ RECORD_MEMORY_JS = """() => {
 }"""
 
 
+def _open_section(chromium, app_url, query: str):
+    """A page on ``query`` with the Linearize section opened (it opens folded), drawn."""
+    context = chromium.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    app = Watched(page)
+    try:
+        page.goto(app_url + query)
+        page.wait_for_selector(f"{SECTION} .label-wrap")
+        wait_quiet(page)
+        page.locator(f"{SECTION} .label-wrap").click()
+        page.wait_for_selector("#linearize-run")
+        wait_quiet(page)
+    except BaseException:
+        context.close()
+        raise
+    return context, app
+
+
 def _set_number(page, elem_id: str, value: int):
     box = page.locator(f"#{elem_id} input[type=number]")
     box.fill(str(value))
@@ -67,17 +86,9 @@ def _judge(page, keep: int) -> list:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_numbers_follow_k_and_the_memory_grows_for_the_original_only(chromium, app_url, lang):
-    context = chromium.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    app = Watched(page)
+    context, app = _open_section(chromium, app_url, f"?tab=learn&lang={lang}")
+    page = app.page
     try:
-        page.goto(f"{app_url}?tab=learn&lang={lang}")
-        page.wait_for_selector(f"{SECTION} .label-wrap")
-        wait_quiet(page)
-        page.locator(f"{SECTION} .label-wrap").click()          # the section opens folded
-        page.wait_for_selector("#linearize-run")
-        wait_quiet(page)
         # The prompt and the table's headings are the page's language before anything runs.
         assert page.locator("#linearize-prompt textarea").input_value() == say("linearize.default_prompt", lang)
         assert say("linearize.col_perplexity", lang) in page.locator("#linearize-numbers").inner_text()
@@ -118,17 +129,10 @@ def test_the_numbers_follow_k_and_the_memory_grows_for_the_original_only(chromiu
 
 
 def test_a_link_carries_the_sections_settings_both_ways(chromium, app_url):
-    context = chromium.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    app = Watched(page)
+    context, app = _open_section(chromium, app_url,
+                                 "?tab=learn&lang=zh&lset=hedgehog:64&lkeep=12&lnew=5&lprompt=The+river+rose")
+    page = app.page
     try:
-        page.goto(f"{app_url}?tab=learn&lang=zh&lset=hedgehog:64&lkeep=12&lnew=5&lprompt=The+river+rose")
-        page.wait_for_selector(f"{SECTION} .label-wrap")
-        wait_quiet(page)
-        page.locator(f"{SECTION} .label-wrap").click()
-        page.wait_for_selector("#linearize-run")
-        wait_quiet(page)
         assert page.locator("#linearize-keep input[type=number]").input_value() == "12"
         assert page.locator("#linearize-new-tokens input[type=number]").input_value() == "5"
         assert page.locator("#linearize-prompt textarea").input_value() == "The river rose"   # the visitor's, kept
