@@ -19,5 +19,5 @@ CHAPTER = Chapter(
               ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
               ControlSpec("t", "int", PRONOUN, -1, 511, label_key="ctl.t", step=1)),
     try_this={"map": "FAVOR+ (orthogonal)", "m": 128, "t": -1},  # another map, a bigger state, the last step
-    deeper=_deeper, builds=("b0", "b1", "b2"),
+    deeper=_deeper, builds=("b0", "b1", "b2", "b3"),
     reads_causal_model=True)

@@ -59,4 +59,23 @@ def draw(view, lang, style):
     third = finish_slide(fig3, style, t("ch4.b2.title", lang),
                     t("ch4.b2.note", lang, first=f"{rc['cosine'][shown][0]:.2f}", last=f"{rc['cosine'][shown][-1]:.2f}",
                       lag=f"{int(lags[-1]):,}"))
-    return [first, second, third]
+    return [first, second, third, _generation(view, lang, style)]
+
+
+def _generation(view, lang, style):
+    """The causal model linearized, generating: bytes kept after each generated token, its
+    states against the original's KV cache at the same length."""
+    gen = view.data.get("generation")
+    fig = go.Figure()
+    if not gen:
+        return finish_slide(fig, style, t("ch4.b3.title", lang), t("ch4.b3.note_none", lang))
+    fig.add_scatter(x=gen["context"], y=gen["kv_bytes"], mode="lines+markers", name=t("legend.kv_cache", lang),
+                    line=dict(color=style.colour(3), width=style.line), marker=dict(size=style.marker))
+    fig.add_scatter(x=gen["context"], y=gen["state_bytes"], mode="lines+markers", name=t("legend.state", lang),
+                    line=dict(color=style.colour(2), width=style.line), marker=dict(size=style.marker))
+    fig.update_xaxes(title_text=t("axis.tokens_in_context", lang))
+    fig.update_yaxes(title_text=t("axis.bytes", lang), rangemode="tozero")
+    # Between the two lines: the KV cache runs along the top, the state along the bottom.
+    fig.update_layout(legend=dict(x=0.99, xanchor="right", y=0.5, yanchor="middle"))
+    return finish_slide(fig, style, t("ch4.b3.title", lang),
+                        t("ch4.b3.note", lang, prompt=gen["prompt_tokens"], new=gen["new_tokens"]))

@@ -6,7 +6,9 @@
 the chapter draws (the update, S_t, z_t, o_t); ``recurrent_vs_parallel`` runs the whole
 sequence both ways through ``linear.linear_attention``; ``memory`` compares the fixed state
 with the KV cache softmax keeps; ``recall`` wraps ``state.recall_probe`` with a cache,
-since the probe does not depend on the text (random keys of the head's dimension).
+since the probe does not depend on the text (random keys of the head's dimension);
+``generation_memory`` has the causal model itself, every layer linearized with its shipped
+Hedgehog maps, continue a held-out passage token by token, and records what it keeps.
 """
 
 from __future__ import annotations
@@ -96,3 +98,24 @@ def recall(feature_map, head_dim: int, kind: str = "none", position: str = "earl
     if feature_map.name == "hedgehog":         # learned maps differ with their weights: never remembered
         return probe()
     return _recalls.get(key, probe)
+
+
+# The generation build: a held-out passage of the page's language read at once, then
+# GENERATED_TOKENS more decoded as an RNN by SmolLM2 with every layer linearized.
+GENERATED_TOKENS = 24
+_generations = LRU(4)
+
+
+def generation_memory(lang: str, new_tokens: int = GENERATED_TOKENS) -> dict:
+    """Bytes kept after each generated token: the linearized model's states, and what the
+    original model's KV cache holds at the same length (``explorer.linearize.generate``)."""
+    return _generations.get((lang, int(new_tokens)), lambda: _generation_memory(lang, int(new_tokens)))
+
+
+def _generation_memory(lang: str, new_tokens: int) -> dict:
+    from ...linearize import generate, texts
+    prompt = texts.load(lang, "heldout")[0]
+    out = generate(prompt, new_tokens, "all", kind="hedgehog", window=0, mode="recurrent")
+    start = len(out.prompt_ids)
+    return {"context": [start + i + 1 for i in range(len(out.tokens))], "kv_bytes": list(out.kv_cache_bytes),
+            "state_bytes": list(out.memory_bytes), "prompt_tokens": start, "new_tokens": len(out.tokens)}

@@ -9,7 +9,8 @@ import numpy as np
 from ...forms import attention, state
 from .. import text
 from ..record import PRONOUN
-from ..numbers import say_cosine
+from ...catalog import CAUSAL_MODEL
+from ..numbers import say_bytes, say_cosine
 from ...views.lecture_common import ChapterView, cached_map, head_of, new_view, pronoun_index
 from . import maths as rnn
 
@@ -57,4 +58,26 @@ def compute(sample, c, progress) -> ChapterView:
               "lag": rnn.RECALL_KEYS, "d": rnn.RECALL_DIM}
     view.says["b2"] = {"claim": ("ch4.b2.claim", recall), "notes": [("ch4.b2.notes", recall)]}
     view.notice_builds = {"notice.recall_synthetic": ("b2",), "notice.causal_model": ("b0",)}
+    _generation(view, sample)
     return view
+
+
+def _generation(view, sample) -> None:
+    """The causal model itself generating as an RNN, where the chapter reads it: its states
+    stay one size while the original's KV cache grows (``rnn.generation_memory``)."""
+    view.data["generation"] = None
+    if not (getattr(sample, "causal", False) and view.data["model"] == CAUSAL_MODEL["name"]):
+        view.says["b3"] = {"claim": ("ch4.b3.claim_none", {}), "notes": [("ch4.b3.notes_none", {})]}
+        return
+    lang = "zh" if getattr(sample, "text", None) == text.DEFAULT_TEXT_ZH else "en"
+    gen = rnn.generation_memory(lang)
+    view.data["generation"] = gen
+    first, last = gen["kv_bytes"][0], gen["kv_bytes"][-1]
+    per_token = last - gen["kv_bytes"][-2] if len(gen["kv_bytes"]) > 1 else 0
+    view.numbers.update({"generated_state_bytes": float(gen["state_bytes"][-1]), "generated_kv_first": float(first),
+                         "generated_kv_last": float(last), "generated_kv_per_token": float(per_token)})
+    said = {"state": say_bytes(gen["state_bytes"][-1]), "kv0": say_bytes(first), "kv1": say_bytes(last),
+            "prompt": gen["prompt_tokens"], "new": gen["new_tokens"], "per_token": say_bytes(per_token)}
+    constant = len(set(gen["state_bytes"])) == 1
+    view.says["b3"] = {"claim": ("ch4.b3.claim" if constant else "ch4.b3.claim_grows", said),
+                       "notes": [("ch4.b3.notes", said)]}
