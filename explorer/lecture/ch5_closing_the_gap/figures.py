@@ -10,7 +10,6 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...figures.lecture_common import UNIT_TICKS, finish_slide, log_ticks, say_cosine
-from ...figures.linearize import original_line
 from ..text import Named, map_name, say, state_label, t
 
 
@@ -87,15 +86,22 @@ def draw(view, lang, style):
 
 def _linearized(linear: dict, lang, style):
     """The causal model linearized: perplexity (log axis) against the softmax layers kept, one
-    line per set of maps, the original's perplexity as a dotted line."""
+    line per set of maps, and the original's perplexity dotted across."""
     fig = go.Figure()
     for i, (set_id, points) in enumerate(linear["curves"].items()):
         fig.add_scatter(x=[p["k"] for p in points], y=[p["perplexity"] for p in points], mode="lines+markers",
                         name=say("linearize.set_" + set_id.replace(":", "_"), lang),
                         line=dict(color=style.colour(i), width=style.line), marker=dict(size=style.marker))
-    original_line(fig, linear["original"], lang, decimals=1, font_size=style.tick_font)
+    # The original as a dotted line named in the legend: a label on the line would sit on the
+    # curves, which all come down to it at k = all layers.
+    original, ks = linear["original"], [p["k"] for p in points]
+    fig.add_scatter(x=[min(ks), max(ks)], y=[original, original], mode="lines",
+                    name=say("linearize.original_line", lang, value=f"{original:.1f}"),
+                    line=dict(color="#444444", dash="dot", width=max(1, style.line - 2)))
     fig.update_xaxes(title_text=say("linearize.k_axis", lang), tickvals=[p["k"] for p in points])
     fig.update_yaxes(title_text=say("linearize.perplexity_axis", lang), type="log")
+    # Inside, top right: the curves fall from the left towards the original at the right.
+    fig.update_layout(legend=dict(x=0.99, xanchor="right", y=0.99, yanchor="top"))
     return finish_slide(fig, style, t("ch5.b6.title_linearized", lang),
                         t("ch5.b6.note_linearized", lang, max=linear["max_tokens"]))
 
