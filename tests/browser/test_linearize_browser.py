@@ -113,7 +113,9 @@ def test_the_numbers_follow_k_and_the_memory_grows_for_the_original_only(chromiu
         assert len(kv) == len(state) == NEW_TOKENS
         assert all(a < b for a, b in zip(kv, kv[1:]))           # the KV cache grows with every token
         assert len(set(state)) == 1                              # the state is one size throughout
-        assert len({len(k) for k, _ in draws}) > 2               # streamed: the plot grew token by token
+        # streamed: the plot was drawn before the last token (how many draws a frame catches
+        # depends on the machine; one before the end is what streaming guarantees)
+        assert len(draws) > 1 and any(len(s) < NEW_TOKENS for _, s in draws[:-1])
         assert page.locator("#linearize-gen-original textarea").input_value().strip()
         assert page.locator("#linearize-gen-linearized textarea").input_value().strip()
 
