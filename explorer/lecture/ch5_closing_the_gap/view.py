@@ -12,6 +12,7 @@ from ...views.lecture_common import (
 )
 from ..ch4_rnn import maths as rnn
 from . import LINEARIZED_KS, LINEARIZED_SETS
+from ..memo import LRU
 from ..numbers import say_cosine
 from . import maths as closing
 
@@ -118,17 +119,27 @@ def _linearized(view) -> None:
     (evenly spaced) and the rest linearized with the shipped maps, judged by perplexity on
     held-out English and Chinese text (the learn tab's Linearize section, the same numbers)."""
     from ...views import linearize as lin
-    curves = {}
-    for set_id in LINEARIZED_SETS:
-        judged = [lin.judge(set_id, k) for k in LINEARIZED_KS]
-        curves[set_id] = [{"k": j.keep, "perplexity": j.rows[1]["perplexity"]} for j in judged]
-    first = judged[0]
+    curves, first = _LINEARIZED.get("curves", _linearized_curves)
     view.data["linearized"] = {"curves": curves, "original": first.rows[0]["perplexity"], "layers": lin.LAYERS,
                                "tokens": first.tokens, "texts": first.texts, "max_tokens": lin.SAMPLE_TOKENS,
                                "windows": sorted({int(set_id.split(":")[1]) for set_id in LINEARIZED_SETS})}
     view.numbers["linearized_original"] = first.rows[0]["perplexity"]
     for set_id, points in curves.items():
         view.numbers.update({f"linearized_ppl_k{p['k']}[{set_id}]": p["perplexity"] for p in points})
+
+
+# The curves depend on no control of the chapter: judged once (15 forwards of the model), not
+# again each time a control redraws the chapter.
+_LINEARIZED = LRU(1)
+
+
+def _linearized_curves():
+    from ...views import linearize as lin
+    curves = {}
+    for set_id in LINEARIZED_SETS:
+        judged = [lin.judge(set_id, k) for k in LINEARIZED_KS]
+        curves[set_id] = [{"k": j.keep, "perplexity": j.rows[1]["perplexity"]} for j in judged]
+    return curves, judged[0]
 
 
 def _within(curves: dict, original: float) -> dict:
