@@ -47,3 +47,9 @@ def say_bytes(b: float) -> str:
 def say_cosine(x: float) -> str:
     """A cosine to two decimals, never "-0.00"."""
     return f"{0.0 if abs(x) < 0.005 else x:.2f}"
+
+
+def say_percent(share: float) -> str:
+    """A share as a percentage to at most two decimals, trailing zeros dropped: 99.99, 4.8, 100."""
+    text = f"{100 * share:.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text

@@ -109,12 +109,14 @@ NUMBER_FAMILIES: dict[str, tuple[str | None, str | None]] = {
     "recall_lag_": ("lag", None),
     "hybrid_cosine_k": ("k", None),
     "linearized_ppl_k": ("k", "set"),
+    "retrieved_of_": ("pairs", "reader"),
 }
 _NAMES = {
     "map": lambda name, lang: map_name(name, lang),                 # as the audience reads it
     "kind": lambda name, lang: state_label(name, lang),             # a state update: the state tab's name
     "point": lambda name, lang: road_label(name, lang),             # a roadmap point: what it measured
     "set": lambda name, lang: say("linearize.set_" + name.replace(":", "_"), lang),   # a linearized set
+    "reader": lambda name, lang: t(f"legend.retrieval_{name}", lang),   # the retrieval build's readers
 }
 
 
@@ -132,7 +134,7 @@ def _family_parts(key: str) -> tuple[str, dict] | None:
     counted, named = NUMBER_FAMILIES[family]
     if (counted is None) != (count == "") or (named is None) != (name is None):
         return None
-    if named in ("kind", "point") and not name.replace("_", "").isalnum():
+    if named in ("kind", "point", "reader") and not name.replace("_", "").isalnum():
         return None                      # kinds and roadmap points are identifiers
     parts = {counted: count} if counted else {}
     if named:

@@ -1,5 +1,5 @@
-"""Chapter 6 ends the talk as the article does: the five-step recap (b3), the hybrid future
-(b4) and the hologram against the impression (b5). Each build's figure holds the view's
+"""Chapter 6 ends the talk as the article does: the five-step recap (b3), the hologram against
+the impression (b4), the retrieval caveat (b5) and the hybrid future (b6). Each build's figure holds the view's
 numbers, and those numbers are the plain formulas written out here on the same head."""
 
 from __future__ import annotations
@@ -41,13 +41,13 @@ def _softmax(q, k):
     return w / w.sum(-1, keepdims=True)
 
 
-def test_the_talk_ends_with_three_builds_after_the_roadmaps(six):
-    assert build_count(6) == 6
+def test_the_talk_ends_with_four_builds_after_the_roadmaps(six):
+    assert build_count(6) == 7
     for lang in LANGS:
         figs = chapter_figures(six, lang)
-        assert [fig.data[0].type for fig in figs[3:]] == ["table", "bar", "heatmap"]
-        claims = [six.claim_in(b, lang) for b in ("b3", "b4", "b5")]
-        assert len(set(claims)) == 3
+        assert [fig.data[0].type for fig in figs[3:]] == ["table", "heatmap", "scatter", "bar"]
+        claims = [six.claim_in(b, lang) for b in ("b3", "b4", "b5", "b6")]
+        assert len(set(claims)) == 4
 
 
 def test_the_recap_lists_the_articles_five_steps_with_numbers_measured_here(six, head):
@@ -95,15 +95,15 @@ def test_the_hybrid_future_is_the_roadmaps_window_against_its_linear_part_alone(
     assert future["flops"]["hybrid"] == 2 * (2 * w - 1) * (d + dv) + 4 * m * dv + 4 * m
     assert six.numbers["future_saving"] == pytest.approx(future["flops"]["softmax"] / future["flops"]["hybrid"])
     closer = round(future["kl"]["hybrid"], 2) < round(future["kl"]["linear"], 2)
-    assert six.says["b4"]["claim"][0] == ("ch6.b4.claim_closer" if closer else "ch6.b4.claim_not_closer")
+    assert six.says["b6"]["claim"][0] == ("ch6.b6.claim_closer" if closer else "ch6.b6.claim_not_closer")
     for lang in LANGS:
-        fig = chapter_figures(six, lang)[4]
+        fig = chapter_figures(six, lang)[6]
         floor_fonts(fig)                                               # as the deck shows it
         quality, cost = fig.data
         assert quality.textposition == cost.textposition == "outside"   # softmax's 0.00 can be read
         assert list(quality.x) == [future["kl"][kind] for kind in ("linear", "hybrid", "softmax")]
         assert list(cost.x) == [future["flops"][kind] for kind in ("linear", "hybrid", "softmax")]
-        assert f"{future['kl']['hybrid']:.2f}" in six.claim_in("b4", lang)
+        assert f"{future['kl']['hybrid']:.2f}" in six.claim_in("b6", lang)
 
 
 def test_the_hologram_is_the_exact_map_and_the_impressions_are_the_kernel_maps(six, head):
@@ -117,18 +117,55 @@ def test_the_hologram_is_the_exact_map_and_the_impressions_are_the_kernel_maps(s
     assert six.numbers["pairs_here"] == n * n and six.numbers["pairs_article"] == 1e10
     assert six.numbers["tokens"] == n
     for lang in LANGS:
-        exact, first, learned = chapter_figures(six, lang)[5].data
+        exact, first, learned = chapter_figures(six, lang)[4].data
         assert np.allclose(np.asarray(exact.z), _softmax(q, k), atol=1e-6)
         assert np.allclose(np.asarray(first.z), kernel, atol=1e-5)
         assert np.asarray(learned.z).shape == (n, n)
         assert np.allclose(np.asarray(learned.z).sum(-1), 1.0, atol=1e-5)
         assert exact.zmax == first.zmax == learned.zmax                 # one colour scale for the three
-        fig = chapter_figures(six, lang)[5]
+        fig = chapter_figures(six, lang)[4]
         titles = [fig.layout[f"xaxis{i if i > 1 else ''}"].title.text for i in (1, 2, 3)]
         assert f"{road['2020']['median_kl']:.2f}" in titles[1]
         assert f"{road['2024_hedgehog']['median_kl']:.2f}" in titles[2]
-        claim = six.claim_in("b5", lang)
+        claim = six.claim_in("b4", lang)
         assert f"{six.numbers['state_numbers']:,.0f}" in claim and f"{road['2020']['median_kl']:.2f}" in claim
+
+
+def _plain_recall(keys, values, read) -> float:
+    """Share of the pairs whose read-out has cosine above 0.5 with the stored value."""
+    cos = (read * values).sum(-1) / (np.linalg.norm(read, axis=-1) * np.linalg.norm(values, axis=-1))
+    return float(np.mean(cos > 0.5))
+
+
+def test_retrieval_is_softmax_over_every_pair_against_a_state_of_the_same_pairs(six):
+    found = six.data["retrieval"]
+    pairs, d = found["pairs"], found["d"]
+    assert d == 64 and pairs[0] <= d < pairs[-1]        # the caveat's point: more pairs than the state's d
+    gen = torch.Generator().manual_seed(0)
+    trials = 8
+    keys = torch.randn(trials, max(pairs), d, generator=gen, dtype=torch.float64).numpy()
+    values = torch.randn(trials, max(pairs), d, generator=gen, dtype=torch.float64).numpy()
+    elu = lambda x: np.where(x > 0, x + 1.0, np.exp(x))
+    for i, p in enumerate(pairs[:3]):                   # the plain loops, on the smaller haystacks
+        k, v = keys[:, :p], values[:, :p]
+        s = k @ k.transpose(0, 2, 1) / math.sqrt(d)
+        w = np.exp(s - s.max(-1, keepdims=True))
+        soft = (w / w.sum(-1, keepdims=True)) @ v
+        assert found["recalled"]["softmax"][i] == pytest.approx(_plain_recall(k, v, soft))
+        phi = elu(k)
+        additive = np.einsum("tpf,tpe->tfe", phi, v)          # S = sum phi(k) v^T, z = sum phi(k)
+        z = phi.sum(1)
+        read = np.einsum("tqf,tfe->tqe", phi, additive) / np.einsum("tqf,tf->tq", phi, z)[..., None]
+        # the same haystack as softmax's: the state reads the very pairs drawn above
+        assert found["recalled"]["none"][i] == pytest.approx(_plain_recall(k, v, read))
+    last = {reader: shares[-1] for reader, shares in found["recalled"].items()}
+    assert last["softmax"] > 0.99 > 0.1 > max(last["none"], last["deltanet"])   # the needle stays softmax's
+    assert six.says["b5"]["claim"][0] == "ch6.b5.claim"
+    for lang in LANGS:
+        fig = chapter_figures(six, lang)[5]
+        assert [list(trace.x) for trace in fig.data] == [pairs] * 3
+        assert [list(trace.y) for trace in fig.data] == [[100 * s for s in found["recalled"][r]]
+                                                        for r in ("softmax", "none", "deltanet")]
 
 
 def test_the_kept_numbers_and_the_costs_are_the_formulas():

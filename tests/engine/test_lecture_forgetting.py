@@ -163,7 +163,7 @@ def test_state_updates_have_a_roadmap_of_their_own_measured_as_recall(six):
             assert six.numbers[f"roadmap_recall_{pos}_at_{s['lag']}[{s['id']}]"] == s[pos]
     by_kind = {s["kind"]: s for s in states}
     assert by_kind["deltanet"]["recent"] > 0.99 and by_kind["deltanet"]["early"] > by_kind["none"]["early"]
-    assert build_count(6) == 6          # the plane, two roadmaps, then the recap, the future and the ending
+    assert build_count(6) == 7          # the plane, two roadmaps, the recap, the hologram, retrieval, the future
     for lang in ("en", "zh"):
         figs = chapter_figures(six, lang)
         kl_fig, recall_fig = figs[1], figs[2]

@@ -1,6 +1,6 @@
 """Chapter 6: the trade-off. Cost against quality, the Pareto frontier, the 2020 -> 2025
 roadmap measured on one head; then the end of the talk as the article ends it: its five-step
-recap, the hybrid future, the hologram against the impression."""
+recap, the hologram against the impression, the retrieval caveat, the hybrid future."""
 
 from ..record import Chapter, ControlSpec, head_control, layer_control, seed_control
 
@@ -15,4 +15,4 @@ CHAPTER = Chapter(
               ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
               seed_control()),
     try_this={"m": 256},
-    deeper=_deeper, builds=("b0", "b1", "b2", "b3", "b4", "b5"))
+    deeper=_deeper, builds=("b0", "b1", "b2", "b3", "b4", "b5", "b6"))

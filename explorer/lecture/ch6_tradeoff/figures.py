@@ -10,7 +10,7 @@ from plotly.subplots import make_subplots
 
 from ...figures.lecture_common import COLUMN_PX, UNIT_TICKS, finish_slide, log_ticks, say_cosine, say_count, wrap_px
 from ...text import say
-from ..numbers import say_power_of_ten
+from ..numbers import say_percent, say_power_of_ten
 from ..text import map_name, road_label, state_road_label, t
 
 
@@ -132,7 +132,8 @@ RECAP_WIDTHS = (0.42, 0.58)
 
 
 def _ending(view, lang, style) -> list:
-    return [_recap(view, lang, style), _future(view, lang, style), _hologram(view, lang, style)]
+    return [_recap(view, lang, style), _hologram(view, lang, style), _retrieval(view, lang, style),
+            _future(view, lang, style)]
 
 
 def _recap(view, lang, style):
@@ -188,7 +189,7 @@ def _future(view, lang, style):
                      ticktext=[say_power_of_ten(e) for e in decades],
                      row=1, col=2)
     values = {"w": future["window"], "layer": view.controls["layer"], "head": view.controls["head"]}
-    return finish_slide(fig, style, t("ch6.b4.title", lang, **values), t("ch6.b4.note", lang, **values))
+    return finish_slide(fig, style, t("ch6.b6.title", lang, **values), t("ch6.b6.note", lang, **values))
 
 
 def _hologram(view, lang, style):
@@ -210,6 +211,33 @@ def _hologram(view, lang, style):
         fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, constrain="domain",
                          title_text=what, row=1, col=col)
     n = view.numbers
-    note = t("ch6.b5.note", lang, p=say_count(n["pairs_here"]), n=f"{n['tokens']:.0f}",
+    note = t("ch6.b4.note", lang, p=say_count(n["pairs_here"]), n=f"{n['tokens']:.0f}",
              st=say_count(n["state_numbers"]))
-    return finish_slide(fig, style, t("ch6.b5.title", lang), note)
+    return finish_slide(fig, style, t("ch6.b4.title", lang), note)
+
+
+def _retrieval(view, lang, style):
+    """Share of the stored pairs each reader recalls against how many were stored: softmax over
+    its KV cache, the additive and the delta-rule linear states (log x, every P a tick)."""
+    found = view.data["retrieval"]
+    pairs = found["pairs"]
+    fig = go.Figure()
+    # The last point's share beside it (at smaller P the lines meet at 100 % and labels would
+    # sit on each other); the additive state's below its line, clear of the delta rule's.
+    where = {"softmax": "bottom center", "none": "bottom left", "deltanet": "top left"}
+    for i, (reader, shares) in enumerate(found["recalled"].items()):
+        percent = [100 * s for s in shares]
+        fig.add_scatter(x=pairs, y=percent, mode="lines+markers+text", name=t(f"legend.retrieval_{reader}", lang),
+                        text=[""] * (len(shares) - 1) + [f"{say_percent(shares[-1])} %"],
+                        textposition=where.get(reader, "top center"),
+                        textfont=dict(size=style.tick_font - 2, color=style.colour(i)),
+                        line=dict(color=style.colour(i), width=style.line), marker=dict(size=style.marker))
+    fig.update_xaxes(type="log", title_text=t("axis.pairs_stored", lang), tickmode="array", tickvals=pairs,
+                     ticktext=[f"{p:,}" for p in pairs], range=[math.log10(pairs[0]) - 0.15, math.log10(pairs[-1]) + 0.15])
+    # Room below 0 for the label under the additive state's last point.
+    fig.update_yaxes(title_text=t("axis.pairs_recalled", lang), range=[-16, 112], tickvals=[0, 25, 50, 75, 100])
+    # The legend in the plot's empty middle: right of where the additive state has fallen,
+    # left of where the delta rule falls.
+    fig.update_layout(legend=dict(x=0.26, xanchor="left", y=0.3, yanchor="bottom", bgcolor="rgba(255,255,255,0.85)"))
+    values = {"d": found["d"], "th": f"{found['threshold']:.1f}", "p": f"{pairs[-1]:,}"}
+    return finish_slide(fig, style, t("ch6.b5.title", lang, **values), t("ch6.b5.note", lang, **values))

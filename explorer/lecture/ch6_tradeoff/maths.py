@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from ... import mechanisms
+from ...maps import create
 from ...catalog import FEATURE_MAPS
 from ...forms import attention, state
 from ...measure import metrics
@@ -272,3 +273,45 @@ def fit_gla_gates(q, k, fmap, steps: int = GLA_FIT_STEPS, lr: float = 0.2) -> to
             loss.backward()
             optimiser.step()
         return best.to(torch.get_default_dtype())
+
+
+# The retrieval caveat (the article: "for a precise quote from far back, softmax stays"): P random
+# key -> value pairs stored, every stored key asked back. Softmax reads its KV cache, all P pairs
+# kept; the linear states read what their m x d matrix holds. Random keys and values of the
+# lecture's one recall dimension (``rnn.RECALL_DIM``), the state tab's threshold.
+RETRIEVAL_PAIRS = (4, 16, 64, 256, 1024)
+RETRIEVAL_READERS = ("softmax", "none", "deltanet")      # the KV cache; the additive state; the delta rule's
+
+
+def softmax_recalled(keys, values, pairs, threshold: float = state.RECALL_THRESHOLD) -> list[float]:
+    """Mean count, over the trials (the leading dimension), of stored pairs whose value softmax
+    attention reads back with cosine above ``threshold`` when asked with their own key, after
+    the first P pairs of ``keys``, ``values`` (trials, total, d) are stored, for each P."""
+    out = []
+    for p in pairs:
+        k, v = keys[:, :p], values[:, :p]
+        read = torch.softmax(k @ k.transpose(-1, -2) / math.sqrt(k.shape[-1]), dim=-1) @ v
+        cos = torch.nn.functional.cosine_similarity(read, v, dim=-1)
+        out.append(float((cos > threshold).sum(-1).double().mean()))
+    return out
+
+
+def retrieval(head_dim: int = rnn.RECALL_DIM, pairs=RETRIEVAL_PAIRS, trials: int = 8, seed: int = 0) -> dict:
+    """{"pairs", "recalled": {reader: share of the P pairs recalled, per P}, "threshold", "d"}:
+    softmax over every stored pair against the elu+1 state with and without the delta rule.
+    The states see the very keys and values softmax sees (``state.capacity_probe`` draws them
+    from the same seeded generator, in the same order)."""
+    def compute():
+        total = max(pairs)
+        gen = torch.Generator().manual_seed(int(seed))
+        keys = torch.randn(trials, total, head_dim, generator=gen, dtype=torch.float64)
+        values = torch.randn(trials, total, head_dim, generator=gen, dtype=torch.float64)
+        counts = {"softmax": softmax_recalled(keys, values, pairs)}
+        elu = create("elu1", head_dim)
+        for kind in RETRIEVAL_READERS[1:]:
+            curve = state.capacity_probe(elu, head_dim, list(pairs), kind, seed=seed, trials=trials,
+                                         dtype=torch.float64)
+            counts[kind] = [float(x) for x in curve.recalled]
+        return {"pairs": list(pairs), "d": head_dim, "threshold": state.RECALL_THRESHOLD,
+                "recalled": {r: [c / p for c, p in zip(counts[r], pairs)] for r in RETRIEVAL_READERS}}
+    return memo(("retrieval", head_dim, tuple(pairs), trials, seed), compute)

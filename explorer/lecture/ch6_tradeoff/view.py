@@ -15,7 +15,7 @@ from ...views.lecture_common import ChapterView, cached_map, trained_hedgehog, m
 from .. import text
 from ..ch2_associativity import maths as associativity
 from ..ch4_rnn import maths as rnn
-from ..numbers import say_cosine, say_count, say_ratio
+from ..numbers import say_cosine, say_count, say_percent, say_ratio
 from . import maths as tradeoff
 
 
@@ -144,7 +144,8 @@ def _roadmap(sample, layer: int, head: int, c) -> tuple[list[dict], dict]:
 
 
 # -- the last three builds: the talk ends as the article does, from what the chapter has just
-#    measured (b3 the recap, b4 the hybrid future, b5 the hologram and the impression) -------
+#    measured (b3 the recap, b4 the hologram and the impression, b5 the retrieval caveat, b6 the
+#    hybrid future) -------
 
 # The recap's five steps (the article's summary), in its order: text keys ch6.recap.<step>.step
 # (the step) and ch6.recap.<step>.measured (what this lecture measured for it).
@@ -166,6 +167,7 @@ def _add_ending(view, sample, layer: int, head: int, c: dict, points: list[dict]
     _recap(view, sample, q, k, layer, head, c, points)
     _future(view, q, k, d, dv, c, by_id)
     _hologram(view, q, k, by_id, maps)
+    _retrieval(view)
 
 
 def _recap(view, sample, q, k, layer, head, c, points) -> None:
@@ -218,8 +220,8 @@ def _future(view, q, k, d, dv, c, by_id) -> None:
               "x": say_ratio(n["future_saving"]), "fs": say_count(costs["softmax"]),
               "fh": say_count(costs["hybrid"]), "fl": say_count(costs["linear"])}
     closer = round(point["median_kl"], 2) < round(alone, 2)
-    view.says["b4"] = {"claim": ("ch6.b4.claim_closer" if closer else "ch6.b4.claim_not_closer", values),
-                       "notes": [("ch6.b4.notes", values)]}
+    view.says["b6"] = {"claim": ("ch6.b6.claim_closer" if closer else "ch6.b6.claim_not_closer", values),
+                       "notes": [("ch6.b6.notes", values)]}
 
 
 @torch.inference_mode()
@@ -236,4 +238,27 @@ def _hologram(view, q, k, by_id, maps) -> None:
     values = {"p": say_count(n["pairs_here"]), "n": f"{n['tokens']:.0f}", "pa": say_count(n["pairs_article"]),
               "st": say_count(n["state_numbers"]), "k0": f"{by_id['2020']['median_kl']:.2f}",
               "k1": f"{by_id['2024_hedgehog']['median_kl']:.2f}"}
-    view.says["b5"] = {"claim": ("ch6.b5.claim", values), "notes": [("ch6.b5.notes", values)]}
+    view.says["b4"] = {"claim": ("ch6.b4.claim", values), "notes": [("ch6.b4.notes", values)]}
+
+
+def _retrieval(view) -> None:
+    """The article's caveat before its future: asked for one of P stored pairs, softmax reads
+    its KV cache and finds it; a linear state of d x d numbers loses the pairs once P passes d.
+    "Precise retrieval stays softmax's" is said only when softmax recalls more than both states
+    at the largest P."""
+    found = tradeoff.retrieval()
+    pairs, recalled, d = found["pairs"], found["recalled"], found["d"]
+    view.data["retrieval"] = found
+    n = view.numbers
+    for reader, shares in recalled.items():
+        n.update({f"retrieved_of_{p}[{reader}]": share for p, share in zip(pairs, shares)})
+    n["retrieval_state_numbers"] = float(d * d + d)          # S (m x d_v) and z (m), elu+1's m = d
+    n["retrieval_deltanet_pairs"] = recalled["deltanet"][-1] * pairs[-1]
+    last = {reader: shares[-1] for reader, shares in recalled.items()}
+    values = {"p": f"{pairs[-1]:,}", "p0": f"{pairs[0]:,}", "d": d, "s": say_percent(last["softmax"]),
+              "n": say_percent(last["none"]), "n0": say_percent(recalled["none"][0]),
+              "dn": say_percent(last["deltanet"]), "dc": f"{n['retrieval_deltanet_pairs']:.0f}",
+              "st": say_count(n["retrieval_state_numbers"])}
+    stays = last["softmax"] > max(last["none"], last["deltanet"])
+    view.says["b5"] = {"claim": ("ch6.b5.claim" if stays else "ch6.b5.claim_state_keeps_up", values),
+                       "notes": [("ch6.b5.notes", values)]}
