@@ -53,3 +53,9 @@ def say_percent(share: float) -> str:
     """A share as a percentage to at most two decimals, trailing zeros dropped: 99.99, 4.8, 100."""
     text = f"{100 * share:.2f}".rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
+
+
+def say_fixed(x: float, digits: int = 1) -> str:
+    """``x`` to ``digits`` decimals, never "-0.0" (a logit of -0.01 is written 0.0)."""
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text

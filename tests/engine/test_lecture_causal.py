@@ -33,8 +33,8 @@ def without_smollm2(monkeypatch):
 @needs_smollm2
 def test_chapter_four_reads_the_causal_model_by_default():
     assert lecture.default_model(4) == SMOLLM2
-    assert [lecture.default_model(ch) for ch in (1, 2)] == [SMOLLM2] * 2     # the same sentence, in the audience's language
-    assert [lecture.default_model(ch) for ch in (0, 3, 6)] == [None] * 3
+    assert [lecture.default_model(ch) for ch in (1, 2, 3)] == [SMOLLM2] * 3  # the same sentence, in the audience's language
+    assert [lecture.default_model(ch) for ch in (0, 6)] == [None] * 2
     view = lecture.chapter_view(4)
     assert view.data["model"] == SMOLLM2
     assert view.numbers["max_rel_diff"] <= 1e-5                       # the RNN equals the parallel form
@@ -49,6 +49,26 @@ def test_chapter_four_reads_the_causal_model_by_default():
 
 
 @needs_smollm2
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_chapter_three_sums_over_the_pairs_a_causal_head_computes(lang):
+    view = lecture.chapter_view(3, lang=lang)
+    text = lecture_text.DEFAULT_TEXT_ZH if lang == "zh" else lecture_text.DEFAULT_TEXT
+    sample = load_sample("text", text=text, model=SMOLLM2)
+    layer, head = view.controls["layer"], view.controls["head"]
+    q, k = sample.q[layer, head].double().numpy(), sample.k[layer, head].double().numpy()
+    n = q.shape[0]
+    s = (q @ k.T / np.sqrt(q.shape[-1]))[np.tril_indices(n)]        # keys j <= i only
+    assert view.numbers["pairs"] == n * (n + 1) // 2 == s.size
+    assert view.numbers["s_max"] == pytest.approx(s.max()) and view.numbers["s_min"] == pytest.approx(s.min())
+    assert view.numbers["taylor1_kept_share"] == pytest.approx((1 + s).sum() / np.exp(s).sum())
+    assert view.numbers["negative_taylor1_pairs"] == np.sum(1 + s < 0)
+    assert view.data["profiles"]["elu+1"]["pairs"] == s.size
+    deeper = go_deeper(3, model=SMOLLM2, **view.controls)
+    assert deeper["model"] == SMOLLM2 and deeper["causal"] == "true"
+    assert "causal" not in go_deeper(3, **view.controls)
+
+
+@needs_smollm2
 def test_in_chinese_the_default_sentence_is_chinese_and_read_without_unk():
     view = lecture.chapter_view(4, lang="zh")
     sample = load_sample("text", text=lecture_text.DEFAULT_TEXT_ZH, model=SMOLLM2)
@@ -58,7 +78,9 @@ def test_in_chinese_the_default_sentence_is_chinese_and_read_without_unk():
     assert view.data["token"].startswith("它")
     assert view.numbers["model_attention_max_abs_diff"] <= 1e-5
     # The embedded model's chapters keep the English sentence: MiniLM reads Chinese as [UNK].
-    assert lecture.chapter_view(3, lang="zh").notices_in("zh") == lecture.chapter_view(3).notices_in("zh")
+    six = lecture.chapter_view(6, lang="zh")
+    assert six.notices_in("zh") == lecture.chapter_view(6).notices_in("zh")
+    assert not any("[UNK]" in n for n in six.notices_in("zh"))
 
 
 @needs_smollm2

@@ -1,12 +1,16 @@
 """Chapter 3: choosing the kernel. Taylor truncations, the Taylor gap, kernel profiles, random-feature
 convergence on a real head."""
 
+from ...catalog import CAUSAL_MODEL
 from ..record import Chapter, ControlSpec, head_control, head_params, layer_control, seed_control
 
 
 def _deeper(c: dict, source: dict) -> dict:
     favor = "FAVOR+ (orthogonal)" if c["orthogonal"] else "FAVOR+ (IID)"
-    return {"tab": "quality", **source, **head_params(c), "m": int(c["m"]), "qmaps": favor, "seeds": 10, "x": "m"}
+    # The causal model's head is measured against causal softmax there too, as the chapter does.
+    causal = {"causal": "true"} if source.get("model") == CAUSAL_MODEL["name"] else {}
+    return {"tab": "quality", **source, **head_params(c), "m": int(c["m"]), "qmaps": favor, "seeds": 10, "x": "m",
+            **causal}
 
 
 CHAPTER = Chapter(
@@ -16,4 +20,5 @@ CHAPTER = Chapter(
               ControlSpec("orthogonal", "bool", True, label_key="ctl.orthogonal"),
               seed_control()),
     try_this={"m": 16, "orthogonal": False},
-    deeper=_deeper, builds=("b0", "b1", "b2", "b3", "b4", "b5", "b6"))
+    deeper=_deeper, builds=("b0", "b1", "b2", "b3", "b4", "b5", "b6"),
+    reads_causal_model=True)   # the lecture's one model and sentence, in the audience's language

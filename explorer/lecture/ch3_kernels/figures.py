@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...figures.lecture_common import COLUMN_PX, finish_slide, say_count, wrap_px
+from ..numbers import say_fixed
 from ..text import Order, map_name, t
 
 
@@ -118,8 +119,8 @@ def draw(view, lang, style):
                       barmode="overlay")
     fig.update_xaxes(title_text=t("axis.s", lang))
     second = finish_slide(fig, style, t("ch3.b1.title", lang),
-                     t("ch3.b1.note", lang, lo=f"{n['s_min']:.1f}", hi=f"{n['s_max']:.1f}",
-                       neg=f"{100 * n['negative_taylor1_fraction']:.0f}", pairs=f"{logits.size:,}",
+                     t("ch3.b1.note", lang, lo=say_fixed(n["s_min"]), hi=say_fixed(n["s_max"]),
+                       count=f"{n['negative_taylor1_pairs']:,.0f}", pairs=f"{logits.size:,}",
                        n=f"{n['tokens']:.0f}"))
 
     gap = _taylor_gap(view, lang, style)

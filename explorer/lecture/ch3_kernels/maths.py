@@ -74,11 +74,18 @@ def series_shares(s_values, orders: int = SERIES_ORDERS) -> dict:
             "pairs": int(s.size)}
 
 
-def logit_summary(q, k) -> dict:
-    """The logits of one head, flattened, with the share where 1 + s < 0 and the range: in
-    float64 from the head's q, k, so that the sums over every pair (``series_shares``) are
-    not float32's."""
-    s = attention.logits(torch.as_tensor(q).double(), torch.as_tensor(k).double()).numpy().ravel()
+def pair_mask(n: int, causal: bool) -> np.ndarray:
+    """(N, N) bool: the (query, key) pairs the head computes, every one, or j <= i when causal
+    (a causal model never forms the others, so no sum or profile counts them)."""
+    return np.tril(np.ones((n, n), dtype=bool)) if causal else np.ones((n, n), dtype=bool)
+
+
+def logit_summary(q, k, causal: bool = False) -> dict:
+    """The logits of one head over the pairs it computes (``pair_mask``), flattened, with the
+    share where 1 + s < 0 and the range: in float64 from the head's q, k, so that the sums over
+    every pair (``series_shares``) are not float32's."""
+    s = attention.logits(torch.as_tensor(q).double(), torch.as_tensor(k).double()).numpy()
+    s = s[pair_mask(s.shape[0], causal)]
     return {"s": s, "s_min": float(s.min()), "s_max": float(s.max()),
             "negative_taylor1_fraction": float(np.mean(1.0 + s < 0))}
 
@@ -103,17 +110,18 @@ def pair_kernel(q, k, feature_map) -> torch.Tensor:
     return fq @ fk.T
 
 
-def kernel_profile(q, k, feature_map, limit: int = MAX_PROFILE_PAIRS) -> dict:
-    """(exp(s), phi(q).phi(k)) per pair, the pairs the log axes cannot show (value <= 0),
-    and the relative error of the kernel over all pairs."""
-    exact = torch.exp(attention.logits(q, k).double()).numpy().ravel()
-    approx = pair_kernel(q, k, feature_map).numpy().ravel()
+def kernel_profile(q, k, feature_map, limit: int = MAX_PROFILE_PAIRS, causal: bool = False) -> dict:
+    """(exp(s), phi(q).phi(k)) per pair the head computes (``pair_mask``), the pairs the log
+    axes cannot show (value <= 0), and the relative error of the kernel over those pairs."""
+    keep_pairs = pair_mask(q.shape[0], causal)
+    exact = torch.exp(attention.logits(q, k).double()).numpy()[keep_pairs]
+    approx = pair_kernel(q, k, feature_map).numpy()[keep_pairs]
     rel = float(np.linalg.norm(approx - exact) / np.linalg.norm(exact))
     nonpositive = int(np.sum(~(approx > 0)))
     keep = _subset(exact.size, limit)
     if keep is not None:
         exact, approx = exact[keep], approx[keep]
-    return {"exact": exact, "approx": approx, "nonpositive": nonpositive, "pairs": q.shape[0] * k.shape[0],
+    return {"exact": exact, "approx": approx, "nonpositive": nonpositive, "pairs": int(keep_pairs.sum()),
             "shown": int(exact.size), "kernel_rel_error": rel, "m": int(feature_map.num_features)}
 
 
@@ -132,30 +140,33 @@ def favor_map(head_dim: int, m: int, seed: int, orthogonal: bool):
                 lambda: create("favor_plus", head_dim, num_features=int(m), seed=int(seed), orthogonal=orthogonal))
 
 
-def rf_convergence(q, k, ms=RF_FEATURES, seeds: int = 4) -> dict:
-    """Relative Frobenius error of FAVOR+'s normalised map to softmax, per m, IID and
-    orthogonal features, mean and spread over ``seeds`` redraws (remembered per input)."""
+def rf_convergence(q, k, ms=RF_FEATURES, seeds: int = 4, causal: bool = False) -> dict:
+    """Relative Frobenius error of FAVOR+'s normalised map to softmax (causal softmax for a
+    causal head), per m, IID and orthogonal features, mean and spread over ``seeds`` redraws
+    (remembered per input)."""
     seeds = check_positive_int(seeds, "seeds")
-    key = ("rf_convergence", tensor_key(q, k), tuple(int(m) for m in ms), seeds)
-    return memo(key, lambda: _rf_convergence(q, k, ms, seeds))
+    key = ("rf_convergence", tensor_key(q, k), tuple(int(m) for m in ms), seeds, bool(causal))
+    return memo(key, lambda: _rf_convergence(q, k, ms, seeds, causal))
 
 
 @torch.inference_mode()
-def _rf_convergence(q, k, ms, seeds: int) -> dict:
+def _rf_convergence(q, k, ms, seeds: int, causal: bool = False) -> dict:
     """Per m, every redraw at once: the seeds' projections stacked (S, m, d), so features,
     weights and errors of all S maps come from a few batched operations instead of S
     passes through ``attention.kernel_map``. Same formula as the engine's FAVOR+
     (phi(x) = m^(-1/2) exp(W x' - |x'|^2 / 2), each query row divided by its largest
     feature); ``rf_convergence_reference`` is the plain loop it is held to."""
-    reference = attention.softmax_map(q, k).double()
+    reference = attention.softmax_map(q, k, causal=causal).double()
     d = q.shape[-1]
     xq, xk = q / d ** 0.25, k / d ** 0.25
     half_q, half_k = 0.5 * (xq * xq).sum(-1, keepdim=True), 0.5 * (xk * xk).sum(-1, keepdim=True)
+    keep = torch.from_numpy(pair_mask(q.shape[-2], causal)) if causal else None
     return _summarise(ms, lambda m, orthogonal: _stacked_errors(xq, xk, half_q, half_k, m, seeds, orthogonal,
-                                                                reference))
+                                                                reference, keep))
 
 
-def _stacked_errors(xq, xk, half_q, half_k, m: int, seeds: int, orthogonal: bool, reference) -> np.ndarray:
+def _stacked_errors(xq, xk, half_q, half_k, m: int, seeds: int, orthogonal: bool, reference,
+                    keep=None) -> np.ndarray:
     w = torch.stack([favor_map(xq.shape[-1], m, b, orthogonal).projection for b in range(seeds)]).to(xq.dtype)
     w_t = w.transpose(-1, -2)                                      # (S, d, m)
     shift = 0.5 * math.log(m)
@@ -163,18 +174,21 @@ def _stacked_errors(xq, xk, half_q, half_k, m: int, seeds: int, orthogonal: bool
     fq = torch.exp(log_q - log_q.amax(-1, keepdim=True))
     fk = torch.exp(xk @ w_t - half_k - shift)
     weights = fq @ fk.transpose(-1, -2)                           # (S, N, N)
+    if keep is not None:                                           # causal: keys j <= i only
+        weights = weights * keep
     approx = weights / weights.sum(-1, keepdim=True)
     return metrics.relative_error(approx, reference).numpy()
 
 
 @torch.inference_mode()
-def rf_convergence_reference(q, k, ms=RF_FEATURES, seeds: int = 4) -> dict:
+def rf_convergence_reference(q, k, ms=RF_FEATURES, seeds: int = 4, causal: bool = False) -> dict:
     """``rf_convergence`` the plain way: every (m, seed) map through ``attention.kernel_map``."""
-    reference = attention.softmax_map(q, k).double()
+    reference = attention.softmax_map(q, k, causal=causal).double()
 
     def errors(m, orthogonal):
         return np.array([float(metrics.relative_error(
-            attention.kernel_map(q, k, favor_map(q.shape[-1], m, b, orthogonal)).double(), reference))
+            attention.kernel_map(q, k, favor_map(q.shape[-1], m, b, orthogonal), causal=causal).double(),
+            reference))
             for b in range(seeds)])
     return _summarise(ms, errors)
 
@@ -189,15 +203,16 @@ def _summarise(ms, errors) -> dict:
     return out
 
 
-def favor_budget(q, k, rel_error: float = 0.1) -> dict | None:
-    """Norms of q', k' and the m FAVOR+'s own variance formula asks for on this head
-    (``explorer.maps.rf_theory``); None when that module is not available in this build."""
+def favor_budget(q, k, rel_error: float = 0.1, causal: bool = False) -> dict | None:
+    """Norms of q', k' and the m FAVOR+'s own variance formula asks for on this head, over the
+    pairs it computes (``explorer.maps.rf_theory``); None when that module is not available in
+    this build."""
     try:
         from ...maps import rf_theory
     except ImportError:
         return None
     norms = rf_theory.favor_norms(q, k)
-    need = rf_theory.favor_required_features(q, k, rel_error=rel_error)
+    need = rf_theory.favor_required_features(q, k, rel_error=rel_error, causal=causal)
     return {"q_norms": np.asarray(norms["q_norms"], dtype=np.float64),
             "k_norms": np.asarray(norms["k_norms"], dtype=np.float64),
             "m_required": float(need["m_required"]), "rel_error": float(rel_error),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numbers import say_count
+from ..numbers import say_count, say_fixed
 from ...views.lecture_common import ChapterView, cached_map, head_of, new_view
 from . import maths as kernels
 
@@ -14,14 +14,16 @@ def compute(sample, c, progress) -> ChapterView:
     q, k, v, notes = head_of(sample, c)
     view = new_view(3, c, notes)
     d = q.shape[-1]
-    logits = kernels.logit_summary(q, k)
+    # A causal head (SmolLM2's) computes only the pairs j <= i: every sum and profile is over those.
+    causal = bool(getattr(sample, "causal", False))
+    logits = kernels.logit_summary(q, k, causal)
     view.data["taylor"] = kernels.taylor_curves(logits["s"])
     view.data["logits"] = logits["s"]            # one per (query, key) pair: N² of them
     view.data["series"] = kernels.series_shares(logits["s"])
     profiles = {}
     for label in ("Taylor-1", "elu+1", f"FAVOR+ ({'orthogonal' if c['orthogonal'] else 'IID'})", "Taylor-2"):
         fmap = cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
-        prof = kernels.kernel_profile(q, k, fmap)
+        prof = kernels.kernel_profile(q, k, fmap, causal=causal)
         profiles[label] = prof
         if prof["nonpositive"]:
             view.notice_items.append(("notice.not_shown_log", {"map": label, "count": prof["nonpositive"],
@@ -32,15 +34,15 @@ def compute(sample, c, progress) -> ChapterView:
     view.data["profiles"] = profiles
     n = q.shape[0]
     wq, wk, _ = kernels.well_conditioned(n, d, c["seed"])
-    view.data["rf_well"] = kernels.rf_convergence(wq, wk, seeds=3)
-    view.data["rf_real"] = kernels.rf_convergence(q, k, seeds=3)
+    view.data["rf_well"] = kernels.rf_convergence(wq, wk, seeds=3, causal=causal)
+    view.data["rf_real"] = kernels.rf_convergence(q, k, seeds=3, causal=causal)
     view.data["norms"] = {"q": kernels.scaled_norms(q), "k": kernels.scaled_norms(k),
                           "q_well": kernels.scaled_norms(wq), "k_well": kernels.scaled_norms(wk)}
-    budget = kernels.favor_budget(q, k, 0.1)
+    budget = kernels.favor_budget(q, k, 0.1, causal)
     if budget is None:
         view.notice_items.append(("notice.no_rf_theory", {}))
     else:
-        well = kernels.favor_budget(wq, wk, 0.1)
+        well = kernels.favor_budget(wq, wk, 0.1, causal)
         view.numbers.update(m_required=budget["m_required"], m_required_well=well["m_required"],
                             log10_m_required=float(budget["details"]["log10_m_required"]),
                             log10_m_required_well=float(well["details"]["log10_m_required"]))
@@ -59,10 +61,15 @@ def compute(sample, c, progress) -> ChapterView:
         "rf_error_well_m_max_orthogonal": float(view.data["rf_well"]["orthogonal"][-1]),
     })
     n = view.numbers
-    logit = {"neg": f"{100 * n['negative_taylor1_fraction']:.0f}", "lo": f"{n['s_min']:.1f}", "hi": f"{n['s_max']:.1f}"}
-    # "Many pairs" only where they are: on a head whose logits stay above -1, order 1 stays positive.
-    many = n["negative_taylor1_fraction"] >= 0.01
-    view.says["b1"] = {"claim": ("ch3.b1.claim" if many else "ch3.b1.claim_few", logit), "notes": [("ch3.b1.notes", logit)]}
+    count = round(n["negative_taylor1_fraction"] * n["pairs"])
+    n["negative_taylor1_pairs"] = float(count)
+    logit = {"neg": f"{100 * n['negative_taylor1_fraction']:.0f}", "lo": say_fixed(n["s_min"]), "hi": say_fixed(n["s_max"]),
+             "count": f"{count:,}", "pairs": f"{n['pairs']:,.0f}"}
+    # "Stays positive" only where no pair lies below -1; a share under 1 % is said as a count,
+    # so that "0 %" never stands for a few pairs.
+    claim = ("ch3.b1.claim_none" if count == 0 else "ch3.b1.claim_count" if n["negative_taylor1_fraction"] < 0.01
+             else "ch3.b1.claim")
+    view.says["b1"] = {"claim": (claim, logit), "notes": [("ch3.b1.notes", logit)]}
     gap = {"kept": f"{100 * n['taylor1_kept_share']:.0f}", "dropped": f"{100 * n['taylor1_dropped_share']:.0f}",
            "pairs": f"{logits['s'].size:,}"}
     # "Most" only where orders 2 and up carry more than half of the sum.
