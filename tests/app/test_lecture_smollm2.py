@@ -172,7 +172,8 @@ def test_the_controls_take_the_range_of_the_model_the_chapter_reads():
     assert _ranges(lecture.chapter_controls(4))["layer"][:2] == (0, layers - 1)
     minilm = _ranges(lecture.chapter_controls(5, model=MINILM))
     assert minilm == _ranges(chapters.chapter_controls(5)) == {"layer": (0, 5, 2), "head": (0, 11, 3)}
-    assert _ranges(lecture.chapter_controls(3)) == minilm                       # chapter 3 stays on MiniLM
+    assert _ranges(lecture.chapter_controls(3))["layer"][:2] == (0, layers - 1)   # chapter 3 reads it too
+    assert _ranges(lecture.chapter_controls(6)) == minilm                       # chapter 6 stays on MiniLM
 
 
 @needs_smollm2
