@@ -435,6 +435,12 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
                         [current, learn.query, *learn.link_controls, presentation, *learn.linearize_controls],
                         learn.query, api_visibility="private")
     links.after(learned)
+    # A link that opens the learn tab on a layer a map ships for (the lecture's "Go deeper")
+    # opens it drawn: that map against softmax, no training.
+    load.then(_gated("learn", learn_tab.shipped_on_open, len(learn.learn_outputs), only_if_empty=True),
+              [current, learn.view, learn.kind, learn.heldout_count, presentation, learn.trained, lang, learn.model,
+               learn.seeds, learn.heldout_texts, learn.layer],
+              learn.learn_outputs, api_visibility="private", concurrency_limit=1, concurrency_id="learn-train")
     load.then(None, presentation, None, js=common.PRESENT_JS)
     # The layer and head controls fit the model the link names (or the default one).
     load.then(source_panel.follow_model, [panel.model, panel.layer, panel.head], [panel.layer, panel.head],

@@ -37,7 +37,8 @@ HYBRID_CHOICES = [(i18n.label(f"hybrid_map_{name}") if name in ("hedgehog", "lun
                   for name, label in catalog.HYBRID_MAP_LABELS.items()]
 MODES = ["chosen layers", "greedy"]
 KINDS = {"hedgehog": "Hedgehog", "luna": "LUNA"}
-PRETRAINED_LAYER = 2          # the layer scripts/train_lecture_maps.py ships maps for
+PRETRAINED_LAYER = 2          # the embedded MiniLM's layer scripts/train_lecture_maps.py ships maps for
+LEARN_OUTPUTS = 10            # LearnTab.learn_outputs
 # The engine's (explorer.experiments.learning, views.learn), repeated so the tab builds before
 # the engine is imported; a test holds them equal.
 DEFAULT_SEEDS, MAX_SEEDS = 3, 8
@@ -445,18 +446,40 @@ def load_trained(file, layer=2, head="3", heldout_count=16, presentation=False, 
 
 @common.guarded
 def show_shipped(kind="hedgehog", heldout_count=16, presentation=False, trained=None, lang="en", model: str = "",
-                 seeds=DEFAULT_SEEDS, heldout_texts: str = "", request: gr.Request = None, progress=gr.Progress()):
-    """The held-out comparison of the map shipped for every head of layer 2 (no training);
-    it becomes this session's trained map of its kind on that layer. MiniLM's only: another
-    ``model`` is refused in one sentence."""
+                 seeds=DEFAULT_SEEDS, heldout_texts: str = "", layer=None, request: gr.Request = None,
+                 progress=gr.Progress()):
+    """The held-out comparison of the map shipped for every head of ``model``'s ``layer`` (no
+    training; ``layer`` None: the layer its maps ship for); it becomes this session's trained
+    map of its kind on that layer. A layer or model no map ships for is refused in one sentence
+    that names the layers that have one."""
     _, lv = _engine()
     _, own_heldout = own_texts("", heldout_texts, _lang(lang))
-    view = lv.pretrained_result(_kind(kind), PRETRAINED_LAYER, _int(heldout_count, "heldout_count"),
-                                session=_session(request), model=model, lang=_lang(lang), seeds=_int(seeds, "seeds"),
-                                heldout_texts=own_heldout)
+    kind = _kind(kind)
+    where = lv.shipped_layers(kind, model)
+    layer = where[0] if layer is None and where else (PRETRAINED_LAYER if layer is None else _int(layer, "layer"))
+    view = lv.pretrained_result(kind, layer, _int(heldout_count, "heldout_count"), session=_session(request),
+                                model=model, lang=_lang(lang), seeds=_int(seeds, "seeds"), heldout_texts=own_heldout)
     if view is None:
-        raise ValueError(f"kind: no {KINDS[kind]} map is shipped for layer {PRETRAINED_LAYER}")
+        raise ValueError(say("learn.err_no_shipped" if where else "learn.err_no_shipped_model", _lang(lang),
+                             kind=KINDS[kind], layer=layer, model=lv.model_name(lv.model_argument(model)),
+                             layers=", ".join(map(str, where))))
     return _finished(view, trained, presentation, lang)
+
+
+def shipped_on_open(kind="hedgehog", heldout_count=16, presentation=False, trained=None, lang="en", model: str = "",
+                    seeds=DEFAULT_SEEDS, heldout_texts: str = "", layer=None, request: gr.Request = None,
+                    progress=gr.Progress()):
+    """A link that opens the tab (the lecture's "Go deeper") shows the shipped map of its model
+    and layer when one ships, so the tab opens drawn; otherwise nothing changes."""
+    try:
+        _, lv = _engine()
+        ships = _int(layer, "layer") in lv.shipped_layers(_kind(kind), model)
+    except (ValueError, TypeError):
+        ships = False
+    if not ships:
+        return tuple(gr.skip() for _ in range(LEARN_OUTPUTS))
+    return show_shipped(kind, heldout_count, presentation, trained, lang, model, seeds, heldout_texts, layer,
+                        request=request, progress=progress)
 
 
 @common.guarded
@@ -672,7 +695,8 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
     upload.upload(load_trained, [upload, layer, head, heldout_count, presentation, tab.trained, lang, model, seeds,
                                  heldout_texts],
                   tab.learn_outputs, api_visibility="private", concurrency_limit=1, concurrency_id="learn-train")
-    shipped.click(show_shipped, [kind, heldout_count, presentation, tab.trained, lang, model, seeds, heldout_texts],
+    shipped.click(show_shipped, [kind, heldout_count, presentation, tab.trained, lang, model, seeds, heldout_texts,
+                                 layer],
                   tab.learn_outputs,
                   api_visibility="private", concurrency_limit=1, concurrency_id="learn-train")
     # All heads at once is heavy: suggest fewer steps when it is chosen.

@@ -479,7 +479,9 @@ def link_params(view, lang, presentation, text, sample_key, panel_values) -> dic
 
 def deeper_params(view, lang, presentation, text, sample_key, panel_values) -> dict:
     """The full tab on the same state: the engine's tab and parameters, plus the text."""
-    params = dict(_plan().go_deeper(view.ch, text_value=text, model=view.data.get("model"), **view.controls))
+    # The sentence the chapter read: the visitor's, else the default in the audience's language.
+    read = text or view.data.get("text")
+    params = dict(_plan().go_deeper(view.ch, text_value=read, model=view.data.get("model"), **view.controls))
     if sample_key is not None:          # random or uploaded data: the full tab reads the same panel
         source, text_, preset, n, d, data_seed, temperature, _file, *model = panel_values
         params.update(source_panel.url_params(source, text_, preset, n, d, data_seed, temperature,
@@ -514,8 +516,33 @@ def make_draw(specs: dict):
     return draw
 
 
-def restyle(view, lang, presentation):
-    """Presentation mode or language changed: redraw the figures of the view already computed."""
+def shown(query: str, lang, presentation) -> bool:
+    """Whether the page's last drawn address (``query``) was drawn in this language and mode."""
+    from urllib.parse import parse_qs
+    q = {key: values[-1] for key, values in parse_qs(query or "").items()}
+    return bool(q) and q.get("lang") == i18n.normal_lang(lang) and q.get("present") == str(int(bool(presentation)))
+
+
+def drawn_once(draw):
+    """``draw`` that sends nothing when the page already shows what it would draw: a page opened
+    on a chapter's address draws it from its load and again from the chapter's change (and the
+    language's, in Chinese); each rendering of every figure holds the browser for about a
+    second. The same address (chapter, text, language, mode, controls) and the same view (an
+    upload's address does not name its file) is the same drawing."""
+    def run(shown_view, query, *args, progress=gr.Progress()):
+        out = draw(*args, progress=progress)
+        if query and out[-1] == query and out[-3] is shown_view:
+            return tuple(gr.skip() for _ in out)
+        return out
+    return run
+
+
+def restyle(view, lang, presentation, query: str = ""):
+    """Presentation mode or language changed: redraw the figures of the view already computed,
+    unless the page drew them in this mode already (a link's ``present=1`` is read by the draw
+    itself; a second rendering of every figure would only delay the slide)."""
+    if view is not None and shown(query, lang, presentation):
+        return tuple(gr.skip() for _ in range(MAX_FIGURES + 1))
     try:
         return tuple(render(view, lang, presentation))
     except Exception:  # the next draw says what is wrong; a restyle must not raise over it
@@ -587,9 +614,10 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
                           api_visibility="private")
 
     prefetch = make_prefetch(specs)
+    once = drawn_once(draw)
 
     def then_draw(event):
-        drawn = event.then(draw, draw_inputs, tab.outputs, **compute_kwargs)
+        drawn = event.then(once, [tab.view, tab.query, *draw_inputs], tab.outputs, **compute_kwargs)
         drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
         drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,
                    api_visibility="private", queue=False)
@@ -626,7 +654,8 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
                                  js="(...args) => { if (window.explorerDeck) { window.explorerDeck.beforeTry(); } "
                                     "return args; }"))
 
-    presentation.change(restyle, [tab.view, lang, presentation], [*tab.plots, tab.info], api_visibility="private")
+    presentation.change(restyle, [tab.view, lang, presentation, tab.query], [*tab.plots, tab.info],
+                        api_visibility="private")
 
     gr.api(lecture_api, api_name="lecture", concurrency_limit=2, concurrency_id="compute")
 
@@ -691,10 +720,12 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
             gr.Warning(common.as_text(validate.in_language(notice, chosen)))
         return tuple(out)
 
-    def draw_if(which, *args):
+    once = drawn_once(draw)
+
+    def draw_if(which, shown_view, query, *args, progress=gr.Progress()):
         if which != "lecture":
             return tuple(gr.skip() for _ in tab.outputs)
-        return draw(*args)
+        return once(shown_view, query, *args, progress=progress)
 
     def audience(request: gr.Request):
         return audience_html(request.headers if request is not None else {})
@@ -704,7 +735,7 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
                      js="() => [navigator.language || '']", api_visibility="private")
     load = load.then(None, [tab.chapter, lang], None, js=LANG_JS)     # gradio's labels follow the chosen language
     load = load.then(screen, [tab.chapter, lang], tab.screen_outputs, api_visibility="private")
-    drawn = load.then(draw_if, [wanted, *draw_inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
+    drawn = load.then(draw_if, [wanted, tab.view, tab.query, *draw_inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
                       concurrency_id="compute")
     drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
     drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,

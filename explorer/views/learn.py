@@ -631,15 +631,26 @@ def load_map(path):
 
 def pretrained_result(kind: str, layer: int, heldout_count=None, session=None, model=None,
                       lang: str = "en", seeds=learning.DEFAULT_SEEDS, heldout_texts=None) -> LearnResult | None:
-    """The held-out comparison of the map shipped for every head of ``layer`` (None when
-    none is shipped): the tab can show a trained map before anyone trains. The shipped maps
-    were trained on the embedded MiniLM; another ``model`` is refused in one sentence."""
-    check_minilm_only(model, "shipped", lang)
-    fmap = learned.pretrained(kind, layer)
+    """The held-out comparison of the map shipped for every head of ``model``'s ``layer`` (None
+    when none is shipped for it, see ``shipped_layers``): the tab can show a trained map before
+    anyone trains. A model no map ships for is refused in one sentence."""
+    name = model_name(model_argument(model))
+    if name not in learned.PRETRAINED_MODELS:
+        check_minilm_only(model, "shipped", lang)
+    fmap = learned.pretrained(kind, layer, model=name)
     if fmap is None:
         return None
-    return evaluate_map(fmap, layer, None, heldout_count, origin=learned.pretrained_path(kind, layer).name,
-                        session=session, seeds=seeds, heldout_texts=heldout_texts)
+    return evaluate_map(fmap, layer, None, heldout_count, origin=learned.pretrained_path(kind, layer, name).name,
+                        session=session, model=model, lang=lang, seeds=seeds, heldout_texts=heldout_texts)
+
+
+def shipped_layers(kind: str, model=None) -> list[int]:
+    """The layers of ``model`` (None: the embedded MiniLM) a map of ``kind`` ships for."""
+    name = model_name(model_argument(model))
+    if name not in learned.PRETRAINED_MODELS:
+        return []
+    return [layer for layer in range(model_info(model_argument(model))[0])
+            if learned.pretrained_path(kind, layer, name).exists()]
 
 
 # ---------------------------------------------------------------------------------------

@@ -50,11 +50,12 @@ def chapter_view(ch, sample=None, text: str | None = None, progress=None, lang: 
     model = default_model(ch) if sample is None else (model_of(sample) or EMBEDDED_MODEL)
     shape = (sample.n_layers, sample.n_heads) if sample is not None else None
     c = _effective(ch, controls, chapter_controls(ch, model, shape))
+    read = None
     if sample is None and record.reads_text:
         default = text_words.default_text(lang if model else "en")
+        read = text if text and text.strip() else default
         with one_thread():  # one sentence through a small model
-            sample = load_sample("text", text=text if text and text.strip() else default, model=model,
-                                 progress=progress)
+            sample = load_sample("text", text=read, model=model, progress=progress)
     if record.timed:        # it times work as the machine runs it
         view = record.compute(sample, c, progress)
     else:
@@ -67,6 +68,10 @@ def chapter_view(ch, sample=None, text: str | None = None, progress=None, lang: 
         view.sample_notices = list(getattr(sample, "notices", []))
         view.provenance = {"input": provenance.sample_input(sample), "model": provenance.sample_model(sample)}
         view.data.setdefault("source", getattr(sample, "source", ""))
+        # The model that read the text: "Go deeper" opens the full tab on it, not on the default.
+        view.data.setdefault("model", model_of(sample))
+        if read is not None:        # the sentence read (the audience's language's by default), for the same
+            view.data["text"] = read
         # What the layer and head controls may reach on the model drawn: the page's sliders follow it.
         view.data["heads_shape"] = (int(sample.n_layers), int(sample.n_heads))
     view.notices = view.notices_in("en")

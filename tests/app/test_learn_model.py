@@ -221,8 +221,10 @@ def test_a_model_the_server_does_not_allow_is_refused(nothing_loads, monkeypatch
 def test_hybrids_and_shipped_maps_stay_minilm_only(nothing_loads, lang, words):
     with pytest.raises(gr.Error, match=words):
         learn_tab.run_hybrid("elu1", "chosen layers", [2], heldout_count=1, lang=lang, model=SMOLLM2)
-    with pytest.raises(gr.Error, match="shipped maps" if lang == "en" else "随应用附带的映射"):
-        learn_tab.show_shipped("hedgehog", 1, lang=lang, model=SMOLLM2)
+    with pytest.raises(gr.Error, match="no LUNA map ships" if lang == "en" else "没有随应用附带的 LUNA"):
+        learn_tab.show_shipped("luna", 1, lang=lang, model=SMOLLM2)          # SmolLM2's shipped map is a Hedgehog
+    with pytest.raises(gr.Error, match="layer 3" if lang == "en" else "第 3 层"):
+        learn_tab.show_shipped("hedgehog", 1, lang=lang, model=SMOLLM2, layer=5)   # it ships for layer 3 only
 
 
 def test_the_learn_endpoint_takes_a_model_and_links_carry_it():
@@ -272,3 +274,16 @@ def test_a_learn_link_with_smollm2_restores_its_layer_and_heads(chromium, app_ur
         app.check_clean()
     finally:
         context.close()
+
+
+@needs_smollm2
+def test_a_link_to_the_learn_tab_opens_on_the_map_shipped_for_its_model_and_layer():
+    shown = learn_tab.show_shipped("hedgehog", 1, model=SMOLLM2, layer=3)
+    view = shown[7]
+    assert view.model == SMOLLM2 and view.layer == 3 and view.whole_layer and view.kind == "hedgehog"
+    assert "hedgehog-smollm2-layer3" in shown[1]
+    opened = learn_tab.shipped_on_open("hedgehog", 1, model=SMOLLM2, layer=3)
+    assert opened[7].model == SMOLLM2 and opened[7].layer == 3
+    skipped = learn_tab.shipped_on_open("hedgehog", 1, model=SMOLLM2, layer=5)   # nothing ships there: no change
+    assert len(skipped) == len(shown) and all(out == gr.skip() for out in skipped)
+    assert learn_tab.show_shipped("hedgehog", 1)[7].layer == 2                    # MiniLM's, as before

@@ -352,3 +352,30 @@ def test_one_thread_blocks_change_their_own_thread_only():
     release.set()
     worker.join(10)
     assert seen == {"inside": 1, "after, the other still inside": before, "other inside": 1, "other after": True}
+
+
+def test_a_drawing_the_page_already_shows_is_not_sent_again():
+    import gradio as gr
+
+    from explorer.ui import lecture_tab
+
+    calls = []
+    view = object()
+
+    def draw(*args, progress=None):
+        calls.append(args)
+        return ("figure", "info", view, "deeper", "?tab=lecture&ch=3&lang=en&present=1")
+
+    once = lecture_tab.drawn_once(draw)
+    first = once(None, "", 3, "en")
+    assert first[0] == "figure"                                            # nothing shown yet: drawn
+    again = once(view, "?tab=lecture&ch=3&lang=en&present=1", 3, "en")
+    assert all(out == gr.skip() for out in again) and len(again) == len(first)
+    assert once(object(), "?tab=lecture&ch=3&lang=en&present=1", 3, "en")[0] == "figure"   # another view
+    assert once(view, "?tab=lecture&ch=4&lang=en&present=1", 3, "en")[0] == "figure"       # another address
+    assert len(calls) == 4
+    assert lecture_tab.shown("?tab=lecture&ch=3&lang=en&present=1", "en", True)
+    assert not lecture_tab.shown("?tab=lecture&ch=3&lang=en&present=0", "en", True)
+    assert not lecture_tab.shown("?tab=lecture&ch=3&lang=zh&present=1", "en", True)
+    assert not lecture_tab.shown("", "en", True)
+    assert all(out == gr.skip() for out in lecture_tab.restyle(view, "en", True, "?ch=3&lang=en&present=1"))

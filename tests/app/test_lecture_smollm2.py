@@ -288,3 +288,19 @@ def test_train_in_chapter_five_trains_on_the_model_it_reads(monkeypatch):
     assert deeper["tab"] == "learn" and deeper["model"] == SMOLLM2 and deeper["llayer"] == layer + 1
 
 
+
+
+@needs_smollm2
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_go_deeper_opens_the_full_tab_on_the_model_and_sentence_the_chapter_read(lang):
+    from explorer.ui import lecture_tab
+
+    sentence = lecture_text.DEFAULT_TEXT_ZH if lang == "zh" else lecture_text.DEFAULT_TEXT
+    for ch in (1, 3, 4, 5):
+        view = lecture.chapter_view(ch, lang=lang)
+        assert view.data["model"] == SMOLLM2 and view.data["text"] == sentence
+        panel = ("text", lecture_text.DEFAULT_TEXT, "clustered", 128, 32, 0, 1.0, None, None)
+        params = lecture_tab.deeper_params(view, lang, True, None, None, panel)
+        assert params["model"] == SMOLLM2 and params["text"] == sentence and params["lang"] == lang, ch
+    six = lecture.chapter_view(6, lang=lang)                     # MiniLM reads the English sentence
+    assert six.data["model"] in (None, MINILM) and six.data["text"] == lecture_text.DEFAULT_TEXT
