@@ -469,11 +469,15 @@ def show_shipped(kind="hedgehog", heldout_count=16, presentation=False, trained=
 def shipped_on_open(kind="hedgehog", heldout_count=16, presentation=False, trained=None, lang="en", model: str = "",
                     seeds=DEFAULT_SEEDS, heldout_texts: str = "", layer=None, request: gr.Request = None,
                     progress=gr.Progress()):
-    """A link that opens the tab (the lecture's "Go deeper") shows the shipped map of its model
-    and layer when one ships, so the tab opens drawn; otherwise nothing changes."""
+    """A link that opens the tab on the causal model (the lecture's "Go deeper") shows the
+    shipped map of its model and layer when one ships, so the tab opens drawn; otherwise
+    nothing changes."""
     try:
         _, lv = _engine()
-        ships = _int(layer, "layer") in lv.shipped_layers(_kind(kind), model)
+        # Only a link naming another model (the lecture's on SmolLM2): a plain link to the tab
+        # opens it as before, its controls first.
+        ships = (lv.model_argument(model) is not None
+                 and _int(layer, "layer") in lv.shipped_layers(_kind(kind), model))
     except (ValueError, TypeError):
         ships = False
     if not ships:
