@@ -336,6 +336,7 @@ def _add_linearize(sub) -> None:
                     "agreement with the original and mean KL(original || linearized).")
     p.add_argument("--kind", choices=KINDS, default="hedgehog")
     p.add_argument("--window", type=int, default=0, help="exact softmax keys per query (0: pure linear)")
+    p.add_argument("--sinks", type=int, default=0, help="first keys kept exact, attention sinks (a shipped set: 1 with --window 16)")
     p.add_argument("--keep", type=int, default=6, help="layers kept softmax")
     p.add_argument("--rule", choices=RULES, default="even",
                    help="which layers to keep: evenly spaced, the first ones, or the most sensitive "
@@ -362,15 +363,15 @@ def run_linearize(args) -> int:
     try:
         passages = _read_texts(args.texts) if args.texts else _held_out_texts()
         table = hybrid_table(passages, args.keep, args.kind, args.window, rule=args.rule,
-                             max_tokens=args.max_tokens, max_forward_tokens=args.max_forward_tokens)
+                             max_tokens=args.max_tokens, max_forward_tokens=args.max_forward_tokens, sinks=args.sinks)
         if args.curve:
             table["curve"] = keep_softmax(passages, args.kind, args.window, ks=args.ks, max_tokens=args.max_tokens,
-                                          max_forward_tokens=args.max_forward_tokens,
+                                          max_forward_tokens=args.max_forward_tokens, sinks=args.sinks,
                                           progress=lambda f: _progress(f, "keep-softmax search"))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"{args.kind}, window {args.window}; softmax kept in layers {table['kept']}")
+    print(f"{args.kind}, window {args.window}, sinks {args.sinks}; softmax kept in layers {table['kept']}")
     print(f"{'model':<24}{'softmax layers':>16}{'perplexity':>12}{'top-1 agree':>13}{'KL (nats)':>11}")
     for row in table["rows"]:
         print(f"{row['model']:<24}{row['softmax_layers']:>16}{row['perplexity']:>12.3f}"
@@ -415,6 +416,7 @@ def _add_generate(sub) -> None:
     p.add_argument("--prompt", required=True)
     p.add_argument("--kind", choices=KINDS, default="hedgehog")
     p.add_argument("--window", type=int, default=0)
+    p.add_argument("--sinks", type=int, default=0, help="first keys kept exact (attention sinks)")
     p.add_argument("--keep", type=int, default=6, help="layers kept softmax (chosen by --rule, first or even)")
     p.add_argument("--rule", choices=[r for r in RULES if r != "sensitivity"], default="even")
     p.add_argument("--max-new-tokens", type=int, default=64, help=f"at most {MAX_NEW_TOKENS}")
@@ -444,7 +446,7 @@ def run_generate(args) -> int:
         print(args.prompt, end="", flush=True)
         out = generate(args.prompt, args.max_new_tokens, [i for i in range(count) if i not in kept],
                        kind=args.kind, window=args.window, temperature=args.temperature, seed=args.seed,
-                       on_token=stream)
+                       on_token=stream, sinks=args.sinks)
     except ValueError as exc:
         print(f"\nerror: {exc}", file=sys.stderr)
         return 2

@@ -31,11 +31,13 @@ from explorer.linearize.evaluation import MAX_FORWARD_TOKENS  # noqa: E402
 README_PNG = ROOT / "docs" / "linearize-keep-k.png"
 
 
-def parse_set(text: str) -> tuple[str, int]:
-    kind, _, window = text.partition(":")
-    if not window.isdigit():
-        raise argparse.ArgumentTypeError(f"expected KIND:WINDOW such as hedgehog:0, got {text!r}")
-    return kind, int(window)
+def parse_set(text: str) -> tuple[str, int, int]:
+    """"hedgehog:64" -> ("hedgehog", 64, 0); "hedgehog:16:1" -> ("hedgehog", 16, 1): kind, window, sinks."""
+    kind, _, exact = text.partition(":")
+    window, _, sinks = exact.partition(":")
+    if not window.isdigit() or not (sinks.isdigit() or not sinks):
+        raise argparse.ArgumentTypeError(f"expected KIND:WINDOW[:SINKS] such as hedgehog:0 or hedgehog:16:1, got {text!r}")
+    return kind, int(window), int(sinks or 0)
 
 
 def within(curve: dict, share: float = 0.10):
@@ -47,10 +49,10 @@ def within(curve: dict, share: float = 0.10):
 def _draw(curves: list, rows: list, args) -> None:
     """The figures of ``curves`` (perplexity against k) and ``rows`` (the first set's
     sensitivity) into ``args.out``, in both languages, and the README's PNG if asked."""
-    kind, window = curves[0]["kind"], curves[0]["window"]
+    kind, window, sinks = curves[0]["kind"], curves[0]["window"], curves[0].get("sinks", 0)
     for lang in ("en", "zh"):
         keep_softmax_curves(curves, lang=lang).write_html(args.out / f"keep-k-{lang}.html", include_plotlyjs=True)
-        sensitivity_bars(rows, kind, window, lang=lang).write_html(args.out / f"sensitivity-{lang}.html",
+        sensitivity_bars(rows, kind, window, lang=lang, sinks=sinks).write_html(args.out / f"sensitivity-{lang}.html",
                                                                    include_plotlyjs=True)
     if args.png:
         keep_softmax_curves(curves, lang="en").write_image(str(args.png), format="png", width=1400, height=620,
@@ -59,8 +61,8 @@ def _draw(curves: list, rows: list, args) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sets", type=parse_set, nargs="+", default=[("hedgehog", 0), ("elu1", 0)],
-                        metavar="KIND:WINDOW")
+    parser.add_argument("--sets", type=parse_set, nargs="+", default=[("hedgehog", 0, 0), ("elu1", 0, 0)],
+                        metavar="KIND:WINDOW[:SINKS]")
     parser.add_argument("--ks", type=int, nargs="+", help="the k to measure (default 0 ... 30)")
     parser.add_argument("--texts", metavar="FILE", help="UTF-8 passages separated by blank lines (default: held out)")
     parser.add_argument("--max-tokens", type=int, default=128)
@@ -78,12 +80,13 @@ def main(argv=None) -> int:
         return 0
     texts = _read_texts(args.texts) if args.texts else _held_out_texts()
     curves = []
-    for kind, window in args.sets:
+    for kind, window, sinks in args.sets:
         curves.append(keep_softmax(texts, kind, window, ks=args.ks, max_tokens=args.max_tokens,
-                                   max_forward_tokens=args.max_forward_tokens,
-                                   progress=lambda f, k=kind, w=window: _progress(f, f"{k} w={w}")))
-    kind, window = args.sets[0]
-    rows = sensitivity(texts, kind, window, max_tokens=args.max_tokens, max_forward_tokens=args.max_forward_tokens)
+                                   max_forward_tokens=args.max_forward_tokens, sinks=sinks,
+                                   progress=lambda f, k=kind, w=window, s=sinks: _progress(f, f"{k} w={w} s={s}")))
+    kind, window, sinks = args.sets[0]
+    rows = sensitivity(texts, kind, window, max_tokens=args.max_tokens, max_forward_tokens=args.max_forward_tokens,
+                       sinks=sinks)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "numbers.json").write_text(json.dumps({"curves": curves, "sensitivity": rows,
                                                        "texts": len(texts), "max_tokens": args.max_tokens}, indent=1))
@@ -92,7 +95,7 @@ def main(argv=None) -> int:
           f"(at most {args.max_tokens} tokens each)")
     for curve in curves:
         k = within(curve)
-        print(f"{curve['kind']:>10} w={curve['window']:<4} k={curve['ks'][0]}: {curve['greedy'][0]:>12.3f}   "
+        print(f"{curve['kind']:>10} w={curve['window']:<4} s={curve.get('sinks', 0)} k={curve['ks'][0]}: {curve['greedy'][0]:>12.3f}   "
               f"smallest k within 10 %: {k if k is not None else 'none measured'}   "
               f"greedy no worse than both rules at every k: "
               f"{all(g <= min(f, e) for g, f, e in zip(curve['greedy'], curve['first'], curve['even']))}")

@@ -24,11 +24,13 @@ import torch  # noqa: E402
 from explorer.linearize import judge, maps, texts  # noqa: E402
 from explorer.sources.models import get_model  # noqa: E402
 
-# name shown -> (kind, window)
-SETS = {"elu+1": ("elu1", 0), "FAVOR+": ("favor_plus", 0), "Hedgehog": ("hedgehog", 0),
-        "elu+1, w = 64": ("elu1", 64), "Hedgehog, w = 64": ("hedgehog", 64)}
+# name shown -> (kind, window, sinks); each trained set beside elu+1 with the same exact keys
+SETS = {"elu+1": ("elu1", 0, 0), "FAVOR+": ("favor_plus", 0, 0), "Hedgehog": ("hedgehog", 0, 0),
+        "elu+1, w = 64": ("elu1", 64, 0), "Hedgehog, w = 64": ("hedgehog", 64, 0),
+        "elu+1, sink + w = 16": ("elu1", 16, 1), "Hedgehog, sink + w = 16": ("hedgehog", 16, 1)}
+TRAINED = ("Hedgehog", "Hedgehog, w = 64", "Hedgehog, sink + w = 16")
 COLOURS = {"elu+1": "#9e9e9e", "FAVOR+": "#c7a76c", "Hedgehog": "#1f77b4", "elu+1, w = 64": "#d62728",
-           "Hedgehog, w = 64": "#2ca02c"}
+           "Hedgehog, w = 64": "#2ca02c", "elu+1, sink + w = 16": "#ff9896", "Hedgehog, sink + w = 16": "#9467bd"}
 
 
 def figure(errors: dict, count: dict):
@@ -40,9 +42,10 @@ def figure(errors: dict, count: dict):
         fig.add_trace(go.Scatter(x=layers, y=values, name=name, mode="lines+markers",
                                  line=dict(color=COLOURS[name], dash=dash, width=2), marker=dict(size=6)))
     fig.update_layout(
-        title=dict(text=(f"SmolLM2-135M, attention-output error per layer on held-out text "
-                         f"(Hedgehog ≤ ⅓ of elu+1: {count['Hedgehog']}/30 layers at w = 0, "
-                         f"{count['Hedgehog, w = 64']}/30 at w = 64)"), font=dict(size=15)),
+        title=dict(text=("SmolLM2-135M, attention-output error per layer on held-out text<br>"
+                         "<sup>layers where Hedgehog's error is ≤ ⅓ of elu+1's (pure linear): "
+                         + ", ".join(f"{name} {count[name]}/30" for name in TRAINED if name in count)
+                         + "</sup>"), font=dict(size=15)),
         xaxis=dict(title="layer", dtick=1, range=[-0.5, len(layers) - 0.5]), yaxis=dict(title="‖Ŷ − Y‖ / ‖Y‖ (log)", type="log"),
         template="plotly_white", height=560, legend=dict(orientation="h", y=-0.18))
     return fig
@@ -65,9 +68,9 @@ def main(argv=None) -> int:
     loaded = get_model(maps.MODEL)
     sample = [p for lang in texts.LANGS for p in texts.load(lang, "heldout")[:args.per_language]]
     sample += texts.pydoc_topics(args.pydoc)
-    sets = {name: maps.layer_maps(kind, window) for name, (kind, window) in SETS.items()}
+    sets = {name: maps.layer_maps(kind, window, sinks=sinks) for name, (kind, window, sinks) in SETS.items()}
     errors = judge.layer_errors(loaded, sample, sets, max_tokens=args.tokens)
-    count = {name: sum(judge.ratio_holds(errors, name, "elu+1", 1 / 3)) for name in ("Hedgehog", "Hedgehog, w = 64")}
+    count = {name: sum(judge.ratio_holds(errors, name, "elu+1", 1 / 3)) for name in TRAINED}
     fig = figure(errors, count)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     fig.write_image(str(args.out), format="png", width=1400, height=560, scale=1.5)

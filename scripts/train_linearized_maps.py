@@ -1,4 +1,5 @@
-"""Train the shipped linearized maps of SmolLM2-135M: every layer, Hedgehog at w = 0 and w = 64.
+"""Train the shipped linearized maps of SmolLM2-135M: every layer, Hedgehog at w = 0, at w = 64,
+and at w = 16 beside one attention sink (token 0 kept exact).
 
     python scripts/train_linearized_maps.py                 # writes assets/maps/linearized-smollm2-*.safetensors
     python scripts/train_linearized_maps.py --layers 0 --steps 3 --out /tmp/x   # a quick check
@@ -25,18 +26,21 @@ import torch  # noqa: E402
 from explorer.linearize import build, maps  # noqa: E402
 from explorer.sources.models import get_model  # noqa: E402
 
-VARIANTS = (("hedgehog", 0), ("hedgehog", 64))
+VARIANTS = (("hedgehog", 0, 0), ("hedgehog", 64, 0), ("hedgehog", 16, 1))
 
 
-def parse_variant(text: str) -> tuple[str, int]:
-    kind, _, window = text.partition(":")
-    return kind, int(window or 0)
+def parse_variant(text: str) -> tuple[str, int, int]:
+    """"hedgehog:16:1" -> ("hedgehog", 16, 1): kind, window, sinks."""
+    kind, _, exact = text.partition(":")
+    window, _, sinks = exact.partition(":")
+    return kind, int(window or 0), int(sinks or 0)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=str, default="all", help="'all' or comma-separated layer indices")
-    parser.add_argument("--variants", type=str, default=",".join(f"{k}:{w}" for k, w in VARIANTS))
+    parser.add_argument("--variants", type=str, default=",".join(f"{k}:{w}:{s}" for k, w, s in VARIANTS),
+                        help="kind:window:sinks, comma-separated")
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--per-language", type=int, default=24, help="training windows of 256 tokens per language")
@@ -55,8 +59,8 @@ def main(argv=None) -> int:
     print(f"captured {len(next(iter(data.values())))} windows x {len(data)} layers in "
           f"{time.perf_counter() - start:.0f} s", flush=True)
 
-    def report(layer, kind, window, losses):
-        print(f"{kind} w={window} layer {layer:2d}: loss {losses[0]:.3f} -> {losses[-1]:.3f} "
+    def report(layer, kind, window, sinks, losses):
+        print(f"{kind} {maps.describe(window, sinks)} layer {layer:2d}: loss {losses[0]:.3f} -> {losses[-1]:.3f} "
               f"({time.perf_counter() - start:.0f} s)", flush=True)
 
     sets = build.train_sets(data, variants, steps=args.steps, batch_size=args.batch, seed=args.seed,
@@ -65,8 +69,8 @@ def main(argv=None) -> int:
     settings = {"steps": args.steps, "batch": args.batch, "per_language": args.per_language, "seed": args.seed,
                 "sequence_length": build.LENGTH, "texts": "assets/texts/linearize/{en,zh}/train.txt",
                 "loss": "per-head relative output error", "layers": sorted(data)}
-    for (kind, window), layer_maps in sets.items():
-        path = args.out / maps.map_path(kind, window).name
+    for (kind, window, sinks), layer_maps in sets.items():
+        path = args.out / maps.map_path(kind, window, sinks=sinks).name
         maps.write_maps(layer_maps, path, **settings, final_loss=[round(x, 6) for x in layer_maps.info["final_loss"]])
         print(f"wrote {path} ({path.stat().st_size / 2 ** 20:.2f} MB)")
     print(json.dumps({"seconds": round(time.perf_counter() - start)}))

@@ -19,6 +19,11 @@ from .style import as_style, finish
 RULE_DASH = {"greedy": "solid", "first": "dot", "even": "dash"}
 
 
+def exact_words(window: int, sinks: int = 0, lang: str = "en") -> str:
+    """The keys a linearized layer reads exactly, in words: "window 64", "window 16 + attention sink"."""
+    return say("linearize.exact_sink" if sinks else "linearize.exact_window", lang, window=window, sinks=sinks)
+
+
 def keep_softmax_curves(curves: list[dict], style=None, lang: str = "en") -> go.Figure:
     """One ``keep_softmax`` result per map kind; perplexity on a log axis (all-linear models
     are orders of magnitude worse than the original)."""
@@ -27,7 +32,8 @@ def keep_softmax_curves(curves: list[dict], style=None, lang: str = "en") -> go.
     for i, curve in enumerate(curves):
         kind = say(f"linearize.kind_{curve['kind']}", lang)
         for rule, dash in RULE_DASH.items():
-            name = say("linearize.curve_name", lang, kind=kind, window=curve["window"],
+            name = say("linearize.curve_name", lang, kind=kind,
+                       exact=exact_words(curve["window"], curve.get("sinks", 0), lang),
                        rule=say(f"linearize.rule_{rule}", lang))
             fig.add_trace(go.Scatter(
                 x=curve["ks"], y=curve[rule], mode="lines+markers", name=name,
@@ -42,7 +48,8 @@ def keep_softmax_curves(curves: list[dict], style=None, lang: str = "en") -> go.
                   note=say("linearize.curve_note", lang))
 
 
-def sensitivity_bars(rows: list[dict], kind: str, window: int, style=None, lang: str = "en") -> go.Figure:
+def sensitivity_bars(rows: list[dict], kind: str, window: int, style=None, lang: str = "en",
+                     sinks: int = 0) -> go.Figure:
     """KL(original ‖ linearized) with each layer alone linearized, one bar per layer."""
     style = as_style(style)
     fig = go.Figure(go.Bar(
@@ -51,7 +58,8 @@ def sensitivity_bars(rows: list[dict], kind: str, window: int, style=None, lang:
         hovertemplate=say("linearize.sensitivity_hover", lang) + "<extra></extra>"))
     fig.update_xaxes(title_text=say("linearize.layer_axis", lang), dtick=1 if len(rows) <= 12 else 2)
     fig.update_yaxes(title_text=say("linearize.kl_axis", lang))
-    title = say("linearize.sensitivity_title", lang, kind=say(f"linearize.kind_{kind}", lang), window=window)
+    title = say("linearize.sensitivity_title", lang, kind=say(f"linearize.kind_{kind}", lang),
+                exact=exact_words(window, sinks, lang))
     return finish(fig, style, title, height=480 if style.presentation else 360)
 
 

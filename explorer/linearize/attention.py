@@ -1,22 +1,27 @@
 """Causal attention with a sliding window of exact softmax keys and a linear kernel outside it.
 
-For query i, scaled logits s_ij = scale * q_i . k_j, a window of w keys and the features
-phi_q = phi(q_i), phi_k = phi(k_j) of a layer's map (``maps.LayerMaps``):
+For query i, scaled logits s_ij = scale * q_i . k_j, a window of w keys, the first s keys
+kept exact too (attention sinks) and the features phi_q = phi(q_i), phi_k = phi(k_j) of a
+layer's map (``maps.LayerMaps``):
 
-    W      = { j : i - w < j <= i }          the w most recent keys, the query's own included
-    L      = { j : j <= i - w }              every older key
-    c_i    = max_{j in W} s_ij               (only when w > 0)
+    W      = { j <= i : j < s  or  j > i - w }   the sinks and the w most recent keys
+    L      = { j : s <= j <= i - w }             every other older key
+    c_i    = max_{j in W} s_ij                   (only when W can hold a key: w > 0 or s > 0)
     y_i    = [ sum_{j in W} exp(s_ij - c_i) v_j + sum_{j in L} (phi_q . phi_k) v_j ]
              / [ sum_{j in W} exp(s_ij - c_i)     + sum_{j in L}  phi_q . phi_k     ]
 
-w = 0 is pure causal linear attention (W empty, L = every j <= i, no c_i). This is the
-LoLCATs-style hybrid: the window is softmax exactly; the kernel carries the long range. The
-relative weight of the two parts is the map's to learn (``maps`` folds a learned per-head
-factor into the query features, so nothing here needs to know of it).
+w = s = 0 is pure causal linear attention (W empty, L = every j <= i, no c_i). This is the
+LoLCATs-style hybrid: the window is softmax exactly; the kernel carries the long range. Most
+heads of a trained LLM pour a large share of every row onto token 0 whatever it holds (an
+attention sink); a kernel of smooth features cannot give one key that share, so s = 1 keeps it
+exact (StreamingLLM's observation). The relative weight of the two parts is the map's to learn
+(``maps`` folds a learned per-head factor into the query features, so nothing here needs to
+know of it).
 
 As a recurrence, which is how a linearized layer decodes: keep S = sum_{j in L} phi_k v_j^T
-(m x d_v), z = sum_{j in L} phi_k (m) and the last w keys and values; on token t, first add
-key t - w (the one leaving the window) to S and z, then read the window and the state.
+(m x d_v), z = sum_{j in L} phi_k (m), the s sink keys and values and the last w ones; on
+token t, first add key t - w (the one leaving the window, unless it is a sink) to S and z,
+then read the exact keys and the state.
 
 ``windowed_attention`` is the fast form: the linear part by chunks (a running state across
 chunks, a masked product inside), the window part by query blocks that see only their band of
@@ -35,9 +40,14 @@ from ..checks import check_positive_int
 CHUNK = 64
 
 
+def _count(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name}: expected a whole number >= 0, got {str(value)[:40]}")
+    return value
+
+
 def _check(q, k, v, fq, fk, window) -> int:
-    if isinstance(window, bool) or not isinstance(window, int) or window < 0:
-        raise ValueError(f"window: expected a whole number >= 0, got {str(window)[:40]}")
+    window = _count(window, "window")
     if q.dim() != 3 or k.shape != q.shape or v.shape[:2] != q.shape[:2]:
         raise ValueError(f"q, k, v: expected (heads, N, d) with equal heads and N, got "
                          f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
@@ -46,15 +56,15 @@ def _check(q, k, v, fq, fk, window) -> int:
     return window
 
 
-def windowed_attention_reference(q, k, v, fq, fk, window: int, scale: float) -> torch.Tensor:
+def windowed_attention_reference(q, k, v, fq, fk, window: int, scale: float, sinks: int = 0) -> torch.Tensor:
     """The definition above, one query and one key at a time, in float64: (heads, N, d_v)."""
-    window = _check(q, k, v, fq, fk, window)
+    window, sinks = _check(q, k, v, fq, fk, window), _count(sinks, "sinks")
     q, k, v, fq, fk = (t.double() for t in (q, k, v, fq, fk))
     heads, n, _ = q.shape
     out = torch.zeros(heads, n, v.shape[-1], dtype=torch.float64)
     for h in range(heads):
         for i in range(n):
-            inside = range(max(0, i - window + 1), i + 1) if window else range(0)
+            inside = [j for j in range(i + 1) if j < sinks or j > i - window]
             logits = [scale * float(q[h, i] @ k[h, j]) for j in inside]
             top = max(logits) if logits else 0.0
             num = torch.zeros(v.shape[-1], dtype=torch.float64)
@@ -63,7 +73,7 @@ def windowed_attention_reference(q, k, v, fq, fk, window: int, scale: float) -> 
                 weight = torch.exp(torch.tensor(s - top, dtype=torch.float64))
                 num += weight * v[h, j]
                 den += float(weight)
-            for j in range(0, i - window + 1):
+            for j in range(sinks, i - window + 1):
                 weight = fq[h, i] @ fk[h, j]
                 num += weight * v[h, j]
                 den += float(weight)
@@ -71,13 +81,16 @@ def windowed_attention_reference(q, k, v, fq, fk, window: int, scale: float) -> 
     return out
 
 
-def windowed_attention(q, k, v, fq, fk, window: int, scale: float, chunk_size: int = CHUNK) -> torch.Tensor:
-    """The same output in O(N (C + w)) memory: (heads, N, d_v) in the inputs' dtype."""
-    window = _check(q, k, v, fq, fk, window)
+def windowed_attention(q, k, v, fq, fk, window: int, scale: float, chunk_size: int = CHUNK,
+                       sinks: int = 0) -> torch.Tensor:
+    """The same output in O(N (C + w + s)) memory: (heads, N, d_v) in the inputs' dtype."""
+    window, sinks = _check(q, k, v, fq, fk, window), _count(sinks, "sinks")
     chunk_size = check_positive_int(chunk_size, "chunk_size")
+    if sinks:                   # sink keys never enter the kernel: zero features
+        fk = torch.cat([fk.new_zeros(fk.shape[0], min(sinks, fk.shape[1]), fk.shape[2]), fk[:, sinks:]], dim=1)
     num, den = _linear_part(fq, fk, v, window, chunk_size)
-    if window:
-        w_num, w_den = _window_part(q, k, v, window, scale, chunk_size)
+    if window or sinks:
+        w_num, w_den = _window_part(q, k, v, window, sinks, scale, chunk_size)
         num, den = num + w_num, den + w_den
     return num / den
 
@@ -108,22 +121,22 @@ def _linear_part(fq, fk, v, window, chunk):
     return num, den
 
 
-def _window_part(q, k, v, window, scale, chunk):
-    """sum_{i - w < j <= i} exp(s_ij - c_i) [v_j, 1], by query blocks over their band of keys."""
+def _window_part(q, k, v, window, sinks, scale, chunk):
+    """sum_{j in W} exp(s_ij - c_i) [v_j, 1], by query blocks over the sinks and their band of keys."""
     heads, n, _ = q.shape
     num = torch.empty(heads, n, v.shape[-1], dtype=q.dtype)
     den = torch.empty(heads, n, 1, dtype=q.dtype)
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
         first = max(0, start - window + 1)
+        cols = torch.cat([torch.arange(min(sinks, first)), torch.arange(first, stop)])
         rows = torch.arange(start, stop).unsqueeze(-1)
-        cols = torch.arange(first, stop).unsqueeze(0)
-        inside = (cols <= rows) & (cols > rows - window)
-        logits = (q[:, start:stop] @ k[:, first:stop].transpose(-1, -2)) * scale
+        inside = (cols <= rows) & ((cols > rows - window) | (cols < sinks))
+        logits = (q[:, start:stop] @ k[:, cols].transpose(-1, -2)) * scale
         logits = logits.masked_fill(~inside, float("-inf"))
         c = logits.amax(-1, keepdim=True)
         weights = torch.exp(logits - c)
-        num[:, start:stop] = weights @ v[:, first:stop]
+        num[:, start:stop] = weights @ v[:, cols]
         den[:, start:stop] = weights.sum(-1, keepdim=True)
     return num, den
 

@@ -1,8 +1,8 @@
 """Training a whole set of linearized maps: every layer of a model, for one or more (kind,
-window) variants, from the project's training texts.
+window, sinks) variants, from the project's training texts.
 
     training_data(loaded, per_language, length) -> {layer: Batch}
-    train_sets(data, variants, steps, batch_size, seed, num_features) -> {(kind, window): LayerMaps}
+    train_sets(data, variants, steps, batch_size, seed, num_features) -> {(kind, window, sinks): LayerMaps}
 
 Each layer's inputs are captured once from the original model (``capture``) and stored in
 float16 (30 layers of 48 sequences of 256 tokens take about a gigabyte); a layer's batch is
@@ -44,20 +44,21 @@ def _batch(datas) -> Batch:
 
 def train_sets(data: dict, variants, *, steps: int = 100, batch_size: int = 4, seed: int = 0,
                num_features: int = 64, model: str = "SmolLM2-135M", progress=None, should_stop=None) -> dict:
-    """{(kind, window): LayerMaps} for every layer in ``data`` (all of the model's layers for a
-    full set). ``progress(layer, kind, window, losses)`` hears about each trained layer."""
+    """{(kind, window, sinks): LayerMaps} for every layer in ``data`` (all of the model's layers
+    for a full set). ``progress(layer, kind, window, sinks, losses)`` hears about each trained layer."""
     shape = SHAPE[model]
     sets = {}
-    for kind, window in variants:
+    for kind, window, sinks in variants:
         maps, weights, losses = [], [], []
         for layer in sorted(data):
-            fit = train_layer(_batch(data[layer]), kind, window, num_features=num_features, steps=steps,
+            fit = train_layer(_batch(data[layer]), kind, window, sinks=sinks, num_features=num_features, steps=steps,
                               batch_size=batch_size, seed=seed + layer, should_stop=should_stop)
             maps.append(fit.feature_map)
             weights.append(fit.log_weight)
             losses.append(fit.losses[-1])
             if progress is not None:
-                progress(layer, kind, window, fit.losses)
-        sets[(kind, window)] = LayerMaps(kind, window, model, maps, torch.stack(weights), shape["head_dim"],
-                                         shape["heads"], shape["kv_heads"], info={"final_loss": losses})
+                progress(layer, kind, window, sinks, fit.losses)
+        sets[(kind, window, sinks)] = LayerMaps(kind, window, model, maps, torch.stack(weights), shape["head_dim"],
+                                                shape["heads"], shape["kv_heads"], info={"final_loss": losses},
+                                                sinks=sinks)
     return sets

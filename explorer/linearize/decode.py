@@ -5,9 +5,10 @@ token per step); every linearized layer keeps only its state, per query head
 
     S = sum_{j <= t - w} phi(k_j) v_j^T   (m x d),      z = sum_{j <= t - w} phi(k_j)   (m),
 
-plus, for a window of w exact softmax keys, the last w keys and values: a size that does not
-depend on the length of the context. On each token a linearized layer first adds the key that
-leaves its window to S and z, then reads the window and the state (``attention``'s definition).
+plus, for a window of w exact softmax keys, the last w keys and values, and the first s (the
+attention sinks): a size that does not depend on the length of the context. On each token a
+linearized layer first adds the key that leaves its window to S and z, then reads the exact keys
+and the state (``attention``'s definition).
 
 ``Decoder`` walks the model's own modules (embedding, per layer: norm, projections, RoPE,
 attention, output projection, MLP; final norm, tied output) so that each layer can keep what
@@ -56,12 +57,13 @@ class SoftmaxCache:
 
 
 class LinearState:
-    """A linearized layer's state: S (heads, m, d) and z (heads, m, 1), and the window's last
-    w keys and values (kv_heads, <= w, d)."""
+    """A linearized layer's state: S (heads, m, d) and z (heads, m, 1), the window's last w keys
+    and values (kv_heads, <= w, d) and the s sink keys and values (kv_heads, <= s, d)."""
 
     def __init__(self, maps: LayerMaps, index: int):
-        self.maps, self.index, self.window = maps, index, maps.window
-        self.s = self.z = self.k = self.v = None
+        self.maps, self.index, self.window, self.sinks = maps, index, maps.window, maps.sinks
+        self.s = self.z = self.k = self.v = self.sink_k = self.sink_v = None
+        self.seen = 0
 
     def _features_of_keys(self, k):
         groups = self.maps.heads // k.shape[0]
@@ -79,31 +81,38 @@ class LinearState:
         m = self.maps.num_features
         self.s = q.new_zeros(self.maps.heads, m, v.shape[-1])
         self.z = q.new_zeros(self.maps.heads, m, 1)
-        split = max(0, k.shape[1] - self.window)
-        self._absorb(k[:, :split], v[:, :split])
+        first = min(self.sinks, k.shape[1])
+        split = max(first, k.shape[1] - self.window)
+        self.sink_k, self.sink_v = k[:, :first], v[:, :first]
+        self._absorb(k[:, first:split], v[:, first:split])
         self.k, self.v = k[:, split:], v[:, split:]
+        self.seen = k.shape[1]
         return out
 
     def step(self, q, k, v) -> torch.Tensor:
-        if self.window:
+        if self.seen < self.sinks:                           # a sink is still to come: this token
+            self.sink_k, self.sink_v = torch.cat([self.sink_k, k], 1), torch.cat([self.sink_v, v], 1)
+        elif self.window:
             self.k, self.v = torch.cat([self.k, k], 1), torch.cat([self.v, v], 1)
             if self.k.shape[1] > self.window:             # key t - w leaves the window
                 self._absorb(self.k[:, :1], self.v[:, :1])
                 self.k, self.v = self.k[:, 1:], self.v[:, 1:]
         else:
             self._absorb(k, v)
+        self.seen += 1
         fq = self.maps.query(self.index, q)                  # (heads, 1, m)
         num, den = fq @ self.s, fq @ self.z
-        if self.window:
+        if self.maps.exact:
+            exact_k, exact_v = torch.cat([self.sink_k, self.k], 1), torch.cat([self.sink_v, self.v], 1)
             kv_heads, groups = k.shape[0], q.shape[0] // k.shape[0]
-            logits = (q.view(kv_heads, groups, -1) @ self.k.transpose(-1, -2)) * self.maps.scale
-            weights = torch.exp(logits - logits.amax(-1, keepdim=True))          # (kv_heads, groups, <= w)
-            num = num + (weights @ self.v).view(q.shape)
+            logits = (q.view(kv_heads, groups, -1) @ exact_k.transpose(-1, -2)) * self.maps.scale
+            weights = torch.exp(logits - logits.amax(-1, keepdim=True))          # (kv_heads, groups, <= s + w)
+            num = num + (weights @ exact_v).view(q.shape)
             den = den + weights.sum(-1, keepdim=True).view(*q.shape[:-1], 1)
         return num / den
 
     def nbytes(self) -> int:
-        return sum(t.numel() * t.element_size() for t in (self.s, self.z, self.k, self.v))
+        return sum(t.numel() * t.element_size() for t in (self.s, self.z, self.k, self.v, self.sink_k, self.sink_v))
 
 
 class Decoder:
@@ -159,11 +168,12 @@ def kv_cache_bytes(loaded, length: int, layers=range(0)) -> int:
 
 def state_bytes(loaded, length: int, layers, maps: LayerMaps | None) -> int:
     """Bytes a decoder with ``layers`` linearized keeps after ``length`` tokens (float32):
-    softmax layers' KV caches, and per linearized layer S, z and the window's keys and values."""
+    softmax layers' KV caches, and per linearized layer S, z and the exact keys and values
+    (the window's and the sinks')."""
     layers = set(layers)
     if not layers:
         return kv_cache_bytes(loaded, length)
     config = loaded.model.config
     per_linear = (maps.heads * maps.num_features * (config.head_dim + 1)
-                  + 2 * config.num_key_value_heads * config.head_dim * min(length, maps.window)) * 4
+                  + 2 * config.num_key_value_heads * config.head_dim * min(length, maps.window + maps.sinks)) * 4
     return kv_cache_bytes(loaded, length, layers) + len(layers) * per_linear

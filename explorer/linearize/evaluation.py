@@ -16,7 +16,11 @@ the keep-softmax search compares perplexities only, so it never needs them.
 The greedy choice starts from every layer linear and, for k = 1, 2, ..., keeps softmax in the
 layer that lowers the perplexity most given the k - 1 already kept: L + (L - 1) + ... forwards
 per text, so it is the expensive one; ``max_forwards`` refuses it before any work when the
-count of forwards times tokens is over the bound.
+count of forwards times tokens is over the bound. The two plain rules' choices at k are among
+its candidates (they are measured for their own curves anyway): one added layer cannot always
+repair what an early pick locked in (elu+1's damage is spread over many layers), and a search
+that saw a better set of k layers should not report a worse one. So the greedy curve is never
+above either rule's, by construction, and the choice it reports at k is the best set it saw.
 """
 
 from __future__ import annotations
@@ -97,21 +101,22 @@ def _bound(all_ids, forwards: int, max_forwards_tokens: int) -> None:
 
 
 def evaluate(texts, layers, kind="hedgehog", window: int = 0, model: str = MODEL,
-             max_tokens: int = DEFAULT_MAX_TOKENS) -> dict:
+             max_tokens: int = DEFAULT_MAX_TOKENS, sinks: int = 0) -> dict:
     """Perplexity, the original's perplexity, top-1 agreement and KL over ``texts`` with
     ``layers`` linearized ([] the original, "all" every layer); plus the layers and tokens."""
-    loaded, chosen, maps = resolve(model, layers, kind, window)
+    loaded, chosen, maps = resolve(model, layers, kind, window, sinks)
     with loaded.lock, torch.no_grad():
         result = _scores(loaded, _texts_ids(loaded, texts, max_tokens), chosen, maps)
-    return {**result, "layers": chosen, "kind": maps.kind if maps else None, "window": maps.window if maps else 0}
+    return {**result, "layers": chosen, "kind": maps.kind if maps else None, "window": maps.window if maps else 0,
+            "sinks": maps.sinks if maps else 0}
 
 
 def sensitivity(texts, kind="hedgehog", window: int = 0, model: str = MODEL,
                 max_tokens: int = DEFAULT_MAX_TOKENS, stop=None,
-                max_forward_tokens: int = MAX_FORWARD_TOKENS) -> list[dict]:
+                max_forward_tokens: int = MAX_FORWARD_TOKENS, sinks: int = 0) -> list[dict]:
     """Each layer linearized alone: one row per layer (layer, perplexity, top1_agreement, kl,
     rank), rank 1 the layer whose linearizing costs most (highest KL)."""
-    loaded, every, maps = resolve(model, "all", kind, window)
+    loaded, every, maps = resolve(model, "all", kind, window, sinks)
     with loaded.lock, torch.no_grad():
         all_ids = _texts_ids(loaded, texts, max_tokens)
         _bound(all_ids, len(every) + 1, max_forward_tokens)
@@ -135,52 +140,52 @@ def evenly_spaced(k: int, count: int) -> list[int]:
 
 
 def greedy_forwards(ks, count: int) -> int:
-    """Forwards the greedy choice needs to reach the largest k in ``ks``."""
-    return sum(count - j for j in range(max(ks)))
+    """Forwards the greedy choice needs to reach the largest k in ``ks``: one per layer it may
+    add, and the two plain rules' sets at each k."""
+    return sum(count - j + 2 for j in range(max(ks)))
 
 
 def keep_softmax(texts, kind="hedgehog", window: int = 0, model: str = MODEL, ks=None,
                  max_tokens: int = DEFAULT_MAX_TOKENS, stop=None, progress=None,
-                 max_forward_tokens: int = MAX_FORWARD_TOKENS) -> dict:
+                 max_forward_tokens: int = MAX_FORWARD_TOKENS, sinks: int = 0) -> dict:
     """Perplexity with k layers kept softmax (the rest linearized), for every k in ``ks``
     (default 0 ... all), the kept layers chosen three ways: "greedy", "first", "even".
 
     Returns {"original_perplexity", "ks", "greedy": [...], "first": [...], "even": [...],
     "kept": {"greedy": [[layers kept at k], ...], ...}}. ``progress(fraction)`` is told how far."""
-    loaded, every, maps = resolve(model, "all", kind, window)
+    loaded, every, maps = resolve(model, "all", kind, window, sinks)
     count = len(every)
     ks = list(range(count + 1)) if ks is None else sorted({int(k) for k in ks})
     if not ks or ks[0] < 0 or ks[-1] > count:
         raise ValueError(f"ks: expected values from 0 to {count}")
-    out = {"ks": ks, "kind": maps.kind, "window": maps.window, "greedy": [], "first": [], "even": [],
+    out = {"ks": ks, "kind": maps.kind, "window": maps.window, "sinks": maps.sinks, "greedy": [], "first": [], "even": [],
            "kept": {"greedy": [], "first": [], "even": []}}
     with loaded.lock, torch.no_grad():
         all_ids = _texts_ids(loaded, texts, max_tokens)
         forwards = greedy_forwards(ks, count) + 2 * len(ks) + 1
         _bound(all_ids, forwards, max_forward_tokens)
-        done = 0
+        measured: dict = {}
 
         def perplexity(kept) -> float:
-            nonlocal done
-            check_stop(stop)
-            done += 1
-            if progress is not None:
-                progress(min(1.0, done / forwards))
-            return _perplexity(loaded, all_ids, [i for i in every if i not in kept], maps)
+            """Perplexity with the layers ``kept`` softmax; each set is measured once."""
+            key = tuple(sorted(kept))
+            if key not in measured:
+                check_stop(stop)
+                measured[key] = _perplexity(loaded, all_ids, [i for i in every if i not in key], maps)
+                if progress is not None:
+                    progress(min(1.0, len(measured) / forwards))
+            return measured[key]
 
         out["original_perplexity"] = _perplexity(loaded, all_ids, [], maps)
-        kept, greedy_at = [], {0: ([], None)}
+        kept, greedy_at = [], {0: []}
         for k in range(1, ks[-1] + 1):
-            trials = {layer: perplexity(kept + [layer]) for layer in every if layer not in kept}
-            best = min(trials, key=trials.get)
-            kept = sorted(kept + [best])
-            greedy_at[k] = (kept, trials[best])
+            candidates = [sorted(kept + [layer]) for layer in every if layer not in kept]
+            candidates += [first_k(k, count), evenly_spaced(k, count)]
+            kept = min(candidates, key=perplexity)
+            greedy_at[k] = kept
         for k in ks:
-            layers, value = greedy_at[k]
-            out["kept"]["greedy"].append(layers)
-            out["greedy"].append(perplexity(layers) if value is None else value)
-            for name, rule in (("first", first_k), ("even", evenly_spaced)):
-                chosen = rule(k, count)
+            for name, chosen in (("greedy", greedy_at[k]), ("first", first_k(k, count)),
+                                 ("even", evenly_spaced(k, count))):
                 out["kept"][name].append(chosen)
                 out[name].append(perplexity(chosen))
     return out
@@ -206,22 +211,24 @@ def keep_rule(rule: str, k: int, count: int, ranking=None) -> list[int]:
 
 
 def hybrid_table(texts, keep: int, kind="hedgehog", window: int = 0, model: str = MODEL, rule: str = "even",
-                 max_tokens: int = DEFAULT_MAX_TOKENS, stop=None, max_forward_tokens: int = MAX_FORWARD_TOKENS) -> dict:
+                 max_tokens: int = DEFAULT_MAX_TOKENS, stop=None, max_forward_tokens: int = MAX_FORWARD_TOKENS,
+                 sinks: int = 0) -> dict:
     """Three rows on ``texts``: the original, ``keep`` layers kept softmax (by ``rule``) with
     the rest linearized, and every layer linearized; each with its perplexity, agreement and KL.
     With rule "sensitivity" the per-layer rows come too."""
     from ..sources.models import get_model
 
     count = len(get_model(model).model.layers)
-    ranking = sensitivity(texts, kind, window, model, max_tokens, stop, max_forward_tokens) if rule == "sensitivity" else None
+    ranking = (sensitivity(texts, kind, window, model, max_tokens, stop, max_forward_tokens, sinks)
+               if rule == "sensitivity" else None)
     kept = keep_rule(rule, keep, count, ranking)
     rows = []
     for name, layers in (("original", []), (f"keep {keep} ({rule})", [i for i in range(count) if i not in kept]),
                          ("all linear", "all")):
         check_stop(stop)
-        result = evaluate(texts, layers, kind, window, model, max_tokens)
+        result = evaluate(texts, layers, kind, window, model, max_tokens, sinks)
         rows.append({"model": name, "softmax_layers": count - len(result["layers"]),
                      "perplexity": result["perplexity"], "top1_agreement": result["top1_agreement"],
                      "kl": result["kl"], "tokens": result["tokens"]})
-    return {"kind": kind, "window": window, "keep": keep, "rule": rule, "kept": kept, "rows": rows,
+    return {"kind": kind, "window": window, "sinks": sinks, "keep": keep, "rule": rule, "kept": kept, "rows": rows,
             "sensitivity": ranking}

@@ -69,12 +69,12 @@ def _choose(row: torch.Tensor, temperature: float, generator: torch.Generator) -
 
 def generate(prompt: str, max_new_tokens: int, layers, kind="hedgehog", window: int = 0, model: str = MODEL,
              mode: str = "recurrent", temperature: float = 0.0, seed: int = 0, stop=None,
-             on_token=None) -> Generation:
+             on_token=None, sinks: int = 0) -> Generation:
     """Continue ``prompt`` by ``max_new_tokens`` tokens (see the module doc). ``stop`` (a
     StopSignal or a function) is asked before every token; ``on_token(generation)`` is called
     after each one (to stream it; its ``logits`` are filled in at the end)."""
     max_new_tokens, temperature = _check(max_new_tokens, mode, temperature)
-    loaded, chosen, maps = resolve(model, layers, kind, window)
+    loaded, chosen, maps = resolve(model, layers, kind, window, sinks)
     ids = token_ids(loaded, prompt, MAX_PROMPT_TOKENS)
     if len(ids) + max_new_tokens > loaded.position_limit:
         raise ValueError(f"max_new_tokens: the prompt's {len(ids):,} tokens and {max_new_tokens:,} new ones are more "

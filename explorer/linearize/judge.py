@@ -35,7 +35,7 @@ def layer_errors(loaded, texts, sets: dict, max_tokens: int = 512, should_stop=N
                 size[layer] += data.out.double().square().sum()
                 for name, maps in sets.items():
                     y = windowed_attention(data.q, k, v, maps.query(layer, data.q), maps.key(layer, k),
-                                           maps.window, maps.scale)
+                                           maps.window, maps.scale, sinks=maps.sinks)
                     miss[name][layer] += (y.double() - data.out.double()).square().sum()
     return {name: (miss[name] / size).sqrt().tolist() for name in sets}
 

@@ -25,7 +25,7 @@ import torch
 
 from .attention import windowed_attention
 from ..sources.models import shown
-from .maps import MODEL, LayerMaps, check_kind, check_model, check_window, layer_maps
+from .maps import MODEL, LayerMaps, check_kind, check_model, check_sinks, check_window, layer_maps
 
 
 def attention_modules(loaded) -> list:
@@ -53,7 +53,8 @@ def layer_output(maps: LayerMaps, index: int, q, k, v) -> torch.Tensor:
     and k, v (kv_heads, N, d): the maps' definition of windowed linear attention."""
     groups = q.shape[0] // k.shape[0]
     k, v = k.repeat_interleave(groups, 0), v.repeat_interleave(groups, 0)
-    return windowed_attention(q, k, v, maps.query(index, q), maps.key(index, k), maps.window, maps.scale)
+    return windowed_attention(q, k, v, maps.query(index, q), maps.key(index, k), maps.window, maps.scale,
+                              sinks=maps.sinks)
 
 
 def _linear_forward(attn, maps: LayerMaps, index: int, original, owner: int):
@@ -104,11 +105,11 @@ def linearized(loaded, layers, maps: LayerMaps):
 MAX_TOKENS = 2048       # the longest text one call reads (longer ones are cut): bounded work
 
 
-def resolve(model: str, layers, kind, window: int):
+def resolve(model: str, layers, kind, window: int, sinks: int = 0):
     """(loaded model, sorted layer indices, maps) for the entry points, every argument checked.
 
     ``layers``: [] is the original model, "all" every layer, else layer indices. ``kind`` is a
-    map kind (``maps.KINDS``) or a ``LayerMaps`` itself (its own window then)."""
+    map kind (``maps.KINDS``) or a ``LayerMaps`` itself (its own window and sinks then)."""
     from ..sources.models import get_model
 
     check_model(model)
@@ -126,7 +127,8 @@ def resolve(model: str, layers, kind, window: int):
         return loaded, chosen, kind
     check_kind(kind)
     check_window(window)
-    return loaded, chosen, layer_maps(kind, window, model) if chosen else None
+    check_sinks(sinks)
+    return loaded, chosen, layer_maps(kind, window, model, sinks) if chosen else None
 
 
 def token_ids(loaded, text: str, max_tokens: int = MAX_TOKENS) -> torch.Tensor:
@@ -140,10 +142,10 @@ def token_ids(loaded, text: str, max_tokens: int = MAX_TOKENS) -> torch.Tensor:
 
 
 def logits(text: str, layers, kind="hedgehog", window: int = 0, model: str = MODEL,
-           max_tokens: int = MAX_TOKENS) -> torch.Tensor:
+           max_tokens: int = MAX_TOKENS, sinks: int = 0) -> torch.Tensor:
     """Next-token logits (N, vocab) of ``text`` through the model with ``layers`` linearized
     (their parallel forward); ``layers=[]`` is the original model, "all" every layer."""
-    loaded, chosen, maps = resolve(model, layers, kind, window)
+    loaded, chosen, maps = resolve(model, layers, kind, window, sinks)
     ids = token_ids(loaded, text, max_tokens)
     with loaded.lock, torch.no_grad(), linearized(loaded, chosen, maps):
         return logits_of(loaded, ids)

@@ -15,7 +15,7 @@ so heads with small outputs count as much as heads with large ones. The map is t
 class (``explorer.maps``: Hedgehog, LUNA) with one parameter set per query head, trained by Adam
 on minibatches of sequences drawn by a seeded generator: the same data, kind, window, seed and
 settings give the same bytes. With a window, a per-head log weight of the kernel against the
-exact softmax part is learned beside the map (LoLCATs' mixing factor).
+exact softmax part is learned beside the map (LoLCATs' mixing factor), and so with sinks.
 
 ``layer_output`` is the masked quadratic form (sequences here are short, at most a few hundred
 tokens, where it is the cheapest to differentiate); it equals ``attention.windowed_attention``
@@ -59,20 +59,21 @@ def stack(datas: list[LayerData]) -> Batch:
                  torch.stack([v for _, v in kv]), torch.stack([d.out for d in datas]))
 
 
-def layer_output(fmap, log_weight, q, k, v, window: int, scale: float) -> torch.Tensor:
+def layer_output(fmap, log_weight, q, k, v, window: int, scale: float, sinks: int = 0) -> torch.Tensor:
     """The windowed causal linear attention output (..., heads, N, d_v), quadratic form.
 
-    ``log_weight`` (heads,) multiplies the kernel by exp(log_weight) against the window
-    (ignored when window = 0, where any per-head constant cancels)."""
+    ``log_weight`` (heads,) multiplies the kernel by exp(log_weight) against the exact keys
+    (ignored when there are none, w = s = 0, where any per-head constant cancels)."""
     n = q.shape[-2]
     rows = torch.arange(n).unsqueeze(-1)
     cols = torch.arange(n).unsqueeze(0)
-    older = cols <= rows - window
+    older = (cols <= rows - window) & (cols >= sinks)
+    exact = bool(window or sinks)
     kernel = fmap(q, is_query=True) @ fmap(k, is_query=False).transpose(-1, -2)
-    if window:
+    if exact:
         kernel = kernel * log_weight.exp().view(-1, 1, 1)
     weights = kernel.masked_fill(~older, 0.0)
-    if window:
+    if exact:
         inside = (cols <= rows) & ~older
         logits = ((q @ k.transpose(-1, -2)) * scale).masked_fill(~inside, float("-inf"))
         top = logits.amax(-1, keepdim=True).detach()
@@ -101,7 +102,7 @@ class LayerFit:
     losses: list = field(default_factory=list)
 
 
-def train_layer(batch: Batch, kind: str = "hedgehog", window: int = 0, *, num_features: int = 64,
+def train_layer(batch: Batch, kind: str = "hedgehog", window: int = 0, *, sinks: int = 0, num_features: int = 64,
                 steps: int = 200, batch_size: int = 8, lr: float | None = None, seed: int = 0,
                 scale: float | None = None, progress=None, should_stop=None) -> LayerFit:
     """Fit one map per query head of a layer so its windowed linear attention output matches
@@ -116,15 +117,15 @@ def train_layer(batch: Batch, kind: str = "hedgehog", window: int = 0, *, num_fe
     scale = batch.q.shape[-1] ** -0.5 if scale is None else float(scale)
     gen = torch.Generator().manual_seed(int(seed))
     fmap = LEARNED_KINDS[kind](batch.q.shape[-1], num_features, seed=seed, heads=(batch.heads,))
-    log_weight = torch.zeros(batch.heads, requires_grad=bool(window))
-    params = list(fmap.parameters()) + ([log_weight] if window else [])
+    log_weight = torch.zeros(batch.heads, requires_grad=bool(window or sinks))
+    params = list(fmap.parameters()) + ([log_weight] if window or sinks else [])
     opt = torch.optim.Adam(params, lr=DEFAULT_LR[kind] if lr is None else lr)
     fit = LayerFit(fmap, log_weight)
     for step in range(steps):
         stopping.check(should_stop)
         pick = torch.randperm(batch.q.shape[0], generator=gen)[:batch_size]
         opt.zero_grad()
-        y = layer_output(fmap, log_weight, batch.q[pick], batch.k[pick], batch.v[pick], window, scale)
+        y = layer_output(fmap, log_weight, batch.q[pick], batch.k[pick], batch.v[pick], window, scale, sinks)
         loss = head_relative_loss(y, batch.out[pick])
         loss.backward()
         opt.step()

@@ -28,7 +28,7 @@ def _label(key: str):
 
 # The engine's choices (views.linearize.sets(): the shipped sets, then elu+1), repeated so the
 # tab builds before the engine is imported; a test holds them equal.
-SETS = ("hedgehog:0", "hedgehog:64", "elu1:0")
+SETS = ("hedgehog:0", "hedgehog:16:1", "hedgehog:64", "elu1:0")
 LAYERS, DEFAULT_KEEP, MAX_PROMPT_CHARS, MAX_NEW_TOKENS = 30, 6, 200, 64   # SmolLM2's layers; the view's bounds
 
 

@@ -1,7 +1,7 @@
 """The Linearize page: SmolLM2 with every layer but k linearized, judged against the original
 on a short held-out sample, and the two models continuing one prompt side by side.
 
-    sets() -> ["hedgehog:0", ...]              the shipped trained sets, then the elu+1 baseline
+    sets() -> ["hedgehog:0", "hedgehog:16:1", ...]   the shipped trained sets, then the elu+1 baseline
     judge(set_id, keep, lang, stop) -> JudgeView    perplexity, top-1 agreement, KL vs the original
     generation_steps(prompt, new_tokens, set_id, keep, lang, stop) -> iterator of GenerationStep
 
@@ -18,6 +18,7 @@ import queue
 import threading
 from dataclasses import dataclass, field
 
+from ..figures.linearize import exact_words
 from ..linearize import evaluate, generate, shipped
 from ..linearize.evaluation import evenly_spaced
 from ..linearize.maps import MODEL, SHAPE
@@ -39,8 +40,9 @@ BYTES_PER_TOKEN = 4 * 49_152 * 3
 
 
 def sets() -> list[str]:
-    """The choices of maps as "kind:window": what ships for SmolLM2, then elu+1 (no training)."""
-    found = [f"{kind}:{window}" for kind, window in shipped(MODEL)]
+    """The choices of maps as "kind:window", or "kind:window:sinks" for a set with attention
+    sinks: what ships for SmolLM2, then elu+1 (no training)."""
+    found = [f"{kind}:{window}" + (f":{sinks}" if sinks else "") for kind, window, sinks in shipped(MODEL)]
     return found + [f"{BASELINE[0]}:{BASELINE[1]}"]
 
 
@@ -49,17 +51,19 @@ def default_set() -> str:
 
 
 def set_key(set_id: str) -> str:
-    """The text key naming a set on the page: "hedgehog:64" -> "linearize.set_hedgehog_64"."""
-    kind, window = parse_set(set_id)
-    return f"linearize.set_{kind}_{window}"
+    """The text key naming a set on the page: "hedgehog:64" -> "linearize.set_hedgehog_64",
+    "hedgehog:16:1" -> "linearize.set_hedgehog_16_1"."""
+    parse_set(set_id)
+    return "linearize.set_" + set_id.replace(":", "_")
 
 
-def parse_set(set_id, lang: str = "en") -> tuple[str, int]:
+def parse_set(set_id, lang: str = "en") -> tuple[str, int, int]:
+    """(kind, window, sinks) of one of ``sets()``."""
     choices = sets()
     if not isinstance(set_id, str) or set_id not in choices:
         raise ValueError(say("linearize.err_set", lang, choices=", ".join(choices), got=repr(str(set_id)[:40])))
-    kind, window = set_id.split(":")
-    return kind, int(window)
+    kind, window, sinks = (set_id + ":0").split(":")[:3]
+    return kind, int(window), int(sinks)
 
 
 def check_keep(keep, lang: str = "en") -> int:
@@ -103,14 +107,14 @@ class JudgeView:
 
 def judge(set_id, keep, lang: str = "en", stop=None) -> JudgeView:
     """Perplexity, top-1 agreement and KL of the model with all but ``keep`` layers linearized."""
-    kind, window = parse_set(set_id, lang)
+    kind, window, sinks = parse_set(set_id, lang)
     keep = check_keep(keep, lang)
     texts = sample()
     tokens = len(texts) * SAMPLE_TOKENS
     _price(2, tokens, "linearize.cost_judge", forwards=2 * len(texts), tokens=f"{tokens:,}")
     check_stop(stop)
     layers = linear_layers(keep)
-    result = evaluate(texts, layers, kind=kind, window=window, model=MODEL, max_tokens=SAMPLE_TOKENS)
+    result = evaluate(texts, layers, kind=kind, window=window, model=MODEL, max_tokens=SAMPLE_TOKENS, sinks=sinks)
     check_stop(stop)
     rows = [{"model": "original", "softmax": LAYERS,
              "perplexity": result["original_perplexity"], "top1_agreement": 1.0, "kl": 0.0},
@@ -122,8 +126,9 @@ def judge(set_id, keep, lang: str = "en", stop=None) -> JudgeView:
 def _row_name(view: JudgeView, which: str, lang: str) -> str:
     if which == "original":
         return say("linearize.row_original", lang)
-    kind, window = view.set_id.split(":")
-    return say("linearize.row_hybrid", lang, kind=say(f"linearize.kind_{kind}", lang), window=window, keep=view.keep)
+    kind, window, sinks = parse_set(view.set_id)
+    return say("linearize.row_hybrid", lang, kind=say(f"linearize.kind_{kind}", lang),
+               exact=exact_words(window, sinks, lang), keep=view.keep)
 
 
 def table(view: JudgeView, lang: str | None = None) -> list[list]:
@@ -173,7 +178,7 @@ def check_prompt(prompt, new_tokens, lang: str = "en") -> tuple[str, int]:
     return prompt, new_tokens
 
 
-def _streamed(prompt, new_tokens, layers, kind, window, stop):
+def _streamed(prompt, new_tokens, layers, kind, window, sinks, stop):
     """(text so far, Generation) after each token of one generation, run on a worker thread so
     that the caller can hand each token on as it comes; closing the iterator stops the worker
     at its next token."""
@@ -190,7 +195,7 @@ def _streamed(prompt, new_tokens, layers, kind, window, stop):
     def work():
         try:
             generate(prompt, new_tokens, layers, kind=kind, window=window, model=MODEL, stop=should_stop,
-                     on_token=on_token)
+                     on_token=on_token, sinks=sinks)
             out.put(("done",))
         except BaseException as exc:          # handed to the caller's thread, raised there
             out.put(("error", exc))
@@ -216,15 +221,15 @@ def generation_steps(prompt, new_tokens, set_id, keep, lang: str = "en", stop=No
     """The original continues ``prompt`` token by token, then the linearized model does: one
     ``GenerationStep`` per token. Memory: the original's KV cache and the linearized model's
     state (plus the KV cache of its softmax layers) after each token."""
-    kind, window = parse_set(set_id, lang)
+    kind, window, sinks = parse_set(set_id, lang)
     keep = check_keep(keep, lang)
     prompt, new_tokens = check_prompt(prompt, new_tokens, lang)
     _price(2, new_tokens + MAX_PROMPT_CHARS, "linearize.cost_generate", tokens=new_tokens)
     step = GenerationStep("original")
-    for text, memory, _, seconds, count in _streamed(prompt, new_tokens, [], kind, window, stop):
+    for text, memory, _, seconds, count in _streamed(prompt, new_tokens, [], kind, window, sinks, stop):
         step.original, step.kv_cache_bytes, step.seconds, step.tokens = text, memory, seconds, count
         yield step
     step.which, step.tokens, step.seconds = "linearized", 0, 0.0
-    for text, memory, _, seconds, count in _streamed(prompt, new_tokens, linear_layers(keep), kind, window, stop):
+    for text, memory, _, seconds, count in _streamed(prompt, new_tokens, linear_layers(keep), kind, window, sinks, stop):
         step.linearized, step.state_bytes, step.seconds, step.tokens = text, memory, seconds, count
         yield step

@@ -127,8 +127,9 @@ def test_a_change_of_language_relabels_the_same_numbers_and_an_untouched_prompt(
     table, summary, prompt = linearize_tab.relabel(view, say("linearize.default_prompt", "en"), "zh")
     assert list(table.columns) == views.headers("zh")
     assert table.values.tolist() == [["原模型", 30, 27.5, 1.0, 0.0],
-                                     [say("linearize.row_hybrid", "zh", kind=say("linearize.kind_hedgehog", "zh"),
-                                          window="64", keep=6), 6, 31.25, 0.8, 0.125]]
+                                     ["Hedgehog（已训练），窗口 64，k = 6", 6, 31.25, 0.8, 0.125]]
+    sunk = views.JudgeView("hedgehog:16:1", 6, [2, 7], view.rows, 254, 2, "en")
+    assert linearize_tab.relabel(sunk, "x", "zh")[0].values.tolist()[1][0] == "Hedgehog（已训练），窗口 16 + 注意力汇聚点，k = 6"
     assert "2, 7" in summary and summary == views.summary(view, "zh")
     assert prompt == say("linearize.default_prompt", "zh") != say("linearize.default_prompt", "en")
     assert linearize_tab.relabel(view, "My own prompt", "zh")[2] == "My own prompt"     # the visitor's stays

@@ -34,7 +34,7 @@ def loaded():
     return get_model(MODEL)
 
 
-def random_hedgehog(window: int, seed: int = 0) -> LayerMaps:
+def random_hedgehog(window: int, seed: int = 0, sinks: int = 0) -> LayerMaps:
     """Hedgehog maps of the shipped shape (30 layers x 9 query heads, m = 128), untrained and
     perturbed at random, with a random kernel-against-window weight per head."""
     gen = torch.Generator().manual_seed(seed)
@@ -46,7 +46,7 @@ def random_hedgehog(window: int, seed: int = 0) -> LayerMaps:
                 p.add_(0.3 * torch.randn(p.shape, generator=gen))
         fmap.requires_grad_(False)
         maps.append(fmap)
-    return LayerMaps("hedgehog", window, MODEL, maps, 0.5 * torch.randn(30, 9, generator=gen))
+    return LayerMaps("hedgehog", window, MODEL, maps, 0.5 * torch.randn(30, 9, generator=gen), sinks=sinks)
 
 
 def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -117,12 +117,13 @@ def test_bad_arguments_are_refused(loaded):
             generate(ENGLISH, **{"max_new_tokens": 4, "layers": [], **bad})
 
 
-@pytest.mark.parametrize("window, prompt", [(0, ENGLISH), (0, CHINESE), (8, ENGLISH), (8, CHINESE)],
-                         ids=["linear-en", "linear-zh", "window-en", "window-zh"])
-def test_recurrent_decoding_equals_the_parallel_forward_over_64_tokens(loaded, window, prompt):
+@pytest.mark.parametrize("window, sinks, prompt", [(0, 0, ENGLISH), (0, 0, CHINESE), (8, 0, ENGLISH), (8, 0, CHINESE),
+                                                   (8, 1, ENGLISH), (0, 1, CHINESE)],
+                         ids=["linear-en", "linear-zh", "window-en", "window-zh", "sink-window-en", "sink-zh"])
+def test_recurrent_decoding_equals_the_parallel_forward_over_64_tokens(loaded, window, sinks, prompt):
     """Greedy: token by token with states and caches, against one parallel forward of the whole
     sequence through the same linearized model (three linear layers, the rest softmax)."""
-    maps = random_hedgehog(window, seed=1)
+    maps = random_hedgehog(window, seed=1, sinks=sinks)
     layers = [0, 13, 29]
     out = generate(prompt, 64, layers, kind=maps)
     assert len(out.tokens) == 64 and out.logits.shape == (64, 49152) and len(out.memory_bytes) == 64
@@ -156,11 +157,12 @@ def test_memory_of_the_linear_model_is_flat_and_the_count_is_what_the_decoder_ho
     steps = torch.diff(torch.tensor(original.memory_bytes))
     assert (steps == 30 * 2 * 3 * 64 * 4).all()                 # one key and value per layer and kv head
     assert len(set(linear.memory_bytes)) == 1                   # the window is full: nothing grows
-    decoder = Decoder(loaded, range(30), maps)
-    with torch.no_grad():
-        decoder.prefill(token_ids(loaded, ENGLISH))
-        decoder.step(0)
-    assert decoder.nbytes() == state_bytes(loaded, decoder.length, range(30), maps)
+    for kept in (maps, random_hedgehog(4, sinks=2)):
+        decoder = Decoder(loaded, range(30), kept)
+        with torch.no_grad():
+            decoder.prefill(token_ids(loaded, ENGLISH))
+            decoder.step(0)
+        assert decoder.nbytes() == state_bytes(loaded, decoder.length, range(30), kept)
 
 
 def test_evaluate_original_against_itself_and_a_linearized_model(loaded):
@@ -202,10 +204,14 @@ def test_plain_rules_and_a_bounded_greedy_search(loaded):
     assert evenly_spaced(0, 30) == [] and evenly_spaced(3, 30) == [5, 15, 25]
     assert evenly_spaced(30, 30) == list(range(30))
     short = ENGLISH[:60]
-    found = keep_softmax([short], kind="elu1", ks=[0, 1], max_tokens=8)
-    assert found["kept"]["greedy"][0] == [] and len(found["kept"]["greedy"][1]) == 1
+    found = keep_softmax([short], kind="elu1", ks=[0, 1, 3], max_tokens=8)
+    assert found["kept"]["greedy"][0] == [] and [len(kept) for kept in found["kept"]["greedy"]] == [0, 1, 3]
     assert found["greedy"][0] == found["first"][0] == found["even"][0]       # k = 0: every layer linear
-    assert found["greedy"][1] <= min(found["first"][1], found["even"][1])    # greedy tried both layers
+    for i in range(3):                     # the rules' sets are among the greedy's candidates
+        assert found["greedy"][i] <= min(found["first"][i], found["even"][i])
+    kept = found["kept"]["greedy"][2]
+    plain = evaluate([short], [i for i in range(30) if i not in kept], kind="elu1", max_tokens=8)
+    assert found["greedy"][2] == pytest.approx(plain["perplexity"], rel=1e-9)
     with pytest.raises(ValueError, match="forwards"):
         keep_softmax([ENGLISH] * 8, kind="elu1", max_forward_tokens=100_000)
 
