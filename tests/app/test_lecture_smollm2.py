@@ -152,7 +152,7 @@ def test_the_hybrid_build_is_smollm2_itself_linearized_and_judged_by_perplexity(
         assert points[-1]["perplexity"] == pytest.approx(linear["original"], rel=1e-6)   # all softmax: the original
     claim = view.claim_in("b6", lang)
     assert f"{linear['original']:.1f}" in claim
-    assert f"{linear['curves']['hedgehog:64'][0]['perplexity']:.1f}" in claim
+    assert f"{linear['curves']['hedgehog:16:1'][0]['perplexity']:.1f}" in claim
     assert not any(key.startswith("notice.hybrid") for key, _ in view.notice_items)    # no other model stands in
 
 

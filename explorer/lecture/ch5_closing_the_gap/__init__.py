@@ -8,7 +8,7 @@ HYBRID_MODES = ("greedy", "last")      # which softmax layers a hybrid keeps (ma
 HYBRID_MAPS = ("elu1", "favor_plus", "taylor2")
 # On the causal model the hybrid build is the model linearized with its shipped maps (the
 # learn tab's Linearize section): these sets, at these counts of softmax layers kept.
-LINEARIZED_SETS = ("elu1:0", "hedgehog:0", "hedgehog:64")
+LINEARIZED_SETS = ("elu1:0", "hedgehog:0", "hedgehog:16:1")     # the last: 16 recent keys and token 0 exact
 LINEARIZED_KS = (0, 3, 6, 12, 30)
 
 

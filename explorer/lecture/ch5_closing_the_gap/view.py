@@ -12,6 +12,8 @@ from ...views.lecture_common import (
 )
 from ..ch4_rnn import maths as rnn
 from . import LINEARIZED_KS, LINEARIZED_SETS
+
+WINDOW_SET = LINEARIZED_SETS[-1]          # the set with exact keys: its window and sinks are said
 from ..memo import LRU
 from ..numbers import say_cosine
 from . import maths as closing
@@ -122,8 +124,10 @@ def _linearized(view) -> None:
     curves, first = _LINEARIZED.get("curves", _linearized_curves)
     view.data["linearized"] = {"curves": curves, "original": first.rows[0]["perplexity"], "layers": lin.LAYERS,
                                "tokens": first.tokens, "texts": first.texts, "max_tokens": lin.SAMPLE_TOKENS,
-                               "windows": sorted({int(set_id.split(":")[1]) for set_id in LINEARIZED_SETS})}
+                               "window": WINDOW_SET}
     view.numbers["linearized_original"] = first.rows[0]["perplexity"]
+    _, window, sinks = WINDOW_SET.split(":")
+    view.numbers.update({"linearized_window": float(window), "linearized_sinks": float(sinks)})
     for set_id, points in curves.items():
         view.numbers.update({f"linearized_ppl_k{p['k']}[{set_id}]": p["perplexity"] for p in points})
 
@@ -145,7 +149,7 @@ def _linearized_curves():
 def _within(curves: dict, original: float) -> dict:
     """Per set (kelu, khh, khw), its smallest measured k whose perplexity is within 10 % of the
     original's (k = all layers always is: the original itself)."""
-    names = {"elu1:0": "kelu", "hedgehog:0": "khh", "hedgehog:64": "khw"}
+    names = {"elu1:0": "kelu", "hedgehog:0": "khh", WINDOW_SET: "khw"}
     return {names[set_id]: min(p["k"] for p in points if p["perplexity"] <= 1.1 * original)
             for set_id, points in curves.items()}
 
@@ -230,8 +234,10 @@ def _say(view, lag: int, probe_d: int, kl: dict, hh_label: str) -> None:
     if linear:
         ppl = {set_id: points[0]["perplexity"] for set_id, points in linear["curves"].items()}
         orig = linear["original"]
+        _, window, sinks = linear["window"].split(":")
         said = {"layers": linear["layers"], "orig": f"{orig:.1f}", "elu": f"{ppl['elu1:0']:.1f}",
-                "hh": f"{ppl['hedgehog:0']:.1f}", "hw": f"{ppl['hedgehog:64']:.1f}", "texts": linear["texts"],
+                "hh": f"{ppl['hedgehog:0']:.1f}", "hw": f"{ppl[WINDOW_SET]:.1f}", "texts": linear["texts"],
+                "w": int(window), "s": int(sinks),
                 "tokens": linear["tokens"], "ks": ", ".join(str(k) for k in LINEARIZED_KS),
                 **_within(linear["curves"], orig)}
         view.says["b6"] = {"claim": ("ch5.b6.claim_linearized", said), "notes": [("ch5.b6.notes_linearized", said)]}
