@@ -96,6 +96,12 @@ def default_model(ch) -> str | None:
     the embedded MiniLM."""
     if _check_ch(ch) not in CAUSAL_CHAPTERS:
         return None
+    return causal_model_ready()
+
+
+def causal_model_ready() -> str | None:
+    """The packaged causal SmolLM2's name when it is installed and converted (checked on disk,
+    nothing loaded), else None."""
     from ..sources import packaged
     spec = packaged.SMOLLM2
     gguf = packaged.gguf_path(spec)

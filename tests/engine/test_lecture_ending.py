@@ -17,6 +17,7 @@ from explorer.lecture import text as lecture_text
 from explorer.lecture.ch6_tradeoff import view as ending
 from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.views import lecture
+from explorer.sources import packaged
 from explorer.views.common import load_sample
 
 LANGS = ("en", "zh")
@@ -77,33 +78,69 @@ def test_the_recap_lists_the_articles_five_steps_with_numbers_measured_here(six,
         assert f"{n['recap_best_kl']:.2f}" in six.claim_in("b3", lang)
 
 
-def test_the_hybrid_future_is_the_roadmaps_window_against_its_linear_part_alone(six, head):
+def test_the_hybrid_future_on_one_head_is_the_roadmaps_window_against_its_linear_part_alone(head, monkeypatch):
+    """Without the causal model the hybrid future is measured on the chapter's head."""
+    from explorer.views import lecture as lecture_views
+    monkeypatch.setattr(lecture_views, "causal_model_ready", lambda: None)
+    six = lecture.chapter_view(6)
     sample, layer, h, q, k = head
     future = six.data["future"]
+    assert future["scope"] == "head"
     road = {r["id"]: r for r in six.data["roadmap"]}
-    assert future["kl"]["hybrid"] == road["2025"]["median_kl"] and future["window"] == road["2025"]["window"]
-    assert future["kl"]["softmax"] == 0.0
+    assert future["quality"]["hybrid"] == road["2025"]["median_kl"] and future["window"] == road["2025"]["window"]
+    assert future["quality"]["softmax"] == 0.0
     from explorer.views.lecture_common import cached_map
     taylor = cached_map("Taylor-2", q.shape[-1], None, six.controls["seed"])
     qt, kt = sample.q[layer, h][None], sample.k[layer, h][None]
     alone = tradeoff.layer_quality(qt, kt, taylor)["median_kl"]
-    assert future["kl"]["linear"] == pytest.approx(alone, rel=1e-9)
+    assert future["quality"]["linear"] == pytest.approx(alone, rel=1e-9)
     d, dv, w, m = q.shape[-1], sample.v.shape[-1], future["window"], taylor.num_features
     n = 100_000
     assert future["flops"]["softmax"] == 2 * n * (d + dv)            # scores and values over every key
     assert future["flops"]["linear"] == 4 * m * dv + 4 * m
     assert future["flops"]["hybrid"] == 2 * (2 * w - 1) * (d + dv) + 4 * m * dv + 4 * m
     assert six.numbers["future_saving"] == pytest.approx(future["flops"]["softmax"] / future["flops"]["hybrid"])
-    closer = round(future["kl"]["hybrid"], 2) < round(future["kl"]["linear"], 2)
+    closer = round(future["quality"]["hybrid"], 2) < round(future["quality"]["linear"], 2)
     assert six.says["b6"]["claim"][0] == ("ch6.b6.claim_closer" if closer else "ch6.b6.claim_not_closer")
     for lang in LANGS:
         fig = chapter_figures(six, lang)[6]
         floor_fonts(fig)                                               # as the deck shows it
         quality, cost = fig.data
         assert quality.textposition == cost.textposition == "outside"   # softmax's 0.00 can be read
-        assert list(quality.x) == [future["kl"][kind] for kind in ("linear", "hybrid", "softmax")]
+        assert list(quality.x) == [future["quality"][kind] for kind in ("linear", "hybrid", "softmax")]
         assert list(cost.x) == [future["flops"][kind] for kind in ("linear", "hybrid", "softmax")]
-        assert f"{future['kl']['hybrid']:.2f}" in six.claim_in("b6", lang)
+        assert f"{future['quality']['hybrid']:.2f}" in six.claim_in("b6", lang)
+
+
+@pytest.mark.skipif(not packaged.installed(packaged.SMOLLM2), reason="SmolLM2-135M is not installed")
+def test_the_hybrid_future_is_measured_on_the_whole_linearized_smollm2(six):
+    """The 2025 hybrid on the whole causal model: every layer linear with the shipped Hedgehog
+    maps, alone and beside 16 recent keys and token 0, judged by perplexity on held-out text
+    (the Linearize section's own numbers); one head's FLOPs per token at 100K tokens."""
+    from explorer.views import linearize as lin
+    future = six.data["future"]
+    assert future["scope"] == "model" and (future["window"], future["sinks"]) == (16, 1)
+    alone, hybrid = lin.judge("hedgehog:0", 0), lin.judge("hedgehog:16:1", 0)
+    # float32 forwards, one thread in the chapter and several here: equal to rounding
+    assert future["quality"]["linear"] == pytest.approx(alone.rows[1]["perplexity"], rel=1e-5)
+    assert future["quality"]["hybrid"] == pytest.approx(hybrid.rows[1]["perplexity"], rel=1e-5)
+    assert future["quality"]["softmax"] == pytest.approx(hybrid.rows[0]["perplexity"], rel=1e-5)
+    d = dv = 64
+    m, e, n = 64, 17, 100_000
+    assert future["flops"]["softmax"] == 2 * n * (d + dv)
+    assert future["flops"]["linear"] == 4 * m * dv + 4 * m
+    assert future["flops"]["hybrid"] == 2 * e * (d + dv) + 4 * m * dv + 4 * m     # 16 recent keys and the sink
+    closer = f"{future['quality']['hybrid']:.1f}" != f"{future['quality']['linear']:.1f}" and \
+        future["quality"]["hybrid"] < future["quality"]["linear"]
+    assert six.says["b6"]["claim"][0] == ("ch6.b6.claim_model_closer" if closer else "ch6.b6.claim_model_not_closer")
+    for lang in LANGS:
+        fig = chapter_figures(six, lang)[6]
+        quality, cost = fig.data
+        assert list(quality.x) == [future["quality"][kind] for kind in ("linear", "hybrid", "softmax")]
+        assert list(cost.x) == [future["flops"][kind] for kind in ("linear", "hybrid", "softmax")]
+        claim = six.claim_in("b6", lang)
+        assert all(f"{future['quality'][kind]:.1f}" in claim for kind in ("linear", "hybrid", "softmax"))
+        assert "SmolLM2" in fig.layout.title.text + claim
 
 
 def test_the_hologram_is_the_exact_map_and_the_impressions_are_the_kernel_maps(six, head):

@@ -272,7 +272,7 @@ def test_finish_assigns_the_white_template_and_the_figure_is_the_same(views):
 KEPT_WORDS = {"FLOPs", "FLOP", "GFLOP", "ms", "MB", "kB", "GB", "KV", "rel", "softmax", "exp", "elu", "FAVOR",
               "Taylor", "ReLU", "cosFormer", "Hedgehog", "RetNet", "GLA", "orthogonal", "trained", "untrained",
               "IID", "trig", "RFF", "identity", "KL", "max", "min", "median", "sigma", "float", "logit", "logits",
-              "DeltaNet", "Gated", "HGRN", "LUNA", "lb", "token", "Delta", "QK"}
+              "DeltaNet", "Gated", "HGRN", "LUNA", "lb", "token", "Delta", "QK", "SmolLM"}
 
 
 def english_words(text: str) -> list[str]:

@@ -160,16 +160,20 @@ def _recap(view, lang, style):
 
 
 def _future(view, lang, style):
-    """Softmax, the window hybrid and its linear part alone: median row KL to softmax on this
-    head (left), FLOPs per token at the article's long context (right, log axis)."""
+    """Softmax, the hybrid and its linear part alone: how far each is from softmax (left: the
+    whole model's perplexity on held-out text, or this head's median row KL), FLOPs per token
+    of one head at the article's long context (right, log axis)."""
     future = view.data["future"]
+    model = future["scope"] == "model"
     kinds = ("linear", "hybrid", "softmax")                       # bottom to top
-    labels = [t(f"legend.future_{kind}", lang, w=future["window"]) for kind in kinds]
+    prefix = "legend.future_model_" if model else "legend.future_"
+    labels = [t(prefix + kind, lang, w=future["window"]) for kind in kinds]
     colours = [style.colour(i) for i in (0, 2, 3)]
+    quality_title = t("legend.future_quality_model" if model else "legend.future_quality", lang)
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05,
-                        subplot_titles=(t("legend.future_quality", lang), t("legend.future_cost", lang)))
-    kl = [future["kl"][kind] for kind in kinds]
-    fig.add_bar(y=labels, x=kl, orientation="h", marker_color=colours, text=[f"{v:.2f}" for v in kl],
+                        subplot_titles=(quality_title, t("legend.future_cost", lang)))
+    kl = [future["quality"][kind] for kind in kinds]
+    fig.add_bar(y=labels, x=kl, orientation="h", marker_color=colours, text=[f"{v:.1f}" if model else f"{v:.2f}" for v in kl],
                 textposition="outside", cliponaxis=False, textfont=dict(size=style.tick_font), showlegend=False,
                 row=1, col=1)
     flops = [future["flops"][kind] for kind in kinds]
@@ -179,7 +183,8 @@ def _future(view, lang, style):
     # One series per panel, not a group: every label stays outside its bar (softmax's 0.00 too).
     fig.update_layout(barmode="overlay")
     top = max(kl) or 1.0
-    fig.update_xaxes(range=[0, top * 1.35], title_text=t("axis.median_kl", lang), row=1, col=1)
+    fig.update_xaxes(range=[0, top * 1.35], title_text=t("axis.perplexity" if model else "axis.median_kl", lang),
+                     row=1, col=1)
     low, high = math.log10(min(flops)), math.log10(max(flops))
     # Decades only, written as powers of ten: the bars carry their own numbers, and a narrow
     # panel has no room for 1-2-5 labels.
@@ -188,7 +193,10 @@ def _future(view, lang, style):
                      tickmode="array", tickvals=[10.0 ** e for e in decades],
                      ticktext=[say_power_of_ten(e) for e in decades],
                      row=1, col=2)
-    values = {"w": future["window"], "layer": view.controls["layer"], "head": view.controls["head"]}
+    values = {"w": future["window"], "layer": view.controls["layer"], "head": view.controls["head"],
+              "texts": future.get("texts"), "max": future.get("max_tokens")}
+    if model:
+        return finish_slide(fig, style, t("ch6.b6.title_model", lang), t("ch6.b6.note_model", lang, **values))
     return finish_slide(fig, style, t("ch6.b6.title", lang, **values), t("ch6.b6.note", lang, **values))
 
 

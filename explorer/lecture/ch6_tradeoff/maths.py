@@ -87,6 +87,15 @@ def hybrid_costs(n: int, head_dim: int, value_dim: int, window: int, inner_featu
             "hybrid": window_flops_per_token(window, head_dim, value_dim) + linear, "linear": linear}
 
 
+def exact_keys_costs(n: int, head_dim: int, value_dim: int, exact_keys: int, features: int) -> dict:
+    """FLOPs per token at N = ``n`` of full causal softmax, of a linearized layer that reads
+    ``exact_keys`` keys exactly (its window and sinks) and the kernel with ``features``
+    features for the rest, and of the kernel alone."""
+    linear = flops_per_token(features, value_dim)
+    return {"softmax": softmax_flops_per_token(n, head_dim, value_dim),
+            "hybrid": softmax_flops_per_token(exact_keys, head_dim, value_dim) + linear, "linear": linear}
+
+
 def kernel_split_error(q, k, fmap, kernel) -> float:
     """max |phi(q).phi(k) - kernel(s)| / max |kernel(s)| over every pair of q, k (..., N, d),
     s = q.k / sqrt(d): how exactly ``fmap`` splits ``kernel`` into an inner product."""

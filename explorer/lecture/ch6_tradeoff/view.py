@@ -202,7 +202,56 @@ def _recap(view, sample, q, k, layer, head, c, points) -> None:
     view.says["b3"] = {"claim": ("ch6.b3.claim", values), "notes": [("ch6.b3.notes", values)]}
 
 
+# The hybrid future measured on the whole causal model: SmolLM2 with every layer linearized
+# by its shipped Hedgehog maps, alone and beside exact keys (a window and the attention sink).
+MODEL_SETS = {"linear": "hedgehog:0", "hybrid": "hedgehog:16:1"}
+
+
 def _future(view, q, k, d, dv, c, by_id) -> None:
+    """The 2025 hybrid: on the whole causal model where it is installed (``_future_model``),
+    else on this head."""
+    if not _future_model(view):
+        _future_head(view, q, k, d, dv, c, by_id)
+
+
+def _future_model(view) -> bool:
+    """The hybrid on SmolLM2 itself: every layer linear, with the shipped Hedgehog maps alone
+    and beside its exact keys, judged by perplexity on held-out text against the original (the
+    learn tab's Linearize section, the same numbers); and what one head costs per token at the
+    article's long context. False, and nothing written, where SmolLM2 is not ready."""
+    from ...views.lecture import causal_model_ready
+    if causal_model_ready() is None:
+        return False
+    from ...linearize.maps import layer_maps
+    from ...views import linearize as lin
+    judged = {kind: lin.judge(set_id, 0) for kind, set_id in MODEL_SETS.items()}
+    kind, window, sinks = lin.parse_set(MODEL_SETS["hybrid"])
+    maps = layer_maps(kind, window, sinks=sinks)
+    costs = tradeoff.exact_keys_costs(tradeoff.ARTICLE_N, maps.head_dim, maps.head_dim, window + sinks,
+                                      maps.num_features)
+    quality = {"linear": judged["linear"].rows[1]["perplexity"], "hybrid": judged["hybrid"].rows[1]["perplexity"],
+               "softmax": judged["hybrid"].rows[0]["perplexity"]}
+    first = judged["hybrid"]
+    view.data["future"] = {"scope": "model", "window": window, "sinks": sinks, "quality": quality, "flops": costs,
+                           "texts": first.texts, "tokens": first.tokens, "max_tokens": lin.SAMPLE_TOKENS}
+    n = view.numbers
+    n.update({"future_ppl_linear": quality["linear"], "future_ppl_hybrid": quality["hybrid"],
+              "future_ppl_original": quality["softmax"], "future_window": float(window),
+              "future_sinks": float(sinks), "future_exact_keys": float(window + sinks),
+              "future_features": float(maps.num_features), "future_flops_softmax": costs["softmax"],
+              "future_flops_hybrid": costs["hybrid"], "future_flops_linear": costs["linear"],
+              "future_saving": costs["softmax"] / costs["hybrid"]})
+    values = {"w": window, "e": window + sinks, "m": maps.num_features, "ph": f"{quality['hybrid']:.1f}",
+              "pl": f"{quality['linear']:.1f}", "po": f"{quality['softmax']:.1f}", "texts": first.texts,
+              "tokens": first.tokens, "max": lin.SAMPLE_TOKENS, "x": say_ratio(n["future_saving"]),
+              "fs": say_count(costs["softmax"]), "fh": say_count(costs["hybrid"]), "fl": say_count(costs["linear"])}
+    closer = values["ph"] != values["pl"] and quality["hybrid"] < quality["linear"]
+    view.says["b6"] = {"claim": ("ch6.b6.claim_model_closer" if closer else "ch6.b6.claim_model_not_closer", values),
+                       "notes": [("ch6.b6.notes_model", values)]}
+    return True
+
+
+def _future_head(view, q, k, d, dv, c, by_id) -> None:
     """The hybrid on this head: how close it comes to softmax against its linear part alone
     (median row KL), and what each costs per token at the article's long context."""
     point = by_id["2025"]
@@ -214,7 +263,7 @@ def _future(view, q, k, d, dv, c, by_id) -> None:
               "future_flops_hybrid": costs["hybrid"], "future_flops_linear": costs["linear"],
               "future_saving": costs["softmax"] / costs["hybrid"]})
     kl = {"linear": alone, "hybrid": point["median_kl"], "softmax": 0.0}      # softmax is its own reference
-    view.data["future"] = {"window": point["window"], "kl": kl, "flops": costs}
+    view.data["future"] = {"scope": "head", "window": point["window"], "quality": kl, "flops": costs}
     values = {"layer": view.controls["layer"], "head": view.controls["head"], "w": point["window"],
               "kh": f"{point['median_kl']:.2f}", "kl": f"{alone:.2f}", "m": inner.num_features,
               "x": say_ratio(n["future_saving"]), "fs": say_count(costs["softmax"]),
