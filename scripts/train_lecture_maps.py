@@ -10,15 +10,15 @@ float rounding on other hardware. ``explorer.maps.learned.pretrained(kind, layer
 loads them.
 
 When the packaged causal SmolLM2-135M is installed and converted, it also trains a
-Hedgehog for every head of SmolLM2's layer ``chapters.SHIPPED_MAP_LAYERS`` names (chapter 5's
-default head on that model, ``chapters.MODEL_HEADS``, is in it), against the model's *causal* softmax (each query sees keys j <= i),
-on the same texts and seeds (``explorer.experiments.learning.train_map`` on a causal batch), and writes
-hedgehog-smollm2-layerL.safetensors (about 150 KB). No chapter reads a LUNA map of
-SmolLM2, so none is trained for it.
-``pretrained(kind, layer, head, model="SmolLM2-135M")`` loads it.
+Hedgehog and a LUNA map for every head of SmolLM2's layer ``chapters.SHIPPED_MAP_LAYERS``
+names (chapter 5's default head on that model, ``chapters.MODEL_HEADS``, is in it), against
+the model's *causal* softmax (each query sees keys j <= i), on the same texts and seeds
+(``explorer.experiments.learning.train_map`` on a causal batch), and writes
+{hedgehog,luna}-smollm2-layerL.safetensors (about 150 KB each).
+``pretrained(kind, layer, head, model="SmolLM2-135M")`` loads them.
 
 Run: python scripts/train_lecture_maps.py [--steps 300] [--features 64] [--layer 2]
-                                          [--models minilm,smollm2]
+                                          [--models minilm,smollm2] [--kinds hedgehog,luna]
 """
 
 from __future__ import annotations
@@ -68,6 +68,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=learned.PRETRAINED_DIR)
     parser.add_argument("--models", default="minilm,smollm2",
                         help="which models' maps to train, comma-separated (minilm, smollm2)")
+    parser.add_argument("--kinds", default=",".join(learned.KINDS),
+                        help="which kinds of SmolLM2's maps to train, comma-separated (hedgehog, luna)")
     args = parser.parse_args()
     torch.set_num_threads(1)          # one thread: the same sums in the same order on every run
     models = {m.strip().lower() for m in args.models.split(",") if m.strip()}
@@ -106,7 +108,7 @@ def train_minilm(args) -> None:
 
 
 def train_smollm2(args) -> None:
-    """Hedgehog for every head of SmolLM2's chapter-5 layer, fitted to its causal softmax."""
+    """Each kind of map for every head of SmolLM2's chapter-5 layer, fitted to its causal softmax."""
     layer = SHIPPED_MAP_LAYERS[CAUSAL_MODEL]
     chapter_layer, chapter_head = causal_lecture_head(CAUSAL_MODEL)
     if chapter_layer != layer:
@@ -117,29 +119,31 @@ def train_smollm2(args) -> None:
     train = [read(t) for t in passages(learning.read_texts(TEXTS / "train.txt"))]
     heldout = [read(t) for t in learning.read_texts(TEXTS / "heldout.txt")]
     batch = learning.PaddedBatch.from_samples(train, layer=layer)        # heads: (9,); causal, as the samples are
-    run = learning.train_map(batch, "hedgehog", args.features, steps=args.steps, seed=args.seed)
-    path = args.out / learned.pretrained_path("hedgehog", layer, CAUSAL_MODEL).name
-    learned.save_map(run.feature_map, path, layer=layer, steps=args.steps, seed=args.seed,
-                     lr=learning.DEFAULT_LR["hedgehog"], texts="assets/texts/train.txt", model=CAUSAL_MODEL,
-                     causal=True)
-    print(f"hedgehog ({CAUSAL_MODEL}, layer {layer}, causal): {run.seconds:.1f} s, "
-          f"loss {run.losses[0]:.3f} -> {run.losses[-1]:.3f}; wrote {path.name} ({path.stat().st_size / 1024:.0f} KB)")
     elu = create("elu1", batch.q.shape[-1])
+    args.out.mkdir(parents=True, exist_ok=True)
+    for kind in (k.strip() for k in args.kinds.split(",") if k.strip()):
+        run = learning.train_map(batch, kind, args.features, steps=args.steps, seed=args.seed)
+        path = args.out / learned.pretrained_path(kind, layer, CAUSAL_MODEL).name
+        learned.save_map(run.feature_map, path, layer=layer, steps=args.steps, seed=args.seed,
+                         lr=learning.DEFAULT_LR[kind], texts="assets/texts/train.txt", model=CAUSAL_MODEL,
+                         causal=True)
+        print(f"{kind} ({CAUSAL_MODEL}, layer {layer}, causal): {run.seconds:.1f} s, loss {run.losses[0]:.3f} -> "
+              f"{run.losses[-1]:.3f}; wrote {path.name} ({path.stat().st_size / 1024:.0f} KB)")
 
-    def mean_kl(sample, head):
-        kl = row_kl_by_map(sample.q[layer, head], sample.k[layer, head],
-                           {"elu1": elu, "hedgehog": run.feature_map.select(head)}, causal=True)
-        return kl["elu1"]["mean"], kl["hedgehog"]["mean"]
+        def mean_kl(sample, head, fmap=run.feature_map, kind=kind):
+            kl = row_kl_by_map(sample.q[layer, head], sample.k[layer, head],
+                               {"elu1": elu, kind: fmap.select(head)}, causal=True)
+            return kl["elu1"]["mean"], kl[kind]["mean"]
 
-    ratios = []
-    for head in range(batch.q.shape[1]):
-        pairs = [mean_kl(s, head) for s in heldout]
-        ratios.append(sum(p[0] for p in pairs) / sum(p[1] for p in pairs))
-    print("  held-out mean causal row KL, elu+1 / hedgehog per head: " + " ".join(f"{r:.1f}" for r in ratios))
-    for name, sentence in (("en", DEFAULT_TEXT), ("zh", DEFAULT_TEXT_ZH)):
-        e, h = mean_kl(read(sentence), chapter_head)
-        print(f"  lecture sentence ({name}), head {chapter_head}: mean causal row KL elu+1 {e:.3f}, "
-              f"hedgehog {h:.3f} ({e / h:.1f}x)")
+        ratios = []
+        for head in range(batch.q.shape[1]):
+            pairs = [mean_kl(s, head) for s in heldout]
+            ratios.append(sum(p[0] for p in pairs) / sum(p[1] for p in pairs))
+        print(f"  held-out mean causal row KL, elu+1 / {kind} per head: " + " ".join(f"{r:.1f}" for r in ratios))
+        for name, sentence in (("en", DEFAULT_TEXT), ("zh", DEFAULT_TEXT_ZH)):
+            e, h = mean_kl(read(sentence), chapter_head)
+            print(f"  lecture sentence ({name}), head {chapter_head}: mean causal row KL elu+1 {e:.3f}, "
+                  f"{kind} {h:.3f} ({e / h:.1f}x)")
 
 
 if __name__ == "__main__":

@@ -218,13 +218,12 @@ def test_a_model_the_server_does_not_allow_is_refused(nothing_loads, monkeypatch
 
 
 @pytest.mark.parametrize("lang, words", [("en", "hybrids run on the embedded"), ("zh", "混合模型只支持内置的")])
-def test_hybrids_and_shipped_maps_stay_minilm_only(nothing_loads, lang, words):
+def test_hybrids_stay_minilm_only_and_shipped_maps_name_their_layer(nothing_loads, lang, words):
     with pytest.raises(gr.Error, match=words):
         learn_tab.run_hybrid("elu1", "chosen layers", [2], heldout_count=1, lang=lang, model=SMOLLM2)
-    with pytest.raises(gr.Error, match="no LUNA map ships" if lang == "en" else "没有随应用附带的 LUNA"):
-        learn_tab.show_shipped("luna", 1, lang=lang, model=SMOLLM2)          # SmolLM2's shipped map is a Hedgehog
-    with pytest.raises(gr.Error, match="layer 3" if lang == "en" else "第 3 层"):
-        learn_tab.show_shipped("hedgehog", 1, lang=lang, model=SMOLLM2, layer=5)   # it ships for layer 3 only
+    for kind in ("hedgehog", "luna"):                  # SmolLM2's shipped maps are for layer 3 only
+        with pytest.raises(gr.Error, match="layer 3" if lang == "en" else "第 3 层"):
+            learn_tab.show_shipped(kind, 1, lang=lang, model=SMOLLM2, layer=5)
 
 
 def test_the_learn_endpoint_takes_a_model_and_links_carry_it():

@@ -1,8 +1,8 @@
 """Chapter 5's LUNA build (b5): the shipped trained LUNA map beside the trained Hedgehog and
-elu+1, query by query, as row KL to softmax. LUNA ships for the embedded MiniLM's layer 2: on
-the chapter's default (the causal SmolLM2, which has none) the build reads MiniLM's lecture
-head and says so. Its lines are the view's numbers, and those are a plain float64
-computation on the same q, k."""
+elu+1, query by query, as row KL to softmax. LUNA ships for the embedded MiniLM's layer 2 and
+for SmolLM2's layer 3 (fitted to its causal softmax): each model's build reads its own head,
+causal rows on the causal model. Its lines are the view's numbers, and those are a plain
+float64 computation on the same q, k."""
 
 from __future__ import annotations
 
@@ -16,28 +16,41 @@ from explorer.figures.lecture import chapter_figures
 from explorer.lecture import chapters
 from explorer.lecture import text as lecture_text
 from explorer.lecture.ch5_closing_the_gap import view as closing_view
-from explorer.lecture.record import LECTURE_HEAD, LECTURE_LAYER
+from explorer.lecture.record import EMBEDDED_MODEL
+from explorer.sources import packaged
 from explorer.views import lecture
 from explorer.views.common import load_sample
 from explorer.views.lecture_common import new_view, shipped_map
 
 LUNA, HEDGEHOG = "LUNA (trained)", "Hedgehog (trained)"
+SMOLLM2 = packaged.SMOLLM2.name
 
 
 @pytest.fixture(scope="module")
 def view():
+    """The chapter as it opens: on SmolLM2 where it is installed (as CI installs it)."""
     return lecture.chapter_view(5)
 
 
-def plain_row_kl(q, k, fmap) -> np.ndarray:
-    """KL(softmax row || the map's normalised row) per query, float64 numpy (full attention)."""
+@pytest.fixture(scope="module")
+def minilm_view():
+    return lecture.chapter_view(5, sample=load_sample("text", text=lecture_text.DEFAULT_TEXT))
+
+
+def plain_row_kl(q, k, fmap, causal: bool) -> np.ndarray:
+    """KL(softmax row || the map's normalised row) per query, float64 numpy; causal: both see
+    keys j <= i only (the first row then has one key and a KL of 0)."""
     q64, k64 = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
-    s = q64 @ k64.T / math.sqrt(q64.shape[-1])
+    n = q64.shape[0]
+    allowed = np.tril(np.ones((n, n), dtype=bool)) if causal else np.ones((n, n), dtype=bool)
+    s = np.where(allowed, q64 @ k64.T / math.sqrt(q64.shape[-1]), -np.inf)
     p = np.exp(s - s.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
     w = fmap(q.double(), is_query=True).double().numpy() @ fmap(k.double()).double().numpy().T
+    w = np.where(allowed, w, 0.0)
     a = w / w.sum(axis=1, keepdims=True)
-    return (p * (np.log(p) - np.log(a))).sum(axis=1)
+    terms = np.where(allowed, p * (np.log(np.where(allowed, p, 1.0)) - np.log(np.where(allowed, a, 1.0))), 0.0)
+    return terms.sum(axis=1)
 
 
 def test_the_luna_build_stands_before_the_hybrids(view):
@@ -49,24 +62,48 @@ def test_the_luna_build_stands_before_the_hybrids(view):
         assert lecture_text.t(hybrid, lang).startswith(figs[6].layout.title.text)
 
 
-def test_the_row_kl_is_a_plain_float64_computation_on_the_head_read(view):
+def _check_row_kl(view, model: str, causal: bool):
     luna = view.data["luna"]
     assert luna is not None and list(luna["kl"]) == ["elu+1", HEDGEHOG, LUNA]
+    assert (luna["model"], luna["causal"]) == (model, causal)
     layer, head = luna["layer"], luna["head"]
-    if view.data.get("kl_causal"):       # a causal model has no LUNA: the embedded MiniLM's lecture head
-        assert (layer, head) == (LECTURE_LAYER, LECTURE_HEAD)
-        assert any(key == "notice.luna_embedded" for key, _ in view.notice_items)
-    sample = load_sample("text", text=lecture_text.DEFAULT_TEXT)
+    assert (layer, head) == (view.controls["layer"], view.controls["head"])          # the chapter's own head
+    assert not any(key == "notice.luna_embedded" for key, _ in view.notice_items)
+    sample = load_sample("text", text=lecture_text.DEFAULT_TEXT, model=None if model == EMBEDDED_MODEL else model)
     assert luna["tokens"] == list(sample.tokens)
     q, k = sample.q[layer, head], sample.k[layer, head]
-    maps = {"elu+1": feature_maps.create("elu1", q.shape[-1]), HEDGEHOG: shipped_map("hedgehog", layer, head),
-            LUNA: shipped_map("luna", layer, head)}
+    maps = {"elu+1": feature_maps.create("elu1", q.shape[-1]),
+            HEDGEHOG: shipped_map("hedgehog", layer, head, model=model, head_dim=q.shape[-1]),
+            LUNA: shipped_map("luna", layer, head, model=model, head_dim=q.shape[-1])}
+    counted = slice(1 if causal else 0, None)           # a causal first row has one key: left out of means
     for name, fmap in maps.items():
-        expected = plain_row_kl(q, k, fmap)
+        expected = plain_row_kl(q, k, fmap, causal)
         np.testing.assert_allclose(luna["kl"][name]["kl"], expected, rtol=1e-8, atol=1e-12)
-        assert view.numbers[f"luna_mean_kl[{name}]"] == pytest.approx(float(expected.mean()), rel=1e-8)
-    below = plain_row_kl(q, k, maps[LUNA]) < plain_row_kl(q, k, maps[HEDGEHOG])
+        assert view.numbers[f"luna_mean_kl[{name}]"] == pytest.approx(float(expected[counted].mean()), rel=1e-8)
+    below = plain_row_kl(q, k, maps[LUNA], causal)[counted] < plain_row_kl(q, k, maps[HEDGEHOG], causal)[counted]
     assert view.numbers["luna_queries_below_hedgehog"] == below.sum()
+    assert view.numbers["luna_queries"] == len(sample.tokens) - (1 if causal else 0)
+    assert f"{int(view.numbers['luna_queries'])} " in view.claim_in("b5", "en") + " "
+
+
+@pytest.mark.skipif(not packaged.installed(packaged.SMOLLM2), reason="SmolLM2-135M is not installed")
+def test_on_smollm2_the_build_reads_its_own_luna_on_causal_rows(view):
+    _check_row_kl(view, SMOLLM2, True)
+    for lang in ("en", "zh"):                     # the note says the rows are causal
+        layout = chapter_figures(view, lang, True)[5].layout
+        shown = (layout.title.text or "") + (layout.title.subtitle.text or "" if layout.title.subtitle else "")
+        assert "j ≤ i" in shown
+
+
+def test_on_minilm_the_build_reads_its_own_luna_on_full_rows(minilm_view):
+    _check_row_kl(minilm_view, EMBEDDED_MODEL, False)
+
+
+def test_a_head_no_luna_ships_for_reads_the_embedded_lecture_head_and_says_so():
+    view = lecture.chapter_view(5, sample=load_sample("text", text=lecture_text.DEFAULT_TEXT), layer=4)
+    luna = view.data["luna"]
+    assert (luna["model"], luna["causal"], luna["layer"]) == (EMBEDDED_MODEL, False, 2)
+    assert any(key == "notice.luna_embedded" for key, _ in view.notice_items)
 
 
 def test_the_lines_are_the_views_row_kl(view):
@@ -89,7 +126,7 @@ def test_below_is_said_only_when_lunas_mean_is_lower_at_the_rounding_written():
         view.data["luna"] = {"layer": 2, "head": 3, "tokens": ["a", "b"],
                              "kl": {"elu+1": {"kl": rows, "mean": 1.1}, HEDGEHOG: {"kl": rows, "mean": hedgehog_mean},
                                     LUNA: {"kl": rows, "mean": luna_mean}}}
-        view.numbers["luna_queries_below_hedgehog"] = 1.0
+        view.numbers.update({"luna_queries_below_hedgehog": 1.0, "luna_queries": 2.0})
         closing_view._say_luna(view)
         return view.says["b5"]["claim"][0]
 

@@ -166,7 +166,8 @@ def _luna(view, lang, style):
     fig.update_yaxes(type="log", title_text=t("axis.kl_query", lang), range=span, **log_ticks(drawn))
     fig.update_layout(legend=dict(_TOP_LEGEND, x=0.02))         # clear of the tick labels at the left
     values = Named((name, f"{r['mean']:.2f}") for name, r in kl.items()).say(lang)
-    note = t("ch5.b5.note", lang, layer=luna["layer"], head=luna["head"], values=values)
+    note = t("ch5.b5.note_causal" if luna.get("causal") else "ch5.b5.note", lang, layer=luna["layer"],
+             head=luna["head"], values=values)
     return finish_slide(fig, style, t("ch5.b5.title", lang), note)
 
 

@@ -156,40 +156,45 @@ def _within(curves: dict, original: float) -> dict:
 
 def _luna(view, sample, c, q, k, causal: bool) -> None:
     """LUNA's build: the shipped trained LUNA map against softmax, beside the trained Hedgehog
-    and elu+1, row by row. LUNA ships for the embedded MiniLM's layer 2 only: on that model's
-    head it reads the chapter's head; elsewhere (another layer, or a causal model, which has
-    no LUNA) it reads the embedded MiniLM's lecture head on the same text (the English
-    sentence where the text is the default one) and says so. Without a text, no build."""
+    and elu+1, row by row. LUNA ships for the embedded MiniLM's layer 2 and for SmolLM2's
+    layer 3 (fitted there to its causal softmax): on a head it ships for, the build reads the
+    chapter's head (causal rows on the causal model); elsewhere (another layer or model) it
+    reads the embedded MiniLM's lecture head on the same text (the English sentence where the
+    text is the default one) and says so. Without a text, no build."""
     view.data["luna"] = None
     layer, head = c["layer"], c["head"]
-    luna = shipped_map("luna", layer, head) if reads_minilm(sample) and not causal else None
+    model = model_of(sample) or EMBEDDED_MODEL
+    on_head = getattr(sample, "model_attentions", None) is not None
+    luna = shipped_map("luna", layer, head, model=model, head_dim=q.shape[-1]) if on_head else None
+    hh = shipped_map("hedgehog", layer, head, model=model, head_dim=q.shape[-1]) if luna is not None else None
     if luna is None:
         if not getattr(sample, "text", None) or getattr(sample, "model_attentions", None) is None:
             view.notice_items.append(("notice.luna_no_text", {}))
             return
         from ...views.common import load_sample
-        chapter_model = model_of(sample) or EMBEDDED_MODEL
         default = sample.text in (text.DEFAULT_TEXT, text.DEFAULT_TEXT_ZH)
         sample = load_sample("text", text=text.DEFAULT_TEXT if default else sample.text)   # the embedded MiniLM
-        layer, head = LECTURE_LAYER, LECTURE_HEAD
+        layer, head, causal = LECTURE_LAYER, LECTURE_HEAD, False
         luna = shipped_map("luna", layer, head)
         if luna is None:                    # a build without shipped maps
             view.notice_items.append(("notice.luna_none", {}))
             return
-        view.notice_items.append(("notice.luna_embedded", {"model": chapter_model, "layer": layer, "head": head,
+        view.notice_items.append(("notice.luna_embedded", {"model": model, "layer": layer, "head": head,
                                                            "embedded": EMBEDDED_MODEL}))
         q, k = sample.q[layer, head], sample.k[layer, head]
-    hh = shipped_map("hedgehog", layer, head)
+        hh = shipped_map("hedgehog", layer, head)
     maps = {"elu+1": feature_maps.create("elu1", q.shape[-1])}
     if hh is not None:
         maps["Hedgehog (trained)"] = hh
     maps["LUNA (trained)"] = luna
-    kl = closing.row_kl_by_map(q.double(), k.double(), maps)      # float64 throughout
-    view.data["luna"] = {"kl": kl, "tokens": list(sample.tokens), "layer": int(layer), "head": int(head)}
-    view.numbers.update({"luna_layer": float(layer), "luna_head": float(head), "luna_queries": float(q.shape[0])})
+    kl = closing.row_kl_by_map(q.double(), k.double(), maps, causal=causal)      # float64 throughout
+    view.data["luna"] = {"kl": kl, "tokens": list(sample.tokens), "layer": int(layer), "head": int(head),
+                         "causal": bool(causal), "model": model_of(sample) or EMBEDDED_MODEL}
+    counted = kl["LUNA (trained)"]["counted"]          # causal: the first row (one key, KL 0) is not counted
+    view.numbers.update({"luna_layer": float(layer), "luna_head": float(head), "luna_queries": float(counted.sum())})
     view.numbers.update({f"luna_mean_kl[{name}]": r["mean"] for name, r in kl.items()})
     if hh is not None:
-        below = kl["LUNA (trained)"]["kl"] < kl["Hedgehog (trained)"]["kl"]
+        below = kl["LUNA (trained)"]["kl"][..., counted] < kl["Hedgehog (trained)"]["kl"][..., counted]
         view.numbers["luna_queries_below_hedgehog"] = float(below.sum())
 
 
@@ -203,7 +208,7 @@ def _say_luna(view) -> None:
     kl = luna["kl"]
     values = {"luna": f"{kl['LUNA (trained)']['mean']:.2f}", "hh": f"{kl['Hedgehog (trained)']['mean']:.2f}",
               "elu": f"{kl['elu+1']['mean']:.2f}", "layer": luna["layer"], "head": luna["head"],
-              "below": int(view.numbers["luna_queries_below_hedgehog"]), "queries": len(luna["tokens"])}
+              "below": int(view.numbers["luna_queries_below_hedgehog"]), "queries": int(view.numbers["luna_queries"])}
     lower = kl["LUNA (trained)"]["mean"] < kl["Hedgehog (trained)"]["mean"] and values["luna"] != values["hh"]
     view.says["b5"] = {"claim": ("ch5.b5.claim_below" if lower else "ch5.b5.claim_not_below", values),
                        "notes": [("ch5.b5.notes", values)]}
