@@ -17,6 +17,7 @@ import json
 import math
 from dataclasses import dataclass
 from html import escape
+from pathlib import Path
 
 import gradio as gr
 
@@ -200,14 +201,19 @@ def _claim(ch: int, lang: str) -> str:
     return _text(f"ch{ch}.claim", lang)
 
 
-def screen(ch, lang):
-    """Switching chapters: the claim, the selector, the arrows and the controls shown (no engine work)."""
+def screen(ch, lang, view=None):
+    """Switching chapters: the claim, the selector, the arrows and the controls shown (no engine
+    work). The bar's build count is emptied until the chapter is drawn, unless ``view`` (the
+    page's drawn view) is that chapter already: a page opened on a chapter's address may have
+    drawn it before its restore switched the selector."""
     chapters = tuple(_plan().CHAPTERS)
     ch = _chapter(ch, chapters)
     lang = i18n.normal_lang(lang)
     titles = [(_text(f"ch{c}.title", lang), c) for c in chapters]
+    drawn = view is not None and getattr(view, "ch", None) == ch
     return (_claim(ch, lang), gr.update(choices=titles, value=ch),
-            gr.update(interactive=True), gr.update(interactive=True), _info_html(ch, chapters, None),
+            gr.update(interactive=True), gr.update(interactive=True),
+            gr.skip() if drawn else _info_html(ch, chapters, None),
             *(gr.update(visible=c == ch) for c in chapters))
 
 
@@ -604,6 +610,9 @@ def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: st
 # Runs in the browser: gradio's own locale follows the switch (see assets/lecture.js).
 LANG_JS = ("(ch, lang) => { if (window.explorerSetLanguage) { window.explorerSetLanguage(lang); } "
            "return [ch, lang]; }")
+# The same with the page's drawn view passed on to the screen (see ``screen``).
+LANG_VIEW_JS = ("(ch, lang, view) => { if (window.explorerSetLanguage) { window.explorerSetLanguage(lang); } "
+                "return [ch, lang, view]; }")
 
 
 def _wire(tab: LectureTab, panel, presentation, lang, chapters):
@@ -611,7 +620,7 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
     draw = make_draw(specs)
     draw_inputs = [tab.chapter, lang, presentation, *panel.data_inputs, *tab.all_controls]
     compute_kwargs = dict(concurrency_limit=2, concurrency_id="compute", trigger_mode="always_last",
-                          api_visibility="private")
+                          api_visibility="private", show_progress_on=tab.plots)
 
     prefetch = make_prefetch(specs)
     once = drawn_once(draw)
@@ -633,10 +642,11 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
     tab.goto.click(None, tab.chapter, tab.chapter,
                    js=f"(c) => {{ const t = window.explorerDeck && window.explorerDeck.target; "
                       f"return Number.isInteger(t) ? Math.min({last}, Math.max({first}, t)) : c; }}")
-    then_draw(tab.chapter.change(screen, [tab.chapter, lang], tab.screen_outputs, api_visibility="private",
+    then_draw(tab.chapter.change(screen, [tab.chapter, lang, tab.view], tab.screen_outputs, api_visibility="private",
                                  trigger_mode="always_last", queue=False))
 
-    then_draw(lang.change(screen, [tab.chapter, lang], tab.screen_outputs, js=LANG_JS, api_visibility="private",
+    then_draw(lang.change(screen, [tab.chapter, lang, tab.view], tab.screen_outputs, js=LANG_VIEW_JS,
+                          api_visibility="private",
                           queue=False))
 
     # The chapter's own controls redraw it once let go of (sliders) or picked (the rest).
@@ -678,6 +688,36 @@ _SET_URL_IF_LECTURE_JS = ("(q) => { const el = document.getElementById('lecture'
                           f"{{ return; }} ({common.SET_URL_JS})(q); }}")
 
 
+def address_controls(q: dict, specs: dict, ch: int, on_lecture: bool, notices: list) -> tuple[list, list]:
+    """Every chapter control, in the page's order, as an address ``q`` sets it: what the page
+    writes into it on load (a value, a slider put on its model's range, or a skip), and the
+    value the chapter's draw then reads. Only chapter ``ch``'s controls are read from the
+    address, and only when it opens on the lecture; what it held that could not be used goes
+    to ``notices``. The layer and head sliders take the range and defaults of the model each
+    chapter reads (the page was built with the embedded MiniLM's, before any model was known)."""
+    model = q.get("model") if q.get("model") == CAUSAL_MODEL_NAME else None    # else the lecture's choice
+    writes, values = [], []
+    for c, chapter_specs in specs.items():
+        picks = {}
+        if any(spec.name in validate.HEAD_PICKS for spec in chapter_specs):   # on any tab: reached later
+            picks = {spec.name: spec for spec in model_controls(c, model) if spec.name in validate.HEAD_PICKS}
+        for spec in chapter_specs:
+            key = URL_PREFIX + spec.name
+            bound = picks.get(spec.name, spec)        # a link is clamped to the model's range
+            value = validate.link_control(bound, q.get(key), notices, key) if (on_lecture and c == ch) else None
+            if spec.name in picks and picks[spec.name] != spec:
+                writes.append(_head_pick(spec, picks, value))
+            else:
+                writes.append(gr.skip() if value is None else value)
+            values.append(bound.default if value is None else value)
+    return writes, values
+
+
+# The keys of a chapter's plain address (its chapter controls aside): one that holds nothing
+# else is drawn from the address alone, before the page's own restore has landed.
+PLAIN_ADDRESS_KEYS = frozenset({"tab", "ch", "lang", "present", "step", "notes"})
+
+
 def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
     """On page load: the language (link, else browser), the chapter and its controls from the
     address; then draw the chapter when the lecture is the tab on screen. Opening the tab
@@ -701,26 +741,32 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
         # chapter is drawn in the link's mode from the start, not redrawn once that restore lands.
         present = common.param(q, "present", bool, notices=[])
         out = [chosen, ch, "lecture" if on_lecture else "", gr.skip() if present is None else bool(present)]
-        # The layer and head sliders take the range and defaults of the model each chapter reads
-        # (the page was built with the embedded MiniLM's, before any model was known).
-        model = q.get("model") if q.get("model") == CAUSAL_MODEL_NAME else None    # else the lecture's choice
-        for c, chapter_specs in specs.items():
-            picks = {}
-            if any(spec.name in validate.HEAD_PICKS for spec in chapter_specs):   # on any tab: reached later
-                picks = {spec.name: spec for spec in model_controls(c, model) if spec.name in validate.HEAD_PICKS}
-            for spec in chapter_specs:
-                key = URL_PREFIX + spec.name
-                bound = picks.get(spec.name, spec)        # a link is clamped to the model's range
-                value = validate.link_control(bound, q.get(key), notices, key) if (on_lecture and c == ch) else None
-                if spec.name in picks and picks[spec.name] != spec:
-                    out.append(_head_pick(spec, picks, value))
-                else:
-                    out.append(gr.skip() if value is None else value)
+        writes, _ = address_controls(q, specs, ch, on_lecture, notices)
+        out.extend(writes)
         for notice in notices[:4]:
             gr.Warning(common.as_text(validate.in_language(notice, chosen)))
         return tuple(out)
 
     once = drawn_once(draw)
+
+    def early(browser, present_now, source, text, preset, n, d, data_seed, temperature, file, model,
+              request: gr.Request, progress=gr.Progress()):
+        """A chapter's plain address (``PLAIN_ADDRESS_KEYS``) drawn from the address alone, at
+        once, beside the page's restore: the chain restore → screen → draw costs about a
+        second of round trips before the figure. The chain's own draw then finds the same
+        drawing on the page and sends nothing (``drawn_once``). Any other address (a text, data,
+        a model) waits for the chain, which draws what the panel then holds."""
+        q = dict(request.query_params) if request is not None else {}
+        plain = all(key in PLAIN_ADDRESS_KEYS or key.startswith(URL_PREFIX) for key in q)
+        if q.get("tab", "lecture") != "lecture" or not plain:
+            return tuple(gr.skip() for _ in tab.outputs)
+        chosen = q.get("lang") if q.get("lang") in i18n.LANGS else i18n.normal_lang(browser)
+        ch = validate.link_chapter(_plan(), q.get("ch"), [])          # the restore says what was wrong
+        present = common.param(q, "present", bool, notices=[])
+        _, values = address_controls(q, specs, ch, True, [])
+        panel_values = (source, text, preset, n, d, data_seed, temperature, file, model)   # panel.data_inputs
+        return once(None, "", ch, chosen, present_now if present is None else bool(present), *panel_values, *values,
+                    progress=progress)
 
     def draw_if(which, shown_view, query, *args, progress=gr.Progress()):
         if which != "lecture":
@@ -731,12 +777,16 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
         return audience_html(request.headers if request is not None else {})
 
     demo.load(audience, None, tab.audience, api_visibility="private", queue=False)
+    first = demo.load(early, [browser_lang, presentation, *panel.data_inputs], tab.outputs,
+                      js="(browser, ...rest) => [navigator.language || '', ...rest]", api_visibility="private",
+                      concurrency_limit=2, concurrency_id="compute", show_progress_on=tab.plots)
+    first.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
     load = demo.load(restore, browser_lang, [lang, tab.chapter, wanted, presentation, *tab.all_controls],
                      js="() => [navigator.language || '']", api_visibility="private")
     load = load.then(None, [tab.chapter, lang], None, js=LANG_JS)     # gradio's labels follow the chosen language
-    load = load.then(screen, [tab.chapter, lang], tab.screen_outputs, api_visibility="private")
-    drawn = load.then(draw_if, [wanted, tab.view, tab.query, *draw_inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
-                      concurrency_id="compute")
+    load = load.then(screen, [tab.chapter, lang, tab.view], tab.screen_outputs, api_visibility="private", queue=False)
+    drawn = load.then(draw_if, [wanted, tab.view, tab.query, *draw_inputs], tab.outputs, api_visibility="private",
+                      concurrency_limit=2, concurrency_id="compute", show_progress_on=tab.plots)
     drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
     drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,
                api_visibility="private", queue=False)
@@ -753,7 +803,7 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
         return draw(*args)
 
     tab_item.select(draw_once, [wanted, tab.view, *draw_inputs], tab.outputs, api_visibility="private",
-                    concurrency_limit=2, concurrency_id="compute").then(
+                    concurrency_limit=2, concurrency_id="compute", show_progress_on=tab.plots).then(
         None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
 
 
@@ -769,6 +819,22 @@ def css() -> str:
 
 def page_scripts() -> list[str]:
     """The lecture's browser half: the language switch (assets/lecture.js) and the deck's
-    builds, keys, drawer and speaker window (assets/deck.js)."""
+    builds, keys, drawer and speaker window (assets/deck.js); and plotly, fetched and
+    evaluated as soon as the page is up (``plotly_early_js``)."""
     paths = [common.ASSETS / name for name in ("lecture.js", "deck.js")]
-    return [p.read_text(encoding="utf-8") for p in paths if p.exists()]
+    return [p.read_text(encoding="utf-8") for p in paths if p.exists()] + [js for js in (plotly_early_js(),) if js]
+
+
+def plotly_early_js() -> str | None:
+    """Gradio loads its plotly component (4.6 MB of script, about 0.4 s of the main thread
+    here) only once the first figure arrives, after the page's chain of load events. This
+    imports the same module, by the same address (so it runs once), as soon as the page is
+    up: its evaluation fills the time the page waits for the server instead. None where the
+    installed gradio has no such file (then the page is as before)."""
+    import gradio
+    found = sorted((Path(gradio.__file__).parent / "templates" / "frontend" / "assets").glob("PlotlyPlot-*.js"))
+    if not found:
+        return None
+    name = found[0].name
+    return ("() => { const s = document.querySelector('script[type=\"module\"][src*=\"/assets/index-\"]'); "
+            f"if (s) {{ import(new URL('./{name}', s.src).href).catch(() => {{}}); }} }}")

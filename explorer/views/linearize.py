@@ -18,7 +18,6 @@ import queue
 import threading
 from dataclasses import dataclass, field
 
-from ..figures.linearize import exact_words
 from ..linearize import evaluate, generate, shipped
 from ..linearize.evaluation import evenly_spaced
 from ..linearize.maps import MODEL, SHAPE
@@ -126,6 +125,7 @@ def judge(set_id, keep, lang: str = "en", stop=None) -> JudgeView:
 def _row_name(view: JudgeView, which: str, lang: str) -> str:
     if which == "original":
         return say("linearize.row_original", lang)
+    from ..figures.linearize import exact_words     # here, not at import: the generate path never needs figures
     kind, window, sinks = parse_set(view.set_id)
     return say("linearize.row_hybrid", lang, kind=say(f"linearize.kind_{kind}", lang),
                exact=exact_words(window, sinks, lang), keep=view.keep)
