@@ -19,14 +19,10 @@ from .style import as_style, finish
 RULE_DASH = {"greedy": "solid", "first": "dot", "even": "dash"}
 
 
-def exact_words(window: int, sinks: int = 0, lang: str = "en") -> str:
-    """The keys a linearized layer reads exactly, in words: "window 64", "window 16 + attention sink"."""
-    return say("linearize.exact_sink" if sinks else "linearize.exact_window", lang, window=window, sinks=sinks)
-
-
 def keep_softmax_curves(curves: list[dict], style=None, lang: str = "en") -> go.Figure:
     """One ``keep_softmax`` result per map kind; perplexity on a log axis (all-linear models
     are orders of magnitude worse than the original)."""
+    from ..views.linearize import exact_words
     style = as_style(style)
     fig = go.Figure()
     for i, curve in enumerate(curves):
@@ -51,6 +47,7 @@ def keep_softmax_curves(curves: list[dict], style=None, lang: str = "en") -> go.
 def sensitivity_bars(rows: list[dict], kind: str, window: int, style=None, lang: str = "en",
                      sinks: int = 0) -> go.Figure:
     """KL(original ‖ linearized) with each layer alone linearized, one bar per layer."""
+    from ..views.linearize import exact_words
     style = as_style(style)
     fig = go.Figure(go.Bar(
         x=[row["layer"] for row in rows], y=[row["kl"] for row in rows], marker_color=style.colour(0),

@@ -538,7 +538,9 @@ def drawn_once(draw):
     def run(shown_view, query, *args, progress=gr.Progress()):
         out = draw(*args, progress=progress)
         if query and out[-1] == query and out[-3] is shown_view:
-            return tuple(gr.skip() for _ in out)
+            # Only the bar again: a chapter switch's screen, answered after a page's first
+            # drawing (``early``), may have emptied its build count.
+            return tuple(value if i == MAX_FIGURES else gr.skip() for i, value in enumerate(out))
         return out
     return run
 

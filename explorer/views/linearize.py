@@ -65,6 +65,11 @@ def parse_set(set_id, lang: str = "en") -> tuple[str, int, int]:
     return kind, int(window), int(sinks)
 
 
+def exact_words(window: int, sinks: int = 0, lang: str = "en") -> str:
+    """The keys a linearized layer reads exactly, in words: "window 64", "window 16 + attention sink"."""
+    return say("linearize.exact_sink" if sinks else "linearize.exact_window", lang, window=window, sinks=sinks)
+
+
 def check_keep(keep, lang: str = "en") -> int:
     if isinstance(keep, float) and keep.is_integer():
         keep = int(keep)
@@ -125,7 +130,6 @@ def judge(set_id, keep, lang: str = "en", stop=None) -> JudgeView:
 def _row_name(view: JudgeView, which: str, lang: str) -> str:
     if which == "original":
         return say("linearize.row_original", lang)
-    from ..figures.linearize import exact_words     # here, not at import: the generate path never needs figures
     kind, window, sinks = parse_set(view.set_id)
     return say("linearize.row_hybrid", lang, kind=say(f"linearize.kind_{kind}", lang),
                exact=exact_words(window, sinks, lang), keep=view.keep)

@@ -361,16 +361,20 @@ def test_a_drawing_the_page_already_shows_is_not_sent_again():
 
     calls = []
     view = object()
+    slots = lecture_tab.MAX_FIGURES
 
-    def draw(*args, progress=None):
+    def draw(*args, progress=None):       # as make_draw's: figures, the bar, tables, numbers, notices, view, link, address
         calls.append(args)
-        return ("figure", "info", view, "deeper", "?tab=lecture&ch=3&lang=en&present=1")
+        return (*["figure"] * slots, "info", "tables", "numbers", "", view, "deeper",
+                "?tab=lecture&ch=3&lang=en&present=1")
 
     once = lecture_tab.drawn_once(draw)
     first = once(None, "", 3, "en")
     assert first[0] == "figure"                                            # nothing shown yet: drawn
     again = once(view, "?tab=lecture&ch=3&lang=en&present=1", 3, "en")
-    assert all(out == gr.skip() for out in again) and len(again) == len(first)
+    # only the bar is sent again (a racing screen may have emptied its build count)
+    assert [i for i, out in enumerate(again) if out != gr.skip()] == [slots] and again[slots] == "info"
+    assert len(again) == len(first)
     assert once(object(), "?tab=lecture&ch=3&lang=en&present=1", 3, "en")[0] == "figure"   # another view
     assert once(view, "?tab=lecture&ch=4&lang=en&present=1", 3, "en")[0] == "figure"       # another address
     assert len(calls) == 4

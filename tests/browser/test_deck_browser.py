@@ -413,6 +413,8 @@ def test_the_next_chapter_is_on_screen_at_once_when_the_page_holds_it(browser, a
     context, page, errors = open_deck(browser, app_url + "?tab=lecture&present=1&lang=zh&ch=1", 1280, 720, "zh")
     try:
         wait_state(page, 1, 0)
+        wait_quiet(page, frames=3, ms=0, requests=False)        # the page's own load chain done too
+        reach_state(page, 1, 0)
         page.locator("#lecture-claim").click()
         builds = page.evaluate(STATE_JS)["builds"]
         for step in range(1, builds):
