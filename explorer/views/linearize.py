@@ -18,6 +18,7 @@ import queue
 import threading
 from dataclasses import dataclass, field
 
+from ..core.cache import LRU
 from ..linearize import evaluate, generate, shipped
 from ..linearize.evaluation import evenly_spaced
 from ..linearize.maps import MODEL, SHAPE
@@ -96,6 +97,11 @@ def _price(reads: int, length: int, key: str, **values) -> None:
                              what=cost.Phrase(key, **values)))
 
 
+# The judged numbers per (set, k): the sample is fixed, so the page, lecture 5.6 and 6.6 ask for
+# the same forwards again and again (31 k x 4 sets at most).
+_judged = LRU(128)
+
+
 @dataclass
 class JudgeView:
     """The page's numbers: one row for the original, one for the hybrid."""
@@ -118,7 +124,8 @@ def judge(set_id, keep, lang: str = "en", stop=None) -> JudgeView:
     _price(2, tokens, "linearize.cost_judge", forwards=2 * len(texts), tokens=f"{tokens:,}")
     check_stop(stop)
     layers = linear_layers(keep)
-    result = evaluate(texts, layers, kind=kind, window=window, model=MODEL, max_tokens=SAMPLE_TOKENS, sinks=sinks)
+    result = _judged.get((set_id, keep), lambda: evaluate(texts, layers, kind=kind, window=window, model=MODEL,
+                                                          max_tokens=SAMPLE_TOKENS, sinks=sinks))
     check_stop(stop)
     rows = [{"model": "original", "softmax": LAYERS,
              "perplexity": result["original_perplexity"], "top1_agreement": 1.0, "kl": 0.0},
