@@ -5,6 +5,7 @@ model with chosen layers swapped.
     layer_maps(kind, window, model) -> LayerMaps      per-layer phi_q, phi_k (maps.py)
     windowed_attention(q, k, v, phi_q, phi_k, window, scale)   a layer's output (attention.py)
     capture / transfer / build        a layer's own inputs, fitting its maps, a whole set
+    live                              a smaller set trained while a visitor waits, priced first
     texts / judge                     the texts to train and judge on, per-layer held-out error
     linearized(loaded, layers, maps)                  the model with those layers swapped (model.py)
     logits(text, layers, kind, window, model) -> (N, vocab)        its parallel forward

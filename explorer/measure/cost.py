@@ -276,6 +276,8 @@ def estimate(path: str, **shape) -> Estimate:
     complexity: ns, d, m, methods, repeats=3           the live sweep (bench's own per-run estimate)
     learn:      n, layers, heads, d, m, steps, texts, seeds   training a learned map, every seed
     hybrid:     n, layers, heads, d, m, texts, budget  linear layers in the embedded model
+    linearize_train: n, layers, heads, kv_heads, d, m, steps, batch, sequences, kind, exact, token_flops
+                                                       a linearized set trained live, capture included
     lecture:    same as maps (a chapter's N x N figures)
     mechanism:  n, d, form, heads=1, fit_steps=0, label one mechanism's exact N x N map and metrics
     """
@@ -456,6 +458,30 @@ def _hybrid(n=128, layers=6, heads=12, d=32, m=64, texts=16, budget=2) -> Estima
                     Phrase("cost.lower_hybrid"))
 
 
+# Attention transfer's batched matmuls and the capture forwards run far nearer the dense rate
+# than the N x N views: measured 87-100 GFLOP/s (training steps) and about 270 GFLOP/s (SmolLM2
+# forwards) on a quiet 2-core machine. Priced at half the slower of the two.
+TRAINING_GFLOPS = 50.0
+
+
+def _linearize_train(n=256, layers=30, heads=9, kv_heads=3, d=64, m=64, steps=50, batch=4, sequences=8,
+                     kind="hedgehog", exact=False, token_flops=4e8, vocab=49_152) -> Estimate:
+    """Every layer's inputs captured by one forward per sequence (stored in float16), then each
+    layer's maps fitted by ``steps`` Adam steps on ``batch`` sequences: per head the two maps
+    (2 N d m), the N x N kernel (2 N^2 m), its product with V (2 N^2 d) and, with exact keys,
+    the softmax logits (2 N^2 d); backward about twice the forward. LUNA measured 1.7 times
+    Hedgehog's step. ``token_flops`` is one token's forward through the model."""
+    forward = 2 * n * d * m + 2 * n * n * m + 2 * n * n * d + (2 * n * n * d if exact else 0)
+    step_flops = batch * heads * forward * 3 * (1.7 if kind == "luna" else 1.0)
+    flops = sequences * n * token_flops + layers * steps * step_flops
+    stored = sequences * layers * (2 * heads + 2 * kv_heads) * n * d * 2
+    working = batch * heads * n * n * F32 * 12 + 2 * n * vocab * F32     # a step's N x N copies; a forward's logits
+    return Estimate(stored + working, flops / (TRAINING_GFLOPS * 1e9),
+                    Phrase("cost.what_linearize_train", layers=layers, sequences=sequences, n=n, steps=steps),
+                    Phrase("cost.lower_linearize_train"))
+
+
 _PATHS = {"sample": _sample, "reference": _reference, "map": _map, "maps": _maps, "overview": _overview,
           "quality": _quality, "state": _state, "complexity": _complexity, "learn": _learn, "hybrid": _hybrid,
-          "lecture": _maps, "mechanism": _mechanism}
+          "lecture": _maps, "mechanism": _mechanism,
+          "linearize_train": _linearize_train}

@@ -29,7 +29,11 @@ def _label(key: str):
 # The engine's choices (views.linearize.sets(): the shipped sets, then elu+1), repeated so the
 # tab builds before the engine is imported; a test holds them equal.
 SETS = ("hedgehog:0", "hedgehog:16:1", "hedgehog:64", "elu1:0")
+LIVE_SET = "live"           # the set trained on the page (views.linearize.LIVE_SET)
 LAYERS, DEFAULT_KEEP, MAX_PROMPT_CHARS, MAX_NEW_TOKENS = 30, 6, 200, 64   # SmolLM2's layers; the view's bounds
+# The training controls' bounds (views.linearize.TRAIN_KINDS, MAX_TRAIN_WINDOW, MAX_TRAIN_SINKS,
+# linearize.live.MAX_STEPS and DEFAULT_STEPS), held equal by a test.
+TRAIN_KINDS, MAX_TRAIN_WINDOW, MAX_TRAIN_SINKS, MAX_TRAIN_STEPS, DEFAULT_TRAIN_STEPS = ("hedgehog", "luna"), 128, 4, 200, 50
 
 
 def _views():
@@ -43,10 +47,10 @@ def _stop(request, views):
     return StopSignal(left=server.visitor_left(request), seconds=cost.LIMIT_SECONDS)
 
 
-def _judged(set_id, keep, lang, request):
+def _judged(set_id, keep, lang, request, trained=None):
     lang = normal_lang(lang)
     views = _views()
-    return views.judge(set_id, keep, lang, stop=_stop(request, views))
+    return views.judge(set_id, keep, lang, stop=_stop(request, views), trained=trained)
 
 
 def _shown(view, lang):
@@ -70,10 +74,26 @@ def run_linearize(set_id="hedgehog:0", keep=6, lang="en", request: gr.Request = 
 
 
 @common.guarded
-def show_linearize(set_id="hedgehog:0", keep=6, lang="en", request: gr.Request = None):
-    """The page's judging: the table and summary, and the view kept to relabel them."""
-    view = _judged(set_id, keep, lang, request)
+def show_linearize(set_id="hedgehog:0", keep=6, lang="en", trained=None, request: gr.Request = None):
+    """The page's judging: the table and summary, and the view kept to relabel them
+    (``trained``: the set trained on this page, read when ``set_id`` is LIVE_SET)."""
+    view = _judged(set_id, keep, lang, request, trained)
     return (*_shown(view, lang), view)
+
+
+@guarded_stream
+def run_training(kind="hedgehog", window=0, sinks=0, steps=DEFAULT_TRAIN_STEPS, lang="en",
+                 request: gr.Request = None, progress=gr.Progress()):
+    """Train a set on the page: (status, the set, the chosen set) after the capture and each layer;
+    the last one chooses the new set. Refused before any work the server cannot afford."""
+    lang = normal_lang(lang)
+    views = _views()
+    for step in views.training_steps(kind, window, sinks, steps, lang, stop=_stop(request, views)):
+        progress(step.fraction, desc=views.training_summary(step, lang))
+        if step.maps is None:
+            yield views.training_summary(step, lang), gr.skip(), gr.skip()
+        else:
+            yield views.training_summary(step, lang), step.maps, LIVE_SET
 
 
 def relabel(view, prompt, lang="en"):
@@ -87,14 +107,14 @@ def relabel(view, prompt, lang="en"):
 
 @guarded_stream
 def run_generate(prompt=DEFAULT_PROMPT, new_tokens=32, set_id="hedgehog:0", keep=6, presentation=False, lang="en",
-                 request: gr.Request = None):
+                 trained=None, request: gr.Request = None):
     """Stream (original text, linearized text, memory plot, status) after every token."""
     lang = normal_lang(lang)
     views = _views()
     from ..figures.linearize import memory_per_step
     stop = _stop(request, views)
     new_tokens = views.check_prompt(prompt, new_tokens, lang)[1]
-    for step in views.generation_steps(prompt, new_tokens, set_id, keep, lang, stop=stop):
+    for step in views.generation_steps(prompt, new_tokens, set_id, keep, lang, stop=stop, trained=trained):
         rate = step.tokens / step.seconds if step.seconds > 0 else 0.0
         status = say("linearize.gen_status", lang, which=say(f"linearize.gen_which_{step.which}", lang),
                      tokens=step.tokens, total=new_tokens, rate=rate)
@@ -126,8 +146,8 @@ class LinearizeControls:
 
 def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> LinearizeControls:
     """The section: the maps and k with the numbers; below, the prompt and the two continuations."""
-    choices = [(_label("linearize.set_" + set_id.replace(":", "_")), set_id) for set_id in SETS]
-    with_lang = [lang] if lang is not None else []
+    choices = [(_label("linearize.set_" + set_id.replace(":", "_")), set_id) for set_id in (*SETS, LIVE_SET)]
+    with_lang = [lang if lang is not None else gr.State("en")]
     gr.Markdown(_label("linearize.tab_intro"), elem_id="linearize-intro")
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=260):
@@ -142,7 +162,8 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> LinearizeC
                                    headers=_headers("en"))
             summary = gr.Markdown(_label("linearize.start"), elem_id="linearize-summary")
     view = gr.State(None)
-    judge_inputs = [set_id, keep] + with_lang
+    trained = gr.State(None)          # the set trained on this page: this visitor's only
+    judge_inputs = [set_id, keep] + with_lang + [trained]
     run.click(show_linearize, judge_inputs, [numbers, summary, view], api_name="linearize",
               concurrency_limit=1, concurrency_id="linearize")
     keep.release(show_linearize, judge_inputs, [numbers, summary, view], api_visibility="private",
@@ -163,10 +184,32 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> LinearizeC
         linearized = gr.Textbox(label=_label("linearize.gen_linearized"), lines=6, interactive=False,
                                 elem_id="linearize-gen-linearized")
     memory = gr.Plot(show_label=False, elem_id="linearize-memory")
-    generate.click(run_generate, [prompt, new_tokens, set_id, keep, presentation] + with_lang,
+    _build_training(set_id, trained, judge_inputs, [numbers, summary, view], with_lang)
+    generate.click(run_generate, [prompt, new_tokens, set_id, keep, presentation] + with_lang + [trained],
                    [original, linearized, memory, status], api_name="generate",
                    concurrency_limit=1, concurrency_id="linearize")
     if lang is not None:
         lang.change(relabel, [view, prompt, lang], [numbers, summary, prompt], queue=False,
                     api_visibility="private")
     return LinearizeControls(set_id, keep, prompt, new_tokens, run, generate)
+
+
+def _build_training(set_id, trained, judge_inputs, judge_outputs, with_lang) -> None:
+    """Training another set on the page; when it ends the set is chosen and judged."""
+    with gr.Accordion(_label("linearize.train_title"), open=False, elem_id="linearize-train"):
+        gr.Markdown(_label("linearize.train_intro"))
+        with gr.Row(equal_height=False):
+            kind = gr.Radio([(_label(f"linearize.train_kind_{name}"), name) for name in TRAIN_KINDS], value=TRAIN_KINDS[0],
+                            label=_label("linearize.train_kind_label"), elem_id="linearize-train-kind")
+            window = gr.Slider(0, MAX_TRAIN_WINDOW, value=32, step=1, label=_label("linearize.train_window_label"),
+                               elem_id="linearize-train-window")
+            sinks = gr.Slider(0, MAX_TRAIN_SINKS, value=1, step=1, label=_label("linearize.train_sinks_label"),
+                              elem_id="linearize-train-sinks")
+            steps = gr.Slider(1, MAX_TRAIN_STEPS, value=DEFAULT_TRAIN_STEPS, step=1,
+                              label=_label("linearize.train_steps_label"), elem_id="linearize-train-steps")
+            run = gr.Button(_label("linearize.train_run"), variant="primary", elem_id="linearize-train-run", scale=0)
+        status = gr.Markdown(elem_id="linearize-train-status")
+    trains = run.click(run_training, [kind, window, sinks, steps] + with_lang, [status, trained, set_id],
+                       api_visibility="private", concurrency_limit=1, concurrency_id="linearize-train")
+    trains.success(show_linearize, judge_inputs, judge_outputs, api_visibility="private",
+                   concurrency_limit=1, concurrency_id="linearize")

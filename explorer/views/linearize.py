@@ -4,6 +4,10 @@ on a short held-out sample, and the two models continuing one prompt side by sid
     sets() -> ["hedgehog:0", "hedgehog:16:1", ...]   the shipped trained sets, then the elu+1 baseline
     judge(set_id, keep, lang, stop) -> JudgeView    perplexity, top-1 agreement, KL vs the original
     generation_steps(prompt, new_tokens, set_id, keep, lang, stop) -> iterator of GenerationStep
+    training_steps(kind, window, sinks, steps, lang, stop) -> iterator of TrainingStep   a set trained here
+
+A set trained on the page (``LIVE_SET``) lives in that page's state: ``judge`` and
+``generation_steps`` take it as ``trained``, and nothing of it is shared with other visitors.
 
 The k softmax layers are chosen evenly spaced (``evaluation.evenly_spaced``): the greedy search
 reads 30 + 29 + ... forwards and cannot answer in seconds, so the page says which rule it uses.
@@ -14,18 +18,18 @@ per passage. Every request is priced before the model reads a token.
 
 from __future__ import annotations
 
-import queue
-import threading
+import time
 from dataclasses import dataclass, field
 
 from ..core.cache import LRU
-from ..linearize import evaluate, generate, shipped
+from ..linearize import LayerMaps, evaluate, generate, live, shipped
 from ..linearize.evaluation import evenly_spaced
 from ..linearize.maps import MODEL, SHAPE
 from ..linearize.texts import load as load_texts
 from ..measure import cost
 from ..stopping import check as check_stop
 from ..text import say
+from .streaming import streamed
 
 LAYERS = SHAPE[MODEL]["layers"]
 SAMPLE_TOKENS = 128               # per passage: two forwards of 128 tokens answer in a few seconds
@@ -46,6 +50,10 @@ def sets() -> list[str]:
     return found + [f"{BASELINE[0]}:{BASELINE[1]}"]
 
 
+# The set trained on the visitor's own page (``train_steps``): it lives in that page's state only.
+LIVE_SET = "live"
+
+
 def default_set() -> str:
     return sets()[0]
 
@@ -64,6 +72,30 @@ def parse_set(set_id, lang: str = "en") -> tuple[str, int, int]:
         raise ValueError(say("linearize.err_set", lang, choices=", ".join(choices), got=repr(str(set_id)[:40])))
     kind, window, sinks = (set_id + ":0").split(":")[:3]
     return kind, int(window), int(sinks)
+
+
+@dataclass(frozen=True)
+class SetChoice:
+    """The maps a request reads: a shipped set or the baseline by kind, window and sinks, or
+    the set trained on the visitor's page (``kind`` is then its LayerMaps)."""
+
+    set_id: str
+    kind: object
+    window: int
+    sinks: int
+
+    @property
+    def kind_name(self) -> str:
+        return self.kind.kind if isinstance(self.kind, LayerMaps) else self.kind
+
+
+def choose(set_id, trained=None, lang: str = "en") -> SetChoice:
+    """``set_id`` is one of ``sets()``, or ``LIVE_SET`` with the page's ``trained`` LayerMaps."""
+    if set_id == LIVE_SET:
+        if not isinstance(trained, LayerMaps):
+            raise ValueError(say("linearize.err_live_missing", lang))
+        return SetChoice(LIVE_SET, trained, trained.window, trained.sinks)
+    return SetChoice(set_id, *parse_set(set_id, lang))
 
 
 def exact_words(window: int, sinks: int = 0, lang: str = "en") -> str:
@@ -113,33 +145,42 @@ class JudgeView:
     tokens: int
     texts: int
     lang: str = "en"
+    live: tuple = ()               # a set trained on the page: (kind, window, sinks, steps a layer)
 
 
-def judge(set_id, keep, lang: str = "en", stop=None) -> JudgeView:
-    """Perplexity, top-1 agreement and KL of the model with all but ``keep`` layers linearized."""
-    kind, window, sinks = parse_set(set_id, lang)
+def judge(set_id, keep, lang: str = "en", stop=None, trained=None) -> JudgeView:
+    """Perplexity, top-1 agreement and KL of the model with all but ``keep`` layers linearized
+    (``trained``: the page's own LayerMaps, read when ``set_id`` is ``LIVE_SET``)."""
+    choice = choose(set_id, trained, lang)
     keep = check_keep(keep, lang)
     texts = sample()
     tokens = len(texts) * SAMPLE_TOKENS
     _price(2, tokens, "linearize.cost_judge", forwards=2 * len(texts), tokens=f"{tokens:,}")
     check_stop(stop)
     layers = linear_layers(keep)
-    result = _judged.get((set_id, keep), lambda: evaluate(texts, layers, kind=kind, window=window, model=MODEL,
-                                                          max_tokens=SAMPLE_TOKENS, sinks=sinks))
+
+    def judged():
+        return evaluate(texts, layers, kind=choice.kind, window=choice.window, model=MODEL, max_tokens=SAMPLE_TOKENS,
+                        sinks=choice.sinks)
+    # a page's own set is judged afresh: only the shared sets are kept
+    result = judged() if set_id == LIVE_SET else _judged.get((set_id, keep), judged)
     check_stop(stop)
     rows = [{"model": "original", "softmax": LAYERS,
              "perplexity": result["original_perplexity"], "top1_agreement": 1.0, "kl": 0.0},
             {"model": "hybrid", "softmax": keep, "perplexity": result["perplexity"],
              "top1_agreement": result["top1_agreement"], "kl": result["kl"]}]
-    return JudgeView(set_id, keep, sorted(set(range(LAYERS)) - set(layers)), rows, result["tokens"], len(texts), lang)
+    live = (choice.kind_name, choice.window, choice.sinks, choice.kind.info.get("steps", 0)) if set_id == LIVE_SET else ()
+    return JudgeView(set_id, keep, sorted(set(range(LAYERS)) - set(layers)), rows, result["tokens"], len(texts), lang,
+                     live)
 
 
 def _row_name(view: JudgeView, which: str, lang: str) -> str:
     if which == "original":
         return say("linearize.row_original", lang)
-    kind, window, sinks = parse_set(view.set_id)
-    return say("linearize.row_hybrid", lang, kind=say(f"linearize.kind_{kind}", lang),
-               exact=exact_words(window, sinks, lang), keep=view.keep)
+    kind, window, sinks, steps = view.live or (*parse_set(view.set_id), 0)
+    named = (say("linearize.kind_live", lang, kind=say(f"linearize.train_kind_{kind}", lang), steps=steps) if view.live
+             else say(f"linearize.kind_{kind}", lang))
+    return say("linearize.row_hybrid", lang, kind=named, exact=exact_words(window, sinks, lang), keep=view.keep)
 
 
 def table(view: JudgeView, lang: str | None = None) -> list[list]:
@@ -189,58 +230,109 @@ def check_prompt(prompt, new_tokens, lang: str = "en") -> tuple[str, int]:
     return prompt, new_tokens
 
 
-def _streamed(prompt, new_tokens, layers, kind, window, sinks, stop):
-    """(text so far, Generation) after each token of one generation, run on a worker thread so
-    that the caller can hand each token on as it comes; closing the iterator stops the worker
-    at its next token."""
-    out: queue.Queue = queue.Queue()
-    closed = threading.Event()
-
-    def should_stop() -> bool:
-        return closed.is_set() or (stop is not None and bool(stop()))
-
-    def on_token(generation):
-        out.put(("token", generation.tokens[:], list(generation.memory_bytes), list(generation.kv_cache_bytes),
-                 sum(generation.seconds)))
-
-    def work():
-        try:
-            generate(prompt, new_tokens, layers, kind=kind, window=window, model=MODEL, stop=should_stop,
-                     on_token=on_token, sinks=sinks)
-            out.put(("done",))
-        except BaseException as exc:          # handed to the caller's thread, raised there
-            out.put(("error", exc))
-
+def _streamed(prompt, new_tokens, layers, choice: SetChoice, stop):
+    """(text so far, memory, KV cache, seconds, count) after each token of one generation, run
+    on a worker thread so that the caller can hand each token on as it comes."""
     from ..sources.models import get_model
     tokenizer = get_model(MODEL).tokenizer
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
-    try:
-        while True:
-            item = out.get()
-            if item[0] == "done":
-                return
-            if item[0] == "error":
-                raise item[1]
-            _, tokens, memory, kv, seconds = item
-            yield tokenizer.decode(tokens), memory, kv, seconds, len(tokens)
-    finally:
-        closed.set()
+
+    def work(emit, should_stop):
+        def on_token(generation):
+            emit((tokenizer.decode(generation.tokens), list(generation.memory_bytes),
+                  list(generation.kv_cache_bytes), sum(generation.seconds), len(generation.tokens)))
+        generate(prompt, new_tokens, layers, kind=choice.kind, window=choice.window, model=MODEL, stop=should_stop,
+                 on_token=on_token, sinks=choice.sinks)
+
+    return streamed(work, stop, name="generation")
 
 
-def generation_steps(prompt, new_tokens, set_id, keep, lang: str = "en", stop=None):
+def generation_steps(prompt, new_tokens, set_id, keep, lang: str = "en", stop=None, trained=None):
     """The original continues ``prompt`` token by token, then the linearized model does: one
     ``GenerationStep`` per token. Memory: the original's KV cache and the linearized model's
     state (plus the KV cache of its softmax layers) after each token."""
-    kind, window, sinks = parse_set(set_id, lang)
+    choice = choose(set_id, trained, lang)
     keep = check_keep(keep, lang)
     prompt, new_tokens = check_prompt(prompt, new_tokens, lang)
     _price(2, new_tokens + MAX_PROMPT_CHARS, "linearize.cost_generate", tokens=new_tokens)
     step = GenerationStep("original")
-    for text, memory, _, seconds, count in _streamed(prompt, new_tokens, [], kind, window, sinks, stop):
+    for text, memory, _, seconds, count in _streamed(prompt, new_tokens, [], choice, stop):
         step.original, step.kv_cache_bytes, step.seconds, step.tokens = text, memory, seconds, count
         yield step
     step.which, step.tokens, step.seconds = "linearized", 0, 0.0
-    for text, memory, _, seconds, count in _streamed(prompt, new_tokens, linear_layers(keep), kind, window, sinks, stop):
+    for text, memory, _, seconds, count in _streamed(prompt, new_tokens, linear_layers(keep), choice, stop):
         step.linearized, step.state_bytes, step.seconds, step.tokens = text, memory, seconds, count
         yield step
+
+
+# ---------------------------------------------------------------------------------------
+# Training a set on the page: another kind, window or sinks than the shipped sets
+# ---------------------------------------------------------------------------------------
+
+TRAIN_KINDS = ("hedgehog", "luna")
+MAX_TRAIN_WINDOW = 128
+MAX_TRAIN_SINKS = 4
+
+
+@dataclass
+class TrainingStep:
+    """Where a live training stands: the share done, the layers trained so far with their last
+    loss, and (at the end) the set itself."""
+
+    fraction: float
+    losses: list = field(default_factory=list)      # the last loss of each layer trained so far
+    seconds: float = 0.0
+    maps: LayerMaps | None = None
+
+
+def _whole(value, low: int, high: int, key: str, lang: str) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(say(key, lang, low=low, high=high, got=str(value)[:40]))
+    return value
+
+
+def check_training(kind, window, sinks, steps, lang: str = "en") -> tuple[str, int, int, int]:
+    if kind not in TRAIN_KINDS:
+        raise ValueError(say("linearize.err_train_kind", lang, choices=", ".join(TRAIN_KINDS), got=repr(str(kind)[:40])))
+    return (kind, _whole(window, 0, MAX_TRAIN_WINDOW, "linearize.err_train_window", lang),
+            _whole(sinks, 0, MAX_TRAIN_SINKS, "linearize.err_train_sinks", lang),
+            _whole(steps, 1, live.MAX_STEPS, "linearize.err_train_steps", lang))
+
+
+def training_steps(kind, window, sinks, steps, lang: str = "en", stop=None):
+    """Train every layer's maps (``linearize.live``), one ``TrainingStep`` after the capture and
+    after each layer; the last one carries the set. Refused before any work the cost model puts
+    over the server's limit."""
+    kind, window, sinks, steps = check_training(kind, window, sinks, steps, lang)
+    started = time.perf_counter()
+    step = TrainingStep(0.0)
+
+    def work(emit, should_stop):
+        def progress(fraction, layer, loss):
+            emit(("progress", fraction, loss if layer is not None else None))
+        emit(("done", live.train(kind, window, sinks, steps, MODEL, progress=progress, should_stop=should_stop)))
+
+    for event in streamed(work, stop, name="linearize-training"):
+        step.seconds = time.perf_counter() - started
+        if event[0] == "done":
+            step.fraction, step.maps = 1.0, event[1]
+        else:
+            step.fraction = event[1]
+            if event[2] is not None:
+                step.losses.append(event[2])
+        yield step
+
+
+def training_summary(step: TrainingStep, lang: str = "en") -> str:
+    """What was trained and how it went, in words."""
+    if step.maps is None and not step.losses:
+        return say("linearize.train_capture", lang, seconds=step.seconds)
+    if step.maps is None:
+        return say("linearize.train_running", lang, layers=len(step.losses), total=LAYERS,
+                   loss=step.losses[-1], seconds=step.seconds)
+    maps = step.maps
+    return say("linearize.train_done", lang, kind=say(f"linearize.train_kind_{maps.kind}", lang),
+               exact=exact_words(maps.window, maps.sinks, lang), steps=maps.info.get("steps", 0),
+               passages=maps.info.get("passages", 0), tokens=maps.info.get("tokens", 0), seconds=step.seconds,
+               loss=sum(step.losses) / max(1, len(step.losses)))

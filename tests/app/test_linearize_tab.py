@@ -150,3 +150,26 @@ def test_the_learn_link_carries_the_sections_settings_in_the_order_of_its_contro
     assert {k: q[k][0] for k in learn_tab.LINEARIZE_LINK_KEYS} == {"lset": "hedgehog:64", "lkeep": "12",
                                                                     "lprompt": "Once", "lnew": "8"}
     assert "lset" not in learn_tab.learn_query(2, "3")      # a page without the section: the tab's own keys
+
+
+def test_training_on_the_page_is_checked_and_priced_before_any_work(monkeypatch):
+    from explorer.linearize import build
+    monkeypatch.setattr(build, "training_data", _no_model)
+    with pytest.raises(gr.Error, match="The window must be a whole number from 0 to 128"):
+        list(linearize_tab.run_training("hedgehog", 500, 0, 10, "en"))
+    with pytest.raises(gr.Error, match="每层步数必须是 1 到 200 之间的整数"):
+        list(linearize_tab.run_training("hedgehog", 0, 0, 0, "zh"))
+    with pytest.raises(gr.Error, match="would take about .* s; the limit on this server is 120 s: lower the steps"):
+        list(linearize_tab.run_training("luna", 128, 4, 200, "en"))
+    with pytest.raises(gr.Error, match="No set has been trained on this page yet"):
+        linearize_tab.show_linearize(linearize_tab.LIVE_SET, 6, "en")
+
+
+def test_the_training_controls_bounds_are_the_engines():
+    from explorer.linearize import live
+    assert (linearize_tab.TRAIN_KINDS, linearize_tab.MAX_TRAIN_WINDOW, linearize_tab.MAX_TRAIN_SINKS,
+            linearize_tab.MAX_TRAIN_STEPS, linearize_tab.DEFAULT_TRAIN_STEPS, linearize_tab.LIVE_SET) == (
+        views.TRAIN_KINDS, views.MAX_TRAIN_WINDOW, views.MAX_TRAIN_SINKS, live.MAX_STEPS, live.DEFAULT_STEPS,
+        views.LIVE_SET)
+    for lang in ("en", "zh"):
+        assert say("linearize.set_live", lang) != "linearize.set_live"      # the choice is named in both languages

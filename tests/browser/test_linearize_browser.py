@@ -150,3 +150,38 @@ def test_a_link_carries_the_sections_settings_both_ways(chromium, app_url):
         app.check_clean()
     finally:
         context.close()
+
+
+def test_a_set_trained_on_the_page_is_chosen_and_judged(chromium, app_url):
+    """Train another set (one step a layer, so the test is short): the progress is shown while it
+    runs, then the new set is chosen and its row names it, in Chinese throughout."""
+    context, app = _open_section(chromium, app_url, "?tab=learn&lang=zh")
+    page = app.page
+    try:
+        _set_number(page, "linearize-keep", 24)
+        page.locator("#linearize-train .label-wrap").click()
+        page.wait_for_selector("#linearize-train-run")
+        _set_number(page, "linearize-train-steps", 1)
+        _set_number(page, "linearize-train-window", 8)
+        wait_quiet(page)            # the server runs one heavy request at a time: the judging k may start
+        page.evaluate("""() => { window.__progress = false;
+            new MutationObserver(() => { if (document.querySelector('#linearize-train-status .progress-text, '
+                + '#linearize-train-status .eta-bar, #linearize-train-status .progress-level')) window.__progress = true; })
+              .observe(document.body, {subtree: true, childList: true}); }""")
+        page.click("#linearize-train-run")
+        row = say("linearize.kind_live", "zh", kind="Hedgehog", steps=1)
+        page.wait_for_function(f"""(row) => {{ const rows = ({ROWS_JS})();
+            return rows.length === 2 && rows[1][0].startsWith(row) && rows[1][1] === '24'; }}""", arg=row,
+                               timeout=TIMEOUT_MS)
+        wait_quiet(page)
+        status = page.locator("#linearize-train-status").inner_text()
+        assert status.startswith("已训练 Hedgehog，窗口 8 + 注意力汇聚点：") and "每层 1 步" in status
+        assert page.evaluate("window.__progress")                      # the bar showed while it trained
+        assert say("linearize.set_live", "zh") in page.locator("#linearize-set input").input_value()
+        page.locator("#linearize-train").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "linearize-train-zh.png"), full_page=False)
+        found = {t: english_words(t) for t in page.evaluate(TEXTS_JS, SECTION) if english_words(t)}
+        assert not found, list(found.items())[:12]
+        app.check_clean()
+    finally:
+        context.close()
