@@ -82,10 +82,11 @@ def chapter_view(ch, sample=None, text: str | None = None, progress=None, lang: 
 text_words = text          # the lecture's words, under a name chapter_view's ``text`` argument leaves free
 
 # Chapters that read the packaged causal model by default when it is ready (their records'
-# ``reads_causal_model``): chapter 4's RNN then runs over a causal model's own heads, and
-# chapter 5 compares maps with its causal softmax, with a Hedgehog trained for it (shipped:
-# assets/maps/hedgehog-smollm2-layer3). Chapter 5's hybrid build needs a bidirectional
-# (bert) model: it runs on the embedded MiniLM and says so.
+# ``reads_causal_model``): every chapter that reads text, 1 to 6, so the talk has one model
+# and one sentence per language. Chapter 4's RNN then runs over a causal model's own heads;
+# chapters 5 and 6 compare maps with its causal softmax, with the Hedgehog and LUNA maps
+# trained for its layer 3 (shipped: assets/maps/*-smollm2-layer3); the hybrid builds run on
+# the linearized model itself.
 CAUSAL_CHAPTERS = tuple(ch for ch in CHAPTERS if chapters.chapter(ch).reads_causal_model)
 
 

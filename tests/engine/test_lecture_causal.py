@@ -33,8 +33,9 @@ def without_smollm2(monkeypatch):
 @needs_smollm2
 def test_chapter_four_reads_the_causal_model_by_default():
     assert lecture.default_model(4) == SMOLLM2
-    assert [lecture.default_model(ch) for ch in (1, 2, 3)] == [SMOLLM2] * 3  # the same sentence, in the audience's language
-    assert [lecture.default_model(ch) for ch in (0, 6)] == [None] * 2
+    # the same model and sentence, in the audience's language, to the talk's end
+    assert [lecture.default_model(ch) for ch in (1, 2, 3, 5, 6)] == [SMOLLM2] * 5
+    assert lecture.default_model(0) is None                 # the bottleneck chapter reads no text
     view = lecture.chapter_view(4)
     assert view.data["model"] == SMOLLM2
     assert view.numbers["max_rel_diff"] <= 1e-5                       # the RNN equals the parallel form
@@ -77,9 +78,9 @@ def test_in_chinese_the_default_sentence_is_chinese_and_read_without_unk():
     assert all(re.search(r"[\u4e00-\u9fff，。]", tok) for tok in view.data["tokens"])
     assert view.data["token"].startswith("它")
     assert view.numbers["model_attention_max_abs_diff"] <= 1e-5
-    # The embedded model's chapters keep the English sentence: MiniLM reads Chinese as [UNK].
+    # Chapter 6 reads the same Chinese sentence through the same model (MiniLM would read [UNK]).
     six = lecture.chapter_view(6, lang="zh")
-    assert six.notices_in("zh") == lecture.chapter_view(6).notices_in("zh")
+    assert six.numbers["tokens"] == len(sample.tokens) != lecture.chapter_view(6, lang="en").numbers["tokens"]
     assert not any("[UNK]" in n for n in six.notices_in("zh"))
 
 
@@ -112,3 +113,32 @@ def test_without_the_causal_model_chapter_five_keeps_minilm_for_its_trained_map(
     assert lecture.default_model(5) is None
     view = lecture.chapter_view(5, lang="zh")
     assert view.data["hedgehog_trained"] and view.data["hedgehog_origin"] == "shipped"
+
+
+@needs_smollm2
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_chapter_six_plane_reads_the_causal_model_on_its_causal_rows(lang):
+    """The trade-off plane on SmolLM2's own layer: every map held to causal rows, the Hedgehog
+    shipped for that layer on it (and on the frontier), LUNA on the roadmap."""
+    import statistics
+
+    from explorer.forms import attention
+    from explorer.maps import create
+    from explorer.measure import metrics
+
+    view = lecture.chapter_view(6, lang=lang)
+    assert view.data["kl_causal"] is True and view.controls["layer"] == 3
+    points = {p["label"]: p for p in view.data["points"]}
+    hedgehog = points["Hedgehog (trained)"]
+    assert hedgehog["undefined_rows"] == 0 and hedgehog["median_kl"] < points["elu+1"]["median_kl"] / 5
+    assert "Hedgehog (trained)" in [view.data["points"][i]["label"] for i in view.data["frontier"]]
+    assert any(r["id"] == "2025_luna" for r in view.data["roadmap"])
+    # elu+1's median, recomputed plainly in float64 over the causal rows past the first
+    from explorer.views.common import load_sample
+    sample = load_sample("text", text=lecture.text_words.default_text(lang), model=SMOLLM2)
+    q, k = sample.q[3].double(), sample.k[3].double()
+    exact = attention.softmax_map(q, k, causal=True)
+    approx = attention.kernel_map(q, k, create("elu1", q.shape[-1]), causal=True)
+    rows = [float(metrics.row_kl(exact[h, i:i + 1, :i + 1], approx[h, i:i + 1, :i + 1])[0][0])
+            for h in range(q.shape[0]) for i in range(1, q.shape[-2])]
+    assert points["elu+1"]["median_kl"] == pytest.approx(statistics.median(rows), rel=1e-6)   # the true median

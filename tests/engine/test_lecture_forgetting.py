@@ -129,15 +129,17 @@ def test_try_this_moves_the_overwriting_build(five):
 
 def test_roadmap_adds_luna_beside_hedgehog_measured_as_row_kl(six):
     road = {r["id"]: r for r in six.data["roadmap"]}
-    luna = pretrained("luna", LECTURE_LAYER, LECTURE_HEAD)
-    assert luna is not None, "the app ships a LUNA map for the lecture's head"
+    model = lecture.default_model(6)                    # the model the chapter reads (SmolLM2 where installed)
+    layer, head = six.controls["layer"], six.controls["head"]
+    luna = pretrained("luna", layer, head, **({"model": model} if model else {}))
+    assert luna is not None, "the app ships a LUNA map for the chapter's head"
     assert "2025_luna" in road and not road["2025_luna"]["causal"] and road["2025_luna"]["reference"] == "softmax"
     assert road["2025_luna"]["map"] == "LUNA (trained)"
     # The engine's number: the layer-quality measure on the lecture's head with the shipped map.
     from explorer.views.common import load_sample
-    sample = load_sample("text", text=lecture_text.DEFAULT_TEXT)
-    q = sample.q[LECTURE_LAYER, LECTURE_HEAD].unsqueeze(0)
-    k = sample.k[LECTURE_LAYER, LECTURE_HEAD].unsqueeze(0)
+    sample = load_sample("text", text=lecture_text.DEFAULT_TEXT, model=model)
+    q = sample.q[layer, head].unsqueeze(0)
+    k = sample.k[layer, head].unsqueeze(0)
     measured = tradeoff._layer_quality(q, k, luna, False, None)
     assert road["2025_luna"]["median_kl"] == pytest.approx(measured["median_kl"], rel=1e-9)
     assert road["2025_luna"]["median_kl"] < road["2020"]["median_kl"]

@@ -136,8 +136,8 @@ def test_numbers_are_the_engines(views):
 
 
 def test_chinese_text_gets_an_unk_notice():
-    view = lecture.chapter_view(6, text="猫坐在垫子上")      # chapter 6 reads the embedded MiniLM
-    sample = load_sample("text", text="猫坐在垫子上")
+    sample = load_sample("text", text="猫坐在垫子上")          # the embedded MiniLM reads Chinese as [UNK]
+    view = lecture.chapter_view(6, sample=sample)
     count = sum(1 for s in sample.info["token_strings"] if s == "[UNK]")
     assert count >= 3
     notes = view.notices_in("zh")
@@ -377,17 +377,21 @@ def test_chapter_four_memory_is_the_plain_count(views):
 
 def test_chapter_six_quality_is_the_median_row_kl_over_the_layer(views):
     view = views[6]
-    sample = load_sample("text", text=TEXT)
+    sample = load_sample("text", text=TEXT, model=lecture.default_model(6))     # the model chapter 6 reads
     layer = view.controls["layer"]
     q, k = sample.q[layer].double().numpy(), sample.k[layer].double().numpy()   # (H, N, d)
-    d = q.shape[-1]
-    s = q @ k.transpose(0, 2, 1) / np.sqrt(d)
+    d, n = q.shape[-1], q.shape[-2]
+    causal = bool(getattr(sample, "causal", False))           # a causal model: keys j <= i only
+    allowed = np.tril(np.ones((n, n), dtype=bool)) if causal else np.ones((n, n), dtype=bool)
+    s = np.where(allowed, q @ k.transpose(0, 2, 1) / np.sqrt(d), -np.inf)
     p = np.exp(s - s.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
     elu = lambda x: np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))  # noqa: E731
-    w = elu(q) @ elu(k).transpose(0, 2, 1)
+    w = np.where(allowed, elu(q) @ elu(k).transpose(0, 2, 1), 0.0)
     a = w / w.sum(-1, keepdims=True)
-    kl = (p * (np.log(p) - np.log(a))).sum(-1).ravel()                     # every row of every head
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(allowed, p * (np.log(p) - np.log(a)), 0.0)
+    kl = terms.sum(-1)[:, 1:].ravel() if causal else terms.sum(-1).ravel()   # a causal first row (one key) is not counted
     point = next(pt for pt in view.data["points"] if pt["label"] == "elu+1")
     assert point["rows"] == kl.size
     assert point["median_kl"] == pytest.approx(float(np.median(kl)), rel=1e-5)

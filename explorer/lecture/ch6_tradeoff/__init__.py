@@ -2,6 +2,7 @@
 roadmap measured on one head; then the end of the talk as the article ends it: its five-step
 recap, the hologram against the impression, the retrieval caveat, the hybrid future."""
 
+from ...catalog import CAUSAL_MODEL
 from ..record import Chapter, ControlSpec, head_control, layer_control, seed_control
 
 
@@ -15,4 +16,6 @@ CHAPTER = Chapter(
               ControlSpec("m", "int", 64, 8, 512, label_key="ctl.m", step=8),
               seed_control()),
     try_this={"m": 256},
-    deeper=_deeper, builds=("b0", "b1", "b2", "b3", "b4", "b5", "b6"))
+    deeper=_deeper, builds=("b0", "b1", "b2", "b3", "b4", "b5", "b6"),
+    reads_causal_model=True,                    # the lecture's one model and sentence, to the end
+    model_heads={CAUSAL_MODEL["name"]: (3, 4)})  # the layer SmolLM2's trained maps ship for (chapter 5's head)

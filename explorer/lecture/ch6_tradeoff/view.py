@@ -27,18 +27,20 @@ def compute(sample, c, progress) -> ChapterView:
                 if layer != asked and sample.n_layers > 1 else ())
     q, k = sample.q[layer], sample.k[layer]
     d, dv = q.shape[-1], sample.v.shape[-1]
+    # A causal model's softmax sees keys j <= i only: every map is held to its causal rows.
+    causal = bool(getattr(sample, "causal", False))
     points = []
     labels = ["identity (q·k)", "Taylor-1", "elu+1", "ReLU", "FAVOR+ (IID)", "FAVOR+ (orthogonal)",
               "trig RFF (orthogonal)", "Taylor-2", "cosFormer"]
     for label in labels:
         m = c["m"] if "FAVOR" in label or "RFF" in label else None
         fmap = cached_map(label, d, m, c["seed"])
-        qual = tradeoff.layer_quality(q, k, fmap, key=map_key(label, m, c["seed"]))
+        qual = tradeoff.layer_quality(q, k, fmap, causal=causal, key=map_key(label, m, c["seed"]))
         points.append({"label": label, "m": fmap.num_features,
                        "cost": tradeoff.flops_per_token(fmap.num_features, dv), **qual})
     trained = _hedgehog_all(sample, layer, c)
     if trained is not None:
-        qual = tradeoff.layer_quality(q, k, trained)
+        qual = tradeoff.layer_quality(q, k, trained, causal=causal)
         points.append({"label": "Hedgehog (trained)", "m": trained.num_features,
                        "cost": tradeoff.flops_per_token(trained.num_features, dv), **qual})
     some, infinite = [], []
@@ -59,6 +61,7 @@ def compute(sample, c, progress) -> ChapterView:
     front = tradeoff.pareto_frontier([p["cost"] for p in points], [p["median_kl"] for p in points])
     view.data["points"] = points
     view.data["frontier"] = front
+    view.data["kl_causal"] = causal
     head = min(max(c["head"], 0), sample.n_heads - 1)
     c["head"] = head
     road, road_maps = _roadmap(sample, layer, head, c)
@@ -107,8 +110,13 @@ def _say(view, points, front, road, states, layer, head, d) -> None:
 
 def _hedgehog_all(sample, layer, c):
     """A trained Hedgehog for the whole layer: the latest trained here for every head of it,
-    else the one shipped with the app; None when there is neither."""
-    if getattr(sample, "model_attentions", None) is None or sample.head_dim != HEAD_DIM:
+    else the one shipped with the app (for MiniLM's layers, or the causal model's shipped
+    layer); None when there is neither."""
+    if getattr(sample, "model_attentions", None) is None:
+        return None
+    if not reads_minilm(sample):
+        return _shipped_layer("hedgehog", sample, layer)
+    if sample.head_dim != HEAD_DIM:
         return None
     from ...views import learn
     live = learn.cached_layer_map(layer, c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
@@ -119,6 +127,18 @@ def _hedgehog_all(sample, layer, c):
     except ImportError:
         return None
     return pretrained("hedgehog", int(layer))
+
+
+def _shipped_layer(kind: str, sample, layer: int):
+    """The map of ``kind`` shipped for every head of ``layer`` of the model that read ``sample``,
+    or None (no map for that model or layer, or another head dimension)."""
+    try:
+        from ...maps.learned import pretrained
+    except ImportError:
+        return None
+    model = lecture_common.model_of(sample)
+    fmap = pretrained(kind, int(layer), model=model) if model else None
+    return fmap if fmap is not None and fmap.head_dim == sample.head_dim else None
 
 
 def _roadmap(sample, layer: int, head: int, c) -> tuple[list[dict], dict]:
@@ -137,7 +157,9 @@ def _roadmap(sample, layer: int, head: int, c) -> tuple[list[dict], dict]:
             "sliding window": cached_map("sliding window", d, None, c["seed"])}
     keys = {"elu+1": ("elu+1",), "FAVOR+ (orthogonal)": map_key("FAVOR+ (orthogonal)", m, c["seed"]),
             "sliding window": map_key("sliding window", None, c["seed"]), "LUNA": ("LUNA", "shipped", layer, head)}
-    luna = lecture_common.shipped_map("luna", layer, head) if reads_minilm(sample) else None
+    luna = (lecture_common.shipped_map("luna", layer, head) if reads_minilm(sample)
+            else lecture_common.shipped_map("luna", layer, head, model=lecture_common.model_of(sample),
+                                            head_dim=sample.head_dim))
     road = tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head, keys=keys, luna=luna)
     # The maps the ending draws: the 2020 map and the 2024 learned one, as measured here.
     return road, {"elu+1": maps["elu+1"], "hedgehog": hh if hh is not None else tradeoff.untrained_hedgehog(d)}
@@ -177,7 +199,7 @@ def _recap(view, sample, q, k, layer, head, c, points) -> None:
     n = view.numbers
     own = getattr(sample, "model_attentions", None)
     if own is not None:
-        mine = attention.softmax_map(q, k)[0].double()
+        mine = attention.softmax_map(q, k, causal=bool(getattr(sample, "causal", False)))[0].double()
         n["recap_model_max_diff"] = float((mine - own[layer, head].double()).abs().max())
     taylor = cached_map(INNER, q.shape[-1], None, c["seed"])
     n["recap_taylor2_features"] = float(taylor.num_features)
