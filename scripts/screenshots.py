@@ -48,7 +48,7 @@ BUILD = ROOT / "build" / "screenshots"          # ignored by git: where every pi
 DOCS = ROOT / "docs"
 TAB_PICTURES = DOCS / "screenshots"
 DECK_PICTURES = DOCS / "deck"
-DECK_WALK = ROOT / "tests" / "test_deck_browser.py"
+DECK_WALK = ROOT / "tests" / "browser" / "test_deck_browser.py"
 DECK_SHOTS = BUILD / "deck"                      # where the deck walk saves its pictures
 
 CHROMIUM = "/usr/bin/chromium"

@@ -49,6 +49,12 @@ def say_cosine(x: float) -> str:
     return f"{0.0 if abs(x) < 0.005 else x:.2f}"
 
 
+def say_signed(x: float) -> str:
+    """A difference to two decimals with its sign, "+0.12", "-0.04"; one that rounds to zero is
+    "0.00" (never "-0.00" nor "+0.00")."""
+    return "0.00" if abs(x) < 0.005 else f"{x:+.2f}"
+
+
 def say_percent(share: float) -> str:
     """A share as a percentage to at most two decimals, trailing zeros dropped: 99.99, 4.8, 100."""
     text = f"{100 * share:.2f}".rstrip("0").rstrip(".")

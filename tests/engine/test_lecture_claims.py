@@ -238,3 +238,17 @@ def test_the_overwriting_claim_says_better_only_when_the_delta_rule_keeps_the_ea
         assert view.says["b1"]["claim"][0] == expected
         assert view.says["b3"]["claim"][0] == "ch5.b3.claim_better"
         assert view.says["b6"]["claim"][0] == "ch5.b6.claim_none"      # no hybrid curve: no number to quote
+
+
+NEGATIVE_ZERO = re.compile(r"(?<![\d.])[-−]0[.,]?0*(?![\d.]*[1-9])(?!\d)")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_build_writes_a_negative_zero(views, lang):
+    """A difference that rounds to zero reads "0.00", never "-0.00" (5.0's note wrote it)."""
+    found = [f"{ch}.{build} {what}: {sentence!r}" for ch in lecture.CHAPTERS
+             for build, _, what, sentence in build_texts(views[ch, lang], lang) if NEGATIVE_ZERO.search(sentence)]
+    assert not found, "\n".join(found)
+    assert NEGATIVE_ZERO.search("no decay -0.00, RetNet +0.31") and not NEGATIVE_ZERO.search("-0.04 and 0.00")
+    from explorer.lecture.numbers import say_signed
+    assert [say_signed(x) for x in (-0.001, 0.004, -0.04, 0.31)] == ["0.00", "0.00", "-0.04", "+0.31"]

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...figures.lecture_common import UNIT_TICKS, finish_slide, log_ticks, say_cosine
+from ..numbers import say_signed
 from ..text import Named, map_name, say, state_label, t
 
 
@@ -29,7 +30,7 @@ def draw(view, lang, style):
     n = view.numbers
     c = view.controls
     note = t("ch5.b0.note", lang, gamma=f"{c['gamma']:g}", strength=f"{c['strength']:g}",
-             **{kind: f"{n[f'recent_minus_early_at_256[{kind}]']:+.2f}" for kind in ("none", "retnet", "gla")})
+             **{kind: say_signed(n[f"recent_minus_early_at_256[{kind}]"]) for kind in ("none", "retnet", "gla")})
     first = finish_slide(fig, style, t("ch5.b0.title", lang), note)
 
     overwrite = _overwrite(view, lang, style)
