@@ -148,6 +148,10 @@ def panel_css(data_tabs) -> str:
 # Links: the address bar and every tab's link box
 # ---------------------------------------------------------------------------------------
 
+# The page has read its address (the restore on load is done): Links may now rewrite it.
+RESTORED_JS = "() => { window.explorerRestored = true; }"
+
+
 class Links:
     """Puts the open tab's view into the address bar and fills every tab's link box.
 
@@ -164,6 +168,10 @@ class Links:
         self.js = """(current, ...rest) => {
   const ids = %s, n = ids.length;
   const queries = rest.slice(0, n), links = rest.slice(n, 2 * n);
+  // Before the page's restore has read its address, the open tab is still the default one:
+  // writing it now would replace the address the page was opened with (a "Go deeper" link
+  // showed ?tab=lecture, and events sent meanwhile carried it to the server).
+  if (!window.explorerRestored) { return links; }
   const tab = ids.includes(current) ? current : ids[0];
   const withLang = %s;
   let q = withLang(queries[ids.indexOf(tab)]);
@@ -175,6 +183,9 @@ class Links:
     else if ((new URLSearchParams(window.location.search).get('tab') || 'lecture') === 'lecture') {
       q = window.location.search.slice(1);
     }
+  }
+  if (!q && new URLSearchParams(window.location.search).get('tab') === tab) {
+    q = window.location.search.slice(1);      // not drawn yet: the address it was opened with stays
   }
   if (!q) {
     const p = new URLSearchParams({tab: tab});
@@ -442,6 +453,7 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
                learn.seeds, learn.heldout_texts, learn.layer],
               learn.learn_outputs, api_visibility="private", concurrency_limit=1, concurrency_id="learn-train")
     load.then(None, presentation, None, js=common.PRESENT_JS)
+    load.then(None, None, None, js=RESTORED_JS)       # from now on the address follows the page
     # The layer and head controls fit the model the link names (or the default one).
     load.then(source_panel.follow_model, [panel.model, panel.layer, panel.head], [panel.layer, panel.head],
               api_visibility="private", queue=False)

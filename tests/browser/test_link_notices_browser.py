@@ -103,3 +103,30 @@ def test_no_i18n_warnings_and_no_raw_status_keys(browser, app_url):
         assert not any("common." in text for text in live), live
     finally:
         page.close()
+
+
+# Every address the page writes, from before its scripts run.
+ADDRESSES_JS = """(() => { window.__addresses = [];
+  const replace = history.replaceState.bind(history);
+  history.replaceState = (state, title, url) => { window.__addresses.push(String(url)); return replace(state, title, url); };
+})()"""
+
+
+def test_a_link_keeps_its_address_until_its_tab_has_drawn(browser, app_url):
+    """A link to another tab than the lecture (what "Go deeper" opens) is never rewritten to
+    the default tab, nor stripped of its settings, while the page restores and draws it."""
+    link = "?tab=quality&layer=3&head=mean&m=64&lang=en"
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, locale="en-US")
+    try:
+        page = watch(context.new_page())
+        page.set_default_timeout(TIMEOUT_MS)
+        page.add_init_script(ADDRESSES_JS)
+        page.goto(app_url + link)
+        page.wait_for_function("() => (window.__addresses || []).some((a) => a.includes('src=text'))")
+        wait_quiet(page)
+        written = page.evaluate("window.__addresses")
+        assert written and all("tab=quality" in a for a in written), written
+        before_draw = written[:next(i for i, a in enumerate(written) if "src=text" in a)]
+        assert all("layer=3" in a and "m=64" in a for a in before_draw), written
+    finally:
+        context.close()
