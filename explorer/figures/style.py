@@ -180,6 +180,13 @@ def _is_panel_title(ann: dict) -> bool:
     return ann.get("yanchor") == "bottom" and ann.get("yref") == "paper"
 
 
+def _fits_one_line(text: str, px: float, font: float) -> bool:
+    """Whether ``text`` is one line of ``wrap`` at ``font`` px in ``px`` of width."""
+    chars = max(8, int(px / (CHAR_EM * font)))
+    lines = wrap(text, chars, break_words=False)
+    return len(lines) == 1 and _units(lines[0]) <= chars
+
+
 def fit_panel_titles(fig, style: Style, px: float, fonts_done: bool, panel_lines: int = 1) -> int:
     """Wrap each subplot title to its panel's width (two lines at most, then a smaller
     font): side by side, long titles would run into each other. Returns the extra lines
@@ -212,7 +219,11 @@ def _fit_titles(annotations: list, x_domains: list, style: Style, px: float, fon
         text = ann["text"].replace("<br>", " ")
         # A second line grows upwards: fine in the top margin, not into the row above.
         top_row = (ann.get("y") or 0) >= 0.99
-        for font in range(int(size), int(style.tick_font) - 1, -1):
+        # One line at any font down to the ticks' is a title read whole; only a title too long
+        # for that is wrapped, at the largest font that then fits.
+        fonts = range(int(size), int(style.tick_font) - 1, -1)
+        whole = next((font for font in fonts if _fits_one_line(text, share * plot_px, font)), None)
+        for font in ([whole] if whole is not None else fonts):
             chars = max(8, int(share * plot_px / (CHAR_EM * font)))
             lines = wrap(text, chars, break_words=False)      # "(or / thogonal)" reads badly
             if len(lines) <= (2 if top_row else panel_lines) and all(len(line) <= chars for line in lines):
@@ -304,8 +315,10 @@ def wrap(text: str, width: int, break_words: bool = True) -> list[str]:
     import textwrap
     if not text:
         return []
+    # "m = 64" is one unit: a line never ends on "m" or starts with "= 64".
+    text = _EQUALS.sub("\\1\u00a0=\u00a0\\2", text)
     if not _WIDE_CHAR.search(text):
-        return textwrap.wrap(text, width, break_long_words=break_words)
+        return [line.replace("\u00a0", " ") for line in textwrap.wrap(text, width, break_long_words=break_words)]
     lines, line, size = [], "", 0.0
     for piece in _PIECES.findall(text):
         if piece.isspace():
@@ -314,12 +327,37 @@ def wrap(text: str, width: int, break_words: bool = True) -> list[str]:
             continue
         length = WIDE_UNITS if _WIDE_CHAR.fullmatch(piece) else len(piece)
         if line.strip() and size + length > width and piece not in _NO_LINE_START:
+            # Break where a reader pauses (a space, after punctuation, before an opening
+            # bracket) when the line has such a place past its first third; else between characters.
+            cut = _pause(line)
+            if cut and cut >= len(line) // 3:
+                line, rest = line[:cut], line[cut:].lstrip()
+            else:
+                rest = ""
             lines.append(line.rstrip())
-            line, size = "", 0.0
+            line, size = rest, _units(rest)
         line, size = line + piece, size + length
     if line.strip():
         lines.append(line.rstrip())
-    return lines
+    return [line.replace("\u00a0", " ") for line in lines]
+
+
+_EQUALS = re.compile(r"(\S) = (\S)")
+_PAUSE_AFTER = set("，。；：、）」』！？ ")
+_PAUSE_BEFORE = set("（「『")
+
+
+def _pause(line: str) -> int:
+    """The last place in ``line`` a break reads well at (0: none)."""
+    for i in range(len(line) - 1, 0, -1):
+        if line[i - 1] in _PAUSE_AFTER or line[i] in _PAUSE_BEFORE:
+            return i
+    return 0
+
+
+def _units(text: str) -> float:
+    """``text``'s width in Latin character widths, as ``wrap`` counts it."""
+    return sum(WIDE_UNITS if _WIDE_CHAR.fullmatch(c) else 1 for c in text)
 
 
 def log_ticks(fig: go.Figure, style: Style, axes: str = "y") -> None:

@@ -111,6 +111,16 @@ def test_keys_in_the_speaker_window_move_the_audience(browser, app_url):
         assert cover == "rgb(0, 0, 0)", cover
         speaker.keyboard.press("Escape")
         audience.wait_for_function("() => !document.body.classList.contains('deck-blank')")
+        # "." blanks it too (a presenter remote's key), and again ends it.
+        audience.keyboard.press(".")
+        audience.wait_for_function("() => document.body.classList.contains('deck-blank')")
+        audience.keyboard.press(".")
+        audience.wait_for_function("() => !document.body.classList.contains('deck-blank')")
+        # F asks the browser for full screen (headless grants nothing: the request is what is seen).
+        audience.evaluate("() => { window.__fullscreen = 0; document.documentElement.requestFullscreen = "
+                          "() => { window.__fullscreen += 1; return Promise.resolve(); }; }")
+        audience.keyboard.press("f")
+        audience.wait_for_function("() => window.__fullscreen === 1")
         # O: the overview of every build; a tile jumps there in both windows.
         audience.keyboard.press("o")
         audience.locator("#deck-overview").wait_for(state="visible")

@@ -311,3 +311,46 @@ def test_chapter_one_names_the_heaviest_keys_and_sums_the_rest(views):
         assert list(bars.x) == sorted(bars.x)                       # heaviest at the top
         rest = float(sum(weights) - sum(bars.x))
         assert f"{rest:.2f}" in fig.layout.title.subtitle.text
+
+
+# A panel title breaks where a reader pauses: at a space between Latin words, after Chinese
+# punctuation, before an opening bracket; never between two Chinese characters of a word
+# (「每个头的浮 / 点运算次数」), never inside "m = 64" ("(m / = 64)").
+_PAUSE_AFTER, _PAUSE_BEFORE = set("，。；：、）」』！？"), set("（「『(")
+
+
+def _bad_breaks(text: str) -> list[str]:
+    import unicodedata
+    wide = lambda c: unicodedata.east_asian_width(c) in "WF"     # noqa: E731
+    lines = [re.sub(r"<[^>]+>", "", line) for line in text.split("<br>")]
+    bad = []
+    for a, b in zip(lines, lines[1:]):
+        a, b = a.rstrip(), b.lstrip()
+        if not a or not b:
+            continue
+        inside_word = wide(a[-1]) and wide(b[0]) and a[-1] not in _PAUSE_AFTER and b[0] not in _PAUSE_BEFORE
+        if inside_word or b.startswith("=") or a.endswith("="):
+            bad.append(f"{a[-6:]} / {b[:6]}")
+    return bad
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_panel_title_breaks_inside_a_word(lang):
+    from explorer.figures.style import _is_panel_title
+    found = []
+    for ch in lecture.CHAPTERS:
+        view = lecture.chapter_view(ch, lang=lang)
+        for build, fig in enumerate(chapter_figures(view, lang, True)):
+            for ann in fig.layout.annotations or ():
+                if ann.text and _is_panel_title(ann.to_plotly_json()):
+                    found += [f"{ch}.{build}: {b}" for b in _bad_breaks(ann.text)]
+    assert not found, found
+    assert _bad_breaks("每个头的浮<br>点运算次数") and _bad_breaks("FAVOR+ (orthogonal) (m<br>= 64)")
+    assert not _bad_breaks("早期的键<br>（最先写入）") and not _bad_breaks("seconds<br>(measured now)")
+
+
+def test_wrap_breaks_where_a_reader_pauses():
+    from explorer.figures.style import wrap
+    assert wrap("FAVOR+ (orthogonal) (m = 64)", 22, break_words=False) == ["FAVOR+ (orthogonal)", "(m = 64)"]
+    assert wrap("秒（当场实测）", 5, break_words=False)[0] == "秒"            # before the bracket, not inside 实测
+    assert wrap("Taylor-1 (m = 65)", 12, break_words=False) == ["Taylor-1", "(m = 65)"]
