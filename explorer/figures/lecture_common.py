@@ -64,9 +64,11 @@ def wrap_px(text: str, font: float, px: float) -> str:
 
 def _share(*texts: str) -> float:
     """``finish``'s width for a lecture figure: the column's share of the nominal width,
-    narrowed where the text's characters run wider than ``finish`` counts them (Chinese:
-    a full em each), so that wrapped titles and notes stay inside the figure."""
-    widest = max((text_px(t, 1.0) / len(t) for t in texts if t), default=CHAR_EM)
+    narrowed where the text's Latin characters run wider than ``finish`` counts them (digits,
+    capitals, symbols). A Chinese character ``finish`` counts a full em itself: it is left
+    out here, or its lines would be narrowed twice (wrapped at 60 % of the column)."""
+    latin = ["".join(c for c in t if unicodedata.east_asian_width(c) not in "WF") for t in texts]
+    widest = max((text_px(t, 1.0) / len(t) for t in latin if t), default=CHAR_EM)
     return 0.96 * COLUMN_PX / NOMINAL_WIDTH_PX * min(1.0, CHAR_EM / widest)     # 4 %: the estimate's error
 
 

@@ -116,15 +116,16 @@ def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = ""
     parts = title.split("<br>")
     head, rest = parts[0], parts[1:]
     fits = int((px - 20) / (CHAR_EM * title_font))
+    # Widths in Latin character widths (a Chinese character counts as a full em, as wrap counts it).
     for sep, keep in ((" · ", ""), (": ", ":")):       # what follows a separator leads the subtitle
-        if len(head) > fits and sep in head:
+        if _units(head) > fits and sep in head:
             head, tail = head.split(sep, 1)
             head += keep
             rest.insert(0, tail)
-    if len(head) > fits:        # still too long: a smaller title font, down to the body font
-        title_font = max(style.font, int((px - 20) / (CHAR_EM * len(head))))
+    if _units(head) > fits:        # still too long: a smaller title font, down to the body font
+        title_font = max(style.font, int((px - 20) / (CHAR_EM * _units(head))))
         fits = int((px - 20) / (CHAR_EM * title_font))
-    if len(head) > fits:        # and then what is left leads the subtitle
+    if _units(head) > fits:        # and then what is left leads the subtitle
         lines = wrap(head, fits)
         head, rest = lines[0], [" ".join(lines[1:])] + rest
     note_font = max(style.font - 2, 11)
@@ -226,7 +227,7 @@ def _fit_titles(annotations: list, x_domains: list, style: Style, px: float, fon
         for font in ([whole] if whole is not None else fonts):
             chars = max(8, int(share * plot_px / (CHAR_EM * font)))
             lines = wrap(text, chars, break_words=False)      # "(or / thogonal)" reads badly
-            if len(lines) <= (2 if top_row else panel_lines) and all(len(line) <= chars for line in lines):
+            if len(lines) <= (2 if top_row else panel_lines) and all(_units(line) <= chars for line in lines):
                 break
         if not top_row and panel_lines == 1:
             lines = [text]
@@ -348,9 +349,13 @@ _PAUSE_BEFORE = set("（「『")
 
 
 def _pause(line: str) -> int:
-    """The last place in ``line`` a break reads well at (0: none)."""
-    for i in range(len(line) - 1, 0, -1):
-        if line[i - 1] in _PAUSE_AFTER or line[i] in _PAUSE_BEFORE:
+    """The last place in ``line`` a break reads well at (0: none); the next line never starts
+    with closing punctuation."""
+    for i in range(len(line), 0, -1):
+        after = line[i:].lstrip()[:1]
+        if after and after in _NO_LINE_START:
+            continue
+        if line[i - 1] in _PAUSE_AFTER or (i < len(line) and line[i] in _PAUSE_BEFORE):
             return i
     return 0
 
