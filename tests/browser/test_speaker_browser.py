@@ -145,7 +145,8 @@ def test_the_language_switched_in_either_window_switches_both(browser, app_url):
         speaker.locator('#language input[value="zh"]').click()
         at(audience, 0, 1, "zh")
         at(speaker, 0, 1, "zh")
-        assert any("\u4e00" <= c <= "\u9fff" for c in audience.inner_text("#lecture-claim"))
+        # the slide's claim follows with the build drawn in the new language
+        audience.wait_for_function("() => /[\\u4e00-\\u9fff]/.test(document.querySelector('#lecture-claim').innerText)")
         # The place beside the notes' heading is never empty in Chinese.
         where = speaker.inner_text("#deck-notes .deck-where-box:not([hidden])")
         assert where.startswith("讲稿提示") and where.endswith(SECOND_OF_CHAPTER_0), where

@@ -154,8 +154,10 @@ def test_the_maps_tab_says_when_the_model_read_unk():
 
 @pytest.fixture(scope="module")
 def chapter6():
+    """Chapter 6 on the Chinese sentence: on SmolLM2's layer 3 (or MiniLM's where SmolLM2 is
+    absent) identity and Taylor-1 give negative weights on most of its rows."""
     from explorer.views import lecture
-    return lecture.chapter_view(6)
+    return lecture.chapter_view(6, lang="zh")
 
 
 def test_the_pareto_plane_gives_no_point_to_a_map_undefined_on_most_rows(chapter6):
