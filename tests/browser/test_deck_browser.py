@@ -163,6 +163,10 @@ def small_png(page, path: Path):
     from io import BytesIO
 
     from PIL import Image
+    # The figure drawn can still be resizing to its window (bars of the old height, labels of
+    # the new): the picture waits for the page to settle.
+    page.wait_for_timeout(500)
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     image = Image.open(BytesIO(page.screenshot()))
     path.parent.mkdir(parents=True, exist_ok=True)
     image.convert("RGB").quantize(colors=96, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
