@@ -1,25 +1,32 @@
 () => {
-  // Colour bars keep their colours when the address changes. Plotly fills a colour bar
-  // with url("<page address>#gradient") and remembers the address of its first draw
-  // (gd._context._baseUrl): once the address holds a view (?tab=...), a redraw after a
-  // window resize would point at the old address, another document, and draw the bar
-  // empty. So point every plot, and every fill already drawn, at the current address.
-  const fixGradients = () => {
+  // Figures keep their clipping and colour bars when the address changes. Plotly points a
+  // plot's clip paths and colour-bar fills at url("<page address>#id") and remembers the
+  // address of its first draw (gd._context._baseUrl). Once the address holds another view
+  // (a tab's settings, the deck's next build), that is another document: bars on a log
+  // axis ran past their axis (unclipped) and colour bars drew empty. So on every address
+  // change, point every plot, and every reference already drawn, at the current address.
+  const rebase = (value, here) => value.replace(/url\((["']?)[^#"')]*#/, 'url($1' + here + '#');
+  const stale = (value, here) => value && value.includes('url(') && value.includes('#') && !value.includes(here + '#');
+  const fixAddresses = () => {
     const here = window.location.href.split('#')[0];
     document.querySelectorAll('.js-plotly-plot').forEach((gd) => {
       if (gd._context && gd._context._baseUrl) { gd._context._baseUrl = here; }
     });
+    document.querySelectorAll('.js-plotly-plot [clip-path]').forEach((el) => {
+      const clip = el.getAttribute('clip-path');
+      if (stale(clip, here)) { el.setAttribute('clip-path', rebase(clip, here)); }
+    });
     document.querySelectorAll('.js-plotly-plot [style*="url("]').forEach((el) => {
       const fill = el.style.fill;
-      if (fill && fill.includes('#') && !fill.includes(here + '#')) {
-        el.style.fill = fill.replace(/url\(["']?[^#"')]*#/, 'url("' + here + '#');
-      }
+      if (stale(fill, here)) { el.style.fill = rebase(fill, here); }
     });
   };
-  window.explorerFixGradients = fixGradients;
   let pending = null;
-  const later = () => { if (!pending) { pending = requestAnimationFrame(() => { pending = null; fixGradients(); }); } };
-  window.addEventListener('resize', () => { later(); setTimeout(fixGradients, 400); });
+  const later = () => { if (!pending) { pending = requestAnimationFrame(() => { pending = null; fixAddresses(); }); } };
+  window.addEventListener('resize', () => { later(); setTimeout(fixAddresses, 400); });
+  // Every address change (a tab's link, the deck's build) goes through replaceState.
+  const replaceState = window.history.replaceState.bind(window.history);
+  window.history.replaceState = (...args) => { const done = replaceState(...args); fixAddresses(); later(); return done; };
 
   // A figure redrawn while its tab was hidden (presentation mode toggled elsewhere) was
   // laid out with zero-sized text: titles ran into subtitles. Lay the shown tab's figures

@@ -193,7 +193,6 @@ class Links:
     q = withLang(p.toString());
   }
   window.history.replaceState(null, '', '?' + q);
-  if (window.explorerFixGradients) { window.explorerFixGradients(); }
   const base = window.location.href.split('#')[0].split('?')[0];
   return ids.map((id, j) => queries[j] ? base + '?' + withLang(queries[j]) : (id === tab ? base + '?' + q : links[j]));
 }""" % (ids, common.WITH_LANG_JS)

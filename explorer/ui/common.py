@@ -421,12 +421,11 @@ WITH_LANG_JS = """(q) => {
 # Runs in the browser after a tab's run: put the view into the address bar without a
 # reload, and return the full link for the "link to this view" box (inside an iframe, e.g.
 # on Spaces, the address bar is not the user's). Plotly's colour bars refer to the page's
-# address: assets/app.js (explorerFixGradients) points them at the new one.
+# address: assets/app.js points them at the new one on every replaceState.
 SET_URL_JS = """(q) => {
   if (!q) { return ''; }
   q = (%s)(q);
   window.history.replaceState(null, '', '?' + q);
-  if (window.explorerFixGradients) { window.explorerFixGradients(); }
   return window.location.href.split('#')[0];
 }""" % WITH_LANG_JS
 

@@ -149,6 +149,18 @@ SMALLEST_TEXT_JS = """(step) => {
   return seen.slice(0, 3);
 }"""
 
+# A plot's clip paths and colour-bar fills are url("<address>#id"): one that names an
+# address other than the page's is another document, and draws nothing (a bar on a log axis
+# then runs past its axis, unclipped).
+STALE_REFERENCES_JS = """(step) => {
+  const here = window.location.href.split('#')[0];
+  const root = document.querySelector(`#lecture-plot-${step} .js-plotly-plot`);
+  if (!root) { return []; }
+  const refs = [...root.querySelectorAll('[clip-path]')].map((el) => el.getAttribute('clip-path'))
+    .concat([...root.querySelectorAll('[style*="url("]')].map((el) => el.style.fill));
+  return refs.filter((r) => r && /url\\(["']?[^#"')]+#/.test(r) && !r.includes(here + '#'));
+}"""
+
 SCROLL_JS = "() => [document.documentElement.scrollHeight, window.innerHeight, document.documentElement.scrollWidth," \
             " window.innerWidth]"
 
@@ -216,6 +228,8 @@ def check_build(page, width, height, lang, ch, step) -> list[str]:
     if fig["top"] < 0 or fig["bottom"] > inner_h + 1 or fig["right"] > inner_w + 1:
         problems.append(f"{where}: figure outside the window {fig}")
     problems += [f"{where}: {o}" for o in page.evaluate(OVERLAPS_JS, f"#lecture-plot-{step} .js-plotly-plot")]
+    if stale := page.evaluate(STALE_REFERENCES_JS, step):
+        problems.append(f"{where}: {len(stale)} clip paths or fills name another address, e.g. {stale[0]}")
     floor = MIN_TEXT_PX * max(1.0, min(width / 1280, height / 720)) - 0.25
     problems += [f"{where}: text at {t['px']:.1f} px (under {floor:.1f}): {t['text']!r} in {t['where']}"
                  for t in page.evaluate(SMALLEST_TEXT_JS, step) if t["px"] < floor]
