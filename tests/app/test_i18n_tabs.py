@@ -46,7 +46,7 @@ def no_english(texts, where=""):
 
 def test_the_checker_finds_english_and_passes_names():
     assert english_words("FAVOR+（正交） · 第 2 层第 3 头 · map error") == ["map", "error"]
-    assert english_words("all-MiniLM-L6-v2，16 个词元 · softmax、elu+1、trig RFF（IID）、Hedgehog（已训练）") == []
+    assert english_words("all-MiniLM-L6-v2，16 个 token · softmax、elu+1、trig RFF（IID）、Hedgehog（已训练）") == []
 
 
 # ---------------------------------------------------------------------------------------

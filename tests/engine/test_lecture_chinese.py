@@ -69,3 +69,12 @@ def test_the_terms_are_the_state_tabs():
         assert term in state and term in ZH
     assert "增量规则" not in state and "取回" not in state
 
+
+
+def test_the_tabs_say_token_as_the_lecture_does():
+    """Go deeper lands on a tab: its axes and notices say token too (the state tab's axis read
+    词元位置 t beside a lecture that says token)."""
+    for path in sorted((ROOT / "explorer" / "text" / "zh").glob("*.toml")):
+        text = path.read_text(encoding="utf-8")
+        assert "词元" not in text, path.name
+        assert not re.search(r"[\u4e00-\u9fff]token|token[\u4e00-\u9fff]", text), path.name

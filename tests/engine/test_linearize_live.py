@@ -43,7 +43,7 @@ def test_training_is_refused_before_the_model_reads_a_token(monkeypatch):
     monkeypatch.setattr(cost, "LIMIT_SECONDS", 0.001)
     with pytest.raises(cost.Refusal) as refused:
         list(views.training_steps("hedgehog", 0, 0, 1, "zh"))
-    assert "在 8 段各 256 个词元的文本上为 SmolLM2 的 30 层训练特征映射" in cost.said(refused.value, "zh")
+    assert "在 8 段各 256 个 token 的文本上为 SmolLM2 的 30 层训练特征映射" in cost.said(refused.value, "zh")
 
 
 @pytest.mark.parametrize("args, words", [
