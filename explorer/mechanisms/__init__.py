@@ -21,6 +21,7 @@ then its name in ``NAMES`` and its words in the two language files: its label
 
 from __future__ import annotations
 
+import functools
 import importlib
 
 NAMES = ("softmax", "linear", "retnet", "gla", "hgrn2", "deltanet", "gated_deltanet")
@@ -66,8 +67,10 @@ def _by_state_kind(kind: str) -> str:
     raise ValueError(f"kind: expected one of {', '.join(state_kinds())}, got {str(kind)[:40]!r}")
 
 
+@functools.lru_cache(maxsize=None)
 def for_state_kind(kind: str):
-    """The mechanism behind the state tab's update ``kind``."""
+    """The mechanism behind the state tab's update ``kind`` (asked at every step of a probe's
+    stream: looked up once per kind)."""
     return get(_by_state_kind(kind))
 
 

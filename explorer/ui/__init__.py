@@ -273,23 +273,64 @@ def _wire_summary(panel, presentation, lang):
           relabel, inputs, panel.accordion, trigger_mode="always_last", **kwargs)
 
 
-def _gated(tab_id: str, fn, n_outputs: int, only_if_empty: bool = False):
+def _gated(tab_id: str, fn, n_outputs: int, only_if_empty: bool = False, once_per_open: bool = False):
     """``fn`` run only when ``tab_id`` is the open tab (and, if asked, has not drawn yet);
-    otherwise every output is left as it is. Takes (current tab, the tab's view, *fn's inputs)."""
+    otherwise every output is left as it is. Takes (request, current tab, the tab's view,
+    *fn's inputs). ``once_per_open``: of the draws a page fires by itself (its load, the
+    tab its load selects) only the first with the same inputs runs (``_OpenDraws``)."""
     takes_progress = "progress" in inspect.signature(fn).parameters
 
-    def run(current, view, *args, progress=gr.Progress()):
+    def run(request: gr.Request, current, view, *args, progress=gr.Progress()):
         if current != tab_id or (only_if_empty and view is not None) or validate.waits_for_upload(tab_id, args):
+            return tuple(gr.skip() for _ in range(n_outputs)) if n_outputs > 1 else gr.skip()
+        if once_per_open and not _OPEN_DRAWS.first(request, tab_id, args):
             return tuple(gr.skip() for _ in range(n_outputs)) if n_outputs > 1 else gr.skip()
         return fn(*args, progress=progress) if takes_progress else fn(*args)
     run.__name__ = f"{getattr(fn, '__name__', 'draw')}_{tab_id}"
     return run
 
 
-def _draw(page: PageTab, trigger_dependency_or_triggers, current, presentation, only_if_empty=False):
+class _OpenDraws:
+    """A page opened on a data tab's address draws that tab twice by itself: once from its
+    load, once from the tab select the load's restore makes. Both read the same inputs
+    before either has drawn, so each computed the view and the browser drew every figure
+    twice (a Go deeper page drew its figure seconds later). The second of two such draws
+    with the same inputs for the same page, within ``WINDOW_S``, sends nothing: the first
+    one's figures land. A person's own redraws (the panel, the controls, Run) are not
+    counted here, and after the window a draw runs again (a first draw that failed)."""
+    WINDOW_S = 30.0
+
+    def __init__(self, size: int = 512):
+        import threading
+        from collections import OrderedDict
+        self._seen, self._size, self._lock = OrderedDict(), size, threading.Lock()
+
+    def first(self, request, tab_id: str, args) -> bool:
+        import hashlib
+        import time
+        session = getattr(request, "session_hash", None)
+        if not session:
+            return True
+        key, digest, now = (session, tab_id), hashlib.sha1(repr(args).encode()).hexdigest(), time.monotonic()
+        with self._lock:
+            seen = self._seen.get(key)
+            if seen is not None and seen[0] == digest and now - seen[1] < self.WINDOW_S:
+                return False
+            self._seen[key] = (digest, now)
+            self._seen.move_to_end(key)
+            while len(self._seen) > self._size:
+                self._seen.popitem(last=False)
+        return True
+
+
+_OPEN_DRAWS = _OpenDraws()
+
+
+def _draw(page: PageTab, trigger_dependency_or_triggers, current, presentation, only_if_empty=False,
+          once_per_open=False):
     """Chain (or attach) the page's gated draw, then the link update is up to the caller."""
     inputs = [current, page.view, *page.inputs, presentation] + ([page.lang] if page.lang is not None else [])
-    fn = _gated(page.tab_id, page.draw, len(page.outputs), only_if_empty)
+    fn = _gated(page.tab_id, page.draw, len(page.outputs), only_if_empty, once_per_open)
     kwargs = dict(api_visibility="private", concurrency_limit=1 if page.concurrency_id == "sweep" else 2,
                   concurrency_id=page.concurrency_id)
     if isinstance(trigger_dependency_or_triggers, list):
@@ -307,7 +348,7 @@ def _wire_tabs(tab_objects, pages, current, presentation, learn, links):
         opened = tab.select(lambda t=tab_id: t, None, current, api_visibility="private", queue=False)
         page = pages[tab_id]
         if tab_id in DATA_TABS:
-            opened = _draw(page, opened, current, presentation, only_if_empty=True)
+            opened = _draw(page, opened, current, presentation, only_if_empty=True, once_per_open=True)
         elif tab_id == "learn":
             opened = opened.then(learn_tab.learn_query, learn.link_controls + [presentation] + learn.linearize_controls,
                                  learn.query, api_visibility="private", queue=False)
@@ -440,7 +481,7 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
     # the link boxes follow; the learn tab only restores its controls (training is a button).
     for page in pages.values():
         if page.draw is not None:
-            links.after(_draw(page, load, current, presentation))
+            links.after(_draw(page, load, current, presentation, once_per_open=True))
     learned = load.then(_gated("learn", learn_tab.learn_query, 1),
                         [current, learn.query, *learn.link_controls, presentation, *learn.linearize_controls],
                         learn.query, api_visibility="private")

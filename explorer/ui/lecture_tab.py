@@ -77,6 +77,10 @@ class LectureTab:
     query: gr.Textbox
     upcoming: gr.Textbox    # hidden: the next chapter's first build, for the deck to show at once
     audience: gr.HTML = None   # the title build's QR code and address (filled on load: the page's own host)
+    # The tab the address opened on: "pending" until the load's restore has read the address,
+    # then "lecture" (the load chain draws the chapter) or "" (another tab).
+    wanted: gr.Textbox = None
+    on_screen: gr.Checkbox = None   # hidden: whether the lecture is on screen, read in the browser at each draw
 
     @property
     def all_controls(self) -> list:
@@ -166,10 +170,12 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
         view = gr.State(None)
         query = gr.Textbox(visible=False, elem_id="lecture-address")
         upcoming = gr.Textbox(visible=False, elem_id="lecture-upcoming")
+        wanted = gr.Textbox("pending", visible=False)
+        on_screen = gr.Checkbox(False, visible=False)
     drawer.click(None, None, None, js="() => { window.explorerDeck && window.explorerDeck.toggleDrawer(); }")
     speaker.click(None, None, None, js="() => { window.explorerDeck && window.explorerDeck.openSpeaker(); }")
     tab = LectureTab(chapter, prev, next_, goto, info, claim, notices, tables, numbers, groups, controls, specs,
-                     try_button, deeper, plots, view, query, upcoming, audience)
+                     try_button, deeper, plots, view, query, upcoming, audience, wanted, on_screen)
     _wire(tab, panel, presentation, lang, chapters)
     return tab
 
@@ -627,12 +633,26 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
     prefetch = make_prefetch(specs)
     once = drawn_once(draw)
 
+    def once_if_shown(which, on_screen, shown_view, query, *args, progress=gr.Progress()):
+        """A page opened on another tab draws the lecture when the lecture is opened
+        (``draw_once`` on its select), not when its load sets the language: that drew a whole
+        chapter, and computed the next, behind the tab the visitor asked for. (The address's
+        language can land before the lecture's restore has said which tab it opened on: a
+        page opened on the lecture draws from its own load chain.)"""
+        if which != "lecture" and not on_screen and shown_view is None:
+            return tuple(gr.skip() for _ in tab.outputs)
+        return once(shown_view, query, *args, progress=progress)
+
+    def prefetch_if_drawn(view, *args):
+        return prefetch(*args) if view is not None else ""
+
     def then_draw(event):
-        drawn = event.then(once, [tab.view, tab.query, *draw_inputs], tab.outputs, **compute_kwargs)
+        drawn = event.then(once_if_shown, [tab.wanted, tab.on_screen, tab.view, tab.query, *draw_inputs],
+                           tab.outputs, js=_ON_SCREEN_JS, **compute_kwargs)
         drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
         drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,
                    api_visibility="private", queue=False)
-        _then_prefetch(drawn, prefetch, draw_inputs, tab)
+        _then_prefetch(drawn, prefetch_if_drawn, [tab.view, *draw_inputs], tab)
         return drawn
 
     # Previous / next run in the browser (assets/deck.js): a build of the same chapter needs
@@ -678,6 +698,11 @@ def _then_prefetch(drawn, prefetch, inputs, tab):
     held = drawn.then(prefetch, inputs, tab.upcoming, api_visibility="private", concurrency_limit=2,
                       concurrency_id="compute", show_progress="hidden")
     held.then(None, tab.upcoming, None, js="(p) => { if (window.explorerDeck) { window.explorerDeck.preload(p); } }")
+
+
+# The draw's second input (``on_screen``) as the browser sees it when the draw is sent.
+_ON_SCREEN_JS = ("(which, onScreen, ...rest) => { const el = document.getElementById('lecture'); "
+                 "return [which, !!el && el.offsetParent !== null, ...rest]; }")
 
 
 # Put the chapter's address into the address bar, but only while the lecture is on screen:
@@ -729,9 +754,7 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
     draw, prefetch = make_draw(specs), make_prefetch(specs)
     draw_inputs = [tab.chapter, lang, presentation, *panel.data_inputs, *tab.all_controls]
     browser_lang = gr.Textbox(visible=False)
-    # The tab the address opened on: "pending" until the load's restore has read the address,
-    # then "lecture" (the load chain draws the chapter) or "" (another tab).
-    wanted = gr.Textbox("pending", visible=False)
+    wanted = tab.wanted
 
     def restore(browser, request: gr.Request):
         q = dict(request.query_params) if request is not None else {}

@@ -228,6 +228,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
         def redraw(view, *args, request: gr.Request = None, progress=gr.Progress()):
             if view is None:     # nothing drawn yet: the empty table's headers in the new language
                 return (gr.skip(), empty_table(args[-1]), *(gr.skip() for _ in tab.outputs[2:]))
+            if view.lang == i18n.normal_lang(args[-1]):     # drawn in it already (a Chinese link)
+                return tuple(gr.skip() for _ in tab.outputs)
             return run_maps(*args, request=request, progress=progress)
         lang.change(redraw, [view, *inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
                     concurrency_id="compute", trigger_mode="always_last")

@@ -233,6 +233,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
                 skips = [gr.skip() for _ in tab.outputs]
                 skips[tab.outputs.index(tab.heads)] = shown_heads_table(None, args[-1])
                 return tuple(skips)
+            if bundle[0].lang == i18n.normal_lang(args[-1]):     # measured in it already (a Chinese link)
+                return tuple(gr.skip() for _ in tab.outputs)
             return run_quality(*args, request=request, progress=progress)
         lang.change(relang, [view, *inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
                     concurrency_id="quality", trigger_mode="always_last")

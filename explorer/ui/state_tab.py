@@ -249,9 +249,12 @@ def _wire(tab: StateTab, panel, presentation, try_preset) -> None:
     drawn.then(None, tab.query, tab.link, js=common.SET_URL_JS)
     keep_step(drawn, tab, inputs)
 
-    # Another language redraws a tab that has drawn (its words are written at compute time).
+    # Another language redraws a tab that has drawn (its words are written at compute time);
+    # a tab already drawn in it (a page opened on a Chinese link) is left as it is.
     def relanguage(view, *args, progress=gr.Progress()):
-        return run_state(*args, progress=progress) if view is not None else tuple(gr.skip() for _ in tab.outputs)
+        if view is None or view.lang == i18n.normal_lang(args[-2]):     # inputs end with lang, presentation
+            return tuple(gr.skip() for _ in tab.outputs)
+        return run_state(*args, progress=progress)
 
     keep_step(tab.lang.change(relanguage, [tab.view, *inputs], tab.outputs, api_visibility="private",
                               trigger_mode="always_last", **COMPUTE), tab, inputs)

@@ -1,0 +1,85 @@
+"""A page opened on a tab's address (the lecture's Go deeper) computes that tab once and draws
+nothing behind it: its load and the tab select its load makes do not both compute the view;
+a tab already drawn in the address's language is not drawn again when the language lands;
+the lecture does not draw a chapter behind another tab."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import gradio as gr
+import pytest
+
+from explorer import ui
+from explorer.ui import build_app, state_tab
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return build_app()
+
+
+def _skipped(out) -> bool:
+    values = out if isinstance(out, tuple) else (out,)
+    return all(isinstance(v, type(gr.skip())) and v == gr.skip() for v in values)
+
+
+def test_of_a_pages_own_draws_only_the_first_with_the_same_inputs_runs():
+    calls = []
+
+    def draw(*args):
+        calls.append(args)
+        return "figure", "table"
+
+    run = ui._gated("state", draw, 2, once_per_open=True)
+    page, other = SimpleNamespace(session_hash="page"), SimpleNamespace(session_hash="other")
+    assert run(page, "state", None, "text", 2) == ("figure", "table")
+    assert _skipped(run(page, "state", None, "text", 2))          # the select after the load
+    assert run(page, "state", None, "text", 3) == ("figure", "table")   # other inputs: drawn
+    assert run(other, "state", None, "text", 2) == ("figure", "table")  # another page: drawn
+    assert _skipped(run(page, "maps", None, "text", 2))           # not the open tab
+    assert len(calls) == 3
+
+
+def test_a_persons_redraw_is_never_held_back():
+    calls = []
+    run = ui._gated("state", lambda *a: calls.append(a) or ("f", "t"), 2)
+    page = SimpleNamespace(session_hash="page")
+    run(page, "state", None, "text", 2)
+    run(page, "state", None, "text", 2)
+    assert len(calls) == 2
+
+
+def test_the_load_and_the_select_of_each_data_tab_are_counted_once(demo):
+    gated = [f for f in demo.fns.values() if getattr(f.fn, "__name__", "").startswith(("run_maps_", "run_quality_",
+                                                                                         "run_state_"))]
+    once = [f for f in gated if "once_per_open" in (f.fn.__code__.co_freevars or ())
+            and f.fn.__closure__[f.fn.__code__.co_freevars.index("once_per_open")].cell_contents]
+    # maps, quality, state: each drawn from the load and from its tab's select
+    assert len(once) == 6, [f.name for f in once]
+
+
+def _fn(demo, name: str):
+    found = [f for f in demo.fns.values() if getattr(f.fn, "__name__", "") == name]
+    assert found, name
+    return found[0]
+
+
+def test_a_state_tab_drawn_in_chinese_is_not_drawn_again_when_chinese_lands(demo):
+    relanguage = _fn(demo, "relanguage")
+    args = dict(source="random", n=24, d=8, kind="none", t=10)
+    view = state_tab.run_state(**args, lang="zh")[4]
+    assert view.lang == "zh"
+    positional = ["random", "", "clustered", 24, 8, 0, 1.0, None, None, 2, "3", "elu+1", 32, 0,
+                  0.9, 1.0, 10, "none", 0.9, 0.5]
+    assert _skipped(relanguage.fn(view, *positional, "zh", False))
+    again = relanguage.fn(view, *positional, "en", False)
+    assert again[4].lang == "en"
+
+
+def test_the_lecture_draws_nothing_behind_another_tab(demo):
+    once = _fn(demo, "once_if_shown")
+    view_is_none = None
+    assert _skipped(once.fn("", False, view_is_none, "", 0, "en", False))
+    assert _skipped(once.fn("pending", False, view_is_none, "", 0, "en", False))
+    assert "offsetParent" in (once.js or ""), "the browser says whether the lecture is on screen"
