@@ -26,8 +26,11 @@ def draw(view, lang, style):
     bad = [p for p in points if p not in good]
     fig = go.Figure()
     # One trace per map, named in the legend: several maps share a cost (m = d), so labels
-    # written beside the points would sit on each other.
-    for i, p in enumerate(good):
+    # written beside the points would sit on each other. A map keeps its colour and symbol
+    # whichever maps get no point (the English and the Chinese sentence drop different ones).
+    for i, p in enumerate(points):
+        if p not in good:
+            continue
         fig.add_scatter(x=[p["cost"]], y=[p["median_kl"]], mode="markers",
                         name=f"{map_name(p['label'], lang)} (m = {p['m']})",
                         marker=dict(size=style.marker * 1.5, color=style.colour(i), symbol=SYMBOLS[i % len(SYMBOLS)],
