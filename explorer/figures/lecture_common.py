@@ -120,6 +120,17 @@ def count_ticks(values) -> dict:
     return {"tickmode": "array", "tickvals": ticks, "ticktext": [say_count(x) if x else "0" for x in ticks]}
 
 
+def whole_ticks(values, most: int = 6) -> dict:
+    """Linear-axis ticks for whole numbers (tokens, counts): steps of 1, 2 or 5 times a power
+    of ten, at most ``most`` of them, never under 1, so no axis reads "0.5 tokens"."""
+    top = max([abs(v) for v in values if v is not None and math.isfinite(v)] or [1.0])
+    step, power = 1, 1
+    while top / step > most:
+        step = next(m * power for m in (1, 2, 5, 10) if m * power > step)
+        power = power * 10 if step == 10 * power else power
+    return {"tick0": 0, "dtick": step}
+
+
 # Recall and cosines lie in [0, 1]: their axes are ticked in fifths.
 UNIT_TICKS = {"tickmode": "array", "tickvals": [0, 0.2, 0.4, 0.6, 0.8, 1.0]}
 

@@ -87,6 +87,31 @@ def test_no_log_axis_shows_a_single_tick(figures):
                 assert len(shown) >= 2, (ch, lang, name, lo, hi, fig.layout.title.text)
 
 
+# The axes that count whole things: tokens (positions, counts, context lengths).
+WHOLE_AXES = {lecture_text.t(key, "en") for key in ("axis.token_count", "axis.tokens_in_context", "axis.tokens_seen")}
+
+
+def test_no_axis_of_tokens_has_a_fractional_tick(figures):
+    """A token axis read "0.5 tokens" where plotly picked its own step: every linear axis of
+    whole things steps by a whole number (or names its ticks)."""
+    checked = 0
+    for (ch, lang), figs in figures.items():
+        if lang != "en":
+            continue
+        for fig in figs:
+            for name in fig.layout:
+                axis = fig.layout[name] if re.fullmatch(r"[xy]axis\d*", name) else None
+                if axis is None or (axis.title.text or "") not in WHOLE_AXES or axis.type in ("log", "category"):
+                    continue
+                checked += 1
+                if axis.tickvals is not None:
+                    assert all(float(v).is_integer() for v in axis.tickvals), (ch, name, axis.tickvals)
+                else:
+                    assert axis.dtick is not None and float(axis.dtick).is_integer() and axis.dtick >= 1, \
+                        (ch, name, axis.title.text, axis.dtick)
+    assert checked >= 2
+
+
 def _drawn(figs) -> list:
     """What a figure shows: its traces and its shapes and labels, as JSON."""
     return [json.dumps({"data": json.loads(f.to_json())["data"],

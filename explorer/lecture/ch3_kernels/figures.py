@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import COLUMN_PX, finish_slide, say_count, wrap_px
+from ...figures.lecture_common import COLUMN_PX, finish_slide, say_count, wrap_px, whole_ticks
 from ..numbers import say_fixed
 from ..text import Order, map_name, t
 
@@ -152,7 +152,11 @@ def draw(view, lang, style):
                            marker_color=style.colour(i + 4), nbinsx=30)
     fig4.update_layout(barmode="overlay")
     fig4.update_xaxes(title_text=t("axis.norm", lang))
-    fig4.update_yaxes(title_text=t("axis.token_count", lang))
+    # Counts of tokens per bin (plotly bins the norms in the browser; numpy's 30 bins give
+    # the same scale): whole-number ticks.
+    tallest = max(int(np.histogram(np.asarray(norms[key], dtype=float), bins=30)[0].max())
+                  for key in ("q", "k", "q_well", "k_well") if len(norms[key]))
+    fig4.update_yaxes(title_text=t("axis.token_count", lang), **whole_ticks([tallest]))
     note4 = ""
     if "m_required" in n:
         note4 = t("ch3.b6.note", lang, real=say_count(n["m_required"]), real_label=t("legend.real", lang),

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import say_bytes, finish_slide
+from ...figures.lecture_common import say_bytes, finish_slide, whole_ticks
 from ..text import t
 
 
@@ -73,7 +73,7 @@ def _generation(view, lang, style):
                     line=dict(color=style.colour(3), width=style.line), marker=dict(size=style.marker))
     fig.add_scatter(x=gen["context"], y=gen["state_bytes"], mode="lines+markers", name=t("legend.state", lang),
                     line=dict(color=style.colour(2), width=style.line), marker=dict(size=style.marker))
-    fig.update_xaxes(title_text=t("axis.tokens_in_context", lang))
+    fig.update_xaxes(title_text=t("axis.tokens_in_context", lang), **whole_ticks(gen["context"]))
     fig.update_yaxes(title_text=t("axis.bytes", lang), rangemode="tozero")
     # Between the two lines: the KV cache runs along the top, the state along the bottom.
     fig.update_layout(legend=dict(x=0.99, xanchor="right", y=0.5, yanchor="middle"))
