@@ -71,8 +71,15 @@
     const header = document.getElementById('header');
     if (!header || header === measured) { return; }
     measured = header;
-    const set = () => document.documentElement.style.setProperty(
-      '--header-room', Math.ceil(window.innerWidth - header.getBoundingClientRect().left) + 'px');
+    // In the page's own pixels: a deck enlarged for a large window (assets/deck.js scales the
+    // page) would otherwise leave the room at its screen size, 1.5 times too wide at 1920 px,
+    // and squeeze the chapter's title to "1 · Attention i".
+    const set = () => {
+      const box = header.getBoundingClientRect();
+      const scale = header.offsetWidth ? box.width / header.offsetWidth : 1;
+      document.documentElement.style.setProperty(
+        '--header-room', Math.ceil((window.innerWidth - box.left) / (scale || 1)) + 'px');
+    };
     new ResizeObserver(set).observe(header);
     window.addEventListener('resize', set);
   };

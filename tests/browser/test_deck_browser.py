@@ -161,6 +161,23 @@ STALE_REFERENCES_JS = """(step) => {
   return refs.filter((r) => r && /url\\(["']?[^#"')]+#/.test(r) && !r.includes(here + '#'));
 }"""
 
+# The bar as a speaker reads it: the chapter's title whole in its selector (it was cut to
+# "1 · Attention is kernel regressi"), and the build counter's contrast with its background
+# (it was 2.5:1; WCAG asks 4.5:1 of text).
+BAR_JS = """() => {
+  const input = document.querySelector('#lecture-chapter input');
+  const lum = (c) => { const m = c.match(/[\\d.]+/g).map(Number);
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(m[0]) + 0.7152 * f(m[1]) + 0.0722 * f(m[2]); };
+  const behind = (el) => { for (; el; el = el.parentElement) { const c = getComputedStyle(el).backgroundColor;
+    if (c && c !== 'transparent' && !/rgba\\(.*,\\s*0\\)$/.test(c)) { return c; } } return 'rgb(255, 255, 255)'; };
+  const counter = document.querySelector('#deck-info .deck-n');
+  let contrast = null;
+  if (counter) { const a = lum(getComputedStyle(counter).color), b = lum(behind(counter));
+    contrast = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); }
+  return { title: input ? input.value : '', cut: input ? input.scrollWidth - input.clientWidth : 0, contrast };
+}"""
+
 SCROLL_JS = "() => [document.documentElement.scrollHeight, window.innerHeight, document.documentElement.scrollWidth," \
             " window.innerWidth]"
 
@@ -228,6 +245,11 @@ def check_build(page, width, height, lang, ch, step) -> list[str]:
     if fig["top"] < 0 or fig["bottom"] > inner_h + 1 or fig["right"] > inner_w + 1:
         problems.append(f"{where}: figure outside the window {fig}")
     problems += [f"{where}: {o}" for o in page.evaluate(OVERLAPS_JS, f"#lecture-plot-{step} .js-plotly-plot")]
+    bar = page.evaluate(BAR_JS)
+    if bar["cut"] > 1:
+        problems.append(f"{where}: the chapter's title is cut by {bar['cut']} px: {bar['title']!r}")
+    if bar["contrast"] is not None and bar["contrast"] < 4.5:
+        problems.append(f"{where}: the build counter's contrast is {bar['contrast']:.1f}:1")
     if stale := page.evaluate(STALE_REFERENCES_JS, step):
         problems.append(f"{where}: {len(stale)} clip paths or fills name another address, e.g. {stale[0]}")
     floor = MIN_TEXT_PX * max(1.0, min(width / 1280, height / 720)) - 0.25
