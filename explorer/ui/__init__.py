@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl
 import gradio as gr
 
 from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, quality_tab, source as source_panel, state_tab
-from . import linearize_tab, probe_tab
+from . import lecture_load, linearize_tab, probe_tab
 from . import validate
 
 TAB_IDS = ("lecture", "maps", "quality", "state", "complexity", "learn")   # the first is where a plain address lands
@@ -87,7 +87,7 @@ def build_app() -> gr.Blocks:
 
         state_inputs = panel.inputs + state.controls + [presentation]      # run_step's
         pages = {
-            # The lecture draws itself (lecture_tab.wire_load, and its own events); it takes part
+            # The lecture draws itself (lecture_load.wire_load, and its own events); it takes part
             # in the links so that the address follows it like any tab.
             "lecture": PageTab("lecture", lecture.query, lecture_link),
             "maps": PageTab("maps", maps.query, maps.link, maps_tab.run_maps, panel.inputs + maps.controls,
@@ -111,7 +111,7 @@ def build_app() -> gr.Blocks:
         _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx, learn, pages, links, lang)
         # The address and the link boxes carry the language: they follow the switch at once.
         links.after(lang.change(None, None, None, api_visibility="private", queue=False))
-        lecture_tab.wire_load(demo, lecture, panel, presentation, lang, t_lecture)
+        lecture_load.wire_load(demo, lecture, panel, presentation, lang, t_lecture)
         # Last, once every event exists: each input checked in the same words (ui/validate.py).
         validate.install(demo)
     return demo
