@@ -26,6 +26,7 @@ import gradio as gr
 from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, quality_tab, source as source_panel, state_tab
 from . import lecture_load, linearize_tab, probe_tab
 from . import validate
+from .gating import only_on
 
 TAB_IDS = ("lecture", "maps", "quality", "state", "complexity", "learn")   # the first is where a plain address lands
 DATA_TABS = ("maps", "quality", "state")   # the tabs drawn here that read Q, K, V from the data panel
@@ -479,16 +480,19 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
                      api_visibility="private")
     # The open tab draws (each gated on being the one the link named), then the address and
     # the link boxes follow; the learn tab only restores its controls (training is a button).
+    # The other tabs' draws stop in the browser (``only_on``): each event a page sends costs
+    # it a pass over every component's loading status, on the thread that draws the figure.
     for page in pages.values():
         if page.draw is not None:
-            links.after(_draw(page, load, current, presentation, once_per_open=True))
-    learned = load.then(_gated("learn", learn_tab.learn_query, 1),
-                        [current, learn.query, *learn.link_controls, presentation, *learn.linearize_controls],
-                        learn.query, api_visibility="private")
+            links.after(_draw(page, only_on(load, page.tab_id, current), current, presentation, once_per_open=True))
+    on_learn = only_on(load, "learn", current)
+    learned = on_learn.then(_gated("learn", learn_tab.learn_query, 1),
+                            [current, learn.query, *learn.link_controls, presentation, *learn.linearize_controls],
+                            learn.query, api_visibility="private")
     links.after(learned)
     # A link that opens the learn tab on a layer a map ships for (the lecture's "Go deeper")
     # opens it drawn: that map against softmax, no training.
-    load.then(_gated("learn", learn_tab.shipped_on_open, len(learn.learn_outputs), only_if_empty=True),
+    on_learn.then(_gated("learn", learn_tab.shipped_on_open, len(learn.learn_outputs), only_if_empty=True),
               [current, learn.view, learn.kind, learn.heldout_count, presentation, learn.trained, lang, learn.model,
                learn.seeds, learn.heldout_texts, learn.layer],
               learn.learn_outputs, api_visibility="private", concurrency_limit=1, concurrency_id="learn-train")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gradio as gr
 
 from . import common, i18n, validate
+from .gating import only_on
 from .deck_html import audience_html
 from .lecture_tab import (CAUSAL_MODEL_NAME, URL_PREFIX, LectureTab, LANG_JS, _SET_URL_IF_LECTURE_JS, _head_pick,
                           _plan, _then_prefetch, drawn_once, make_draw, make_prefetch, model_controls, screen)
@@ -106,6 +107,7 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
     load = demo.load(restore, browser_lang, [lang, tab.chapter, wanted, presentation, *tab.all_controls],
                      js="() => [navigator.language || '']", api_visibility="private")
     load = load.then(None, [tab.chapter, lang], None, js=LANG_JS)     # gradio's labels follow the chosen language
+    load = only_on(load, "lecture", wanted)       # a page opened on another tab: its lecture waits to be opened
     load = load.then(screen, [tab.chapter, lang, tab.view], tab.screen_outputs, api_visibility="private", queue=False)
     drawn = load.then(draw_if, [wanted, tab.view, tab.query, *draw_inputs], tab.outputs, api_visibility="private",
                       concurrency_limit=2, concurrency_id="compute", show_progress_on=tab.plots)

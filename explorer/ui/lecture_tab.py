@@ -647,6 +647,9 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
         return prefetch(*args) if view is not None else ""
 
     def then_draw(event):
+        # Stopped in the browser where the lecture is neither on screen, nor the tab the address
+        # opened, nor drawn: its draw, controls and next chapter are not even sent.
+        event = event.then(None, tab.wanted, None, js=_LECTURE_WANTED_JS)
         drawn = event.then(once_if_shown, [tab.wanted, tab.on_screen, tab.view, tab.query, *draw_inputs],
                            tab.outputs, js=_ON_SCREEN_JS, **compute_kwargs)
         drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
@@ -698,6 +701,14 @@ def _then_prefetch(drawn, prefetch, inputs, tab):
     held = drawn.then(prefetch, inputs, tab.upcoming, api_visibility="private", concurrency_limit=2,
                       concurrency_id="compute", show_progress="hidden")
     held.then(None, tab.upcoming, None, js="(p) => { if (window.explorerDeck) { window.explorerDeck.preload(p); } }")
+
+
+# A step that stops its chain (a script that throws: gradio sends nothing after it) on a page
+# whose lecture is not on screen, was not the tab its address opened, and has drawn nothing.
+_LECTURE_WANTED_JS = ("(which) => { const el = document.getElementById('lecture'); "
+                      "const drawn = document.querySelector('#lecture-figures .js-plotly-plot .main-svg'); "
+                      "if (which !== 'lecture' && !(el && el.offsetParent !== null) && !drawn) "
+                      "{ throw new Error('the lecture is not open'); } }")
 
 
 # The draw's second input (``on_screen``) as the browser sees it when the draw is sent.
