@@ -26,7 +26,7 @@ import gradio as gr
 from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, quality_tab, source as source_panel, state_tab
 from . import lecture_load, linearize_tab, probe_tab
 from . import validate
-from .gating import only_on
+from .gating import OPEN_DRAWS, only_on
 
 TAB_IDS = ("lecture", "maps", "quality", "state", "complexity", "learn")   # the first is where a plain address lands
 DATA_TABS = ("maps", "quality", "state")   # the tabs drawn here that read Q, K, V from the data panel
@@ -278,53 +278,17 @@ def _gated(tab_id: str, fn, n_outputs: int, only_if_empty: bool = False, once_pe
     """``fn`` run only when ``tab_id`` is the open tab (and, if asked, has not drawn yet);
     otherwise every output is left as it is. Takes (request, current tab, the tab's view,
     *fn's inputs). ``once_per_open``: of the draws a page fires by itself (its load, the
-    tab its load selects) only the first with the same inputs runs (``_OpenDraws``)."""
+    tab its load selects) only the first with the same inputs runs (``gating.OpenDraws``)."""
     takes_progress = "progress" in inspect.signature(fn).parameters
 
     def run(request: gr.Request, current, view, *args, progress=gr.Progress()):
         if current != tab_id or (only_if_empty and view is not None) or validate.waits_for_upload(tab_id, args):
             return tuple(gr.skip() for _ in range(n_outputs)) if n_outputs > 1 else gr.skip()
-        if once_per_open and not _OPEN_DRAWS.first(request, tab_id, args):
+        if once_per_open and not OPEN_DRAWS.first(request, tab_id, args):
             return tuple(gr.skip() for _ in range(n_outputs)) if n_outputs > 1 else gr.skip()
         return fn(*args, progress=progress) if takes_progress else fn(*args)
     run.__name__ = f"{getattr(fn, '__name__', 'draw')}_{tab_id}"
     return run
-
-
-class _OpenDraws:
-    """A page opened on a data tab's address draws that tab twice by itself: once from its
-    load, once from the tab select the load's restore makes. Both read the same inputs
-    before either has drawn, so each computed the view and the browser drew every figure
-    twice (a Go deeper page drew its figure seconds later). The second of two such draws
-    with the same inputs for the same page, within ``WINDOW_S``, sends nothing: the first
-    one's figures land. A person's own redraws (the panel, the controls, Run) are not
-    counted here, and after the window a draw runs again (a first draw that failed)."""
-    WINDOW_S = 30.0
-
-    def __init__(self, size: int = 512):
-        import threading
-        from collections import OrderedDict
-        self._seen, self._size, self._lock = OrderedDict(), size, threading.Lock()
-
-    def first(self, request, tab_id: str, args) -> bool:
-        import hashlib
-        import time
-        session = getattr(request, "session_hash", None)
-        if not session:
-            return True
-        key, digest, now = (session, tab_id), hashlib.sha1(repr(args).encode()).hexdigest(), time.monotonic()
-        with self._lock:
-            seen = self._seen.get(key)
-            if seen is not None and seen[0] == digest and now - seen[1] < self.WINDOW_S:
-                return False
-            self._seen[key] = (digest, now)
-            self._seen.move_to_end(key)
-            while len(self._seen) > self._size:
-                self._seen.popitem(last=False)
-        return True
-
-
-_OPEN_DRAWS = _OpenDraws()
 
 
 def _draw(page: PageTab, trigger_dependency_or_triggers, current, presentation, only_if_empty=False,
