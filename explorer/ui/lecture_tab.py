@@ -80,7 +80,6 @@ class LectureTab:
     # The tab the address opened on: "pending" until the load's restore has read the address,
     # then "lecture" (the load chain draws the chapter) or "" (another tab).
     wanted: gr.Textbox = None
-    on_screen: gr.Checkbox = None   # hidden: whether the lecture is on screen, read in the browser at each draw
 
     @property
     def all_controls(self) -> list:
@@ -171,11 +170,10 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
         query = gr.Textbox(visible=False, elem_id="lecture-address")
         upcoming = gr.Textbox(visible=False, elem_id="lecture-upcoming")
         wanted = gr.Textbox("pending", visible=False)
-        on_screen = gr.Checkbox(False, visible=False)
     drawer.click(None, None, None, js="() => { window.explorerDeck && window.explorerDeck.toggleDrawer(); }")
     speaker.click(None, None, None, js="() => { window.explorerDeck && window.explorerDeck.openSpeaker(); }")
     tab = LectureTab(chapter, prev, next_, goto, info, claim, notices, tables, numbers, groups, controls, specs,
-                     try_button, deeper, plots, view, query, upcoming, audience, wanted, on_screen)
+                     try_button, deeper, plots, view, query, upcoming, audience, wanted)
     _wire(tab, panel, presentation, lang, chapters)
     return tab
 
@@ -633,29 +631,15 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
     prefetch = make_prefetch(specs)
     once = drawn_once(draw)
 
-    def once_if_shown(which, on_screen, shown_view, query, *args, progress=gr.Progress()):
-        """A page opened on another tab draws the lecture when the lecture is opened
-        (``draw_once`` on its select), not when its load sets the language: that drew a whole
-        chapter, and computed the next, behind the tab the visitor asked for. (The address's
-        language can land before the lecture's restore has said which tab it opened on: a
-        page opened on the lecture draws from its own load chain.)"""
-        if which != "lecture" and not on_screen and shown_view is None:
-            return tuple(gr.skip() for _ in tab.outputs)
-        return once(shown_view, query, *args, progress=progress)
-
-    def prefetch_if_drawn(view, *args):
-        return prefetch(*args) if view is not None else ""
-
     def then_draw(event):
         # Stopped in the browser where the lecture is neither on screen, nor the tab the address
         # opened, nor drawn: its draw, controls and next chapter are not even sent.
         event = event.then(None, tab.wanted, None, js=_LECTURE_WANTED_JS)
-        drawn = event.then(once_if_shown, [tab.wanted, tab.on_screen, tab.view, tab.query, *draw_inputs],
-                           tab.outputs, js=_ON_SCREEN_JS, **compute_kwargs)
+        drawn = event.then(once, [tab.view, tab.query, *draw_inputs], tab.outputs, **compute_kwargs)
         drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
         drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,
                    api_visibility="private", queue=False)
-        _then_prefetch(drawn, prefetch_if_drawn, [tab.view, *draw_inputs], tab)
+        _then_prefetch(drawn, prefetch, draw_inputs, tab)
         return drawn
 
     # Previous / next run in the browser (assets/deck.js): a build of the same chapter needs
@@ -709,11 +693,6 @@ _LECTURE_WANTED_JS = ("(which) => { const el = document.getElementById('lecture'
                       "const drawn = document.querySelector('#lecture-figures .js-plotly-plot .main-svg'); "
                       "if (which !== 'lecture' && !(el && el.offsetParent !== null) && !drawn) "
                       "{ throw new Error('the lecture is not open'); } }")
-
-
-# The draw's second input (``on_screen``) as the browser sees it when the draw is sent.
-_ON_SCREEN_JS = ("(which, onScreen, ...rest) => { const el = document.getElementById('lecture'); "
-                 "return [which, !!el && el.offsetParent !== null, ...rest]; }")
 
 
 # Put the chapter's address into the address bar, but only while the lecture is on screen:
