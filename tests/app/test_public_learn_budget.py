@@ -54,7 +54,7 @@ def _abandon_a_training(url: str, fn_index: int, pool) -> tuple[int, int, float]
                     break
             granted = pool.granted
             peak_rss = max(peak_rss, memory.rss_bytes())
-    assert _training_threads()
+            assert _training_threads()                     # still connected: training runs
     left_at = time.monotonic()                             # the stream is closed: the visitor left
     while _training_threads() and time.monotonic() - left_at < 30:
         time.sleep(0.05)

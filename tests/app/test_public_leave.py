@@ -101,7 +101,7 @@ def test_a_learn_whose_client_disconnects_stops_within_2_s(learn_app, monkeypatc
                 if "process_generating" in line:          # the live loss curve: training runs
                     break
                 assert "process_completed" not in line, line
-    assert _training_threads()
+            assert _training_threads()                     # still connected: training runs
     left_at = time.monotonic()                             # the stream is closed: the visitor left
     while _training_threads() and time.monotonic() - left_at < 30:
         time.sleep(0.05)
@@ -143,7 +143,9 @@ def test_a_disconnect_sets_the_signal_of_a_plain_handler():
                 for line in stream.iter_lines():
                     if "process_starts" in line:
                         break
-            assert started.wait(10) and not noticed.is_set()
+                # still connected: the handler runs and has not been told to stop (checked
+                # before the stream closes, since closing it is the disconnect itself)
+                assert started.wait(10) and not noticed.is_set()
         assert noticed.wait(STOP_WITHIN_S), "the handler was not told its visitor left"
     finally:
         demo.close()
