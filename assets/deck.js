@@ -47,10 +47,13 @@
   // -- a larger window enlarges the whole slide ----------------------------------------------
   // In presentation mode the page is laid out for 1280 × 720 and scaled by the window's size
   // over it, so 1920 × 1080 reads like 1280 × 720 enlarged: text, bar labels and lines grow
-  // together and nothing reflows. Sizes measured on screen are divided by the zoom.
+  // together and nothing reflows. A window narrower than 1280 (a 1024-px projector) shrinks
+  // the slide instead, since its figures are fitted to a 1280-px slide. Sizes measured on
+  // screen are divided by the zoom.
   const BASE_W = 1280, BASE_H = 720;
   const zoom = () => {
     if (!document.body.classList.contains('presentation') || !lectureShown()) { return 1; }
+    if (window.innerWidth < BASE_W) { return window.innerWidth / BASE_W; }
     return Math.max(1, Math.min(window.innerWidth / BASE_W, window.innerHeight / BASE_H));
   };
   // A transform, not CSS zoom: plotly measures its text on a node outside the page's

@@ -12,7 +12,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..lecture import chapters
-from .lecture_common import COLUMN_PX, NOMINAL_HEIGHT, text_px  # noqa: F401  (the slide's measures)
+from .lecture_common import COLUMN_PX, NOMINAL_HEIGHT, column_px, text_px  # noqa: F401  (the slide's measures)
 from .style import as_style
 
 

@@ -19,9 +19,17 @@ from .style import CHAR_EM, NOMINAL_WIDTH_PX, finish
 
 # The height the margins are laid out for; the figure itself fills the height it is given.
 NOMINAL_HEIGHT = 480
-# Titles, notes and labels are fitted to this width: the slide's figure beside the speaker's
-# notes on a 1280-px projector (about two thirds of it); the full width only adds air.
+# Titles, notes and labels are fitted to the figure's width on a 1280-px window: in the tab,
+# its column beside the controls (about two thirds of the page); on a slide, the whole page
+# less its margins (the speaker's notes overlay it, so the slide never narrows). A wider
+# window enlarges the slide as a whole and only adds air to the tab.
 COLUMN_PX = 0.7 * 1280 - 40
+SLIDE_PX = 1280 - 2 * 42 - 16
+
+
+def column_px(style) -> float:
+    """The width a lecture figure is fitted to: the slide's in presentation mode, else the tab's column."""
+    return SLIDE_PX if getattr(style, "presentation", False) else COLUMN_PX
 
 
 def _em(char: str) -> float:
@@ -62,20 +70,20 @@ def wrap_px(text: str, font: float, px: float) -> str:
     return "<br>".join(lines)
 
 
-def _share(*texts: str) -> float:
+def _share(style, *texts: str) -> float:
     """``finish``'s width for a lecture figure: the column's share of the nominal width,
     narrowed where the text's Latin characters run wider than ``finish`` counts them (digits,
     capitals, symbols). A Chinese character ``finish`` counts a full em itself: it is left
     out here, or its lines would be narrowed twice (wrapped at 60 % of the column)."""
     latin = ["".join(c for c in t if unicodedata.east_asian_width(c) not in "WF") for t in texts]
     widest = max((text_px(t, 1.0) / len(t) for t in latin if t), default=CHAR_EM)
-    return 0.96 * COLUMN_PX / NOMINAL_WIDTH_PX * min(1.0, CHAR_EM / widest)     # 4 %: the estimate's error
+    return 0.96 * column_px(style) / NOMINAL_WIDTH_PX * min(1.0, CHAR_EM / widest)     # 4 %: the estimate's error
 
 
 def finish_slide(fig, style, title, note="", **kw):
     """``finish`` (fonts, title, wrapped note, top margin), then the height left to the
     window and margins that grow to fit what the axes write."""
-    fig = finish(fig, style, title, NOMINAL_HEIGHT, note, width=_share(title, note), **kw)
+    fig = finish(fig, style, title, NOMINAL_HEIGHT, note, width=_share(style, title, note), **kw)
     fig.update_layout(height=None, autosize=True)
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)

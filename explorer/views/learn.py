@@ -405,18 +405,6 @@ def cached_result(layer, head, num_features: int, steps: int, seed: int = 0, kin
     return _trained.peek(key)
 
 
-def cached_layer_map(layer: int, num_features: int, kind: str = "hedgehog", model=None):
-    """A learned map of ``kind`` for every head of ``layer`` (parameters shaped (heads, ...)),
-    taken from the latest cached all-heads training of ``model`` with ``num_features``; None
-    when there is none."""
-    where = model_where(model).key
-    for key, result in reversed(_trained.items()):
-        if key[0] == kind and key[1] is None and key[2] is None and key[3] == int(num_features) \
-                and key[-1] == where:
-            return result.feature_map.select(int(layer))
-    return None
-
-
 @dataclass
 class LiveTraining:
     """A snapshot while training runs: losses seen so far (the engine reports about 50 a

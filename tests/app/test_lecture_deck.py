@@ -147,32 +147,48 @@ def _default_head(ch) -> tuple:
 
 
 def test_the_roadmap_measures_every_step_and_goes_forwards(views, figures):
+    """On the deck's causal model every step is read against causal softmax, on the plane's
+    head: one panel, one 2020 baseline, and that baseline is elu+1's point on the plane."""
     road = {r["id"]: r for r in views[6].data["roadmap"]}
-    assert list(road) == [p[0] for p in tradeoff.ROADMAP_POINTS]
+    assert list(road) == [p[0] for p in tradeoff.ROADMAP_POINTS if p[0] != "2020_causal"]
     assert road["2024_hedgehog"]["trained"] and road["2024_hedgehog"]["map"] == "Hedgehog (trained)"
     for r in road.values():
         assert math.isfinite(r["median_kl"]) and r["undefined_rows"] < r["rows"], r
-        assert r["causal"] == (r["reference"] == "causal softmax")
-    # Each later step against the 2020 point of its own kind of measurement.
-    assert road["2024_hedgehog"]["median_kl"] < road["2020"]["median_kl"]
-    assert road["2025_luna"]["median_kl"] < road["2020"]["median_kl"]
-    assert road["2025"]["median_kl"] < road["2020"]["median_kl"]
-    assert road["2024_gla"]["median_kl"] < road["2020_causal"]["median_kl"]
-    assert {r["id"] for r in road.values() if r["causal"]} == {"2020_causal", "2023", "2024_gla"}
+        assert r["causal"] and r["reference"] == "causal softmax", r
+    plane = {p["label"]: p["median_kl"] for p in views[6].data["points"]}
+    assert road["2020"]["median_kl"] == plane["elu+1"]
+    for later in ("2021", "2024_hedgehog", "2025_luna", "2025", "2024_gla"):
+        assert road[later]["median_kl"] < road["2020"]["median_kl"], later
     for lang in ("en", "zh"):
         fig = figures[(6, lang)][1]
-        # Two panels, one per kind; bars only: no line joins two measurements.
-        assert [trace.type for trace in fig.data] == ["bar", "bar"]
-        full, causal = fig.data
-        assert full.yaxis != causal.yaxis
-        assert len(full.y) == 5 and len(causal.y) == 3
-        labels = " ".join(list(full.y) + list(causal.y))
+        # One panel; bars only: no line joins two measurements.
+        assert [trace.type for trace in fig.data] == ["bar"]
+        bars = fig.data[0]
+        assert len(bars.y) == len(road)
+        labels = " ".join(bars.y)
         for year in ("2020", "2021", "2023", "2024", "2025"):
             assert year in labels
         assert f"m = {road['2021']['m']}" in labels and f"{road['2023']['gamma']:.4g}" in labels
         assert "GLA" in labels and "Hedgehog" in labels and "LUNA" in labels
-        # Every bar says its value; the 2020 baselines are marked in each panel.
-        assert [f"{v:.2f}" for v in full.x] == list(full.text)
+        # Every bar says its value; the one 2020 baseline is marked.
+        assert [f"{v:.2f}" for v in bars.x] == list(bars.text)
+        assert sum(1 for s in fig.layout.shapes if s.type == "line") == 1
+
+
+def test_on_a_bidirectional_model_the_roadmap_keeps_two_kinds_apart():
+    """MiniLM's attention is full: the full steps are read against softmax and the forgetting
+    ones against causal softmax, on two panels with a 2020 baseline each."""
+    from explorer.views.common import load_sample
+    sample = load_sample("text", text=lecture_text.DEFAULT_TEXT)          # the embedded MiniLM
+    view = lecture.chapter_view(6, sample=sample)
+    road = {r["id"]: r for r in view.data["roadmap"]}
+    assert list(road) == [p[0] for p in tradeoff.ROADMAP_POINTS]
+    assert {r["id"] for r in road.values() if r["causal"]} == {"2020_causal", "2023", "2024_gla"}
+    assert road["2020"]["median_kl"] == next(p["median_kl"] for p in view.data["points"] if p["label"] == "elu+1")
+    for lang in ("en", "zh"):
+        fig = chapter_figures(view, lang, PROJECTOR)[1]
+        full, causal = fig.data
+        assert full.yaxis != causal.yaxis and len(full.y) == 5 and len(causal.y) == 3
         assert sum(1 for s in fig.layout.shapes if s.type == "line") == 2
 
 

@@ -178,6 +178,21 @@ BAR_JS = """() => {
   return { title: input ? input.value : '', cut: input ? input.scrollWidth - input.clientWidth : 0, contrast };
 }"""
 
+# The figure's title and subtitle as drawn: the width of each subtitle line against the
+# figure's (subtitles wrapped at half the slide's width ran to five lines), and whether the
+# title was broken at its colon though the whole would have fitted on its line.
+SUBTITLE_JS = """(step) => {
+  const gd = document.querySelector('#lecture-plot-' + step + ' .js-plotly-plot');
+  if (!gd) { return null; }
+  const title = gd.querySelector('.gtitle'), sub = gd.querySelector('.gtitle-subtitle');
+  const lines = sub ? [...sub.querySelectorAll('tspan.line')] : [];
+  const size = (el) => el ? parseFloat(el.style.fontSize || getComputedStyle(el).fontSize) : 0;
+  return { width: gd.getBoundingClientRect().width,
+           title: title ? title.textContent : '', titleWidth: title ? title.getBoundingClientRect().width : 0,
+           titleFont: size(title), subFont: size(sub),
+           lines: (lines.length ? lines : (sub ? [sub] : [])).map((l) => l.getBoundingClientRect().width) };
+}"""
+
 SCROLL_JS = "() => [document.documentElement.scrollHeight, window.innerHeight, document.documentElement.scrollWidth," \
             " window.innerWidth]"
 
@@ -250,6 +265,13 @@ def check_build(page, width, height, lang, ch, step) -> list[str]:
         problems.append(f"{where}: the chapter's title is cut by {bar['cut']} px: {bar['title']!r}")
     if bar["contrast"] is not None and bar["contrast"] < 4.5:
         problems.append(f"{where}: the build counter's contrast is {bar['contrast']:.1f}:1")
+    heading = page.evaluate(SUBTITLE_JS, step)
+    if heading and len(heading["lines"]) >= 3 and max(heading["lines"]) < 0.7 * heading["width"]:
+        problems.append(f"{where}: the subtitle wraps at {max(heading['lines']) / heading['width']:.0%} of the "
+                        f"figure's width into {len(heading['lines'])} lines")
+    if heading and heading["title"].endswith(":") and heading["lines"] and heading["subFont"] and \
+            heading["titleWidth"] + heading["lines"][0] * heading["titleFont"] / heading["subFont"] < 0.8 * heading["width"]:
+        problems.append(f"{where}: the title {heading['title']!r} is broken at its colon though the whole fits")
     if stale := page.evaluate(STALE_REFERENCES_JS, step):
         problems.append(f"{where}: {len(stale)} clip paths or fills name another address, e.g. {stale[0]}")
     floor = MIN_TEXT_PX * max(1.0, min(width / 1280, height / 720)) - 0.25

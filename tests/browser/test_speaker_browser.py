@@ -136,6 +136,28 @@ def test_keys_in_the_speaker_window_move_the_audience(browser, app_url):
         context.close()
 
 
+COUNTDOWN_JS = """(wanted) => { const el = document.querySelector('#deck-notes .deck-clock-left');
+  return !!el && wanted.includes(el.textContent.trim()); }"""
+
+
+def test_the_countdown_runs_down_from_the_talk_length_set_in_the_drawer(browser, app_url):
+    """The talk's length typed in the audience window's drawer is what the speaker window counts
+    down from, restarted by a click on its clock."""
+    context, audience, speaker, errors = open_pair(browser, app_url)
+    try:
+        audience.locator("#lecture-claim").click()
+        audience.keyboard.press("d")
+        for minutes in (20, 60):
+            audience.locator("#deck-talk-minutes").fill(str(minutes))
+            speaker.locator("#deck-notes .deck-clock").first.click()
+            # within a few seconds of the restart: mm:00 or just under it
+            wanted = [f"{minutes:02d}:00"] + [f"{minutes - 1:02d}:{s:02d}" for s in range(50, 60)]
+            speaker.wait_for_function(COUNTDOWN_JS, arg=wanted)
+        assert not errors, errors
+    finally:
+        context.close()
+
+
 def test_the_language_switched_in_either_window_switches_both(browser, app_url):
     context, audience, speaker, errors = open_pair(browser, app_url)
     try:
@@ -199,15 +221,17 @@ MARKS_JS = """() => Array.from(document.querySelectorAll('#lecture-figures .js-p
   gd.data ? JSON.stringify(gd.data.map((t) => [t.x, t.y, t.z, t.text])) : '')"""
 
 
-def test_try_this_shows_the_build_it_changed(browser, app_url):
-    """Chapter 1's preset changes its first build: pressed on 1.2, the deck shows a build
-    whose figure changed (the drawer beside it, not over it)."""
+@pytest.mark.parametrize("ch,step", [(1, 2), (3, 0)])
+def test_try_this_shows_the_build_it_changed(browser, app_url, ch, step):
+    """A chapter's preset changes some of its builds only (chapter 1's its first, chapter 3's
+    its fifth): pressed on another build, the deck shows a build whose figure changed (the
+    drawer beside it, not over it). Chapter 3 once stayed on a build the preset left as it was."""
     context = watch(browser.new_context(viewport={"width": 1280, "height": 720}))
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     try:
-        page.goto(app_url + "?tab=lecture&present=1&lang=en&ch=1&step=2")
-        at(page, 1, 2)
+        page.goto(app_url + f"?tab=lecture&present=1&lang=en&ch={ch}&step={step}")
+        at(page, ch, step)
         before = page.evaluate(MARKS_JS)
         page.locator("#lecture-claim").click()
         page.keyboard.press("d")

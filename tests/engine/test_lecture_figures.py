@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from explorer.figures.lecture import COLUMN_PX, chapter_figures
+from explorer.figures.lecture import chapter_figures, column_px
 from explorer.lecture.ch1_kernel_regression.figures import KEY_LABELS
 from explorer.figures.style import CHAR_EM, Style
 from explorer.lecture.ch2_associativity import maths as associativity
@@ -56,7 +56,8 @@ def measured_px(line: str, size: float) -> float:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_titles_and_notes_stay_inside_the_lecture_column(views, lang):
-    room = COLUMN_PX - 0.01 * COLUMN_PX - 8            # title at x = 0.01, a little air on the right
+    column = column_px(PROJECTOR)                      # the slide's width on a 1280-px projector
+    room = column - 0.01 * column - 8                  # title at x = 0.01, a little air on the right
     for ch, view in views.items():
         for fig in chapter_figures(view, lang, PROJECTOR):
             title = fig.layout.title
@@ -122,7 +123,9 @@ def test_chapter_zero_opens_with_the_articles_teacher_and_a_parabola(views):
 
 # The window sizes a slide's figure gets: 1280 x 720 with the speaker's notes open (the
 # narrowest), 1280 x 720 and 1920 x 1080 with the figure across the screen.
-SLIDE_SIZES = ((830, 430), (1240, 520), (1880, 880))
+# A slide's figure in page px: 1280 less the page's margins at any window (a larger one enlarges
+# the slide, a narrower one shrinks it), short or tall, and a window wider than 16:9.
+SLIDE_SIZES = ((1196, 430), (1196, 600), (1880, 880))
 
 
 def _ch2_boxes(fig_json, width, height):

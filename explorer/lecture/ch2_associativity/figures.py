@@ -71,7 +71,9 @@ def draw(view, lang, style):
     slot = float(max(left.max(), right.max()))
     width = _centre(5, slot) + slot * SLOT / 2
     tallest = float(max(left[:, 0].max(), right[:, 0].max()))
-    unit = (COLUMN_PX - 190) / width                       # px per data unit; 190: the margins below
+    # px per data unit; 190: the margins below. The tab's column, narrower than a slide: a
+    # short slide holds its blocks to its height, so they are drawn smaller than its width allows.
+    unit = (COLUMN_PX - 190) / width
     font, split = _size_labels(o, slot * SLOT * unit, style)
     shapes, notes = _blocks(o["left"], left, 1, slot, tallest, font, split, style.font)
     more_shapes, more_notes = _blocks(o["right"], right, 2, slot, tallest, font, split, style.font)

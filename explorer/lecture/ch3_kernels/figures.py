@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import COLUMN_PX, finish_slide, say_count, wrap_px, whole_ticks
+from ...figures.lecture_common import column_px, finish_slide, say_count, wrap_px, whole_ticks
 from ..numbers import say_fixed
 from ..text import Order, map_name, t
 
@@ -18,7 +18,7 @@ def _reverse_kernel(view, lang, style):
     rows = view.data["reverse_kernel"]
     header = [t("rk.header.aspect", lang), t("rk.header.svm", lang), t("rk.header.linear", lang)]
     widths = (0.26, 0.37, 0.37)
-    room = COLUMN_PX - 40
+    room = column_px(style) - 40
     font = style.tick_font
     columns = [[wrap_px(t(row[c], lang), font, widths[c] * room - 16) for row in rows] for c in range(3)]
     lines = max(cell.count("<br>") + 1 for col in columns for cell in col)

@@ -8,7 +8,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import COLUMN_PX, UNIT_TICKS, finish_slide, log_ticks, say_cosine, say_count, wrap_px
+from ...figures.lecture_common import column_px, UNIT_TICKS, finish_slide, log_ticks, say_cosine, say_count, wrap_px
 from ...text import say
 from ..numbers import say_percent, say_power_of_ten
 from ..text import map_name, road_label, state_road_label, t
@@ -44,15 +44,22 @@ def draw(view, lang, style):
                      **log_ticks([p["cost"] for p in good]))
     fig.update_yaxes(title_text=t("axis.median_kl", lang), range=[0, max(kls) * 1.15])
     note = " · ".join(_no_point(p, lang) for p in bad)
-    first = finish_slide(fig, style, t("ch6.b0.title", lang, layer=view.controls["layer"]), note)
+    first = finish_slide(fig, style, t("ch6.b0.title", lang, layer=view.controls["layer"], head=view.controls["head"]),
+                         note)
 
     road = view.data["roadmap"]
     kinds = [[r for r in road if not r["causal"]], [r for r in road if r["causal"]]]
-    # Two panels, one per kind of measurement; within each, one bar per step, the 2020
-    # baseline's value marked by a dashed line: a shorter bar is closer to softmax.
-    fig2 = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.16,
-                         row_heights=[len(kinds[0]), max(len(kinds[1]), 1)],
-                         subplot_titles=(t("legend.noncausal", lang), t("legend.causal", lang)))
+    # One panel per kind of measurement (a causal model's roadmap has one kind: causal); within
+    # each, one bar per step, the 2020 baseline's value marked by a dashed line: a shorter bar
+    # is closer to softmax.
+    one_kind = not kinds[0]
+    if one_kind:
+        kinds = kinds[1:]
+        fig2 = make_subplots(rows=1, cols=1)
+    else:
+        fig2 = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.16,
+                             row_heights=[len(kinds[0]), max(len(kinds[1]), 1)],
+                             subplot_titles=(t("legend.noncausal", lang), t("legend.causal", lang)))
     top = max([r["median_kl"] for r in road if math.isfinite(r["median_kl"])] or [1.0])
     for row, points_of_kind in enumerate(kinds, start=1):
         labels = [_road_text(r, lang) for r in points_of_kind][::-1]
@@ -68,10 +75,10 @@ def draw(view, lang, style):
         if base is not None:
             fig2.add_vline(x=base, line_dash="dash", line_color="#555", line_width=2, row=row, col=1)
     fig2.update_xaxes(range=[0, top * 1.18])
-    fig2.update_xaxes(title_text=t("axis.median_kl", lang), row=2, col=1)
+    fig2.update_xaxes(title_text=t("axis.median_kl", lang), row=len(kinds), col=1)
     fig2.update_yaxes(tickfont=dict(size=style.tick_font - 1))
     second = finish_slide(fig2, style, t("ch6.b1.title", lang, layer=view.controls["layer"], head=view.controls["head"]),
-                     t("ch6.b1.note", lang))
+                          t("ch6.b1.note_causal" if one_kind else "ch6.b1.note", lang))
     # The end of the talk: the recap, the hybrid future, the hologram and the impression.
     return [first, second, _state_roadmap(view, lang, style), *_ending(view, lang, style)]
 
@@ -88,8 +95,10 @@ def _state_roadmap(view, lang, style):
                     marker_color=style.colour(i), text=[say_cosine(v) for v in values], textposition="outside",
                     cliponaxis=False, textfont=dict(size=style.tick_font))
     low = min([0.0] + [r[pos] for r in states for pos in ("early", "recent")])
-    fig.update_layout(barmode="group", legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="bottom",
-                                                   traceorder="normal"))
+    # The legend inside the plot's top right, over the 2020 step's short bars (no decay recalls
+    # little): above the plot it would sit in the subtitle's room, which spans the slide.
+    fig.update_layout(barmode="group", legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="top",
+                                                   traceorder="normal", bgcolor="rgba(255,255,255,0.85)"))
     fig.update_xaxes(title_text=t("axis.cosine", lang), range=[low - 0.05, 1.18], **UNIT_TICKS)
     fig.update_yaxes(tickfont=dict(size=style.tick_font - 1))
     lag = states[0]["lag"]
@@ -144,7 +153,7 @@ def _recap(view, lang, style):
     wrap at word boundaries to their column."""
     recap = view.data["recap"]
     font = style.tick_font
-    room = COLUMN_PX - 40
+    room = column_px(style) - 40
     steps = [f"{i} · {t(step, lang)}" for i, (step, _) in enumerate(recap["rows"], start=1)]
     measured = [t(key, lang, **recap["values"]) for _, key in recap["rows"]]
     columns = [[wrap_px(cell, font, width * room - 16) for cell in column]

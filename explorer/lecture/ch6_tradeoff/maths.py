@@ -36,7 +36,8 @@ from ..threads import one_thread
 # The roadmap of the article, 2020 -> 2025, as points measured on one head. Each point is
 # (id, year, map, reference): "softmax" for full attention, "causal softmax" for the points
 # whose state forgets (decay and gates only exist in causal attention). The causal elu+1 is
-# the 2020 baseline the causal points are read against.
+# the 2020 baseline the causal points are read against. On a causal model every point is
+# read against causal softmax (its own attention), and "2020" is then that one baseline.
 ROADMAP_POINTS = (
     ("2020", 2020, "elu+1", "softmax"),
     ("2021", 2021, "FAVOR+ (orthogonal)", "softmax"),
@@ -170,9 +171,11 @@ def untrained_hedgehog(head_dim: int):
     return create("hedgehog", head_dim, num_features=2 * head_dim)
 
 
-def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = None, luna=None) -> list[dict]:
+def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = None, luna=None,
+            causal_model: bool = False) -> list[dict]:
     """Every roadmap point measured on one head, q, k (1, N, d): median row KL to softmax
-    (full attention) or to causal softmax (points that forget). ``maps`` holds "elu+1",
+    (full attention) or to causal softmax (points that forget; with ``causal_model``, every
+    point, and "2020" is the one baseline: "2020_causal" would repeat it). ``maps`` holds "elu+1",
     "FAVOR+ (orthogonal)" and "sliding window"; ``hedgehog`` is the trained map (None: the
     untrained one, W = I, is measured and says so); ``luna`` the trained LUNA map (None: the
     point is left out, as there is none to measure). RetNet's gamma is the head's own
@@ -187,6 +190,10 @@ def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = 
     elu = maps["elu+1"]
     out = []
     for pid, year, name, reference in ROADMAP_POINTS:
+        if causal_model:
+            if pid == "2020_causal":
+                continue
+            reference = "causal softmax"
         causal = reference == "causal softmax"
         if name == "LUNA":
             if luna is None:
@@ -205,7 +212,7 @@ def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = 
         if name == "LUNA":          # the shipped map: fixed weights, named by what it was trained for
             known = (keys or {}).get("LUNA")
         qual = layer_quality(q, k, fmap, causal=causal, log_decay=decay,
-                             key=None if known is None else ("roadmap", pid, known))
+                             key=None if known is None else ("roadmap", pid, known, causal))
         out.append({"id": pid, "year": year, "map": label, "reference": reference, "causal": causal,
                     "m": int(fmap.num_features), "gamma": gamma if "RetNet" in name else None,
                     "window": getattr(fmap, "window", None), "trained": trained if name == "Hedgehog" else None,

@@ -9,7 +9,6 @@ import torch
 
 from ... import maps as feature_maps
 from ...forms import attention
-from ..record import HEAD_DIM
 from ...views import lecture_common
 from ...views.lecture_common import ChapterView, cached_map, trained_hedgehog, map_key, new_view, reads_minilm
 from .. import text
@@ -25,10 +24,15 @@ def compute(sample, c, progress) -> ChapterView:
     c["layer"] = layer
     view = new_view(6, c, [("common.no_layer", {"asked": asked, "last": sample.n_layers - 1, "used": layer})]
                 if layer != asked and sample.n_layers > 1 else ())
-    q, k = sample.q[layer], sample.k[layer]
+    head = min(max(c["head"], 0), sample.n_heads - 1)
+    c["head"] = head
+    # The plane and the roadmap read the same head, the lecture's (layer, head): one map, one
+    # number across the chapter (elu+1's point on the plane is the roadmap's 2020 bar).
+    q, k = sample.q[layer, head].unsqueeze(0), sample.k[layer, head].unsqueeze(0)
     d, dv = q.shape[-1], sample.v.shape[-1]
     # A causal model's softmax sees keys j <= i only: every map is held to its causal rows.
     causal = bool(getattr(sample, "causal", False))
+    hedgehog, _ = trained_hedgehog(sample, {**c, "layer": layer, "head": head, "train": False, "steps": 300}, None)
     points = []
     labels = ["identity (q·k)", "Taylor-1", "elu+1", "ReLU", "FAVOR+ (IID)", "FAVOR+ (orthogonal)",
               "trig RFF (orthogonal)", "Taylor-2", "cosFormer"]
@@ -38,11 +42,10 @@ def compute(sample, c, progress) -> ChapterView:
         qual = tradeoff.layer_quality(q, k, fmap, causal=causal, key=map_key(label, m, c["seed"]))
         points.append({"label": label, "m": fmap.num_features,
                        "cost": tradeoff.flops_per_token(fmap.num_features, dv), **qual})
-    trained = _hedgehog_all(sample, layer, c)
-    if trained is not None:
-        qual = tradeoff.layer_quality(q, k, trained, causal=causal)
-        points.append({"label": "Hedgehog (trained)", "m": trained.num_features,
-                       "cost": tradeoff.flops_per_token(trained.num_features, dv), **qual})
+    if hedgehog is not None:
+        qual = tradeoff.layer_quality(q, k, hedgehog, causal=causal)
+        points.append({"label": "Hedgehog (trained)", "m": hedgehog.num_features,
+                       "cost": tradeoff.flops_per_token(hedgehog.num_features, dv), **qual})
     some, infinite = [], []
     for p in points:
         if p["undefined_rows"] == p["rows"]:
@@ -62,11 +65,10 @@ def compute(sample, c, progress) -> ChapterView:
     view.data["points"] = points
     view.data["frontier"] = front
     view.data["kl_causal"] = causal
-    head = min(max(c["head"], 0), sample.n_heads - 1)
-    c["head"] = head
-    road, road_maps = _roadmap(sample, layer, head, c)
+    road, road_maps = _roadmap(sample, layer, head, c, hedgehog, causal)
     view.data["roadmap"] = road
-    view.notice_items.append(("notice.causal_roadmap", {}))
+    if not causal:          # two kinds of reference on one figure: the notes say which is which
+        view.notice_items.append(("notice.causal_roadmap", {}))
     if not any(r["id"] == "2025_luna" for r in road):
         view.notice_items.append(("notice.no_luna", {"layer": layer, "head": head}))
     # The lecture's one recall experiment (chapter 5's): the same d and the same count of keys.
@@ -87,18 +89,22 @@ def _say(view, points, front, road, states, layer, head, d) -> None:
     """Each build's claim and notes from its own numbers: "below the baseline" is said of the
     steps whose bar is shorter than their 2020 baseline's at the rounding the bars show."""
     names = text.Named((points[i]["label"], None) for i in front)
-    view.says["b0"] = {"claim": ("ch6.b0.claim", {"front": names}), "notes": [("ch6.b0.notes", {"layer": layer})]}
+    causal = any(r["causal"] for r in road) and not any(not r["causal"] for r in road)
+    scope = {"layer": layer, "head": head}
+    view.says["b0"] = {"claim": ("ch6.b0.claim", {"front": names}),
+                       "notes": [("ch6.b0.scope_causal" if causal else "ch6.b0.scope", scope), ("ch6.b0.notes", scope)]}
     shown = {r["id"]: round(r["median_kl"], 2) for r in road}
-    base = {False: shown.get("2020"), True: shown.get("2020_causal")}
-    later = [r for r in road if r["year"] > 2020 and base[r["causal"]] is not None]
+    base = {r["causal"]: shown[r["id"]] for r in road if r["year"] == 2020}     # one per kind of reference
+    later = [r for r in road if r["year"] > 2020 and base.get(r["causal"]) is not None]
     above = [r for r in later if not shown[r["id"]] < base[r["causal"]]]      # NaN (no bar) is never below
-    elu = {"head": head, "elu_head": f"{road[0]['median_kl']:.2f}",
-           "elu_layer": f"{next(p['median_kl'] for p in points if p['label'] == 'elu+1'):.2f}",
-           "steps": len(later), "below": len(later) - len(above), "above": len(above),
-           "above_names": text.Named(((r["id"], None) for r in above), kind="point")}
+    plane_elu = next(p["median_kl"] for p in points if p["label"] == "elu+1")
+    elu = {**scope, "elu": f"{plane_elu:.2f}", "steps": len(later), "below": len(later) - len(above),
+           "above": len(above), "above_names": text.Named(((r["id"], None) for r in above), kind="point")}
     view.data["roadmap_counts"] = {"steps": elu["steps"], "below": elu["below"], "above": elu["above"]}
-    view.says["b1"] = {"claim": ("ch6.b1.claim_some" if above else "ch6.b1.claim_all", elu),
-                       "notes": [("ch6.b1.notes" if above else "ch6.b1.notes_none_above", elu)]}
+    notes = [("ch6.b1.notes_causal" if causal else "ch6.b1.notes_kinds", elu), ("ch6.b1.notes_same_head", elu)]
+    if above:
+        notes.append(("ch6.b1.notes_above", elu))
+    view.says["b1"] = {"claim": ("ch6.b1.claim_some" if above else "ch6.b1.claim_all", elu), "notes": notes}
     by_kind = {r["kind"]: r for r in states}
     recall = {"lag": states[0]["lag"], "d": d, "de": say_cosine(by_kind["deltanet"]["early"]),
               "ne": say_cosine(by_kind["none"]["early"])}
@@ -108,50 +114,15 @@ def _say(view, points, front, road, states, layer, head, d) -> None:
                           "notice.causal_roadmap": ("b1",), "notice.no_luna": ("b1",)}
 
 
-def _hedgehog_all(sample, layer, c):
-    """A trained Hedgehog for the whole layer: the latest trained here for every head of it,
-    else the one shipped with the app (for MiniLM's layers, or the causal model's shipped
-    layer); None when there is neither."""
-    if getattr(sample, "model_attentions", None) is None:
-        return None
-    if not reads_minilm(sample):
-        return _shipped_layer("hedgehog", sample, layer)
-    if sample.head_dim != HEAD_DIM:
-        return None
-    from ...views import learn
-    live = learn.cached_layer_map(layer, c["m"] if c["m"] % 2 == 0 else c["m"] + 1)
-    if live is not None:
-        return live
-    try:
-        from ...maps.learned import pretrained
-    except ImportError:
-        return None
-    return pretrained("hedgehog", int(layer))
-
-
-def _shipped_layer(kind: str, sample, layer: int):
-    """The map of ``kind`` shipped for every head of ``layer`` of the model that read ``sample``,
-    or None (no map for that model or layer, or another head dimension)."""
-    try:
-        from ...maps.learned import pretrained
-    except ImportError:
-        return None
-    model = lecture_common.model_of(sample)
-    fmap = pretrained(kind, int(layer), model=model) if model else None
-    return fmap if fmap is not None and fmap.head_dim == sample.head_dim else None
-
-
-def _roadmap(sample, layer: int, head: int, c) -> tuple[list[dict], dict]:
-    """The article's 2020 -> 2025 steps measured on one head (the lecture's MiniLM head, the
-    one chapter 5 shows when it reads MiniLM): each
-    a dict with the step's id, year, map, what it is compared with ("softmax" or "causal
-    softmax") and the median row KL. The trained Hedgehog is the one shipped or trained here;
-    without one the untrained map is measured and labelled so. Returned with the elu+1 and
-    Hedgehog maps it measured."""
+def _roadmap(sample, layer: int, head: int, c, hh, causal: bool) -> tuple[list[dict], dict]:
+    """The article's 2020 -> 2025 steps measured on the lecture's head (the plane's): each a
+    dict with the step's id, year, map, what it is compared with ("softmax" or "causal
+    softmax"; on a causal model always the latter) and the median row KL. ``hh`` is the
+    trained Hedgehog (shipped or trained here); without one the untrained map is measured and
+    labelled so. Returned with the elu+1 and Hedgehog maps it measured."""
     q, k = sample.q[layer, head].unsqueeze(0), sample.k[layer, head].unsqueeze(0)
     d = q.shape[-1]
     m = c["m"]
-    hh, _ = trained_hedgehog(sample, {**c, "layer": layer, "head": head, "train": False, "steps": 300}, None)
     maps = {"elu+1": feature_maps.create("elu1", d),
             "FAVOR+ (orthogonal)": cached_map("FAVOR+ (orthogonal)", d, m, c["seed"]),
             "sliding window": cached_map("sliding window", d, None, c["seed"])}
@@ -160,7 +131,7 @@ def _roadmap(sample, layer: int, head: int, c) -> tuple[list[dict], dict]:
     luna = (lecture_common.shipped_map("luna", layer, head) if reads_minilm(sample)
             else lecture_common.shipped_map("luna", layer, head, model=lecture_common.model_of(sample),
                                             head_dim=sample.head_dim))
-    road = tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head, keys=keys, luna=luna)
+    road = tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head, keys=keys, luna=luna, causal_model=causal)
     # The maps the ending draws: the 2020 map and the 2024 learned one, as measured here.
     return road, {"elu+1": maps["elu+1"], "hedgehog": hh if hh is not None else tradeoff.untrained_hedgehog(d)}
 
@@ -183,8 +154,10 @@ def _add_ending(view, sample, layer: int, head: int, c: dict, points: list[dict]
     by_id = {r["id"]: r for r in road}
     kept = tradeoff.kept_numbers(tradeoff.ARTICLE_N, d, maps["elu+1"].num_features, dv)
     here = tradeoff.kept_numbers(n, d, maps["elu+1"].num_features, dv)
+    # A causal model's map holds the pairs j <= i only: the hologram draws (and counts) those.
+    pairs_here = n * (n + 1) // 2 if by_id["2020"]["causal"] else here["pairs"]
     view.numbers.update({"state_numbers": float(kept["state"]), "kv_numbers_article": float(kept["kv_cache"]),
-                         "pairs_article": float(kept["pairs"]), "pairs_here": float(here["pairs"]),
+                         "pairs_article": float(kept["pairs"]), "pairs_here": float(pairs_here),
                          "tokens": float(n)})
     _recap(view, sample, q, k, layer, head, c, points)
     _future(view, q, k, d, dv, c, by_id)
@@ -278,7 +251,7 @@ def _future_head(view, q, k, d, dv, c, by_id) -> None:
     (median row KL), and what each costs per token at the article's long context."""
     point = by_id["2025"]
     inner = cached_map(INNER, d, None, c["seed"])
-    alone = tradeoff.layer_quality(q, k, inner, key=map_key(INNER, None, c["seed"]))["median_kl"]
+    alone = tradeoff.layer_quality(q, k, inner, causal=point["causal"], key=map_key(INNER, None, c["seed"]))["median_kl"]
     costs = tradeoff.hybrid_costs(tradeoff.ARTICLE_N, d, dv, point["window"], inner.num_features)
     n = view.numbers
     n.update({"future_kl_linear": alone, "future_flops_softmax": costs["softmax"],
@@ -299,8 +272,9 @@ def _future_head(view, q, k, d, dv, c, by_id) -> None:
 def _hologram(view, q, k, by_id, maps) -> None:
     """Softmax's map of this head beside the 2020 map's and the 2024 learned map's: every pair
     kept exactly, against two impressions of it, with their row KL from the roadmap."""
-    exact = attention.softmax_map(q, k)[0].double().numpy()
-    impressions = [(pid, attention.kernel_map(q, k, maps[name])[0].double().numpy())
+    causal = bool(by_id["2020"]["causal"])          # the roadmap's reference: a causal model's rows are causal
+    exact = attention.softmax_map(q, k, causal=causal)[0].double().numpy()
+    impressions = [(pid, attention.kernel_map(q, k, maps[name], causal=causal)[0].double().numpy())
                    for pid, name in (("2020", "elu+1"), ("2024_hedgehog", "hedgehog"))]
     view.data["hologram"] = {"softmax": exact, "maps": impressions,
                              "kl": {pid: by_id[pid]["median_kl"] for pid, _ in impressions},
