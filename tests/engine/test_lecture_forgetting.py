@@ -133,14 +133,16 @@ def test_roadmap_adds_luna_beside_hedgehog_measured_as_row_kl(six):
     layer, head = six.controls["layer"], six.controls["head"]
     luna = pretrained("luna", layer, head, **({"model": model} if model else {}))
     assert luna is not None, "the app ships a LUNA map for the chapter's head"
-    assert "2025_luna" in road and not road["2025_luna"]["causal"] and road["2025_luna"]["reference"] == "softmax"
+    causal = six.data["kl_causal"]                      # a causal model: every step against causal softmax
+    assert "2025_luna" in road and road["2025_luna"]["causal"] == causal
+    assert road["2025_luna"]["reference"] == ("causal softmax" if causal else "softmax")
     assert road["2025_luna"]["map"] == "LUNA (trained)"
     # The engine's number: the layer-quality measure on the lecture's head with the shipped map.
     from explorer.views.common import load_sample
     sample = load_sample("text", text=lecture_text.DEFAULT_TEXT, model=model)
     q = sample.q[layer, head].unsqueeze(0)
     k = sample.k[layer, head].unsqueeze(0)
-    measured = tradeoff._layer_quality(q, k, luna, False, None)
+    measured = tradeoff._layer_quality(q, k, luna, causal, None)
     assert road["2025_luna"]["median_kl"] == pytest.approx(measured["median_kl"], rel=1e-9)
     assert road["2025_luna"]["median_kl"] < road["2020"]["median_kl"]
     assert six.numbers["roadmap_kl[2025_luna]"] == road["2025_luna"]["median_kl"]
