@@ -440,8 +440,11 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
 
     restored = [tabs, current, lang] + [component for component, _, _ in keys]
     browser_lang = gr.Textbox(visible=False)
+    # Its progress shows on one hidden box, not on its 69 outputs: the page's script updates
+    # the loading status of every component an event has ever shown progress on, at every
+    # status change of every event, so each output listed here costs every later event.
     load = demo.load(restore, browser_lang, restored, js="() => [navigator.language || '']",
-                     api_visibility="private")
+                     api_visibility="private", show_progress_on=[current])
     # The open tab draws (each gated on being the one the link named), then the address and
     # the link boxes follow; the learn tab only restores its controls (training is a button).
     # The other tabs' draws stop in the browser (``only_on``): each event a page sends costs

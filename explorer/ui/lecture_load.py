@@ -105,7 +105,8 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
                       concurrency_limit=2, concurrency_id="compute", show_progress_on=tab.plots)
     first.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
     load = demo.load(restore, browser_lang, [lang, tab.chapter, wanted, presentation, *tab.all_controls],
-                     js="() => [navigator.language || '']", api_visibility="private")
+                     js="() => [navigator.language || '']", api_visibility="private",
+                     show_progress_on=[wanted])      # one box, not its 41 outputs (see ui._wire_url)
     load = load.then(None, [tab.chapter, lang], None, js=LANG_JS)     # gradio's labels follow the chosen language
     load = only_on(load, "lecture", wanted)       # a page opened on another tab: its lecture waits to be opened
     load = load.then(screen, [tab.chapter, lang, tab.view], tab.screen_outputs, api_visibility="private", queue=False)
