@@ -425,8 +425,22 @@ def warm(langs=i18n.LANGS, styles=(True, False)) -> None:
                 view = compute(ch, None, None, controls, lang=lang)
                 for presentation in styles:
                     chapter_figures(view, lang, presentation, key)
+                _warm_deeper(view, lang)
         except Exception:
             common.log.info("warming lecture chapter %s failed", ch, exc_info=True)
+
+
+def _warm_deeper(view, lang: str) -> None:
+    """What the chapter's Go deeper opens, measured into the tab's cache: the state tab's
+    random recall and capacity probes (about half its time, the same for every text)."""
+    params = deeper_params(view, lang, True, None, None, ())
+    if params.get("tab") != "state":
+        return
+    from . import state_tab
+    state_tab.run_state("text", params["text"], model=params.get("model"), layer=params.get("layer", 2),
+                        head=params.get("head", "3"), map_label=params.get("smap", "elu+1"), m=params.get("sm", 32),
+                        t=params.get("t"), kind=params.get("kind", "none"), lang=lang,
+                        progress=lambda *a, **k: None)
 
 
 def make_prefetch(specs: dict):

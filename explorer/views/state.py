@@ -8,13 +8,15 @@ control and its allowed values: the ``/state`` endpoint and the page share this 
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 
 import torch
 
 from .. import mechanisms
-from ..catalog import MAX_SEED, REFERENCE, STATE_DEFAULTS, STATE_LOWER_BOUND_MAX, map_choices
+from ..catalog import MAX_SEED, REFERENCE, STATE_DEFAULTS, STATE_LOWER_BOUND_MAX, map_choices, map_specs
+from ..core.cache import LRU
 from ..measure import cost
 from ..text import normal_lang, say
 from .common import MAX_STATE_ELEMENTS, make_feature_map, select_head
@@ -215,27 +217,16 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
     k, v, fmap, layer, head, notices = _state_inputs(sample, layer, head, c, lang)
     n, d, dv = k.shape[0], k.shape[1], v.shape[1]
     traces, recall, capacity = {}, {}, {}
-    pairs = capacity_pairs(d)
-    probe = dict(gamma=c.gamma, strength=c.strength, lower_bound=c.lower_bound, beta=c.beta, seed=c.seed)
+    probes = _probes(fmap, d, tuple(lags or ()), c)
     for kd in KINDS:
         label = kind_label(kd, lang)
         tr = state.rule_trace(k, v, _rule(kd, fmap, d, n, c, head))
         traces[label] = {"state_norm": tr.state_norm.numpy(), "effective_rank": tr.effective_rank.numpy(),
                          "normaliser_norm": None if tr.normaliser_norm is None else tr.normaliser_norm.numpy()}
-        # Synthetic (random Gaussian keys and values, not the text): recall needs a known
-        # target value, and lags far beyond a short text. An early key (written first, then
-        # `lag` others) is what decay forgets; a recent one (written last, after `lag` others)
-        # is what it keeps clean.
         if lags:
-            early = state.recall_probe(fmap, d, list(lags), kd, position="early", trials=RECALL_TRIALS, **probe)
-            recent = state.recall_probe(fmap, d, list(lags), kd, position="recent", trials=RECALL_TRIALS, **probe)
-            recall[label] = {"lags": early.lags.numpy(), "cosine": early.cosine.numpy(),
-                             "cosine_std": early.cosine_std.numpy(), "recent_cosine": recent.cosine.numpy(),
-                             "recent_cosine_std": recent.cosine_std.numpy()}
-        capacity[label] = _capacity(state.capacity_probe(fmap, d, pairs, kd, trials=CAPACITY_TRIALS, **probe))
-    # The additive update on the delta rule's own keys: what the correction alone changes.
-    capacity[kind_label(state.UNIT_ADDITIVE, lang)] = _capacity(
-        state.capacity_probe(None, d, pairs, state.UNIT_ADDITIVE, trials=CAPACITY_TRIALS, **probe))
+            recall[label] = probes["recall"][kd]
+        capacity[label] = probes["capacity"][kd]
+    capacity[kind_label(state.UNIT_ADDITIVE, lang)] = probes["capacity"][state.UNIT_ADDITIVE]
     if lags:
         notices.append(say("state.notice_synthetic", lang, low=min(lags), high=max(lags), trials=RECALL_TRIALS))
     notices.append(say("state.notice_keys", lang, lower_bound=f"{c.lower_bound:g}", beta=f"{c.beta:g}"))
@@ -252,6 +243,47 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
               f"{c.map_label}, m = {fmap.num_features}",
         capacity=capacity, head_dim=d, capacity_trials=CAPACITY_TRIALS, threshold=state.RECALL_THRESHOLD, lang=lang,
     )
+
+
+# The recall and capacity probes run on random keys and values, not on the text: for a map
+# that no session trained they depend on its settings alone, so a page that measures the
+# tab again (a link, the lecture's Go deeper, the other language, another head) finds them
+# here instead of running every update through its probes (most of the tab's time).
+_PROBES = LRU(64)
+
+
+def _probes(fmap, d: int, lags: tuple, c: StateControls) -> dict:
+    """{"recall": {kind: curves}, "capacity": {kind: curve}} of every update with ``fmap`` at
+    key dimension ``d`` (a copy: the caller's view owns its arrays)."""
+    key = None if map_specs()[c.map_label].trained else \
+        (c.map_label, c.m, c.seed, int(d), lags, c.gamma, c.strength, c.lower_bound, c.beta)
+    found = _measure_probes(fmap, d, lags, c) if key is None else \
+        _PROBES.get(key, lambda: _measure_probes(fmap, d, lags, c))
+    return copy.deepcopy(found)
+
+
+def _measure_probes(fmap, d: int, lags: tuple, c: StateControls) -> dict:
+    from ..forms import state
+
+    pairs = capacity_pairs(d)
+    probe = dict(gamma=c.gamma, strength=c.strength, lower_bound=c.lower_bound, beta=c.beta, seed=c.seed)
+    recall, capacity = {}, {}
+    for kd in KINDS:
+        # Synthetic (random Gaussian keys and values, not the text): recall needs a known
+        # target value, and lags far beyond a short text. An early key (written first, then
+        # `lag` others) is what decay forgets; a recent one (written last, after `lag` others)
+        # is what it keeps clean.
+        if lags:
+            early = state.recall_probe(fmap, d, list(lags), kd, position="early", trials=RECALL_TRIALS, **probe)
+            recent = state.recall_probe(fmap, d, list(lags), kd, position="recent", trials=RECALL_TRIALS, **probe)
+            recall[kd] = {"lags": early.lags.numpy(), "cosine": early.cosine.numpy(),
+                          "cosine_std": early.cosine_std.numpy(), "recent_cosine": recent.cosine.numpy(),
+                          "recent_cosine_std": recent.cosine_std.numpy()}
+        capacity[kd] = _capacity(state.capacity_probe(fmap, d, pairs, kd, trials=CAPACITY_TRIALS, **probe))
+    # The additive update on the delta rule's own keys: what the correction alone changes.
+    capacity[state.UNIT_ADDITIVE] = _capacity(
+        state.capacity_probe(None, d, pairs, state.UNIT_ADDITIVE, trials=CAPACITY_TRIALS, **probe))
+    return {"recall": recall, "capacity": capacity}
 
 
 def _capacity(curve) -> dict:
