@@ -55,3 +55,4 @@ def test_a_map_trained_in_a_session_is_never_cached():
     finally:
         state_views._measure_probes = original
     assert calls == [1, 1]
+
