@@ -42,6 +42,7 @@ LEARN_OUTPUTS = 10            # LearnTab.learn_outputs
 # The engine's (explorer.experiments.learning, views.learn), repeated so the tab builds before
 # the engine is imported; a test holds them equal.
 DEFAULT_SEEDS, MAX_SEEDS = 3, 8
+HELDOUT_DEFAULT = 16          # held-out texts a comparison reads, unless the visitor asks fewer
 COMPARISON_KEYS = ("map", "m", "kl", "kl_sd", "kl_median", "kl_median_sd", "entropy", "mono")
 
 
@@ -351,7 +352,7 @@ def own_texts(train_texts, heldout_texts, lang):
 
 
 @guarded_stream
-def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=16,
+def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=HELDOUT_DEFAULT,
               kind="hedgehog", presentation=False, trained=None, lang="en", model: str = "", seeds=DEFAULT_SEEDS,
               train_texts: str = "", heldout_texts: str = "", request: gr.Request = None, progress=gr.Progress()):
     """Train Hedgehog or LUNA (one head or all) on the texts as ``model`` reads them ("" = the
@@ -423,7 +424,7 @@ def stop_learn(request: gr.Request = None):
 
 
 @common.guarded
-def load_trained(file, layer=2, head="3", heldout_count=16, presentation=False, trained=None, lang="en",
+def load_trained(file, layer=2, head="3", heldout_count=HELDOUT_DEFAULT, presentation=False, trained=None, lang="en",
                  model: str = "", seeds=DEFAULT_SEEDS, heldout_texts: str = "", request: gr.Request = None,
                  progress=gr.Progress()):
     """Load a saved map (.safetensors: Hedgehog or LUNA) and show its held-out comparison on
@@ -445,7 +446,7 @@ def load_trained(file, layer=2, head="3", heldout_count=16, presentation=False, 
 
 
 @common.guarded
-def show_shipped(kind="hedgehog", heldout_count=16, presentation=False, trained=None, lang="en", model: str = "",
+def show_shipped(kind="hedgehog", heldout_count=HELDOUT_DEFAULT, presentation=False, trained=None, lang="en", model: str = "",
                  seeds=DEFAULT_SEEDS, heldout_texts: str = "", layer=None, request: gr.Request = None,
                  progress=gr.Progress()):
     """The held-out comparison of the map shipped for every head of ``model``'s ``layer`` (no
@@ -466,7 +467,7 @@ def show_shipped(kind="hedgehog", heldout_count=16, presentation=False, trained=
     return _finished(view, trained, presentation, lang)
 
 
-def shipped_on_open(kind="hedgehog", heldout_count=16, presentation=False, trained=None, lang="en", model: str = "",
+def shipped_on_open(kind="hedgehog", heldout_count=HELDOUT_DEFAULT, presentation=False, trained=None, lang="en", model: str = "",
                     seeds=DEFAULT_SEEDS, heldout_texts: str = "", layer=None, request: gr.Request = None,
                     progress=gr.Progress()):
     """A link that opens the tab on the causal model (the lecture's "Go deeper") shows the
@@ -487,7 +488,7 @@ def shipped_on_open(kind="hedgehog", heldout_count=16, presentation=False, train
 
 
 @common.guarded
-def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_features=64, seed=0, heldout_count=16,
+def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_features=64, seed=0, heldout_count=HELDOUT_DEFAULT,
                presentation=False, trained=None, lang="en", model: str = "", progress=gr.Progress()):
     """Make some layers of the embedded MiniLM linear and measure the cost (``model``: "" or
     all-MiniLM-L6-v2; another model is refused in one sentence).
@@ -523,7 +524,7 @@ def hybrid_summary(view, lang="en") -> str:
              seconds=f"{view.seconds:.1f}")
 
 
-def learn_query(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=16,
+def learn_query(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=HELDOUT_DEFAULT,
                 hybrid_map="elu1", mode="greedy", layers=(2, 3), budget=2, hybrid_m=64, kind="hedgehog", model="",
                 seeds=DEFAULT_SEEDS, presentation=False, *linearize) -> str:
     """The tab's controls as the query string of its link (in the order of ``LearnTab.link_keys``,
@@ -624,7 +625,7 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
                               info=i18n.label("learn_seeds_info"), elem_id="learn-seeds")
             with gr.Accordion(i18n.label("learn_texts"), open=False):
                 train_count = gr.Slider(1, 40, value=40, step=1, label=i18n.label("learn_train_count"))
-                heldout_count = gr.Slider(1, 16, value=16, step=1, label=i18n.label("learn_heldout_count"))
+                heldout_count = gr.Slider(1, 16, value=HELDOUT_DEFAULT, step=1, label=i18n.label("learn_heldout_count"))
                 # Each box's size is bounded again in validate.learn_texts, with a sentence.
                 box_chars = validate.LEARN_MAX_TEXTS * (validate.LEARN_MAX_TEXT_CHARS + 1)
                 train_texts = gr.Textbox("", lines=3, max_lines=8, max_length=box_chars,

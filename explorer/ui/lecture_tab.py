@@ -430,17 +430,31 @@ def warm(langs=i18n.LANGS, styles=(True, False)) -> None:
             common.log.info("warming lecture chapter %s failed", ch, exc_info=True)
 
 
+# The session the warm-up's learn-tab measurement is made for (a shipped map judged becomes
+# its session's trained map): none a visitor has, forgotten at once.
+WARM_SESSION = "lecture-warm-up"
+
+
 def _warm_deeper(view, lang: str) -> None:
-    """What the chapter's Go deeper opens, measured into the tab's cache: the state tab's
-    random recall and capacity probes (about half its time, the same for every text)."""
+    """What the chapter's Go deeper opens, measured into the caches that tab keeps: the state
+    tab's random recall and capacity probes (about half its time, the same for every text),
+    and the learn tab's held-out comparison of the map shipped for the chapter's layer."""
+    # The engine's own functions, not the tabs' handlers: a handler's request would hold one
+    # of the server's heavy slots, and a visitor's request could wait on the warm-up.
     params = deeper_params(view, lang, True, None, None, ())
-    if params.get("tab") != "state":
-        return
-    from . import state_tab
-    state_tab.run_state("text", params["text"], model=params.get("model"), layer=params.get("layer", 2),
-                        head=params.get("head", "3"), map_label=params.get("smap", "elu+1"), m=params.get("sm", 32),
-                        t=params.get("t"), kind=params.get("kind", "none"), lang=lang,
-                        progress=lambda *a, **k: None)
+    if params.get("tab") == "state":
+        from ..views import state as state_views
+        from ..views.common import load_sample
+        sample = load_sample("text", text=params["text"], model=params.get("model"))
+        state_views.warm_probes(params.get("smap", "elu+1"), int(params.get("sm", 32)), int(params.get("sseed", 0)),
+                                sample.head_dim)
+    elif params.get("tab") == "learn" and params.get("model"):
+        from ..views import learn as learn_views
+        from ..views.common import forget_trained
+        from .learn_tab import DEFAULT_SEEDS, HELDOUT_DEFAULT
+        learn_views.pretrained_result("hedgehog", int(params.get("llayer", 0)), HELDOUT_DEFAULT,
+                                      session=WARM_SESSION, model=params["model"], lang=lang, seeds=DEFAULT_SEEDS)
+        forget_trained(WARM_SESSION)
 
 
 def make_prefetch(specs: dict):

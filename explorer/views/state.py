@@ -262,6 +262,14 @@ def _probes(fmap, d: int, lags: tuple, c: StateControls) -> dict:
     return copy.deepcopy(found)
 
 
+def warm_probes(map_label: str, m: int, seed: int, head_dim: int) -> None:
+    """Measure into the cache the probes a view with these settings (and the other controls
+    at their defaults) reads: what a start-up does for the links it knows will be opened."""
+    c = check_controls(map_label, m, seed)
+    fmap, _ = make_feature_map(c.map_label, int(head_dim), c.m, c.seed)
+    _probes(fmap, int(head_dim), tuple(RECALL_LAGS), c)
+
+
 def _measure_probes(fmap, d: int, lags: tuple, c: StateControls) -> dict:
     from ..forms import state
 

@@ -17,3 +17,39 @@ def test_the_start_up_measures_the_probes_chapter_four_goes_deeper_to():
     state_views._PROBES.clear()
     lecture_tab._warm_deeper(view, "en")
     assert [key[:2] for key in state_views._PROBES] == [(link["smap"], int(link["sm"]))]
+
+
+def test_the_learn_tab_keeps_the_shipped_maps_comparison_that_chapter_five_goes_deeper_to(monkeypatch):
+    """Chapter 5's Go deeper opens the learn tab on the map shipped for its layer: the warm-up
+    measures its held-out comparison once, a visitor's page reads it back (no held-out text
+    through the model again), equal to a fresh measurement, and no session keeps a map for it."""
+    import numpy as np
+
+    from explorer.experiments import learning
+    from explorer.ui import lecture_tab
+    from explorer.views import learn as learn_views
+    from explorer.views import lecture
+    from explorer.views.common import trained_entry
+
+    view = lecture.chapter_view(5)
+    link = lecture_tab.deeper_params(view, "en", True, None, None, ())
+    assert link["tab"] == "learn" and link.get("model")
+    learn_views._SHIPPED_QUALITY.clear()
+    lecture_tab._warm_deeper(view, "en")
+    assert len(learn_views._SHIPPED_QUALITY) == 1
+    assert trained_entry(lecture_tab.WARM_SESSION, "hedgehog") is None
+    measured = []
+    original = learning.heldout_quality
+    monkeypatch.setattr(learning, "heldout_quality", lambda *a: measured.append(1) or original(*a))
+    kept = learn_views.pretrained_result("hedgehog", int(link["llayer"]), 16, session="visitor", model=link["model"],
+                                         seeds=3)
+    assert not measured
+    learn_views._SHIPPED_QUALITY.clear()
+    fresh = learn_views.pretrained_result("hedgehog", int(link["llayer"]), 16, session="visitor", model=link["model"],
+                                          seeds=3)
+    assert measured
+    assert repr(kept.rows) == repr(fresh.rows)
+    assert kept.quality.keys() == fresh.quality.keys()
+    for name, metrics in fresh.quality.items():
+        for metric, values in metrics.items():
+            assert np.array_equal(kept.quality[name][metric], values, equal_nan=True), (name, metric)
