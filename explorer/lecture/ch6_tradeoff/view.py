@@ -89,7 +89,7 @@ def _say(view, points, front, road, states, layer, head, d) -> None:
     """Each build's claim and notes from its own numbers: "below the baseline" is said of the
     steps whose bar is shorter than their 2020 baseline's at the rounding the bars show."""
     names = text.Named((points[i]["label"], None) for i in front)
-    causal = any(r["causal"] for r in road) and not any(not r["causal"] for r in road)
+    causal = all(r["causal"] for r in road)          # a causal model: one reference for every step
     scope = {"layer": layer, "head": head}
     view.says["b0"] = {"claim": ("ch6.b0.claim", {"front": names}),
                        "notes": [("ch6.b0.scope_causal" if causal else "ch6.b0.scope", scope), ("ch6.b0.notes", scope)]}
