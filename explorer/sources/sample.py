@@ -41,6 +41,9 @@ class Sample:
     layer_names: list[str] = field(default_factory=list)
     text: str | None = None
     info: dict = field(default_factory=dict)
+    # What the engine's sample cache keeps it under (explorer.views.common.load_sample): a
+    # result computed from it alone may be kept under the same key. None: kept nowhere (a file).
+    cache_key: tuple | None = None
 
     def __post_init__(self):
         # Sources build Samples; a shape mismatch here is a bug in a source, caught early.

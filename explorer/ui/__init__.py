@@ -235,10 +235,14 @@ def _wire_presentation(presentation, maps, quality, state, cx, links):
         # Leave empty plots empty rather than sending None over them.
         return tuple(gr.skip() if f is None else f for f in figs)
 
-    presentation.change(
+    # The page's class follows every change at once (in the browser); the figures are restyled
+    # on a click only (``input``): a link's present=1, set by the page's restore, is read by the
+    # tab's own draw, and restyling on that change drew every figure of the tab a second time.
+    presentation.change(None, presentation, None, js=common.PRESENT_JS)
+    presentation.input(
         restyle, [presentation, maps.view, quality.view, quality.x_axis, state.view, cx.view],
         [maps.plot, quality.curves, quality.norms, quality.shape, quality.overview, *state.figures,
-         cx.plot, cx.claim], js=common.PRESENT_JS, api_visibility="private")
+         cx.plot, cx.claim], api_visibility="private")
     links.after(presentation.change(with_present, [presentation, *links.queries], links.queries,
                                     api_visibility="private", queue=False))
 

@@ -722,11 +722,12 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
         return (*(gr.skip() if f is None else f for f in figs), *texts)
 
     # Presentation mode and the language redraw what is drawn; the page's own JS toggle is wired in ui/__init__.
-    for control in (presentation, lang):
-        control.change(restyle, [presentation, tab.view, tab.hybrid_view, lang, tab.trained],
-                       [loss, comparison, tradeoff, heatmap, cosine, drift, summary, table, hybrid_table,
-                        hybrid_summary_md, trained_md],
-                       api_visibility="private")
+    # (presentation on a click only: a link's present=1 is read by the draw itself.)
+    for event in (presentation.input, lang.change):
+        event(restyle, [presentation, tab.view, tab.hybrid_view, lang, tab.trained],
+              [loss, comparison, tradeoff, heatmap, cosine, drift, summary, table, hybrid_table, hybrid_summary_md,
+               trained_md],
+              api_visibility="private")
 
     @common.guarded
     def export_learn(view, hview, presentation, language):

@@ -438,7 +438,8 @@ WARM_SESSION = "lecture-warm-up"
 def _warm_deeper(view, lang: str) -> None:
     """What the chapter's Go deeper opens, measured into the caches that tab keeps: the state
     tab's random recall and capacity probes (about half its time, the same for every text),
-    and the learn tab's held-out comparison of the map shipped for the chapter's layer."""
+    the learn tab's held-out comparison of the map shipped for the chapter's layer, and the
+    quality tab's curves, shapes and head overview (random maps only: no session's own)."""
     # The engine's own functions, not the tabs' handlers: a handler's request would hold one
     # of the server's heavy slots, and a visitor's request could wait on the warm-up.
     params = deeper_params(view, lang, True, None, None, ())
@@ -448,6 +449,14 @@ def _warm_deeper(view, lang: str) -> None:
         sample = load_sample("text", text=params["text"], model=params.get("model"))
         state_views.warm_probes(params.get("smap", "elu+1"), int(params.get("sm", 32)), int(params.get("sseed", 0)),
                                 sample.head_dim)
+    elif params.get("tab") == "quality":
+        from ..views import quality as quality_views
+        from ..views.common import load_sample
+        sample = load_sample("text", text=params["text"], model=params.get("model"))
+        maps = [label for label in str(params.get("qmaps", "")).split(",") if label] or None
+        causal = {"true": True, "false": False}.get(str(params.get("causal")).lower())
+        quality_views.quality_page(sample, params.get("layer", 2), params.get("head", "3"), maps,
+                                   int(params.get("seeds", 10)), causal, int(params.get("m", 64)), lang=lang)
     elif params.get("tab") == "learn" and params.get("model"):
         from ..views import learn as learn_views
         from ..views.common import forget_trained
@@ -701,7 +710,7 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
                                  js="(...args) => { if (window.explorerDeck) { window.explorerDeck.beforeTry(); } "
                                     "return args; }"))
 
-    presentation.change(restyle, [tab.view, lang, presentation, tab.query], [*tab.plots, tab.info],
+    presentation.input(restyle, [tab.view, lang, presentation, tab.query], [*tab.plots, tab.info],
                         api_visibility="private")
 
     gr.api(lecture_api, api_name="lecture", concurrency_limit=2, concurrency_id="compute")

@@ -139,17 +139,10 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
                                 lang=lang)
     causal = views.resolve_causal(sample, None if causal is None else bool(causal))
-    quality = views.quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=causal, m=int(m),
-                                 progress=lambda f, msg: progress(0.1 + 0.75 * f, desc=msg), lang=lang,
-                                 session=getattr(request, "session_hash", None), should_stop=stop)
-    overview = None
-    notices = list(quality.notices)
-    if sample.n_layers * sample.n_heads > 1:
-        progress(0.9, desc=say("quality.overview_progress", lang))
-        overview = views.head_overview(sample, overview_map, overview_metric, causal, int(m), lang=lang,
-                                       session=getattr(request, "session_hash", None))
-    else:
-        notices.append(say("quality.overview_needs_heads", lang))
+    quality, overview, notices = views.quality_page(
+        sample, layer, head, maps, seeds, causal, m, overview_map, overview_metric, lang=lang,
+        session=getattr(request, "session_hash", None), should_stop=stop,
+        progress=lambda f, msg: progress(f, desc=msg))
     bundle = (quality, overview)
     curves, norms, shape, over = render(bundle, presentation, x_axis)
     params = {"tab": "quality", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head, model=model),

@@ -28,7 +28,7 @@ from .complexity import ComplexityView, complexity_table, complexity_view, plan_
 from .maps import MapsView, clear_caches, maps_view, resolve_causal  # noqa: F401
 from .quality import (  # noqa: F401
     MAX_QUALITY_WORK, QUALITY_MS, REQUIRED_ERROR, HeadOverview, QualityCurve, QualityView, head_overview,
-    kernel_estimate_mse, measure_redraw, measure_redraw_plain, price_request, price_sample_request, quality_view,
-    seeds_at, theory_relative_mse,
+    kernel_estimate_mse, measure_redraw, measure_redraw_plain, price_request, price_sample_request, quality_page,
+    quality_view, seeds_at, theory_relative_mse,
 )
 from .state import MEMORY_HORIZON, RECALL_LAGS, StateView, state_step, state_view  # noqa: F401

@@ -276,7 +276,7 @@ def load_sample(source: str = "text", text: str = "", preset: str = "gaussian", 
         return make()
     sample = _sample_cache.get(key)
     if sample is None:
-        sample = make()
+        sample = dataclasses.replace(make(), cache_key=key)
         _sample_cache.put(key, sample)
     if source == "random" and seed_notices:     # said on this answer only, not stored with the sample
         sample = dataclasses.replace(sample, notices=list(sample.notices) + seed_notices)

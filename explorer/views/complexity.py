@@ -20,6 +20,10 @@ from .common import _int
 
 
 ARTICLE_N, ARTICLE_D = 100_000, 128
+# The side of the dense matmul whose rate the sweep is judged against, probed before and after
+# it: 1024² runs in about 6 ms on two cores, within 5-10 % of 2048²'s rate, where 2048² took
+# 0.3 s a probe, half of a short sweep (the lecture's links open one).
+ROOFLINE_MATMUL = 1024
 
 
 def sweep_lengths(n_min, n_max, points, lang: str = "en") -> list[int]:
@@ -175,6 +179,7 @@ def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=No
     notes = plan_sweep(ns, head_dim, m, methods, memory_budget_bytes)
     result = live_timing.sweep(ns, head_dim=head_dim, feature_map=feature_map, feature_dim=feature_dim,
                                methods=methods, causal=bool(causal), repeats=repeats, warmup=1,
+                               matmul_size=timing.pop("matmul_size", ROOFLINE_MATMUL),
                                memory_budget_bytes=memory_budget_bytes, time_budget_s=time_budget_s,
                                progress=progress, should_stop=should_stop, **timing)
     theory = {}

@@ -4,6 +4,7 @@ IID variance formula), and one metric for one map over every head.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -191,9 +192,6 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     ``explorer.stopping``) is asked before every redraw: the visitor left, or the request's
     deadline passed, and the work ends there. ``causal`` None follows the data (a causal
     model's attention is causal: ``maps.resolve_causal``)."""
-    from ..measure import metrics
-    from ..maps import rf_theory
-
     q, k, v, layer, head, notices = select_head(sample, layer, head, lang=lang)
     notices = [sample_notice(x, lang) for x in getattr(sample, "notices", [])] + notices
     n, d = q.shape[-2], q.shape[-1]
@@ -203,6 +201,31 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     specs = map_specs()
     causal = resolve_causal(sample, causal)
     notices += causal_notices(sample, causal, lang)
+    # The trained maps this session has (Hedgehog, LUNA) join the shape table beside the fixed ones.
+    offered = [label for label in map_choices()
+               if label not in specs or not specs[label].trained or trained_version(session, specs[label].name)]
+
+    def measure() -> QualityView:
+        return _measure_quality(sample, q, k, layer, head, rand, ms, seeds, causal, m, offered, notices, progress,
+                                spread, lang, session, should_stop)
+
+    # Without a map this session trained, the view depends on the sample and the settings alone:
+    # a link, the lecture's Go deeper or the other language's page finds it kept.
+    trained_here = any(label in specs and specs[label].trained for label in offered)
+    if trained_here or sample.cache_key is None:
+        return measure()
+    key = (sample.cache_key, tuple(notices), layer, head, tuple(rand), tuple(ms), seeds, causal, int(m), spread, lang)
+    return copy.deepcopy(_VIEWS.get(key, measure))        # the caller's view owns its arrays
+
+
+def _measure_quality(sample, q, k, layer, head, rand, ms, seeds, causal, m, offered, notices, progress, spread,
+                     lang, session, should_stop) -> QualityView:
+    """quality_view's measurements, its settings checked and resolved."""
+    from ..measure import metrics
+    from ..maps import rf_theory
+
+    n, d = q.shape[-2], q.shape[-1]
+    specs = map_specs()
     reference = metrics.Reference(attention.softmax_map(q, k, causal=causal), causal=causal)
     exact = torch.exp(attention.logits(q, k).double())     # the kernel every estimate aims at
     exact_sq_mean = float((exact * exact).mean())
@@ -232,10 +255,6 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
         flops = [cost.flop_counts(n, d, mm)["linear_flops"] for mm in used_ms]
         curves.append(QualityCurve(label, used_ms, flops, kmse, merr, theory, used_seeds))
 
-    # The trained maps this session has (Hedgehog, LUNA) join the shape table beside the fixed ones.
-    specs = map_specs()
-    offered = [label for label in map_choices()
-               if label not in specs or not specs[label].trained or trained_version(session, specs[label].name)]
     # The mechanisms too (their default settings, always causal): decay and gates judged as maps.
     shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8,
                       spread=spread, lang=lang, session=session, should_stop=should_stop, mechanisms=MECHANISM_MAPS)
@@ -248,6 +267,29 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
                        favor_need=rf_theory.favor_required_features(q, k, REQUIRED_ERROR, causal=causal),
                        seed_note=seed_note(ms, seeds, lang), spread=dict(shape.spread), lang=lang)
 
+
+def quality_page(sample, layer, head, maps=None, seeds=10, causal=None, m=64, overview_map="elu+1",
+                 overview_metric="map_rel_error", lang: str = "en", session=None, progress=None,
+                 should_stop=None) -> tuple:
+    """What the quality tab shows for these settings: (quality view, head overview or None,
+    notices). The overview needs more than one head; a sample of one says so instead.
+    ``progress(fraction, message)`` hears about both parts."""
+    report = (lambda f, msg: progress(0.1 + 0.75 * f, msg)) if progress else None
+    quality = quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=causal, m=int(m),
+                           progress=report, lang=lang, session=session, should_stop=should_stop)
+    notices = list(quality.notices)
+    if sample.n_layers * sample.n_heads == 1:
+        return quality, None, notices + [say("quality.overview_needs_heads", lang)]
+    if progress:
+        progress(0.9, say("quality.overview_progress", lang))
+    overview = head_overview(sample, overview_map, overview_metric, causal, int(m), lang=lang, session=session)
+    return quality, overview, notices
+
+
+# Quality views (and head overviews) measured without a session's trained map, per sample
+# and settings; a few hundred kB each.
+_VIEWS = LRU(32)
+_OVERVIEWS = LRU(64)
 
 def shape_spread(view: QualityView) -> dict:
     """label -> {metric: (mean, sd)} of the entropy and monotonicity over the spread's seeds,
@@ -345,9 +387,19 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=None
     q, k, v = sample.q, sample.k, sample.v
     d = q.shape[-1]
     _plan_overview(q.shape[2], d, q.shape[0], q.shape[1], map_label, m, lang)
+    causal = resolve_causal(sample, causal)
+    measure = lambda: _measure_overview(sample, map_label, metric, causal, m, seed, lang, session)  # noqa: E731
+    spec = map_specs().get(map_label)
+    if sample.cache_key is None or spec is None or spec.trained:    # a trained map may be this session's own
+        return measure()
+    return copy.deepcopy(_OVERVIEWS.get((sample.cache_key, map_label, metric, causal, int(m), seed, lang), measure))
+
+
+def _measure_overview(sample, map_label, metric, causal, m, seed, lang, session) -> HeadOverview:
+    q, k, v = sample.q, sample.k, sample.v
+    d = q.shape[-1]
     fmap, _ = make_feature_map(map_label, d, m, seed, layer="all", lang=lang, session=session,
                                model=sample_model(sample))
-    causal = resolve_causal(sample, causal)
     reference = attention.softmax_map(q, k, causal=causal)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
     s = attention.masked_logits(q, k, causal)

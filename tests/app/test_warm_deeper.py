@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from explorer.views import state as state_views
 
 
@@ -53,3 +55,32 @@ def test_the_learn_tab_keeps_the_shipped_maps_comparison_that_chapter_five_goes_
     for name, metrics in fresh.quality.items():
         for metric, values in metrics.items():
             assert np.array_equal(kept.quality[name][metric], values, equal_nan=True), (name, metric)
+
+
+@pytest.mark.parametrize("ch", [3, 6])
+def test_the_start_up_measures_the_quality_page_a_chapter_goes_deeper_to(ch, monkeypatch):
+    """Chapters 3 and 6 open the quality tab: after the warm-up, the page's own request (the
+    controls as the link restores them) reads its view and head overview back, measuring nothing."""
+    from explorer import catalog
+    from explorer.ui import lecture_tab, quality_tab
+    from explorer.ui import source as source_panel
+    from explorer.views import lecture
+    from explorer.views import quality as quality_views
+
+    view = lecture.chapter_view(ch)
+    link = lecture_tab.deeper_params(view, "en", True, None, None, ())
+    assert link["tab"] == "quality"
+    quality_views._VIEWS.clear()
+    quality_views._OVERVIEWS.clear()
+    lecture_tab._warm_deeper(view, "en")
+    assert len(quality_views._VIEWS) == 1 and len(quality_views._OVERVIEWS) == 1
+    measured = []
+    for name in ("_measure_quality", "_measure_overview"):
+        monkeypatch.setattr(quality_views, name, lambda *a, _name=name: measured.append(_name))
+    causal = link["causal"] == "true" if "causal" in link else source_panel.causal_for("text", link.get("model"))
+    maps = link["qmaps"].split(",") if "qmaps" in link else catalog.random_map_labels()
+    out = quality_tab.run_quality("text", link["text"], model=link.get("model"), layer=int(link["layer"]),
+                                  head=str(link["head"]), causal=causal, maps=maps, seeds=int(link.get("seeds", 10)),
+                                  m=int(link["m"]), lang="en")
+    assert not measured
+    assert out[0] is not None and out[3] is not None

@@ -1,0 +1,96 @@
+"""The quality tab's view and head overview are measured once per sample and settings when no
+map of the visitor's session is in them: a second page reads them back, equal to a fresh
+measurement and owning its arrays; a session's trained map, or a sample kept nowhere (a
+file), is measured every time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer import views
+from explorer.views import quality as quality_views
+
+SETTINGS = dict(layer=0, head=1, maps=["FAVOR+ (IID)"], seeds=3, causal=False, m=8)
+
+
+def _arrays(page) -> dict:
+    quality, overview, _ = page
+    out = {("overview",): np.array(overview.values)}
+    for curve in quality.curves:
+        out[(curve.label, "kernel")] = np.array(curve.kernel_mse)
+        out[(curve.label, "map")] = np.array(curve.map_error)
+    return out
+
+
+def _same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(np.array_equal(a[key], b[key], equal_nan=True) for key in a)
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Calls of the two measurements, by name."""
+    calls = []
+    for name in ("_measure_quality", "_measure_overview"):
+        original = getattr(quality_views, name)
+        monkeypatch.setattr(quality_views, name,
+                            lambda *a, _name=name, _original=original: calls.append(_name) or _original(*a))
+    return calls
+
+
+def _sample(seed=5):
+    return views.load_sample("random", n=24, d=8, data_seed=seed, heads=2)
+
+
+def test_a_second_page_reads_the_view_back_equal_to_a_fresh_measurement(counted):
+    quality_views._VIEWS.clear()
+    quality_views._OVERVIEWS.clear()
+    first = quality_views.quality_page(_sample(), **SETTINGS)
+    assert counted == ["_measure_quality", "_measure_overview"]
+    second = quality_views.quality_page(_sample(), **SETTINGS)
+    assert len(counted) == 2, "the same settings measured the page again"
+    a = _arrays(first)
+    assert _same(a, _arrays(second))
+    assert repr(first[0].shape_rows) == repr(second[0].shape_rows) and first[2] == second[2]
+    # A page owns its arrays: writing into one leaves the kept view as measured.
+    first[0].curves[0].kernel_mse[:] = 7.0
+    first[1].values[:] = 7.0
+    first[0].provenance["written"] = True
+    third = quality_views.quality_page(_sample(), **SETTINGS)
+    assert _same(a, _arrays(third)) and "written" not in third[0].provenance
+    # Other settings, another text or another language are measured afresh.
+    quality_views.quality_page(_sample(), **{**SETTINGS, "m": 16})
+    quality_views.quality_page(_sample(seed=6), **SETTINGS)
+    quality_views.quality_page(_sample(), **SETTINGS, lang="zh")
+    assert len(counted) == 2 + 3 * 2
+    quality_views._VIEWS.clear()
+    quality_views._OVERVIEWS.clear()
+    assert _same(a, _arrays(quality_views.quality_page(_sample(), **SETTINGS)))
+
+
+def test_a_session_with_a_trained_map_is_measured_every_time(counted, monkeypatch):
+    monkeypatch.setattr(quality_views, "trained_version", lambda session, kind: 1 if session == "trained" else 0)
+    for _ in range(2):
+        quality_views.quality_view(_sample(), 0, 1, ["FAVOR+ (IID)"], seeds=3, causal=False, m=8, session="trained")
+    assert counted == ["_measure_quality"] * 2
+
+
+def test_a_trained_overview_map_is_measured_every_time(counted):
+    from explorer.catalog import map_specs
+    trained = next(label for label, spec in map_specs().items() if spec.trained)
+    for _ in range(2):
+        try:
+            quality_views.head_overview(_sample(), trained, m=8)
+        except ValueError:
+            pass          # no map of that kind for this sample: it was still not read from the cache
+    assert counted == ["_measure_overview"] * 2
+
+
+def test_a_sample_kept_nowhere_is_measured_every_time(counted, tmp_path):
+    q = np.random.default_rng(0).standard_normal((2, 12, 8)).astype(np.float32)
+    np.savez(str(tmp_path / "qk.npz"), q=q, k=q)
+    sample = views.load_sample("file", path=str(tmp_path / "qk.npz"))
+    assert sample.cache_key is None
+    for _ in range(2):
+        quality_views.quality_page(sample, **{**SETTINGS, "layer": 0})
+    assert counted == ["_measure_quality", "_measure_overview"] * 2
