@@ -51,9 +51,9 @@ def warm_up():
         from explorer.sources.text import preload
 
         preload()
-        from explorer.ui import lecture_tab
+        from explorer.ui import lecture_warm
 
-        lecture_tab.warm()      # every chapter's default view and figures, for the deck
+        lecture_warm.warm()     # every chapter's default view and figures, for the deck
     except Exception:  # the server stays up; the first request that needs it retries and says why
         logging.getLogger("explorer").exception("warming up the engine failed")
 

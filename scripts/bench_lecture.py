@@ -7,7 +7,7 @@ Per chapter, on the chapter's own default text:
 - address, cold: a chapter opened by its address before anything was computed (the text
   already read by the model): its view computed, its figures drawn and serialised to JSON
   as gradio sends them.
-- address, warm: the same once the app's start-up warm-up (``lecture_tab.warm``, run in
+- address, warm: the same once the app's start-up warm-up (``lecture_warm.warm``, run in
   the background when the server starts) has computed every chapter at its defaults: the
   screen plus the cached figures, serialised. Target ≤ 3 s.
 - next build, prefetched: → to the next chapter once the tab prefetched it (it computes and
@@ -207,7 +207,7 @@ def main(argv=None):
         print(f"dense matmul {rate:.0f} → {matmul_gflops():.0f} GFLOP/s over the run")
         return
 
-    from explorer.ui import common, lecture_tab
+    from explorer.ui import common, lecture_tab, lecture_warm
     from explorer.views.lecture import CHAPTERS
 
     common.import_engine()
@@ -230,7 +230,7 @@ def main(argv=None):
         send(ch, view)
         cold_address[ch] = time.perf_counter() - start
     start = time.perf_counter()
-    lecture_tab.warm()                       # what app.py runs in the background at start
+    lecture_warm.warm()                      # what app.py runs in the background at start
     warm_s = time.perf_counter() - start
     print(f"start-up warm-up of all chapters (both languages, both styles, from the caches just filled): "
           f"{warm_s:.2f} s")

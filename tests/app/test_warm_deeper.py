@@ -10,14 +10,14 @@ from explorer.views import state as state_views
 def test_the_start_up_measures_the_probes_chapter_four_goes_deeper_to():
     """The lecture's warm-up leaves in the cache the probes of the state tab its chapter 4's
     Go deeper opens (the map and m of the link), so that page does not measure them."""
-    from explorer.ui import lecture_tab
+    from explorer.ui import lecture_tab, lecture_warm
     from explorer.views import lecture
 
     view = lecture.chapter_view(4)
     link = lecture_tab.deeper_params(view, "en", True, None, None, ())
     assert link["tab"] == "state"
     state_views._PROBES.clear()
-    lecture_tab._warm_deeper(view, "en")
+    lecture_warm._warm_deeper(view, "en")
     assert [key[:2] for key in state_views._PROBES] == [(link["smap"], int(link["sm"]))]
 
 
@@ -28,7 +28,7 @@ def test_the_learn_tab_keeps_the_shipped_maps_comparison_that_chapter_five_goes_
     import numpy as np
 
     from explorer.experiments import learning
-    from explorer.ui import lecture_tab
+    from explorer.ui import lecture_tab, lecture_warm
     from explorer.views import learn as learn_views
     from explorer.views import lecture
     from explorer.views.common import trained_entry
@@ -37,9 +37,9 @@ def test_the_learn_tab_keeps_the_shipped_maps_comparison_that_chapter_five_goes_
     link = lecture_tab.deeper_params(view, "en", True, None, None, ())
     assert link["tab"] == "learn" and link.get("model")
     learn_views._SHIPPED_QUALITY.clear()
-    lecture_tab._warm_deeper(view, "en")
+    lecture_warm._warm_deeper(view, "en")
     assert len(learn_views._SHIPPED_QUALITY) == 1
-    assert trained_entry(lecture_tab.WARM_SESSION, "hedgehog") is None
+    assert trained_entry(lecture_warm.WARM_SESSION, "hedgehog") is None
     measured = []
     original = learning.heldout_quality
     monkeypatch.setattr(learning, "heldout_quality", lambda *a: measured.append(1) or original(*a))
@@ -62,7 +62,7 @@ def test_the_start_up_measures_the_quality_page_a_chapter_goes_deeper_to(ch, mon
     """Chapters 3 and 6 open the quality tab: after the warm-up, the page's own request (the
     controls as the link restores them) reads its view and head overview back, measuring nothing."""
     from explorer import catalog
-    from explorer.ui import lecture_tab, quality_tab
+    from explorer.ui import lecture_tab, lecture_warm, quality_tab
     from explorer.ui import source as source_panel
     from explorer.views import lecture
     from explorer.views import quality as quality_views
@@ -72,7 +72,7 @@ def test_the_start_up_measures_the_quality_page_a_chapter_goes_deeper_to(ch, mon
     assert link["tab"] == "quality"
     quality_views._VIEWS.clear()
     quality_views._OVERVIEWS.clear()
-    lecture_tab._warm_deeper(view, "en")
+    lecture_warm._warm_deeper(view, "en")
     assert len(quality_views._VIEWS) == 1 and len(quality_views._OVERVIEWS) == 1
     measured = []
     for name in ("_measure_quality", "_measure_overview"):
