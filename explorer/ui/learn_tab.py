@@ -54,6 +54,13 @@ def _engine():
     return figures_learned, learn_views
 
 
+def hybrid_views():
+    """explorer.views.hybrid, imported on first use (see _engine)."""
+    common.import_engine()
+    from ..views import hybrid
+    return hybrid
+
+
 def guarded_stream(fn):
     """``common.guarded`` for generator handlers: their errors surface while iterating,
     after a plain wrapper has already returned."""
@@ -507,12 +514,12 @@ def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_feat
     chosen = "greedy" if mode == "greedy" else [_int(i, "layers") for i in (layers or [])]
     if chosen != "greedy" and not chosen:
         raise gr.Error(say("learn.no_layers", lang), print_exception=False)
-    view = lv.hybrid_view(map_name, chosen, _int(budget, "budget"), trained_map=trained_map,
+    view = hybrid_views().hybrid_view(map_name, chosen, _int(budget, "budget"), trained_map=trained_map,
                           num_features=_int(num_features, "num_features"), seed=_int(seed or 0, "seed"),
                           heldout_count=_int(heldout_count, "heldout_count"),
                           progress=lambda f, msg: progress(f))
     cosine, drift = render_hybrid(view, presentation, lang)
-    return cosine, drift, lv.hybrid_table(view, lang=lang), hybrid_summary(view, lang), view
+    return cosine, drift, hybrid_views().hybrid_table(view, lang=lang), hybrid_summary(view, lang), view
 
 
 def hybrid_summary(view, lang="en") -> str:
@@ -716,7 +723,7 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
         blank_comparison, blank_hybrid = empty_tables(language)
         texts = (learn_summary(view, language) if view is not None else gr.skip(),
                  lv.comparison_table(view, lang=_lang(language)) if view is not None else blank_comparison,
-                 lv.hybrid_table(hview, lang=_lang(language)) if hview is not None else blank_hybrid,
+                 hybrid_views().hybrid_table(hview, lang=_lang(language)) if hview is not None else blank_hybrid,
                  hybrid_summary(hview, language) if hview is not None else gr.skip(),
                  map_status(trained, language) if trained else gr.skip())
         return (*(gr.skip() if f is None else f for f in figs), *texts)
@@ -739,7 +746,7 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
             tables.update(comparison=lv.comparison_table(view, lang=_lang(language)), per_head=lv.per_head_table(view),
                           loss=lv.loss_table(view) if view.losses else None)
         if hview is not None:
-            tables.update(hybrid=lv.hybrid_table(hview, lang=_lang(language)), drift=lv.drift_table(hview))
+            tables.update(hybrid=hybrid_views().hybrid_table(hview, lang=_lang(language)), drift=hybrid_views().drift_table(hview))
         return common.export_files("learn", {"loss": loss_fig, "heldout": comparison_fig, "tradeoff": tradeoff_fig,
                                              "kl-ratio": heatmap_fig, "hybrid-cosine": cosine_fig,
                                              "hybrid-drift": drift_fig}, tables,

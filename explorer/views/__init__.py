@@ -6,9 +6,9 @@ draws and ``explorer.ui`` displays. Keeping this here means the API endpoints, t
 and the command line can call exactly what the UI shows, and the UI stays free of math.
 
 One module per tab: ``common`` (samples, heads, caps), ``maps``, ``quality``, ``state``,
-``complexity``, ``learn``. This package re-exports what callers use, so
-``views.maps_view(...)`` reads the same as before; ``views.learn`` is imported on its own
-(it loads the hybrid model's machinery).
+``complexity``, ``learn``, ``hybrid``. This package re-exports what callers use, so
+``views.maps_view(...)`` reads the same as before; ``views.learn`` and ``views.hybrid`` are
+imported on their own (they load the learned maps' and the hybrid model's machinery).
 
 Display arrays may be reduced for the browser (block means of a large N x N map); every
 metric is computed at full resolution before that, and the view says when it happened.

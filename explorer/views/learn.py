@@ -1,15 +1,11 @@
-"""What the "Learned maps & hybrids" tab shows, assembled from the engine: no gradio here.
+"""What the "Learned maps & hybrids" tab shows of learned maps, assembled from the engine: no
+gradio here. (Its hybrids, some layers of MiniLM made linear: ``explorer.views.hybrid``.)
 
-Two experiments from the article's last chapters:
-
-* learned maps: Hedgehog or the LUNA-style map trained on the training texts
-  (``assets/texts/train.txt``) to imitate softmax, judged beside fixed maps on the
-  held-out texts only (``explorer.experiments.learning.experiment``). Any model the data panel can
-  read does the reading (``model``: None is the embedded MiniLM); a causal model's maps
-  are trained and judged against its causal softmax (keys j <= i);
-* hybrids: some layers of the embedded MiniLM made linear, the cost measured on its
-  sentence embeddings and attention (``explorer.experiments.hybrids``). Only MiniLM: the hybrid
-  swaps the attention of BERT-family layers.
+Hedgehog or the LUNA-style map trained on the training texts (``assets/texts/train.txt``)
+to imitate softmax, judged beside fixed maps on the held-out texts only
+(``explorer.experiments.learning.experiment``). Any model the data panel can read does the
+reading (``model``: None is the embedded MiniLM); a causal model's maps are trained and
+judged against its causal softmax (keys j <= i).
 
 Results are plain dataclasses of numbers that ``explorer.figures.learn`` draws. Training
 results are cached per setting in memory (the same settings give the same map), so a
@@ -32,14 +28,13 @@ import numpy as np
 
 from .. import stopping
 from ..measure import budget, cost
-from ..experiments import hybrids, learning
+from ..experiments import learning
 from ..maps import learned
 # The embedded model's shape (layers, heads, head dim) and the hybrid's maps: the UI builds
 # its controls from these before this module is imported, so they live in the catalogue.
 from ..catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED_SHAPE re-exported
 from ..checks import check_positive_int
 from ..core.cache import LRU
-from ..maps import create
 from ..resources import asset
 from ..sources.models import EMBEDDED_NAME
 from ..text import ModelName, normal_lang, say
@@ -658,39 +653,6 @@ def shipped_layers(kind: str, model=None) -> list[int]:
             if learned.pretrained_path(kind, layer, name).exists()]
 
 
-# ---------------------------------------------------------------------------------------
-# Part 2: hybrid models, some layers linear
-# ---------------------------------------------------------------------------------------
-
-@dataclass
-class HybridResult:
-    """Embedding cosine to the original model and per-layer attention drift.
-
-    ``path`` has one entry per configuration shown: for the greedy search, k = 0..budget
-    softmax layers kept; for chosen layers, the one configuration.
-    """
-
-    map_name: str
-    map_label: str
-    mode: str                     # "layers" or "greedy"
-    linear_layers: tuple
-    kept_softmax: tuple
-    cosine_mean: float
-    cosine_min: float
-    drift: list                   # per layer, mean row total variation against the original (0..1)
-    path: list                    # dicts: k, kept, linear, cosine_mean, cosine_min
-    n_layers: int
-    n_texts: int
-    seconds: float
-
-
-# hybrids.linear_layers changes the model only for the thread that installed its hooks, so
-# hybrids run on the shared model while other tabs keep reading it. One experiment at a
-# time: each is a few hundred forward passes on a 2-core machine.
-_hybrid_lock = threading.Lock()
-_references: dict = {}
-
-
 def check_minilm_only(model, what: str, lang: str = "en") -> None:
     """Refuse a ``model`` other than the embedded MiniLM for ``what`` ("hybrid": the hybrids
     swap BERT-family layers of the one model they know; "shipped": the maps shipped were
@@ -700,77 +662,6 @@ def check_minilm_only(model, what: str, lang: str = "en") -> None:
         from ..sources import models
         raise ValueError(say(f"learn.err_minilm_{what}", lang, embedded=EMBEDDED_NAME,
                                  model=ModelName(models.shown(model))))
-
-
-def _hybrid_model():
-    from ..sources.text import get_model
-    return get_model()
-
-
-def _map_for_layer(map_name: str, trained_map, num_features: int, seed: int, n_layers: int, n_heads: int,
-                   head_dim: int):
-    if map_name in KINDS:
-        name = "Hedgehog" if map_name == "hedgehog" else "LUNA"
-        if trained_map is None or getattr(trained_map, "name", None) != map_name:
-            raise ValueError(f"map: no trained {name} yet. Train 'all heads' in part 1 (or load a saved "
-                             "all-heads map), then run the hybrid")
-        if tuple(trained_map.heads) != (n_layers, n_heads) or trained_map.head_dim != head_dim:
-            raise ValueError(f"map: the hybrid needs a {name} for every head ({n_layers} × {n_heads}); the "
-                             f"current one covers {tuple(trained_map.heads) or 'one head'}. Train 'all heads' first")
-        return lambda i: trained_map.select(i)     # heads (n_heads,) broadcast over (B, heads, N, d)
-    if map_name not in HYBRID_MAPS:
-        raise ValueError(f"map: choose one of {', '.join(HYBRID_MAPS)}, got {map_name!r}")
-    m = check_positive_int(num_features, "num_features") if map_name == "favor_plus" else None
-    return lambda i: create(map_name, head_dim, num_features=m, seed=seed)
-
-
-def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, trained_map=None, num_features: int = 64,
-                seed: int = 0, heldout_count=None, progress=None, model=None, lang: str = "en") -> HybridResult:
-    """Make ``layers`` (a list of layer indices, or "greedy") linear with ``map_name``.
-
-    Greedy: start all-linear and add back, one at a time, the softmax layer that helps the
-    embedding cosine most, up to ``budget`` layers. Evaluated on the held-out texts. The
-    embedded MiniLM only (``model`` another one is refused).
-    """
-    check_minilm_only(model, "hybrid", lang)
-    n_layers, n_heads, head_dim = model_shape()
-    texts = _take(heldout_texts(), heldout_count, "heldout_count")
-    cost.check(cost.estimate("hybrid", n=max(map(len, texts)) // 3 + 2, layers=n_layers, heads=n_heads, d=head_dim,
-                             m=num_features, texts=len(texts), budget=budget))
-    map_for_layer = _map_for_layer(map_name, trained_map, num_features, int(seed or 0), n_layers, n_heads, head_dim)
-    report = progress or (lambda fraction, message: None)
-    start = time.perf_counter()
-    with _hybrid_lock:
-        loaded = _hybrid_model()
-        if isinstance(layers, str):
-            if layers != "greedy":
-                raise ValueError(f"layers: a list of layer indices or 'greedy', got {layers!r}")
-            budget = int(budget)
-            report(0.0, "embedding the held-out texts with the original model")
-            steps = hybrids.greedy_softmax_layers(loaded, texts, map_for_layer, budget,
-                                                 progress=lambda f, msg: report(0.05 + 0.95 * f, msg))
-            mode = "greedy"
-        else:
-            chosen = sorted({int(i) for i in layers})
-            bad = [i for i in chosen if not 0 <= i < n_layers]
-            if bad:
-                raise ValueError(f"layers: layer {bad[0]} does not exist (the model has {n_layers}: 0..{n_layers - 1})")
-            key = tuple(texts)
-            if key not in _references:
-                report(0.1, "embedding the held-out texts with the original model")
-                _references.clear()    # one reference set is all the tab uses
-                _references[key] = hybrids.embed(loaded, texts, with_attentions=True)
-            report(0.5, f"running with layers {chosen} linear")
-            rep = hybrids.evaluate(loaded, texts, {i: map_for_layer(i) for i in chosen}, _references[key])
-            steps = [(tuple(i for i in range(n_layers) if i not in chosen), rep)]
-            mode = "layers"
-    report(1.0, "done")
-    path = [{"k": len(kept), "kept": tuple(kept), "linear": tuple(rep.linear_layers),
-             "cosine_mean": rep.cosine_mean, "cosine_min": rep.cosine_min} for kept, rep in steps]
-    kept, final = steps[-1]
-    return HybridResult(map_name, MAP_LABELS[map_name], mode, tuple(final.linear_layers), tuple(kept),
-                        final.cosine_mean, final.cosine_min, list(final.drift), path, n_layers, len(texts),
-                        time.perf_counter() - start)
 
 
 # ---------------------------------------------------------------------------------------
@@ -835,22 +726,3 @@ def loss_table(result: LearnResult):
     return pd.DataFrame([{"seed": seed, "step": step, "row_cross_entropy": loss}
                          for seed, losses in zip(result.seeds, curves)
                          for step, loss in enumerate(losses, start=1)])
-
-
-def hybrid_table(result: HybridResult, digits: int = 4, lang: str = "en"):
-    import pandas as pd
-    none = say("learn.hyb_none", lang)
-    label = say(f"learn.map_{result.map_name}", lang)
-    return pd.DataFrame([{say("learn.col_k", lang): p["k"], say("learn.col_kept", lang): ", ".join(map(str, p["kept"])) or none,
-                          say("learn.col_linear", lang, map=label): ", ".join(map(str, p["linear"])) or none,
-                          say("learn.col_cos_mean", lang): round(p["cosine_mean"], digits),
-                          say("learn.col_cos_min", lang): round(p["cosine_min"], digits)}
-                         for p in result.path])
-
-
-def drift_table(result: HybridResult):
-    import pandas as pd
-    return pd.DataFrame({"layer": range(len(result.drift)),
-                         "attention": ["linear" if i in result.linear_layers else "softmax"
-                                       for i in range(len(result.drift))],
-                         "drift_total_variation": result.drift})

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from explorer.figures import learn as fl
+from explorer.views import hybrid as hv
 from explorer.views import learn as lv
 from explorer.maps import learned
 from explorer.maps.learned import Hedgehog
@@ -87,18 +88,18 @@ def test_saved_map_loads_and_gives_the_same_heldout_numbers(one_head, tmp_path):
 
 
 def test_hybrid_chosen_layers_and_hedgehog_needs_all_heads():
-    r = lv.hybrid_view("elu1", [3], heldout_count=1)
+    r = hv.hybrid_view("elu1", [3], heldout_count=1)
     assert r.linear_layers == (3,) and r.kept_softmax == (0, 1, 2, 4, 5) and len(r.path) == 1
     assert r.drift[:3] == [0.0, 0.0, 0.0] and all(d > 0 for d in r.drift[3:])
     assert -1 <= r.cosine_min <= r.cosine_mean < 1
     with pytest.raises(ValueError, match="no trained Hedgehog"):
-        lv.hybrid_view("hedgehog", [3], heldout_count=1)
+        hv.hybrid_view("hedgehog", [3], heldout_count=1)
     with pytest.raises(ValueError, match="every head"):
-        lv.hybrid_view("hedgehog", [3], trained_map=Hedgehog(32, 8, heads=(1, 1)), heldout_count=1)
+        hv.hybrid_view("hedgehog", [3], trained_map=Hedgehog(32, 8, heads=(1, 1)), heldout_count=1)
     with pytest.raises(ValueError, match="layer 7"):
-        lv.hybrid_view("elu1", [7], heldout_count=1)
+        hv.hybrid_view("elu1", [7], heldout_count=1)
     # an (untrained) all-heads map has the right shape: each layer gets its 12 heads' maps
-    h = lv.hybrid_view("hedgehog", [5], trained_map=Hedgehog(32, 8, heads=(6, 12)), heldout_count=1)
+    h = hv.hybrid_view("hedgehog", [5], trained_map=Hedgehog(32, 8, heads=(6, 12)), heldout_count=1)
     assert h.linear_layers == (5,) and h.map_label == "Hedgehog (trained)"
     from explorer.sources.text import get_model
     # the shared model is used (other threads never see the swap) and is left without the
@@ -107,11 +108,11 @@ def test_hybrid_chosen_layers_and_hedgehog_needs_all_heads():
 
 
 def test_greedy_path_starts_all_linear():
-    r = lv.hybrid_view("elu1", "greedy", budget=1, heldout_count=1)
+    r = hv.hybrid_view("elu1", "greedy", budget=1, heldout_count=1)
     assert [p["k"] for p in r.path] == [0, 1]
     assert r.path[0]["linear"] == (0, 1, 2, 3, 4, 5) and len(r.kept_softmax) == 1
     assert r.cosine_mean == r.path[-1]["cosine_mean"]
-    assert list(lv.hybrid_table(r)["softmax layers k"]) == [0, 1]
+    assert list(hv.hybrid_table(r)["softmax layers k"]) == [0, 1]
 
 
 # --------------------------------------------------------------------------- figures
