@@ -302,3 +302,6 @@ def test_go_deeper_opens_the_full_tab_on_the_model_and_sentence_the_chapter_read
         panel = ("text", lecture_text.DEFAULT_TEXT, "clustered", 128, 32, 0, 1.0, None, None)
         params = lecture_tab.deeper_params(view, lang, True, None, None, panel)
         assert params["model"] == SMOLLM2 and params["text"] == sentence and params["lang"] == lang, ch
+        if params["tab"] == "quality":       # the chapter's head, against causal softmax as the chapter reads it
+            assert (params["layer"], params["head"]) == (view.controls["layer"], str(view.controls["head"])), ch
+            assert params["causal"] == "true", ch

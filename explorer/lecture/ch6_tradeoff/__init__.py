@@ -3,11 +3,13 @@ roadmap measured on one head; then the end of the talk as the article ends it: i
 recap, the hologram against the impression, the retrieval caveat, the hybrid future."""
 
 from ...catalog import CAUSAL_MODEL
-from ..record import Chapter, ControlSpec, head_control, layer_control, seed_control
+from ..record import Chapter, ControlSpec, head_control, head_params, layer_control, seed_control
 
 
 def _deeper(c: dict, source: dict) -> dict:
-    return {"tab": "quality", **source, "layer": c["layer"], "head": "mean", "m": int(c["m"])}
+    # The head the chapter measured, against causal softmax on the causal model, as it does.
+    causal = {"causal": "true"} if source.get("model") == CAUSAL_MODEL["name"] else {}
+    return {"tab": "quality", **source, **head_params(c), "m": int(c["m"]), **causal}
 
 
 CHAPTER = Chapter(
