@@ -118,7 +118,7 @@ SLOW_TESTS: dict[str, set[str] | None] = {
     "test_public_lanes.py": None,          # builds the whole app
     "test_public_refuse_first.py": None,    # reads SmolLM2
     "test_causal_default.py": {"test_smollm2_maps_give_the_entropy_the_model_computes"},
-    "test_public_server.py": {"test_sixteen_sessions_joining_five_times_leave_room_for_a_seventeenth"},
+    "test_public_server.py": {"test_sixteen_sessions_joining_past_their_share_leave_room_for_a_seventeenth"},
     "test_public_sessions.py": {"test_sessions_are_bounded_and_an_idle_one_is_forgotten"},
     "test_views.py": {"test_complexity_view_small",
                       "test_state_defaults_show_decay_on_the_default_text_and_more_on_the_preset"},

@@ -48,11 +48,13 @@ MAX_BODY_BYTES = 4 * 2 ** 20
 UPLOAD_PATH_END = "/upload"
 
 # The queue: what waits behind the running events. One visitor (one session) may have this
-# many events waiting at once: a link opening the page starts a few at a time (its restore,
-# then the draw and the summary its values trigger), and 16 visitors each at their share
-# still leave room for others.
-QUEUE_SIZE = 60
-SESSION_SHARE = 3
+# many events waiting at once: a page's load alone joins four at once (its two restores, the
+# lecture's early draw and the opened tab's select), and on a busy server none of them has
+# started when the fourth arrives (a share of 3 refused a reloaded lecture page as "busy");
+# then the draw and the summary its values trigger. 16 visitors each at their share still
+# leave room for others.
+QUEUE_SIZE = 128
+SESSION_SHARE = 6
 
 
 # Sessions: gradio keeps a copy of the page's values (figures included) per session, 10,000

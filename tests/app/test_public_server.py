@@ -91,11 +91,12 @@ def _join(client: httpx.Client, url: str, fn_index: int, session: str) -> httpx.
                        headers={"Content-Type": "application/json"})
 
 
-def test_sixteen_sessions_joining_five_times_leave_room_for_a_seventeenth(held_app):
+def test_sixteen_sessions_joining_past_their_share_leave_room_for_a_seventeenth(held_app):
     url, demo = held_app
     fn_index = next(i for i, fn in demo.fns.items() if fn.api_name == "hold")
+    joins = server.SESSION_SHARE + 2
     with httpx.Client(timeout=30) as client:
-        answers = [_join(client, url, fn_index, f"visitor-{s}") for s in range(16) for _ in range(5)]
+        answers = [_join(client, url, fn_index, f"visitor-{s}") for s in range(16) for _ in range(joins)]
         refused = [a for a in answers if a.status_code != 200]
         assert refused and all(a.status_code == 503 for a in refused)
         assert "requests waiting" in refused[0].text

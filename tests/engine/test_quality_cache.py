@@ -11,7 +11,8 @@ import pytest
 from explorer import views
 from explorer.views import quality as quality_views
 
-SETTINGS = dict(layer=0, head=1, maps=["FAVOR+ (IID)"], seeds=3, causal=False, m=8)
+# A session of its own: a map another test trained for no session would join the shape table.
+SETTINGS = dict(layer=0, head=1, maps=["FAVOR+ (IID)"], seeds=3, causal=False, m=8, session="a-fresh-visitor")
 
 
 def _arrays(page) -> dict:
