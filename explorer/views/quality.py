@@ -291,6 +291,7 @@ def quality_page(sample, layer, head, maps=None, seeds=10, causal=None, m=64, ov
 _VIEWS = LRU(32)
 _OVERVIEWS = LRU(64)
 
+
 def shape_spread(view: QualityView) -> dict:
     """label -> {metric: (mean, sd)} of the entropy and monotonicity over the spread's seeds,
     for ``figures.metric_bars``."""
