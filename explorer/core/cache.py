@@ -13,6 +13,7 @@ Standard library only: the page's own caches use it before torch is imported.
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import OrderedDict
 from typing import Callable, Hashable
@@ -52,6 +53,14 @@ class LRU:
                 return None
             self._items.move_to_end(key)
             return self._items[key]
+
+    def copy_of(self, key: Hashable | None, compute: Callable[[], object]):
+        """``get(key, compute)`` handed out as a deep copy: a caller may write into what it
+        gets (a view's arrays) and the kept value stays as computed. ``key`` None: computed
+        afresh and kept nowhere (a result that must not be shared, a session's own map)."""
+        if key is None:
+            return compute()
+        return copy.deepcopy(self.get(key, compute))
 
     def peek(self, key: Hashable, default=None):
         """The value of ``key`` without making it more recent; ``default`` when absent."""

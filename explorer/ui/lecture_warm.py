@@ -49,8 +49,9 @@ def _warm_deeper(view, lang: str) -> None:
         from ..views import quality as quality_views
         from ..views.common import load_sample
         sample = load_sample("text", text=params["text"], model=params.get("model"))
-        maps = [label for label in str(params.get("qmaps", "")).split(",") if label] or None
-        causal = {"true": True, "false": False}.get(str(params.get("causal")).lower())
+        # Read as the page reads its link (common.param): the cache key is the page's own.
+        maps = common.param(params, "qmaps", list) or None
+        causal = common.param(params, "causal", bool)
         quality_views.quality_page(sample, params.get("layer", 2), params.get("head", "3"), maps,
                                    int(params.get("seeds", 10)), causal, int(params.get("m", 64)), lang=lang)
     elif params.get("tab") == "learn" and params.get("model"):

@@ -15,7 +15,6 @@ the session that asked for it (``views.common.set_trained``).
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import queue
@@ -546,8 +545,7 @@ def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploa
         return out
 
     key = (origin, kind, layer, head, name, tuple(seeds), _digest(heldout)) if shipped else None
-    # A copy: what follows summarises (and the view keeps) its own.
-    by_seed = measure() if key is None else copy.deepcopy(_SHIPPED_QUALITY.get(key, measure))
+    by_seed = _SHIPPED_QUALITY.copy_of(key, measure)      # what follows summarises (and keeps) its own
     per_head, rows, softmax_entropy, ratio, by_seed = _summarise(by_seed, kind, fmap.num_features, head_dim,
                                                                  fixed=(kind,))
     report(1.0, "done")

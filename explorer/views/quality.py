@@ -4,7 +4,6 @@ IID variance formula), and one metric for one map over every head.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -212,10 +211,9 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     # Without a map this session trained, the view depends on the sample and the settings alone:
     # a link, the lecture's Go deeper or the other language's page finds it kept.
     trained_here = any(label in specs and specs[label].trained for label in offered)
-    if trained_here or sample.cache_key is None:
-        return measure()
-    key = (sample.cache_key, tuple(notices), layer, head, tuple(rand), tuple(ms), seeds, causal, int(m), spread, lang)
-    return copy.deepcopy(_VIEWS.get(key, measure))        # the caller's view owns its arrays
+    key = None if trained_here or sample.cache_key is None else \
+        (sample.cache_key, tuple(notices), layer, head, tuple(rand), tuple(ms), seeds, causal, int(m), spread, lang)
+    return _VIEWS.copy_of(key, measure)
 
 
 def _measure_quality(sample, q, k, layer, head, rand, ms, seeds, causal, m, offered, notices, progress, spread,
@@ -391,9 +389,9 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=None
     causal = resolve_causal(sample, causal)
     measure = lambda: _measure_overview(sample, map_label, metric, causal, m, seed, lang, session)  # noqa: E731
     spec = map_specs().get(map_label)
-    if sample.cache_key is None or spec is None or spec.trained:    # a trained map may be this session's own
-        return measure()
-    return copy.deepcopy(_OVERVIEWS.get((sample.cache_key, map_label, metric, causal, int(m), seed, lang), measure))
+    kept = sample.cache_key is not None and spec is not None and not spec.trained   # a trained map may be the session's
+    return _OVERVIEWS.copy_of((sample.cache_key, map_label, metric, causal, int(m), seed, lang) if kept else None,
+                              measure)
 
 
 def _measure_overview(sample, map_label, metric, causal, m, seed, lang, session) -> HeadOverview:

@@ -8,7 +8,6 @@ control and its allowed values: the ``/state`` endpoint and the page share this 
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass, field
 
@@ -257,9 +256,7 @@ def _probes(fmap, d: int, lags: tuple, c: StateControls) -> dict:
     key dimension ``d`` (a copy: the caller's view owns its arrays)."""
     key = None if map_specs()[c.map_label].trained else \
         (c.map_label, c.m, c.seed, int(d), lags, c.gamma, c.strength, c.lower_bound, c.beta)
-    found = _measure_probes(fmap, d, lags, c) if key is None else \
-        _PROBES.get(key, lambda: _measure_probes(fmap, d, lags, c))
-    return copy.deepcopy(found)
+    return _PROBES.copy_of(key, lambda: _measure_probes(fmap, d, lags, c))
 
 
 def warm_probes(map_label: str, m: int, seed: int, head_dim: int) -> None:

@@ -81,3 +81,17 @@ def test_compute_runs_once_for_threads_asking_together_and_a_failure_is_not_kept
     with pytest.raises(RuntimeError):
         cache.get("other", broken)
     assert cache.get("other", lambda: "drawn") == "drawn"
+
+
+def test_copy_of_hands_out_copies_of_one_computation_and_keeps_nothing_without_a_key():
+    cache, calls = LRU(4), []
+
+    def compute():
+        calls.append(1)
+        return {"values": [1, 2, 3]}
+
+    first = cache.copy_of("k", compute)
+    first["values"].append(99)                       # a caller writes into its copy
+    assert cache.copy_of("k", compute) == {"values": [1, 2, 3]} and calls == [1]
+    assert cache.copy_of(None, compute) == {"values": [1, 2, 3]} and calls == [1, 1]
+    assert list(cache) == ["k"]
