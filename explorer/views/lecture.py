@@ -27,7 +27,7 @@ from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls l
     CHAPTERS, EMBEDDED_MODEL, HEAD_CONTROLS, HEAD_DIM, PRONOUN, ControlSpec, _check_ch, _effective, go_deeper,
     try_this,
 )
-from ..lecture.threads import one_thread
+from ..core.threads import one_thread
 from .common import load_sample, unk_count  # noqa: F401  (unk_count: the maps tab says it too)
 from .lecture_common import ChapterView, model_of, shipped_map  # noqa: F401  (the chapters' shared view)
 

@@ -255,7 +255,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
 def _compute_mechanism(name, label, lazy, q, k, v, settings, block, head, should_stop=None):
     """(display array, metric row, ill-defined row count, notices, rows where KL = +inf) of one
     mechanism's exact map, priced before it is formed; ``lazy`` is the causal reference."""
-    from ..lecture.ch6_tradeoff.maths import GLA_FIT_STEPS
+    from ..mechanisms.gla.fit import GLA_FIT_STEPS
 
     n, d = q.shape[-2], q.shape[-1]
     fit = GLA_FIT_STEPS if name == "gla" and settings.gates == "fitted" else 0

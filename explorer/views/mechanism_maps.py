@@ -115,7 +115,7 @@ def mechanism_inputs(name: str, q: torch.Tensor, k: torch.Tensor, settings: Mech
         if settings.gates == "seeded":
             return fq, fk, mechanism.default_params(fq, fk, settings.seed)
         from .. import stopping
-        from ..lecture.ch6_tradeoff.maths import fit_gla_gates
+        from ..mechanisms.gla.fit import fit_gla_gates
         heads = [(q, k)] if q.dim() == 2 else [(q[h], k[h]) for h in range(q.shape[0])]
         fitted = []
         for hq, hk in heads:

@@ -20,7 +20,7 @@ from explorer.figures.style import Style
 from explorer.lecture import text as lecture_text
 from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.lecture.chapters import LECTURE_HEAD, LECTURE_LAYER, SHORT_SWEEP_MAX_N, go_deeper, try_this
-from explorer.ui.lecture_tab import MAX_FIGURES
+from explorer.ui.lecture_handlers import MAX_FIGURES
 from explorer.views import lecture
 
 PROJECTOR = Style(presentation=True)
@@ -372,7 +372,7 @@ def test_one_thread_blocks_change_their_own_thread_only():
 
     import torch
 
-    from explorer.lecture.threads import one_thread
+    from explorer.core.threads import one_thread
 
     before = torch.get_num_threads()
     entered, release, seen = threading.Event(), threading.Event(), {}
@@ -399,18 +399,18 @@ def test_one_thread_blocks_change_their_own_thread_only():
 def test_a_drawing_the_page_already_shows_is_not_sent_again():
     import gradio as gr
 
-    from explorer.ui import lecture_tab
+    from explorer.ui import lecture_handlers
 
     calls = []
     view = object()
-    slots = lecture_tab.MAX_FIGURES
+    slots = lecture_handlers.MAX_FIGURES
 
     def draw(*args, progress=None):       # as make_draw's: figures, the bar, tables, numbers, notices, view, link, address
         calls.append(args)
         return (*["figure"] * slots, "info", "tables", "numbers", "", view, "deeper",
                 "?tab=lecture&ch=3&lang=en&present=1")
 
-    once = lecture_tab.drawn_once(draw)
+    once = lecture_handlers.drawn_once(draw)
     first = once(None, "", 3, "en")
     assert first[0] == "figure"                                            # nothing shown yet: drawn
     again = once(view, "?tab=lecture&ch=3&lang=en&present=1", 3, "en")
@@ -420,8 +420,8 @@ def test_a_drawing_the_page_already_shows_is_not_sent_again():
     assert once(object(), "?tab=lecture&ch=3&lang=en&present=1", 3, "en")[0] == "figure"   # another view
     assert once(view, "?tab=lecture&ch=4&lang=en&present=1", 3, "en")[0] == "figure"       # another address
     assert len(calls) == 4
-    assert lecture_tab.shown("?tab=lecture&ch=3&lang=en&present=1", "en", True)
-    assert not lecture_tab.shown("?tab=lecture&ch=3&lang=en&present=0", "en", True)
-    assert not lecture_tab.shown("?tab=lecture&ch=3&lang=zh&present=1", "en", True)
-    assert not lecture_tab.shown("", "en", True)
-    assert all(out == gr.skip() for out in lecture_tab.restyle(view, "en", True, "?ch=3&lang=en&present=1"))
+    assert lecture_handlers.shown("?tab=lecture&ch=3&lang=en&present=1", "en", True)
+    assert not lecture_handlers.shown("?tab=lecture&ch=3&lang=en&present=0", "en", True)
+    assert not lecture_handlers.shown("?tab=lecture&ch=3&lang=zh&present=1", "en", True)
+    assert not lecture_handlers.shown("", "en", True)
+    assert all(out == gr.skip() for out in lecture_handlers.restyle(view, "en", True, "?ch=3&lang=en&present=1"))

@@ -24,6 +24,8 @@ import numpy as np
 import torch
 
 from ... import mechanisms
+from ...mechanisms.gla.fit import fit_gla_gates
+from ...mechanisms.retnet.gates import head_gamma
 from ...maps import create
 from ...catalog import FEATURE_MAPS
 from ...forms import attention, state
@@ -31,7 +33,6 @@ from ...measure import metrics
 from ...measure.cost import flop_counts
 from ..ch4_rnn import maths as rnn
 from ..memo import memo, tensor_key
-from ..threads import one_thread
 
 # The roadmap of the article, 2020 -> 2025, as points measured on one head. Each point is
 # (id, year, map, reference): "softmax" for full attention, "causal softmax" for the points
@@ -58,8 +59,6 @@ STATE_ROADMAP_LAG = rnn.RECALL_KEYS
 # The article's long context: the hybrid's costs and what each kind of attention keeps are
 # read there (chapters 0 and 2 quote the same N).
 ARTICLE_N = 100_000
-GLA_TAU = 16.0              # GLA's gate temperature (explorer.mechanisms.gla.gates)
-GLA_FIT_STEPS = 80
 
 
 def flops_per_token(feature_dim: int, value_dim: int) -> float:
@@ -160,11 +159,6 @@ def pareto_frontier(costs, losses) -> list[int]:
     return sorted(front, key=lambda i: (costs[i], losses[i]))
 
 
-def head_gamma(head: int) -> float:
-    """RetNet's decay rate for head ``head``: 1 - 2^(-5-h)."""
-    return 1.0 - 2.0 ** (-5 - int(head))
-
-
 def untrained_hedgehog(head_dim: int):
     """Hedgehog as it starts (W = I, 2d features): what the roadmap measures without a trained one."""
     from ...maps import create
@@ -244,51 +238,6 @@ def state_roadmap(feature_map, head_dim: int, head: int = 0, lag: int = STATE_RO
             point[pos] = float(curve["cosine"][at[0]])
         out.append(point)
     return out
-
-
-def gla_gates(k, weight) -> torch.Tensor:
-    """GLA's log gates for keys k (..., N, d) and a gate weight (d + 1, m) whose last row is
-    a bias: log alpha_t = logsigmoid([k_t, 1] W) / tau, one gate per key feature, <= 0."""
-    x = torch.cat([k, torch.ones_like(k[..., :1])], dim=-1)
-    return torch.nn.functional.logsigmoid(x @ weight) / GLA_TAU
-
-
-def fit_gla_gates(q, k, fmap, steps: int = GLA_FIT_STEPS, lr: float = 0.2) -> torch.Tensor:
-    """Log gates (1, N, m) for causal kernel attention with ``fmap``, with GLA's gate weight
-    fitted on this head: Adam on the mean causal row KL to causal softmax. The bias starts at
-    8 (gates near 1, nearly no forgetting), so the fit starts from the map without decay,
-    and the gates returned are those of the best step seen.
-
-    The weights are formed here in one broadcast product (N is a sentence, so N x N x m is
-    small); ``attention.kernel_map`` measures the result."""
-    with torch.inference_mode(False), torch.enable_grad(), one_thread():
-        q, k = q.detach().clone().double(), k.detach().clone().double()
-        fq, fk = fmap(q, is_query=True).detach(), fmap(k).detach()             # (1, N, m)
-        n = q.shape[-2]
-        allowed = attention.causal_mask(n)
-        reference = attention.softmax_map(q, k, causal=True)
-        weight = torch.zeros(k.shape[-1] + 1, fq.shape[-1], dtype=torch.float64)
-        weight[-1] = 8.0
-        weight.requires_grad_(True)
-        optimiser = torch.optim.Adam([weight], lr=lr)
-        pairs = fq.unsqueeze(-2) * fk.unsqueeze(-3)                             # (1, N, N, m)
-        best, best_loss = None, math.inf
-        for _ in range(int(steps)):
-            gates = gla_gates(k, weight)
-            cum = gates.cumsum(-2)
-            diff = (cum.unsqueeze(-2) - cum.unsqueeze(-3)).masked_fill(~allowed.unsqueeze(-1), -math.inf)
-            w = (pairs * torch.exp(diff)).sum(-1)
-            approx = w / w.sum(-1, keepdim=True)
-            support = allowed & (reference > 0)
-            terms = torch.where(support, reference * (torch.log(reference.clamp_min(1e-300))
-                                                      - torch.log(approx.clamp_min(1e-300))), 0.0)
-            loss = terms.sum(-1).mean()
-            if loss.item() < best_loss:
-                best_loss, best = loss.item(), gates.detach().clone()
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-        return best.to(torch.get_default_dtype())
 
 
 # The retrieval caveat (the article: "for a precise quote from far back, softmax stays"): P random
