@@ -16,6 +16,7 @@ bool, complex, object, string and structured arrays are refused.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import zipfile
@@ -32,6 +33,9 @@ MAX_FILE_BYTES = 128 * 2 ** 20    # on disk, and unpacked for .npz and .pt (zip 
 MAX_MEMBERS = 4096                # entries of an .npz or .pt archive
 MAX_RATIO = 50                    # unpacked / packed size of one member: arrays never deflate further
 MAX_PICKLE_BYTES = 4 * 2 ** 20    # the .pt's data.pkl: a dict of three tensors is a few hundred bytes
+# What the storages of q, k and v may hold together: each at the element cap in float64. A
+# view onto a larger storage keeps all of it alive, whatever part of it the view shows.
+MAX_STORAGE_BYTES = 3 * MAX_ELEMENTS * 8
 MAX_LISTED = 8                    # names listed in a notice; the rest are counted
 ARRAY_NAMES = ("q", "k", "v")
 VALUE_SEED = 0
@@ -78,36 +82,75 @@ def _file_name(file: Path) -> str:
     return name if len(name) <= SHOWN_NAME_CHARS else name[:SHOWN_NAME_CHARS - 1] + "…"
 
 
+# Floating dtypes numpy cannot hold (bfloat16, the float8 kinds): converted by torch, once priced.
+NUMPY_FLOATS = (torch.float16, torch.float32, torch.float64)
+INTEGERS = (torch.int8, torch.uint8, torch.int16, torch.uint16, torch.int32, torch.uint32, torch.int64, torch.uint64)
+
+
 def _as_float32(x, name: str, notices: list[str]) -> torch.Tensor:
-    """x as a float32 tensor (N, d) or (H, N, d); refuses dtypes that are not numbers."""
+    """x as a float32 tensor (N, d) or (H, N, d); refuses dtypes that are not numbers.
+
+    A tensor is priced on its metadata before anything is converted or copied: a view
+    can show far more elements than its storage holds (a stride-0 ``expand`` of one
+    bfloat16 element to 25,000 x 25,000 is 2 bytes in a file, and 2.5 GB once converted).
+    """
     if isinstance(x, torch.Tensor):
-        if x.is_quantized or x.layout != torch.strided:
-            kind = "quantized" if x.is_quantized else f"sparse ({x.layout})"
-            raise ValueError(f"{name}: {kind} tensors are refused; save a dense float tensor "
-                             "(t.dequantize() or t.to_dense())")
-        x = x.detach().cpu()
-        if x.dtype == torch.bool or x.is_complex():
-            raise ValueError(f"{name}: dtype {x.dtype} is refused; give real numbers")
-        x = x.numpy(force=True) if x.dtype != torch.bfloat16 else x.float().numpy()
+        _price_tensor(x, name)
+        x = x.detach()
+        if x.is_floating_point() and x.dtype not in NUMPY_FLOATS:
+            x = x.float()
+        x = x.numpy(force=True)
     else:
         try:
             x = np.asarray(x)
         except Exception as exc:
             raise ValueError(f"{name}: cannot be read as an array ({exc})") from None
+        _check_kind(x.dtype.kind, x.dtype, name)
+        _check_shape(tuple(x.shape), name)
     kind = x.dtype.kind
     if kind in "iu":
         notices.append(Message("common.src_integer", name=name, dtype=str(x.dtype)))
-    elif kind != "f":
-        raise ValueError(f"{name}: dtype {x.dtype} is refused; give real numbers (float, or integer)")
-    if x.size > MAX_ELEMENTS:
-        raise ValueError(f"{name}: {x.size} elements is over the cap of {MAX_ELEMENTS}")
-    if x.ndim not in (2, 3):
-        raise ValueError(f"{name}: expected shape (N, d) or (H, N, d), got {x.shape}")
     if not np.isfinite(x).all():
         raise ValueError(f"{name}: contains {int((~np.isfinite(x)).sum())} NaN or infinite value(s)")
     if kind == "f" and x.size and np.abs(x).max() > np.finfo(np.float32).max:
         raise ValueError(f"{name}: values exceed the float32 range (|x| > 3.4e38)")
     return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+
+
+def _price_tensor(x: torch.Tensor, name: str) -> None:
+    """Refuse ``x`` from its metadata alone: layout, dtype, shape, the elements its shape
+    shows (a stride-0 or overlapping view shows more than it stores) and the storage it
+    keeps alive. Nothing of its data is read."""
+    if x.is_quantized or x.layout != torch.strided:
+        kind = "quantized" if x.is_quantized else f"sparse ({x.layout})"
+        raise ValueError(f"{name}: {kind} tensors are refused; save a dense float tensor "
+                         "(t.dequantize() or t.to_dense())")
+    if not (x.is_floating_point() or x.dtype in INTEGERS):
+        raise ValueError(f"{name}: dtype {x.dtype} is refused; give real numbers")
+    stored = x.untyped_storage().nbytes()
+    _check_shape(tuple(x.shape), name, stored // max(x.element_size(), 1))
+    if stored > MAX_STORAGE_BYTES:
+        raise ValueError(Message("sources.upload_storage", name=name, stored=f"{stored:,}",
+                                 limit=f"{MAX_STORAGE_BYTES:,}"))
+
+
+def _check_kind(kind: str, dtype, name: str) -> None:
+    if kind not in "iuf":
+        raise ValueError(f"{name}: dtype {dtype} is refused; give real numbers (float, or integer)")
+
+
+def _check_shape(shape: tuple, name: str, stored: int | None = None) -> None:
+    """Refuse a shape over the element cap (counted from the shape itself, whatever the
+    storage behind it holds) or of the wrong rank. ``stored``: the elements a tensor's
+    storage really holds, said when a view repeats them."""
+    elements = math.prod(shape)
+    if elements > MAX_ELEMENTS:
+        if stored is not None and stored < elements:
+            raise ValueError(Message("sources.upload_repeated", name=name, count=f"{elements:,}",
+                                     stored=f"{stored:,}", cap=f"{MAX_ELEMENTS:,}"))
+        raise ValueError(f"{name}: {elements} elements is over the cap of {MAX_ELEMENTS}")
+    if len(shape) not in (2, 3):
+        raise ValueError(f"{name}: expected shape (N, d) or (H, N, d), got {shape}")
 
 
 def load_file(path) -> Sample:
@@ -222,7 +265,7 @@ def _read_pt(file: Path, notices: list[str]) -> dict:
         raise ValueError(f"path: {_file_name(file)} was refused: its object description is larger than a dict of "
                          "tensors can be")
     storages = [m for m in members if "/data/" in m.filename and not m.filename.endswith(".pkl")]
-    if sum(m.file_size for m in storages) > 3 * MAX_ELEMENTS * 8:
+    if sum(m.file_size for m in storages) > MAX_STORAGE_BYTES:
         raise ValueError(f"path: {_file_name(file)} stores more numbers than q, k and v may hold "
                          f"({MAX_ELEMENTS:,} elements each)")
     try:
