@@ -266,7 +266,7 @@
 
   // -- the next chapter, held ready -----------------------------------------------------------
   // After each draw the server hands over the next chapter's first build (its claim, title,
-  // build count and figure: lecture_tab.upcoming_build), drawn here out of sight. → past the
+  // build count and figure: lecture_handlers.upcoming_build), drawn here out of sight. → past the
   // last build shows it at once while the server switches chapters; the real slide replaces
   // it when it arrives (deck.drawn). Only in presentation mode without the notes beside the
   // slide, and only while the page reads the same data in the same language and mode.
@@ -534,7 +534,7 @@
   }
 
   // -- the speaker window: the build after this one, the clock and the countdown -----------
-  let upcoming = null;        // the next chapter's first build (lecture_tab.upcoming_build)
+  let upcoming = null;        // the next chapter's first build (lecture_handlers.upcoming_build)
   const keepUpcoming = (raw) => {
     try { upcoming = raw ? JSON.parse(raw) : null; } catch (err) { upcoming = null; }
     showNext();

@@ -207,7 +207,7 @@ def main(argv=None):
         print(f"dense matmul {rate:.0f} → {matmul_gflops():.0f} GFLOP/s over the run")
         return
 
-    from explorer.ui import common, lecture_tab, lecture_warm
+    from explorer.ui import common, lecture_handlers, lecture_warm
     from explorer.views.lecture import CHAPTERS
 
     common.import_engine()
@@ -216,17 +216,17 @@ def main(argv=None):
 
     def send(ch, view, key=None):
         """What the browser receives for a chapter: the screen, then its figures as JSON."""
-        lecture_tab.screen(ch, "en")
-        return [f.to_json() for f in lecture_tab.chapter_figures(view, "en", True, key)]
+        lecture_handlers.screen(ch, "en")
+        return [f.to_json() for f in lecture_handlers.chapter_figures(view, "en", True, key)]
 
     rate_before = matmul_gflops()
     print(f"lecture deck benchmark: p50 of {args.repeats} runs, presentation style, English, "
           f"dense matmul {rate_before:.0f} GFLOP/s")
     cold_address = {}
     for ch in CHAPTERS:                      # first, before any warm-up: each chapter's first draw
-        controls = lecture_tab.default_controls(ch)
+        controls = lecture_handlers.default_controls(ch)
         start = time.perf_counter()
-        view = lecture_tab.compute(ch, None, None, controls)
+        view = lecture_handlers.compute(ch, None, None, controls)
         send(ch, view)
         cold_address[ch] = time.perf_counter() - start
     start = time.perf_counter()
@@ -238,18 +238,18 @@ def main(argv=None):
           f"{'next, cold p50':>14} | builds")
     rows = []
     for ch in CHAPTERS:
-        controls = lecture_tab.default_controls(ch)
-        key = lecture_tab.view_key(ch, None, None, controls)
-        view = lecture_tab.compute(ch, None, None, controls)
-        warm = p50(lambda i: send(ch, lecture_tab.compute(ch, None, None, controls), key), args.repeats)
+        controls = lecture_handlers.default_controls(ch)
+        key = lecture_handlers.view_key(ch, None, None, controls)
+        view = lecture_handlers.compute(ch, None, None, controls)
+        warm = p50(lambda i: send(ch, lecture_handlers.compute(ch, None, None, controls), key), args.repeats)
         prefetched = warm                    # the same path: → finds the chapter in the caches
         vary = changed_control(ch)
 
         def cold(i):
             changed = dict(controls, **vary(i))
-            send(ch, lecture_tab.compute(ch, None, None, changed))
+            send(ch, lecture_handlers.compute(ch, None, None, changed))
         cold_p50 = p50(cold, args.repeats)
-        builds = len(lecture_tab.chapter_figures(view, "en", True, key))
+        builds = len(lecture_handlers.chapter_figures(view, "en", True, key))
         ok = ("✓" if warm <= ADDRESS_TARGET_S and prefetched <= PREFETCHED_TARGET_S and cold_p50 <= COLD_TARGET_S
               else "✗")
         rows.append((ch, cold_address[ch], warm, prefetched, cold_p50))

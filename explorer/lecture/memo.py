@@ -21,7 +21,7 @@ MEMO_SIZE = 256
 
 def tensor_key(*tensors) -> str:
     """A digest of the tensors' shapes, dtypes and bytes."""
-    import torch            # here, not at the top: the page's caches (ui/lecture_tab.py) need no torch
+    import torch            # here, not at the top: the page's caches (ui/lecture_handlers.py) need no torch
 
     h = hashlib.blake2b(digest_size=16)
     for t in tensors:

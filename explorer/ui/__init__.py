@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl
 import gradio as gr
 
 from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, quality_tab, source as source_panel, state_tab
-from . import lecture_load, linearize_tab, probe_tab
+from . import lecture_handlers, lecture_load, linearize_tab, probe_tab
 from . import validate
 from .gating import OPEN_DRAWS, only_on
 
@@ -343,7 +343,7 @@ def _wire_redraw(panel, pages, current, presentation, links, lecture, lang, maps
         links.after(_draw(pages[tab_id], picked, current, presentation))
         links.after(_draw(pages[tab_id], typed, current, presentation))
 
-    draw = lecture_tab.make_draw(lecture.specs)
+    draw = lecture_handlers.make_draw(lecture.specs)
     lecture_inputs = [lecture.chapter, lang, presentation, *panel.data_inputs, *lecture.all_controls]
     kwargs = dict(api_visibility="private", concurrency_limit=2, concurrency_id="compute")
     redraw = _gated("lecture", draw, len(lecture.outputs))

@@ -9,8 +9,9 @@ import gradio as gr
 from . import common, i18n, validate
 from .gating import only_on
 from .deck_html import audience_html
-from .lecture_tab import (CAUSAL_MODEL_NAME, URL_PREFIX, LectureTab, LANG_JS, _SET_URL_IF_LECTURE_JS, _head_pick,
-                          _plan, _then_prefetch, drawn_once, make_draw, make_prefetch, model_controls, screen)
+from .lecture_handlers import (CAUSAL_MODEL_NAME, URL_PREFIX, _head_pick, _plan, drawn_once, make_draw, make_prefetch,
+                               model_controls, screen)
+from .lecture_tab import LectureTab, LANG_JS, _SET_URL_IF_LECTURE_JS, _then_prefetch
 
 
 def address_controls(q: dict, specs: dict, ch: int, on_lecture: bool, notices: list) -> tuple[list, list]:

@@ -5,7 +5,7 @@ of the tab it opens. ``app.py`` runs ``warm`` in the background once the server 
 from __future__ import annotations
 
 from . import common, i18n
-from .lecture_tab import _plan, chapter_figures, compute, deeper_params, default_controls, view_key
+from .lecture_handlers import _plan, chapter_figures, compute, deeper_params, default_controls, view_key
 
 
 def warm(langs=i18n.LANGS, styles=(True, False)) -> None:

@@ -80,10 +80,10 @@ def test_nadaraya_watson_equals_the_model_through_the_endpoint(client):
 def test_unknown_tokens_get_a_notice(monkeypatch):
     """Where SmolLM2 is absent the lecture falls back to MiniLM, which reads Chinese as [UNK]
     (the endpoint's own function, in this process, so that the model can be taken away)."""
-    from explorer.ui import lecture_tab
+    from explorer.ui import lecture_handlers
     from explorer.views import lecture as lecture_views
     monkeypatch.setattr(lecture_views, "causal_model_ready", lambda: None)
-    result = lecture_tab.lecture_api(chapter=6, text="猫坐在垫子上", lang="zh")
+    result = lecture_handlers.lecture_api(chapter=6, text="猫坐在垫子上", lang="zh")
     assert result["notices"], "no notice for a text read mostly as [UNK]"
     assert any("[UNK]" in n for n in result["notices"]), result["notices"]
     assert any(CJK.search(n) for n in result["notices"]), result["notices"]

@@ -238,17 +238,17 @@ def test_without_smollm2_chapter_five_stays_on_minilm(without_smollm2):
 @needs_smollm2
 def test_the_lecture_endpoint_clamps_a_head_past_the_model_and_fills_the_models_defaults():
     pytest.importorskip("gradio")
-    from explorer.ui import lecture_tab
+    from explorer.ui import lecture_handlers
 
     layers, heads = _config_shape()
-    out = lecture_tab.lecture_api(chapter=5, lang="en", controls='{"layer": 40, "head": 2}')
+    out = lecture_handlers.lecture_api(chapter=5, lang="en", controls='{"layer": 40, "head": 2}')
     assert (out["controls"]["layer"], out["controls"]["head"]) == (layers - 1, 2)
     assert any(f"Layer 40 does not exist here (0..{layers - 1})" in n for n in out["notices"])
     assert "c_layer=" + str(layers - 1) in out["query"]
-    plain = lecture_tab.lecture_api(chapter=5, lang="en")
+    plain = lecture_handlers.lecture_api(chapter=5, lang="en")
     assert (plain["controls"]["layer"], plain["controls"]["head"]) == chapters.causal_lecture_head(SMOLLM2)
     # Chapter 3 reads MiniLM by default; naming SmolLM2 gives its range, and a head past it is clamped.
-    named = lecture_tab.lecture_api(chapter=3, lang="zh", model=SMOLLM2, controls='{"layer": 20, "head": 11}')
+    named = lecture_handlers.lecture_api(chapter=3, lang="zh", model=SMOLLM2, controls='{"layer": 20, "head": 11}')
     assert (named["controls"]["layer"], named["controls"]["head"]) == (20, heads - 1)
     assert any(f"这里没有第 11 头（只有 0..{heads - 1}）" in n for n in named["notices"])
 
@@ -293,14 +293,14 @@ def test_train_in_chapter_five_trains_on_the_model_it_reads(monkeypatch):
 @needs_smollm2
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_go_deeper_opens_the_full_tab_on_the_model_and_sentence_the_chapter_read(lang):
-    from explorer.ui import lecture_tab
+    from explorer.ui import lecture_handlers
 
     sentence = lecture_text.DEFAULT_TEXT_ZH if lang == "zh" else lecture_text.DEFAULT_TEXT
     for ch in (1, 3, 4, 5, 6):                                # one model and sentence to the talk's end
         view = lecture.chapter_view(ch, lang=lang)
         assert view.data["model"] == SMOLLM2 and view.data["text"] == sentence
         panel = ("text", lecture_text.DEFAULT_TEXT, "clustered", 128, 32, 0, 1.0, None, None)
-        params = lecture_tab.deeper_params(view, lang, True, None, None, panel)
+        params = lecture_handlers.deeper_params(view, lang, True, None, None, panel)
         assert params["model"] == SMOLLM2 and params["text"] == sentence and params["lang"] == lang, ch
         if params["tab"] == "quality":       # the chapter's head, against causal softmax as the chapter reads it
             assert (params["layer"], params["head"]) == (view.controls["layer"], str(view.controls["head"])), ch

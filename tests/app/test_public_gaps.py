@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from explorer.ui import lecture_tab
+from explorer.ui import lecture_handlers
 from test_server_links_and_uploads import MAPS_ARGS, _call
 
 
@@ -35,7 +35,7 @@ def test_a_long_uploaded_file_name_is_cut(tmp_path):
 @pytest.mark.parametrize("model", [["SmolLM2-135M"], True, 1e308, -1, 1])
 def test_the_lecture_refuses_a_model_that_is_not_text(model):
     with pytest.raises(ValueError, match="model must be text"):
-        lecture_tab.lecture_api(chapter=1, text="The cat sat.", model=model)
+        lecture_handlers.lecture_api(chapter=1, text="The cat sat.", model=model)
 
 
 def _error(app_url, index, value) -> str:

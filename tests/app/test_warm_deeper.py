@@ -10,11 +10,11 @@ from explorer.views import state as state_views
 def test_the_start_up_measures_the_probes_chapter_four_goes_deeper_to():
     """The lecture's warm-up leaves in the cache the probes of the state tab its chapter 4's
     Go deeper opens (the map and m of the link), so that page does not measure them."""
-    from explorer.ui import lecture_tab, lecture_warm
+    from explorer.ui import lecture_handlers, lecture_warm
     from explorer.views import lecture
 
     view = lecture.chapter_view(4)
-    link = lecture_tab.deeper_params(view, "en", True, None, None, ())
+    link = lecture_handlers.deeper_params(view, "en", True, None, None, ())
     assert link["tab"] == "state"
     state_views._PROBES.clear()
     lecture_warm._warm_deeper(view, "en")
@@ -28,13 +28,13 @@ def test_the_learn_tab_keeps_the_shipped_maps_comparison_that_chapter_five_goes_
     import numpy as np
 
     from explorer.experiments import learning
-    from explorer.ui import lecture_tab, lecture_warm
+    from explorer.ui import lecture_handlers, lecture_warm
     from explorer.views import learn as learn_views
     from explorer.views import lecture
     from explorer.views.common import trained_entry
 
     view = lecture.chapter_view(5)
-    link = lecture_tab.deeper_params(view, "en", True, None, None, ())
+    link = lecture_handlers.deeper_params(view, "en", True, None, None, ())
     assert link["tab"] == "learn" and link.get("model")
     learn_views._SHIPPED_QUALITY.clear()
     lecture_warm._warm_deeper(view, "en")
@@ -62,13 +62,13 @@ def test_the_start_up_measures_the_quality_page_a_chapter_goes_deeper_to(ch, mon
     """Chapters 3 and 6 open the quality tab: after the warm-up, the page's own request (the
     controls as the link restores them) reads its view and head overview back, measuring nothing."""
     from explorer import catalog
-    from explorer.ui import lecture_tab, lecture_warm, quality_tab
+    from explorer.ui import lecture_handlers, lecture_warm, quality_tab
     from explorer.ui import source as source_panel
     from explorer.views import lecture
     from explorer.views import quality as quality_views
 
     view = lecture.chapter_view(ch)
-    link = lecture_tab.deeper_params(view, "en", True, None, None, ())
+    link = lecture_handlers.deeper_params(view, "en", True, None, None, ())
     assert link["tab"] == "quality"
     quality_views._VIEWS.clear()
     quality_views._OVERVIEWS.clear()
