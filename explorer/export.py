@@ -46,10 +46,11 @@ MAX_EXPORT_BYTES = 256 * 2 ** 20
 
 def metrics_csv_table(rows: list):
     """One row per map: every metric as a float at full precision (NaN where undefined),
-    counts as integers, and for each mean over rows a column "<metric>: rows defined"."""
+    counts as integers, and for each mean over rows a column "<metric>: rows defined": how
+    many rows that mean is over (rows where KL is +inf are not; they have a column of their own)."""
     import pandas as pd
 
-    from .measure.metrics import UNDEFINED_ROWS, undefined_share
+    from .measure.metrics import UNDEFINED_ROWS, rows_in_mean
 
     present = {key for row in rows for key in row if key != "map"}
     keys = [key for key in dict.fromkeys([*HEADLINE_METRICS, *METRIC_INFO]) if key in present]
@@ -59,11 +60,10 @@ def metrics_csv_table(rows: list):
         label = METRIC_INFO.get(key, (key, ""))[0]
         data[label] = [_number(row.get(key)) for row in rows]
         if key in UNDEFINED_ROWS:
-            defined = []
-            for row in rows:
-                count, total = undefined_share(row, key)
-                defined.append(total - count if row.get("total_rows") is not None else math.nan)
-            data[f"{label}: rows defined"] = defined
+            # The rows the mean is over: a row where KL is +inf has a value, but the mean
+            # leaves it out (its own count column says how many).
+            data[f"{label}: rows defined"] = [rows_in_mean(row, key) if row.get("total_rows") is not None
+                                              else math.nan for row in rows]
     return pd.DataFrame(data)
 
 

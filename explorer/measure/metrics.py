@@ -588,7 +588,8 @@ class Reference:
         # Masked entries and non-finite rows are 0 in a_z; a causal row 0 holds one positive weight.
         negatives = int(((a_z < 0) & counted.unsqueeze(-1)).sum()) if bool(has_negative.any()) else 0
         out["negative_fraction"] = negatives / considered if considered else None
-        out["ill_defined_rows"] = int(bad.sum())
+        # Of the rows the means count: a causal row 0 is in none of them, so not here either.
+        out["ill_defined_rows"] = int((bad & counted).sum())
         out.update(_flops(self.n, feature_dim, head_dim, self.value_dim, self.causal, chunk_size, window))
         return out
 
@@ -697,7 +698,7 @@ def compare_plain(reference_map, approx_map, v=None, logits=None, *, ill_defined
     considered = allowed & (finite & counted).unsqueeze(-1)
     total = int(considered.sum())
     out["negative_fraction"] = float(((approx < 0) & considered).sum()) / total if total else None
-    out["ill_defined_rows"] = int(bad.sum())
+    out["ill_defined_rows"] = int((bad & counted).sum())
 
     out.update(_flops(n, feature_dim, head_dim, value_dim, is_causal, chunk_size, window))
     return out
@@ -785,6 +786,13 @@ def undefined_share(row: dict, key: str) -> tuple[int, int]:
     return count, total
 
 
+def rows_in_mean(row: dict, key: str) -> int:
+    """How many rows the mean ``row[key]`` is over: the rows compared, less those without a
+    value and those where it is +inf (counted apart, never averaged in)."""
+    count, total = undefined_share(row, key)
+    return total - count - infinite_count(row, key)
+
+
 def mostly_undefined(row: dict, key: str) -> bool:
     """No value on more than half of the rows, or no row with a value at all: not a number
     to show bare, no point on a plane, no bar. (The 'needle' preset with the identity map:
@@ -846,9 +854,7 @@ def undefined_notes(rows: list) -> list[str]:
 def infinite_tail(row: dict, key: str, lang: str) -> str:
     from ..text import say
     mean = row.get(key)
-    count, total = undefined_share(row, key)
-    rest = total - count - infinite_count(row, key)
-    return "" if mean is None else say("common.inf_tail", lang, mean=f"{mean:.4g}", rest=rest)
+    return "" if mean is None else say("common.inf_tail", lang, mean=f"{mean:.4g}", rest=rows_in_mean(row, key))
 
 
 def infinite_note(row: dict, key: str, lang: str, name=None, metric=None) -> str:
