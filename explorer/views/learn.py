@@ -160,7 +160,7 @@ class LearnResult:
     ``quality`` is the engine's per-head dict (map -> {"kl", "kl_median", "entropy",
     "monotonicity"} as numpy arrays shaped (layers, heads) of the covered block), the mean
     over seeds; ``by_seed`` the same per seed. ``rows`` summarise it per map: per seed the
-    mean over covered heads (the median over heads for "kl_median"), then the mean and
+    mean over covered heads (for "kl_median", the median row over all their rows), then the mean and
     sample sd over seeds ("kl", "kl_sd", ..., and "kl_seeds", the per-seed values).
     ``kl_ratio`` is KL(elu+1) / KL(learned map) per head (seed means). ``losses`` is the
     first seed's curve, ``losses_by_seed`` every seed's.
@@ -221,13 +221,23 @@ def _numpy(quality: dict) -> dict:
             for name, vals in quality.items()}
 
 
+def _over_heads(quality: dict, key: str) -> float:
+    """One seed's ``key`` over the covered heads: the mean of the per-head means, which is
+    the mean over their rows (every head has the same rows); for "kl_median", the median
+    row KL over every row of every covered head (``kl_median_pooled``), the column's "median
+    row", not a median of the heads' medians."""
+    if key == "kl_median":
+        return float(quality["kl_median_pooled"])
+    return float(np.nanmean(quality[key]))
+
+
 def _summarise(by_seed: list, kind: str, num_features: int, head_dim: int, rival_features: int | None = None,
                fixed: tuple = ()) -> tuple[dict, list, float, np.ndarray, list]:
     """Per-head arrays as numpy (mean over seeds), one row per map (the trained one first),
     softmax entropy, the KL ratio elu+1 / trained map per head, and the per-seed arrays.
 
-    A row's value per seed is the mean over the covered heads (the median over heads for
-    "kl_median"); the row holds the mean over seeds, its sample sd ("<key>_sd") and the
+    A row's value per seed is the mean over the covered heads (for "kl_median", the median
+    row over every covered head's rows: ``_over_heads``); the row holds the mean over seeds, its sample sd ("<key>_sd") and the
     per-seed values ("<key>_seeds"). ``fixed`` names maps that are one map whatever the
     seed (a loaded file): they get one value, so no spread (sd NaN)."""
     seeds = [_numpy(q) for q in by_seed]
@@ -243,8 +253,7 @@ def _summarise(by_seed: list, kind: str, num_features: int, head_dim: int, rival
             continue
         row = {"map": MAP_LABELS[name], "name": name, "features_m": dims[name]}
         for key in SUMMARY_KEYS:
-            pool = np.nanmedian if key == "kl_median" else np.nanmean
-            values = [float(pool(q[name][key])) for q in (seeds[:1] if name in fixed else seeds)]
+            values = [_over_heads(q[name], key) for q in (seeds[:1] if name in fixed else seeds)]
             mean, sd = learning.spread(values)
             row.update({key: mean, f"{key}_sd": sd, f"{key}_seeds": values})
         rows.append(row)

@@ -99,3 +99,73 @@ def test_ill_defined_rows_leave_out_causal_row_0_as_every_mean_does():
     plain = metrics.compare(attention.softmax_map(tq, tk), attention.kernel_map(tq, tk, create("elu1", 2)),
                             ill_defined=flags, causal=False)
     assert plain["ill_defined_rows"] == 3
+
+
+# ---------------------------------------------------------------- the learn tab's held-out scores
+
+def _causal_sample(n=33, heads=2, d=8, seed=7):
+    """A causal sample of one layer and ``heads`` heads: its model's attention is causal softmax."""
+    from explorer.sources import Sample
+
+    gen = torch.Generator().manual_seed(seed)
+    q, k = (torch.randn(1, heads, n, d, generator=gen) for _ in range(2))
+    a = attention.softmax_map(q, k, causal=True)
+    return Sample(q=q, k=k, v=k, tokens=[f"t{i}" for i in range(n)], model_attentions=a, causal=True)
+
+
+def _rows_by_hand(sample, fmap):
+    """(KL, entropy of the map, entropy of softmax) of every row of every head, in float64
+    loops over rows: (heads, N) arrays, row i over keys j <= i."""
+    q, k = sample.q[0].double(), sample.k[0].double()
+    fq, fk = fmap(sample.q[0], is_query=True).double(), fmap(sample.k[0]).double()
+    heads, n = q.shape[0], q.shape[1]
+    kl, h, h_ref = (np.zeros((heads, n)) for _ in range(3))
+    for head in range(heads):
+        s = (q[head] @ k[head].T / math.sqrt(q.shape[-1])).numpy()
+        w = (fq[head] @ fk[head].T).numpy()
+        for i in range(n):
+            p = np.exp(s[i, : i + 1] - s[i, : i + 1].max())
+            p /= p.sum()
+            a = w[i, : i + 1] / w[i, : i + 1].sum()
+            kl[head, i] = np.sum(p * np.log(p / a))
+            h[head, i] = -np.sum(a * np.log(a))
+            h_ref[head, i] = -np.sum(p * np.log(p))
+    return kl, h, h_ref
+
+
+def test_heldout_scores_of_a_causal_text_leave_out_row_0():
+    from explorer.experiments import learning
+
+    sample = _causal_sample()
+    fmap = create("elu1", 8)
+    quality = learning.heldout_quality([sample], {"elu1": fmap})
+    kl, h, h_ref = _rows_by_hand(sample, fmap)
+    assert np.abs(kl[:, 0]).max() < 1e-12 and np.abs(h[:, 0]).max() < 1e-12     # row 0 is perfect for any map
+    got = quality["elu1"]
+    np.testing.assert_allclose(got["kl"][0].numpy(), kl[:, 1:].mean(1), rtol=1e-6)
+    np.testing.assert_allclose(got["entropy"][0].numpy(), h[:, 1:].mean(1), rtol=1e-6)
+    np.testing.assert_allclose(quality["softmax"]["entropy"][0].numpy(), h_ref[:, 1:].mean(1), rtol=1e-6)
+    np.testing.assert_allclose(got["kl_median"][0].numpy(), np.median(kl[:, 1:], axis=1), rtol=1e-6)
+    # Row 0 counted would pull each mean down by 1/33 (the bias the re-check found): the
+    # scores are 33/32 of the all-rows means, not those means.
+    np.testing.assert_allclose(got["kl"][0].numpy(), kl.mean(1) * 33 / 32, rtol=1e-6)
+    np.testing.assert_allclose(got["entropy"][0].numpy(), h.mean(1) * 33 / 32, rtol=1e-6)
+
+
+def test_the_learn_tables_median_row_is_the_median_over_every_covered_row():
+    """Two heads: the median of the two heads' median rows is not the median row of both."""
+    from explorer.experiments import learning
+    from explorer.maps.learned import Hedgehog
+    from explorer.views import learn as lv
+
+    sample = _causal_sample()
+    maps = {"hedgehog": Hedgehog(8, 8), "elu1": create("elu1", 8)}
+    quality = learning.heldout_quality([sample], maps)
+    _, rows, _, _, _ = lv._summarise([quality], "hedgehog", 8, 8)
+    shown = {r["name"]: r["kl_median"] for r in rows}
+    kl, _, _ = _rows_by_hand(sample, maps["elu1"])
+    every_row = float(np.median(kl[:, 1:]))
+    of_medians = float(np.median(np.median(kl[:, 1:], axis=1)))
+    assert abs(every_row - of_medians) > 1e-4                   # the input tells the two apart
+    assert shown["elu1"] == pytest.approx(every_row, rel=1e-6)
+    assert float(quality["elu1"]["kl_median_pooled"]) == pytest.approx(every_row, rel=1e-6)
