@@ -44,7 +44,6 @@ from ..mechanisms.linear.forms import RecurrentState
 from ..mechanisms.recurrence import WRITES_FEATURES, WRITES_UNIT, Recurrence
 from ..mechanisms.retnet.gates import gamma_to_log_decay
 
-DECAY_KINDS = mechanisms.state_kinds()                 # every update the state tab offers, in its order
 # Not a choice of the tab but the capacity panel's reference: the additive update (no decay)
 # on the delta rule's own keys, L2-normalised, read S^T q without a normaliser. Beside the
 # delta rule it shows what the correction alone changes.
@@ -154,8 +153,8 @@ def decay_preset(kind, n, num_features, *, gamma=None, strength=1.0, seed=0, hea
     ``gamma`` applies to RetNet and ``strength`` to the gated updates; both are validated
     whatever the kind.
     """
-    if kind not in DECAY_KINDS:
-        raise ValueError(f"kind: expected one of {', '.join(DECAY_KINDS)}, got {kind!r}")
+    if kind not in mechanisms.state_kinds():
+        raise ValueError(f"kind: expected one of {', '.join(mechanisms.state_kinds())}, got {kind!r}")
     return _preset(mechanisms.for_state_kind(kind), n, num_features, gamma=gamma, strength=strength, seed=seed,
                    head=head)
 
@@ -268,8 +267,8 @@ def make_rule(kind, feature_map, head_dim, total, *, gamma=None, strength=1.0, l
     The additive kinds need ``feature_map``; the others ignore it. Every parameter is
     validated whatever the kind, so a bad value is refused even where it would not be used.
     """
-    if kind not in DECAY_KINDS and kind != UNIT_ADDITIVE:
-        raise ValueError(f"kind: expected one of {', '.join(DECAY_KINDS)}, got {kind!r}")
+    if kind not in mechanisms.state_kinds() and kind != UNIT_ADDITIVE:
+        raise ValueError(f"kind: expected one of {', '.join(mechanisms.state_kinds())}, got {kind!r}")
     mechanism = _UNIT if kind == UNIT_ADDITIVE else mechanisms.for_state_kind(kind)
     head_dim = check_positive_int(head_dim, "head_dim")
     lower_bound = check_fraction(lower_bound, "lower_bound", low=0.0, high=1.0, low_open=False, high_open=True)
@@ -409,8 +408,8 @@ def recall_probe(feature_map, head_dim, lags, log_decay_kind="none", *, gamma=No
     trials = check_positive_int(trials, "trials")
     if position not in POSITIONS:
         raise ValueError(f"position: expected one of {', '.join(POSITIONS)}, got {position!r}")
-    if log_decay_kind not in DECAY_KINDS:
-        raise ValueError(f"log_decay_kind: expected one of {', '.join(DECAY_KINDS)}, got {log_decay_kind!r}")
+    if log_decay_kind not in mechanisms.state_kinds():
+        raise ValueError(f"log_decay_kind: expected one of {', '.join(mechanisms.state_kinds())}, got {log_decay_kind!r}")
     if num_distractors is not None:
         num_distractors = _count(num_distractors, "num_distractors", allow_zero=True)
         if position != "early":

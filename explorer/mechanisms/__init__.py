@@ -12,11 +12,12 @@ Adding a mechanism: a new folder here with
   key: ``WRITES_FEATURES``, ``WRITES_FORGET_GATE`` or ``WRITES_UNIT``) and, with a state,
   ``YEAR`` (its paper's, for the lecture's roadmap);
 - ``mechanism.py``: ``MECHANISM``, a ``recurrence.Recurrence`` with its float64 loop, its
-  fast forms, ``attention_map`` and ``default_params`` (and, for the state tab, its gates);
+  fast forms, ``attention_map`` and ``default_params`` (and, for the state tab, its gates;
+  for the maps tab, what its map reads: ``map_inputs``, ``reads``, ``per_feature``);
 - its forms and gates beside them;
 then its name in ``NAMES`` and its words in the two language files: its label
 (``state.kind.<STATE_KIND>``) and its roadmap point (``state.road.<STATE_KIND>``, long and
-``state.road_short.<STATE_KIND>``). The tests (tests/engine/test_mechanisms.py) run every registered name.
+``state.road_short.<STATE_KIND>``) and its maps-tab note (``maps.note_<name>``). The tests (tests/engine/test_mechanisms.py) run every registered name.
 """
 
 from __future__ import annotations

@@ -19,6 +19,11 @@ computes them from the token.
 For the state tab's step view a mechanism also says how a key is written (``writes``),
 which gates the tab's presets give it (``gate_preset``), one step (``step``) and the
 read-out (``read``), on ``explorer.mechanisms.linear.forms.RecurrentState``.
+
+For the maps tab it says what its map reads from a head's queries and keys and from the
+tab's drawer (``map_inputs``, ``reads``), how the cost model prices that map (``cost_form``,
+with ``per_feature``), how long a fit takes (``fit_steps``) and what it ran with, as a
+message (``settings_note``, the key ``maps.note_<name>``). No view switches on a name.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import torch
 
 from ..checks import check_qkv
+from ..text import Message
 from . import WRITES_FEATURES, WRITES_FORGET_GATE, WRITES_UNIT  # noqa: F401  (the values of ``writes``)
 
 METHODS = ("recurrent", "chunked")
@@ -41,6 +47,9 @@ class Recurrence:
     required: tuple[str, ...] = ()      # those without which it is not this mechanism
     writes: str = WRITES_FEATURES
     erases: bool = False                # the delta rule: a step removes beta k (k^T S) before writing
+    per_feature: bool = False           # one decay per key feature: its map forms an N x N x d_k tensor
+    reads: tuple[str, ...] = ("seed",)  # the maps tab's drawer settings its map reads (MechanismSettings)
+    beside_softmax: bool = True         # drawn in the maps tab beside softmax (softmax is the reference)
 
     def __repr__(self) -> str:
         return f"<mechanism {self.name}>"
@@ -89,6 +98,41 @@ class Recurrence:
     def _output(self, q, k, v, method, **params) -> torch.Tensor:
         raise NotImplementedError
 
+    # ----------------------------------------------------------------- the maps tab
+
+    @property
+    def cost_form(self) -> str:
+        """How the cost model prices its map (``cost.MECHANISM_FORMS``)."""
+        if self.erases:
+            return "delta"
+        return "per_feature" if self.per_feature else "per_token"
+
+    def map_inputs(self, q, k, settings, head=None, should_stop=None) -> tuple:
+        """(queries, keys, params), float64, that ``attention_map`` takes for one head's q, k
+        (N, d) (``head`` its index, None: head 0) or every head's (H, N, d), with the maps
+        tab's drawer ``settings`` (``views.mechanism_maps.MechanismSettings``). Here: q and
+        k as given, parameters seeded from the keys."""
+        q, k = q.double(), k.double()
+        return q, k, as_float64(self.default_params(q, k, settings.seed))
+
+    def fit_steps(self, settings) -> int:
+        """Optimiser steps ``map_inputs`` takes per head with ``settings`` (the cost model's)."""
+        return 0
+
+    @property
+    def label_key(self) -> str:
+        """The key of its name's words (the state tab's label)."""
+        return f"state.kind.{self.state_kind or self.name}"
+
+    def label_qualifier(self, settings) -> str | None:
+        """The key of the words that qualify its label with ``settings`` (GLA: how its gates
+        were made), or None."""
+        return None
+
+    def settings_note(self, settings, head=None) -> Message:
+        """What its map read and ran with: ``maps.note_<name>`` with the settings it reads."""
+        return Message(f"maps.note_{self.name}", **{name: getattr(settings, name) for name in self.reads})
+
     # ----------------------------------------------------------------- the step view
 
     def gate_preset(self, n: int, m: int, *, log_gamma, strength: float, seed: int, head: int, dtype):
@@ -120,6 +164,16 @@ class Recurrence:
         if query.dim() == 2:
             return (query.unsqueeze(-2) @ state.s).squeeze(-2)
         return query @ state.s
+
+
+def as_float64(params: dict) -> dict:
+    """Every tensor of ``params`` in float64 (the maps are formed and judged in float64)."""
+    return {key: value.double() if isinstance(value, torch.Tensor) else value for key, value in params.items()}
+
+
+def unit(x: torch.Tensor) -> torch.Tensor:
+    """Rows scaled to unit length (the delta rule's keys, HGRN2's and the delta rule's queries)."""
+    return torch.nn.functional.normalize(x, dim=-1)
 
 
 def seeded_projection(d_in: int, d_out: int, seed: int, salt: int = 0) -> torch.Tensor:

@@ -218,13 +218,18 @@ NAME_KEYS = {"identity (q·k)": "common.name.identity", "sliding window": "commo
              "Hedgehog (untrained: W = I)": "common.name.hedgehog_untrained",
              "Hedgehog (trained)": "common.name.hedgehog_trained",
              "LUNA (untrained: FAVOR+ start)": "common.name.luna_untrained",
-             "LUNA (trained)": "common.name.luna_trained",
-             # the mechanisms beside softmax in the maps tab: the state tab's names
-             "RetNet γ": "state.kind.retnet", "GLA gates": "state.kind.gla", "HGRN2 gates": "state.kind.hgrn2",
-             "DeltaNet": "state.kind.deltanet", "Gated DeltaNet": "state.kind.gated_deltanet"}
+             "LUNA (trained)": "common.name.luna_trained"}
+# A mechanism's map is labelled with its name in the state tab (``state.kind.<id>``).
+MECHANISM_NAMES = "state.kind."
 # Qualifiers in brackets at the end of a label, and the key of their words.
 QUALIFIER_KEYS = {" (orthogonal)": "common.orthogonal", " (IID)": "common.iid",
                   " (seeded)": "maps.gates_seeded", " (fitted)": "maps.gates_fitted"}
+
+
+def _mechanism_keys() -> dict[str, str]:
+    """The English name of every mechanism -> its key (read afresh: a new mechanism's words
+    are all it needs)."""
+    return {entry[DEFAULT_LANG]: key for key, entry in TEXT.items() if key.startswith(MECHANISM_NAMES)}
 
 
 def map_name(label, lang: str = DEFAULT_LANG) -> str:
@@ -235,6 +240,9 @@ def map_name(label, lang: str = DEFAULT_LANG) -> str:
         return label
     if label in NAME_KEYS:
         return say(NAME_KEYS[label], lang)
+    mechanism = _mechanism_keys().get(label)
+    if mechanism is not None:
+        return say(mechanism, lang)
     for suffix, key in QUALIFIER_KEYS.items():
         if label.endswith(suffix):
             return say("common.qualified", lang, name=map_name(label[:-len(suffix)], lang), qualifier=say(key, lang))

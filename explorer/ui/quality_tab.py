@@ -89,9 +89,9 @@ def render(bundle, presentation=False, x_axis="m"):
 
 def _mechanisms_note(quality) -> str:
     """What the mechanisms' bars are: causal maps against causal softmax, default settings."""
-    from ..views.mechanism_maps import MECHANISM_MAPS, MechanismSettings, mechanism_label
+    from ..views.mechanism_maps import MechanismSettings, mechanism_label, mechanism_maps
 
-    labels = {mechanism_label(name, MechanismSettings()) for name in MECHANISM_MAPS}
+    labels = {mechanism_label(name, MechanismSettings()) for name in mechanism_maps()}
     if not any(row["map"] in labels for row in quality.shape_rows):
         return ""
     return say("quality.bars_mechanisms", quality.lang)

@@ -16,7 +16,8 @@ from ..forms import attention
 from ..measure import cost
 from ..catalog import DEFAULT_MAPS, MAX_SEED, REFERENCE, map_specs
 from ..text import say
-from .mechanism_maps import MECHANISM_MAPS, MechanismSettings, cost_form, mechanism_label, mechanism_map, settings_note
+from ..mechanisms import get as get_mechanism
+from .mechanism_maps import MechanismSettings, mechanism_label, mechanism_map, mechanism_maps, settings_note
 from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
                      map_name, sample_model, sample_notice, select_head, source_title, trained_version, unk_count,
                      where)
@@ -117,14 +118,15 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
     Title, notes and notices are written in ``lang``. ``should_stop`` (see
     ``explorer.stopping``) is asked before every map and every draw of a spread.
     ``causal`` None follows the data (``resolve_causal``). ``mechanisms`` (names of
-    ``mechanism_maps.MECHANISM_MAPS``) add each mechanism's exact map with ``mechanism_settings``,
+    ``mechanism_maps.mechanism_maps()``) add each mechanism's exact map with ``mechanism_settings``,
     always causal and judged against causal softmax (``mechanism_maps``).
     """
     maps = list(maps or [])
     chosen = list(dict.fromkeys(mechanisms or ()))
-    unknown = [str(x)[:40] for x in chosen if x not in MECHANISM_MAPS]
+    offered = mechanism_maps()
+    unknown = [str(x)[:40] for x in chosen if x not in offered]
     if unknown:
-        raise ValueError(say("maps.err_mechanism", lang, got=", ".join(unknown), choices=", ".join(MECHANISM_MAPS)))
+        raise ValueError(say("maps.err_mechanism", lang, got=", ".join(unknown), choices=", ".join(offered)))
     settings = (mechanism_settings or MechanismSettings()).checked(lang)
     if not maps and chosen:
         maps = [REFERENCE]
@@ -255,12 +257,10 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
 def _compute_mechanism(name, label, lazy, q, k, v, settings, block, head, should_stop=None):
     """(display array, metric row, ill-defined row count, notices, rows where KL = +inf) of one
     mechanism's exact map, priced before it is formed; ``lazy`` is the causal reference."""
-    from ..mechanisms.gla.fit import GLA_FIT_STEPS
-
     n, d = q.shape[-2], q.shape[-1]
-    fit = GLA_FIT_STEPS if name == "gla" and settings.gates == "fitted" else 0
-    cost.check(cost.estimate("mechanism", n=n, d=d, form=cost_form(name), heads=q.shape[0] if q.dim() == 3 else 1,
-                             fit_steps=fit, label=label))
+    mechanism = get_mechanism(name)
+    cost.check(cost.estimate("mechanism", n=n, d=d, form=mechanism.cost_form, heads=q.shape[0] if q.dim() == 3 else 1,
+                             fit_steps=mechanism.fit_steps(settings), label=label))
     approx = mechanism_map(name, q, k, settings, head, should_stop)
     ill = ~torch.isfinite(approx).all(-1)
     row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=d, head_dim=d)

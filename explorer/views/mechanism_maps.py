@@ -1,7 +1,8 @@
 """Decay, gates and the delta rule judged like a feature map: each registered mechanism's exact
 N x N attention matrix (``Recurrence.attention_map``, with O = M V) beside softmax in the maps tab.
 
-What each mechanism reads, so that its map is the one its recurrence computes:
+Each mechanism says what its map reads (``Recurrence.map_inputs``), so that its map is the one
+its recurrence computes; today's:
 
 - RetNet and GLA: elu+1 features of the queries and keys (a normalised kernel map), with
   RetNet's fixed decay gamma (the head's own 1 - 2^(-5-h), or the one asked for) or GLA's
@@ -19,27 +20,28 @@ softmax, whatever the tab's Causal box says (the view says so when they differ).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 
 from .. import mechanisms
 from ..catalog import MAX_SEED, STATE_LOWER_BOUND_MAX
+from ..mechanisms.gla.mechanism import GLA
 from ..text import say
 
-# The mechanisms the maps tab offers beside softmax (softmax is the reference; "linear" is
-# the elu+1 feature map the tab already has).
-MECHANISM_MAPS = tuple(name for name in mechanisms.names() if name not in ("softmax", "linear"))
-GLA_GATES = ("seeded", "fitted")
-NORMALISED = ("retnet", "gla")            # a kernel map with a normaliser: rows sum to 1
-PER_FEATURE = ("gla", "hgrn2")            # one decay per key feature: an N x N x d tensor of decays
-FEATURES = "elu1"                         # the feature map RetNet and GLA read
+GLA_GATES = GLA.GATES
+
+
+def mechanism_maps() -> tuple[str, ...]:
+    """The mechanisms the maps tab offers beside softmax, in the registry's order (softmax is
+    the reference; "linear" is the elu+1 feature map the tab already has)."""
+    return tuple(name for name in mechanisms.names() if mechanisms.get(name).beside_softmax)
 
 
 @dataclass(frozen=True)
 class MechanismSettings:
-    """The mechanisms' parameters as the maps tab's drawer sets them."""
+    """The mechanisms' parameters as the maps tab's drawer sets them (a mechanism's ``reads``
+    names those its map reads)."""
 
     gamma: float | None = None        # RetNet's decay; None: the head's own 1 - 2^(-5-h)
     gates: str = "seeded"             # GLA's gates: "seeded" or "fitted" on this head
@@ -62,76 +64,34 @@ class MechanismSettings:
         return self
 
 
+def _drawn(name: str):
+    if name not in mechanism_maps():
+        raise ValueError(f"mechanism: expected one of {', '.join(mechanism_maps())}, got {str(name)[:40]!r}")
+    return mechanisms.get(name)
+
+
 def mechanism_label(name: str, settings: MechanismSettings) -> str:
     """The label of a mechanism's map (English, as catalogue labels are; ``map_name`` shows
-    it in another language): the state tab's name, GLA's with how its gates were made."""
-    if name not in MECHANISM_MAPS:
-        raise ValueError(f"mechanism: expected one of {', '.join(MECHANISM_MAPS)}, got {str(name)[:40]!r}")
-    label = say(f"state.kind.{name}", "en")
-    if name == "gla":
-        label = say("common.qualified", "en", name=label, qualifier=say(f"maps.gates_{settings.gates}", "en"))
+    it in another language): the state tab's name, qualified where its settings say so
+    (GLA's gates: seeded or fitted)."""
+    mechanism = _drawn(name)
+    label = say(mechanism.label_key, "en")
+    qualifier = mechanism.label_qualifier(settings)
+    if qualifier is not None:
+        label = say("common.qualified", "en", name=label, qualifier=say(qualifier, "en"))
     return label
 
 
 def cost_form(name: str) -> str:
     """How ``name``'s map is formed, as the cost model prices it (``cost.MECHANISM_FORMS``)."""
-    if mechanisms.get(name).erases:
-        return "delta"
-    return "per_feature" if name in PER_FEATURE else "per_token"
-
-
-def head_gamma(head: int) -> float:
-    """RetNet's decay of head ``head``: 1 - 2^(-5-h)."""
-    return 1.0 - 2.0 ** (-5 - int(head))
-
-
-def _unit(x: torch.Tensor) -> torch.Tensor:
-    return torch.nn.functional.normalize(x, dim=-1)
+    return _drawn(name).cost_form
 
 
 def mechanism_inputs(name: str, q: torch.Tensor, k: torch.Tensor, settings: MechanismSettings, head=None,
                      should_stop=None) -> tuple:
     """(queries, keys, params) that ``mechanisms.get(name).attention_map`` takes, in float64,
-    for q, k (N, d) of head ``head`` (None: head 0) or (H, N, d) of every head (each its
-    own RetNet gamma and its own fitted gates)."""
-    from ..maps import create
-    from ..mechanisms.recurrence import seeded_projection
-
-    q, k = q.double(), k.double()
-    d = q.shape[-1]
-    mechanism = mechanisms.get(name)
-    if name in NORMALISED:
-        features = create(FEATURES, d)
-        fq, fk = features(q, is_query=True).double(), features(k).double()
-        if name == "retnet":
-            if settings.gamma is not None:
-                log_decay = torch.tensor(math.log(settings.gamma), dtype=torch.float64).view(1, 1)
-            elif q.dim() == 2:
-                log_decay = torch.tensor(math.log(head_gamma(head or 0)), dtype=torch.float64).view(1, 1)
-            else:
-                log_decay = torch.log(torch.tensor([head_gamma(h) for h in range(q.shape[0])],
-                                                   dtype=torch.float64)).view(-1, 1, 1)
-            return fq, fk, {"log_decay": log_decay}
-        if settings.gates == "seeded":
-            return fq, fk, mechanism.default_params(fq, fk, settings.seed)
-        from .. import stopping
-        from ..mechanisms.gla.fit import fit_gla_gates
-        heads = [(q, k)] if q.dim() == 2 else [(q[h], k[h]) for h in range(q.shape[0])]
-        fitted = []
-        for hq, hk in heads:
-            stopping.check(should_stop)
-            fitted.append(fit_gla_gates(hq.unsqueeze(0), hk.unsqueeze(0), features)[0].double())
-        gates = fitted[0] if q.dim() == 2 else torch.stack(fitted)
-        return fq, fk, {"log_decay": gates}
-    if name == "hgrn2":
-        from ..mechanisms.hgrn2.gates import hgrn2_log_forget
-        weight = seeded_projection(d, d, settings.seed, salt=1)
-        return _unit(q), k, {"f_log": hgrn2_log_forget(k, weight, float(settings.lower_bound))}
-    qn, kn = _unit(q), _unit(k)
-    params = mechanism.default_params(qn, kn, settings.seed)
-    if settings.beta is not None:
-        params["beta"] = torch.full_like(params["beta"], float(settings.beta))
-    return qn, kn, {key: value.double() for key, value in params.items()}
+    for q, k (N, d) of head ``head`` (None: head 0) or (H, N, d) of every head."""
+    return _drawn(name).map_inputs(q, k, settings, head, should_stop)
 
 
 def mechanism_map(name: str, q, k, settings: MechanismSettings, head=None, should_stop=None) -> torch.Tensor:
@@ -143,18 +103,4 @@ def mechanism_map(name: str, q, k, settings: MechanismSettings, head=None, shoul
 
 def settings_note(names, settings: MechanismSettings, head=None, lang: str = "en") -> str:
     """One sentence per mechanism shown: what it read and which parameters it ran with."""
-    parts = []
-    for name in names:
-        if name == "retnet":
-            gamma = settings.gamma if settings.gamma is not None else (head_gamma(head) if head is not None else None)
-            parts.append(say("maps.note_retnet", lang, gamma=f"{gamma:.6g}") if gamma is not None
-                         else say("maps.note_retnet_heads", lang))
-        elif name == "gla":
-            parts.append(say(f"maps.note_gla_{settings.gates}", lang, seed=settings.seed))
-        elif name == "hgrn2":
-            parts.append(say("maps.note_hgrn2", lang, seed=settings.seed, lb=f"{settings.lower_bound:.3g}"))
-        else:
-            beta = (say("maps.note_beta_seeded", lang, seed=settings.seed) if settings.beta is None
-                    else say("maps.note_beta_fixed", lang, beta=f"{settings.beta:.3g}"))
-            parts.append(say(f"maps.note_{name}", lang, beta=beta, seed=settings.seed))
-    return say("maps.note_sep", lang).join(parts)
+    return say("maps.note_sep", lang).join(say(_drawn(name).settings_note(settings, head), lang) for name in names)

@@ -17,7 +17,7 @@ from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, rando
 from ..text import say
 from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, map_name, metric_label,
                      sample_model, sample_notice, select_head, source_title, trained_version, where)
-from .mechanism_maps import MECHANISM_MAPS
+from .mechanism_maps import mechanism_maps
 from .maps import SPREAD_METRICS, SPREAD_SEEDS, causal_notices, maps_view, resolve_causal
 
 
@@ -255,7 +255,7 @@ def _measure_quality(sample, q, k, layer, head, rand, ms, seeds, causal, m, offe
 
     # The mechanisms too (their default settings, always causal): decay and gates judged as maps.
     shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8,
-                      spread=spread, lang=lang, session=session, should_stop=should_stop, mechanisms=MECHANISM_MAPS)
+                      spread=spread, lang=lang, session=session, should_stop=should_stop, mechanisms=mechanism_maps())
     return QualityView(curves=curves, shape_rows=shape.metrics, n_tokens=n, seeds=seeds,
                        # (the bars' note says that the mechanisms are causal: not the maps tab's notice)
                        notices=notices + [x for x in shape.notices

@@ -20,7 +20,6 @@ from ..measure import cost
 from ..text import normal_lang, say
 from .common import MAX_STATE_ELEMENTS, make_feature_map, select_head
 
-KINDS = mechanisms.state_kinds()     # the registered updates with a fixed-size state, in the tab's order
 M_RANGE = (1, 1024)
 ECHO = 40                            # characters of a refused value quoted back
 
@@ -105,8 +104,9 @@ def check_controls(map_label="elu+1", m=32, seed=0, gamma=STATE_DEFAULTS["gamma"
                    strength=STATE_DEFAULTS["strength"], lower_bound=STATE_DEFAULTS["lower_bound"],
                    beta=STATE_DEFAULTS["beta"], kind="none", lang="en") -> StateControls:
     """Every control of the tab, or a ValueError with one sentence in ``lang``."""
-    if not isinstance(kind, str) or kind not in KINDS:
-        raise ValueError(say("state.error_kind", lang, choices=", ".join(f"“{k}”" for k in KINDS), value=_shown(kind)))
+    kinds = mechanisms.state_kinds()
+    if not isinstance(kind, str) or kind not in kinds:
+        raise ValueError(say("state.error_kind", lang, choices=", ".join(f"“{k}”" for k in kinds), value=_shown(kind)))
     if map_label == REFERENCE:
         raise ValueError(say("state.error_softmax", lang))
     if not isinstance(map_label, str) or map_label not in map_choices():
@@ -133,7 +133,7 @@ def _state_inputs(sample, layer, head, c: StateControls, lang):
         notes = []
     q, k, v, layer, head, more = select_head(sample, layer, head)
     cost.check(cost.estimate("state", n=k.shape[0], d=k.shape[-1], dv=v.shape[-1], label=c.map_label, m=c.m,
-                             kinds=len(KINDS), lags=max(RECALL_LAGS), pairs=max(capacity_pairs(k.shape[-1]))))
+                             kinds=len(mechanisms.state_kinds()), lags=max(RECALL_LAGS), pairs=max(capacity_pairs(k.shape[-1]))))
     fmap, extra = make_feature_map(c.map_label, k.shape[-1], c.m, c.seed, layer=layer, head=head)
     size = k.shape[0] * max(fmap.num_features, k.shape[-1]) * v.shape[-1]
     if size > MAX_STATE_ELEMENTS:
@@ -217,7 +217,7 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
     n, d, dv = k.shape[0], k.shape[1], v.shape[1]
     traces, recall, capacity = {}, {}, {}
     probes = _probes(fmap, d, tuple(lags or ()), c)
-    for kd in KINDS:
+    for kd in mechanisms.state_kinds():
         label = kind_label(kd, lang)
         tr = state.rule_trace(k, v, _rule(kd, fmap, d, n, c, head))
         traces[label] = {"state_norm": tr.state_norm.numpy(), "effective_rank": tr.effective_rank.numpy(),
@@ -273,7 +273,7 @@ def _measure_probes(fmap, d: int, lags: tuple, c: StateControls) -> dict:
     pairs = capacity_pairs(d)
     probe = dict(gamma=c.gamma, strength=c.strength, lower_bound=c.lower_bound, beta=c.beta, seed=c.seed)
     recall, capacity = {}, {}
-    for kd in KINDS:
+    for kd in mechanisms.state_kinds():
         # Synthetic (random Gaussian keys and values, not the text): recall needs a known
         # target value, and lags far beyond a short text. An early key (written first, then
         # `lag` others) is what decay forgets; a recent one (written last, after `lag` others)

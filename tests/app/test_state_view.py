@@ -6,13 +6,13 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from explorer import catalog, figures, views
+from explorer import catalog, figures, mechanisms, views
 from explorer.forms import state
 from explorer.measure import cost
 from explorer.views import state as state_views
 from test_lecture_figures import KEPT_WORDS, english_words
 
-KINDS = ("none", "retnet", "gla", "hgrn2", "deltanet", "gated_deltanet")
+KINDS = mechanisms.state_kinds()
 # Names that stay in Latin letters in Chinese, beside the lecture's: the models, the rule's
 # name, a norm's name, and the bracket of the symbol ‖z_t‖ (no word there).
 NAMES = {"HGRN", "DeltaNet", "Gated", "Delta", "Frobenius", "RNN", "diag", "SEP", "CLS", "KiB"}

@@ -14,7 +14,10 @@ from explorer import mechanisms, views
 from explorer.measure import cost, metrics
 from explorer.sources.sample import Sample
 from explorer.text import map_name, say
-from explorer.views.mechanism_maps import MECHANISM_MAPS, MechanismSettings, mechanism_label, mechanism_map
+from explorer.mechanisms.recurrence import seeded_projection
+from explorer.views.mechanism_maps import MechanismSettings, mechanism_label, mechanism_map, mechanism_maps
+
+MECHANISM_MAPS = mechanism_maps()
 
 
 def _sample(n=13, d=8, heads=3, seed=0) -> Sample:
@@ -23,32 +26,46 @@ def _sample(n=13, d=8, heads=3, seed=0) -> Sample:
     return Sample(q, k, v, [f"t{i}" for i in range(n)], source="random")
 
 
-def _plain_inputs(name, q, k, settings: MechanismSettings, head):
-    """The documented inputs, written out again: elu+1 features for RetNet and GLA, unit
-    queries (and keys for the delta rule), gates and beta from seeded projections."""
-    from explorer.mechanisms.recurrence import seeded_projection
-    q, k = q.double(), k.double()
+# The documented inputs of each mechanism's map, written out again by hand (elu+1 features for
+# RetNet and GLA, unit queries, and keys for the delta rule, gates and beta from seeded
+# projections): the view's map must be the mechanism's own map of these.
+
+def _elu1(q, k):
+    return F.elu(q) + 1, F.elu(k) + 1
+
+
+def _plain_retnet(q, k, settings, head):
+    gamma = settings.gamma if settings.gamma is not None else 1 - 2.0 ** (-5 - head)
+    return (*_elu1(q, k), {"log_decay": torch.tensor([[math.log(gamma)]], dtype=torch.float64)})
+
+
+def _plain_gla(q, k, settings, head):
+    fq, fk = _elu1(q, k)
+    w = seeded_projection(q.shape[-1], q.shape[-1], settings.seed)
+    return fq, fk, {"log_decay": F.logsigmoid(fk @ w) / 16.0}
+
+
+def _plain_hgrn2(q, k, settings, head):
+    w = seeded_projection(q.shape[-1], q.shape[-1], settings.seed, salt=1)
+    lb = settings.lower_bound
+    f = lb + (1 - lb) * torch.sigmoid(k @ w)
+    return F.normalize(q, dim=-1), k, {"f_log": torch.log(f)}
+
+
+def _plain_delta(q, k, settings, head, gated=False):
     d = q.shape[-1]
-    if name in ("retnet", "gla"):
-        fq, fk = F.elu(q) + 1, F.elu(k) + 1
-        if name == "retnet":
-            gamma = settings.gamma if settings.gamma is not None else 1 - 2.0 ** (-5 - head)
-            return fq, fk, {"log_decay": torch.tensor([[math.log(gamma)]], dtype=torch.float64)}
-        w = seeded_projection(d, d, settings.seed)
-        return fq, fk, {"log_decay": F.logsigmoid(fk @ w) / 16.0}
-    if name == "hgrn2":
-        w = seeded_projection(d, d, settings.seed, salt=1)
-        lb = settings.lower_bound
-        f = lb + (1 - lb) * torch.sigmoid(k @ w)
-        return F.normalize(q, dim=-1), k, {"f_log": torch.log(f)}
     qn, kn = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
     beta = torch.sigmoid(kn @ seeded_projection(d, 1, settings.seed, salt=2))[..., 0]
     if settings.beta is not None:
         beta = torch.full_like(beta, settings.beta)
     params = {"beta": beta}
-    if name == "gated_deltanet":
+    if gated:
         params["log_decay"] = F.logsigmoid(kn @ seeded_projection(d, 1, settings.seed, salt=3))[..., 0] / 16.0
     return qn, kn, params
+
+
+PLAIN_INPUTS = {"retnet": _plain_retnet, "gla": _plain_gla, "hgrn2": _plain_hgrn2, "deltanet": _plain_delta,
+                "gated_deltanet": lambda *a: _plain_delta(*a, gated=True)}
 
 
 SETTINGS = [MechanismSettings(), MechanismSettings(gamma=0.8, seed=7, lower_bound=0.5, beta=0.3)]
@@ -57,12 +74,14 @@ SETTINGS = [MechanismSettings(), MechanismSettings(gamma=0.8, seed=7, lower_boun
 @pytest.mark.parametrize("settings", SETTINGS)
 @pytest.mark.parametrize("name", MECHANISM_MAPS)
 def test_the_map_drawn_is_the_mechanisms_own_map_and_its_metrics_a_float64_recomputation(name, settings):
+    if name not in PLAIN_INPUTS:
+        pytest.skip(f"no plain re-derivation of {name}'s inputs written in this test yet")
     sample = _sample()
     head = 1
     view = views.maps_view(sample, 0, head, ["softmax"], True, mechanisms=[name], mechanism_settings=settings)
     label = mechanism_label(name, settings)
     q, k, v = sample.q[0, head].double(), sample.k[0, head].double(), sample.v[0, head].double()
-    mq, mk, params = _plain_inputs(name, q, k, settings, head)
+    mq, mk, params = PLAIN_INPUTS[name](q, k, settings, head)
     mechanism = mechanisms.get(name)
     expected = mechanism.attention_map(mq, mk, **params).double()
     assert torch.allclose(torch.from_numpy(view.maps[label]).double(), expected, atol=1e-6)

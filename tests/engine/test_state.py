@@ -5,6 +5,7 @@ import math
 import pytest
 import torch
 
+from explorer import mechanisms
 from explorer.forms import state
 from explorer.mechanisms.linear import forms as linear
 from explorer.mechanisms.retnet import gates as decay
@@ -159,7 +160,7 @@ def test_decay_preset_validation(kwargs, name):
     with pytest.raises(ValueError, match=name) as err:
         state.decay_preset(args.pop("kind"), args.pop("n"), args.pop("num_features"), **args)
     if name == "kind":
-        assert all(kind in str(err.value) for kind in state.DECAY_KINDS)
+        assert all(kind in str(err.value) for kind in mechanisms.state_kinds())
 
 
 # --- associative recall ---------------------------------------------------------------

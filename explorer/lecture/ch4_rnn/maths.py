@@ -85,7 +85,7 @@ def recall(feature_map, head_dim: int, kind: str = "none", position: str = "earl
            lower_bound: float = state.HGRN2_LOWER_BOUND) -> dict:
     """``state.recall_probe`` as plain arrays, remembered per setting (the probe does not
     depend on the text, so a redraw with a new text reuses it). ``kind`` is any update of
-    ``state.DECAY_KINDS``; ``lower_bound`` is HGRN2's forget-gate bound."""
+    ``mechanisms.state_kinds()``; ``lower_bound`` is HGRN2's forget-gate bound."""
     key = (feature_map.name, getattr(feature_map, "seed", None), getattr(feature_map, "orthogonal", None),
            feature_map.num_features, head_dim, kind, position, tuple(lags), float(gamma), float(strength),
            int(seed), int(trials), float(lower_bound))

@@ -32,8 +32,10 @@ from ..memo import LRU
 DECAY_KINDS = ("none", "retnet", "gla")
 POSITIONS = ("early", "recent")
 # Forgetting by overwriting, beside decay and gates: every state update the registry holds
-# but HGRN2, whose layer-wise bound has a build of its own.
-OVERWRITE_KINDS = tuple(kind for kind in mechanisms.state_kinds() if kind != "hgrn2")
+# but those whose key is their own input gate (HGRN2), whose layer-wise bound has a build of
+# its own.
+OVERWRITE_KINDS = tuple(kind for kind in mechanisms.state_kinds()
+                        if mechanisms.writes(kind) != mechanisms.WRITES_FORGET_GATE)
 # The lag the overwriting build reads: the lecture's one recall experiment (chapter 4's).
 OVERWRITE_LAG = rnn.RECALL_KEYS
 # HGRN2's picture: a stack of this many layers with equal learned shares of the bound

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from ..recurrence import WRITES_UNIT, Recurrence, seeded_projection
+from ...text import Message
+from ..recurrence import WRITES_UNIT, Recurrence, as_float64, seeded_projection, unit
 from .forms import _check_inputs, delta_rule, delta_rule_reference, delta_step
 from . import STATE_KIND, WRITES
 
@@ -19,6 +20,21 @@ class DeltaRule(Recurrence):
     has_normaliser = False
     writes = WRITES_UNIT
     erases = True
+    reads = ("seed", "beta")
+
+    def map_inputs(self, q, k, settings, head=None, should_stop=None) -> tuple:
+        """Unit queries and keys (the delta rule's), its parameters seeded from the keys, and
+        beta one fixed value where the drawer sets one."""
+        qn, kn = unit(q.double()), unit(k.double())
+        params = self.default_params(qn, kn, settings.seed)
+        if settings.beta is not None:
+            params["beta"] = torch.full_like(params["beta"], float(settings.beta))
+        return qn, kn, as_float64(params)
+
+    def settings_note(self, settings, head=None) -> Message:
+        beta = (Message("maps.note_beta_seeded", seed=settings.seed) if settings.beta is None
+                else Message("maps.note_beta_fixed", beta=f"{settings.beta:.3g}"))
+        return Message(f"maps.note_{self.name}", beta=beta, seed=settings.seed)
 
     def default_params(self, q, k, seed: int = 0) -> dict:
         """beta_t = sigmoid(k_t . w_b) with a seeded w_b, (..., N), in (0, 1)."""

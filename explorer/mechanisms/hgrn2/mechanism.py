@@ -10,7 +10,8 @@ import math
 import torch
 
 from ..linear.map import weights_from_features
-from ..recurrence import Recurrence, seeded_projection
+from ...text import Message
+from ..recurrence import Recurrence, seeded_projection, unit
 from .forms import _check_inputs, hgrn2, hgrn2_reference
 from .gates import hgrn2_log_forget
 from . import STATE_KIND, WRITES
@@ -24,11 +25,23 @@ class HGRN2(Recurrence):
     writes = WRITES
     has_normaliser = False
     params = required = ("f_log",)
+    per_feature = True
+    reads = ("seed", "lower_bound")
 
     def default_params(self, q, k, seed: int = 0) -> dict:
         """Forget gates from the keys through a seeded W_f (d_k, d_k), bound ``LOWER_BOUND``."""
         w = seeded_projection(k.shape[-1], k.shape[-1], seed, salt=1)
         return {"f_log": hgrn2_log_forget(k.double(), w, LOWER_BOUND).to(k.dtype)}
+
+    def map_inputs(self, q, k, settings, head=None, should_stop=None) -> tuple:
+        """Unit queries, and forget gates from the keys through a seeded W_f with the
+        drawer's lower bound (its key is the input gate 1 - f: no normaliser)."""
+        q, k = q.double(), k.double()
+        weight = seeded_projection(q.shape[-1], q.shape[-1], settings.seed, salt=1)
+        return unit(q), k, {"f_log": hgrn2_log_forget(k, weight, float(settings.lower_bound))}
+
+    def settings_note(self, settings, head=None) -> Message:
+        return Message("maps.note_hgrn2", seed=settings.seed, lb=f"{settings.lower_bound:.3g}")
 
     def _map(self, q, k, **params) -> torch.Tensor:
         q, f_log, _ = _check_inputs(q, params["f_log"], q)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import torch
 
-from ..recurrence import Recurrence, WRITES_FEATURES
+from ...maps import create
+from ..recurrence import Recurrence, WRITES_FEATURES, as_float64
 from .decay import prepare_log_decay
 from .forms import linear_attention
 from .map import weights_from_features
@@ -42,6 +43,18 @@ class KernelRecurrence(Recurrence):
     has_normaliser = True
     writes = WRITES_FEATURES
     params: tuple[str, ...] = ()
+    map_features = "elu1"     # the feature map of q and k its map reads in the maps tab
+
+    def map_inputs(self, q, k, settings, head=None, should_stop=None) -> tuple:
+        """elu+1 features of the queries and keys (a normalised kernel map), and the
+        parameters ``decay_params`` gives for them."""
+        features = create(self.map_features, q.shape[-1])
+        fq, fk = features(q.double(), is_query=True).double(), features(k.double()).double()
+        return fq, fk, as_float64(self.decay_params(fq, fk, settings, head, should_stop, features))
+
+    def decay_params(self, fq, fk, settings, head, should_stop, features) -> dict:
+        """The maps tab's decay on features fq, fk: ``default_params`` with the drawer's seed."""
+        return self.default_params(fq, fk, settings.seed)
 
     def _decay(self, q, params):
         return prepare_log_decay(params.get("log_decay"), tuple(q.shape[:-2]), q.shape[-2], q.shape[-1],
@@ -77,6 +90,7 @@ class Linear(KernelRecurrence):
     name = __package__.rpartition(".")[2]     # registered under its folder's name
     state_kind = STATE_KIND
     writes = WRITES
+    beside_softmax = False      # its map is the maps tab's elu+1 map, drawn there already
 
 
 MECHANISM = Linear()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..linear.mechanism import KernelRecurrence
-from .gates import retnet_log_decay
+from ...text import Message
+from .gates import head_gamma, retnet_log_decay
 from . import STATE_KIND, WRITES
 
 
@@ -14,11 +17,26 @@ class RetNet(KernelRecurrence):
     state_kind = STATE_KIND
     writes = WRITES
     params = required = ("log_decay",)
+    reads = ("gamma",)
 
     def default_params(self, q, k, seed: int = 0) -> dict:
         """RetNet's own gamma for each of the H heads of (B, H, N, d) keys, (H, 1, 1)."""
         heads = k.shape[-3] if k.dim() >= 3 else 1
         return {"log_decay": retnet_log_decay(heads).to(k.dtype)}
+
+    def decay_params(self, fq, fk, settings, head, should_stop, features) -> dict:
+        """The drawer's gamma, or each head's own: (1, 1) for one, (H, 1, 1) for every head."""
+        if settings.gamma is not None or fq.dim() == 2:
+            gamma = settings.gamma if settings.gamma is not None else head_gamma(head or 0)
+            return {"log_decay": torch.tensor(math.log(gamma), dtype=torch.float64).view(1, 1)}
+        gammas = torch.tensor([head_gamma(h) for h in range(fq.shape[0])], dtype=torch.float64)
+        return {"log_decay": torch.log(gammas).view(-1, 1, 1)}
+
+    def settings_note(self, settings, head=None) -> Message:
+        gamma = settings.gamma if settings.gamma is not None else (head_gamma(head) if head is not None else None)
+        if gamma is None:
+            return Message("maps.note_retnet_heads")
+        return Message("maps.note_retnet", gamma=f"{gamma:.6g}")
 
     def gate_preset(self, n, m, *, log_gamma, strength, seed, head, dtype):
         """log gamma at every step, one value for all features: ``log_gamma`` if given, else

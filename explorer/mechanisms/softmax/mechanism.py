@@ -18,6 +18,7 @@ class Softmax(Recurrence):
     state_kind = STATE_KIND
     writes = WRITES
     has_normaliser = True
+    beside_softmax = False          # it is the reference the others are drawn beside
 
     def _map(self, q, k, **params) -> torch.Tensor:
         return softmax_map(q, k, causal=True)
