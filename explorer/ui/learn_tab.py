@@ -11,12 +11,11 @@ The tab has its own model picker, offering what the data panel offers (the embed
 the packaged causal SmolLM2, a folder or Hub id where the server allows it); the layer and
 head controls follow it, links carry it as ``model=``, and ``/learn`` takes it as ``model``
 ("" = the embedded MiniLM). The hybrids (part 2) and the shipped maps are MiniLM's only.
+The hybrids' handler and figures are in ``hybrid_panel``; what the parts share is in ``learn_base``.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import math
 import threading
 from dataclasses import dataclass
@@ -29,59 +28,16 @@ from ..stopping import StopSignal
 from ..text import ModelName, say, say_error
 from . import common, i18n, server, validate
 from . import source as source_panel
+from .hybrid_panel import HYBRID_CHOICES, MODES, hybrid_summary, hybrid_views, render_hybrid, run_hybrid
+from .learn_base import HELDOUT_DEFAULT, KINDS, N_HEADS, N_LAYERS, _engine, _int, _lang, guarded_stream, map_name
 
-N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
 ALL_HEADS = f"all {N_LAYERS * N_HEADS} heads"   # the head menu's value for "every head", whatever the model
-# The learned maps' labels follow the page's language; the fixed maps' names stay as they are.
-HYBRID_CHOICES = [(i18n.label(f"hybrid_map_{name}") if name in ("hedgehog", "luna") else label, name)
-                  for name, label in catalog.HYBRID_MAP_LABELS.items()]
-MODES = ["chosen layers", "greedy"]
-KINDS = {"hedgehog": "Hedgehog", "luna": "LUNA"}
 PRETRAINED_LAYER = 2          # the embedded MiniLM's layer scripts/train_lecture_maps.py ships maps for
 LEARN_OUTPUTS = 10            # LearnTab.learn_outputs
 # The engine's (explorer.experiments.learning, views.learn), repeated so the tab builds before
 # the engine is imported; a test holds them equal.
 DEFAULT_SEEDS, MAX_SEEDS = 3, 8
-HELDOUT_DEFAULT = 16          # held-out texts a comparison reads, unless the visitor asks fewer
 COMPARISON_KEYS = ("map", "m", "kl", "kl_sd", "kl_median", "kl_median_sd", "entropy", "mono")
-
-
-def _engine():
-    """(figures_learned, learn_views), imported on first use: see common.import_engine."""
-    common.import_engine()
-    from ..figures import learn as figures_learned
-    from ..views import learn as learn_views
-    return figures_learned, learn_views
-
-
-def hybrid_views():
-    """explorer.views.hybrid, imported on first use (see _engine)."""
-    common.import_engine()
-    from ..views import hybrid
-    return hybrid
-
-
-def guarded_stream(fn):
-    """``common.guarded`` for generator handlers: their errors surface while iterating,
-    after a plain wrapper has already returned."""
-    end = object()
-    signature = inspect.signature(fn)
-
-    def step(gen, lang="en"):     # lang: the toasts' language, as the handler was called
-        return next(gen, end)
-    step.__name__ = fn.__name__   # what the server log names when something unexpected fails
-    step = common.guarded(step)
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        lang = common.handler_lang(signature, args, kwargs)
-        gen = fn(*args, **kwargs)
-        try:
-            while (item := step(gen, lang=lang)) is not end:
-                yield item
-        finally:
-            gen.close()     # a cancelled event closes us: close the inner generator (stops training)
-    return wrapper
 
 
 @dataclass
@@ -171,10 +127,6 @@ N_LEARN_OUTPUTS = 10
 # Rendering: results -> figures and text
 # ---------------------------------------------------------------------------------------
 
-def _lang(lang) -> str:
-    return i18n.normal_lang(lang)
-
-
 def scope(view, lang="en") -> str:
     if view.all_heads:
         layers, heads = view.kl_ratio.shape
@@ -182,10 +134,6 @@ def scope(view, lang="en") -> str:
     if view.whole_layer:
         return say("learn.scope_layer", lang, layer=view.layer, heads=view.kl_ratio.shape[1])
     return say("learn.scope_one", lang, layer=view.layer, head=view.head)
-
-
-def map_name(kind: str, lang="en") -> str:
-    return say(f"learn.map_{kind}", lang)
 
 
 def render_learn(view, presentation=False, lang="en"):
@@ -232,17 +180,6 @@ def render_learn(view, presentation=False, lang="en"):
         heatmap = fl.kl_ratio_heatmap(view.kl_ratio, style=presentation, lang=lang, map_label=KINDS[view.kind],
                                       layer_labels=labels)
     return loss, comparison, tradeoff, heatmap
-
-
-def render_hybrid(view, presentation=False, lang="en"):
-    if view is None:
-        return None, None
-    fl, _ = _engine()
-    lang = _lang(lang)
-    label = map_name(view.map_name, lang) if view.map_name in KINDS else view.map_label
-    cosine = fl.hybrid_cosine(view.path, view.n_layers, label, style=presentation, lang=lang)
-    drift = fl.hybrid_drift(view.drift, view.linear_layers, label, style=presentation, lang=lang)
-    return cosine, drift
 
 
 def ordering(view, lang="en") -> str:
@@ -494,43 +431,6 @@ def shipped_on_open(kind="hedgehog", heldout_count=HELDOUT_DEFAULT, presentation
                         request=request, progress=progress)
 
 
-@common.guarded
-def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_features=64, seed=0, heldout_count=HELDOUT_DEFAULT,
-               presentation=False, trained=None, lang="en", model: str = "", progress=gr.Progress()):
-    """Make some layers of the embedded MiniLM linear and measure the cost (``model``: "" or
-    all-MiniLM-L6-v2; another model is refused in one sentence).
-
-    Returns (cosine figure, drift figure, table of configurations, summary, view).
-    """
-    _, lv = _engine()
-    lang = _lang(lang)
-    lv.check_minilm_only(model, "hybrid", lang)
-    if mode not in MODES:
-        raise gr.Error(say("learn.bad_mode", lang), print_exception=False)
-    trained_map = (trained or {}).get(map_name) if isinstance(trained, dict) else trained
-    if map_name in KINDS and trained_map is None:
-        raise gr.Error(say("learn.no_map", lang, map=KINDS[map_name], count=N_LAYERS * N_HEADS),
-                       title=say("learn.no_map_title", lang), print_exception=False)
-    chosen = "greedy" if mode == "greedy" else [_int(i, "layers") for i in (layers or [])]
-    if chosen != "greedy" and not chosen:
-        raise gr.Error(say("learn.no_layers", lang), print_exception=False)
-    view = hybrid_views().hybrid_view(map_name, chosen, _int(budget, "budget"), trained_map=trained_map,
-                          num_features=_int(num_features, "num_features"), seed=_int(seed or 0, "seed"),
-                          heldout_count=_int(heldout_count, "heldout_count"),
-                          progress=lambda f, msg: progress(f))
-    cosine, drift = render_hybrid(view, presentation, lang)
-    return cosine, drift, hybrid_views().hybrid_table(view, lang=lang), hybrid_summary(view, lang), view
-
-
-def hybrid_summary(view, lang="en") -> str:
-    lang = _lang(lang)
-    none = say("learn.hyb_none", lang)
-    return say("learn.hyb_summary", lang, map=say(f"learn.map_{view.map_name}", lang),
-             linear=", ".join(map(str, view.linear_layers)) or none, kept=", ".join(map(str, view.kept_softmax)) or none,
-             mean=f"{view.cosine_mean:.4f}", worst=f"{view.cosine_min:.4f}", count=view.n_texts,
-             seconds=f"{view.seconds:.1f}")
-
-
 def learn_query(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=HELDOUT_DEFAULT,
                 hybrid_map="elu1", mode="greedy", layers=(2, 3), budget=2, hybrid_m=64, kind="hedgehog", model="",
                 seeds=DEFAULT_SEEDS, presentation=False, *linearize) -> str:
@@ -588,13 +488,6 @@ def model_choices() -> list[tuple]:
     """The data panel's model entries, less "other…": here a folder or Hub id is typed into
     the menu itself, where the server allows one."""
     return [choice for choice in source_panel.model_choices() if choice[1] != source_panel.OTHER_MODEL]
-
-
-def _int(value, name: str) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a whole number, got {str(value)[:40]!r}") from None
 
 
 # ---------------------------------------------------------------------------------------

@@ -57,7 +57,8 @@ def _warm_deeper(view, lang: str) -> None:
     elif params.get("tab") == "learn" and params.get("model"):
         from ..views import learn as learn_views
         from ..views.common import forget_trained
-        from .learn_tab import DEFAULT_SEEDS, HELDOUT_DEFAULT
+        from .learn_base import HELDOUT_DEFAULT
+        from .learn_tab import DEFAULT_SEEDS
         learn_views.pretrained_result("hedgehog", int(params.get("llayer", 0)), HELDOUT_DEFAULT,
                                       session=WARM_SESSION, model=params["model"], lang=lang, seeds=DEFAULT_SEEDS)
         forget_trained(WARM_SESSION)

@@ -15,7 +15,7 @@ import pandas as pd
 from ..stopping import StopSignal
 from ..text import normal_lang, say
 from . import common, i18n, server
-from .learn_tab import guarded_stream
+from .learn_base import guarded_stream
 
 DEFAULT_PROMPT = say("linearize.default_prompt", "en")
 # A prompt the visitor has not changed follows the page's language.

@@ -201,9 +201,9 @@ def test_learn_link_holds_every_control():
 
 def test_hybrid_error_is_plain_text():
     import gradio as gr
-    from explorer.ui import learn_tab
+    from explorer.ui import hybrid_panel
     with pytest.raises(gr.Error) as excinfo:
-        learn_tab.run_hybrid(map_name="hedgehog", trained=None)
+        hybrid_panel.run_hybrid(map_name="hedgehog", trained=None)
     message = str(excinfo.value.message if hasattr(excinfo.value, "message") else excinfo.value)
     assert "*" not in message and "Hedgehog" in message
 

@@ -19,7 +19,7 @@ from explorer.views import hybrid as hv
 from explorer.views import learn as lv
 from explorer.maps import learned
 from explorer.maps.learned import Hedgehog
-from explorer.ui import learn_tab
+from explorer.ui import hybrid_panel, learn_tab
 
 TINY = dict(num_features=8, steps=10, seed=1, train_count=2, heldout_count=2)
 
@@ -183,9 +183,9 @@ def test_tab_builds_and_handlers_answer(one_head):
     with pytest.raises(gr.Error, match="layer"):
         list(learn_tab.run_learn(9, "0", 8, 10, 1, 2, 2))
     with pytest.raises(gr.Error, match="Hedgehog"):
-        learn_tab.run_hybrid("hedgehog", "chosen layers", [2], trained=None)
+        hybrid_panel.run_hybrid("hedgehog", "chosen layers", [2], trained=None)
     with pytest.raises(gr.Error, match="at least one layer"):
-        learn_tab.run_hybrid("elu1", "chosen layers", [], heldout_count=1)
+        hybrid_panel.run_hybrid("elu1", "chosen layers", [], heldout_count=1)
 
     # settings already trained by the fixture: the generator finishes at once from the cache
     *_, final = learn_tab.run_learn(1, "4", 8, 10, 1, 2, 2)
@@ -203,7 +203,7 @@ def test_tab_builds_and_handlers_answer(one_head):
     with pytest.raises(gr.Error, match="file"):
         learn_tab.load_trained(__file__, 1, "4", 2)
 
-    cosine, drift, htable, hsummary, hview = learn_tab.run_hybrid("elu1", "chosen layers", [3], heldout_count=1)
+    cosine, drift, htable, hsummary, hview = hybrid_panel.run_hybrid("elu1", "chosen layers", [3], heldout_count=1)
     assert list(drift.data[0].x) + list(drift.data[1].x) and "cosine" in hsummary and len(htable) == 1
 
 

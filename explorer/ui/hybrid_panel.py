@@ -1,0 +1,73 @@
+"""The learn tab's part 2, the hybrids: some layers of the embedded MiniLM made linear with a
+chosen map, and what that costs. The ``/hybrid`` handler, its figures and its summary; the
+numbers come from ``explorer.views.hybrid``. ``learn_tab`` lays the part out and wires it.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from .. import catalog
+from ..text import say
+from . import common, i18n
+from .learn_base import HELDOUT_DEFAULT, KINDS, N_HEADS, N_LAYERS, _engine, _int, _lang, map_name
+
+# The learned maps' labels follow the page's language; the fixed maps' names stay as they are.
+HYBRID_CHOICES = [(i18n.label(f"hybrid_map_{name}") if name in ("hedgehog", "luna") else label, name)
+                  for name, label in catalog.HYBRID_MAP_LABELS.items()]
+MODES = ["chosen layers", "greedy"]
+
+
+def hybrid_views():
+    """explorer.views.hybrid, imported on first use (see _engine)."""
+    common.import_engine()
+    from ..views import hybrid
+    return hybrid
+
+
+def render_hybrid(view, presentation=False, lang="en"):
+    if view is None:
+        return None, None
+    fl, _ = _engine()
+    lang = _lang(lang)
+    label = map_name(view.map_name, lang) if view.map_name in KINDS else view.map_label
+    cosine = fl.hybrid_cosine(view.path, view.n_layers, label, style=presentation, lang=lang)
+    drift = fl.hybrid_drift(view.drift, view.linear_layers, label, style=presentation, lang=lang)
+    return cosine, drift
+
+
+@common.guarded
+def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_features=64, seed=0, heldout_count=HELDOUT_DEFAULT,
+               presentation=False, trained=None, lang="en", model: str = "", progress=gr.Progress()):
+    """Make some layers of the embedded MiniLM linear and measure the cost (``model``: "" or
+    all-MiniLM-L6-v2; another model is refused in one sentence).
+
+    Returns (cosine figure, drift figure, table of configurations, summary, view).
+    """
+    _, lv = _engine()
+    lang = _lang(lang)
+    lv.check_minilm_only(model, "hybrid", lang)
+    if mode not in MODES:
+        raise gr.Error(say("learn.bad_mode", lang), print_exception=False)
+    trained_map = (trained or {}).get(map_name) if isinstance(trained, dict) else trained
+    if map_name in KINDS and trained_map is None:
+        raise gr.Error(say("learn.no_map", lang, map=KINDS[map_name], count=N_LAYERS * N_HEADS),
+                       title=say("learn.no_map_title", lang), print_exception=False)
+    chosen = "greedy" if mode == "greedy" else [_int(i, "layers") for i in (layers or [])]
+    if chosen != "greedy" and not chosen:
+        raise gr.Error(say("learn.no_layers", lang), print_exception=False)
+    view = hybrid_views().hybrid_view(map_name, chosen, _int(budget, "budget"), trained_map=trained_map,
+                          num_features=_int(num_features, "num_features"), seed=_int(seed or 0, "seed"),
+                          heldout_count=_int(heldout_count, "heldout_count"),
+                          progress=lambda f, msg: progress(f))
+    cosine, drift = render_hybrid(view, presentation, lang)
+    return cosine, drift, hybrid_views().hybrid_table(view, lang=lang), hybrid_summary(view, lang), view
+
+
+def hybrid_summary(view, lang="en") -> str:
+    lang = _lang(lang)
+    none = say("learn.hyb_none", lang)
+    return say("learn.hyb_summary", lang, map=say(f"learn.map_{view.map_name}", lang),
+             linear=", ".join(map(str, view.linear_layers)) or none, kept=", ".join(map(str, view.kept_softmax)) or none,
+             mean=f"{view.cosine_mean:.4f}", worst=f"{view.cosine_min:.4f}", count=view.n_texts,
+             seconds=f"{view.seconds:.1f}")

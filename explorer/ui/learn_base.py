@@ -1,0 +1,64 @@
+"""What the learn tab's parts share (the learn part in ``learn_tab``, the hybrid panel in
+``hybrid_panel``, and the Linearize section's streaming handlers): the embedded model's shape,
+the learned maps' names, the held-out default, the engine imported on first use, the guard
+of streaming handlers, and the reading of the page's language and of whole numbers.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+from .. import catalog
+from ..text import say
+from . import common, i18n
+
+N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
+KINDS = {"hedgehog": "Hedgehog", "luna": "LUNA"}
+HELDOUT_DEFAULT = 16          # held-out texts a comparison reads, unless the visitor asks fewer
+
+
+def _engine():
+    """(figures_learned, learn_views), imported on first use: see common.import_engine."""
+    common.import_engine()
+    from ..figures import learn as figures_learned
+    from ..views import learn as learn_views
+    return figures_learned, learn_views
+
+
+def guarded_stream(fn):
+    """``common.guarded`` for generator handlers: their errors surface while iterating,
+    after a plain wrapper has already returned."""
+    end = object()
+    signature = inspect.signature(fn)
+
+    def step(gen, lang="en"):     # lang: the toasts' language, as the handler was called
+        return next(gen, end)
+    step.__name__ = fn.__name__   # what the server log names when something unexpected fails
+    step = common.guarded(step)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        lang = common.handler_lang(signature, args, kwargs)
+        gen = fn(*args, **kwargs)
+        try:
+            while (item := step(gen, lang=lang)) is not end:
+                yield item
+        finally:
+            gen.close()     # a cancelled event closes us: close the inner generator (stops training)
+    return wrapper
+
+
+def _lang(lang) -> str:
+    return i18n.normal_lang(lang)
+
+
+def map_name(kind: str, lang="en") -> str:
+    return say(f"learn.map_{kind}", lang)
+
+
+def _int(value, name: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a whole number, got {str(value)[:40]!r}") from None
