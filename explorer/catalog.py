@@ -133,6 +133,7 @@ def metric_help() -> list[tuple[str, str]]:
 # ---------------------------------------------------------------------------------------
 
 PRESETS = ("gaussian", "clustered", "local", "needle")   # random Q, K: explorer.sources.synthetic
+SOURCES = ("text", "random", "file")     # where the data panel takes Q, K, V from
 EMBEDDED_SHAPE = (6, 12, 32)   # all-MiniLM-L6-v2, the embedded model: layers, heads, head dim
 EMBEDDED_MODEL = "all-MiniLM-L6-v2"
 # The causal model shipped in a PyPI package (explorer.sources.packaged converts it once).

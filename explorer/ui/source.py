@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import gradio as gr
 
 from .. import catalog
-from ..catalog import CAUSAL_MODEL, EMBEDDED_MODEL, EMBEDDED_SHAPE, MAX_HEAD_DIM, MAX_SEED, MAX_TOKENS, PRESETS
+from ..catalog import (CAUSAL_MODEL, EMBEDDED_MODEL, EMBEDDED_SHAPE, MAX_HEAD_DIM, MAX_SEED, MAX_TOKENS, PRESETS,
+                       SOURCES)
 from . import i18n
 from .common import ASSETS, import_engine
 
-SOURCES = ("text", "random", "file")
 OTHER_MODEL = "other…"          # the picker's entry that opens the box for a folder or Hub id
 
 

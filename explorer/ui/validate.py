@@ -610,7 +610,7 @@ def waits_for_upload(tab_id: str, args) -> bool:
     """True when a data tab would draw the "file" source with nothing uploaded: an automatic
     draw (a link opening, a tab opening) then waits, and the link's notice says why, instead
     of each draw repeating "no file uploaded". The tab's own button still answers it."""
-    from .source import SOURCES
+    from ..catalog import SOURCES
 
     return (tab_id in ("maps", "quality", "state") and len(args) >= 8 and args[0] == SOURCES[2]
             and not args[7])

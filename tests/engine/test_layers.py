@@ -119,6 +119,53 @@ def test_no_import_points_upward():
     assert named == []
 
 
+def import_cycles(modules: dict[str, Path] = MODULES) -> list[list[str]]:
+    """Every group of modules that import one another, directly or round a loop (the strongly
+    connected components of the import graph with more than one module)."""
+    edges = {module: sorted(t for t in imported_modules(module, path) if t in modules and t != module)
+             for module, path in modules.items()}
+    order, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def visit(module):
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        on_stack.add(module)
+        for target in edges[module]:
+            if target not in order:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], order[target])
+        if low[module] == order[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+                on_stack.discard(group[-1])
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in modules:
+        if module not in order:
+            visit(module)
+    return groups
+
+
+def test_no_import_cycle():
+    # Within a layer too: two modules that need each other are one idea split in two, or a
+    # shared piece that belongs below both.
+    assert import_cycles() == []
+
+
+def test_an_import_cycle_is_caught(tmp_path):
+    files = {"explorer.ui.a": "from .b import f\n", "explorer.ui.b": "def f():\n    from .c import x\n",
+             "explorer.ui.c": "from .a import y\n", "explorer.ui.d": "from .a import y\n"}
+    modules = {}
+    for name, source in files.items():
+        modules[name] = tmp_path / f"{name.rpartition('.')[2]}.py"
+        modules[name].write_text(source, encoding="utf-8")
+    assert import_cycles(modules) == [["explorer.ui.a", "explorer.ui.b", "explorer.ui.c"]]
+
+
 @pytest.mark.parametrize("source, expected", [
     ("from ..measure import cost\n", {"explorer.measure.cost"}),
     ("from ..measure.cost import BLOCK_ELEMENTS\n", {"explorer.measure.cost"}),
