@@ -165,18 +165,42 @@ def run(corpus: Corpus, settings: ProbeSettings, out, device: str = "cpu", shard
         print(file=sys.stderr)
     record = provenance(settings, device, corpus, shard)
     record["failed"] = [{"text_index": i, "why": why} for i, why in failed]
-    table = finish(files, settings, record)
+    table = finish(files, settings, record, texts)
     return {"table": table, "paths": files, "failed": failed, "provenance": record}
 
 
-def finish(files: dict, settings: ProbeSettings, record: dict) -> pd.DataFrame | None:
-    """Write the Parquet and the provenance of a complete CSV; returns the tidy table."""
+def finish(files: dict, settings: ProbeSettings, record: dict, texts=()) -> pd.DataFrame | None:
+    """Write the Parquet and the provenance of a complete CSV; returns the tidy table.
+    ``texts`` (line index, text) are those the run was given: the ones the table holds go
+    into the provenance's ``texts`` (``texts_read``)."""
     if not files["csv"].exists():
         table = pd.DataFrame(columns=list(COLUMNS))
     else:
         table = tidy(read_table(files["csv"]), settings.maps)
+    record["texts"] = texts_read(table, texts)
     write(table, files, record)
     return table
+
+
+TEXT_ROLE = "probe"
+
+
+def texts_read(table: pd.DataFrame, texts) -> list[dict]:
+    """The provenance's ``texts`` of a probe: each text of ``texts`` (line index, text) that
+    ``table`` holds, told by digest as a corpus is too large to repeat (explorer.provenance,
+    ``text_digest``): role "probe", its line ``index``, ``sha256`` of its UTF-8, ``chars``,
+    and ``tokens``, how many the model read (after ``max_tokens``), in line order."""
+    from .probe import text_digest
+
+    held = table.drop_duplicates(["text_index", "text_sha256"])
+    tokens = {(int(i), str(h)): int(n) for i, h, n in zip(held["text_index"], held["text_sha256"], held["n_tokens"])}
+    out = []
+    for index, text in sorted(texts, key=lambda pair: pair[0]):
+        key = (int(index), text_digest(text))
+        if key in tokens:
+            out.append({"role": TEXT_ROLE, "index": key[0], "sha256": key[1], "chars": len(text),
+                        "tokens": tokens[key]})
+    return out
 
 
 def write(table: pd.DataFrame, files: dict, record: dict) -> None:
@@ -218,6 +242,9 @@ def merge(parts, out) -> dict:
                              f"({record.get('settings')} against {first.get('settings')})")
         if (record.get("corpus") or {}).get("sha256") != (first.get("corpus") or {}).get("sha256"):
             raise ValueError(f"{files['csv']}: from another corpus than {parts[0]['csv']}")
+        if _model_files(record) != _model_files(first):
+            raise ValueError(f"{files['csv']}: read by another model file than {parts[0]['csv']} "
+                             f"(SHA-256 {_model_files(record)} against {_model_files(first)})")
     table = pd.concat(tables, ignore_index=True)
     texts = table.drop_duplicates(["text_index", "text_sha256"])
     clash = texts["text_index"].duplicated(keep=False)
@@ -227,11 +254,41 @@ def merge(parts, out) -> dict:
     table = tidy(table.drop_duplicates(list(KEY_COLUMNS)), first["settings"]["maps"])
     total = (first.get("corpus") or {}).get("texts")
     failed = sorted({f["text_index"] for r in records for f in r.get("failed", [])})
-    record = {key: first[key] for key in ("schema", "settings", "settings_sha256", "model", "corpus")}
-    record["shards"] = [{k: r.get(k) for k in ("shard", "device", "engine", "versions", "failed")} for r in records]
+    record = merged_record(records)
     files = paths(out)
     files["csv"].parent.mkdir(parents=True, exist_ok=True)
     write(table, files, record)
     have = int(table["text_index"].nunique()) if len(table) else 0
     missing = None if total is None else max(0, int(total) - have - len(failed))
     return {"table": table, "paths": files, "missing": missing, "failed": failed}
+
+
+# What each shard's record says of its own run: kept per shard in a merge, where they may differ.
+SHARD_FIELDS = ("shard", "device", "created_utc", "engine", "python", "platform", "packages", "models", "failed")
+
+
+def _model_files(record: dict) -> list:
+    """The SHA-256 of each model file a record names, in order: what a merge must share."""
+    return [file.get("sha256") for model in record.get("models") or [] for file in model.get("files") or []]
+
+
+def merged_record(records: list) -> dict:
+    """The provenance of shards merged: every field of the first shard's record (the same
+    settings, corpus and model files in every shard, which ``merge`` checks), with what
+    differs from shard to shard joined: ``created_utc`` the latest (when the last of the
+    numbers was computed), ``seeds`` and ``failed`` the union, ``texts`` every text of every
+    shard once, in line order; ``shard`` and ``device`` none at the top (each shard's is in
+    ``shards``, with its own engine, Python, platform, packages, models and failures)."""
+    first = records[0]
+    record = dict(first)
+    record["created_utc"] = max(str(r.get("created_utc") or "") for r in records) or None
+    record["seeds"] = sorted({int(seed) for r in records for seed in r.get("seeds") or []})
+    record["failed"] = sorted({(f["text_index"], f.get("why")) for r in records for f in r.get("failed") or []})
+    record["failed"] = [{"text_index": i, "why": why} for i, why in record["failed"]]
+    texts = {(t["index"], t["sha256"]): t for r in records for t in r.get("texts") or []}
+    record["texts"] = [texts[key] for key in sorted(texts)]
+    devices = {r.get("device") for r in records}
+    record["device"] = devices.pop() if len(devices) == 1 else None
+    record["shard"] = None
+    record["shards"] = [{key: r.get(key) for key in SHARD_FIELDS} for r in records]
+    return record

@@ -169,3 +169,64 @@ def test_the_learn_tables_median_row_is_the_median_over_every_covered_row():
     assert abs(every_row - of_medians) > 1e-4                   # the input tells the two apart
     assert shown["elu1"] == pytest.approx(every_row, rel=1e-6)
     assert float(quality["elu1"]["kl_median_pooled"]) == pytest.approx(every_row, rel=1e-6)
+
+
+# ---------------------------------------------------------------- the merged probe's provenance
+
+PROBE_TEXTS = ["The cat sat on the mat because it was warm.", "",
+               "Attention is kernel regression: each query averages the values.",
+               "Linear attention replaces the exponential with a dot product of features."]
+
+
+@pytest.mark.slow
+def test_two_shards_merged_keep_every_provenance_field(tmp_path):
+    import hashlib
+    import importlib.metadata
+    import json
+
+    import pyarrow.parquet as pq
+
+    from explorer import provenance
+    from explorer.experiments import probe, probe_table
+
+    settings = probe.ProbeSettings(maps=("elu1",), layers=(2,), heads=(0,), seed=3)
+    corpus = probe.Corpus.from_lines(PROBE_TEXTS)
+    shards = [probe_table.run(corpus, settings, tmp_path / "part", shard=(i, 2), progress=lambda *_: None)
+              for i in range(2)]
+    records = [json.loads(s["paths"]["json"].read_text()) for s in shards]
+    merged = probe_table.merge([s["paths"]["csv"] for s in shards], tmp_path / "merged")
+    record = json.loads(merged["paths"]["json"].read_text())
+    in_parquet = json.loads(pq.read_schema(merged["paths"]["parquet"]).metadata[b"explorer.probe"])
+    assert in_parquet == record
+
+    # Every field of the schema is there, as the shards wrote it.
+    for key in records[0]:
+        assert key in record, key
+    assert record["schema"] == provenance.SCHEMA and record["schema_version"] == provenance.SCHEMA_VERSION
+    assert record["created_utc"] == max(r["created_utc"] for r in records)
+    assert record["seeds"] == [3]
+    files = [f for m in record["models"] for f in m["files"]]
+    assert files and files == [f for m in records[0]["models"] for f in m["files"]]
+    from explorer.sources.text import get_model
+    loaded = get_model(settings.model)
+    on_disk = provenance.model_files(str(loaded.name), str(loaded.path))
+    assert [f["sha256"] for f in files] == [provenance.file_sha256(p) for p in on_disk]
+    # The versions are the packages' own, at the top and per shard: never null.
+    assert record["packages"]["torch"] == importlib.metadata.version("torch")
+    for shard, own in zip(record["shards"], records):
+        assert shard["packages"] == own["packages"] and shard["packages"]["numpy"]
+        assert shard["created_utc"] == own["created_utc"] and shard["engine"] == own["engine"]
+        assert shard["models"] == own["models"] and shard["shard"] == own["shard"]
+    assert [s["shard"]["index"] for s in record["shards"]] == [0, 1]
+
+    # The texts read, by digest: lines 0, 2 and 3 (line 1 is blank), each with its tokens.
+    table = merged["table"].drop_duplicates("text_index").set_index("text_index")
+    assert [t["index"] for t in record["texts"]] == [0, 2, 3]
+    for entry in record["texts"]:
+        words = PROBE_TEXTS[entry["index"]]
+        assert entry["role"] == "probe" and entry["chars"] == len(words)
+        assert entry["sha256"] == hashlib.sha256(words.encode("utf-8")).hexdigest()
+        assert entry["tokens"] == int(table.loc[entry["index"], "n_tokens"])
+    # Each shard names its own texts; the merge names each once.
+    assert [[t["index"] for t in r["texts"]] for r in records] == [[0, 2], [3]]
+    assert "inputs" in record
