@@ -12,18 +12,17 @@ it the way a lecturer can defend it:
   and the N where a linear form overtakes the quadratic one.
 
 Every timed function is the engine's own code path (``method_function``), and the tests
-hold each one to the N x N reference, so the benchmark times what the app computes.
+hold each one to the N x N reference, so the benchmark times what the app computes. The
+peak-memory measurement is in ``peak_memory``; the device helpers in ``device``.
 """
 
 from __future__ import annotations
 
 import csv
-import ctypes
 import io
 import json
 import math
 import statistics
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -41,6 +40,8 @@ from ..text import Message
 from .cost import (  # noqa: F401  (the cost model is the lower layer; these stay importable from here)
     CHUNK_SIZE, QUADRATIC, _check_method, estimate_memory_bytes, flop_counts, method_flops,
 )
+from .device import _device, _sync
+from .peak_memory import measure_peak_bytes
 
 # The page's names for the timed forms live in the catalogue (no torch there).
 METHOD_LABELS = SWEEP_METHOD_LABELS
@@ -105,24 +106,6 @@ def method_function(method: str, feature_map, causal: bool, chunk_size: int = CH
 # --------------------------------------------------------------------------- measurement
 
 
-def _device(device) -> torch.device:
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
-        raise ValueError(f"device: cannot parse {device!r} ({exc})") from None
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device: {device!r} was asked for but CUDA is not available on this machine "
-                         f"(torch {torch.__version__}); use device='cpu'")
-    if dev.type not in ("cpu", "cuda"):
-        raise ValueError(f"device: only 'cpu' and 'cuda' are supported, got {device!r}")
-    return dev
-
-
-def _sync(dev: torch.device) -> None:
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-
-
 def matmul_gflops(size: int = 2048, repeats: int = 5, device="cpu") -> float:
     """Dense float32 matmul rate (median of ``repeats`` after one warm-up), in GFLOP/s:
     the roofline every other rate in a sweep is compared with."""
@@ -141,110 +124,6 @@ def matmul_gflops(size: int = 2048, repeats: int = 5, device="cpu") -> float:
         _sync(dev)
         times.append(time.perf_counter() - start)
     return 2 * size ** 3 / statistics.median(times) / 1e9
-
-
-_LIBC = None
-_M_MMAP_THRESHOLD = -3            # glibc mallopt parameter
-_MMAP_SMALL = 128 << 10           # glibc's initial threshold: every tensor buffer gets its own mmap
-_MMAP_LARGE = 32 << 20            # the ceiling glibc's own dynamic threshold climbs to
-
-
-def _glibc():
-    global _LIBC
-    if _LIBC is None:
-        try:
-            _LIBC = ctypes.CDLL("libc.so.6")
-            _LIBC.malloc_trim, _LIBC.mallopt  # noqa: B018 - both must exist
-        except (OSError, AttributeError):
-            _LIBC = False
-    return _LIBC or None
-
-
-def _exact_heap(on: bool) -> None:
-    """Make the RSS high-water mark follow live tensor buffers during a measurement.
-
-    glibc raises its mmap threshold (up to 32 MiB) after big buffers are freed, so later
-    buffers come from the heap, where freed chunks stay resident and fragmentation inflates
-    RSS (chunked N=65536: ~85 MB of RSS for a 45 MB live peak, varying run to run). While
-    measuring, every buffer over 128 KiB is its own mmap, returned on free; afterwards the
-    threshold is pinned at glibc's own ceiling, which a warm process reaches anyway, so
-    timings keep reusing heap memory as before.
-    """
-    libc = _glibc()
-    if libc is None:
-        return  # not glibc: the measurement is just less strict
-    libc.malloc_trim(0)  # hand back what earlier runs left resident before resetting the mark
-    libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_SMALL if on else _MMAP_LARGE)
-
-
-def _status_kb(field_name: str) -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field_name + ":"):
-                return int(line.split()[1])
-    raise OSError(f"{field_name} not in /proc/self/status")
-
-
-def measure_peak_bytes(fn: Callable, device="cpu"):
-    """Run ``fn()`` once; return (its result, extra peak bytes or None where unmeasurable).
-
-    CUDA: the allocator's peak above what was allocated before the call. CPU (Linux): torch
-    has no peak counter, so reset the process's RSS high-water mark (write 5 to
-    /proc/self/clear_refs) and read VmHWM after the call; extra peak = VmHWM - VmRSS before.
-    The call runs in a fresh thread, whose malloc arena holds none of the free chunks that
-    earlier work left in the main heap, and every large buffer is its own mmap, handed back
-    on free (``_exact_heap``): so the high-water mark follows this call's live buffers.
-    Measured in the main thread after timing runs, the same call read up to 2x high
-    (chunked at N=65536: 60-72 MB against 44 MB).
-    """
-    dev = _device(device)
-    if dev.type == "cuda":
-        _sync(dev)
-        torch.cuda.reset_peak_memory_stats(dev)
-        base = torch.cuda.memory_allocated(dev)
-        out = fn()
-        _sync(dev)
-        return out, max(0, torch.cuda.max_memory_allocated(dev) - base)
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        _status_kb("VmHWM")
-    except OSError:
-        return fn(), None
-    return _in_fresh_thread(_rss_peak, fn)
-
-
-def _rss_peak(fn: Callable):
-    _exact_heap(True)
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        before = _status_kb("VmRSS")
-        out = fn()
-        return out, max(0, _status_kb("VmHWM") - before) * 1024
-    finally:
-        _exact_heap(False)
-
-
-def _in_fresh_thread(work: Callable, *args):
-    """``work(*args)`` in a new thread, under the caller's grad and inference modes
-    (torch keeps those per thread); its exception, if any, is raised here."""
-    grad, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
-    box = {}
-
-    def run():
-        try:
-            with torch.inference_mode(inference), torch.set_grad_enabled(grad):
-                box["value"] = work(*args)
-        except BaseException as exc:  # handed to the caller's thread below
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, name="bench-memory")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 class _Stopped(Exception):

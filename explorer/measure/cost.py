@@ -17,8 +17,8 @@ Two models live here, one for every path of the app:
   one plain sentence that says what is needed, the limit, and what to lower.
 
 The byte counts are calibrated against measured peaks (tests/engine/test_cost.py holds them to
-``explorer.measure.bench.measure_peak_bytes``: the estimate must not be below what a call really
-takes, nor wildly above it). Seconds come from the FLOPs at a deliberately low rate, so a
+``explorer.measure.peak_memory.measure_peak_bytes``: the estimate must not be below what a call
+really takes, nor wildly above it). Seconds come from the FLOPs at a deliberately low rate, so a
 busy server still meets them.
 """
 

@@ -31,7 +31,7 @@ from typing import Callable
 
 import torch
 
-from . import bench
+from . import bench, peak_memory
 from .. import maps as feature_maps
 from ..checks import check_positive_int
 from ..text import Joined, Message
@@ -369,4 +369,4 @@ def _time_runs(result, n, calls, rows, number, warmup, rounds, memory, timer, sh
             samples_by_run[(method, n)] = times
             last_seen[method] = (n, median)
             if memory:
-                row["peak_mem_bytes"] = bench.measure_peak_bytes(calls[method])[1]
+                row["peak_mem_bytes"] = peak_memory.measure_peak_bytes(calls[method])[1]
