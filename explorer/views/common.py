@@ -19,7 +19,7 @@ from .. import maps as feature_maps
 from ..core.cache import LRU
 from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, TRAINED_LABELS, map_choices, map_specs
 from ..catalog import whole_number as _int
-from ..text import Message, ModelName, map_name, normal_lang, said, say  # noqa: F401  (re-exported: the views' callers name maps with it)
+from ..text import Message, ModelName, Name, map_name, normal_lang, said, say  # noqa: F401  (re-exported: the views' callers name maps with it)
 
 
 # Guards: the N x N tabs hold several float64 copies of every map (metrics), so the
@@ -39,39 +39,40 @@ DISPLAY_MAX = 128
 # ---------------------------------------------------------------------------------------
 
 def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window: int = 4, layer=None, head=None,
-                     session=None, lang: str = "en", model=None):
-    """Build the map behind ``label``; returns (feature_map, notices in ``lang``). ``window`` is the
+                     session=None, model=None):
+    """Build the map behind ``label``; returns (feature_map, notices as messages, said in a
+    language by whoever shows them; a refusal is a ValueError carrying one). ``window`` is the
     sliding-window hybrid's w (ignored by every other map); ``layer`` and ``head`` pick a
     trained map's head, from those ``session`` trained on ``model`` (the name of the model
     that read the sample; None for random or uploaded data) (ignored by every other map)."""
     specs = map_specs()
     if label not in specs:
-        raise ValueError(say("common.err_unknown_map", lang, label=repr(str(label)[:60]),
-                           choices=", ".join(map_choices())))
+        raise ValueError(Message("common.err_unknown_map", label=repr(str(label)[:60]),
+                                 choices=", ".join(map_choices())))
     spec = specs[label]
     if spec.trained:
-        return trained_map_for(session, spec.name, head_dim, layer, head, lang=lang, model=model)
-    seed, notices = reduce_seed(seed, "feature seed", lang=lang)
+        return trained_map_for(session, spec.name, head_dim, layer, head, model=model)
+    seed, notices = reduce_seed(seed, "feature seed")
     kwargs = dict(spec.options)
     if spec.takes_m and m is not None:
         m = int(m)
         if m < 1:
-            raise ValueError(say("common.err_m_small", lang, m=m))
+            raise ValueError(Message("common.err_m_small", m=m))
         if spec.even_m and m % 2:
-            notices.append(say("common.m_rounded", lang, label=map_name(label, lang), m=m, m2=m + 1))
+            notices.append(Message("common.m_rounded", label=Name(label), m=m, m2=m + 1))
             m += 1
         kwargs["num_features"] = m
     if spec.name == "sliding_window":
         window = int(window)
         if window < 0:
-            raise ValueError(say("common.err_window", lang, window=window))
+            raise ValueError(Message("common.err_window", window=window))
         kwargs["window"] = window
     return feature_maps.create(spec.name, head_dim, seed=seed, **kwargs), notices
 
 
-def reduce_seed(seed, name: str, lang: str = "en") -> tuple[int, list[str]]:
+def reduce_seed(seed, name: str) -> tuple[int, list[Message]]:
     """(seed in 0..MAX_SEED, notices): a larger or negative whole number is taken modulo
-    2^32 and the notice says so (torch's generators overflow on huge seeds)."""
+    2^32 and the notice (a message) says so (torch's generators overflow on huge seeds)."""
     seed = _int(seed or 0, name)
     if 0 <= seed <= MAX_SEED:
         return seed, []
@@ -79,7 +80,7 @@ def reduce_seed(seed, name: str, lang: str = "en") -> tuple[int, list[str]]:
     shown = f"{seed:,}" if abs(seed) < 10 ** 15 else f"{seed:.3g}"
     named = {"feature seed": Message("common.feature_seed"), "data seed": Message("common.data_seed")}.get(name, name)
     notice = Message("common.seed_reduced", name=named, shown=shown, top=f"{MAX_SEED:,}", reduced=f"{reduced:,}")
-    return reduced, [notice.say(lang) if normal_lang(lang) != "en" else notice]
+    return reduced, [notice]
 
 
 # ---------------------------------------------------------------------------------------
@@ -101,11 +102,16 @@ def metric_help(lang: str = "en") -> list[tuple[str, str]]:
             for key in order]
 
 
+def where_message(layer, head) -> Message:
+    """"layer 2, head 3" or "layer 2, mean over heads", as a message."""
+    if head is None:
+        return Message("common.where_mean", layer=layer)
+    return Message("common.where_head", layer=layer, head=head)
+
+
 def where(layer, head, lang: str = "en") -> str:
     """"layer 2, head 3" or "layer 2, mean over heads" in ``lang``."""
-    if head is None:
-        return say("common.where_mean", lang, layer=layer)
-    return say("common.where_head", lang, layer=layer, head=head)
+    return say(where_message(layer, head), lang)
 
 
 def sample_notice(notice, lang: str = "en") -> str:
@@ -189,46 +195,46 @@ def trained_version(session, kind: str) -> int:
     return 0 if entry is None else entry.version
 
 
-def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None, lang: str = "en", model=None):
+def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None, model=None):
     """(feature_map, notices): ``session``'s trained map of ``kind`` for one head (``head``
     an int), for every head of ``layer`` (``head`` None: the mean over heads), or for every
     layer and head (``layer`` "all"), of a sample ``model`` read (None: random or uploaded
-    data, where only the head dimension must fit). ValueError, in words a notice can show
-    (in ``lang``), where the map was not trained on what is asked for."""
+    data, where only the head dimension must fit). ValueError, carrying a message a notice can
+    say, where the map was not trained on what is asked for."""
     name = TRAINED_LABELS.get(kind, kind).split(" (")[0]
     entry = trained_entry(session, kind)
     if entry is None:
-        raise ValueError(say("common.err_no_trained", lang, name=name))
+        raise ValueError(Message("common.err_no_trained", name=name))
     if model is not None and entry.model is not None and str(model) != entry.model:
         # Layer 2, head 3 of another model is another head altogether, even at the same head_dim.
-        raise ValueError(say("learn.err_trained_model", lang, name=name, have=ModelName(entry.model),
+        raise ValueError(Message("learn.err_trained_model", name=name, have=ModelName(entry.model),
                              want=ModelName(str(model)[:60])))
     fmap = entry.fmap
     if fmap.head_dim != head_dim:
-        raise ValueError(say("common.err_trained_dim", lang, name=name, have=fmap.head_dim, want=head_dim))
+        raise ValueError(Message("common.err_trained_dim", name=name, have=fmap.head_dim, want=head_dim))
     heads = tuple(fmap.heads)
-    asked = say("common.every_head", lang) if layer == "all" else where(layer, head, lang)
+    asked = Message("common.every_head") if layer == "all" else where_message(layer, head)
     if len(heads) == 2:                    # one map per (layer, head) of the model
         if layer == "all":
             return fmap, []
         layer = 0 if layer is None else int(layer)
         if not 0 <= layer < heads[0] or (head is not None and not 0 <= int(head) < heads[1]):
-            raise ValueError(say("common.err_trained_heads", lang, name=name, layers=heads[0], heads=heads[1],
+            raise ValueError(Message("common.err_trained_heads", name=name, layers=heads[0], heads=heads[1],
                                asked=asked))
         return (fmap.select(layer) if head is None else fmap.select(layer, int(head))), []
     if len(heads) == 1:                    # every head of one layer
         if layer != "all" and layer is not None and int(layer) == entry.layer and \
                 (head is None or 0 <= int(head) < heads[0]):
             return (fmap if head is None else fmap.select(int(head))), []
-        raise ValueError(say("common.err_trained_layer", lang, heads=heads[0], layer=entry.layer, asked=asked))
+        raise ValueError(Message("common.err_trained_layer", heads=heads[0], layer=entry.layer, asked=asked))
     if heads:
-        raise ValueError(say("common.err_trained_shape", lang, name=name, heads=heads))
+        raise ValueError(Message("common.err_trained_shape", name=name, heads=heads))
     if layer != "all" and head is not None and entry.layer == _int(layer, "layer") and entry.head == int(head):
         return fmap, []
-    trained_on = say("common.unknown_head", lang) if entry.layer is None else where(entry.layer, entry.head, lang)
-    origin = {"trained": say("common.origin_trained", lang), "uploaded": say("common.origin_uploaded", lang)}.get(
+    trained_on = Message("common.unknown_head") if entry.layer is None else where_message(entry.layer, entry.head)
+    origin = {"trained": Message("common.origin_trained"), "uploaded": Message("common.origin_uploaded")}.get(
         entry.origin, str(entry.origin)[:80])
-    raise ValueError(say("common.err_trained_head", lang, trained_on=trained_on, origin=origin, asked=asked))
+    raise ValueError(Message("common.err_trained_head", trained_on=trained_on, origin=origin, asked=asked))
 
 
 def sample_model(sample) -> str | None:
@@ -394,7 +400,7 @@ def _shown(cell, lang):
 def undefined_notes(rows: list, lang: str = "en") -> list[str]:
     """One sentence per table cell that is n/a or partly so, in ``lang``: which map, how
     many rows and why (``metrics.undefined_notes`` in the page's language)."""
-    from ..measure.metrics import UNDEFINED_ROWS, mostly_undefined, undefined_share
+    from ..measure.metrics import UNDEFINED_ROWS, mostly_undefined, undefined_share, weights_note, why_key
 
     notes = []
     for row in rows:
@@ -404,11 +410,13 @@ def undefined_notes(rows: list, lang: str = "en") -> list[str]:
                 continue
             mean = row.get(key)
             tail = "" if mean is None else say("common.na_tail", lang, rest=total - count, mean=f"{mean:.4g}")
-            why = say(f"common.why.{'map_rel_error' if key == 'output_rel_error' else key}", lang)
+            why = say(why_key(row, key), lang)
             verdict = say("common.na_all" if mostly_undefined(row, key) else "common.na_part", lang)
             notes.append(say("common.na_note", lang, map=map_name(row["map"], lang), metric=metric_label(key, lang, True),
                            verdict=verdict, count=count, total=total, why=why, tail=tail))
     notes += infinite_notes(rows, lang)
+    # A map without a normaliser: why it has no KL or entropy, and what judges it instead.
+    notes += [weights_note(row, lang, name=map_name(row["map"], lang)) for row in rows if row.get("unnormalised_rows")]
     if any(row.get("causal") for row in rows):
         # Which rows every mean is over (metrics.rows_in_means), said once under the table.
         notes.append(say("common.causal_rows_note", lang))

@@ -15,7 +15,7 @@ from ..core.cache import LRU
 from ..forms import attention
 from ..measure import cost
 from ..catalog import DEFAULT_MAPS, MAX_SEED, REFERENCE, map_specs
-from ..text import say
+from ..text import said, say
 from ..mechanisms import get as get_mechanism
 from .mechanism_maps import MechanismSettings, mechanism_label, mechanism_map, mechanism_maps, settings_note
 from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
@@ -158,12 +158,12 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
         key = (id(sample), layer, head, label, causal, block,
                (int(m), int(seed)) if spec is not None and spec.takes_m else None,
                int(window) if spec is not None and spec.name == "sliding_window" else None,
-               trained_version(session, spec.name) if spec is not None and spec.trained else None, draws, lang)
+               trained_version(session, spec.name) if spec is not None and spec.trained else None, draws)
         entry = _cache_get(key, sample)
         if entry is None:
             stopping.check(should_stop)
             try:
-                entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head, lang, session,
+                entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head, session,
                                      sample_model(sample))
             except ValueError as exc:
                 if label == REFERENCE:      # every other map is judged against it: its refusal is the answer
@@ -188,7 +188,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
         if inf_rows:
             infinite[label] = inf_rows
         rows.append({"map": label, **row})
-        notices.extend(extra)
+        notices.extend(said(x, lang) for x in extra)
         if label != REFERENCE:
             ill_counts[label] = ill
 
@@ -197,7 +197,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
     own_reference = {}
     for name in chosen:
         label = mechanism_label(name, settings)
-        key = (id(sample), layer, head, "mechanism", name, settings, block, lang)
+        key = (id(sample), layer, head, "mechanism", name, settings, block)
         entry = _cache_get(key, sample)
         if entry is None:
             stopping.check(should_stop)
@@ -312,16 +312,16 @@ class _LazyReference:
         return self._prepared
 
 
-def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4, layer=None, head=None, lang="en", session=None,
+def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4, layer=None, head=None, session=None,
                  model=None):
-    """(display array, metric row, ill-defined row count, notices, rows where KL = +inf) of one
-    map at full resolution."""
+    """(display array, metric row, ill-defined row count, notices (messages), rows where KL =
+    +inf) of one map at full resolution: nothing in it depends on the page's language."""
     cost.check(cost.estimate("maps", n=q.shape[-2], d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[label], m=m))
     reference = lazy.reference()
     if label == REFERENCE:
         row = lazy.metrics(v).compare(reference, head_dim=d)
         return _display(reference, block), row, 0, [], []
-    fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head, lang=lang, session=session,
+    fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head, session=session,
                                    model=model)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
     row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d,

@@ -4,6 +4,7 @@ IID variance formula), and one metric for one map over every head.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -204,21 +205,25 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     offered = [label for label in map_choices()
                if label not in specs or not specs[label].trained or trained_version(session, specs[label].name)]
 
-    def measure() -> QualityView:
-        return _measure_quality(sample, q, k, layer, head, rand, ms, seeds, causal, m, offered, notices, progress,
-                                spread, lang, session, should_stop)
+    # The curves, the norms and the m the formula asks for depend on the sample and the settings
+    # alone, not on the page's language: a link, the lecture's Go deeper or the other
+    # language's page finds them kept. The shape table is the maps tab's (kept there per map).
+    key = None if sample.cache_key is None else (sample.cache_key, layer, head, tuple(rand), tuple(ms), seeds, causal)
+    measured = _VIEWS.copy_of(key, lambda: _measure_quality(q, k, rand, ms, seeds, causal, progress, lang, should_stop))
+    shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8,
+                      spread=spread, lang=lang, session=session, should_stop=should_stop, mechanisms=mechanism_maps())
+    return QualityView(curves=measured["curves"], shape_rows=copy.deepcopy(shape.metrics), n_tokens=n, seeds=seeds,
+                       # (the bars' note says that the mechanisms are causal: not the maps tab's notice)
+                       notices=notices + [x for x in shape.notices
+                                          if x not in notices and x != say("maps.mechanisms_causal", lang)],
+                       title=f"{source_title(sample, lang)} · {where(layer, head, lang)}",
+                       norms=measured["norms"], favor_need=measured["favor_need"],
+                       seed_note=seed_note(ms, seeds, lang), spread=copy.deepcopy(dict(shape.spread)), lang=lang)
 
-    # Without a map this session trained, the view depends on the sample and the settings alone:
-    # a link, the lecture's Go deeper or the other language's page finds it kept.
-    trained_here = any(label in specs and specs[label].trained for label in offered)
-    key = None if trained_here or sample.cache_key is None else \
-        (sample.cache_key, tuple(notices), layer, head, tuple(rand), tuple(ms), seeds, causal, int(m), spread, lang)
-    return _VIEWS.copy_of(key, measure)
 
-
-def _measure_quality(sample, q, k, layer, head, rand, ms, seeds, causal, m, offered, notices, progress, spread,
-                     lang, session, should_stop) -> QualityView:
-    """quality_view's measurements, its settings checked and resolved."""
+def _measure_quality(q, k, rand, ms, seeds, causal, progress, lang, should_stop) -> dict:
+    """quality_view's measurements, its settings checked and resolved: {"curves", "norms",
+    "favor_need"}, nothing in the page's language (``lang`` speaks the progress only)."""
     from ..measure import metrics
     from ..maps import rf_theory
 
@@ -253,17 +258,8 @@ def _measure_quality(sample, q, k, layer, head, rand, ms, seeds, causal, m, offe
         flops = [cost.flop_counts(n, d, mm)["linear_flops"] for mm in used_ms]
         curves.append(QualityCurve(label, used_ms, flops, kmse, merr, theory, used_seeds))
 
-    # The mechanisms too (their default settings, always causal): decay and gates judged as maps.
-    shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8,
-                      spread=spread, lang=lang, session=session, should_stop=should_stop, mechanisms=mechanism_maps())
-    return QualityView(curves=curves, shape_rows=shape.metrics, n_tokens=n, seeds=seeds,
-                       # (the bars' note says that the mechanisms are causal: not the maps tab's notice)
-                       notices=notices + [x for x in shape.notices
-                                          if x not in notices and x != say("maps.mechanisms_causal", lang)],
-                       title=f"{source_title(sample, lang)} · {where(layer, head, lang)}",
-                       norms=rf_theory.favor_norms(q, k),
-                       favor_need=rf_theory.favor_required_features(q, k, REQUIRED_ERROR, causal=causal),
-                       seed_note=seed_note(ms, seeds, lang), spread=dict(shape.spread), lang=lang)
+    return {"curves": curves, "norms": rf_theory.favor_norms(q, k),
+            "favor_need": rf_theory.favor_required_features(q, k, REQUIRED_ERROR, causal=causal)}
 
 
 def quality_page(sample, layer, head, maps=None, seeds=10, causal=None, m=64, overview_map="elu+1",
@@ -387,17 +383,19 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=None
     d = q.shape[-1]
     _plan_overview(q.shape[2], d, q.shape[0], q.shape[1], map_label, m, lang)
     causal = resolve_causal(sample, causal)
-    measure = lambda: _measure_overview(sample, map_label, metric, causal, m, seed, lang, session)  # noqa: E731
+    measure = lambda: _measure_overview(sample, map_label, metric, causal, m, seed, session)  # noqa: E731
     spec = map_specs().get(map_label)
     kept = sample.cache_key is not None and spec is not None and not spec.trained   # a trained map may be the session's
-    return _OVERVIEWS.copy_of((sample.cache_key, map_label, metric, causal, int(m), seed, lang) if kept else None,
-                              measure)
+    values = _OVERVIEWS.copy_of((sample.cache_key, map_label, metric, causal, int(m), seed) if kept else None, measure)
+    return HeadOverview(values, metric, metric_label(metric, lang), map_name(map_label, lang), list(sample.layer_names),
+                        lang)
 
 
-def _measure_overview(sample, map_label, metric, causal, m, seed, lang, session) -> HeadOverview:
+def _measure_overview(sample, map_label, metric, causal, m, seed, session) -> np.ndarray:
+    """The overview's (layers, heads) values: numbers only, the same in every language."""
     q, k, v = sample.q, sample.k, sample.v
     d = q.shape[-1]
-    fmap, _ = make_feature_map(map_label, d, m, seed, layer="all", lang=lang, session=session,
+    fmap, _ = make_feature_map(map_label, d, m, seed, layer="all", session=session,
                                model=sample_model(sample))
     reference = attention.softmax_map(q, k, causal=causal)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
@@ -410,5 +408,4 @@ def _measure_overview(sample, map_label, metric, causal, m, seed, lang, session)
             x = row.get(metric)
             # A mean over fewer than half of the head's rows is no value (the maps tab's rule).
             values[layer, h] = np.nan if x is None or metrics.mostly_undefined(row, metric) else float(x)
-    return HeadOverview(values, metric, metric_label(metric, lang), map_name(map_label, lang), list(sample.layer_names),
-                        lang)
+    return values

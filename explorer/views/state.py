@@ -17,7 +17,7 @@ from .. import mechanisms
 from ..catalog import MAX_SEED, REFERENCE, STATE_DEFAULTS, STATE_LOWER_BOUND_MAX, map_choices, map_specs
 from ..core.cache import LRU
 from ..measure import cost
-from ..text import normal_lang, say
+from ..text import normal_lang, said, say
 from .common import MAX_STATE_ELEMENTS, make_feature_map, select_head
 
 M_RANGE = (1, 1024)
@@ -138,7 +138,7 @@ def _state_inputs(sample, layer, head, c: StateControls, lang):
     size = k.shape[0] * max(fmap.num_features, k.shape[-1]) * v.shape[-1]
     if size > MAX_STATE_ELEMENTS:
         raise ValueError(say("state.error_size", lang, size=f"{size:,}", cap=f"{MAX_STATE_ELEMENTS:,}"))
-    return k, v, fmap, layer, head, notes + more + extra
+    return k, v, fmap, layer, head, notes + more + [said(x, lang) for x in extra]
 
 
 def _rule(kind, fmap, d, n, c: StateControls, head):

@@ -1,7 +1,7 @@
-"""The quality tab's view and head overview are measured once per sample and settings when no
-map of the visitor's session is in them: a second page reads them back, equal to a fresh
-measurement and owning its arrays; a session's trained map, or a sample kept nowhere (a
-file), is measured every time."""
+"""The quality tab's curves and head overview are measured once per sample and settings, in
+no language: a second page, in either language, reads them back, equal to a fresh
+measurement and owning its arrays; an overview of a session's trained map, or a sample kept
+nowhere (a file), is measured every time."""
 
 from __future__ import annotations
 
@@ -59,21 +59,32 @@ def test_a_second_page_reads_the_view_back_equal_to_a_fresh_measurement(counted)
     first[0].provenance["written"] = True
     third = quality_views.quality_page(_sample(), **SETTINGS)
     assert _same(a, _arrays(third)) and "written" not in third[0].provenance
-    # Other settings, another text or another language are measured afresh.
+    # The other language's page is the same numbers, said in its words, with nothing measured.
+    chinese = quality_views.quality_page(_sample(), **SETTINGS, lang="zh")
+    assert len(counted) == 2 and _same(a, _arrays(chinese))
+    assert chinese[0].lang == chinese[1].lang == "zh" and chinese[0].title != first[0].title
+    assert chinese[1].metric_label != first[1].metric_label
+    assert repr(chinese[0].shape_rows) == repr(first[0].shape_rows)
+    # Other settings or another text are measured afresh (m is the overview's; the curves keep).
     quality_views.quality_page(_sample(), **{**SETTINGS, "m": 16})
     quality_views.quality_page(_sample(seed=6), **SETTINGS)
-    quality_views.quality_page(_sample(), **SETTINGS, lang="zh")
-    assert len(counted) == 2 + 3 * 2
+    assert counted[2:] == ["_measure_overview", "_measure_quality", "_measure_overview"]
     quality_views._VIEWS.clear()
     quality_views._OVERVIEWS.clear()
     assert _same(a, _arrays(quality_views.quality_page(_sample(), **SETTINGS)))
 
 
-def test_a_session_with_a_trained_map_is_measured_every_time(counted, monkeypatch):
+def test_the_curves_are_kept_for_a_session_with_a_trained_map_and_its_shape_rows_are_its_own(counted, monkeypatch):
+    # The curves read random maps only; the shape table is the maps tab's, which keys a
+    # trained map by the session's version of it.
     monkeypatch.setattr(quality_views, "trained_version", lambda session, kind: 1 if session == "trained" else 0)
-    for _ in range(2):
-        quality_views.quality_view(_sample(), 0, 1, ["FAVOR+ (IID)"], seeds=3, causal=False, m=8, session="trained")
-    assert counted == ["_measure_quality"] * 2
+    quality_views._VIEWS.clear()
+    views_ = [quality_views.quality_view(_sample(), 0, 1, ["FAVOR+ (IID)"], seeds=3, causal=False, m=8,
+                                         session=session) for session in ("trained", "trained", "another")]
+    assert counted == ["_measure_quality"]
+    # The trained session's table offers its trained maps (none is there to draw: each says so).
+    assert len(views_[0].notices) > len(views_[2].notices)
+    assert np.array_equal(views_[0].curves[0].kernel_mse, views_[2].curves[0].kernel_mse, equal_nan=True)
 
 
 def test_a_trained_overview_map_is_measured_every_time(counted):
