@@ -31,7 +31,7 @@ from ..measure import budget
 from ..stopping import Stopped
 from ..text import Message, say_error
 from ..resources import assets_dir
-from . import i18n
+from . import i18n, validate
 from .validate import _number   # how a notice shows a number: one way for every notice
 
 log = logging.getLogger("explorer.ui")
@@ -132,6 +132,7 @@ def guarded(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         args, kwargs, replaced = clean_arguments(args, kwargs)
+        replaced += validate.take_replaced_surrogates()     # in its text boxes, before it was called
         lang = handler_lang(signature, args, kwargs)
         if replaced:
             gr.Warning(say("common.toast_surrogates", lang, count=replaced))
@@ -161,12 +162,7 @@ def guarded(fn):
 
 def clean_text(value: str) -> tuple[str, int]:
     """``value`` with lone surrogates (which UTF-8 cannot encode) replaced by U+FFFD, and how many."""
-    try:
-        value.encode("utf-8")
-        return value, 0
-    except UnicodeEncodeError:
-        bad = sum(1 for ch in value if 0xD800 <= ord(ch) <= 0xDFFF)
-        return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in value), bad
+    return validate.without_surrogates(value)
 
 
 def clean_arguments(args, kwargs):

@@ -13,6 +13,7 @@ when the process is told to stop.
 from __future__ import annotations
 
 import json
+import logging
 import signal
 import threading
 import time
@@ -21,6 +22,8 @@ from urllib.parse import parse_qs, urlsplit
 from starlette.middleware import Middleware
 
 from ..text import normal_lang, say
+
+log = logging.getLogger("explorer.ui.server")
 
 # The page's own scripts, styles and images, and nothing from another host: no remote image,
 # form target or script can be put into the page by a value it shows. Gradio writes its
@@ -85,7 +88,7 @@ class PublicGuard:
         if capped and length.isdigit() and int(length) > self.max_body:
             return await self._refuse(send)
 
-        state = {"started": False, "refused": False, "received": 0}
+        state = {"started": False, "ended": False, "refused": False, "received": 0}
 
         async def send_with_policy(message):
             if state["refused"]:
@@ -95,6 +98,8 @@ class PublicGuard:
                 message = dict(message)
                 message["headers"] = [*message.get("headers", []),
                                       (b"content-security-policy", CONTENT_SECURITY_POLICY.encode())]
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                state["ended"] = True
             await send(message)
 
         async def counted_receive():
@@ -110,9 +115,21 @@ class PublicGuard:
 
         try:
             await self.app(scope, counted_receive, send_with_policy)
-        except Exception:
-            if not state["refused"]:
-                raise
+        except Exception as exc:
+            if state["refused"]:
+                return
+            if not state["started"]:
+                raise                        # nothing answered yet: the server's own 500 (and traceback)
+            # The client has its answer already: gradio's event streams answer an unknown session
+            # or event ("session_not_found", "404: Not Found") and then raise, which would log
+            # 78 lines of traceback for each such request. One line, and the answer closed.
+            log.warning("%s %s: %s after the answer had started", scope.get("method", ""),
+                        _shown_path(scope), _root_cause(exc))
+            if not state["ended"]:
+                try:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                except Exception:            # the client has gone: nothing to close
+                    pass
 
     async def _refuse(self, send):
         body = json.dumps({"error": say("common.body_too_large", "en", limit=self.max_body // 2 ** 20)}).encode()
@@ -121,6 +138,25 @@ class PublicGuard:
                                 (b"connection", b"close"),
                                 (b"content-security-policy", CONTENT_SECURITY_POLICY.encode())]})
         await send({"type": "http.response.body", "body": body})
+
+
+SHOWN_PATH_CHARS = 120      # of a request's path in a log line: a path is whatever a client sends
+
+
+def _shown_path(scope) -> str:
+    path = str(scope.get("path", ""))
+    return path if len(path) <= SHOWN_PATH_CHARS else path[:SHOWN_PATH_CHARS - 1] + "…"
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The first exception of a ``raise ... from`` chain (what was raised, not what wrapped
+    it), on one line."""
+    seen = set()
+    while exc.__cause__ is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc = exc.__cause__
+    words = " ".join(str(exc).split())[:200]
+    return f"{type(exc).__name__}: {words}" if words else type(exc).__name__
 
 
 def app_kwargs() -> dict:

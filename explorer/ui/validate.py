@@ -23,6 +23,7 @@ from __future__ import annotations
 import html
 import inspect
 import json
+import logging
 import math
 import re
 import reprlib
@@ -32,11 +33,14 @@ from dataclasses import dataclass
 
 from ..text import Message, said, say_error
 
+log = logging.getLogger("explorer.ui")
+
 MAX_ECHO = 80                 # characters of the user's input a message may repeat
 MAX_NUMBER_CHARS = 40         # a number sent as text longer than this is not a number anyone means
 MAX_JSON_CHARS = 10_000       # the lecture's controls: a handful of names and numbers
 MAX_CHOICE_CHARS = 200        # a free-form choice (the head box) longer than this is refused
 MAX_JSON_DEPTH = 32           # Python's json recurses per level; refuse long before its limit
+MAX_ARGUMENT_ITEMS = 100_000  # values (list items, object entries) in one request's arguments
 
 _WHOLE = re.compile(r"[+-]?\d+")
 
@@ -136,6 +140,8 @@ def check(bound: Bound, raw):
     if raw is None and bound.optional:
         return None
     kind = bound.kind
+    if kind != "text" and isinstance(raw, str):
+        _refuse_surrogates(bound.name, raw)
     if kind == "int":
         value = _whole(raw)
     elif kind == "float":
@@ -163,6 +169,59 @@ def check(bound: Bound, raw):
 
 
 _BAD = object()
+
+
+def surrogates(text: str) -> int:
+    """How many lone surrogates ``text`` holds: characters UTF-8 cannot encode, which a JSON
+    request can carry ("\\ud800") and no answer can (gradio's encoder fails on them)."""
+    try:
+        text.encode("utf-8")
+        return 0
+    except UnicodeEncodeError:
+        return sum(1 for ch in text if 0xD800 <= ord(ch) <= 0xDFFF)
+
+
+def without_surrogates(text: str) -> tuple[str, int]:
+    """``text`` with its lone surrogates replaced by U+FFFD, and how many there were."""
+    bad = surrogates(text)
+    if not bad:
+        return text, 0
+    return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text), bad
+
+
+def _refuse_surrogates(name: str, raw: str) -> None:
+    """A value that is not free text (a choice, a number sent as text) is refused whole
+    when it holds lone surrogates: no choice or number is spelt with them."""
+    bad = surrogates(raw)
+    if bad:
+        raise ValueError(Message("common.refusal_surrogates", name=name, count=bad))
+
+
+# ---------------------------------------------------------------------------------------
+# A request's arguments as a whole
+# ---------------------------------------------------------------------------------------
+
+def check_arguments(values) -> None:
+    """Refuse a request's arguments (JSON as it arrived) nested deeper than MAX_JSON_DEPTH or
+    holding more than MAX_ARGUMENT_ITEMS values, in one sentence. Walked with a list of its
+    own, never by recursion, and left as soon as a bound is passed: a list nested 900 deep
+    exhausts Python's recursion in the first function that walks it by calling itself."""
+    pending = [(value, 1) for value in values]
+    items = 0
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, dict):
+            children = list(value.values())
+        elif isinstance(value, (list, tuple)):
+            children = value
+        else:
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise ValueError(Message("common.arguments_too_deep", limit=MAX_JSON_DEPTH))
+        items += len(children)
+        if items > MAX_ARGUMENT_ITEMS:
+            raise ValueError(Message("common.arguments_too_many", limit=f"{MAX_ARGUMENT_ITEMS:,}"))
+        pending.extend((child, depth + 1) for child in children)
 
 
 def _whole(raw):
@@ -434,6 +493,22 @@ def page_language(request) -> str:
         return "en"
 
 
+# Lone surrogates replaced in this event's text boxes, for the handler to say once
+# (common.guarded): a list per event, shared with the worker thread that runs the handler.
+_REPLACED: ContextVar[list | None] = ContextVar("explorer_replaced_surrogates", default=None)
+
+
+def take_replaced_surrogates() -> int:
+    """How many lone surrogates this event's text boxes had replaced before its handler ran;
+    counted once (a handler that calls another does not say it twice)."""
+    replaced = _REPLACED.get()
+    if not replaced:
+        return 0
+    count = sum(replaced)
+    replaced.clear()
+    return count
+
+
 def _checked_preprocess(self, payload):
     import gradio as gr
 
@@ -454,16 +529,66 @@ def _checked_preprocess(self, payload):
 
 
 def _keep_page_language(blocks) -> None:
-    """Let the checks know the page's language: every event's processing runs with it."""
+    """Let the checks know the page's language: every event's processing runs with it. Its
+    arguments are bounded first (check_arguments), before gradio walks them."""
     original = blocks.process_api
 
     async def process_api(*args, **kwargs):
-        token = _PAGE_LANG.set(page_language(kwargs.get("request")))
+        import gradio as gr
+
+        from ..text import say
+
+        lang = page_language(kwargs.get("request"))
+        block_fn = kwargs["block_fn"] if "block_fn" in kwargs else args[0]
+        inputs = kwargs["inputs"] if "inputs" in kwargs else (args[1] if len(args) > 1 else [])
+        try:
+            check_arguments(inputs if isinstance(inputs, (list, tuple)) else [inputs])
+            replaced = _clean_text_inputs(blocks, block_fn, inputs)
+        except ValueError as exc:
+            log.warning("refused an event's arguments: %s", exc)
+            raise gr.Error(html.escape(say_error(exc, lang), quote=False), title=say("common.toast_check", lang),
+                           print_exception=False) from None
+        tokens = _PAGE_LANG.set(lang), _REPLACED.set([replaced] if replaced else [])
         try:
             return await original(*args, **kwargs)
         finally:
-            _PAGE_LANG.reset(token)
+            _REPLACED.reset(tokens[1])
+            _PAGE_LANG.reset(tokens[0])
     blocks.process_api = process_api
+
+
+def _clean_text_inputs(blocks, block_fn, inputs) -> int:
+    """Lone surrogates in an event's inputs, before gradio or a handler sees them: replaced
+    by U+FFFD in free text (in ``inputs`` itself; how many is returned, for the handler to
+    say), refused in words in a choice or a number. Gradio's own answers cannot carry them:
+    its refusal of a choice quotes the value, and encoding that answer failed with a
+    traceback. Checked against the app's own components, whatever a session's copy of them
+    says; components without a bound (an API function's arguments) are left to the handler."""
+    if isinstance(block_fn, int):
+        block_fn = blocks.fns[block_fn]
+    if not isinstance(inputs, list):
+        return 0
+    replaced = 0
+    for index, (block, value) in enumerate(zip(getattr(block_fn, "inputs", None) or [], inputs)):
+        bad = sum(surrogates(text) for text in _strings_in(value))
+        bound = bound_for(block, getattr(block, "_explorer_param", None) or "value") if bad else None
+        if bound is None:
+            continue
+        if bound.kind == "text" and isinstance(value, str):
+            inputs[index] = without_surrogates(value)[0]
+            replaced += bad
+        else:
+            raise ValueError(Message("common.refusal_surrogates", name=bound.name, count=bad))
+    return replaced
+
+
+def _strings_in(value) -> list:
+    """The strings of one input: itself, or the strings of a list (a multiple choice)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
 
 
 def install(blocks) -> int:
