@@ -1,7 +1,6 @@
 """Shared test setup: everything runs offline and quiet, as the app does."""
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -9,6 +8,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from helpers import ROOT
+from helpers.server import APP_START_TIMEOUT_S, free_port
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -18,12 +20,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-ROOT = Path(__file__).resolve().parents[1]
-
-# The groups of tests (engine/: never gradio nor the app; app/: its handlers, HTTP API and
-# start-up; browser/: the page in Chromium) share a few checks by module name (chinese_text
-# here, test_lecture_figures' KEPT_WORDS, test_state_view's KINDS, test_browser's Watched):
-# each group's folder is importable from the others.
+# Test modules import what they share from tests/helpers/ (this folder is on sys.path, as
+# pytest puts the folder of a conftest.py without __init__.py there). A few still import
+# another test module (test_state_view's KINDS, test_browser's Watched), so each group's
+# folder stays importable from the others until those move.
 for _group in ("engine", "app", "browser"):
     sys.path.insert(0, str(Path(__file__).resolve().parent / _group))
 
@@ -145,11 +145,8 @@ def pytest_collection_modifyitems(config, items):
 # and stopped when the next group starts, or at the end. The browser tests then see a page
 # served as a visitor finds it, not a server that has just taken hundreds of hostile and
 # abandoned API requests (those are the app group's to judge). On a wait that times out,
-# tests/browser/page_watch.py reads EXPLORER_TEST_APP_PID/_LOG to say what the server does.
+# tests/helpers/page.py reads EXPLORER_TEST_APP_PID/_LOG to say what the server does.
 # ---------------------------------------------------------------------------------------
-
-APP_START_TIMEOUT_S = 300   # cold imports on a busy 2-core machine can take a while
-
 
 def _answers(url: str) -> bool:
     try:
@@ -159,14 +156,8 @@ def _answers(url: str) -> bool:
         return False
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _start_app(log_path: Path):
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1",
                EXPLORER_SWEEP_BUDGET_S="20")
     with open(log_path, "w") as log:
@@ -262,3 +253,30 @@ def chromium():
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    """The module's Chromium, under the name the browser tests use."""
+    return chromium
+
+
+# ---------------------------------------------------------------------------------------
+# The learn tab alone on a gradio server of its own, for the tests of a training whose
+# visitor leaves: (its address, the learn endpoint's fn_index).
+# ---------------------------------------------------------------------------------------
+
+@pytest.fixture()
+def learn_app():
+    import gradio as gr
+
+    from explorer.ui import learn_tab
+
+    with gr.Blocks() as demo:
+        learn_tab.build(gr.Checkbox(False))
+    demo.queue().launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
+    fn_index = next(i for i, dep in enumerate(demo.config["dependencies"]) if dep.get("api_name") == "learn")
+    try:
+        yield demo.local_url, fn_index
+    finally:
+        demo.close()

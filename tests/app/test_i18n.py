@@ -23,7 +23,7 @@ def test_every_string_is_written_in_its_language():
         assert i18n.EN[key].strip() and not CJK.search(i18n.EN[key]), key
         if key.startswith(("map_", "cx_method_")) and not CJK.search(i18n.ZH[key]):
             # a name (softmax, elu+1, FAVOR+ (IID)): the same in both languages, nothing English around it
-            from chinese_text import english_words
+            from helpers.words import english_words
             assert not english_words(i18n.ZH[key]), key
             continue
         assert CJK.search(i18n.ZH[key]), f"{key} is not translated: {i18n.ZH[key]!r}"

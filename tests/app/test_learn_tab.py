@@ -223,6 +223,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_endpoints_through_gradio_client(one_head):
     from gradio_client import Client
     with gr.Blocks() as demo:
@@ -261,10 +262,12 @@ LEARN_WORDS_EN = ("Closest to softmax", "held-out", "Training loss", "training s
                   "Held-out", "Cost against error", "all 72 heads")
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_learn_tab_in_chinese_at_1600x900(chromium, app_url):
     """LUNA trained from a Chinese page: labels, summary, table and figure text in Chinese."""
     from explorer.ui import i18n
-    from test_browser import ARTIFACTS, TIMEOUT_MS, Watched
+    from helpers.page import ARTIFACTS, TIMEOUT_MS, Watched
     context = chromium.new_context(viewport={"width": 1600, "height": 900}, locale="en-US")
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)

@@ -51,7 +51,7 @@ def test_elsewhere_it_is_not_shown_and_the_notice_says_where_it_was_trained(samp
 
 
 def test_the_notice_elsewhere_is_all_chinese_in_chinese(sample):
-    from chinese_text import english_words
+    from helpers.words import english_words
 
     lv.learn_view(2, 7, session="A", **TINY)
     view = views.maps_view(sample, 0, 0, ["softmax", HEDGEHOG], False, 8, 0, session="A", lang="zh")

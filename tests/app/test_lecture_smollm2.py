@@ -21,26 +21,10 @@ from explorer.maps import create, learned
 from explorer.sources import packaged
 from explorer.views import lecture
 from explorer.views.common import load_sample
+from helpers.models import SMOLLM2, needs_smollm2, smollm2_shape
 
-SMOLLM2 = packaged.SMOLLM2.name
 MINILM = chapters.EMBEDDED_MODEL
 TRAINED, ELU = "Hedgehog (trained)", "elu+1"
-
-
-def _converted_folder():
-    gguf = packaged.gguf_path(packaged.SMOLLM2)
-    folder = packaged.converted_folder(packaged.SMOLLM2, gguf) if gguf is not None else None
-    return folder if folder is not None and packaged.is_converted(folder) else None
-
-
-needs_smollm2 = pytest.mark.skipif(_converted_folder() is None,
-                                   reason="SmolLM2-135M is not installed and converted here")
-
-
-def _config_shape() -> tuple[int, int]:
-    """(layers, heads) as the converted model's own config.json says: what the controls must follow."""
-    config = json.loads((_converted_folder() / "config.json").read_text(encoding="utf-8"))
-    return config["num_hidden_layers"], config["num_attention_heads"]
 
 
 @pytest.fixture
@@ -91,6 +75,7 @@ def test_causal_training_fits_causal_rows_and_repeats_itself():
 # Chapter 5 on SmolLM2
 # ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @needs_smollm2
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_chapter_five_reads_smollm2_and_its_trained_map_halves_elu1s_causal_kl(lang):
@@ -98,7 +83,7 @@ def test_chapter_five_reads_smollm2_and_its_trained_map_halves_elu1s_causal_kl(l
     view = lecture.chapter_view(5, lang=lang)
     layer, head = chapters.causal_lecture_head(SMOLLM2)
     assert (view.controls["layer"], view.controls["head"]) == (layer, head)
-    assert view.data["heads_shape"] == _config_shape()
+    assert view.data["heads_shape"] == smollm2_shape()
     assert view.data["kl_causal"] and view.data["hedgehog_origin"] == "shipped"
     title = lecture_figures.chapter_figures(view, lang=lang)[3].layout.title.text
     assert title == lecture_text.t("ch5.b3.title_causal", lang)                 # the figure says what it compares
@@ -124,6 +109,7 @@ def test_chapter_five_reads_smollm2_and_its_trained_map_halves_elu1s_causal_kl(l
         assert not any(re.search(r"\b(the|is|with|map)\b", n) for n in said)
 
 
+@pytest.mark.slow
 @needs_smollm2
 def test_in_chinese_chapter_five_reads_the_chinese_sentence_without_unk():
     view = lecture.chapter_view(5, lang="zh")
@@ -166,7 +152,7 @@ def _ranges(specs) -> dict:
 
 @needs_smollm2
 def test_the_controls_take_the_range_of_the_model_the_chapter_reads():
-    layers, heads = _config_shape()
+    layers, heads = smollm2_shape()
     layer, head = chapters.causal_lecture_head(SMOLLM2)
     assert _ranges(lecture.chapter_controls(5)) == {"layer": (0, layers - 1, layer), "head": (0, heads - 1, head)}
     assert _ranges(lecture.chapter_controls(4))["layer"][:2] == (0, layers - 1)
@@ -182,7 +168,7 @@ def test_after_a_draw_the_sliders_reach_the_model_drawn():
     from explorer.ui import validate
 
     specs = {ch: chapters.chapter_controls(ch) for ch in chapters.CHAPTERS}     # as the page is built
-    layers, heads = _config_shape()
+    layers, heads = smollm2_shape()
     for view, last in ((lecture.chapter_view(5), (layers - 1, heads - 1)),
                        (lecture.chapter_view(5, sample=load_sample("text", text=lecture_text.DEFAULT_TEXT)),
                         (5, 11))):
@@ -200,7 +186,7 @@ def test_link_and_api_values_past_the_model_are_clamped_with_a_notice():
     pytest.importorskip("gradio")
     from explorer.ui import validate
 
-    layers, heads = _config_shape()
+    layers, heads = smollm2_shape()
     specs = {s.name: s for s in lecture.chapter_controls(5)}
     notices = []
     assert validate.link_control(specs["layer"], "99", notices, "c_layer") == layers - 1
@@ -235,12 +221,13 @@ def test_without_smollm2_chapter_five_stays_on_minilm(without_smollm2):
     assert not any(SMOLLM2 in n for n in view.notices_in("en"))
 
 
+@pytest.mark.slow
 @needs_smollm2
 def test_the_lecture_endpoint_clamps_a_head_past_the_model_and_fills_the_models_defaults():
     pytest.importorskip("gradio")
     from explorer.ui import lecture_handlers
 
-    layers, heads = _config_shape()
+    layers, heads = smollm2_shape()
     out = lecture_handlers.lecture_api(chapter=5, lang="en", controls='{"layer": 40, "head": 2}')
     assert (out["controls"]["layer"], out["controls"]["head"]) == (layers - 1, 2)
     assert any(f"Layer 40 does not exist here (0..{layers - 1})" in n for n in out["notices"])
@@ -290,6 +277,7 @@ def test_train_in_chapter_five_trains_on_the_model_it_reads(monkeypatch):
 
 
 
+@pytest.mark.slow
 @needs_smollm2
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_go_deeper_opens_the_full_tab_on_the_model_and_sentence_the_chapter_read(lang):

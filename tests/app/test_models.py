@@ -21,9 +21,9 @@ import torch
 from explorer import sources
 from explorer.forms.attention import softmax_map
 from explorer.sources import labels, models, packaged
+from helpers.models import TEXT, save_tiny
 
 ROOT = Path(__file__).resolve().parents[2]
-TEXT = "The cat sat on the mat. 猫坐在垫子上，看着窗外。 Kernel 核 🧠 naïve"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -44,49 +44,6 @@ def recompute_error(sample, layers=None, heads=None) -> float:
         mine = softmax_map(sample.q[layer, index], sample.k[layer, index], causal=sample.causal)
         worst = max(worst, (mine - sample.model_attentions[layer, index]).abs().max().item())
     return worst
-
-
-def byte_bpe():
-    """A small byte-level BPE tokenizer trained here (GPT-2's scheme), so nothing is downloaded."""
-    from tokenizers import Tokenizer, decoders, models as tok_models, pre_tokenizers, processors, trainers
-
-    tok = Tokenizer(tok_models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.post_processor = processors.ByteLevel(trim_offsets=False)
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator([TEXT, "the cat sat on the mat"] * 3, trainer)
-    return tok
-
-
-def save_tiny(folder: Path, model_type: str) -> Path:
-    """A tiny random model of ``model_type`` with a byte-level tokenizer (a WordPiece one for bert)."""
-    import transformers
-    from transformers import AutoModel, PreTrainedTokenizerFast
-
-    if model_type == "bert":
-        tok = transformers.AutoTokenizer.from_pretrained(sources.embedded_model_path(), local_files_only=True)
-        vocab = tok.vocab_size
-    else:
-        backend = byte_bpe()
-        tok = PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<|endoftext|>")
-        vocab = backend.get_vocab_size()
-    common = dict(vocab_size=vocab, initializer_range=0.5)
-    if model_type == "gpt2":
-        config = transformers.GPT2Config(n_layer=2, n_head=2, n_embd=16, n_positions=64, **common)
-    elif model_type == "bert":
-        config = transformers.BertConfig(hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                                         intermediate_size=32, max_position_embeddings=64, **common)
-    else:   # Llama layout: 6 query heads reading 2 key/value heads, RoPE
-        cls = {"llama": transformers.LlamaConfig, "qwen2": transformers.Qwen2Config,
-               "mistral": transformers.MistralConfig}[model_type]
-        config = cls(hidden_size=48, num_hidden_layers=2, num_attention_heads=6, num_key_value_heads=2,
-                     intermediate_size=64, max_position_embeddings=128, **common)
-    torch.manual_seed(0)
-    AutoModel.from_config(config).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -218,6 +175,7 @@ def attempt(model):
 """
 
 
+@pytest.mark.slow
 def test_hub_id_offline_says_it_is_not_cached_and_how_to_get_it(tmp_path):
     out = _run_isolated(TRY + "print(json.dumps(attempt('someone/tiny-model')))",
                         {"HF_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"})
@@ -226,6 +184,7 @@ def test_hub_id_offline_says_it_is_not_cached_and_how_to_get_it(tmp_path):
     assert "hf download someone/tiny-model" in out["message"] and "HF_HUB_OFFLINE" in out["message"]
 
 
+@pytest.mark.slow
 def test_hub_id_loads_through_from_pretrained_from_the_hub_cache(tiny, tmp_path):
     _hub_cache(tmp_path, "someone/tiny-llama", tiny("llama"))
     code = TRY + """
@@ -254,6 +213,7 @@ print(json.dumps(result))
     assert out["source"].startswith("someone/tiny-llama, ")
 
 
+@pytest.mark.slow
 def test_memory_limit_refuses_before_any_weight_is_read(tmp_path):
     import transformers
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from explorer.ui import lecture_handlers
-from test_server_links_and_uploads import MAPS_ARGS, _call
+from helpers.server import MAPS_ARGS, api_call
 
 
 def test_values_whose_dot_products_overflow_are_refused_in_words():
@@ -41,11 +41,12 @@ def test_the_lecture_refuses_a_model_that_is_not_text(model):
 def _error(app_url, index, value) -> str:
     args = list(MAPS_ARGS)
     args[index] = value
-    event, payload = _call(app_url, "maps", args)
+    event, payload = api_call(app_url, "maps", args)
     assert event == "error", payload[:200]
     return json.loads(payload)["error"]
 
 
+@pytest.mark.slow
 def test_the_maps_endpoint_refuses_in_one_short_sentence(app_url):
     message = _error(app_url, 12, None)                      # maps=null
     assert message.startswith("maps must be a list of values from") and len(message) < 400, message

@@ -20,8 +20,9 @@ from explorer.experiments import learning
 from explorer.measure import budget, cost
 from explorer.ui import learn_tab
 from explorer.views import learn as lv
+from helpers.server import STEP_PAUSE_S, slow_steps, training_threads
 
-from test_public_leave import STEP_PAUSE_S, _slow_steps, _training_threads, learn_app  # noqa: F401  (learn_app: a fixture)
+pytestmark = pytest.mark.slow      # trains every head, on a server of its own
 
 STOP_WITHIN_S = 2.0
 # Every head of MiniLM at m = 256 on 16 texts: a training of a few hundred MB.
@@ -54,11 +55,11 @@ def _abandon_a_training(url: str, fn_index: int, pool) -> tuple[int, int, float]
                     break
             granted = pool.granted
             peak_rss = max(peak_rss, memory.rss_bytes())
-            assert _training_threads()                     # still connected: training runs
+            assert training_threads()                      # still connected: training runs
     left_at = time.monotonic()                             # the stream is closed: the visitor left
-    while _training_threads() and time.monotonic() - left_at < 30:
+    while training_threads() and time.monotonic() - left_at < 30:
         time.sleep(0.05)
-    assert not _training_threads()
+    assert not training_threads()
     return granted, peak_rss, time.monotonic() - left_at
 
 
@@ -67,7 +68,7 @@ def test_a_learn_whose_client_disconnects_stops_within_2_s_and_frees_its_memory(
         pytest.skip("no /proc here to read the resident size from")
     lv.learn_view(0, 2, steps=2, num_features=8, seed=1, train_count=HEAVY["train_count"],
                   heldout_count=HEAVY["heldout_count"])        # the texts read through the model, cached
-    _slow_steps(monkeypatch)
+    slow_steps(monkeypatch)
     url, fn_index = learn_app
     pool = budget.server_budget()
     # The first abandoned training fills what the process keeps for good (the texts' Q/K/V of
@@ -88,7 +89,7 @@ def test_a_learn_whose_client_disconnects_stops_within_2_s_and_frees_its_memory(
 
 def test_a_training_past_its_hard_deadline_stops_at_a_step_and_says_the_limit(monkeypatch):
     lv.learn_view(0, 2, steps=2, num_features=8, seed=1, train_count=2, heldout_count=1)
-    _slow_steps(monkeypatch)
+    slow_steps(monkeypatch)
     monkeypatch.setattr(cost, "TRAINING_SECONDS", 1.0)
     started = time.monotonic()
     with pytest.raises(gr.Error) as caught:
@@ -96,9 +97,9 @@ def test_a_training_past_its_hard_deadline_stops_at_a_step_and_says_the_limit(mo
     assert "limit of 1 s" in caught.value.message
     assert time.monotonic() - started < 1.0 + 5 * STEP_PAUSE_S + 5     # at a step, not at the end
     until = time.monotonic() + 10
-    while _training_threads() and time.monotonic() < until:
+    while training_threads() and time.monotonic() < until:
         time.sleep(0.05)
-    assert not _training_threads()
+    assert not training_threads()
     with pytest.raises(gr.Error) as caught:
         list(learn_tab.run_learn(0, "2", 8, 1000, 1, 2, 1, "hedgehog", False, None, "zh", ""))
     assert "1 秒" in caught.value.message

@@ -8,7 +8,6 @@ allowed here; nothing else is changed."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 import uuid
@@ -19,25 +18,11 @@ import pytest
 
 from explorer import stopping
 from explorer.experiments import learning
-from explorer.ui import learn_tab
 from explorer.views import learn as lv
+from helpers.server import free_port, slow_steps, training_threads
 
 TINY = dict(num_features=8, seed=1, train_count=2, heldout_count=1)
-STEP_PAUSE_S = 0.2          # x 20 steps between reports = 4 s: past the 2 s allowed
 STOP_WITHIN_S = 2.0
-
-
-def _slow_steps(monkeypatch):
-    real = learning.masked_log_map
-
-    def slow(*args, **kwargs):
-        time.sleep(STEP_PAUSE_S)
-        return real(*args, **kwargs)
-    monkeypatch.setattr(learning, "masked_log_map", slow)
-
-
-def _training_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.endswith("-training") and t.is_alive()]
 
 
 def test_the_stop_signal_ends_an_experiment_within_one_step(monkeypatch):
@@ -67,27 +52,10 @@ def test_the_deadline_refuses_in_words_that_name_it():
     assert not stopping.StopSignal()()                # no deadline, nobody to leave: never stops
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture()
-def learn_app():
-    with gr.Blocks() as demo:
-        learn_tab.build(gr.Checkbox(False))
-    demo.queue().launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True)
-    fn_index = next(i for i, dep in enumerate(demo.config["dependencies"]) if dep.get("api_name") == "learn")
-    try:
-        yield demo.local_url, fn_index
-    finally:
-        demo.close()
-
-
+@pytest.mark.slow
 def test_a_learn_whose_client_disconnects_stops_within_2_s(learn_app, monkeypatch):
     lv.learn_view(0, 2, steps=2, **TINY)           # the texts read through the model, cached
-    _slow_steps(monkeypatch)
+    slow_steps(monkeypatch)
     url, fn_index = learn_app
     session = uuid.uuid4().hex
     data = [0, "2", 8, 1000, 1, 2, 1, "hedgehog", False, None, "en", "", 1, "", ""]
@@ -101,12 +69,12 @@ def test_a_learn_whose_client_disconnects_stops_within_2_s(learn_app, monkeypatc
                 if "process_generating" in line:          # the live loss curve: training runs
                     break
                 assert "process_completed" not in line, line
-            assert _training_threads()                     # still connected: training runs
+            assert training_threads()                      # still connected: training runs
     left_at = time.monotonic()                             # the stream is closed: the visitor left
-    while _training_threads() and time.monotonic() - left_at < 30:
+    while training_threads() and time.monotonic() - left_at < 30:
         time.sleep(0.05)
     stopped_after = time.monotonic() - left_at
-    assert not _training_threads()
+    assert not training_threads()
     assert stopped_after < STOP_WITHIN_S, f"training ran on {stopped_after:.1f} s after its visitor left"
 
 
@@ -130,7 +98,7 @@ def test_a_disconnect_sets_the_signal_of_a_plain_handler():
     with gr.Blocks() as demo:
         box = gr.Textbox()
         box.submit(long_work, box, box, api_name="long_work")
-    demo.queue().launch(server_name="127.0.0.1", server_port=_free_port(), prevent_thread_lock=True, quiet=True)
+    demo.queue().launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
     try:
         url = demo.local_url
         fn_index = next(i for i, dep in enumerate(demo.config["dependencies"]) if dep.get("api_name") == "long_work")

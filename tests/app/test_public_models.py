@@ -5,16 +5,13 @@ before anything is built; every refused folder gets the same sentence; the cache
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from explorer import catalog
 from explorer.sources import models
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_models import save_tiny  # noqa: E402
+from helpers.models import save_tiny
 
 
 @pytest.fixture()

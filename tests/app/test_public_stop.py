@@ -10,11 +10,16 @@ import sys
 import time
 import urllib.request
 
-from conftest import APP_START_TIMEOUT_S, ROOT, _free_port
+import pytest
+
+from helpers import ROOT
+from helpers.server import APP_START_TIMEOUT_S, free_port
+
+pytestmark = pytest.mark.slow      # starts app.py and stops it with SIGTERM
 
 
 def test_sigterm_removes_the_export_folder(tmp_path):
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", TMPDIR=str(tmp_path))
     log = open(tmp_path / "app.log", "w")
     proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)

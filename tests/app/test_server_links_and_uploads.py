@@ -11,11 +11,15 @@ import urllib.request
 from pathlib import Path
 
 import httpx
+import pytest
 
 from explorer.ui import common
+from helpers.server import MAPS_ARGS, api_call
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import crafted  # noqa: E402
+
+pytestmark = pytest.mark.slow      # on the running app
 
 
 def _get(url: str) -> int:
@@ -33,30 +37,10 @@ def test_the_apps_own_link_for_an_8000_character_chinese_text_opens(app_url):
     assert _get(f"{app_url}?{crafted.huge_int_query()}") == 200
 
 
-def _call(app_url: str, endpoint: str, data: list) -> tuple[str, str]:
-    """(event, payload) of the last SSE message of one API call made over plain HTTP."""
-    base = f"{app_url}gradio_api/call/{endpoint}"
-    body = json.dumps({"data": data}).encode()          # ensure_ascii: a lone surrogate travels as \\ud800
-    request = urllib.request.Request(base, body, {"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=60) as r:
-        event_id = json.loads(r.read())["event_id"]
-    with urllib.request.urlopen(f"{base}/{event_id}", timeout=300) as r:
-        text = r.read().decode()
-    events = [block for block in text.strip().split("\n\n") if block.startswith("event:")]
-    event, payload = events[-1].split("\n", 1)
-    return event.removeprefix("event:").strip(), payload.removeprefix("data:").strip()
-
-
-# source, text, preset, n, d, data seed, temperature, file, model, layer, head, then the maps tab's own
-# (causal, maps, m, seed, window; mechanisms, γ, GLA gates, mechanism seed, HGRN2 bound, β), presentation, language
-MAPS_ARGS = ["text", "The cat sat.", "clustered", 128, 32, 0, 1.0, None, "all-MiniLM-L6-v2", 2, "3", False,
-             ["softmax", "elu+1"], 64, 0, 4, [], 0.0, "seeded", 0, 0.9, 0.0, False, "en"]
-
-
 def test_a_lone_surrogate_through_the_api_is_cleaned(app_url):
     args = list(MAPS_ARGS)
     args[1] = "abc \ud800 def"
-    event, payload = _call(app_url, "maps", args)
+    event, payload = api_call(app_url, "maps", args)
     assert event == "complete", payload
     assert "%EF%BF%BD" in payload                        # the link holds U+FFFD
 
@@ -64,7 +48,7 @@ def test_a_lone_surrogate_through_the_api_is_cleaned(app_url):
 def test_a_refused_file_path_says_why(app_url):
     args = list(MAPS_ARGS)
     args[0], args[7] = "file", {"path": "/etc/passwd.npy", "meta": {"_type": "gradio.FileData"}}
-    event, payload = _call(app_url, "maps", args)
+    event, payload = api_call(app_url, "maps", args)
     assert event == "error"
     message = json.loads(payload)["error"]
     assert message and "not uploaded" in message            # was {"error": null}

@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 from gradio_client import Client, handle_file
 
-from conftest import APP_START_TIMEOUT_S, _free_port
+from helpers.server import APP_START_TIMEOUT_S, free_port
+
+pytestmark = pytest.mark.slow      # fresh processes and a fresh app.py
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,7 +58,7 @@ def test_the_guarded_import_leaves_no_engine_module_for_a_request_to_import():
 
 @pytest.fixture()
 def fresh_app(tmp_path):
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path / "app.log"
     env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", EXPLORER_SWEEP_BUDGET_S="20")
     with open(log_path, "w") as log:

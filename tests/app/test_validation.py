@@ -199,7 +199,7 @@ def test_a_refusal_speaks_the_language_of_the_page_it_came_from():
     page's address (lang=) travels with every request, and the refusal is said in it."""
     import asyncio
 
-    from chinese_text import english_words
+    from helpers.words import english_words
 
     with gr.Blocks() as demo:
         n = gr.Number(128, precision=0, minimum=1, maximum=8192)

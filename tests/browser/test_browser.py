@@ -9,43 +9,13 @@ Under CI (CI=true) a missing browser fails the run; elsewhere it skips these tes
 
 from __future__ import annotations
 
-from pathlib import Path
-from urllib.parse import urlparse
-
 import pytest
 
-from page_watch import TIMEOUT_MS, toasts, wait_quiet, watch
+from helpers.page import ARTIFACTS, TIMEOUT_MS, Watched, wait_quiet
 
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
+pytestmark = pytest.mark.browser
+
 VIEWPORT = {"width": 1600, "height": 1000}
-LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    """The session's Chromium (tests/conftest.py)."""
-    return chromium
-
-
-class Watched:
-    """A page with its console errors, the hosts it contacted and every toast it showed
-    (tests/browser/page_watch.py; made before the page's ``goto``)."""
-
-    def __init__(self, page):
-        self.page = watch(page)
-        self.errors: list[str] = []
-        self.hosts: set[str] = set()
-        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: self.errors.append(str(e)))
-        page.on("request", lambda r: self.hosts.add(urlparse(r.url).hostname or r.url))
-
-    def check_clean(self):
-        errors = toasts(self.page, "error")          # shown at any time, gone since or not
-        assert not errors, errors
-        assert not self.errors, self.errors
-        foreign = {h for h in self.hosts if h not in LOCAL_HOSTS and not h.startswith(("data:", "blob:"))}
-        assert not foreign, f"requests left the machine: {foreign}"
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +35,7 @@ def wait_drawn(page, plot_id: str, layer: str = ".main-svg"):
 
 def settle(page):
     """Until the page has taken in what the server answered and drawn it, so the toasts of
-    the event the test waited for have shown (they are kept, tests/browser/page_watch.py). Events
+    the event the test waited for have shown (they are kept, tests/helpers/page.py). Events
     still queued behind other work do not hold it up: the test waits for its own figures."""
     wait_quiet(page, queue=False)
 

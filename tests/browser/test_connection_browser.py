@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from page_watch import TIMEOUT_MS, wait_quiet, watch
+from helpers.page import TIMEOUT_MS, wait_quiet, watch
+
+pytestmark = pytest.mark.browser
 
 NOTICE = "#explorer-connection-lost"
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    return chromium
 
 
 def test_a_dropped_event_stream_says_so_and_offers_a_retry(browser, app_url):

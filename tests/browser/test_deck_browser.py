@@ -25,9 +25,11 @@ from pathlib import Path
 
 import pytest
 
-from chinese_text import english_words
 from explorer.lecture.text import t
-from page_watch import TIMEOUT_MS, wait_quiet, watch
+from helpers.page import TIMEOUT_MS, wait_quiet, watch
+from helpers.words import english_words
+
+pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "screenshots" / "deck"     # ignored; never a tracked file
@@ -195,11 +197,6 @@ SUBTITLE_JS = """(step) => {
 
 SCROLL_JS = "() => [document.documentElement.scrollHeight, window.innerHeight, document.documentElement.scrollWidth," \
             " window.innerWidth]"
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    return chromium
 
 
 def small_png(page, path: Path):

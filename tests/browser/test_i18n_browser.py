@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from explorer.ui import i18n
-from page_watch import TIMEOUT_MS
-from test_browser import Watched
+from helpers.page import TIMEOUT_MS, Watched
+
+pytestmark = pytest.mark.browser
 
 # Labels of the maps tab and what surrounds it, by the element that shows them.
 MAPS_LABELS = {
@@ -26,11 +27,6 @@ MAPS_LABELS = {
     "#data-panel": "panel_title",
 }
 TEXT_JS = "(sel) => { const el = document.querySelector(sel); return el ? el.innerText : null; }"
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    return chromium
 
 
 def labels_read(page, lang: str) -> dict:

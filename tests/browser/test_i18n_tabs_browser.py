@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from chinese_text import english_words
 from explorer.ui import i18n
-from page_watch import TIMEOUT_MS, wait_quiet
-from test_browser import ARTIFACTS, Watched
+from helpers.page import ARTIFACTS, TEXTS_JS, TIMEOUT_MS, Watched, wait_quiet
+from helpers.words import english_words
+
+pytestmark = pytest.mark.browser
 
 VIEWPORT = {"width": 1600, "height": 900}
 # Each tab's link (small enough to draw in seconds) and the plot that says it has drawn.
@@ -23,26 +24,10 @@ TABS = {
     "complexity": ("?tab=complexity&nmin=64&nmax=256&points=2&repeats=1&cd=16", "cx-claim"),
 }
 
-# The texts a tab shows: its visible text, and the text of its figures but their tick labels
-# (the tokens of the text and the numbers).
-TEXTS_JS = """(sel) => {
-  const root = document.querySelector(sel);
-  if (!root) { return []; }
-  const out = root.innerText.split('\\n');
-  root.querySelectorAll('.js-plotly-plot svg text').forEach((t) => {
-    if (!t.closest('.xtick, .ytick, .hovertext')) { out.push(t.textContent); }
-  });
-  return out.map((s) => s.trim()).filter((s) => s);
-}"""
 TAB_ROW_JS = """(keys) => keys.map((k) => {
   const b = document.getElementById(`tab-${k}-button`);
   return b ? b.innerText.trim() : null;
 })"""
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    return chromium
 
 
 def open_tab(browser, app_url, tab: str, lang: str, locale: str, with_lang: bool = True):

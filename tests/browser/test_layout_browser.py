@@ -21,7 +21,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from page_watch import TIMEOUT_MS, wait_quiet, watch
+from helpers.page import TIMEOUT_MS, wait_quiet, watch
+
+pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "layout"
@@ -31,11 +33,6 @@ DATA_TABS = ("maps", "quality", "state")
 FIRST_PLOT = {"maps": "maps-plot", "quality": "quality-plot", "state": "state-step", "complexity": "cx-plot",
               "learn": "learn-loss"}
 VIEWPORTS = [(1280, 720), (1920, 1080)]
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    return chromium
 
 
 def open_tab(page, tab_id: str):
@@ -206,7 +203,7 @@ COLOURBARS_JS = """(plotId) => {
 
 def resize(page, viewport: dict):
     """A new window size, and until the page has taken it in and finished what it started
-    then (the page's own relayouts after a resize run on timers: tests/browser/page_watch.py)."""
+    then (the page's own relayouts after a resize run on timers: tests/helpers/page.py)."""
     page.set_viewport_size(viewport)
     page.wait_for_function("([w, h]) => window.innerWidth === w && window.innerHeight === h",
                            arg=[viewport["width"], viewport["height"]])

@@ -20,8 +20,10 @@ import pytest
 
 from explorer.lecture.text import t
 from explorer.ui import i18n
-from page_watch import TIMEOUT_MS, wait_quiet
-from test_browser import ARTIFACTS, ROOT, Watched, browser  # noqa: F401  (fixture)
+from helpers import ROOT
+from helpers.page import ARTIFACTS, TIMEOUT_MS, Watched, wait_quiet
+
+pytestmark = pytest.mark.browser
 
 SCREENSHOTS = ROOT / "docs" / "screenshots"      # the README's pictures, written only when asked
 

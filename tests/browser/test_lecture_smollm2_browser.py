@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from explorer.lecture import chapters
-from page_watch import TIMEOUT_MS, wait_quiet, wait_toast
-from test_browser import Watched, browser  # noqa: F401  (fixture)
-from test_lecture_smollm2 import SMOLLM2, _config_shape, needs_smollm2
+from helpers.models import SMOLLM2, needs_smollm2, smollm2_shape
+from helpers.page import TIMEOUT_MS, Watched, wait_quiet, wait_toast
+
+pytestmark = pytest.mark.browser
 
 # A chapter's slider: each chapter has its own drawer of controls, its inputs named by elem_id.
 SLIDER_JS = """([ch, name]) => { const box = document.querySelector('#lecture-controls-' + ch + ' #lecture-' + ch + '-' + name);
@@ -30,7 +31,7 @@ def _slider(page, ch: int, name: str, expected: list[str]):
 
 @needs_smollm2
 def test_chapter_fives_sliders_take_smollm2s_range_and_a_link_is_clamped_to_it(browser, app_url):  # noqa: F811
-    layers, heads = _config_shape()
+    layers, heads = smollm2_shape()
     layer, head = chapters.causal_lecture_head(SMOLLM2)
     context = browser.new_context(viewport={"width": 1280, "height": 720}, locale="en-US")
     page = context.new_page()

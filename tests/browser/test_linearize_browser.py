@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from chinese_text import english_words
 from explorer import catalog
 from explorer.text import say
-from page_watch import TIMEOUT_MS, wait_quiet
-from test_browser import ARTIFACTS, Watched
-from test_i18n_tabs_browser import TEXTS_JS
+from helpers.page import ARTIFACTS, TEXTS_JS, TIMEOUT_MS, Watched, wait_quiet
+from helpers.words import english_words
 
-pytestmark = pytest.mark.skipif(not catalog.causal_model_installed(), reason="SmolLM2-135M is not installed")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not catalog.causal_model_installed(), reason="SmolLM2-135M is not installed")]
 
 VIEWPORT = {"width": 1280, "height": 720}
 SECTION = "#linearize-section"

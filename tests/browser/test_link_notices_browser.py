@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from page_watch import TIMEOUT_MS, toasts, wait_quiet, wait_toast, watch
+from helpers.page import TIMEOUT_MS, toasts, wait_quiet, wait_toast, watch
+
+pytestmark = pytest.mark.browser
 
 # Everything written into the page's live regions (what a screen reader announces).
 LIVE_JS = """
@@ -17,11 +19,6 @@ new MutationObserver((records) => { for (const r of records) {
   if (region) { window.__live.push(region.textContent.trim()); }
 }}).observe(document, {subtree: true, childList: true, characterData: true});
 """
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    return chromium
 
 
 class Page:

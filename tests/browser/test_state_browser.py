@@ -9,9 +9,10 @@ from __future__ import annotations
 import pytest
 
 from explorer.text import say
-from page_watch import TIMEOUT_MS, wait_quiet
-from test_browser import ARTIFACTS, Watched
+from helpers.page import ARTIFACTS, TIMEOUT_MS, Watched, wait_quiet
 from test_state_view import KINDS, chinese_leftovers
+
+pytestmark = pytest.mark.browser
 
 SCREENS = [("en", 1600, 900, False), ("zh", 1600, 900, False), ("en", 1280, 720, True), ("zh", 1280, 720, True)]
 LOCALES = {"en": "en-US", "zh": "zh-CN"}
@@ -35,11 +36,6 @@ TITLE_JS = """(id) => { const g = document.querySelector('#' + id + ' .js-plotly
     const t = g.layout.title, sub = t.subtitle && t.subtitle.text ? t.subtitle.text : '';
     return (t.text + sub).replace(/<br>/g, '').replace(/\\s/g, ''); }"""
 PLOTS = ("state-step", "state-curves", "state-capacity", "state-memory")
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    return chromium
 
 
 def wait_title(page, plot_id: str, text: str):

@@ -15,6 +15,10 @@ from explorer.lecture.ch2_associativity import maths as associativity
 from explorer.lecture import text as lecture_text
 from explorer.views import lecture
 
+# KEPT_WORDS is here for tests/app/test_state_view.py, which imports it and english_words from
+# this module until it reads them from helpers.words.
+from helpers.words import KEPT_WORDS, lecture_english_words as english_words  # noqa: F401
+
 TEXT = "The trophy did not fit into the brown suitcase because it was too big, so Anna took it out."
 PROJECTOR = Style(presentation=True)
 FONT_DIR = "/usr/share/fonts/truetype/dejavu"
@@ -54,6 +58,7 @@ def measured_px(line: str, size: float) -> float:
     return width
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_titles_and_notes_stay_inside_the_lecture_column(views, lang):
     column = column_px(PROJECTOR)                      # the slide's width on a 1280-px projector
@@ -178,6 +183,7 @@ def _intersect(a, b, air=1.0):
     return a[0] < b[1] - air and b[0] < a[1] - air and a[2] < b[3] - air and b[2] < a[3] - air
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_associativity_labels_never_overlap_over_the_whole_range_of_n(views, lang):
     """The two orders' blocks and their labels, at every N, d, m the controls allow and at
@@ -227,6 +233,7 @@ def test_no_text_carries_markup_that_nothing_renders():
     assert "exp(‖q′+k′‖²)" in lecture_text.t("ch3.claim", "zh")
 
 
+@pytest.mark.slow
 def test_every_number_of_every_chapter_has_a_readable_label(views):
     # The default views, the try-this presets and the other choices of each chapter,
     # so that every family of keys (per map, per lag, per kept layer) is met.
@@ -269,20 +276,6 @@ def test_finish_assigns_the_white_template_and_the_figure_is_the_same(views):
     figs[0].layout.template.layout.font.size = 99
     again = finish(go.Figure(go.Scatter(x=[1], y=[1])), PROJECTOR, "t", 400)
     assert again.layout.template.layout.font.size != 99
-
-
-# Words that stay as they are in the Chinese figures: units, symbols and names.
-KEPT_WORDS = {"FLOPs", "FLOP", "GFLOP", "ms", "MB", "kB", "GB", "KV", "rel", "softmax", "exp", "elu", "FAVOR",
-              "Taylor", "ReLU", "cosFormer", "Hedgehog", "RetNet", "GLA", "orthogonal", "trained", "untrained",
-              "IID", "trig", "RFF", "identity", "KL", "max", "min", "median", "sigma", "float", "logit", "logits",
-              "DeltaNet", "Gated", "HGRN", "LUNA", "lb", "token", "Delta", "QK", "SmolLM"}
-
-
-def english_words(text: str) -> list[str]:
-    """The English words of a text, units and names aside (single letters are symbols), and
-    tokens of the sentence aside (they are quoted: “suitcase·9”)."""
-    text = re.sub(r"<[^>]+>|“[^”]*”", " ", text)
-    return [w for w in re.findall(r"[A-Za-z]{2,}", text) if w not in KEPT_WORDS]
 
 
 def test_english_words_are_found():

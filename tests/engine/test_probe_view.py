@@ -4,8 +4,6 @@ heads x maps grid (the mean of the table's cells), and every word in both langua
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,9 +11,9 @@ import pytest
 from explorer.catalog import PROBE_MAX_TEXT_CHARS, PROBE_MAX_TEXTS
 from explorer.figures.probe import probe_grid
 from explorer.views import probe as probe_views
+from helpers.words import english_words, figure_texts
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from chinese_text import english_words, figure_texts  # noqa: E402
+pytestmark = pytest.mark.slow      # every head of two texts, shared
 
 TEXTS = "The cat sat on the mat.\n\nKernels weigh every key by its similarity to the query.\n"
 

@@ -1,4 +1,5 @@
-"""What the browser tests wait on: conditions the page itself reports, never a fixed time.
+"""What the browser tests share: what they wait on (conditions the page itself reports, never
+a fixed time), the page they watch (``Watched``) and where they save what they see.
 
 ``watch(page_or_context)`` installs, before the page's own scripts run, a record of
 
@@ -15,7 +16,13 @@ few frames with nothing new; on a loaded machine that takes longer, and the wait
 
 from __future__ import annotations
 
-TIMEOUT_MS = int(__import__("os").environ.get("TEST_TIMEOUT_MS", 300_000))      # generous: a busy 2-core machine (SmolLM2's first read, a queue behind other work)
+import os
+from urllib.parse import urlparse
+
+from helpers import ROOT
+
+ARTIFACTS = ROOT / "test-artifacts"           # screenshots and logs of a run (ignored by git)
+TIMEOUT_MS = int(os.environ.get("TEST_TIMEOUT_MS", 300_000))      # generous: a busy 2-core machine (SmolLM2's first read, a queue behind other work)
 
 # Timers longer than this are not the page finishing what it started (toasts expire after
 # 10 s, status timers tick): they do not keep it busy.
@@ -139,7 +146,6 @@ PENDING_JS = """() => [...document.querySelectorAll('[data-testid="status-tracke
 
 
 def _server_side(page) -> str:
-    import os
     import signal
     import time
     try:
@@ -193,3 +199,39 @@ def wait_steady(page, selector: str, frames: int = 5, timeout: int = TIMEOUT_MS)
     """Until the element's box has not moved or changed size for ``frames`` animation frames."""
     page.evaluate("(selector) => { if (window.__steady) { delete window.__steady[selector]; } }", selector)
     page.wait_for_function(STEADY_JS, arg=[selector, frames], polling="raf", timeout=timeout)
+
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
+
+
+class Watched:
+    """A page with its console errors, the hosts it contacted and every toast it showed
+    (the record of ``watch``; made before the page's ``goto``)."""
+
+    def __init__(self, page):
+        self.page = watch(page)
+        self.errors: list[str] = []
+        self.hosts: set[str] = set()
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("request", lambda r: self.hosts.add(urlparse(r.url).hostname or r.url))
+
+    def check_clean(self):
+        errors = toasts(self.page, "error")          # shown at any time, gone since or not
+        assert not errors, errors
+        assert not self.errors, self.errors
+        foreign = {h for h in self.hosts if h not in LOCAL_HOSTS and not h.startswith(("data:", "blob:"))}
+        assert not foreign, f"requests left the machine: {foreign}"
+
+
+# The texts a part of the page (a tab) shows: its visible text, and the text of its figures
+# but their tick labels (the tokens of the text and the numbers).
+TEXTS_JS = """(sel) => {
+  const root = document.querySelector(sel);
+  if (!root) { return []; }
+  const out = root.innerText.split('\\n');
+  root.querySelectorAll('.js-plotly-plot svg text').forEach((t) => {
+    if (!t.closest('.xtick, .ytick, .hovertext')) { out.push(t.textContent); }
+  });
+  return out.map((s) => s.trim()).filter((s) => s);
+}"""

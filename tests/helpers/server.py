@@ -1,0 +1,57 @@
+"""What the tests of a running server share: a free port, how long the app may take to
+start, one API call over plain HTTP, and a training slowed so that a stop can be timed."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.request
+
+APP_START_TIMEOUT_S = 300   # cold imports on a busy 2-core machine can take a while
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def api_call(app_url: str, endpoint: str, data: list) -> tuple[str, str]:
+    """(event, payload) of the last SSE message of one API call made over plain HTTP."""
+    base = f"{app_url}gradio_api/call/{endpoint}"
+    body = json.dumps({"data": data}).encode()          # ensure_ascii: a lone surrogate travels as \\ud800
+    request = urllib.request.Request(base, body, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as r:
+        event_id = json.loads(r.read())["event_id"]
+    with urllib.request.urlopen(f"{base}/{event_id}", timeout=300) as r:
+        text = r.read().decode()
+    events = [block for block in text.strip().split("\n\n") if block.startswith("event:")]
+    event, payload = events[-1].split("\n", 1)
+    return event.removeprefix("event:").strip(), payload.removeprefix("data:").strip()
+
+
+# source, text, preset, n, d, data seed, temperature, file, model, layer, head, then the maps tab's own
+# (causal, maps, m, seed, window; mechanisms, γ, GLA gates, mechanism seed, HGRN2 bound, β), presentation, language
+MAPS_ARGS = ["text", "The cat sat.", "clustered", 128, 32, 0, 1.0, None, "all-MiniLM-L6-v2", 2, "3", False,
+             ["softmax", "elu+1"], 64, 0, 4, [], 0.0, "seeded", 0, 0.9, 0.0, False, "en"]
+
+
+STEP_PAUSE_S = 0.2          # x 20 steps between reports = 4 s: past the 2 s a stop is allowed
+
+
+def slow_steps(monkeypatch):
+    """A pause inside each training step, nothing else changed."""
+    from explorer.experiments import learning
+
+    real = learning.masked_log_map
+
+    def slow(*args, **kwargs):
+        time.sleep(STEP_PAUSE_S)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(learning, "masked_log_map", slow)
+
+
+def training_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.endswith("-training") and t.is_alive()]
