@@ -97,7 +97,7 @@ METRIC_KEYS = (
     "map_rel_error", "output_rel_error", "error_rows_excluded", "kl_mean", "kl_rows_defined",
     "kl_rows_infinite", "kl_rows_undefined", "entropy_reference", "entropy_approx", "entropy_approx_rows_undefined", "monotonicity",
     "monotonicity_rows_defined", "monotonicity_rows_undefined", "negative_fraction", "ill_defined_rows",
-    "total_rows", "causal", "feature_dim", "quadratic_flops", "linear_flops", "flop_ratio",
+    "unnormalised_rows", "total_rows", "causal", "feature_dim", "quadratic_flops", "linear_flops", "flop_ratio",
 )
 METRIC_INFO: dict[str, tuple[str, str]] = {
     key: (say(f"common.metric.{key}"), say(f"common.help.{key}")) for key in METRIC_KEYS}

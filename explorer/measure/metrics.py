@@ -110,6 +110,11 @@ KL_ROUNDING = 1e-12
 # How far from 1 a row normalised in float32 may sum (N * 2^-24 for N up to ~160): beyond
 # it a row's sum is the map's own, not rounding.
 FLOAT32_NORMALISATION = 1e-5
+# How far from 1 the weights of a normalised row may sum, relative to the sum of their sizes
+# (at least 1). Dividing a float32 row by its own sum leaves at most about N * 2^-24 of that
+# (1.2e-4 at N = 2,048, the largest map drawn); a map without a normaliser (HGRN2, DeltaNet)
+# has rows off by tenths.
+ROW_SUM_TOLERANCE = 1e-3
 
 
 def kl_rounded_to_zero(kl: torch.Tensor, scale: torch.Tensor, q_row_sum: torch.Tensor) -> torch.Tensor:
@@ -127,6 +132,17 @@ def kl_rounded_to_zero(kl: torch.Tensor, scale: torch.Tensor, q_row_sum: torch.T
     tolerance = rounding + torch.where(off <= FLOAT32_NORMALISATION, off, torch.zeros_like(off))
     zero = ((kl < 0) & (kl >= -tolerance)) | ((kl >= 0) & (kl <= rounding))
     return torch.where(zero, torch.zeros_like(kl), kl)
+
+
+def weights_not_distributions(row_sum, row_size, considered):
+    """(off, weights): ``off`` marks the considered rows whose weights do not sum to 1 (beyond
+    ``ROW_SUM_TOLERANCE`` times their size, the sum of |weights|); ``weights`` marks every
+    row of a head (a leading index) with any such row. A map that leaves one row unnormalised
+    has no normaliser: its rows are weights, signed or not, and no row of it is a probability
+    distribution, so KL and entropy have no value on any (a row that sums to 1 by chance is
+    no exception)."""
+    off = ((row_sum - 1.0).abs() > ROW_SUM_TOLERANCE * row_size.clamp(min=1.0)) & considered
+    return off, off.any(-1, keepdim=True).expand(off.shape)
 
 
 def row_entropy(p, allowed=None):
@@ -293,8 +309,9 @@ def row_metrics(reference_map, approx_map, v=None, logits=None, *, causal=False,
 
     map_error     ||a_i - p_i|| / ||p_i||, per row (``compare`` pools these rows)
     output_error  ||(a_i - p_i) V|| / ||p_i V||, per row (with ``v``)
-    kl            KL(p_i || a_i) in nats
-    entropy       entropy of a_i in nats (``entropy_reference``: of p_i)
+    kl            KL(p_i || a_i) in nats (none on a map without a normaliser:
+                  ``weights_not_distributions``)
+    entropy       entropy of a_i in nats (``entropy_reference``: of p_i); none there either
     monotonicity  Spearman rho of a_i against the logits s_i (with ``logits``)
     """
     ref = _check_map(reference_map, "reference_map").double()
@@ -308,14 +325,16 @@ def row_metrics(reference_map, approx_map, v=None, logits=None, *, causal=False,
         ok = ok & (ref_sq > 0)
         return torch.where(ok, (diff_sq / torch.where(ok, ref_sq, torch.ones_like(ref_sq))).sqrt(), nan)
 
+    counted = rows_in_means(ref.shape[-1], bool(causal), ref.device)
     out = {"map_error": ratio(_row_sq(approx_z - ref_z), _row_sq(ref_z), finite)}
     if v is not None:
         v = as_float_tensor(v, "v").double()
         out["output_error"] = ratio(_row_sq(approx_z @ v - ref_z @ v), _row_sq(ref_z @ v), finite)
+    _, weights = weights_not_distributions(approx_z.sum(-1), approx_z.abs().sum(-1), finite & ~bad & counted)
     kl, kl_ok = row_kl(ref, approx, allowed)
-    out["kl"] = torch.where(kl_ok & ~bad, kl, nan)
+    out["kl"] = torch.where(kl_ok & ~bad & ~weights, kl, nan)
     h, h_ok = row_entropy(approx, allowed)
-    out["entropy"] = torch.where(h_ok & ~bad, h, nan)
+    out["entropy"] = torch.where(h_ok & ~bad & ~weights, h, nan)
     h_ref, h_ref_ok = row_entropy(ref, allowed)
     out["entropy_reference"] = torch.where(h_ref_ok, h_ref, nan)
     if logits is not None:
@@ -541,20 +560,27 @@ class Reference:
         # One log serves KL and entropy: log a where a > 0, else 0 (xlogy's convention for
         # 0 log 0; rows with a <= 0 where it matters are undefined below). torch's xlogy is
         # not vectorised and costs ~8 plain logs.
+        # A map without a normaliser (rows that do not sum to 1) is weights, not distributions.
+        row_sum = a_z.sum(-1)
+        has_negative = a_z.amin(-1) < 0
+        row_size = a_z.abs().sum(-1) if bool(has_negative.any()) else row_sum
+        off, weights = weights_not_distributions(row_sum, row_size, finite & ~bad & counted)
+        out["unnormalised_rows"] = int(off.sum())
+
         positive = a_z > 0
         log_a = torch.where(positive, a_z, 1.0).log_()
-        kl_has_value = self.nonnegative & finite & ((a_z >= 0) | self.unsupported).all(-1) & ~bad & counted
+        kl_has_value = (self.nonnegative & finite & ((a_z >= 0) | self.unsupported).all(-1) & ~bad & counted
+                        & ~weights)
         missed = (self.support & ~positive).any(-1)
         kl_ok = kl_has_value & ~missed
         cross = _row_dot(self.map, log_a)
-        kl = kl_rounded_to_zero(self.plogp_sum - cross, self.plogp_sum.abs() + cross.abs(), a_z.sum(-1))
+        kl = kl_rounded_to_zero(self.plogp_sum - cross, self.plogp_sum.abs() + cross.abs(), row_sum)
         out["kl_mean"] = _mean_or_none(kl, kl_ok)
         out["kl_rows_defined"] = int(kl_ok.sum())
         out["kl_rows_infinite"] = int((kl_has_value & missed).sum())
         out["kl_rows_undefined"] = int((counted & ~kl_has_value).sum())
 
-        has_negative = a_z.amin(-1) < 0
-        h_apx_ok = ~has_negative & ~bad
+        h_apx_ok = ~has_negative & ~bad & ~weights
         h_apx = -_row_dot(a_z, log_a)
         out["entropy_reference"] = _mean_or_none(self.entropy, self.nonnegative & counted)
         out["entropy_approx"] = _mean_or_none(h_apx, h_apx_ok & counted)
@@ -666,8 +692,11 @@ def compare_plain(reference_map, approx_map, v=None, logits=None, *, ill_defined
         out_err = relative_error(approx_z @ v, ref_z @ v, rows=finite & counted)
         out["output_rel_error"] = _mean_or_none(out_err, ~torch.isnan(out_err))
 
+    off, weights = weights_not_distributions(approx_z.sum(-1), approx_z.abs().sum(-1), finite & ~bad & counted)
+    out["unnormalised_rows"] = int(off.sum())
+
     kl, kl_has_value = row_kl(ref, approx, allowed)
-    kl_has_value = kl_has_value & ~bad & counted
+    kl_has_value = kl_has_value & ~bad & counted & ~weights
     kl_ok = kl_has_value & torch.isfinite(kl)
     out["kl_mean"] = _mean_or_none(kl, kl_ok)
     out["kl_rows_defined"] = int(kl_ok.sum())
@@ -676,7 +705,7 @@ def compare_plain(reference_map, approx_map, v=None, logits=None, *, ill_defined
 
     h_ref, h_ref_ok = row_entropy(ref, allowed)
     h_apx, h_apx_ok = row_entropy(approx, allowed)
-    h_apx_ok = h_apx_ok & ~bad
+    h_apx_ok = h_apx_ok & ~bad & ~weights
     out["entropy_reference"] = _mean_or_none(h_ref, h_ref_ok & counted)
     out["entropy_approx"] = _mean_or_none(h_apx, h_apx_ok & counted)
     out["entropy_approx_rows_undefined"] = int((counted & ~h_apx_ok).sum())
@@ -771,6 +800,34 @@ UNDEFINED_ROWS = {
 INFINITE_ROWS = {"kl_mean": "kl_rows_infinite"}
 
 
+# The means that only a probability distribution has: none for a map without a normaliser.
+DISTRIBUTION_METRICS = ("kl_mean", "entropy_approx")
+
+
+def why_key(row: dict, key: str) -> str:
+    """The key of the words that say why ``key`` has no value on some rows of ``row``: for
+    KL and entropy of a map without a normaliser, that its rows are weights; otherwise the
+    metric's own reason (``common.why.<key>``; the output error shares the map error's)."""
+    if key in DISTRIBUTION_METRICS and row.get("unnormalised_rows"):
+        return "metrics.why_weights"
+    return f"common.why.{'map_rel_error' if key == 'output_rel_error' else key}"
+
+
+def weights_note(row: dict, lang: str, name=None) -> str:
+    """The sentence under a table that has a map without a normaliser: its rows are weights,
+    not distributions, so no KL or entropy; its map and output errors are what judge it."""
+    from ..text import say
+
+    def number(x):
+        return say("common.na", lang) if x is None else f"{x:.3g}"
+
+    negative = row.get("negative_fraction")
+    return say("metrics.weights_note", lang, map=row["map"] if name is None else name,
+               rows=int(row.get("unnormalised_rows") or 0), total=int(row.get("total_rows") or 0),
+               negative=say("metrics.weights_negative", lang, share=f"{negative:.0%}") if negative else "",
+               map_error=number(row.get("map_rel_error")), output_error=number(row.get("output_rel_error")))
+
+
 def infinite_count(row: dict, key: str) -> int:
     """Rows of one ``compare`` row where ``key`` is +inf (0 for metrics that cannot be)."""
     count_key = INFINITE_ROWS.get(key)
@@ -832,12 +889,15 @@ def undefined_notes(rows: list) -> list[str]:
     """One sentence per table cell that is n/a or partly so: which map, how many rows and why
     (the explanation a hover would give; the table cell has room for the count only)."""
     from ..catalog import METRIC_SHORT
+    from ..text import say
     notes = []
     for row in rows:
         for key, (_, why) in UNDEFINED_ROWS.items():
             count, total = undefined_share(row, key)
             if key not in row or not count:
                 continue
+            if key in DISTRIBUTION_METRICS and row.get("unnormalised_rows"):
+                why = say(why_key(row, key), "en")
             defined_mean = row.get(key)
             tail = "" if defined_mean is None else f"; over the other {total - count}: {defined_mean:.4g}"
             verdict = "n/a" if mostly_undefined(row, key) else "partly n/a"
@@ -848,6 +908,7 @@ def undefined_notes(rows: list) -> list[str]:
             inf = infinite_count(row, key)
             if key in row and inf:
                 notes.append(infinite_note(row, key, "en"))
+    notes += [weights_note(row, "en") for row in rows if row.get("unnormalised_rows")]
     return notes
 
 

@@ -230,3 +230,109 @@ def test_two_shards_merged_keep_every_provenance_field(tmp_path):
     # Each shard names its own texts; the merge names each once.
     assert [[t["index"] for t in r["texts"]] for r in records] == [[0, 2], [3]]
     assert "inputs" in record
+
+
+# ---------------------------------------------------------------- maps without a normaliser
+
+def _mechanism_head(seed=5, n=40, d=16):
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(n, d, generator=gen) for _ in range(3))
+
+
+def _errors_by_hand(p: np.ndarray, a: np.ndarray, v: np.ndarray) -> tuple[float, float]:
+    """||A^ - A|| / ||A|| and ||(A^ - A) V|| / ||A V|| over rows 1..N-1 (causal row 0 is in no mean)."""
+    p, a = p[1:], a[1:]
+    return (float(np.linalg.norm(a - p) / np.linalg.norm(p)),
+            float(np.linalg.norm((a - p) @ v) / np.linalg.norm(p @ v)))
+
+
+@pytest.mark.parametrize("name, nonnegative_rows", [("deltanet", 1), ("hgrn2", 11)])
+def test_a_signed_unnormalised_map_has_no_kl_or_entropy_only_its_errors(name, nonnegative_rows):
+    """HGRN2's and DeltaNet's maps have no normaliser and negative weights: on this causal
+    N = 40 head KL was a mean over the few rows that happened to be non-negative (DeltaNet 1
+    of 39, HGRN2 11), as if they were distributions."""
+    from explorer.views.mechanism_maps import MechanismSettings, mechanism_map
+
+    q, k, v = _mechanism_head()
+    approx = mechanism_map(name, q, k, MechanismSettings(), 0)
+    reference = attention.softmax_map(q, k, causal=True).double()
+    a, p = approx.numpy(), reference.numpy()
+    lower = np.tril(np.ones_like(a, dtype=bool))
+    sums = a.sum(1)[1:]
+    assert (a[lower] < 0).mean() > 0.2 and np.abs(sums - 1).max() > 0.1           # signed, unnormalised
+    assert sum(bool((a[i, : i + 1] >= 0).all()) for i in range(1, 40)) == nonnegative_rows
+    want_map, want_out = _errors_by_hand(p, a, v.double().numpy())
+    for compare in (metrics.compare, metrics.compare_plain):
+        row = compare(reference, approx, v, causal=True)
+        assert row["kl_mean"] is None and row["entropy_approx"] is None, compare.__name__
+        assert row["kl_rows_defined"] == row["kl_rows_infinite"] == 0
+        assert row["kl_rows_undefined"] == row["entropy_approx_rows_undefined"] == row["total_rows"] == 39
+        assert row["unnormalised_rows"] == int((np.abs(sums - 1) > 1e-3 * np.maximum(1, np.abs(a).sum(1)[1:])).sum())
+        assert row["map_rel_error"] == pytest.approx(want_map, rel=1e-9)
+        assert row["output_rel_error"] == pytest.approx(want_out, rel=1e-9)
+        assert metrics.mostly_undefined(row, "kl_mean") and not metrics.mostly_undefined(row, "map_rel_error")
+    rows = metrics.row_metrics(reference, approx, v, causal=True)
+    assert torch.isnan(rows["kl"]).all() and torch.isnan(rows["entropy"]).all()
+    assert torch.isfinite(rows["map_error"][1:]).all()
+
+
+def test_normalised_maps_keep_their_kl_signed_or_not():
+    """A kernel map divides by its row sums: identity and trig features give negative weights
+    (their KL is undefined on those rows, as before) but every row sums to 1; elu+1's KL is
+    the plain mean over rows. None is taken for a map without a normaliser."""
+    q, k, v = _mechanism_head(n=256, d=16)
+    reference = attention.softmax_map(q, k)
+    for feature in ("elu1", "identity", "trig_rff", "relu", "favor_plus"):
+        approx, ill = attention.kernel_map_with_flags(q, k, create(feature, 16, num_features=16)
+                                                      if feature in ("trig_rff", "favor_plus") else create(feature, 16))
+        row = metrics.compare(reference, approx, v, ill_defined=ill, causal=False)
+        assert row["unnormalised_rows"] == 0, feature
+    elu = attention.kernel_map(q, k, create("elu1", 16))
+    row = metrics.compare(reference, elu, causal=False)
+    want = np.mean(_kl_by_row(reference.double().numpy(), elu.double().numpy()))
+    assert row["kl_rows_defined"] == 256 and row["kl_mean"] == pytest.approx(want, rel=1e-6)
+
+
+def test_the_tables_say_why_a_map_without_a_normaliser_has_no_kl():
+    from explorer.text import say
+    from explorer.views import common
+    from explorer.views.mechanism_maps import MechanismSettings, mechanism_map
+
+    q, k, v = _mechanism_head()
+    reference = attention.softmax_map(q, k, causal=True)
+    rows = [{"map": "DeltaNet", **metrics.compare(reference, mechanism_map("deltanet", q, k, MechanismSettings(), 0),
+                                                  v, causal=True)}]
+    row = rows[0]
+    for lang in ("en", "zh"):
+        notes = common.undefined_notes(rows, lang)
+        note = say("metrics.weights_note", lang, map="DeltaNet", rows=row["unnormalised_rows"], total=39,
+                   negative=say("metrics.weights_negative", lang, share=f"{row['negative_fraction']:.0%}"),
+                   map_error=f"{row['map_rel_error']:.3g}", output_error=f"{row['output_rel_error']:.3g}")
+        assert note in notes, lang
+        why = say("metrics.why_weights", lang)
+        assert sum(why in n for n in notes) == 2, lang                 # the KL cell and the entropy cell
+        table = common.metrics_table(rows, short=True, lang=lang)
+        kl = table.iloc[0, table.columns.get_loc(common.metric_label("kl_mean", lang, True))]
+        assert kl == say("common.na_rows", lang, count=39, total=39)
+        err = table.iloc[0, table.columns.get_loc(common.metric_label("map_rel_error", lang, True))]
+        assert err == pytest.approx(row["map_rel_error"], rel=1e-3)
+    assert any(say("metrics.why_weights", "en") in n for n in metrics.undefined_notes(rows))
+
+
+def test_the_entropy_bar_of_a_map_without_a_normaliser_is_na_with_the_reason():
+    from explorer.figures.maps import metric_bars
+    from explorer.text import say
+    from explorer.views.mechanism_maps import MechanismSettings, mechanism_map
+
+    q, k, v = _mechanism_head()
+    reference = attention.softmax_map(q, k, causal=True)
+    rows = [{"map": "softmax", **metrics.compare(reference, reference, v, causal=True)},
+            {"map": "HGRN2", **metrics.compare(reference, mechanism_map("hgrn2", q, k, MechanismSettings(), 0), v,
+                                               causal=True)}]
+    for lang in ("en", "zh"):
+        fig = metric_bars(rows, lang=lang)
+        bars = [t for t in fig.data if t.type == "bar"]
+        assert bars[0].y[1] is None                                     # no entropy bar for HGRN2
+        marks = [t for t in fig.data if t.type == "scatter" and t.mode == "text" and t.xaxis == "x"]
+        assert marks and say("metrics.why_weights", lang)[:30].replace("\n", " ") in " ".join(
+            h.replace("<br>", " ") for h in marks[0].hovertext), lang
