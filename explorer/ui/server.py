@@ -3,7 +3,8 @@ every response, a cap on request bodies, a share of the queue per visitor, lanes
 events the server's one budget bounds, sessions that expire, and the export folder removed
 when the process is told to stop.
 
-    configure_queue(demo)                     # gradio's queue, smaller, each session's share, the lanes
+    configure_queue(demo)                     # gradio's queue, smaller, each session's share, the lanes;
+                                              # in public, no direct route around it
     expire_states(demo)                       # every gr.State forgotten STATE_TTL_S after its last change
     demo.launch(app_kwargs=app_kwargs(), state_session_capacity=SESSION_CAPACITY, ...)
     expire_idle_sessions(demo)                # after launch: a session unused for SESSION_IDLE_S goes
@@ -173,10 +174,19 @@ BUDGETED_GROUPS = ("compute", "quality", "summary")
 LANES = 4
 
 
-def configure_queue(demo, default_concurrency_limit: int = 2):
+def configure_queue(demo, default_concurrency_limit: int = 2, public: bool | None = None):
     """Gradio's queue at QUEUE_SIZE, with each session's share of it (share_queue), and the
-    budgeted groups' lanes (open_lanes)."""
-    demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=default_concurrency_limit)
+    budgeted groups' lanes (open_lanes). On a public server (``public``; by default
+    explorer.catalog.public_server) the direct route is closed to queued events (api_open)."""
+    if public is None:
+        from ..catalog import public_server
+        public = public_server()
+    # POST /gradio_api/run/<name> runs an event at once, outside the queue: no share, no lane,
+    # and no disconnect noticed (a sweep whose client left after 6 s computed 53 s more).
+    # Gradio closes it to queued events only when SYSTEM=spaces; a public server closes it
+    # itself. The page's own unqueued events (showing a box, a language) still use it.
+    demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=default_concurrency_limit,
+               api_open=not public)
     share_queue(demo)
     open_lanes(demo)
 
