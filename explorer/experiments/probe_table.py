@@ -76,6 +76,12 @@ def _done_texts(csv: Path, settings: ProbeSettings, per_text: int) -> tuple[set,
         raise ValueError(f"{csv}: not a probe table this run can resume ({exc}); choose another --out") from None
     if table.empty:
         return set(), None
+    if set(table.columns) != set(COLUMNS):
+        # Rows appended now would not line up with its header (an engine with other metrics wrote it).
+        raise ValueError(f"{csv}: its columns are not the ones this engine writes (missing: "
+                         f"{sorted(set(COLUMNS) - set(table.columns))[:5]}, extra: "
+                         f"{sorted(set(table.columns) - set(COLUMNS))[:5]}); choose another --out, or delete it "
+                         "to start again")
     digests = set(table["settings_sha256"].astype(str))
     if digests != {settings.digest()}:
         raise ValueError(f"{csv}: written under other settings (maps, layers, heads, m, seed, causal or model); "

@@ -336,3 +336,17 @@ def test_the_entropy_bar_of_a_map_without_a_normaliser_is_na_with_the_reason():
         marks = [t for t in fig.data if t.type == "scatter" and t.mode == "text" and t.xaxis == "x"]
         assert marks and say("metrics.why_weights", lang)[:30].replace("\n", " ") in " ".join(
             h.replace("<br>", " ") for h in marks[0].hovertext), lang
+
+
+@pytest.mark.slow
+def test_a_probe_written_with_other_columns_is_not_resumed(tmp_path):
+    """A probe CSV from before a metric was added: rows appended to it would shift under its header."""
+    from explorer.experiments import probe, probe_table
+
+    settings = probe.ProbeSettings(maps=("elu1",), layers=(2,), heads=(0,))
+    corpus = probe.Corpus.from_lines(PROBE_TEXTS[:1])
+    done = probe_table.run(corpus, settings, tmp_path / "old", progress=lambda *_: None)
+    csv = done["paths"]["csv"]
+    probe_table.read_table(csv).drop(columns=["unnormalised_rows"]).to_csv(csv, index=False)
+    with pytest.raises(ValueError, match="columns"):
+        probe_table.run(probe.Corpus.from_lines(PROBE_TEXTS[:3]), settings, tmp_path / "old", progress=lambda *_: None)
