@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl
 import gradio as gr
 
 from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, quality_tab, source as source_panel, state_tab
-from . import lecture_handlers, lecture_load, linearize_tab, probe_tab
+from . import learn_links, lecture_handlers, lecture_load, linearize_tab, probe_tab
 from . import validate
 from .gating import OPEN_DRAWS, only_on
 
@@ -84,7 +84,7 @@ def build_app() -> gr.Blocks:
                 learn = learn_tab.build(presentation, lang)
                 # The whole causal model linearized with shipped maps: the learn tab's second part.
                 with gr.Accordion(i18n.label("tab_linearize"), open=False, elem_id="linearize-section"):
-                    learn_tab.wire_link(learn, presentation, linearize_tab.build(presentation, lang))
+                    learn_links.wire_link(learn, presentation, linearize_tab.build(presentation, lang))
 
         state_inputs = panel.inputs + state.controls + [presentation]      # run_step's
         pages = {
@@ -319,7 +319,7 @@ def _wire_tabs(tab_objects, pages, current, presentation, learn, links):
         if tab_id in DATA_TABS:
             opened = _draw(page, opened, current, presentation, only_if_empty=True, once_per_open=True)
         elif tab_id == "learn":
-            opened = opened.then(learn_tab.learn_query, learn.link_controls + [presentation] + learn.linearize_controls,
+            opened = opened.then(learn_links.learn_query, learn.link_controls + [presentation] + learn.linearize_controls,
                                  learn.query, api_visibility="private", queue=False)
         links.after(opened)
 
@@ -457,13 +457,13 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
         if page.draw is not None:
             links.after(_draw(page, only_on(load, page.tab_id, current), current, presentation, once_per_open=True))
     on_learn = only_on(load, "learn", current)
-    learned = on_learn.then(_gated("learn", learn_tab.learn_query, 1),
+    learned = on_learn.then(_gated("learn", learn_links.learn_query, 1),
                             [current, learn.query, *learn.link_controls, presentation, *learn.linearize_controls],
                             learn.query, api_visibility="private")
     links.after(learned)
     # A link that opens the learn tab on a layer a map ships for (the lecture's "Go deeper")
     # opens it drawn: that map against softmax, no training.
-    on_learn.then(_gated("learn", learn_tab.shipped_on_open, len(learn.learn_outputs), only_if_empty=True),
+    on_learn.then(_gated("learn", learn_links.shipped_on_open, len(learn.learn_outputs), only_if_empty=True),
               [current, learn.view, learn.kind, learn.heldout_count, presentation, learn.trained, lang, learn.model,
                learn.seeds, learn.heldout_texts, learn.layer],
               learn.learn_outputs, api_visibility="private", concurrency_limit=1, concurrency_id="learn-train")

@@ -11,7 +11,8 @@ The tab has its own model picker, offering what the data panel offers (the embed
 the packaged causal SmolLM2, a folder or Hub id where the server allows it); the layer and
 head controls follow it, links carry it as ``model=``, and ``/learn`` takes it as ``model``
 ("" = the embedded MiniLM). The hybrids (part 2) and the shipped maps are MiniLM's only.
-The hybrids' handler and figures are in ``hybrid_panel``; what the parts share is in ``learn_base``.
+The hybrids' handler and figures are in ``hybrid_panel``; the tab's link and what it opens in
+``learn_links``; what the parts share in ``learn_base``.
 """
 
 from __future__ import annotations
@@ -409,60 +410,6 @@ def show_shipped(kind="hedgehog", heldout_count=HELDOUT_DEFAULT, presentation=Fa
                              kind=KINDS[kind], layer=layer, model=lv.model_name(lv.model_argument(model)),
                              layers=", ".join(map(str, where))))
     return _finished(view, trained, presentation, lang)
-
-
-def shipped_on_open(kind="hedgehog", heldout_count=HELDOUT_DEFAULT, presentation=False, trained=None, lang="en", model: str = "",
-                    seeds=DEFAULT_SEEDS, heldout_texts: str = "", layer=None, request: gr.Request = None,
-                    progress=gr.Progress()):
-    """A link that opens the tab on the causal model (the lecture's "Go deeper") shows the
-    shipped map of its model and layer when one ships, so the tab opens drawn; otherwise
-    nothing changes."""
-    try:
-        _, lv = _engine()
-        # Only a link naming another model (the lecture's on SmolLM2): a plain link to the tab
-        # opens it as before, its controls first.
-        ships = (lv.model_argument(model) is not None
-                 and _int(layer, "layer") in lv.shipped_layers(_kind(kind), model))
-    except (ValueError, TypeError):
-        ships = False
-    if not ships:
-        return tuple(gr.skip() for _ in range(LEARN_OUTPUTS))
-    return show_shipped(kind, heldout_count, presentation, trained, lang, model, seeds, heldout_texts, layer,
-                        request=request, progress=progress)
-
-
-def learn_query(layer=2, head="3", num_features=64, steps=300, seed=0, train_count=40, heldout_count=HELDOUT_DEFAULT,
-                hybrid_map="elu1", mode="greedy", layers=(2, 3), budget=2, hybrid_m=64, kind="hedgehog", model="",
-                seeds=DEFAULT_SEEDS, presentation=False, *linearize) -> str:
-    """The tab's controls as the query string of its link (in the order of ``LearnTab.link_keys``,
-    then presentation mode, then the Linearize section's controls when given, in the order of its
-    ``link_keys``); the model only when it is not the embedded one (the data panel's links do
-    the same)."""
-    model = "" if model in (None, catalog.EMBEDDED_MODEL) else model
-    params = {
-        "tab": "learn", "llayer": layer, "lhead": head, "lm": num_features, "steps": steps, "lseed": seed,
-        "ntrain": train_count, "nheld": heldout_count, "hmap": hybrid_map, "hmode": mode,
-        "hlayers": list(layers or []), "hk": budget, "hm": hybrid_m, "lkind": kind, "model": model,
-        "lseeds": seeds}
-    params.update(zip(LINEARIZE_LINK_KEYS, linearize))
-    params["present"] = bool(presentation)
-    return common.query_string(params)
-
-
-# The Linearize section's keys in a link (linearize_tab.LinearizeControls.link_keys holds them
-# with their controls; a test holds the two equal).
-LINEARIZE_LINK_KEYS = ("lset", "lkeep", "lprompt", "lnew")
-
-
-def wire_link(tab: LearnTab, presentation, linearize=None) -> None:
-    """The link follows the tab's buttons: training, the hybrid, and (when the page has the
-    section) judging and generating in the Linearize section, whose settings it carries too."""
-    tab.linearize = linearize
-    extra = tab.linearize_controls
-    buttons = [tab.train, tab.hybrid_run] + ([linearize.run, linearize.generate] if linearize is not None else [])
-    for button in buttons:
-        button.click(learn_query, tab.link_controls + [presentation] + extra, tab.query, api_visibility="private",
-                     queue=False).then(None, tab.query, tab.link, js=common.SET_URL_JS)
 
 
 def head_choices(layers: int, heads: int, lang="en") -> list[tuple[str, str]]:

@@ -189,9 +189,9 @@ def test_presentation_goes_into_every_link():
 
 
 def test_learn_link_holds_every_control():
-    from explorer.ui import learn_tab
+    from explorer.ui import learn_links
     from urllib.parse import parse_qs
-    q = parse_qs(learn_tab.learn_query(4, "5", 32, 70, 1, 8, 4, "favor_plus", "chosen layers", [1, 4], 1, 48,
+    q = parse_qs(learn_links.learn_query(4, "5", 32, 70, 1, 8, 4, "favor_plus", "chosen layers", [1, 4], 1, 48,
                                            kind="luna", presentation=True))
     assert {k: v[0] for k, v in q.items()} == {
         "tab": "learn", "llayer": "4", "lhead": "5", "lm": "32", "steps": "70", "lseed": "1", "ntrain": "8",

@@ -23,7 +23,7 @@ from explorer.experiments import learning
 from explorer.maps import learned
 from explorer.maps.learned import Hedgehog
 from explorer.sources import Sample, models, packaged
-from explorer.ui import learn_tab
+from explorer.ui import hybrid_panel, learn_links, learn_tab
 from explorer.views import common
 from explorer.views import learn as lv
 
@@ -221,7 +221,7 @@ def test_a_model_the_server_does_not_allow_is_refused(nothing_loads, monkeypatch
 @pytest.mark.parametrize("lang, words", [("en", "hybrids run on the embedded"), ("zh", "混合模型只支持内置的")])
 def test_hybrids_stay_minilm_only_and_shipped_maps_name_their_layer(nothing_loads, lang, words):
     with pytest.raises(gr.Error, match=words):
-        learn_tab.run_hybrid("elu1", "chosen layers", [2], heldout_count=1, lang=lang, model=SMOLLM2)
+        hybrid_panel.run_hybrid("elu1", "chosen layers", [2], heldout_count=1, lang=lang, model=SMOLLM2)
     for kind in ("hedgehog", "luna"):                  # SmolLM2's shipped maps are for layer 3 only
         with pytest.raises(gr.Error, match="layer 3" if lang == "en" else "第 3 层"):
             learn_tab.show_shipped(kind, 1, lang=lang, model=SMOLLM2, layer=5)
@@ -236,10 +236,10 @@ def test_the_learn_endpoint_takes_a_model_and_links_carry_it():
     assert (tab.model, "model", str) in tab.link_keys and tab.model.value == EMBEDDED_MODEL
     values = [choice[1] for choice in tab.model.choices]
     assert values[:2] == [EMBEDDED_MODEL, SMOLLM2]
-    link = learn_tab.learn_query(2, "3", model=SMOLLM2)
+    link = learn_links.learn_query(2, "3", model=SMOLLM2)
     assert f"model={SMOLLM2}" in link and "tab=learn" in link
-    assert "model=" not in learn_tab.learn_query(2, "3", model=EMBEDDED_MODEL)
-    assert "model=" not in learn_tab.learn_query(2, "3")
+    assert "model=" not in learn_links.learn_query(2, "3", model=EMBEDDED_MODEL)
+    assert "model=" not in learn_links.learn_query(2, "3")
 
 
 # --------------------------------------------------------------------------- in a browser: a link carries the model
@@ -282,8 +282,8 @@ def test_a_link_to_the_learn_tab_opens_on_the_map_shipped_for_its_model_and_laye
     view = shown[7]
     assert view.model == SMOLLM2 and view.layer == 3 and view.whole_layer and view.kind == "hedgehog"
     assert "hedgehog-smollm2-layer3" in shown[1]
-    opened = learn_tab.shipped_on_open("hedgehog", 1, model=SMOLLM2, layer=3)
+    opened = learn_links.shipped_on_open("hedgehog", 1, model=SMOLLM2, layer=3)
     assert opened[7].model == SMOLLM2 and opened[7].layer == 3
-    skipped = learn_tab.shipped_on_open("hedgehog", 1, model=SMOLLM2, layer=5)   # nothing ships there: no change
+    skipped = learn_links.shipped_on_open("hedgehog", 1, model=SMOLLM2, layer=5)  # nothing ships there: no change
     assert len(skipped) == len(shown) and all(out == gr.skip() for out in skipped)
     assert learn_tab.show_shipped("hedgehog", 1)[7].layer == 2                    # MiniLM's, as before

@@ -140,16 +140,16 @@ def test_a_change_of_language_relabels_the_same_numbers_and_an_untouched_prompt(
 def test_the_learn_link_carries_the_sections_settings_in_the_order_of_its_controls():
     from urllib.parse import parse_qs
 
-    from explorer.ui import learn_tab
+    from explorer.ui import learn_links
     with gr.Blocks():
         section = linearize_tab.build(gr.Checkbox(False), gr.Radio(["en", "zh"], value="en"))
-    assert tuple(key for _, key, _ in section.link_keys) == learn_tab.LINEARIZE_LINK_KEYS
+    assert tuple(key for _, key, _ in section.link_keys) == learn_links.LINEARIZE_LINK_KEYS
     assert section.controls == [section.set_id, section.keep, section.prompt, section.new_tokens]
-    q = parse_qs(learn_tab.learn_query(2, "3", 64, 300, 0, 40, 16, "elu1", "greedy", [2, 3], 2, 64, "hedgehog", "",
-                                       3, False, "hedgehog:64", 12, "Once", 8))
-    assert {k: q[k][0] for k in learn_tab.LINEARIZE_LINK_KEYS} == {"lset": "hedgehog:64", "lkeep": "12",
-                                                                    "lprompt": "Once", "lnew": "8"}
-    assert "lset" not in learn_tab.learn_query(2, "3")      # a page without the section: the tab's own keys
+    q = parse_qs(learn_links.learn_query(2, "3", 64, 300, 0, 40, 16, "elu1", "greedy", [2, 3], 2, 64, "hedgehog", "",
+                                         3, False, "hedgehog:64", 12, "Once", 8))
+    assert {k: q[k][0] for k in learn_links.LINEARIZE_LINK_KEYS} == {"lset": "hedgehog:64", "lkeep": "12",
+                                                                      "lprompt": "Once", "lnew": "8"}
+    assert "lset" not in learn_links.learn_query(2, "3")    # a page without the section: the tab's own keys
 
 
 def test_training_on_the_page_is_checked_and_priced_before_any_work(monkeypatch):
