@@ -17,8 +17,10 @@ metrics are means over every defined row of every head, matrix errors are means 
 per-head relative errors. In a causal map the entries above the diagonal are structurally
 zero in both maps and every row metric uses the allowed entries j <= i only. A row is
 *ill-defined* when it is flagged by ``explorer.forms.attention.kernel_map_with_flags`` (pass the
-flags as ``ill_defined``) or when any of its allowed entries is not finite. Everything is
-computed in float64.
+flags as ``ill_defined``) or when any of its allowed entries is not finite. A map without a
+normaliser (HGRN2's, the delta rule's: rows that do not sum to 1) is weights, not
+distributions: it has no KL or entropy on any row (``weights_not_distributions``), only its
+errors. Everything is computed in float64.
 """
 
 from __future__ import annotations
@@ -557,9 +559,6 @@ class Reference:
         # KL(p || q) = sum over p > 0 of p log p - p log q. xlogy(0, q) = 0; a row with q = 0
         # where p > 0 has KL = +inf (counted apart, never averaged into the finite mean), a row
         # with q < 0 there is undefined, whatever its sum came to.
-        # One log serves KL and entropy: log a where a > 0, else 0 (xlogy's convention for
-        # 0 log 0; rows with a <= 0 where it matters are undefined below). torch's xlogy is
-        # not vectorised and costs ~8 plain logs.
         # A map without a normaliser (rows that do not sum to 1) is weights, not distributions.
         row_sum = a_z.sum(-1)
         has_negative = a_z.amin(-1) < 0
@@ -567,6 +566,9 @@ class Reference:
         off, weights = weights_not_distributions(row_sum, row_size, finite & ~bad & counted)
         out["unnormalised_rows"] = int(off.sum())
 
+        # One log serves KL and entropy: log a where a > 0, else 0 (xlogy's convention for
+        # 0 log 0; rows with a <= 0 where it matters are undefined below). torch's xlogy is
+        # not vectorised and costs ~8 plain logs.
         positive = a_z > 0
         log_a = torch.where(positive, a_z, 1.0).log_()
         kl_has_value = (self.nonnegative & finite & ((a_z >= 0) | self.unsupported).all(-1) & ~bad & counted
