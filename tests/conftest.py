@@ -21,122 +21,114 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 # Test modules import what they share from tests/helpers/ (this folder is on sys.path, as
-# pytest puts the folder of a conftest.py without __init__.py there). A few still import
-# another test module (test_state_view's KINDS, test_browser's Watched), so each group's
-# folder stays importable from the others until those move.
-for _group in ("engine", "app", "browser"):
+# pytest puts the folder of a conftest.py without __init__.py there), never from each other.
+# The one exception left: tests/browser/test_state_browser.py reads KINDS from
+# tests/app/test_state_view.py, which reads KEPT_WORDS from tests/engine/test_lecture_figures.py;
+# until those move, the two folders are importable from anywhere.
+for _group in ("app", "engine"):
     sys.path.insert(0, str(Path(__file__).resolve().parent / _group))
 
 
 # ---------------------------------------------------------------------------------------
-# Markers (registered in pyproject.toml): every test of a browser module is ``browser``;
-# ``slow`` are the tests that start the app (its start alone took 36 s) and those measured
-# slowest with `python -m pytest -m "not browser" --durations=60` on the busy 2-core
-# machine (3 s and over there; a module whose shared fixture took 6 s or more, whole), then
-# the fast part's own slowest (3 s and over in its first run).
-# `python -m pytest -m "not browser and not slow"` runs the rest, the fast part.
+# Markers (registered in pyproject.toml), set by each test module itself, never here:
+#   browser  drives a page in Chromium: `pytestmark = pytest.mark.browser` for a browser/
+#            module, `@pytest.mark.browser` on a test elsewhere that asks for `chromium`;
+#   slow     takes seconds to minutes (starts the app, trains, reads SmolLM2, walks every
+#            build): `@pytest.mark.slow`, or `pytestmark = pytest.mark.slow` for a module.
+# `python -m pytest -m "not browser and not slow"` runs the rest, the fast part, and these
+# rules keep it fast: a test marked neither fails when its setup and call take over
+# FAST_LIMIT_S of wall time (a module-scoped fixture counts on the first test that uses
+# it); a test that asks for `chromium` must be browser, one that asks for `app_url` (the
+# app's start takes half a minute or more) slow or browser.
 # ---------------------------------------------------------------------------------------
 
-# Module file name -> the names of its slow test functions (every parameter case of each),
-# or None when the whole module is slow.
-SLOW_TESTS: dict[str, set[str] | None] = {
-    "test_attention.py": {"test_softmax_map_is_row_softmax_of_scaled_logits"},
-    "test_api_snippets.py": {"test_the_maps_tabs_csv_names_its_text_model_and_settings"},
-    "test_bench.py": {"test_cli_writes_json", "test_cli_labels_slopes_with_its_own_ns",
-                      "test_peak_memory_follows_live_buffers_not_heap_leftovers"},
+FAST_LIMIT_S = 5.0
+
+# Slow tests of modules that other changes hold open now: module file -> the names of its slow
+# test functions, or None for the whole module. Each entry goes once its module sets the marks.
+SLOW_PENDING: dict[str, set[str] | None] = {
     "test_figure_layout.py": None,          # a small sweep and the built app, shared
-    "test_app_api.py": {"test_export_writes_png_html_and_csv"},
-    # 64 tokens decoded through all 30 layers, then the parallel forward; 30+ forwards of the
-    # model for a ranking or a search; a second copy of the model: 5-20 s each.
-    "test_linearize_model.py": {"test_recurrent_decoding_equals_the_parallel_forward_over_64_tokens",
-                                "test_an_all_linear_model_decodes_as_its_parallel_forward",
-                                "test_no_layer_swapped_is_the_original_causal_lm",
-                                "test_sampling_is_seeded",
-                                "test_sensitivity_ranks_every_layer_by_what_linearizing_it_alone_costs",
-                                "test_plain_rules_and_a_bounded_greedy_search",
-                                "test_cli_linearize_prints_the_table_and_writes_csv_and_json",
-                                "test_cli_generate_streams_the_continuation_and_says_the_memory"},
-    # SmolLM2 read, judged on two held-out passages or generating twice: 5-30 s each.
-    "test_linearize_tab.py": {"test_the_numbers_change_with_k", "test_generate_streams_and_only_the_originals_memory_grows",
-                              "test_generate_stops_when_asked"},
-    "test_i18n_tabs.py": {"test_complexity_view_figures_summary_and_table_in_chinese",
-                          "test_quality_figures_tables_and_notices_in_chinese"},
-    "test_linearize_transfer.py": None,     # reads SmolLM2, trains a layer twice
-    "test_learn_model.py": {"test_the_learn_handler_trains_a_smollm2_head_against_its_causal_softmax"},
-    "test_learn_tab.py": {"test_learn_tab_in_chinese_at_1600x900", "test_endpoints_through_gradio_client"},
-    "test_learn_seeds_tab.py": {"test_the_learn_endpoint_takes_seeds_and_texts"},
-    "test_lecture_causal.py": {"test_without_the_causal_model_chapter_five_keeps_minilm_for_its_trained_map"},
-    "test_lecture_claims.py": {             # every chapter's views in both languages, shared
-        "test_every_number_written_on_a_build_is_one_the_build_measured",
-        "test_every_build_says_one_short_claim_of_its_own_and_two_to_five_notes",
-        "test_a_notice_is_in_the_notes_of_the_build_it_is_about_only",
-        "test_one_recall_experiment_serves_chapters_4_5_and_6",
-        "test_it_is_the_same_token_in_chapters_1_and_4_and_the_sentence_is_the_audiences"},
     "test_lecture_deck.py": None,           # every chapter's views and figures, shared
     "test_lecture_export.py": None,         # the deck written once, shared
-    "test_lecture_figures.py": {"test_associativity_labels_never_overlap_over_the_whole_range_of_n",
-                                "test_every_number_of_every_chapter_has_a_readable_label",
-                                "test_titles_and_notes_stay_inside_the_lecture_column"},
-    "test_lecture_forgetting.py": {"test_overwriting_recall_is_the_engines_probe",
-                                   "test_state_updates_have_a_roadmap_of_their_own_measured_as_recall",
-                                   "test_hgrn2_bounds_rise_with_depth_and_the_memory_and_recall_follow",
-                                   "test_try_this_moves_the_overwriting_build"},
-    "test_lecture_smollm2.py": {
-        "test_the_lecture_endpoint_clamps_a_head_past_the_model_and_fills_the_models_defaults",
-        "test_chapter_five_reads_smollm2_and_its_trained_map_halves_elu1s_causal_kl"},
-    "test_lecture_views.py": {"test_every_chapter_draws_in_both_languages",
-                              "test_a_new_seed_recomputes_only_the_maps_that_draw_something",
-                              "test_random_sample_chapters_work_without_a_model", "test_try_this_presets_build",
-                              "test_chapter_one_names_its_reference_for_what_it_is",
-                              "test_values_a_log_axis_cannot_show_are_named_not_dropped",
-                              "test_chapter_five_uses_a_cached_trained_hedgehog"},
-    "test_models.py": {"test_hub_id_loads_through_from_pretrained_from_the_hub_cache",
-                       "test_hub_id_offline_says_it_is_not_cached_and_how_to_get_it",
-                       "test_memory_limit_refuses_before_any_weight_is_read"},
-    "test_readme.py": {"test_the_bench_cli_runs_outside_the_repository",
-                       "test_the_installed_package_finds_its_assets",
-                       "test_the_readme_engine_snippet_runs_outside_the_repository"},
-    "test_startup.py": {"test_building_the_app_imports_no_engine"},
+    "test_lecture_api.py": {"test_bad_input_gives_a_clear_error", "test_every_chapter_in_both_languages",
+                            "test_lecture_is_a_named_endpoint", "test_nadaraya_watson_equals_the_model_through_the_endpoint",
+                            "test_numbers_are_the_engines"},
+    "test_learn_model.py": {"test_a_learn_link_with_smollm2_restores_its_layer_and_heads",
+                            "test_the_learn_handler_trains_a_smollm2_head_against_its_causal_softmax"},
+    "test_linearize_tab.py": {"test_generate_stops_when_asked", "test_generate_streams_and_only_the_originals_memory_grows",
+                              "test_the_numbers_change_with_k"},
     "test_state_view.py": {"test_chinese_figures_have_no_english_words"},
-    "test_untrusted_input_and_limits.py": {
-        "test_png_exporter_browser_is_stopped_at_exit", "test_exports_live_in_one_pruned_folder_removed_at_exit",
-        "test_many_member_npz_gives_a_short_notice_and_a_huge_one_is_refused"},
-    "test_probe.py": {"test_the_command_line_writes_and_merges"},
-    "test_probe_view.py": None,             # every head of two texts, shared
-    "test_probe_tab.py": {"test_the_handler_draws_the_heatmap_and_writes_the_table"},
-    "test_provenance.py": {"test_npz_and_safetensors_carry_it_and_load_back", "test_a_trained_map_carries_it",
-                           "test_the_docs_loading_lines_read_every_export",
-                           "test_a_trained_maps_texts_too_long_for_its_header_are_told_by_their_hashes"},
-    "test_handout.py": {"test_handout_has_three_builds_a_page_and_their_notes"},   # Chromium prints it
-    "test_speaker_browser.py": None,        # the deck and its speaker window, on the app
-    "test_public_stop.py": None,            # starts app.py and stops it with SIGTERM
-    "test_startup_requests.py": None,       # fresh processes and a fresh app.py
-    "test_offline_switch.py": None,         # a fresh process per case
-    "test_public_sweep.py": {"test_a_sweep_asked_for_minutes_ends_within_its_budget"},
-    "test_public_leave.py": {"test_a_learn_whose_client_disconnects_stops_within_2_s"},
-    "test_public_learn_budget.py": None,   # trains every head, on a server of its own
-    "test_public_lanes.py": None,          # builds the whole app
-    "test_public_refuse_first.py": None,    # reads SmolLM2
-    "test_causal_default.py": {"test_smollm2_maps_give_the_entropy_the_model_computes"},
-    "test_public_server.py": {"test_sixteen_sessions_joining_past_their_share_leave_room_for_a_seventeenth"},
-    "test_public_sessions.py": {"test_sessions_are_bounded_and_an_idle_one_is_forgotten"},
     "test_views.py": {"test_complexity_view_small",
                       "test_state_defaults_show_decay_on_the_default_text_and_more_on_the_preset"},
+    "test_warm_deeper.py": {"test_the_learn_tab_keeps_the_shipped_maps_comparison_that_chapter_five_goes_deeper_to"},
+    "test_lecture_causal.py": {"test_without_the_causal_model_chapter_five_keeps_minilm_for_its_trained_map"},
+    "test_lecture_claims.py": {"test_a_notice_is_in_the_notes_of_the_build_it_is_about_only",
+                               "test_every_build_says_one_short_claim_of_its_own_and_two_to_five_notes",
+                               "test_every_number_written_on_a_build_is_one_the_build_measured",
+                               "test_it_is_the_same_token_in_chapters_1_and_4_and_the_sentence_is_the_audiences",
+                               "test_one_recall_experiment_serves_chapters_4_5_and_6"},
+    "test_lecture_forgetting.py": {"test_hgrn2_bounds_rise_with_depth_and_the_memory_and_recall_follow",
+                                   "test_overwriting_recall_is_the_engines_probe",
+                                   "test_state_updates_have_a_roadmap_of_their_own_measured_as_recall",
+                                   "test_try_this_moves_the_overwriting_build"},
+    "test_lecture_views.py": {"test_a_new_seed_recomputes_only_the_maps_that_draw_something",
+                              "test_chapter_five_uses_a_cached_trained_hedgehog",
+                              "test_chapter_one_names_its_reference_for_what_it_is",
+                              "test_every_chapter_draws_in_both_languages", "test_random_sample_chapters_work_without_a_model",
+                              "test_try_this_presets_build", "test_values_a_log_axis_cannot_show_are_named_not_dropped"},
+    "test_provenance.py": {"test_a_trained_map_carries_it",
+                           "test_a_trained_maps_texts_too_long_for_its_header_are_told_by_their_hashes",
+                           "test_npz_and_safetensors_carry_it_and_load_back", "test_the_docs_loading_lines_read_every_export"},
 }
 
+_SETUP_S = pytest.StashKey[float]()
 
-def _is_browser_module(path: Path) -> bool:
-    return path.parent.name == "browser" or "browser" in path.stem
+
+def pytest_addoption(parser):
+    parser.addoption("--fast-limit", type=float, default=FAST_LIMIT_S, metavar="SECONDS",
+                     help=f"fail a test marked neither slow nor browser whose setup and call take "
+                          f"longer (default {FAST_LIMIT_S:g}; 0 turns the check off)")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if _is_browser_module(item.path):
-            item.add_marker(pytest.mark.browser)
-        slow = SLOW_TESTS.get(item.path.name, ())
-        if (slow is None or getattr(item, "originalname", item.name) in slow
-                or "app_url" in getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.slow)
+        if item.path.name in SLOW_PENDING:
+            names = SLOW_PENDING[item.path.name]
+            if names is None or getattr(item, "originalname", item.name) in names:
+                item.add_marker(pytest.mark.slow)
+
+
+def _marked_long(item) -> bool:
+    return item.get_closest_marker("slow") is not None or item.get_closest_marker("browser") is not None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    fixtures = getattr(item, "fixturenames", ())
+    if "chromium" in fixtures and item.get_closest_marker("browser") is None:
+        pytest.fail(f"{item.nodeid} drives Chromium: mark it browser (@pytest.mark.browser)", pytrace=False)
+    if "app_url" in fixtures and not _marked_long(item):
+        pytest.fail(f"{item.nodeid} starts the app (app_url), which takes half a minute or more: "
+                    "mark it slow (@pytest.mark.slow, or pytestmark = pytest.mark.slow for its module)",
+                    pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if call.when == "setup":
+        item.stash[_SETUP_S] = call.duration
+    limit = item.config.getoption("fast_limit")
+    if (call.when == "call" and report.passed and not hasattr(report, "wasxfail") and limit > 0
+            and not _marked_long(item)):
+        setup_s = item.stash.get(_SETUP_S, 0.0)
+        took = setup_s + call.duration
+        if took > limit:
+            report.outcome = "failed"
+            report.longrepr = (f"{item.name} took {took:.1f} s (setup {setup_s:.1f} s, call {call.duration:.1f} s), "
+                               f"over the {limit:g} s a test marked neither slow nor browser may take: mark it slow "
+                               "(@pytest.mark.slow, or pytestmark = pytest.mark.slow for its module), or make it faster")
+    return report
 
 
 # ---------------------------------------------------------------------------------------

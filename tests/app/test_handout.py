@@ -79,6 +79,7 @@ def pdf_text(pdf: bytes) -> str:
     return "\n".join(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_handout_has_three_builds_a_page_and_their_notes(tmp_path, lang):
     if not CHROMIUM.exists():

@@ -9,12 +9,12 @@ import re
 import numpy as np
 import pytest
 
-from chinese_text import english_words, figure_texts
 from explorer.text import say
 from explorer.forms import attention
 from explorer.measure import cost, metrics
 from explorer.views import common as view_common, complexity as cx_views, maps as maps_views
 from explorer.views import quality as quality_views
+from helpers.words import english_words, figure_texts
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 RANDOM_MAPS = ("FAVOR+ (IID)", "FAVOR+ (orthogonal)", "trig RFF (IID)", "trig RFF (orthogonal)")
@@ -187,6 +187,7 @@ def test_a_spread_over_the_time_limit_is_left_out_before_any_draw(sample, monkey
 # The quality tab
 # ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_quality_figures_tables_and_notices_in_chinese():
     from explorer.ui import quality_tab
     text = view_common.load_sample("text", text="The cat sat on the mat because it was tired.")
@@ -284,6 +285,7 @@ def test_the_timing_engines_sentences_read_as_before_in_english():
     assert cx_views.say_sentence(_engine_sentences()[1], "zh").startswith("float32，elu+1，m = 64")
 
 
+@pytest.mark.slow
 def test_complexity_view_figures_summary_and_table_in_chinese():
     from explorer.ui import complexity_tab
     view = cx_views.complexity_view(64, 128, 2, 16, None, True, "elu1", ["sdpa", "linear_parallel", "linear_chunked"],
@@ -348,6 +350,7 @@ def test_chinese_notes_wrap_between_characters_at_their_width():
     assert wrap("hello world this is a test", 10) == ["hello", "world this", "is a test"]
 
 
+@pytest.mark.slow
 def test_the_sources_notices_are_said_in_chinese(tmp_path):
     """What the sources write (a long text cut, an upload without v, integer arrays, arrays
     the app does not read) reaches a Chinese page in Chinese."""

@@ -72,6 +72,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_the_learn_endpoint_takes_seeds_and_texts():
     from gradio_client import Client
     with gr.Blocks() as demo:

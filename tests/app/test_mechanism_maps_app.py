@@ -10,6 +10,8 @@ import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def client(app_url):

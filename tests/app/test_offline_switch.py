@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow      # a fresh process per case
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = """

@@ -65,6 +65,7 @@ def _fn(demo, name: str):
     return found[0]
 
 
+@pytest.mark.slow
 def test_a_state_tab_drawn_in_chinese_is_not_drawn_again_when_chinese_lands(demo):
     relanguage = _fn(demo, "relanguage")
     args = dict(source="random", n=24, d=8, kind="none", t=10)

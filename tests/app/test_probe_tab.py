@@ -25,6 +25,7 @@ def test_an_upload_is_refused_when_missing_too_large_or_not_utf8(tmp_path):
             probe_tab.run_probe(path, progress=_quiet)
 
 
+@pytest.mark.slow
 def test_the_handler_draws_the_heatmap_and_writes_the_table(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("The cat sat on the mat.\n<b>Kernels</b> weigh every key.\n", encoding="utf-8")
@@ -43,6 +44,7 @@ def test_the_tab_builds():
     assert "probe" in [fn.api_name for fn in demo.fns.values()]
 
 
+@pytest.mark.slow
 def test_the_endpoint_answers_through_the_running_app(app_url, tmp_path):
     from gradio_client import Client, handle_file
 

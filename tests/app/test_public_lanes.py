@@ -4,7 +4,11 @@ at a time."""
 
 from __future__ import annotations
 
+import pytest
+
 from explorer.ui import build_app, server
+
+pytestmark = pytest.mark.slow      # builds the whole app
 
 
 def test_budgeted_groups_get_their_lanes_and_the_one_at_a_time_groups_keep_theirs():

@@ -13,6 +13,8 @@ import pytest
 from explorer.sources import text as text_source
 from explorer.ui import quality_tab
 
+pytestmark = pytest.mark.slow      # reads SmolLM2
+
 SMOLLM2 = "SmolLM2-135M"
 TEXT_1350 = ("Attention compares every token with every other one, and a kernel map trades that for "
              "features whose count is chosen up front. ") * 12

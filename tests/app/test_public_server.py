@@ -16,6 +16,8 @@ import pytest
 
 from explorer.ui import server
 
+pytestmark = pytest.mark.slow
+
 FIFTY_MB = 50 * 2 ** 20
 
 

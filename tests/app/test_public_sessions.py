@@ -51,6 +51,7 @@ def _visit(client, demo, session):
                 break
 
 
+@pytest.mark.slow
 def test_sessions_are_bounded_and_an_idle_one_is_forgotten(small_app):
     demo = small_app
     with httpx.Client(timeout=60) as client:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from explorer.catalog import SWEEP_METHODS
 from explorer.measure import live_timing
 from explorer.views.complexity import complexity_view
@@ -17,6 +19,7 @@ LONG_SWEEP = dict(n_min=16, n_max=131072, points=12, head_dim=512, feature_dim=2
 BUDGET_S = 20.0
 
 
+@pytest.mark.slow
 def test_a_sweep_asked_for_minutes_ends_within_its_budget():
     started = time.perf_counter()
     view = complexity_view(**LONG_SWEEP, time_budget_s=BUDGET_S)

@@ -289,6 +289,7 @@ def run_outside(code: str, site: Path, cwd: Path, timeout: int = 300) -> subproc
                           timeout=timeout)
 
 
+@pytest.mark.slow
 def test_the_installed_package_finds_its_assets(installed, tmp_path):
     done = run_outside("import explorer.resources as r, explorer.views.learn as l; "
                        "print(r.assets_dir()); print(len(l.training_texts()), len(l.heldout_texts()))",
@@ -299,6 +300,7 @@ def test_the_installed_package_finds_its_assets(installed, tmp_path):
     assert all(int(c) > 0 for c in counts.split())
 
 
+@pytest.mark.slow
 def test_the_readme_engine_snippet_runs_outside_the_repository(installed, tmp_path):
     blocks = re.findall(r"```python\n(.*?)```", section("Using the engine as a package", doc("api.md")), re.S)
     assert blocks, "no python snippet in docs/api.md's engine section"
@@ -308,6 +310,7 @@ def test_the_readme_engine_snippet_runs_outside_the_repository(installed, tmp_pa
     assert not (tmp_path / "explorer").exists() and ROOT not in tmp_path.parents
 
 
+@pytest.mark.slow
 def test_the_bench_cli_runs_outside_the_repository(installed, tmp_path):
     done = subprocess.run([sys.executable, "-m", "explorer", "bench", "--ns", "64", "128", "--repeats", "1",
                            "--warmup", "0", "--no-sources", "--no-memory", "--methods", "linear_parallel"],

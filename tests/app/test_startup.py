@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow      # builds the app in a fresh process
+
 ROOT = Path(__file__).resolve().parents[2]
 OFFLINE = {"GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
 HEAVY = ("torch", "plotly", "explorer.views", "explorer.figures", "explorer.views.learn")

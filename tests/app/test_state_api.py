@@ -9,6 +9,8 @@ import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
+pytestmark = pytest.mark.slow
+
 KINDS = ("none", "retnet", "gla", "hgrn2", "deltanet", "gated_deltanet")
 
 

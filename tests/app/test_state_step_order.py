@@ -29,6 +29,7 @@ def test_every_whole_redraw_of_the_tab_is_followed_by_the_step_of_now(demo):
         assert f._id in followers, (f.name, f.concurrency_id)
 
 
+@pytest.mark.slow
 def test_a_redraw_that_lands_after_a_pick_is_corrected():
     # The whole tab drawn with no decay; the reader then picks the delta rule (its step drawn
     # and kept in the view); a redraw started before the pick lands last with "none".

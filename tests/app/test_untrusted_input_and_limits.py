@@ -70,6 +70,7 @@ def test_pt_refusal_has_no_terminal_codes(tmp_path):
 
 # --------------------------------------------------------------------------- 7: bounded notices
 
+@pytest.mark.slow
 def test_many_member_npz_gives_a_short_notice_and_a_huge_one_is_refused(tmp_path):
     npz = crafted.many_member_npz(tmp_path / "many.npz", 2_000)
     sample = sources.load_file(npz)
@@ -185,6 +186,7 @@ def test_sample_cache_is_bounded_in_bytes():
     views.clear_caches()
 
 
+@pytest.mark.slow
 def test_exports_live_in_one_pruned_folder_removed_at_exit(tmp_path):
     first = common.export_folder()
     assert first.parent == common.EXPORT_ROOT
@@ -213,6 +215,7 @@ def test_memory_release_is_throttled_and_arenas_can_be_limited():
     assert memory.rss_bytes() > 0
 
 
+@pytest.mark.slow
 def test_png_exporter_browser_is_stopped_at_exit(tmp_path):
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("no chromium for kaleido")

@@ -11,6 +11,7 @@ from explorer.mechanisms.linear.decay import prepare_log_decay
 from explorer.mechanisms.retnet.gates import retnet_log_decay
 
 
+@pytest.mark.slow
 def test_softmax_map_is_row_softmax_of_scaled_logits():
     q, k = torch.randn(2, 7, 8), torch.randn(2, 7, 8)
     a = at.softmax_map(q, k)

@@ -243,6 +243,7 @@ print(json.dumps([bench.measure_peak_bytes(fragmenting)[1] for _ in range(3)]))
 """
 
 
+@pytest.mark.slow
 @needs_proc
 def test_peak_memory_follows_live_buffers_not_heap_leftovers():
     # In a fresh process: the heap state this test builds must not be disturbed by
@@ -283,6 +284,7 @@ def test_targets_report_pass_and_miss():
     assert "PASS" in text and "MISS" in text and "not measured" in text
 
 
+@pytest.mark.slow
 def test_cli_writes_json(tmp_path):
     out = tmp_path / "out.json"
     csv_out = tmp_path / "out.csv"
@@ -403,6 +405,7 @@ def test_slope_labels_name_the_range_measured():
     assert any("linear_recurrent" in n and "fewer than two measured N" in n for n in slope_names)
 
 
+@pytest.mark.slow
 def test_cli_labels_slopes_with_its_own_ns():
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     done = subprocess.run([sys.executable, "-m", "explorer", "bench", "--ns", "128", "256", "512", "--repeats", "1",

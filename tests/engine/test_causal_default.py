@@ -81,6 +81,7 @@ def test_resolve_causal_reads_the_data_only_when_not_asked():
     assert views.resolve_causal(causal, False) is False and views.resolve_causal(plain, True) is True
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not catalog.causal_model_installed(), reason="SmolLM2-135M is not installed")
 def test_smollm2_maps_give_the_entropy_the_model_computes():
     from explorer.ui.source import DEFAULT_TEXT

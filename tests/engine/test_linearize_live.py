@@ -62,12 +62,14 @@ def test_bad_training_input_is_refused_in_words(monkeypatch, args, words):
 
 @pytest.fixture(scope="module")
 def one_step_set():
-    """A one-step LUNA set with a window and a sink, trained twice (it must give the same bytes)."""
+    """A one-step LUNA set with a window and a sink, trained twice (it must give the same bytes):
+    over 10 s on the 2-core machine, so the tests that use it are slow."""
     seen = []
     first = live.train("luna", 8, 1, 1, progress=lambda fraction, layer, loss: seen.append((fraction, layer, loss)))
     return first, live.train("luna", 8, 1, 1), seen
 
 
+@pytest.mark.slow
 def test_a_live_set_covers_every_layer_and_is_reproducible(one_step_set):
     first, again, seen = one_step_set
     assert isinstance(first, LayerMaps) and first.layers == 30
@@ -81,6 +83,7 @@ def test_a_live_set_covers_every_layer_and_is_reproducible(one_step_set):
     assert [layer for _, layer, _ in seen if layer is not None] == list(range(30))
 
 
+@pytest.mark.slow
 def test_the_page_judges_and_generates_with_its_own_set(one_step_set):
     trained = one_step_set[0]
     view = views.judge(views.LIVE_SET, 29, "en", trained=trained)

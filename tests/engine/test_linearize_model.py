@@ -23,6 +23,9 @@ from explorer.linearize.maps import MODEL, LayerMaps, fixed_maps  # noqa: E402
 from explorer.linearize.model import logits_of, token_ids  # noqa: E402
 from explorer.maps.learned import Hedgehog  # noqa: E402
 
+# The tests marked slow decode 64 tokens through all 30 layers then run the parallel forward,
+# run the model 30+ times for a ranking or a search, or load a second copy of it: 5-20 s each.
+
 ENGLISH = ("The lighthouse keeper wrote in his log every evening: the wind, the ships that passed, "
            "and whether the lamp had needed its wick trimmed. On the night of the storm he wrote nothing.")
 CHINESE = "老渔夫每天清晨都去海边收网。那天早上，网里没有鱼，只有一只旧木箱，箱子上刻着他父亲的名字。"
@@ -54,6 +57,7 @@ def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a - b).abs().max() / b.abs().max())
 
 
+@pytest.mark.slow
 def test_no_layer_swapped_is_the_original_causal_lm(loaded):
     from transformers import AutoModelForCausalLM
 
@@ -117,6 +121,7 @@ def test_bad_arguments_are_refused(loaded):
             generate(ENGLISH, **{"max_new_tokens": 4, "layers": [], **bad})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("window, sinks, prompt", [(0, 0, ENGLISH), (0, 0, CHINESE), (8, 0, ENGLISH), (8, 0, CHINESE),
                                                    (8, 1, ENGLISH), (0, 1, CHINESE)],
                          ids=["linear-en", "linear-zh", "window-en", "window-zh", "sink-window-en", "sink-zh"])
@@ -134,6 +139,7 @@ def test_recurrent_decoding_equals_the_parallel_forward_over_64_tokens(loaded, w
     assert out.tokens == parallel.argmax(-1).tolist()
 
 
+@pytest.mark.slow
 def test_an_all_linear_model_decodes_as_its_parallel_forward(loaded):
     out = generate(ENGLISH, 16, "all", kind="elu1", window=4)
     again = generate(ENGLISH, 16, "all", kind="elu1", window=4, mode="parallel")
@@ -141,6 +147,7 @@ def test_an_all_linear_model_decodes_as_its_parallel_forward(loaded):
     assert out.tokens == again.tokens
 
 
+@pytest.mark.slow
 def test_sampling_is_seeded(loaded):
     one = generate(CHINESE, 12, [3], kind="elu1", temperature=1.0, seed=7)
     two = generate(CHINESE, 12, [3], kind="elu1", temperature=1.0, seed=7)
@@ -190,6 +197,7 @@ def test_evaluate_matches_a_plain_computation(loaded):
     assert result["tokens"] == len(target)
 
 
+@pytest.mark.slow
 def test_sensitivity_ranks_every_layer_by_what_linearizing_it_alone_costs(loaded):
     rows = sensitivity([ENGLISH[:60]], kind="elu1", max_tokens=8)
     assert [row["layer"] for row in rows] == list(range(30))
@@ -200,6 +208,7 @@ def test_sensitivity_ranks_every_layer_by_what_linearizing_it_alone_costs(loaded
     assert alone["kl"] == pytest.approx(by_rank[0]["kl"])
 
 
+@pytest.mark.slow
 def test_plain_rules_and_a_bounded_greedy_search(loaded):
     assert evenly_spaced(0, 30) == [] and evenly_spaced(3, 30) == [5, 15, 25]
     assert evenly_spaced(30, 30) == list(range(30))
@@ -216,6 +225,7 @@ def test_plain_rules_and_a_bounded_greedy_search(loaded):
         keep_softmax([ENGLISH] * 8, kind="elu1", max_forward_tokens=100_000)
 
 
+@pytest.mark.slow
 def test_cli_linearize_prints_the_table_and_writes_csv_and_json(tmp_path, capsys):
     import json
 
@@ -237,6 +247,7 @@ def test_cli_linearize_prints_the_table_and_writes_csv_and_json(tmp_path, capsys
     assert "keep" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_generate_streams_the_continuation_and_says_the_memory(capsys):
     from explorer.__main__ import main
 

@@ -14,7 +14,8 @@ from explorer import catalog
 from explorer.linearize import attention, capture, judge, maps, texts
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.skipif(not catalog.causal_model_installed(), reason="the causal model is not installed")
+pytestmark = [pytest.mark.slow,                # reads SmolLM2, trains a layer twice
+              pytest.mark.skipif(not catalog.causal_model_installed(), reason="the causal model is not installed")]
 
 
 @pytest.fixture(scope="module")

@@ -186,6 +186,7 @@ def test_an_infinite_kl_stays_infinite_through_the_files(tmp_path):
     assert all(math.isfinite(x) or pd.isna(x) for x in table["kl_mean"])     # the mean is over the finite rows
 
 
+@pytest.mark.slow
 def test_the_command_line_writes_and_merges(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(TEXTS[:3]) + "\n", encoding="utf-8")
