@@ -93,7 +93,7 @@ def _join(client: httpx.Client, url: str, fn_index: int, session: str) -> httpx.
                        headers={"Content-Type": "application/json"})
 
 
-def test_sixteen_sessions_joining_past_their_share_leave_room_for_a_seventeenth(held_app):
+def test_sessions_joining_past_their_share_leave_room_for_a_late_one(held_app):
     url, demo = held_app
     fn_index = next(i for i, fn in demo.fns.items() if fn.api_name == "hold")
     joins = server.SESSION_SHARE + 2

@@ -49,7 +49,7 @@ def wait_title(page, plot_id: str, text: str):
 
 
 @pytest.mark.parametrize("lang, width, height, present", SCREENS)
-def test_state_tab_shows_all_six_updates(browser, app_url, lang, width, height, present):
+def test_state_tab_shows_every_update(browser, app_url, lang, width, height, present):
     context = browser.new_context(viewport={"width": width, "height": height}, locale=LOCALES[lang])
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
@@ -63,7 +63,7 @@ def test_state_tab_shows_all_six_updates(browser, app_url, lang, width, height, 
         wait_title(page, "state-capacity", say("state.capacity_title", lang))
         page.wait_for_selector("#state-capacity .js-plotly-plot .scatterlayer .trace")
         names = [say(f"state.kind.{kind}", lang) for kind in KINDS]
-        # The choices of the step view: six updates, named in the page's language.
+        # The choices of the step view: every update, named in the page's language.
         page.wait_for_function("(names) => { const got = [...document.querySelectorAll('#state-kind label')]"
                                ".map(l => l.innerText.trim()); return JSON.stringify(got) === JSON.stringify(names); }",
                                arg=names, timeout=TIMEOUT_MS)
