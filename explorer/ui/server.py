@@ -3,7 +3,7 @@ every response, a cap on request bodies, a share of the queue per visitor, lanes
 events the server's one budget bounds, sessions that expire, and the export folder removed
 when the process is told to stop.
 
-    configure_queue(demo)                     # gradio's queue, smaller, each session's share, the lanes;
+    configure_queue(demo)                     # gradio's queue, smaller, each visitor's share, the lanes;
                                               # in public, no direct route around it
     expire_states(demo)                       # every gr.State forgotten STATE_TTL_S after its last change
     demo.launch(app_kwargs=app_kwargs(), state_session_capacity=SESSION_CAPACITY, ...)
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import threading
 import time
@@ -59,6 +60,11 @@ UPLOAD_PATH_END = "/upload"
 # leave room for others.
 QUEUE_SIZE = 128
 SESSION_SHARE = 6
+# One visitor is one client address, whatever session hashes it invents (they are free: 22
+# invented sessions x 6 joins filled the queue in 3.1 s and everyone else got 503). An address
+# may have this many events waiting or running at once: a few pages of its own (four joins each
+# as they load), an eighth of the queue. Visitors behind one address (a classroom's NAT) share it.
+VISITOR_SHARE = 16
 
 
 # Sessions: gradio keeps a copy of the page's values (figures included) per session, 10,000
@@ -202,22 +208,41 @@ def open_lanes(demo, lanes: int = LANES, groups=BUDGETED_GROUPS) -> int:
     return changed
 
 
-def share_queue(demo, share: int = SESSION_SHARE) -> None:
-    """Refuse an event when its session already has ``share`` events waiting, so that one
-    visitor cannot fill the queue (gradio bounds only the queue as a whole)."""
+def share_queue(demo, share: int = SESSION_SHARE, visitor_share: int = VISITOR_SHARE) -> None:
+    """Refuse an event, in words, when its session already has ``share`` events waiting, or its
+    visitor (visitor_address) ``visitor_share`` events waiting or running, so that no visitor
+    can fill the queue (gradio bounds only the queue as a whole)."""
     queue = demo._queue
     push = queue.push
 
     async def push_within_share(body, request, username):
         session = getattr(body, "session_hash", None)
-        if session is not None:
-            waiting = sum(1 for events in queue.event_queue_per_concurrency_id.values()
-                          for event in events.queue if event.session_hash == session)
-            if waiting >= share:
-                return False, say("common.queue_share", _page_lang(request), count=share), "queue_full"
+        waiting = [event for events in queue.event_queue_per_concurrency_id.values() for event in events.queue]
+        if session is not None and sum(1 for event in waiting if event.session_hash == session) >= share:
+            return False, say("common.queue_share", _page_lang(request), count=share), "queue_full"
+        visitor = visitor_address(request)
+        running = [event for job in list(queue.active_jobs) if job for event in job]
+        if sum(1 for event in waiting + running if visitor_address(event.request) == visitor) >= visitor_share:
+            return False, say("common.queue_visitor_share", _page_lang(request), count=visitor_share), "queue_full"
         return await push(body, request, username)
 
     queue.push = push_within_share
+
+
+def visitor_address(request) -> str:
+    """The client address a request came from. On a Space, the right-most entry of
+    X-Forwarded-For: the Spaces proxy appends the address it saw, so whatever a client writes
+    into the header itself stands to its left. Elsewhere the socket's peer, as uvicorn gives it
+    (which takes X-Forwarded-For only from a proxy on this host: FORWARDED_ALLOW_IPS)."""
+    if request is None:
+        return "unknown"
+    if os.environ.get("SPACE_ID", "").strip():
+        forwarded = ",".join(request.headers.getlist("x-forwarded-for"))
+        appended = forwarded.rsplit(",", 1)[-1].strip()
+        if appended:
+            return appended
+    client = getattr(request, "client", None)
+    return getattr(client, "host", None) or "unknown"
 
 
 def expire_states(demo, ttl_s: float = STATE_TTL_S) -> int:

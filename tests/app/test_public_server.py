@@ -89,8 +89,11 @@ def held_app():
 
 def _join(client: httpx.Client, url: str, fn_index: int, session: str) -> httpx.Response:
     body = {"data": ["x"], "fn_index": fn_index, "session_hash": session, "event_data": None, "trigger_id": None}
+    # Each session a visitor of its own address (the queue is also shared per address:
+    # test_hostile_queue.py); uvicorn takes X-Forwarded-For from a proxy on this host.
+    address = "10.0.%d.%d" % tuple(uuid.uuid5(uuid.NAMESPACE_OID, session).bytes[:2])
     return client.post(f"{url}gradio_api/queue/join", content=json.dumps(body),
-                       headers={"Content-Type": "application/json"})
+                       headers={"Content-Type": "application/json", "X-Forwarded-For": address})
 
 
 def test_sessions_joining_past_their_share_leave_room_for_a_late_one(held_app):
