@@ -11,8 +11,8 @@ Keys: → / PageDown / Space next build, ← / PageUp previous, Home / End the e
 number then Enter that chapter, N the notes, B or . a blank screen, F full screen, Esc closes.
 The address's hash holds the place (#3.2 = chapter 3, build 2), so a link reopens it.
 
-The chapters are computed and drawn by ``explorer.views.lecture`` and
-``explorer.figures.lecture``, exactly as the app shows them in presentation style. The page
+The chapters are computed and drawn by ``explorer.lecture.view`` and
+``explorer.lecture.figures``, exactly as the app shows them in presentation style. The page
 carries its provenance (``explorer.provenance``: the texts and token ids each chapter read,
 the models' file hashes, versions, every chapter's controls and seeds) as JSON in
 ``<script type="application/json" id="provenance">``; ``read_provenance(path)`` reads it back.
@@ -36,7 +36,7 @@ def chapter_views(text: str | None = None, controls: dict | None = None, progres
     """{chapter: ChapterView} on ``text`` (None: the lecture's own sentence in ``lang`` where
     the chapter's model reads it), with each chapter's controls from ``controls``
     ({chapter: {name: value}}) or its defaults."""
-    from .views.lecture import chapter_view
+    from .lecture.view import chapter_view
     views = {}
     for i, ch in enumerate(CHAPTERS):
         if progress is not None:
@@ -49,7 +49,7 @@ def slides(views: dict, lang: str) -> list[dict]:
     """Every build of every chapter, in order: chapter, build, title, the build's own claim
     and notes (its notices among them: the slide carries none), and the figure as plotly
     JSON (a dict)."""
-    from .figures.lecture import chapter_figures
+    from .lecture.figures import chapter_figures
     out = []
     for ch in CHAPTERS:
         record, view = chapter(ch), views[ch]

@@ -65,7 +65,7 @@ def matmul_gflops(size: int = 1024, repeats: int = 5) -> float:
 def changed_control(ch: int):
     """A control change that keeps the work the same size, new on every run (so no cache
     answers it): another head, else another seed, else another head dimension."""
-    from explorer.views.lecture import chapter_controls
+    from explorer.lecture.view import chapter_controls
 
     specs = {spec.name: spec for spec in chapter_controls(ch)}
     for name in ("head", "seed"):
@@ -142,7 +142,7 @@ def browser(url: str, pause_s: float = 2.5):
     """The deck in Chromium (Debian's, through playwright), as the audience sees it."""
     from playwright.sync_api import sync_playwright
 
-    from explorer.views.lecture import CHAPTERS
+    from explorer.lecture.view import CHAPTERS
 
     base = url.rstrip("/") + "/?tab=lecture&present=1&lang=en"
     with sync_playwright() as p:
@@ -208,7 +208,7 @@ def main(argv=None):
         return
 
     from explorer.ui import common, lecture_handlers, lecture_warm
-    from explorer.views.lecture import CHAPTERS
+    from explorer.lecture.view import CHAPTERS
 
     common.import_engine()
     from explorer.sources.text import preload

@@ -28,11 +28,11 @@ Inside a chapter's package each module sits in one layer, and imports only point
                                              recall probes, Hedgehog, hybrids, the FLOP
                                              model) is called, not re-implemented
     view.py       ``compute``                views: the math on the text read, as a ChapterView
-                                             (shared parts: ``explorer.views.lecture_common``)
+                                             (shared parts: ``explorer.lecture.view_common``)
     figures.py    ``draw``                   figures: the view's builds, one plotly figure each
-                                             (shared parts: ``explorer.figures.lecture_common``)
+                                             (shared parts: ``explorer.lecture.figure_common``)
 
-``explorer.views.lecture`` computes a chapter through its record, ``explorer.figures.lecture``
+``explorer.lecture.view`` computes a chapter through its record, ``explorer.lecture.figures``
 draws it; ``explorer.deck_export`` and ``explorer.ui.lecture_tab``, above both, show it.
 Nothing here imports gradio.
 """

@@ -8,7 +8,7 @@ only). Each chapter is one record, ``CHAPTER`` in its package (``explorer.lectur
     go_deeper(ch, **controls) -> dict               the full tab that shows more, as query params
 
 The UI builds every chapter's controls from this module when it builds the page, before
-the engine (torch, plotly) is imported; ``explorer.views.lecture`` re-exports it and
+the engine (torch, plotly) is imported; ``explorer.lecture.view`` re-exports it and
 computes the chapters.
 """
 

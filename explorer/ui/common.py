@@ -83,8 +83,10 @@ def import_engine() -> None:
         # otherwise import it from two threads at once and one could see it half-initialised.
         from .. import sources  # noqa: F401
         from .. import figures, views  # noqa: F401
-        from ..figures import learn as _fl, lecture as _fc  # noqa: F401
-        from ..views import learn as _lv, lecture as _lc  # noqa: F401
+        from ..figures import learn as _fl
+        from ..lecture import figures as _fc  # noqa: F401
+        from ..views import learn as _lv
+        from ..lecture import view as _lc  # noqa: F401
         # The chapters import their maths, views and figures on first use: here, once, so the
         # warm-up drawing the deck and a request for a chapter never import one side by side.
         from ..lecture import chapters

@@ -36,10 +36,10 @@ def _text(key: str, lang: str) -> str:
 
 
 def _engine():
-    """(figures.lecture, views.lecture), imported on first use: see common.import_engine."""
+    """(lecture.figures, lecture.view), imported on first use: see common.import_engine."""
     common.import_engine()
-    from ..figures import lecture as figures
-    from ..views import lecture as views
+    from ..lecture import figures
+    from ..lecture import view as views
     return figures, views
 
 
@@ -235,12 +235,12 @@ def chapter_figures(view, lang, presentation, key=None) -> list:
 def _window_sized(fig, presentation=False):
     """A slide's figure takes its height from the window (the page's stylesheet sizes its
     box): a fixed pixel height is dropped here; on a slide no text is smaller than the
-    floor a projector can be read at (``lecture_common.floor_fonts``; a larger window
+    floor a projector can be read at (``lecture.figure_common.floor_fonts``; a larger window
     enlarges the whole slide). Layout only; nothing drawn changes."""
     if fig.layout.height is not None or fig.layout.autosize is not True:
         fig.update_layout(height=None, autosize=True)
     if presentation:
-        from ..figures.lecture_common import floor_fonts
+        from ..lecture.figure_common import floor_fonts
         floor_fonts(fig)
     return fig
 

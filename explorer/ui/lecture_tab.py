@@ -6,7 +6,7 @@ engine's ``chapter_controls``), a "try this" button (the engine's preset) and a 
 link that opens the full tab on the same state. Every chapter's controls are built once and
 shown or hidden, so switching chapters only changes what is visible; its figures follow.
 
-The engine (``explorer.views.lecture``, ``explorer.figures.lecture``) does all the work;
+The engine (``explorer.lecture.view``, ``explorer.lecture.figures``) does all the work;
 this module lays out the tab and wires its events to ``lecture_handlers``, which turns its views
 into figures, links and markdown. The chapter list and the control specs come from a
 torch-free module, so the page still builds without the engine.

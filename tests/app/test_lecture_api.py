@@ -11,7 +11,7 @@ import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
-from explorer.figures.lecture import build_count
+from explorer.lecture.figures import build_count
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -62,7 +62,7 @@ def test_every_chapter_in_both_languages(client, ch):
 
 def test_numbers_are_the_engines(client):
     """Chapter 0 is pure counting: the server's numbers equal the engine's, for given controls."""
-    from explorer.views.lecture import chapter_view
+    from explorer.lecture.view import chapter_view
 
     result = lecture(client, chapter=0, lang="en", controls=json.dumps({"n": 4096, "d": 64}))
     assert result["controls"]["n"] == 4096 and result["controls"]["d"] == 64
@@ -81,7 +81,7 @@ def test_unknown_tokens_get_a_notice(monkeypatch):
     """Where SmolLM2 is absent the lecture falls back to MiniLM, which reads Chinese as [UNK]
     (the endpoint's own function, in this process, so that the model can be taken away)."""
     from explorer.ui import lecture_handlers
-    from explorer.views import lecture as lecture_views
+    from explorer.lecture import view as lecture_views
     monkeypatch.setattr(lecture_views, "causal_model_ready", lambda: None)
     result = lecture_handlers.lecture_api(chapter=6, text="猫坐在垫子上", lang="zh")
     assert result["notices"], "no notice for a text read mostly as [UNK]"

@@ -15,13 +15,13 @@ import pytest
 from explorer.text import kept_in_latin
 
 from explorer import catalog
-from explorer.figures.lecture import build_count, chapter_figures
+from explorer.lecture.figures import build_count, chapter_figures
 from explorer.figures.style import Style
 from explorer.lecture import text as lecture_text
 from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.lecture.chapters import LECTURE_HEAD, LECTURE_LAYER, SHORT_SWEEP_MAX_N, go_deeper, try_this
 from explorer.ui.lecture_handlers import MAX_FIGURES
-from explorer.views import lecture
+from explorer.lecture import view as lecture
 
 PROJECTOR = Style(presentation=True)
 CJK = re.compile(r"[\u4e00-\u9fff]")

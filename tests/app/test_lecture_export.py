@@ -39,9 +39,9 @@ def test_chinese_characters_are_drawn_not_boxes(tmp_path):
 
 
 def test_a_chinese_chapter_exports(tmp_path):
-    from explorer.figures.lecture import chapter_figures
+    from explorer.lecture.figures import chapter_figures
     from explorer.ui import common
-    from explorer.views.lecture import chapter_view
+    from explorer.lecture.view import chapter_view
 
     figs = chapter_figures(chapter_view(0, n=4096, d=64), lang="zh")
     paths = common.export_files("lecture-0", {f"figure-{i}": f for i, f in enumerate(figs)}, {})
@@ -54,7 +54,7 @@ def test_a_chinese_chapter_exports(tmp_path):
 @pytest.fixture(scope="module")
 def deck_files(tmp_path_factory):
     """The English deck written once from the default chapters, with how many builds it has."""
-    from explorer.figures.lecture import build_count
+    from explorer.lecture.figures import build_count
     from explorer import deck_export as export
 
     views = export.chapter_views()
@@ -64,7 +64,7 @@ def deck_files(tmp_path_factory):
 
 
 def _builds(ch: int) -> int:
-    from explorer.figures.lecture import build_count
+    from explorer.lecture.figures import build_count
     return build_count(ch)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.figures import lecture as lecture_figures
+from explorer.lecture import figures as lecture_figures
 from explorer.forms import attention
 from explorer.lecture import chapters
 from explorer.lecture.ch5_closing_the_gap import maths as closing
@@ -19,7 +19,7 @@ from explorer.lecture import text as lecture_text
 from explorer.experiments import learning
 from explorer.maps import create, learned
 from explorer.sources import packaged
-from explorer.views import lecture
+from explorer.lecture import view as lecture
 from explorer.views.common import load_sample
 from helpers.models import SMOLLM2, needs_smollm2, smollm2_shape
 

@@ -11,7 +11,7 @@ def test_the_start_up_measures_the_probes_chapter_four_goes_deeper_to():
     """The lecture's warm-up leaves in the cache the probes of the state tab its chapter 4's
     Go deeper opens (the map and m of the link), so that page does not measure them."""
     from explorer.ui import lecture_handlers, lecture_warm
-    from explorer.views import lecture
+    from explorer.lecture import view as lecture
 
     view = lecture.chapter_view(4)
     link = lecture_handlers.deeper_params(view, "en", True, None, None, ())
@@ -30,7 +30,7 @@ def test_the_learn_tab_keeps_the_shipped_maps_comparison_that_chapter_five_goes_
     from explorer.experiments import learning
     from explorer.ui import lecture_handlers, lecture_warm
     from explorer.views import learn as learn_views
-    from explorer.views import lecture
+    from explorer.lecture import view as lecture
     from explorer.views.common import trained_entry
 
     view = lecture.chapter_view(5)
@@ -64,7 +64,7 @@ def test_the_start_up_measures_the_quality_page_a_chapter_goes_deeper_to(ch, mon
     from explorer import catalog
     from explorer.ui import lecture_handlers, lecture_warm, quality_tab
     from explorer.ui import source as source_panel
-    from explorer.views import lecture
+    from explorer.lecture import view as lecture
     from explorer.views import quality as quality_views
 
     view = lecture.chapter_view(ch)

@@ -43,7 +43,7 @@ def _last_token_of_chapter_1() -> str:
     installed, else the embedded MiniLM): where a query past the end is clamped to."""
     from explorer.lecture import text
     from explorer.sources.text import text_shape
-    from explorer.views.lecture import default_model
+    from explorer.lecture.view import default_model
     return str(text_shape(text.DEFAULT_TEXT, default_model(1))[0] - 1)
 
 

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from explorer.core import qr
-from explorer.figures.lecture import build_count
+from explorer.lecture.figures import build_count
 from helpers.page import TIMEOUT_MS, wait_quiet, watch
 
 pytestmark = pytest.mark.browser      # the deck and its speaker window, on the app

@@ -156,12 +156,12 @@ def test_the_maps_tab_says_when_the_model_read_unk():
 def chapter6():
     """Chapter 6 on the Chinese sentence: on SmolLM2's layer 3 (or MiniLM's where SmolLM2 is
     absent) identity and Taylor-1 give negative weights on most of its rows."""
-    from explorer.views import lecture
+    from explorer.lecture import view as lecture
     return lecture.chapter_view(6, lang="zh")
 
 
 def test_the_pareto_plane_gives_no_point_to_a_map_undefined_on_most_rows(chapter6):
-    from explorer.figures.lecture import chapter_figures
+    from explorer.lecture.figures import chapter_figures
     from explorer.lecture import text as lecture_text
     points = {p["label"]: p for p in chapter6.data["points"]}
     mostly = [label for label, p in points.items() if 2 * p["undefined_rows"] > p["rows"]]

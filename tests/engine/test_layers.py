@@ -34,12 +34,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # Runs that put maps, models, texts and metrics together: training maps, hybrids, and
     # linearizing a model layer by layer.
     ("experiments", ("explorer.experiments", "explorer.linearize")),
-    # The lecture's chapters: their math, controls and text.
-    ("lecture", ("explorer.lecture",)),
     # One view per tab: plain data for the figures and the UI.
     ("views", ("explorer.views",)),
-    # Plotly figures of what the views and the lecture return.
+    # Plotly figures of what the views return.
     ("figures", ("explorer.figures",)),
+    # The lecture: each chapter's math, view and figures in its own package, built on the
+    # tabs' views and the figures' style; the deck's view and figures beside them.
+    ("lecture", ("explorer.lecture",)),
     # Files for download (CSV, arrays).
     ("export", ("explorer.export", "explorer.deck_export", "explorer.handout")),
     # The edges: the Gradio UI and the command line.
@@ -55,16 +56,8 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 
-# A lecture chapter is one package holding its record and math (the lecture layer), its view
-# and its figures: those two modules sit in the views and figures layers.
-CHAPTER_PARTS = {"view": "views", "figures": "figures"}
-
-
 def layer_of(module: str) -> int | None:
     """The index of ``module``'s layer in LAYERS, or None when no layer claims it."""
-    parts = module.split(".")
-    if len(parts) == 4 and parts[1] == "lecture" and parts[2].startswith("ch") and parts[3] in CHAPTER_PARTS:
-        return [name for name, _ in LAYERS].index(CHAPTER_PARTS[parts[3]])
     best, best_length = None, -1
     for index, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
@@ -187,8 +180,8 @@ def test_an_upward_import_is_caught(tmp_path):
 
 
 def test_the_declared_order():
-    assert (layer_of("explorer.lecture.ch2_associativity.maths") < layer_of("explorer.lecture.ch2_associativity.view")
-            == layer_of("explorer.views.lecture") < layer_of("explorer.lecture.ch2_associativity.figures"))
+    assert (layer_of("explorer.views.maps") < layer_of("explorer.figures.style") < layer_of("explorer.lecture.view")
+            == layer_of("explorer.lecture.ch2_associativity.figures") < layer_of("explorer.deck_export"))
     assert layer_of("explorer.maps.base") == layer_of("explorer.mechanisms.linear.forms") < layer_of("explorer.views.common")
     assert layer_of("explorer.experiments.learning") > layer_of("explorer.measure.metrics") > layer_of("explorer.sources.text")
     assert layer_of("explorer") == 1 and layer_of("explorer.nowhere") is None

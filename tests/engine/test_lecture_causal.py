@@ -11,7 +11,7 @@ import pytest
 from explorer.lecture import text as lecture_text
 from explorer.lecture.chapters import go_deeper
 from explorer.sources import packaged
-from explorer.views import lecture
+from explorer.lecture import view as lecture
 from explorer.views.common import load_sample
 
 SMOLLM2 = packaged.SMOLLM2.name

@@ -13,10 +13,10 @@ import re
 import numpy as np
 import pytest
 
-from explorer.figures.lecture import chapter_figures
+from explorer.lecture.figures import chapter_figures
 from explorer.lecture import chapters
 from explorer.lecture import text as lecture_text
-from explorer.views import lecture
+from explorer.lecture import view as lecture
 from explorer.views.common import load_sample
 
 LANGS = ("en", "zh")
@@ -201,7 +201,7 @@ def test_it_is_the_same_token_in_chapters_1_and_4_and_the_sentence_is_the_audien
 
 def _roadmap_claim(retnet: float) -> tuple[str, str]:
     from explorer.lecture.ch6_tradeoff import view as tradeoff_view
-    from explorer.views.lecture_common import new_view
+    from explorer.lecture.view_common import new_view
 
     view = new_view(6, {})
     points = [{"label": "elu+1", "median_kl": 1.40}, {"label": "Hedgehog (trained)", "median_kl": 0.05}]
@@ -226,7 +226,7 @@ def test_below_the_baseline_is_said_only_of_the_steps_whose_bar_is_shorter():
 
 def test_the_overwriting_claim_says_better_only_when_the_delta_rule_keeps_the_early_key_better():
     from explorer.lecture.ch5_closing_the_gap import view as closing_view
-    from explorer.views.lecture_common import new_view
+    from explorer.lecture.view_common import new_view
 
     for delta_early, expected in ((0.83, "ch5.b1.claim_better"), (-0.04, "ch5.b1.claim_worse")):
         view = new_view(5, {})

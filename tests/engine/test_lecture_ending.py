@@ -11,13 +11,13 @@ import pytest
 import torch
 
 from explorer import maps as feature_maps
-from explorer.figures.lecture import build_count, chapter_figures
-from explorer.figures.lecture_common import floor_fonts
+from explorer.lecture.figures import build_count, chapter_figures
+from explorer.lecture.figure_common import floor_fonts
 from explorer.lecture import text as lecture_text
 from explorer.lecture.numbers import say_count
 from explorer.lecture.ch6_tradeoff import view as ending
 from explorer.lecture.ch6_tradeoff import maths as tradeoff
-from explorer.views import lecture
+from explorer.lecture import view as lecture
 from explorer.sources import packaged
 from explorer.views.common import load_sample
 
@@ -85,7 +85,7 @@ def test_the_recap_lists_the_articles_five_steps_with_numbers_measured_here(six,
 
 def test_the_hybrid_future_on_one_head_is_the_roadmaps_window_against_its_linear_part_alone(monkeypatch):
     """Without the causal model the hybrid future is measured on the chapter's head (of MiniLM)."""
-    from explorer.views import lecture as lecture_views
+    from explorer.lecture import view as lecture_views
     monkeypatch.setattr(lecture_views, "causal_model_ready", lambda: None)
     six = lecture.chapter_view(6)
     sample = load_sample("text", text=lecture_text.DEFAULT_TEXT)
@@ -96,7 +96,7 @@ def test_the_hybrid_future_on_one_head_is_the_roadmaps_window_against_its_linear
     road = {r["id"]: r for r in six.data["roadmap"]}
     assert future["quality"]["hybrid"] == road["2025"]["median_kl"] and future["window"] == road["2025"]["window"]
     assert future["quality"]["softmax"] == 0.0
-    from explorer.views.lecture_common import cached_map
+    from explorer.lecture.view_common import cached_map
     taylor = cached_map("Taylor-2", q.shape[-1], None, six.controls["seed"])
     qt, kt = sample.q[layer, h][None], sample.k[layer, h][None]
     alone = tradeoff.layer_quality(qt, kt, taylor)["median_kl"]

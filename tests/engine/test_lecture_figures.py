@@ -8,12 +8,12 @@ import re
 
 import pytest
 
-from explorer.figures.lecture import chapter_figures, column_px
+from explorer.lecture.figures import chapter_figures, column_px
 from explorer.lecture.ch1_kernel_regression.figures import KEY_LABELS
 from explorer.figures.style import CHAR_EM, Style
 from explorer.lecture.ch2_associativity import maths as associativity
 from explorer.lecture import text as lecture_text
-from explorer.views import lecture
+from explorer.lecture import view as lecture
 
 # KEPT_WORDS is here for tests/app/test_state_view.py, which imports it and english_words from
 # this module until it reads them from helpers.words.

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from explorer import maps as feature_maps
-from explorer.figures.lecture import build_count, chapter_figures
+from explorer.lecture.figures import build_count, chapter_figures
 from explorer.forms import state
 from explorer.mechanisms.hgrn2.gates import hgrn2_layer_bounds
 from explorer.lecture.ch5_closing_the_gap import maths as closing
@@ -19,7 +19,7 @@ from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.lecture import text as lecture_text
 from explorer.lecture.chapters import LECTURE_HEAD, LECTURE_LAYER
 from explorer.maps.learned import pretrained
-from explorer.views import lecture, lecture_common
+from explorer.lecture import view as lecture, view_common as lecture_common
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

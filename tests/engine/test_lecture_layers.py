@@ -78,7 +78,7 @@ def test_the_layers_are_read_right():
     assert layer("explorer.lecture.ch2_associativity.figures") == FIGURES
     assert layer("explorer.deck_export") == TOP
     found = dict(imports(EXPLORER / "lecture" / "ch5_closing_the_gap" / "view.py"))
-    assert {"explorer.lecture.ch5_closing_the_gap.maths", "explorer.views.lecture_common", "explorer.maps"} <= set(found)
+    assert {"explorer.lecture.ch5_closing_the_gap.maths", "explorer.lecture.view_common", "explorer.maps"} <= set(found)
 
 
 def test_every_chapter_has_its_record_math_view_and_figures():

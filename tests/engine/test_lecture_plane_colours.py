@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.figures.lecture import chapter_figures
+from explorer.lecture.figures import chapter_figures
 from explorer.lecture.text import map_name
-from explorer.views import lecture
+from explorer.lecture import view as lecture
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,13 @@ import pytest
 from scipy import stats
 
 from explorer import maps as feature_maps
-from explorer.figures.lecture import chapter_figures
+from explorer.lecture.figures import chapter_figures
 from explorer.lecture import chapters
 from explorer.lecture import text as lecture_text
 from explorer.lecture.ch5_closing_the_gap import view as closing_view
-from explorer.views import lecture
+from explorer.lecture import view as lecture
 from explorer.views.common import load_sample
-from explorer.views.lecture_common import new_view, trained_hedgehog
+from explorer.lecture.view_common import new_view, trained_hedgehog
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,11 @@ import math
 import numpy as np
 import pytest
 
-from explorer.figures.lecture import chapter_figures
+from explorer.lecture.figures import chapter_figures
 from explorer.lecture import chapters
 from explorer.lecture import text as lecture_text
 from explorer.lecture.ch3_kernels import maths as kernels
-from explorer.views import lecture
+from explorer.lecture import view as lecture
 from explorer.views.common import load_sample
 
 

@@ -7,11 +7,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from explorer.figures.lecture import chapter_figures
+from explorer.lecture.figures import chapter_figures
 from explorer.lecture import text as lecture_text
 from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.lecture.chapters import LECTURE_HEAD, LECTURE_LAYER
-from explorer.views import lecture, lecture_common
+from explorer.lecture import view as lecture, view_common as lecture_common
 from explorer.views.common import load_sample
 
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -187,7 +187,7 @@ def test_a_trained_map_carries_it(tmp_path):
 
 def test_the_decks_record_names_what_each_chapter_read(text_sample):
     from explorer import deck_export
-    from explorer.views.lecture_common import ChapterView
+    from explorer.lecture.view_common import ChapterView
 
     read = ChapterView(1, {"layer": 2, "head": 3, "seed": 9}, {}, {},
                        provenance={"input": provenance.sample_input(text_sample),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ...figures.lecture_common import bar_room, say_bytes, count_ticks, finish_slide, say_count, n_label, say_ratio
+from ..figure_common import bar_room, say_bytes, count_ticks, finish_slide, say_count, n_label, say_ratio
 from ..text import t
 
 

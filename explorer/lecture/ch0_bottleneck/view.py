@@ -4,7 +4,7 @@ data for its figures."""
 from __future__ import annotations
 
 from ..numbers import say_bytes, say_count, say_ratio
-from ...views.lecture_common import ChapterView, new_view
+from ..view_common import ChapterView, new_view
 from . import CHAPTER
 from . import maths as bottleneck
 

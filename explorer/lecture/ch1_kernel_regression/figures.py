@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import finish_slide
+from ..figure_common import finish_slide
 from ...figures.style import unique_labels
 from ..text import t
 

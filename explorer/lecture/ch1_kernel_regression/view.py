@@ -8,7 +8,7 @@ import numpy as np
 from ...forms import attention
 from .. import text
 from ..record import PRONOUN
-from ...views.lecture_common import ChapterView, head_of, new_view, pronoun_index
+from ..view_common import ChapterView, head_of, new_view, pronoun_index
 from . import maths as nadaraya_watson
 
 

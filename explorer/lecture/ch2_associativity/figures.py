@@ -8,7 +8,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import COLUMN_PX, say_bytes, finish_slide, say_count, say_ratio, text_px
+from ..figure_common import COLUMN_PX, say_bytes, finish_slide, say_count, say_ratio, text_px
 from ..text import t
 from .maths import STEP_OPS
 

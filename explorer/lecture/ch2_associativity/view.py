@@ -4,7 +4,7 @@ data for its figures."""
 from __future__ import annotations
 
 from ..numbers import say_ratio
-from ...views.lecture_common import ChapterView, cached_map, new_view
+from ..view_common import ChapterView, cached_map, new_view
 from . import maths as associativity
 
 

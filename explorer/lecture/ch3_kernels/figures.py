@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import column_px, finish_slide, say_count, wrap_px, whole_ticks
+from ..figure_common import column_px, finish_slide, say_count, wrap_px, whole_ticks
 from ..numbers import say_fixed
 from ..text import Order, map_name, t
 

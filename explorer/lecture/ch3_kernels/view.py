@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..numbers import say_count, say_fixed
-from ...views.lecture_common import ChapterView, cached_map, head_of, new_view
+from ..view_common import ChapterView, cached_map, head_of, new_view
 from . import maths as kernels
 
 

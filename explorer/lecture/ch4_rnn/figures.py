@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import say_bytes, finish_slide, whole_ticks
+from ..figure_common import say_bytes, finish_slide, whole_ticks
 from ..text import t
 
 

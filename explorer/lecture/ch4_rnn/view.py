@@ -11,7 +11,7 @@ from .. import text
 from ..record import PRONOUN
 from ...catalog import CAUSAL_MODEL
 from ..numbers import say_bytes, say_cosine
-from ...views.lecture_common import ChapterView, cached_map, head_of, new_view, pronoun_index
+from ..view_common import ChapterView, cached_map, head_of, new_view, pronoun_index
 from . import maths as rnn
 
 

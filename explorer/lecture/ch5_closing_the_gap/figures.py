@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import UNIT_TICKS, finish_slide, log_ticks, say_cosine
+from ..figure_common import UNIT_TICKS, finish_slide, log_ticks, say_cosine
 from ..numbers import say_signed
 from ..text import Named, map_name, say, state_label, t
 

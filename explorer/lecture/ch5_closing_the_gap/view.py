@@ -7,7 +7,7 @@ from ... import maps as feature_maps
 from .. import chapters, text
 from ...catalog import CAUSAL_MODEL, FEATURE_MAPS
 from ..record import EMBEDDED_MODEL, HEAD_DIM, LECTURE_HEAD, LECTURE_LAYER
-from ...views.lecture_common import (
+from ..view_common import (
     ChapterView, cached_map, head_of, trained_hedgehog, model_of, new_view, reads_minilm, shipped_map,
 )
 from ..ch4_rnn import maths as rnn

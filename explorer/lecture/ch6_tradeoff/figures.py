@@ -8,7 +8,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ...figures.lecture_common import column_px, UNIT_TICKS, finish_slide, log_ticks, say_cosine, say_count, wrap_px
+from ..figure_common import column_px, UNIT_TICKS, finish_slide, log_ticks, say_cosine, say_count, wrap_px
 from ...text import say
 from ..numbers import say_percent, say_power_of_ten
 from ..text import map_name, road_label, state_road_label, t

@@ -9,8 +9,8 @@ import torch
 
 from ... import maps as feature_maps
 from ...forms import attention
-from ...views import lecture_common
-from ...views.lecture_common import ChapterView, cached_map, trained_hedgehog, map_key, new_view, reads_minilm
+from .. import view_common as lecture_common
+from ..view_common import ChapterView, cached_map, trained_hedgehog, map_key, new_view, reads_minilm
 from .. import text
 from ..ch2_associativity import maths as associativity
 from ..ch4_rnn import maths as rnn
@@ -214,7 +214,7 @@ def _future_model(view) -> bool:
     and beside its exact keys, judged by perplexity on held-out text against the original (the
     learn tab's Linearize section, the same numbers); and what one head costs per token at the
     article's long context. False, and nothing written, where SmolLM2 is not ready."""
-    from ...views.lecture import causal_model_ready
+    from ..view import causal_model_ready
     if causal_model_ready() is None:
         return False
     from ...linearize.maps import layer_maps

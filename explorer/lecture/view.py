@@ -7,9 +7,9 @@
     go_deeper(ch, **controls) -> dict               the full tab that shows more, as query params
 
 Each chapter's view is its record's ``compute`` (``explorer.lecture.chapters``): its package's
-``view`` module (shared parts: ``explorer.views.lecture_common``), calling the chapter's math
+``view`` module (shared parts: ``explorer.lecture.view_common``), calling the chapter's math
 and the engine it builds on; the
-figures (``explorer.figures.lecture``) draw ``ChapterView.data`` and the numbers are in
+figures (``explorer.lecture.figures``) draw ``ChapterView.data`` and the numbers are in
 ``ChapterView.numbers``. Notices are kept as (key, values) so that the UI can show them
 in either language (``ChapterView.notices_in(lang)``); ``notices`` holds them in English
 plus any the sample brought with it.
@@ -21,15 +21,15 @@ import json
 import time
 
 from .. import provenance
-from ..lecture import text
-from ..lecture import chapters
-from ..lecture.chapters import (  # noqa: F401  (the chapter list and controls live there, torch-free)
+from . import text
+from . import chapters
+from .chapters import (  # noqa: F401  (the chapter list and controls live there, torch-free)
     CHAPTERS, EMBEDDED_MODEL, HEAD_CONTROLS, HEAD_DIM, PRONOUN, ControlSpec, _check_ch, _effective, go_deeper,
     try_this,
 )
 from ..core.threads import one_thread
-from .common import load_sample, unk_count  # noqa: F401  (unk_count: the maps tab says it too)
-from .lecture_common import ChapterView, model_of, shipped_map  # noqa: F401  (the chapters' shared view)
+from ..views.common import load_sample, unk_count  # noqa: F401  (unk_count: the maps tab says it too)
+from .view_common import ChapterView, model_of, shipped_map  # noqa: F401  (the chapters' shared view)
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """What every chapter's view shares: the view itself (``ChapterView``), the head it reads,
 the maps it builds once per setting, and the trained Hedgehog and shipped maps that chapters
 5 and 6 show. Each chapter's own view is ``explorer.lecture.ch<i>_<name>.view``;
-``explorer.views.lecture`` assembles them."""
+``explorer.lecture.view`` assembles them."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import re
 from dataclasses import dataclass, field
 
 from ..catalog import map_specs
-from ..lecture import text
-from ..lecture.record import EMBEDDED_MODEL, HEAD_DIM
-from ..lecture.memo import memo
-from .common import make_feature_map, select_head
+from . import text
+from .record import EMBEDDED_MODEL, HEAD_DIM
+from .memo import memo
+from ..views.common import make_feature_map, select_head
 
 
 @dataclass
@@ -101,7 +101,7 @@ def trained_hedgehog(sample, c, progress):
     the speaker asked (``train``)."""
     if getattr(sample, "model_attentions", None) is None:
         return None, None
-    from . import learn
+    from ..views import learn
     model = None if reads_minilm(sample) else model_of(sample)
     m = c["m"] if c["m"] % 2 == 0 else c["m"] + 1
     cached = learn.cached_result(c["layer"], c["head"], m, c["steps"], model=model)

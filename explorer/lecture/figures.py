@@ -4,16 +4,16 @@ builds, one figure each, in the order the speaker shows them.
 Every number drawn is one the view computed (``view.data`` / ``view.numbers``); what is
 decided here is the look and the words, in English or Chinese (``explorer.lecture.text``).
 Each chapter's drawing is its record's ``draw`` (``explorer.lecture.chapters``): its
-package's ``figures`` module; what they share is ``explorer.figures.lecture_common``.
+package's ``figures`` module; what they share is ``explorer.lecture.figure_common``.
 """
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..lecture import chapters
-from .lecture_common import COLUMN_PX, NOMINAL_HEIGHT, column_px, text_px  # noqa: F401  (the slide's measures)
-from .style import as_style
+from . import chapters
+from .figure_common import COLUMN_PX, NOMINAL_HEIGHT, column_px, text_px  # noqa: F401  (the slide's measures)
+from ..figures.style import as_style
 
 
 def chapter_figures(view, lang: str = "en", style=None) -> list[go.Figure]:

@@ -1,6 +1,6 @@
 """What every chapter's figures share: the slide's nominal size and column, text widths for
 wrapping, the title-and-note finish, and numbers written as people say them. Each chapter's
-own figures are ``explorer.lecture.ch<i>_<name>.figures``; ``explorer.figures.lecture``
+own figures are ``explorer.lecture.ch<i>_<name>.figures``; ``explorer.lecture.figures``
 draws a view through them.
 
 A slide's figure takes its height from the window (no fixed pixel height: ``autosize``), so
@@ -14,8 +14,8 @@ import math
 import re
 import unicodedata
 
-from ..lecture.numbers import say_bytes, say_cosine, say_count, say_ratio  # noqa: F401  (the chapters' figures read them here)
-from .style import CHAR_EM, NOMINAL_WIDTH_PX, finish
+from .numbers import say_bytes, say_cosine, say_count, say_ratio  # noqa: F401  (the chapters' figures read them here)
+from ..figures.style import CHAR_EM, NOMINAL_WIDTH_PX, finish
 
 # The height the margins are laid out for; the figure itself fills the height it is given.
 NOMINAL_HEIGHT = 480
