@@ -38,7 +38,8 @@ def test_both_forms_equal_the_float64_loop(n, lower_bound):
 
 def test_chunked_carries_the_state_across_blocks(monkeypatch):
     """Blocks of 3 chunks here (the last one ending mid-chunk): the state must survive the seams."""
-    monkeypatch.setattr(hg, "BLOCK_ELEMENTS", 3 * 32 * DV * B * H)
+    from explorer.mechanisms.linear import unnormalised
+    monkeypatch.setattr(unnormalised, "BLOCK_ELEMENTS", 3 * 32 * DV * B * H)
     q, f_log, v = inputs(250, 0.5, seed=7)
     ref = hg.hgrn2_reference(q, f_log, v)
     assert rel_err(hg.hgrn2(q, f_log, v, chunk_size=32), ref) <= 2e-5
