@@ -15,6 +15,8 @@ from explorer import catalog
 from explorer.figures import quality as fq, state as fs
 from explorer.figures.style import CHAR_EM, NOMINAL_WIDTH_PX, Style, finish
 
+pytestmark = pytest.mark.slow      # a small sweep and the built app, shared
+
 INTERNAL_IDS = ("softmax_naive", "sdpa", "linear_parallel", "linear_chunked", "linear_recurrent", "linear_cumsum",
                 "elu1", "favor_plus", "trig_rff", "taylor2")
 

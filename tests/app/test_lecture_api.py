@@ -13,6 +13,8 @@ from gradio_client.exceptions import AppError
 
 from explorer.lecture.figures import build_count
 
+pytestmark = pytest.mark.slow      # the running app, and the lecture's chapters measured cold
+
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 

@@ -23,6 +23,8 @@ from explorer.lecture.chapters import LECTURE_HEAD, LECTURE_LAYER, SHORT_SWEEP_M
 from explorer.ui.lecture_handlers import MAX_FIGURES
 from explorer.lecture import view as lecture
 
+pytestmark = pytest.mark.slow      # every chapter's views and figures, shared
+
 PROJECTOR = Style(presentation=True)
 CJK = re.compile(r"[\u4e00-\u9fff]")
 MAX_BUILDS = MAX_FIGURES          # the deck's plot slots

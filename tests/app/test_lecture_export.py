@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow      # the deck written once, shared
+
 pytest.importorskip("kaleido")
 if not Path("/usr/bin/chromium").exists() and not shutil.which("chromium"):
     pytest.skip("PNG export needs chromium", allow_module_level=True)
@@ -96,6 +98,7 @@ def test_the_deck_carries_its_provenance(deck_files):
     assert rec["models"] and all(len(f["sha256"]) == 64 for m in rec["models"] for f in m["files"])
 
 
+@pytest.mark.browser
 def test_the_deck_works_from_a_file_with_the_network_off(chromium, deck_files):
     """Opened from file:// with every other request refused: none is attempted, every build
     draws its figure, the keys a clicker sends walk the deck, and no screen scrolls."""

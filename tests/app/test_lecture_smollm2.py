@@ -120,6 +120,7 @@ def test_in_chinese_chapter_five_reads_the_chinese_sentence_without_unk():
     assert view.numbers[f"mean_kl[{ELU}]"] != english.numbers[f"mean_kl[{ELU}]"]    # another sentence was read
 
 
+@pytest.mark.slow
 @needs_smollm2
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_hybrid_build_is_smollm2_itself_linearized_and_judged_by_perplexity(lang):

@@ -12,6 +12,8 @@ from explorer.text import say
 from explorer.ui import linearize_tab
 from explorer.views import linearize as views
 
+# The tests marked slow read SmolLM2 and judge it on two held-out passages or generate twice: 5-30 s each.
+
 
 def _no_model(*_, **__):
     raise AssertionError("the model was read before the input was checked")
@@ -76,6 +78,7 @@ def test_the_tab_builds_with_both_endpoints():
     assert {"linearize", "generate"} <= names
 
 
+@pytest.mark.slow
 def test_the_numbers_change_with_k():
     rows = {}
     for keep in (0, 6, 30):
@@ -90,6 +93,7 @@ def test_the_numbers_change_with_k():
     assert list(table.columns)[2] == "困惑度" and "无（每一层都是线性的）" in summary
 
 
+@pytest.mark.slow
 def test_generate_streams_and_only_the_originals_memory_grows():
     steps = list(linearize_tab.run_generate("Once upon a time", 6, "hedgehog:0", 0, False, "en"))
     assert len(steps) == 12                                # every token of both models, one at a time
@@ -104,6 +108,7 @@ def test_generate_streams_and_only_the_originals_memory_grows():
     assert "linearized: 6 of 6 tokens" in steps[-1][3]
 
 
+@pytest.mark.slow
 def test_generate_stops_when_asked(monkeypatch):
     from explorer import stopping
 

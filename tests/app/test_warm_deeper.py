@@ -6,6 +6,8 @@ import pytest
 
 from explorer.views import state as state_views
 
+pytestmark = pytest.mark.slow      # the lecture's chapters and the tabs they open, measured cold
+
 
 def test_the_start_up_measures_the_probes_chapter_four_goes_deeper_to():
     """The lecture's warm-up leaves in the cache the probes of the state tab its chapter 4's

@@ -121,6 +121,7 @@ def build_texts(view, lang):
     yield "chapter", figures[0], "notes", lecture_text.t(record.notes_key, lang)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_number_written_on_a_build_is_one_the_build_measured(views, lang):
     wrong = []
@@ -149,6 +150,7 @@ def test_a_number_the_build_did_not_measure_is_caught():
     assert unmatched("DeltaNet -0.41 / 1.00 at lag 256", values) == ["-0.41", "256"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_build_says_one_short_claim_of_its_own_and_two_to_five_notes(views, lang):
     for ch in lecture.CHAPTERS:
@@ -164,6 +166,7 @@ def test_every_build_says_one_short_claim_of_its_own_and_two_to_five_notes(views
             assert 2 <= len(own) <= 5, (ch, build, own)
 
 
+@pytest.mark.slow
 def test_a_notice_is_in_the_notes_of_the_build_it_is_about_only(views):
     # Taylor-1's values that a log axis cannot show (the Chinese sentence has a few): the kernel builds only
     view = views[3, "zh"]
@@ -177,6 +180,7 @@ def test_a_notice_is_in_the_notes_of_the_build_it_is_about_only(views):
     assert not any("Times are measured" in line for line in view.notes_in("b0", "en"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", LANGS)
 def test_one_recall_experiment_serves_chapters_4_5_and_6(views, lang):
     from explorer.lecture.ch4_rnn import maths as rnn
@@ -189,6 +193,7 @@ def test_one_recall_experiment_serves_chapters_4_5_and_6(views, lang):
     assert views[5, lang].data["head_dim"] == views[6, lang].data["state_dim"] == rnn.RECALL_DIM
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", LANGS)
 def test_it_is_the_same_token_in_chapters_1_and_4_and_the_sentence_is_the_audiences(views, lang):
     one, four = views[1, lang], views[4, lang]
@@ -243,6 +248,7 @@ def test_the_overwriting_claim_says_better_only_when_the_delta_rule_keeps_the_ea
 NEGATIVE_ZERO = re.compile(r"(?<![\d.])[-−]0[.,]?0*(?![\d.]*[1-9])(?!\d)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", LANGS)
 def test_no_build_writes_a_negative_zero(views, lang):
     """A difference that rounds to zero reads "0.00", never "-0.00" (5.0's note wrote it)."""

@@ -60,6 +60,7 @@ def test_chapter_five_has_overwriting_and_hgrn2_between_gates_and_learned_maps(f
         assert "HGRN2" in titles[2] and "DeltaNet" in lecture_text.t("ch5.claim", lang)
 
 
+@pytest.mark.slow
 def test_overwriting_recall_is_the_engines_probe(five):
     c = five.controls
     lag = five.data["overwrite"]["lag"]
@@ -91,6 +92,7 @@ def test_overwriting_build_draws_those_numbers_with_their_labels(five):
             assert CJK.search(fig.data[0].name) and CJK.search(fig.layout.yaxis.title.text)
 
 
+@pytest.mark.slow
 def test_hgrn2_bounds_rise_with_depth_and_the_memory_and_recall_follow(five):
     depth = five.data["hgrn2"]
     layers = closing.HGRN2_LAYERS
@@ -120,6 +122,7 @@ def test_hgrn2_bounds_rise_with_depth_and_the_memory_and_recall_follow(five):
         assert "1/(1 − lb)" in note.replace("<br>", " ")
 
 
+@pytest.mark.slow
 def test_try_this_moves_the_overwriting_build(five):
     after = lecture.chapter_view(5, **lecture.try_this(5))
     before_y = [list(tr.y) for tr in chapter_figures(five, "en")[1].data]
@@ -154,6 +157,7 @@ def test_roadmap_adds_luna_beside_hedgehog_measured_as_row_kl(six):
         assert full.x[list(full.y).index(label)] == pytest.approx(road["2025_luna"]["median_kl"])
 
 
+@pytest.mark.slow
 def test_state_updates_have_a_roadmap_of_their_own_measured_as_recall(six):
     states = six.data["state_roadmap"]
     assert [s["id"] for s in states] == [p[0] for p in tradeoff.STATE_ROADMAP_POINTS]

@@ -37,6 +37,7 @@ def _axis_titles(fig):
             if re.fullmatch(r"[xy]axis\d*", k) and v.get("visible", True) is not False]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("presentation", [False, True])
 def test_every_chapter_draws_in_both_languages(views, lang, presentation):
@@ -94,6 +95,7 @@ def test_controls_defaults_lie_in_range_and_presets_are_accepted():
         assert deeper["tab"] in ("maps", "quality", "state", "complexity", "learn")
 
 
+@pytest.mark.slow
 def test_try_this_presets_build(views):
     for ch in (0, 1, 3, 4, 6):
         view = lecture.chapter_view(ch, text=TEXT, **lecture.try_this(ch))
@@ -147,6 +149,7 @@ def test_chinese_text_gets_an_unk_notice():
     assert any(f"{count} of {sample.n_tokens}" in n for n in view.notices_in("en"))
 
 
+@pytest.mark.slow
 def test_random_sample_chapters_work_without_a_model():
     sample = load_sample("random", n=24, d=16, heads=2)
     for ch in (1, 3, 4, 5, 6):
@@ -156,6 +159,7 @@ def test_random_sample_chapters_work_without_a_model():
     assert lecture.chapter_view(1, sample=sample, layer=0, head=0, query=3).data["head"]["reference_kind"] == "engine"
 
 
+@pytest.mark.slow
 def test_chapter_five_uses_a_cached_trained_hedgehog(monkeypatch, embedded_only):
     from explorer import maps as feature_maps
     from explorer.views import learn
@@ -239,6 +243,7 @@ def test_reverse_kernel_table_in_both_languages():
     assert CJK.search(lecture_text.reverse_kernel_table("zh")[1][1])
 
 
+@pytest.mark.slow
 def test_chapter_one_names_its_reference_for_what_it_is():
     """On data without a model the comparison is with the engine's softmax, and the legend says so."""
     sample = load_sample("random", n=12, d=8, heads=2)
@@ -286,6 +291,7 @@ def test_taylor_panel_marks_where_order_one_goes_negative(views):
     assert np.all((order1 < 0) == (grid < -1))   # the shaded span is exactly where 1 + s < 0
 
 
+@pytest.mark.slow
 def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
     """KL = 0 (a row the map gets exactly) or -1e-17 (rounding) vanish from a log axis: the
     figures leave them out of the drawn data and say so in the note, in the chosen language."""
@@ -401,6 +407,7 @@ def test_chapter_six_quality_is_the_median_row_kl_over_the_head(views):
     assert point["cost"] == 4 * d * d + 4 * d
 
 
+@pytest.mark.slow
 def test_a_new_seed_recomputes_only_the_maps_that_draw_something(monkeypatch):
     from explorer.lecture.ch6_tradeoff import maths as tradeoff
 

@@ -156,6 +156,7 @@ def test_sampling_is_seeded(loaded):
     assert one.tokens != other.tokens
 
 
+@pytest.mark.slow
 def test_memory_of_the_linear_model_is_flat_and_the_count_is_what_the_decoder_holds(loaded):
     maps = random_hedgehog(4)
     original = generate(ENGLISH, 8, [])
@@ -256,6 +257,7 @@ def test_cli_generate_streams_the_continuation_and_says_the_memory(capsys):
     assert printed.startswith(CHINESE) and "4 tokens" in printed and "bytes" in printed
 
 
+@pytest.mark.slow
 def test_the_decoder_with_no_layer_linearized_is_the_original(loaded):
     out = generate(CHINESE, 8, [])
     sequence = torch.cat([torch.tensor(out.prompt_ids), torch.tensor(out.tokens[:-1])])

@@ -135,6 +135,7 @@ def test_a_random_samples_seed_and_preset_are_recorded():
 
 # ------------------------------------------------------------------ each export kind
 
+@pytest.mark.slow
 def test_npz_and_safetensors_carry_it_and_load_back(tmp_path, text_sample):
     from safetensors import safe_open
 
@@ -168,6 +169,7 @@ def test_a_csv_has_it_beside_it_and_both_load_in_one_line(tmp_path, text_sample)
     assert where_from["files"] == {"maps-metrics.csv": hashlib.sha256(Path(csv).read_bytes()).hexdigest()}
 
 
+@pytest.mark.slow
 def test_a_trained_map_carries_it(tmp_path):
     import torch
 
@@ -209,6 +211,7 @@ def test_every_field_is_in_the_docs():
     assert f"`{provenance.SCHEMA}`" in exports
 
 
+@pytest.mark.slow
 def test_the_docs_loading_lines_read_every_export(tmp_path, text_sample, monkeypatch):
     import torch
 
@@ -235,6 +238,7 @@ def test_the_docs_loading_lines_read_every_export(tmp_path, text_sample, monkeyp
     assert seen == ["maps-arrays", "maps-arrays", "maps-arrays", "trained-map"]
 
 
+@pytest.mark.slow
 def test_a_trained_maps_texts_too_long_for_its_header_are_told_by_their_hashes(tmp_path, monkeypatch):
     import torch
 
