@@ -46,7 +46,7 @@ def _softmax(q, k, causal: bool = False):
     return w / w.sum(-1, keepdims=True)
 
 
-def test_the_talk_ends_with_four_builds_after_the_roadmaps(six):
+def test_the_talk_ends_with_the_recap_the_hologram_the_caveat_and_the_hybrid_future(six):
     assert build_count(6) == 7
     for lang in LANGS:
         figs = chapter_figures(six, lang)
@@ -55,7 +55,7 @@ def test_the_talk_ends_with_four_builds_after_the_roadmaps(six):
         assert len(set(claims)) == 4
 
 
-def test_the_recap_lists_the_articles_five_steps_with_numbers_measured_here(six, head):
+def test_the_recap_lists_the_articles_steps_with_numbers_measured_here(six, head):
     sample, layer, h, q, k = head
     recap = six.data["recap"]
     assert [step for step, _ in recap["rows"]] == [f"ch6.recap.{s}.step" for s in ending.RECAP_STEPS]
