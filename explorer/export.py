@@ -19,7 +19,7 @@ the rows that have one), NaN where there is none, and the count of those rows in
 column of its own. A KL that is +inf on some rows (the map gives zero weight to a key
 softmax uses) is a value, not a gap: the mean is over the finite rows, the infinite ones
 have a count column of their own, and the per-row arrays hold inf there and NaN only where
-a row is undefined. Causal means leave out the single-key row 0 (``metrics.rows_in_means``);
+a row is undefined. Causal means leave out the single-key row 0 (``rowwise.rows_in_means``);
 the per-row arrays keep every row. Plain data, no gradio.
 """
 
@@ -50,7 +50,7 @@ def metrics_csv_table(rows: list):
     many rows that mean is over (rows where KL is +inf are not; they have a column of their own)."""
     import pandas as pd
 
-    from .measure.metrics import UNDEFINED_ROWS, rows_in_mean
+    from .measure.showing import UNDEFINED_ROWS, rows_in_mean
 
     present = {key for row in rows for key in row if key != "map"}
     keys = [key for key in dict.fromkeys([*HEADLINE_METRICS, *METRIC_INFO]) if key in present]

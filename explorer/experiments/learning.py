@@ -25,7 +25,7 @@ from ..checks import check_positive_int
 from ..forms import attention
 from ..maps.base import FeatureMap, create
 from ..maps.learned import KINDS, check_kind
-from ..measure import metrics
+from ..measure import rowwise
 from ..text import Message
 
 
@@ -266,7 +266,7 @@ def heldout_quality(samples, maps: dict) -> dict:
     text where the value is defined; plus "kl_median", the median row KL over the same
     rows (a true median: the mean of the two middle rows for an even count), and
     "kl_median_pooled" (0-d), the median over those rows of every head at once; plus
-    "softmax" -> {"entropy"} for reference. The rows are those of ``metrics.rows_in_means``:
+    "softmax" -> {"entropy"} for reference. The rows are those of ``rowwise.rows_in_means``:
     a causal text's row 0 (one key, so KL 0 and entropy 0 for every map) is in none.
     """
     sums: dict = {}
@@ -282,25 +282,25 @@ def heldout_quality(samples, maps: dict) -> dict:
             causal = bool(getattr(s, "causal", False))
             n = s.q.shape[-2]
             allowed = attention.causal_mask(n, s.q.device) if causal else None
-            counted = metrics.rows_in_means(n, causal, s.q.device)
+            counted = rowwise.rows_in_means(n, causal, s.q.device)
             a = s.model_attentions.double()
-            h, ok = metrics.row_entropy(a, allowed)
+            h, ok = rowwise.row_entropy(a, allowed)
             add("softmax", "entropy", h, ok & counted)
             logit = attention.logits(s.q, s.k).double()
             for name, fmap in maps.items():
                 approx = attention.kernel_map(s.q, s.k, fmap, causal=causal).double()
-                kl, kl_ok = metrics.row_kl(a, approx, allowed)
+                kl, kl_ok = rowwise.row_kl(a, approx, allowed)
                 kl_ok = kl_ok & counted
                 kl_rows.setdefault(name, []).append(torch.where(kl_ok, kl, torch.full_like(kl, float("nan"))))
                 for key, (vals, ok) in (("kl", (kl, kl_ok)),
-                                        ("entropy", metrics.row_entropy(approx, allowed)),
-                                        ("monotonicity", metrics.row_spearman(logit, approx, allowed))):
+                                        ("entropy", rowwise.row_entropy(approx, allowed)),
+                                        ("monotonicity", rowwise.row_spearman(logit, approx, allowed))):
                     add(name, key, vals, ok & counted)
     out = {name: {key: tot / cnt for key, (tot, cnt) in per.items()} for name, per in sums.items()}
     for name, rows in kl_rows.items():
         every = torch.cat(rows, dim=-1)
         out[name]["kl_median"] = true_row_median(every)
-        out[name]["kl_median_pooled"] = torch.tensor(metrics.true_median(every), dtype=torch.float64)
+        out[name]["kl_median_pooled"] = torch.tensor(rowwise.true_median(every), dtype=torch.float64)
     return out
 
 

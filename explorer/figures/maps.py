@@ -202,7 +202,7 @@ def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monoto
     names = [shown.get(r["map"], r["map"]) for r in rows]
     fig = make_subplots(rows=1, cols=2, subplot_titles=(say("maps.bars_entropy", lang), say("maps.bars_mono", lang)),
                         horizontal_spacing=0.12)
-    from ..measure.metrics import mostly_undefined, undefined_notes, why_key   # plain-dict helpers: no computation here
+    from ..measure.showing import mostly_undefined, undefined_notes, why_key   # plain-dict helpers: no computation here
     # A mean over fewer than half of the rows is no value to draw as a bar (it read as 0 for
     # the identity map on 'needle': 1 row of 128): n/a, with the reason on hover.
     ent = [None if mostly_undefined(r, "entropy_approx") else r.get("entropy_approx") for r in rows]

@@ -375,10 +375,10 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False, lang: str = 
     """Metric rows as a DataFrame: one row per map, the headline numbers first, columns
     labelled in ``lang`` (full labels, or ``short`` headers). A mean over rows that some
     rows lack says so in its cell ("n/a (127 of 128 rows)", or the number with the count):
-    ``metrics.shown_value``."""
+    ``showing.shown_value``."""
     import pandas as pd
 
-    from ..measure.metrics import UNDEFINED_ROWS, round_significant, shown_value
+    from ..measure.showing import UNDEFINED_ROWS, round_significant, shown_value
 
     present = {key for row in rows for key in row if key != "map"}
     order = [*HEADLINE_METRICS, *METRIC_INFO]
@@ -393,14 +393,14 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False, lang: str = 
 
 
 def _shown(cell, lang):
-    """A table cell of ``metrics.shown_value`` in ``lang`` (an n/a cell is a message)."""
+    """A table cell of ``showing.shown_value`` in ``lang`` (an n/a cell is a message)."""
     return say(cell, lang) if isinstance(cell, Message) else cell
 
 
 def undefined_notes(rows: list, lang: str = "en") -> list[str]:
     """One sentence per table cell that is n/a or partly so, in ``lang``: which map, how
-    many rows and why (``metrics.undefined_notes`` in the page's language)."""
-    from ..measure.metrics import UNDEFINED_ROWS, mostly_undefined, undefined_share, weights_note, why_key
+    many rows and why (``showing.undefined_notes`` in the page's language)."""
+    from ..measure.showing import UNDEFINED_ROWS, mostly_undefined, undefined_share, weights_note, why_key
 
     notes = []
     for row in rows:
@@ -418,7 +418,7 @@ def undefined_notes(rows: list, lang: str = "en") -> list[str]:
     # A map without a normaliser: why it has no KL or entropy, and what judges it instead.
     notes += [weights_note(row, lang, name=map_name(row["map"], lang)) for row in rows if row.get("unnormalised_rows")]
     if any(row.get("causal") for row in rows):
-        # Which rows every mean is over (metrics.rows_in_means), said once under the table.
+        # Which rows every mean is over (rowwise.rows_in_means), said once under the table.
         notes.append(say("common.causal_rows_note", lang))
     return notes
 
@@ -426,7 +426,7 @@ def undefined_notes(rows: list, lang: str = "en") -> list[str]:
 def infinite_notes(rows: list, lang: str = "en") -> list[str]:
     """One sentence per map whose KL is +inf on some rows: on how many, why, and which rows
     the finite mean beside it covers."""
-    from ..measure.metrics import INFINITE_ROWS, infinite_note, infinite_count
+    from ..measure.showing import INFINITE_ROWS, infinite_note, infinite_count
 
     return [infinite_note(row, key, lang, name=map_name(row["map"], lang), metric=metric_label(key, lang, True))
             for row in rows for key in INFINITE_ROWS if key in row and infinite_count(row, key)]

@@ -272,7 +272,7 @@ def seed_spread(label, lazy, q, k, v, d, m, seed, causal, k_seeds=SPREAD_SEEDS, 
     """The SPREAD_METRICS of ``label`` drawn with ``k_seeds`` seeds (``spread_seeds``), one
     N x N map at a time. ``metrics.compare`` on each draw, as for the drawn map itself; a
     mean over fewer than half of the rows is no value for that draw (None), as in the tables."""
-    from ..measure.metrics import mostly_undefined
+    from ..measure.showing import mostly_undefined
 
     seeds = spread_seeds(seed, k_seeds)
     values = {key: [] for key in SPREAD_METRICS}
@@ -334,10 +334,10 @@ def infinite_kl_rows(reference, approx, ill, causal: bool) -> list[int]:
     """The query rows (0-based) where KL(softmax || map) is +inf in some head, counted as
     ``compare`` counts them (ill-defined rows and the causal row 0 are not). Only computed
     when ``compare`` found such rows: one more pass over the map."""
-    from ..measure import metrics
+    from ..measure import rowwise
     n = reference.shape[-1]
-    kl, _ = metrics.row_kl(reference, approx, attention.causal_mask(n, reference.device) if causal else None)
-    hit = torch.isinf(kl) & ~ill.to(torch.bool) & metrics.rows_in_means(n, causal, kl.device)
+    kl, _ = rowwise.row_kl(reference, approx, attention.causal_mask(n, reference.device) if causal else None)
+    hit = torch.isinf(kl) & ~ill.to(torch.bool) & rowwise.rows_in_means(n, causal, kl.device)
     if hit.dim() > 1:
         hit = hit.reshape(-1, n).any(0)
     return [int(i) for i in torch.nonzero(hit).flatten()]

@@ -4,7 +4,7 @@ layer and head of every text (``explorer.experiments.probe``), summed up per map
 The tidy table has one row per text x layer x head x map, exactly what ``python -m explorer
 probe`` writes. The summary and the heatmap never flatter: a cell (one text, layer, head and
 map) whose metric has no value on more than half of its rows counts as no value
-(``metrics.mostly_undefined``), and rows where KL is +inf are counted beside the finite mean.
+(``showing.mostly_undefined``), and rows where KL is +inf are counted beside the finite mean.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ..catalog import OVERVIEW_METRICS, PROBE_MAX_TEXT_CHARS as MAX_TEXT_CHARS, 
 from ..experiments import probe
 from ..experiments.probe_table import tidy
 from ..measure import cost
-from ..measure.metrics import infinite_count, mostly_undefined
+from ..measure.showing import infinite_count, mostly_undefined
 from ..text import Message, map_name, say
 
 SUMMARY_METRICS = ("map_rel_error", "output_rel_error", "kl_mean", "entropy_approx", "monotonicity")

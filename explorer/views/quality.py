@@ -13,7 +13,7 @@ import torch
 from .. import stopping
 from ..core.cache import LRU
 from ..forms import attention
-from ..measure import cost, metrics
+from ..measure import cost, metrics, showing
 from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, random_map_labels
 from ..text import say
 from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, map_name, metric_label,
@@ -407,5 +407,5 @@ def _measure_overview(sample, map_label, metric, causal, m, seed, session) -> np
                            fmap.num_features, causal, d)
             x = row.get(metric)
             # A mean over fewer than half of the head's rows is no value (the maps tab's rule).
-            values[layer, h] = np.nan if x is None or metrics.mostly_undefined(row, metric) else float(x)
+            values[layer, h] = np.nan if x is None or showing.mostly_undefined(row, metric) else float(x)
     return values

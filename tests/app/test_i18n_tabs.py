@@ -11,7 +11,7 @@ import pytest
 
 from explorer.text import say
 from explorer.forms import attention
-from explorer.measure import cost, metrics
+from explorer.measure import cost, metrics, showing
 from explorer.views import common as view_common, complexity as cx_views, maps as maps_views
 from explorer.views import quality as quality_views
 from helpers.words import english_words, figure_texts
@@ -82,7 +82,7 @@ def test_maps_view_in_english_is_unchanged_in_kind(sample):
 def test_undefined_cells_and_their_reasons_in_chinese(needle):
     view = maps_views.maps_view(needle, 0, 0, ["softmax", "identity (q·k)", "trig RFF (IID)"], m=8, lang="zh")
     notes = view_common.undefined_notes(view.metrics, "zh")
-    assert notes and len(notes) == len(metrics.undefined_notes(view.metrics))
+    assert notes and len(notes) == len(showing.undefined_notes(view.metrics))
     no_english(notes, "n/a notes")
     cells = [str(x) for x in maps_views.maps_table(view).to_numpy().ravel()]
     assert any("无值" in c for c in cells)
@@ -121,7 +121,7 @@ def _plain_spread(sample, label, m, seed, k, causal, layer=0, head=0):
         row = metrics.compare(reference, approx, v=v, logits=logits, ill_defined=ill, causal=causal,
                               feature_dim=fmap.num_features, head_dim=q.shape[-1])
         for key in out:          # a mean over fewer than half of the rows is no value
-            count_key = metrics.UNDEFINED_ROWS.get(key, (None,))[0]
+            count_key = showing.UNDEFINED_ROWS.get(key, (None,))[0]
             undefined = row.get(count_key) or 0 if count_key else 0
             out[key].append(None if row.get(key) is None or 2 * undefined > row["total_rows"] else row[key])
     return out

@@ -89,7 +89,7 @@ def test_heldout_quality_of_a_causal_sample_is_measured_against_causal_softmax()
     sample = Sample(q=q, k=k, v=k, tokens=[str(i) for i in range(7)], model_attentions=a, causal=True)
     fmap = learning.baseline_maps(8, 8)["elu1"]
     quality = learning.heldout_quality([sample], {"elu1": fmap})
-    # Row 0 (one key) is in no causal mean (metrics.rows_in_means).
+    # Row 0 (one key) is in no causal mean (rowwise.rows_in_means).
     by_hand = row_kl_by_hand(a, attention.kernel_map(q, k, fmap, causal=True), causal=True)[..., 1:].mean(-1)
     np.testing.assert_allclose(quality["elu1"]["kl"].numpy(), by_hand.numpy(), rtol=1e-9)
     # Against the bidirectional kernel map the same rows would look worse: the mask matters.

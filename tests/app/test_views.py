@@ -298,7 +298,7 @@ def test_quality_preset_converges_within_the_grid():
 
 def test_metrics_table_writes_n_a_with_the_row_count_where_a_mean_is_undefined():
     """Issue 10, point 3: a KL of 0 from 1 defined row of 128 showed as 0, the count off-screen."""
-    from explorer.measure import metrics
+    from explorer.measure import showing
     sample = views.load_sample("random", preset="needle", n=128, d=32)
     view = views.maps_view(sample, 0, 0, ["softmax", "identity (q·k)", "elu+1"], True, 16, 0)
     rows = {r["map"]: r for r in view.metrics}
@@ -315,9 +315,9 @@ def test_metrics_table_writes_n_a_with_the_row_count_where_a_mean_is_undefined()
     rho = table.loc["identity (q·k)", "Spearman ρ"]                        # constant rows have no ρ
     count = rows["identity (q·k)"]["monotonicity_rows_undefined"]
     assert count and rho.endswith(f"({count} of 127 rows n/a)")
-    notes = metrics.undefined_notes(view.metrics)
+    notes = showing.undefined_notes(view.metrics)
     assert any(n.startswith("identity (q·k), KL (nats) n/a: no value on 127 of 127 rows because") for n in notes)
-    assert metrics.shown_value({"kl_mean": None, "kl_rows_undefined": 5, "total_rows": 5}, "kl_mean") == "n/a (5 of 5 rows)"
+    assert showing.shown_value({"kl_mean": None, "kl_rows_undefined": 5, "total_rows": 5}, "kl_mean") == "n/a (5 of 5 rows)"
 
 
 def test_maps_tab_says_why_each_cell_is_n_a():

@@ -11,7 +11,7 @@ import torch
 
 from explorer import export, maps as feature_maps, sources
 from explorer.forms import attention
-from explorer.measure import metrics
+from explorer.measure import metrics, rowwise
 
 
 def _qkv(n=48, d=16, seed=0, heads=None):
@@ -41,13 +41,13 @@ def test_kl_keeps_real_values_and_real_negatives():
     kl = metrics.compare(a, approx)["kl_mean"]
     assert kl == pytest.approx(metrics.compare_plain(a, approx)["kl_mean"], rel=1e-9) and kl > 1e-3
     # A q that sums to 1.5 on every row: KL is negative for real (-log 1.5 for q = 1.5 p), and kept.
-    scaled = metrics.row_kl(a, 1.5 * a)[0]
+    scaled = rowwise.row_kl(a, 1.5 * a)[0]
     assert torch.allclose(scaled, torch.full_like(scaled, -math.log(1.5)), atol=1e-9)
 
 
 def test_kl_rounding_clamp_only_touches_rounding():
     kl = torch.tensor([-1e-17, -1e-6, 2e-16, 1e-3], dtype=torch.float64)
-    out = metrics.kl_rounded_to_zero(kl, torch.ones(4, dtype=torch.float64), torch.ones(4, dtype=torch.float64))
+    out = rowwise.kl_rounded_to_zero(kl, torch.ones(4, dtype=torch.float64), torch.ones(4, dtype=torch.float64))
     assert out.tolist() == [0.0, -1e-6, 0.0, 1e-3]
 
 

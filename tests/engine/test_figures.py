@@ -115,7 +115,7 @@ def test_metric_bars_hold_engine_numbers(maps_view):
     fig = figures.metric_bars(maps_view.metrics)
     ent, mono = fig.data[0], fig.data[1]
     assert list(ent.x) == [r["map"] for r in maps_view.metrics]
-    from explorer.measure.metrics import mostly_undefined
+    from explorer.measure.showing import mostly_undefined
     assert list(ent.y) == [None if mostly_undefined(r, "entropy_approx") else r["entropy_approx"]
                            for r in maps_view.metrics]
     assert list(mono.y) == [None if mostly_undefined(r, "monotonicity") else r["monotonicity"]

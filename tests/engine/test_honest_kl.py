@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from explorer import views
-from explorer.measure import metrics
+from explorer.measure import metrics, rowwise
 
 # ReLU(q)·ReLU(k) is 0 for (q1, k1) and (q3, k0): those keys get no weight in rows 1 and 3,
 # while softmax gives every key some. Rows 0 and 2 see every key.
@@ -101,11 +101,11 @@ def test_a_map_undefined_on_a_row_is_nan_there_not_inf():
 
 
 def test_true_median_is_the_mean_of_the_two_middle_values():
-    assert metrics.true_median([4.0, 1.0, 3.0, 2.0]) == 2.5          # torch.median gives 2
+    assert rowwise.true_median([4.0, 1.0, 3.0, 2.0]) == 2.5          # torch.median gives 2
     assert float(torch.tensor([4.0, 1.0, 3.0, 2.0]).median()) == 2.0
-    assert metrics.true_median([1.0, math.nan, 3.0]) == 2.0
-    assert metrics.true_median([1.0, math.inf, math.inf]) == math.inf
-    assert math.isnan(metrics.true_median([]))
+    assert rowwise.true_median([1.0, math.nan, 3.0]) == 2.0
+    assert rowwise.true_median([1.0, math.inf, math.inf]) == math.inf
+    assert math.isnan(rowwise.true_median([]))
 
 
 # --- causal means: one rule ------------------------------------------------------------
@@ -124,8 +124,8 @@ def test_causal_means_leave_out_the_single_key_row():
         assert r["total_rows"] == 6
         assert r["kl_mean"] == pytest.approx(float(rows["kl"][1:].mean()), rel=1e-9)
         assert r["entropy_approx"] == pytest.approx(float(rows["entropy"][1:].mean()), rel=1e-9)
-    assert metrics.rows_in_means(7, True).tolist() == [False] + [True] * 6
-    assert metrics.rows_in_means(7, False).all()
+    assert rowwise.rows_in_means(7, True).tolist() == [False] + [True] * 6
+    assert rowwise.rows_in_means(7, False).all()
 
 
 def test_the_maps_tab_says_which_rows_a_causal_mean_is_over():

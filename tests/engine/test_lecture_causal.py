@@ -126,7 +126,7 @@ def test_chapter_six_plane_reads_the_causal_model_on_its_causal_rows(lang):
 
     from explorer.forms import attention
     from explorer.maps import create
-    from explorer.measure import metrics
+    from explorer.measure import rowwise
 
     view = lecture.chapter_view(6, lang=lang)
     assert view.data["kl_causal"] is True and view.controls["layer"] == 3
@@ -149,6 +149,6 @@ def test_chapter_six_plane_reads_the_causal_model_on_its_causal_rows(lang):
     q, k = sample.q[3, h].double(), sample.k[3, h].double()
     exact = attention.softmax_map(q, k, causal=True)
     approx = attention.kernel_map(q, k, create("elu1", q.shape[-1]), causal=True)
-    rows = [float(metrics.row_kl(exact[i:i + 1, :i + 1], approx[i:i + 1, :i + 1])[0][0])
+    rows = [float(rowwise.row_kl(exact[i:i + 1, :i + 1], approx[i:i + 1, :i + 1])[0][0])
             for i in range(1, q.shape[-2])]
     assert points["elu+1"]["median_kl"] == pytest.approx(statistics.median(rows), rel=1e-6)   # the true median

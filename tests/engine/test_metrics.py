@@ -8,7 +8,7 @@ import torch
 from scipy import stats
 
 from explorer.forms import attention
-from explorer.measure import metrics
+from explorer.measure import metrics, rowwise
 from explorer import maps as fm
 
 
@@ -70,25 +70,25 @@ def test_one_hot_against_uniform_gives_log_n(n):
 def test_relative_error_against_numpy():
     gen = torch.Generator().manual_seed(3)
     a, b = torch.randn(3, 6, 6, generator=gen), torch.randn(3, 6, 6, generator=gen)
-    got = metrics.relative_error(b, a)
+    got = rowwise.relative_error(b, a)
     want = np.linalg.norm((b - a).numpy(), axis=(1, 2)) / np.linalg.norm(a.numpy(), axis=(1, 2))
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
     rows = torch.tensor([True, False, True, True, False, True])
-    got_rows = metrics.relative_error(b[0], a[0], rows=rows)
+    got_rows = rowwise.relative_error(b[0], a[0], rows=rows)
     an, bn = a[0].numpy()[rows.numpy()], b[0].numpy()[rows.numpy()]
     assert float(got_rows) == pytest.approx(np.linalg.norm(bn - an) / np.linalg.norm(an), rel=1e-6)
-    assert torch.isnan(metrics.relative_error(b[0], torch.zeros(6, 6)))
+    assert torch.isnan(rowwise.relative_error(b[0], torch.zeros(6, 6)))
 
 
 def test_row_kl_and_entropy_against_numpy():
     gen = torch.Generator().manual_seed(4)
     p = torch.softmax(torch.randn(5, 9, generator=gen), -1)
     q = torch.softmax(torch.randn(5, 9, generator=gen), -1)
-    kl, ok = metrics.row_kl(p, q)
+    kl, ok = rowwise.row_kl(p, q)
     assert ok.all()
     for i in range(5):
         assert float(kl[i]) == pytest.approx(_independent_kl(p[i], q[i]), rel=1e-6)
-    h, ok = metrics.row_entropy(p)
+    h, ok = rowwise.row_entropy(p)
     assert ok.all()
     np.testing.assert_allclose(h.numpy(), stats.entropy(p.numpy(), axis=-1), rtol=1e-6)
 
@@ -96,7 +96,7 @@ def test_row_kl_and_entropy_against_numpy():
 def test_row_kl_infinite_where_q_is_zero_on_support_undefined_where_not_finite():
     p = torch.tensor([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5], [0.5, 0.5, 0.0]])
     q = torch.tensor([[0.5, 0.0, 0.5], [0.6, 0.6, -0.2], [0.2, float("nan"), 0.5], [1.2, -0.2, 0.0]])
-    kl, ok = metrics.row_kl(p, q)
+    kl, ok = rowwise.row_kl(p, q)
     # Row 0: q = 0 where p > 0: KL = +inf, a value. Row 1: q < 0 only where p = 0, so it
     # is finite. Row 2: q is not finite. Row 3: q < 0 where p > 0: no distribution.
     assert ok.tolist() == [True, True, False, False]
@@ -110,7 +110,7 @@ def test_row_kl_infinite_where_q_is_zero_on_support_undefined_where_not_finite()
 def test_row_spearman_matches_scipy_on_random_rows():
     gen = torch.Generator().manual_seed(5)
     x, y = torch.randn(2, 40, 30, generator=gen).double().unbind(0)
-    rho, ok = metrics.row_spearman(x, y)
+    rho, ok = rowwise.row_spearman(x, y)
     assert ok.all()
     for i in range(40):
         assert float(rho[i]) == pytest.approx(stats.spearmanr(x[i], y[i]).statistic, abs=1e-12)
@@ -121,7 +121,7 @@ def test_row_spearman_with_ties_matches_scipy():
     # Small integers give many ties in both rows.
     x = torch.randint(0, 4, (50, 12), generator=gen).double()
     y = torch.randint(0, 3, (50, 12), generator=gen).double()
-    rho, ok = metrics.row_spearman(x, y)
+    rho, ok = rowwise.row_spearman(x, y)
     for i in range(50):
         constant = x[i].unique().numel() == 1 or y[i].unique().numel() == 1
         assert bool(ok[i]) == (not constant)
@@ -131,7 +131,7 @@ def test_row_spearman_with_ties_matches_scipy():
 
 def test_average_ranks_match_scipy():
     x = torch.tensor([[3.0, 1.0, 3.0, 2.0, 3.0], [0.0, 0.0, 0.0, 0.0, 1.0]])
-    np.testing.assert_allclose(metrics.average_ranks(x).numpy(), stats.rankdata(x.numpy(), axis=-1))
+    np.testing.assert_allclose(rowwise.average_ranks(x).numpy(), stats.rankdata(x.numpy(), axis=-1))
 
 
 def test_row_spearman_causal_rows_use_allowed_entries_only():
@@ -142,7 +142,7 @@ def test_row_spearman_causal_rows_use_allowed_entries_only():
     # Garbage above the diagonal must not matter.
     x_garbage = x.masked_fill(~mask, 1e9)
     y_garbage = y.masked_fill(~mask, float("nan"))
-    rho, ok = metrics.row_spearman(x_garbage, y_garbage, mask)
+    rho, ok = rowwise.row_spearman(x_garbage, y_garbage, mask)
     assert not ok[0]          # a single allowed entry: undefined
     for i in range(1, n):
         assert ok[i]
@@ -153,7 +153,7 @@ def test_row_spearman_causal_rows_use_allowed_entries_only():
 def test_constant_rows_are_skipped_and_counted():
     x = torch.tensor([[1.0, 2.0, 3.0], [5.0, 5.0, 5.0], [1.0, 3.0, 2.0]])
     y = torch.tensor([[0.2, 0.3, 0.5], [0.1, 0.2, 0.7], [0.4, 0.4, 0.4]])
-    rho, ok = metrics.row_spearman(x, y)
+    rho, ok = rowwise.row_spearman(x, y)
     assert ok.tolist() == [True, False, False]
     assert torch.isnan(rho[1:]).all()
     r = metrics.compare(torch.softmax(x, -1), y, logits=x, causal=False)
@@ -196,7 +196,7 @@ def test_ill_defined_rows_are_excluded_from_kl_and_counted():
     assert r["error_rows_excluded"] == 1             # only the NaN row cannot be measured
     rows = torch.ones(6, dtype=torch.bool)
     rows[4] = False
-    assert r["map_rel_error"] == pytest.approx(float(metrics.relative_error(approx, ref, rows)), rel=1e-6)
+    assert r["map_rel_error"] == pytest.approx(float(rowwise.relative_error(approx, ref, rows)), rel=1e-6)
 
 
 def test_every_row_undefined_gives_none_not_nan():
@@ -309,7 +309,7 @@ def test_precomputed_logit_ranks_give_the_same_monotonicity():
         s = attention.logits(q, k)
         allowed = attention.causal_mask(40) if causal else None
         plain = metrics.compare(ref, approx, logits=s, causal=causal)
-        ranked = metrics.compare(ref, approx, logits=s, causal=causal, logit_ranks=metrics.average_ranks(s, allowed))
+        ranked = metrics.compare(ref, approx, logits=s, causal=causal, logit_ranks=rowwise.average_ranks(s, allowed))
         assert plain["monotonicity"] == ranked["monotonicity"]
 
 
@@ -398,7 +398,7 @@ def test_reference_edge_cases_match_the_plain_form():
     q, k, v = _qkv(9, 4, seed=5)
     ref, approx = attention.softmax_map(q, k, True), attention.kernel_map(q, k, fm.create("elu1", 4), True)
     s = attention.masked_logits(q, k, True)
-    odd_ranks = metrics.average_ranks(s)      # ranked without the causal mask
+    odd_ranks = rowwise.average_ranks(s)      # ranked without the causal mask
     assert metrics.compare(ref, approx, logits=s, causal=True, logit_ranks=odd_ranks)["monotonicity"] == \
         pytest.approx(metrics.compare_plain(ref, approx, logits=s, causal=True, logit_ranks=odd_ranks)["monotonicity"])
 

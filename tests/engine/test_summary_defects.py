@@ -14,7 +14,7 @@ import torch
 from explorer import export
 from explorer.forms import attention
 from explorer.maps import create
-from explorer.measure import metrics
+from explorer.measure import metrics, showing
 
 
 def _softmax_rows(q: np.ndarray, k: np.ndarray, causal: bool) -> np.ndarray:
@@ -58,7 +58,7 @@ def test_the_csv_counts_the_rows_its_kl_mean_is_over_not_the_infinite_ones():
     approx, ill = attention.kernel_map_with_flags(tq, tk, create("relu", 2))
     row = {"map": "ReLU", **metrics.compare(attention.softmax_map(tq, tk), approx, ill_defined=ill, causal=False)}
     assert (row["kl_rows_infinite"], row["kl_rows_undefined"], row["total_rows"]) == (28, 0, 32)
-    assert metrics.rows_in_mean(row, "kl_mean") == 4
+    assert showing.rows_in_mean(row, "kl_mean") == 4
 
     buf = io.StringIO()
     export.metrics_csv_table([row]).to_csv(buf, index=False, na_rep="NaN")
@@ -71,7 +71,7 @@ def test_the_csv_counts_the_rows_its_kl_mean_is_over_not_the_infinite_ones():
     err = metrics.METRIC_INFO["map_rel_error"][0]
     assert back[f"{err}: rows defined"].tolist() == [32]
     # The sentence under the table names the same 4 rows.
-    assert "the 4 rows where it is finite" in metrics.infinite_note(row, "kl_mean", "en")
+    assert "the 4 rows where it is finite" in showing.infinite_note(row, "kl_mean", "en")
 
 
 # ---------------------------------------------------------------- ill-defined rows, causal
@@ -270,7 +270,7 @@ def test_a_signed_unnormalised_map_has_no_kl_or_entropy_only_its_errors(name, no
         assert row["unnormalised_rows"] == int((np.abs(sums - 1) > 1e-3 * np.maximum(1, np.abs(a).sum(1)[1:])).sum())
         assert row["map_rel_error"] == pytest.approx(want_map, rel=1e-9)
         assert row["output_rel_error"] == pytest.approx(want_out, rel=1e-9)
-        assert metrics.mostly_undefined(row, "kl_mean") and not metrics.mostly_undefined(row, "map_rel_error")
+        assert showing.mostly_undefined(row, "kl_mean") and not showing.mostly_undefined(row, "map_rel_error")
     rows = metrics.row_metrics(reference, approx, v, causal=True)
     assert torch.isnan(rows["kl"]).all() and torch.isnan(rows["entropy"]).all()
     assert torch.isfinite(rows["map_error"][1:]).all()
@@ -316,7 +316,7 @@ def test_the_tables_say_why_a_map_without_a_normaliser_has_no_kl():
         assert kl == say("common.na_rows", lang, count=39, total=39)
         err = table.iloc[0, table.columns.get_loc(common.metric_label("map_rel_error", lang, True))]
         assert err == pytest.approx(row["map_rel_error"], rel=1e-3)
-    assert any(say("metrics.why_weights", "en") in n for n in metrics.undefined_notes(rows))
+    assert any(say("metrics.why_weights", "en") in n for n in showing.undefined_notes(rows))
 
 
 def test_the_entropy_bar_of_a_map_without_a_normaliser_is_na_with_the_reason():

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from ...forms import attention
-from ...measure import metrics
+from ...measure import rowwise
 from ...checks import check_positive_int
 from ...maps import create
 from ..memo import memo, tensor_key
@@ -177,7 +177,7 @@ def _stacked_errors(xq, xk, half_q, half_k, m: int, seeds: int, orthogonal: bool
     if keep is not None:                                           # causal: keys j <= i only
         weights = weights * keep
     approx = weights / weights.sum(-1, keepdim=True)
-    return metrics.relative_error(approx, reference).numpy()
+    return rowwise.relative_error(approx, reference).numpy()
 
 
 @torch.inference_mode()
@@ -186,7 +186,7 @@ def rf_convergence_reference(q, k, ms=RF_FEATURES, seeds: int = 4, causal: bool 
     reference = attention.softmax_map(q, k, causal=causal).double()
 
     def errors(m, orthogonal):
-        return np.array([float(metrics.relative_error(
+        return np.array([float(rowwise.relative_error(
             attention.kernel_map(q, k, favor_map(q.shape[-1], m, b, orthogonal), causal=causal).double(),
             reference))
             for b in range(seeds)])

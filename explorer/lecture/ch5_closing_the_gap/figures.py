@@ -42,7 +42,7 @@ def draw(view, lang, style):
     hidden = []
     for i, (name, r) in enumerate(kl.items()):
         # The rows the summaries count (causal: not the first, which sees one key and has KL 0
-        # by construction; the engine's metrics.rows_in_means).
+        # by construction; the engine's rowwise.rows_in_means).
         rows = r["kl"][..., r["counted"]] if "counted" in r else r["kl"]
         values = rows[np.isfinite(rows)]
         infinite = int(np.isposinf(rows).sum())

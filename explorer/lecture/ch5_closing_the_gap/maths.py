@@ -24,7 +24,7 @@ from ... import mechanisms
 from ...forms import attention
 from ...mechanisms.hgrn2.gates import hgrn2_layer_bounds
 from ...experiments import hybrids
-from ...measure import metrics
+from ...measure import metrics, rowwise
 from ..ch4_rnn import maths as rnn
 from . import HYBRID_MODES
 from ..memo import LRU
@@ -109,19 +109,19 @@ def row_kl_by_map(q, k, maps: dict, causal: bool = False) -> dict:
     softmax uses no weight and NaN where undefined, "mean" (over the finite rows), "median"
     (a true one, ∞ counted), "undefined", "infinite"}. ``causal``: both sides see keys j <= i
     only, as a causal model's head does; its first row then has one key and a KL of 0 for
-    every map, so the summaries leave it out (``metrics.rows_in_means``), as every causal
+    every map, so the summaries leave it out (``rowwise.rows_in_means``), as every causal
     mean does. ``kl`` keeps every row."""
     reference = attention.softmax_map(q, k, causal=causal).double()
-    counted = metrics.rows_in_means(q.shape[-2], causal).numpy()
+    counted = rowwise.rows_in_means(q.shape[-2], causal).numpy()
     out = {}
     for name, fmap in maps.items():
         approx = attention.kernel_map(q, k, fmap, causal=causal).double()
-        kl, defined = metrics.row_kl(reference, approx)
+        kl, defined = rowwise.row_kl(reference, approx)
         kl = kl.numpy()
         rows = kl.reshape(-1, kl.shape[-1])[:, counted].ravel()
         finite = rows[np.isfinite(rows)]
         out[name] = {"kl": kl, "mean": float(finite.mean()) if finite.size else float("nan"),
-                     "median": metrics.true_median(rows),
+                     "median": rowwise.true_median(rows),
                      "undefined": int(np.isnan(rows).sum()), "infinite": int(np.isinf(rows).sum()),
                      "counted": counted, "m": int(fmap.num_features)}
     return out
@@ -133,7 +133,7 @@ def row_shape_by_map(q, k, maps: dict, causal: bool = False) -> dict:
     most of the weight: a low entropy) and monotone (a larger logit never gets less weight).
     For softmax and each named map: per row, the entropy of the weights in nats and the
     Spearman rank correlation of the weights with the logits s = q.k / sqrt(d), and their
-    means over the rows every mean counts (``metrics.rows_in_means``: causal leaves out the
+    means over the rows every mean counts (``rowwise.rows_in_means``: causal leaves out the
     first row, which has one key) where the row has a value. All in float64.
 
     Returns name -> {"entropy", "spearman": the means, "entropy_rows", "spearman_rows": (N,)
@@ -141,7 +141,7 @@ def row_shape_by_map(q, k, maps: dict, causal: bool = False) -> dict:
     q, k = torch.as_tensor(q).double(), torch.as_tensor(k).double()
     logits = attention.logits(q, k)
     reference = attention.softmax_map(q, k, causal=causal)
-    counted = metrics.rows_in_means(q.shape[-2], causal).numpy()
+    counted = rowwise.rows_in_means(q.shape[-2], causal).numpy()
     weights = {"softmax": reference}
     weights.update({name: attention.kernel_map(q, k, fmap, causal=causal).double() for name, fmap in maps.items()})
     out = {}

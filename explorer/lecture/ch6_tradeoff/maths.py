@@ -8,8 +8,8 @@ the median row KL(softmax || map) over every row of every head of one layer of t
 current text. A row's KL is +inf where the map gives no weight to a key softmax uses (a
 value, the worst one: it takes part in the median); rows where it is undefined are counted,
 not hidden, and a map undefined on more than half of the rows has no median, so no point and
-no bar (``metrics.mostly_undefined``, the maps tab's rule). Causal medians leave out the
-single-key row 0 (``metrics.rows_in_means``).
+no bar (``showing.mostly_undefined``, the maps tab's rule). Causal medians leave out the
+single-key row 0 (``rowwise.rows_in_means``).
 
 The chapter ends the talk as the article does: its five-point recap measured here
 (``kernel_split_error``), the hybrid future's cost at the article's long context
@@ -29,7 +29,7 @@ from ...mechanisms.retnet.gates import head_gamma
 from ...maps import create
 from ...catalog import FEATURE_MAPS
 from ...forms import attention, state
-from ...measure import metrics
+from ...measure import rowwise, showing
 from ...measure.cost import flop_counts
 from ..ch4_rnn import maths as rnn
 from ..memo import memo, tensor_key
@@ -128,16 +128,16 @@ def _layer_quality(q, k, fmap, causal, log_decay) -> dict:
     reference = attention.softmax_map(q, k, causal=causal).double()
     approx = attention.kernel_map(q, k, fmap, causal=causal, log_decay=log_decay).double()
     allowed = attention.causal_mask(q.shape[-2]) if causal else None
-    kl, defined = metrics.row_kl(reference, approx, allowed)
-    counted = metrics.rows_in_means(q.shape[-2], causal, kl.device).expand(kl.shape)
+    kl, defined = rowwise.row_kl(reference, approx, allowed)
+    counted = rowwise.rows_in_means(q.shape[-2], causal, kl.device).expand(kl.shape)
     kl = kl[counted]
     defined = defined[counted]
     infinite = torch.isinf(kl)
     finite = kl[defined & ~infinite].numpy()
     row = {"kl_mean": float(finite.mean()) if finite.size else None, "kl_rows_undefined": int((~defined).sum()),
            "kl_rows_infinite": int(infinite.sum()), "total_rows": int(kl.numel())}
-    mostly_undefined = metrics.mostly_undefined(row, "kl_mean")
-    return {"median_kl": float("nan") if mostly_undefined else metrics.true_median(kl[defined]),
+    mostly_undefined = showing.mostly_undefined(row, "kl_mean")
+    return {"median_kl": float("nan") if mostly_undefined else rowwise.true_median(kl[defined]),
             "mean_kl": float(finite.mean()) if finite.size else float("nan"),
             "undefined_rows": row["kl_rows_undefined"], "infinite_rows": row["kl_rows_infinite"],
             "rows": row["total_rows"], "mostly_undefined": mostly_undefined}
