@@ -19,6 +19,7 @@ import os
 import signal
 import threading
 import time
+from collections import Counter
 from urllib.parse import parse_qs, urlsplit
 
 from starlette.middleware import Middleware
@@ -77,6 +78,52 @@ STATE_TTL_S = 3600
 SESSION_SWEEP_S = 60
 
 
+# Readers: a result is read through a stream the client opens after joining, by session
+# (GET /gradio_api/queue/data?session_hash=...) or by event (GET /gradio_api/call/<name>/<id>).
+# An event with none open for READER_GRACE_S is read by nobody: it does not start, and its
+# loops stop (visitor_left). Gradio itself notices a closed stream only within ~10 s, and a
+# stream never opened never: one POST of a sweep nobody read kept two cores busy for a minute.
+READER_GRACE_S = 1.0
+READERS_SCOPE_KEY = "explorer.readers"
+
+
+class Readers:
+    """The result streams open now on one server, counted by session hash and by event id."""
+
+    def __init__(self):
+        self._open: Counter = Counter()
+        self._lock = threading.Lock()
+
+    def opened(self, keys) -> None:
+        with self._lock:
+            self._open.update(keys)
+
+    def closed(self, keys) -> None:
+        with self._lock:
+            self._open.subtract(keys)
+            for key in keys:
+                if self._open[key] <= 0:
+                    del self._open[key]
+
+    def reading(self, *keys) -> bool:
+        with self._lock:
+            return any(self._open.get(key, 0) > 0 for key in keys)
+
+
+def streamed_keys(scope) -> tuple:
+    """The session hash or event id whose results a request streams; () for any other request."""
+    if scope.get("method") != "GET":
+        return ()
+    path = str(scope.get("path", ""))
+    if path.endswith("/queue/data"):
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        return tuple(query.get("session_hash", [])[:1])
+    if "/call/" in path:
+        segments = path.split("/call/", 1)[1].strip("/").split("/")
+        return (segments[-1],) if len(segments) >= 2 else ()
+    return ()
+
+
 class PublicGuard:
     """ASGI middleware: the policy header on every response, and a body over the cap refused
     with 413 before it is read (by its Content-Length), or as soon as it passes the cap
@@ -85,10 +132,28 @@ class PublicGuard:
     def __init__(self, app, max_body: int = MAX_BODY_BYTES):
         self.app = app
         self.max_body = max_body
+        self.readers = Readers()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        scope[READERS_SCOPE_KEY] = self.readers      # what visitor_left asks of a joined event
+        streamed = streamed_keys(scope)
+        reading = [bool(streamed)]
+
+        def stop_reading():
+            if reading[0]:
+                reading[0] = False
+                self.readers.closed(streamed)
+
+        if streamed:
+            self.readers.opened(streamed)
+        try:
+            await self._guarded(scope, receive, send, stop_reading)
+        finally:
+            stop_reading()
+
+    async def _guarded(self, scope, receive, send, stop_reading):
         capped = not scope.get("path", "").endswith(UPLOAD_PATH_END)
         headers = dict(scope.get("headers") or [])
         length = headers.get(b"content-length", b"")
@@ -111,6 +176,8 @@ class PublicGuard:
 
         async def counted_receive():
             message = await receive()
+            if message["type"] == "http.disconnect":
+                stop_reading()               # a reader that went is gone now, not once its stream unwinds
             if capped and message["type"] == "http.request":
                 state["received"] += len(message.get("body", b""))
                 if state["received"] > self.max_body and not state["refused"]:
@@ -194,6 +261,7 @@ def configure_queue(demo, default_concurrency_limit: int = 2, public: bool | Non
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=default_concurrency_limit,
                api_open=not public)
     share_queue(demo)
+    skip_unread_events(demo)
     open_lanes(demo)
 
 
@@ -309,8 +377,9 @@ def remove_exports_on_sigterm() -> None:
 def visitor_left(request):
     """A function that turns true once gradio has let go of ``request``'s event: its client
     disconnected (gradio marks the running event not alive) or cancelled it (gradio cancels
-    the task that runs it). Gradio itself notices either only when a generator next yields, and a
-    plain handler never: the work's loops ask this at every step instead.
+    the task that runs it), or, behind PublicGuard, no client reads its result (``unread``).
+    Gradio itself notices the first two only when a generator next yields, and a plain handler
+    never: the work's loops ask this at every step instead.
 
     The event is the running job whose body came with this very request. Outside a queued
     request (scripts, tests calling a handler) it never turns true."""
@@ -339,8 +408,34 @@ def visitor_left(request):
         tasks = []
     task = next((t for t in tasks if t.get_name().endswith(f"<gradio-sep>{event._id}")), None)
 
+    readers = getattr(fastapi_request, "scope", {}).get(READERS_SCOPE_KEY)
+
     def left() -> bool:
         if not event.alive:
             return True
-        return task is not None and (task.done() or task.cancelling() > 0)
+        if task is not None and (task.done() or task.cancelling() > 0):
+            return True
+        return readers is not None and unread(event, readers)
     return left
+
+
+def unread(event, readers: Readers, grace_s: float = READER_GRACE_S) -> bool:
+    """Whether nobody reads ``event``'s result: no stream open for its session or for itself,
+    and none since it joined ``grace_s`` ago (a client opens its stream right after joining)."""
+    return (time.monotonic() - event.enqueue_time > grace_s
+            and not readers.reading(event.session_hash, event._id))
+
+
+def skip_unread_events(demo) -> None:
+    """Run no event whose result nobody reads: one that waited in the queue while its client
+    went (or never opened its stream) is answered "stopped" without being run."""
+    original = demo.process_api
+
+    async def process_api(*args, **kwargs):
+        import gradio as gr
+
+        if visitor_left(kwargs.get("request"))():
+            raise gr.Error(say("common.toast_stopped", _page_lang(getattr(kwargs.get("request"), "request", None))),
+                           print_exception=False)
+        return await original(*args, **kwargs)
+    demo.process_api = process_api
