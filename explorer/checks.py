@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import torch
 
+from .text import Message
+
 
 def as_float_tensor(x, name: str) -> torch.Tensor:
     """Return ``x`` as a floating tensor, or raise ValueError naming ``name``."""
@@ -12,7 +14,7 @@ def as_float_tensor(x, name: str) -> torch.Tensor:
         try:
             x = torch.as_tensor(x)
         except Exception as exc:  # numbers, lists, numpy arrays all go through here
-            raise ValueError(f"{name}: cannot be read as a tensor ({exc})") from None
+            raise ValueError(Message("common.err_not_tensor", name=name, kind=type(exc).__name__)) from None
     if not x.is_floating_point():
         x = x.to(torch.get_default_dtype())
     return x
@@ -30,31 +32,29 @@ def check_qkv(q, k, v=None, *, need_v: bool = False, finite: bool = True):
     k = as_float_tensor(k, "k")
     for name, t in (("q", q), ("k", k)):
         if t.dim() < 2:
-            raise ValueError(f"{name}: expected shape (..., N, d), got {tuple(t.shape)}")
+            raise ValueError(Message("common.err_qk_rank", name=name, shape=str(tuple(t.shape))))
         if t.shape[-2] == 0:
-            raise ValueError(f"{name}: sequence length N must be at least 1, got 0")
+            raise ValueError(Message("common.err_n_zero", name=name))
         if t.shape[-1] == 0:
-            raise ValueError(f"{name}: head dimension d must be at least 1, got 0")
+            raise ValueError(Message("common.err_d_zero", name=name))
     if q.shape != k.shape:
-        raise ValueError(f"k: shape {tuple(k.shape)} does not match q's shape {tuple(q.shape)}")
+        raise ValueError(Message("common.err_k_shape", k=str(tuple(k.shape)), q=str(tuple(q.shape))))
     if q.dtype != k.dtype:
-        raise ValueError(f"k: dtype {k.dtype} does not match q's dtype {q.dtype}")
+        raise ValueError(Message("common.err_k_dtype", k=str(k.dtype), q=str(q.dtype)))
     if finite:
         check_finite(q, "q")
         check_finite(k, "k")
     if v is None:
         if need_v:
-            raise ValueError("v: values are required here")
+            raise ValueError(Message("common.err_v_required"))
         return q, k, None
     v = as_float_tensor(v, "v")
     if v.dim() != k.dim() or v.shape[:-1] != k.shape[:-1]:
-        raise ValueError(
-            f"v: shape {tuple(v.shape)} must match k's {tuple(k.shape)} in every dimension but the last"
-        )
+        raise ValueError(Message("common.err_v_shape", v=str(tuple(v.shape)), k=str(tuple(k.shape))))
     if v.shape[-1] == 0:
-        raise ValueError("v: value dimension must be at least 1, got 0")
+        raise ValueError(Message("common.err_v_zero"))
     if v.dtype != q.dtype:
-        raise ValueError(f"v: dtype {v.dtype} does not match q's dtype {q.dtype}")
+        raise ValueError(Message("common.err_v_dtype", v=str(v.dtype), q=str(q.dtype)))
     if finite:
         check_finite(v, "v")
     return q, k, v
@@ -67,15 +67,15 @@ def check_finite(x: torch.Tensor, name: str) -> None:
         return
     if not torch.isfinite(x).all():
         bad = int((~torch.isfinite(x)).sum())
-        raise ValueError(f"{name}: contains {bad} NaN or infinite value(s)")
+        raise ValueError(Message("common.err_not_finite", name=name, count=bad))
 
 
 def check_positive_int(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int,)) and not (
         hasattr(value, "__index__")
     ):
-        raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+        raise ValueError(Message("common.err_positive_int", name=name, value=repr(value)))
     value = int(value)
     if value <= 0:
-        raise ValueError(f"{name}: must be a positive integer, got {value}")
+        raise ValueError(Message("common.err_positive", name=name, value=value))
     return value

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import zipfile
 from pathlib import Path
 
@@ -56,13 +55,12 @@ def from_arrays(q, k, v=None) -> Sample:
     # Dot products past the float32 range make every logit infinite: no map is defined, softmax included.
     reach = float(q.norm(dim=-1).max()) * float(k.norm(dim=-1).max()) if q.numel() and k.numel() else 0.0
     if not reach <= float(np.finfo(np.float32).max):
-        raise ValueError(f"q, k: dot products q·k reach about {reach:.1e}, past the float32 range (3.4e38); "
-                         "scale q and k down")
+        raise ValueError(Message("sources.err_reach", reach=f"{reach:.1e}"))
     n = q.shape[-2]
     if n > MAX_TOKENS:
-        raise ValueError(f"q: N = {n} tokens is over the cap of {MAX_TOKENS}")
+        raise ValueError(Message("sources.err_tokens_cap", n=n, cap=MAX_TOKENS))
     if q.shape[-1] > MAX_HEAD_DIM:
-        raise ValueError(f"q: head dimension d = {q.shape[-1]} is over the cap of {MAX_HEAD_DIM}")
+        raise ValueError(Message("sources.err_head_dim_cap", d=q.shape[-1], cap=MAX_HEAD_DIM))
     if v is None:
         gen = torch.Generator().manual_seed(VALUE_SEED)
         v = torch.randn(k.shape, generator=gen)
@@ -104,16 +102,16 @@ def _as_float32(x, name: str, notices: list[str]) -> torch.Tensor:
         try:
             x = np.asarray(x)
         except Exception as exc:
-            raise ValueError(f"{name}: cannot be read as an array ({exc})") from None
+            raise ValueError(Message("sources.err_not_array", name=name, kind=type(exc).__name__)) from None
         _check_kind(x.dtype.kind, x.dtype, name)
         _check_shape(tuple(x.shape), name)
     kind = x.dtype.kind
     if kind in "iu":
         notices.append(Message("common.src_integer", name=name, dtype=str(x.dtype)))
     if not np.isfinite(x).all():
-        raise ValueError(f"{name}: contains {int((~np.isfinite(x)).sum())} NaN or infinite value(s)")
+        raise ValueError(Message("sources.err_not_finite", name=name, count=int((~np.isfinite(x)).sum())))
     if kind == "f" and x.size and np.abs(x).max() > np.finfo(np.float32).max:
-        raise ValueError(f"{name}: values exceed the float32 range (|x| > 3.4e38)")
+        raise ValueError(Message("sources.err_float32_range", name=name))
     return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
 
 
@@ -122,11 +120,10 @@ def _price_tensor(x: torch.Tensor, name: str) -> None:
     shows (a stride-0 or overlapping view shows more than it stores) and the storage it
     keeps alive. Nothing of its data is read."""
     if x.is_quantized or x.layout != torch.strided:
-        kind = "quantized" if x.is_quantized else f"sparse ({x.layout})"
-        raise ValueError(f"{name}: {kind} tensors are refused; save a dense float tensor "
-                         "(t.dequantize() or t.to_dense())")
+        kind = Message("sources.kind_quantized") if x.is_quantized else Message("sources.kind_sparse", layout=str(x.layout))
+        raise ValueError(Message("sources.err_layout", name=name, kind=kind))
     if not (x.is_floating_point() or x.dtype in INTEGERS):
-        raise ValueError(f"{name}: dtype {x.dtype} is refused; give real numbers")
+        raise ValueError(Message("sources.err_dtype_tensor", name=name, dtype=str(x.dtype)))
     stored = x.untyped_storage().nbytes()
     _check_shape(tuple(x.shape), name, stored // max(x.element_size(), 1))
     if stored > MAX_STORAGE_BYTES:
@@ -136,7 +133,7 @@ def _price_tensor(x: torch.Tensor, name: str) -> None:
 
 def _check_kind(kind: str, dtype, name: str) -> None:
     if kind not in "iuf":
-        raise ValueError(f"{name}: dtype {dtype} is refused; give real numbers (float, or integer)")
+        raise ValueError(Message("sources.err_dtype", name=name, dtype=str(dtype)))
 
 
 def _check_shape(shape: tuple, name: str, stored: int | None = None) -> None:
@@ -148,28 +145,28 @@ def _check_shape(shape: tuple, name: str, stored: int | None = None) -> None:
         if stored is not None and stored < elements:
             raise ValueError(Message("sources.upload_repeated", name=name, count=f"{elements:,}",
                                      stored=f"{stored:,}", cap=f"{MAX_ELEMENTS:,}"))
-        raise ValueError(f"{name}: {elements} elements is over the cap of {MAX_ELEMENTS}")
+        raise ValueError(Message("sources.err_elements_cap", name=name, count=elements, cap=MAX_ELEMENTS))
     if len(shape) not in (2, 3):
-        raise ValueError(f"{name}: expected shape (N, d) or (H, N, d), got {shape}")
+        raise ValueError(Message("sources.err_rank", name=name, shape=str(shape)))
 
 
 def load_file(path) -> Sample:
     """Read q, k (and v) from an untrusted .npy, .npz or .pt file (layouts: module doc)."""
     file = Path(path) if isinstance(path, (str, os.PathLike)) else None
     if file is None or not file.is_file():
-        raise ValueError(f"path: {path!r} is not a readable file")
+        raise ValueError(Message("sources.err_no_file", path=repr(path)))
     size = file.stat().st_size
     if size > MAX_FILE_BYTES:
-        raise ValueError(f"path: {_file_name(file)} is {size} bytes, over the limit of {MAX_FILE_BYTES}")
+        raise ValueError(Message("sources.err_file_bytes", file=_file_name(file), size=size, limit=MAX_FILE_BYTES))
     readers = {".npy": _read_npy, ".npz": _read_npz, ".pt": _read_pt, ".pth": _read_pt}
     reader = readers.get(file.suffix.lower())
     if reader is None:
-        raise ValueError(f"path: {_file_name(file)} has an unsupported type; use .npy, .npz or .pt")
+        raise ValueError(Message("sources.err_file_type", file=_file_name(file)))
     notices: list[str] = []
     arrays = reader(file, notices)
     sample = from_arrays(**arrays)
     sample.notices[:0] = notices
-    sample.source = f"file {_file_name(file)}: " + sample.source.removeprefix("arrays, ")
+    sample.source = Message("sources.from_file", file=_file_name(file), **sample.source.values)
     sample.layer_names = ["upload"]
     return sample
 
@@ -177,10 +174,7 @@ def load_file(path) -> Sample:
 def _unstack(stacked, what: str) -> dict:
     """Split a (2|3, N, d) or (2|3, H, N, d) array into q, k (, v)."""
     if stacked.ndim not in (3, 4) or stacked.shape[0] not in (2, 3):
-        raise ValueError(
-            f"path: {what} must hold q, k (and optionally v) stacked on the first axis, shaped "
-            f"(2 or 3, N, d) or (2 or 3, H, N, d); got {tuple(stacked.shape)}"
-        )
+        raise ValueError(Message("sources.err_stacked", what=what, shape=str(tuple(stacked.shape))))
     return dict(zip(ARRAY_NAMES, stacked))
 
 
@@ -188,7 +182,7 @@ def _pick_named(found: dict, what: str, notices: list[str]) -> dict:
     names = [str(name) for name in found]
     missing = [name for name in ("q", "k") if name not in found]
     if missing:
-        raise ValueError(f"path: {what} needs arrays named 'q' and 'k' (optionally 'v'); found {_listed(names)}")
+        raise ValueError(Message("sources.err_names", what=what, found=_listed(names)))
     extra = sorted(set(names) - set(ARRAY_NAMES))
     if extra:
         notices.append(Message("common.src_ignored", names=_listed(extra)))
@@ -199,7 +193,11 @@ def _listed(names: list[str]) -> str:
     """A bounded list of names for a message: the first few, shortened, and a count of the rest."""
     shown = [name if len(name) <= 40 else name[:37] + "..." for name in sorted(names)[:MAX_LISTED]]
     rest = len(names) - len(shown)
-    return ", ".join(shown) + (f" and {rest:,} more" if rest > 0 else "") if names else "nothing"
+    if not names:
+        return Message("sources.listed_nothing")
+    if rest > 0:
+        return Message("sources.listed_more", names=", ".join(shown), rest=f"{rest:,}")
+    return Message("sources.listed", names=", ".join(shown))
 
 
 def _check_archive(file: Path, what: str) -> list:
@@ -209,36 +207,30 @@ def _check_archive(file: Path, what: str) -> list:
         with zipfile.ZipFile(file) as archive:
             members = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise ValueError(f"path: {_file_name(file)} is not a readable {what} archive ({_first_line(exc)})") from None
+        raise ValueError(Message("sources.err_archive", file=_file_name(file), what=what, kind=type(exc).__name__)) from None
     if len(members) > MAX_MEMBERS:
-        raise ValueError(f"path: {_file_name(file)} holds {len(members):,} entries, over the limit of {MAX_MEMBERS:,}")
+        raise ValueError(Message("sources.err_members", file=_file_name(file), count=f"{len(members):,}",
+                                 limit=f"{MAX_MEMBERS:,}"))
     unpacked = sum(member.file_size for member in members)
     if unpacked > MAX_FILE_BYTES:
-        raise ValueError(f"path: {_file_name(file)} unpacks to {unpacked:,} bytes, over the limit of {MAX_FILE_BYTES:,}")
+        raise ValueError(Message("sources.err_unpacked", file=_file_name(file), size=f"{unpacked:,}",
+                                 limit=f"{MAX_FILE_BYTES:,}"))
     for member in members:
         if member.file_size > 2 ** 20 and member.file_size > MAX_RATIO * max(member.compress_size, 1):
-            raise ValueError(f"path: {_file_name(file)} was refused: its entry {_listed([member.filename])} deflates "
-                             f"{member.file_size // max(member.compress_size, 1):,}-fold, which no array of "
-                             "numbers does")
+            raise ValueError(Message("sources.err_deflates", file=_file_name(file), entry=_listed([member.filename]),
+                                     ratio=f"{member.file_size // max(member.compress_size, 1):,}"))
     return members
-
-
-def _first_line(exc) -> str:
-    """The first line of an exception's message, without terminal colour codes."""
-    text = re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]", "", str(exc)).strip()
-    line = text.splitlines()[0].strip() if text else type(exc).__name__
-    return line if len(line) <= 200 else line[:197] + "..."
 
 
 def _read_npy(file: Path, notices: list[str]) -> dict:
     try:
         data = np.load(file, allow_pickle=False)
     except Exception as exc:
-        raise ValueError(f"path: {_file_name(file)} is not a plain .npy array ({exc})") from None
+        raise ValueError(Message("sources.err_npy", file=_file_name(file), kind=type(exc).__name__)) from None
     if not isinstance(data, np.ndarray):
         data.close()
-        raise ValueError(f"path: {_file_name(file)} is an .npz archive; name it .npz")
-    return _unstack(data, "a .npy file")
+        raise ValueError(Message("sources.err_npz_named_npy", file=_file_name(file)))
+    return _unstack(data, Message("sources.what_npy"))
 
 
 def _read_npz(file: Path, notices: list[str]) -> dict:
@@ -248,36 +240,33 @@ def _read_npz(file: Path, notices: list[str]) -> dict:
             # Read only q, k, v: the other entries are named in a notice, never unpacked.
             found = {name: (archive[name] if name in ARRAY_NAMES else None) for name in archive.files}
     except ValueError as exc:
-        raise ValueError(f"path: {_file_name(file)} holds something other than plain arrays ({_first_line(exc)})") from None
+        raise ValueError(Message("sources.err_npz_objects", file=_file_name(file), kind=type(exc).__name__)) from None
     except Exception as exc:
-        raise ValueError(f"path: {_file_name(file)} is not a readable .npz archive ({_first_line(exc)})") from None
-    return _pick_named(found, "an .npz file", notices)
+        raise ValueError(Message("sources.err_archive", file=_file_name(file), what=".npz",
+                                 kind=type(exc).__name__)) from None
+    return _pick_named(found, Message("sources.what_npz"), notices)
 
 
 def _read_pt(file: Path, notices: list[str]) -> dict:
     # torch.load unpacks every storage before anything can be checked: read the archive's
     # own directory first (a .pt is a zip since torch 1.6; the older format is refused).
     if not zipfile.is_zipfile(file):
-        raise ValueError(f"path: {_file_name(file)} was refused: it is not a .pt archive saved by torch.save (torch 1.6 or later)")
+        raise ValueError(Message("sources.err_pt_not_zip", file=_file_name(file)))
     members = _check_archive(file, ".pt")
     pickles = [m for m in members if m.filename.endswith(".pkl")]
     if any(m.file_size > MAX_PICKLE_BYTES for m in pickles):
-        raise ValueError(f"path: {_file_name(file)} was refused: its object description is larger than a dict of "
-                         "tensors can be")
+        raise ValueError(Message("sources.err_pt_pickle", file=_file_name(file)))
     storages = [m for m in members if "/data/" in m.filename and not m.filename.endswith(".pkl")]
     if sum(m.file_size for m in storages) > MAX_STORAGE_BYTES:
-        raise ValueError(f"path: {_file_name(file)} stores more numbers than q, k and v may hold "
-                         f"({MAX_ELEMENTS:,} elements each)")
+        raise ValueError(Message("sources.err_pt_storages", file=_file_name(file), cap=f"{MAX_ELEMENTS:,}"))
     try:
         data = torch.load(file, map_location="cpu", weights_only=True)
     except Exception as exc:
-        why = "it holds objects other than tensors" if "Weights only load failed" in str(exc) else _first_line(exc)
-        raise ValueError(
-            f"path: {_file_name(file)} was refused: a .pt upload may hold only tensors (nothing else is "
-            f"unpickled) ({why})"
-        ) from None
+        why = (Message("sources.why_pt_objects") if "Weights only load failed" in str(exc)
+               else Message("sources.why_kind", kind=type(exc).__name__))
+        raise ValueError(Message("sources.err_pt_load", file=_file_name(file), why=why)) from None
     if isinstance(data, torch.Tensor):
-        return _unstack(data, "a .pt file holding one tensor")
+        return _unstack(data, Message("sources.what_pt_one"))
     if isinstance(data, dict):
-        return _pick_named(data, "a .pt file", notices)
-    raise ValueError(f"path: a .pt file must hold a dict of tensors q, k, v; got {type(data).__name__}")
+        return _pick_named(data, Message("sources.what_pt"), notices)
+    raise ValueError(Message("sources.err_pt_type", kind=type(data).__name__))

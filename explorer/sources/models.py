@@ -37,6 +37,7 @@ from pathlib import Path
 import torch
 
 from ..catalog import allowed_models
+from ..text import Message
 from . import packaged
 
 EMBEDDED_NAME = "all-MiniLM-L6-v2"
@@ -154,17 +155,17 @@ def resolve(model) -> Where:
     if spec is not None:
         return Where(f"packaged:{spec.name}", spec.name, "packaged", spec.name)
     if not isinstance(model, (str, os.PathLike)):
-        raise ValueError(f"model: expected None, a model name, a folder path or a Hub id, got {type(model).__name__}")
+        raise ValueError(Message("sources.err_model_type", kind=type(model).__name__))
     raw = os.fspath(model).strip()
     allowed = allowed_models()
     # The same sentence whatever the folder holds, or whether it exists: a refusal says nothing of the disk.
     offered = ", ".join([EMBEDDED_NAME, packaged.SMOLLM2.name, *sorted(allowed or ())])
-    not_offered = f"model: {shown(raw)} is not offered on this server; choose one of: {offered[:200]}"
+    not_offered = Message("sources.err_not_offered", model=shown(raw), offered=offered[:200])
     if allowed is not None and raw not in allowed:
         raise ValueError(not_offered)
     if len(raw) > MAX_MODEL_CHARS:
-        raise ValueError(f"model: {shown(raw)} is {len(raw):,} characters long; a folder path or Hub id has at most "
-                         f"{MAX_MODEL_CHARS:,}")
+        raise ValueError(Message("sources.err_model_chars", model=shown(raw), count=f"{len(raw):,}",
+                                 cap=f"{MAX_MODEL_CHARS:,}"))
     if _in_upload_folder(raw):               # what a visitor uploaded is data, never a model to build
         raise ValueError(not_offered)
     folder = Path(raw).expanduser()
@@ -174,14 +175,12 @@ def resolve(model) -> Where:
         is_folder = False
     if is_folder:
         if not (folder / "config.json").is_file():
-            raise ValueError(f"model: no config.json in the folder {shown(raw)}; save the model with save_pretrained")
+            raise ValueError(Message("sources.err_no_config", model=shown(raw)))
         return Where(f"folder:{folder.resolve()}", folder.name, "folder", str(folder.resolve()))
     if _HUB_ID.match(raw) and ".." not in raw:
         return Where(f"hub:{raw}", raw, "hub", raw)
-    raise ValueError(
-        f"model: {shown(raw)} is not a local folder nor a Hub id. Pass None for the embedded {EMBEDDED_NAME}, "
-        f"{packaged.SMOLLM2.name}, the folder of a model saved with save_pretrained, or a Hub id such as gpt2."
-    )
+    raise ValueError(Message("sources.err_not_model", model=shown(raw), embedded=EMBEDDED_NAME,
+                             packaged=packaged.SMOLLM2.name))
 
 
 EXPORT_FOLDER_PREFIX = "attention-explorer-"   # explorer/ui/common.py: one such folder per process
@@ -289,7 +288,7 @@ def _config(where: Where):
     except Exception as exc:
         if where.kind == "hub":
             raise ValueError(_hub_message(where.target, exc)) from None
-        raise ValueError(f"model: cannot read the config of {shown(where.name)} ({type(exc).__name__})") from None
+        raise ValueError(Message("sources.err_config", model=shown(where.name), kind=type(exc).__name__)) from None
 
 
 def _hub_message(repo: str, exc: Exception) -> str:
@@ -297,20 +296,15 @@ def _hub_message(repo: str, exc: Exception) -> str:
         switch = offline_switch()
         # The id once, in the command that gets it: a message repeats at most 80 characters of a request.
         repo = repo if len(repo) <= 80 else repo[:79] + "…"
-        return (f"model: the Hub id is not in the local Hugging Face cache, and this machine is "
-                f"offline ({switch} is set). Get it on a machine with internet: hf download {repo} "
-                f"(then copy the cache folder here), or set {switch}=0, or pass the folder of a saved model.")
-    return (f"model: cannot fetch {shown(repo)} from the Hugging Face Hub ({type(exc).__name__}); check the id "
-            "and the network, or pass the folder of a saved model.")
+        return Message("sources.err_hub_offline", switch=switch, repo=repo)
+    return Message("sources.err_hub_fetch", repo=shown(repo), kind=type(exc).__name__)
 
 
 def _family(config) -> str:
     family = SUPPORTED_MODEL_TYPES.get(config.model_type)
     if family is None:
-        raise ValueError(
-            f"model: model_type {str(config.model_type)[:40]!r} is not supported; supported: "
-            f"{', '.join(sorted(SUPPORTED_MODEL_TYPES))} (BERT, GPT-2 and Llama families)"
-        )
+        raise ValueError(Message("sources.err_model_family", model_type=repr(str(config.model_type)[:40]),
+                                 supported=", ".join(sorted(SUPPORTED_MODEL_TYPES))))
     return family
 
 
@@ -327,8 +321,8 @@ def parameter_count(config) -> int:
 def _config_size(config, field: str, limit: int) -> int:
     value = getattr(config, field, None)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
-        raise ValueError(f"model: the config's {field} is {str(value)[:24]!r}; this server reads models of at most "
-                         f"{MAX_LAYERS} layers, {MAX_HEADS} heads and hidden size {MAX_HIDDEN:,}")
+        raise ValueError(Message("sources.err_config_size", field=field, value=repr(str(value)[:24]),
+                                 layers=MAX_LAYERS, heads=MAX_HEADS, hidden=f"{MAX_HIDDEN:,}"))
     return value
 
 
@@ -352,16 +346,14 @@ def _check_config(config, name: str) -> None:
     for field in ("intermediate_size", "n_inner", "vocab_size", "max_position_embeddings", "n_positions"):
         value = getattr(config, field, None)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2 ** 24):
-            raise ValueError(f"model: the config's {field} is {str(value)[:24]!r}; expected a whole number "
-                             f"from 0 to {2 ** 24:,}")
+            raise ValueError(Message("sources.err_config_field", field=field, value=repr(str(value)[:24]),
+                                     top=f"{2 ** 24:,}"))
     if hidden % heads:
-        raise ValueError(f"model: the config's hidden_size {hidden:,} is not a multiple of its {heads} heads")
+        raise ValueError(Message("sources.err_config_heads", hidden=f"{hidden:,}", heads=heads))
     need, limit = estimated_parameters(config) * 4, memory_limit_bytes()
     if need > limit:
-        raise ValueError(
-            f"model: {shown(name)} needs about {need / 2 ** 30:.1f} GB in float32 ({layers} layers, hidden size "
-            f"{hidden:,}), more than this server's limit of {limit / 2 ** 30:.1f} GB (EXPLORER_MODEL_MEMORY_GB); "
-            "choose a smaller model.")
+        raise ValueError(Message("sources.err_memory_config", model=shown(name), need=f"{need / 2 ** 30:.1f}",
+                                 layers=layers, hidden=f"{hidden:,}", limit=f"{limit / 2 ** 30:.1f}"))
 
 
 def _check_memory(config, name: str) -> None:
@@ -369,10 +361,8 @@ def _check_memory(config, name: str) -> None:
     need = parameter_count(config) * 4
     limit = memory_limit_bytes()
     if need > limit:
-        raise ValueError(
-            f"model: {shown(name)} needs about {need / 2 ** 30:.1f} GB in float32, more than this server's "
-            f"limit of {limit / 2 ** 30:.1f} GB (EXPLORER_MODEL_MEMORY_GB); choose a smaller model."
-        )
+        raise ValueError(Message("sources.err_memory", model=shown(name), need=f"{need / 2 ** 30:.1f}",
+                                 limit=f"{limit / 2 ** 30:.1f}"))
 
 
 def _load(where: Where, progress=None) -> LoadedModel:
@@ -403,10 +393,9 @@ def _load(where: Where, progress=None) -> LoadedModel:
     except Exception as exc:
         if where.kind == "hub":
             raise ValueError(_hub_message(where.target, exc)) from None
-        raise ValueError(f"model: cannot load the model or tokenizer of {shown(where.name)} "
-                         f"({type(exc).__name__}: {str(exc)[:120]})") from None
+        raise ValueError(Message("sources.err_load", model=shown(where.name), kind=type(exc).__name__)) from None
     if not getattr(tok, "is_fast", False):
-        raise ValueError("model: needs a fast tokenizer (tokenizer.json) to give character offsets")
+        raise ValueError(Message("sources.err_fast_tokenizer"))
     net.eval()
 
     # A private copy of the Rust tokenizer: saved files may switch on padding and truncation,

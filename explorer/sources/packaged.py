@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..catalog import CAUSAL_MODEL
-from ..text import ModelName, say
+from ..text import Message, ModelName, say
 
 
 @dataclass(frozen=True)
@@ -95,8 +95,7 @@ def is_converted(folder: Path) -> bool:
 
 
 def not_installed_message(spec: PackagedModel) -> str:
-    return (f"model: {spec.name} is not installed; install it with one line: {spec.install} "
-            "(then restart the app)")
+    return Message("sources.err_not_installed", name=spec.name, install=spec.install)
 
 
 def ready_folder(spec: PackagedModel, progress=None) -> Path:
@@ -162,8 +161,7 @@ def _write_float32(spec: PackagedModel, gguf: Path, work: Path) -> None:
                                                    attn_implementation="eager")
         tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     except ImportError as exc:
-        raise ValueError(f"model: reading {spec.name} needs the packages gguf and accelerate "
-                         f"(pip install -r requirements.txt): {str(exc)[:120]}") from None
+        raise ValueError(Message("sources.err_gguf_packages", name=spec.name, kind=type(exc).__name__)) from None
     # The base model only: the app never needs the language-model head (tied to the embeddings).
     # (save_pretrained of a GGUF-loaded model fails, so the weights are written directly.)
     weights = {name: tensor.contiguous() for name, tensor in net.model.state_dict().items()}

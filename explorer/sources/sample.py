@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..catalog import MAX_HEAD_DIM, MAX_TOKENS  # noqa: F401 - the shared bounds, re-exported
+from ..text import Message
 
 # Caps that keep one request from exhausting the server's memory through the UI.
 MAX_ELEMENTS = 2 ** 22       # elements in one of q, k, v (16 MiB of float32)
@@ -83,9 +84,9 @@ class Sample:
     def head(self, layer: int = 0, head: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(q, k, v) of one head, each (N, head_dim): what the N x N maps take."""
         if not 0 <= layer < self.n_layers:
-            raise ValueError(f"layer: must be in 0..{self.n_layers - 1}, got {layer}")
+            raise ValueError(Message("sources.err_layer", last=self.n_layers - 1, layer=layer))
         if not 0 <= head < self.n_heads:
-            raise ValueError(f"head: must be in 0..{self.n_heads - 1}, got {head}")
+            raise ValueError(Message("sources.err_head", last=self.n_heads - 1, head=head))
         return self.q[layer, head], self.k[layer, head], self.v[layer, head]
 
 

@@ -36,23 +36,23 @@ def from_random(n, d, preset: str = "gaussian", seed=0, temperature=1.0, heads=1
     d = check_positive_int(d, "d")
     heads = check_positive_int(heads, "heads")
     if n > MAX_TOKENS:
-        raise ValueError(f"n: at most {MAX_TOKENS} tokens, got {n}")
+        raise ValueError(Message("sources.err_random_n", cap=MAX_TOKENS, n=n))
     if d > MAX_HEAD_DIM:
-        raise ValueError(f"d: at most {MAX_HEAD_DIM} dimensions on this server, got {d:,}")
+        raise ValueError(Message("sources.err_random_d", cap=MAX_HEAD_DIM, d=f"{d:,}"))
     if n * d * heads > MAX_ELEMENTS:
-        raise ValueError(f"n, d, heads: n*d*heads = {n * d * heads} is over the cap of {MAX_ELEMENTS}")
+        raise ValueError(Message("sources.err_random_elements", count=n * d * heads, cap=MAX_ELEMENTS))
     if preset not in PRESETS:
-        raise ValueError(f"preset: unknown {preset!r}; choose one of {', '.join(PRESETS)}")
+        raise ValueError(Message("sources.err_preset", preset=repr(preset), choices=", ".join(PRESETS)))
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2 ** 63:
-        raise ValueError(f"seed: expected an integer in [0, 2**63), got {seed!r}")
+        raise ValueError(Message("sources.err_seed", seed=repr(seed)))
     try:
         temperature = float(temperature)
     except (TypeError, ValueError):
-        raise ValueError(f"temperature: expected a number, got {temperature!r}") from None
+        raise ValueError(Message("sources.err_temperature_type", value=repr(temperature))) from None
     if not MIN_TEMPERATURE <= temperature <= MAX_TEMPERATURE:  # also refuses NaN and inf
-        raise ValueError(f"temperature: must be in [{MIN_TEMPERATURE}, {MAX_TEMPERATURE}], got {temperature}")
+        raise ValueError(Message("sources.err_temperature", lo=MIN_TEMPERATURE, hi=MAX_TEMPERATURE, value=temperature))
     if preset == "local" and d < 2:
-        raise ValueError("d: the 'local' preset needs d >= 2 (a cos/sin pair per frequency)")
+        raise ValueError(Message("sources.err_local_d"))
 
     gen = torch.Generator().manual_seed(seed)
     q, k, info = _PRESET_MAKERS[preset](heads, n, d, gen)

@@ -33,20 +33,18 @@ RECOMPUTE_TOLERANCE = 1e-4   # above this, a notice says the model is not plain 
 
 def _clean_text(text) -> tuple[str, list[str]]:
     if not isinstance(text, str):
-        raise ValueError(f"text: expected a string, got {type(text).__name__}")
+        raise ValueError(Message("sources.err_text_type", kind=type(text).__name__))
     if not text.strip():
-        raise ValueError("text: is empty or only whitespace; type or paste some text")
+        raise ValueError(Message("sources.err_text_empty"))
     if len(text) > MAX_TEXT_CHARS:
-        raise ValueError(
-            f"text: {len(text)} characters is over the limit of {MAX_TEXT_CHARS}; paste a shorter passage"
-        )
+        raise ValueError(Message("sources.err_text_chars", count=len(text), cap=MAX_TEXT_CHARS))
     try:
         text.encode("utf-8")
         return text, []
     except UnicodeEncodeError:  # lone surrogates: replaced one for one, so offsets still fit
         bad = sum(1 for ch in text if 0xD800 <= ord(ch) <= 0xDFFF)
         fixed = "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text)
-        return fixed, [f"Replaced {bad} invalid character(s) (lone surrogates) with U+FFFD."]
+        return fixed, [Message("sources.replaced_surrogates", count=bad)]
 
 
 def from_text(text, model=None, max_tokens: int = 512, *, special_tokens: bool = True, progress=None) -> Sample:
@@ -63,7 +61,7 @@ def from_text(text, model=None, max_tokens: int = 512, *, special_tokens: bool =
     text, notices = _clean_text(text)
     max_tokens = check_positive_int(max_tokens, "max_tokens")
     if not isinstance(special_tokens, bool):
-        raise ValueError(f"special_tokens: expected True or False, got {special_tokens!r}")
+        raise ValueError(Message("sources.err_special_tokens", value=repr(special_tokens)))
     loaded = get_model(model, progress)
     enc, total = _tokenize(loaded, text, max_tokens, notices)
     q, k, v, attn = _capture(loaded, enc.ids, notices)
@@ -133,14 +131,11 @@ def _tokenize(loaded: LoadedModel, text: str, max_tokens: int, notices: list[str
     content = loaded.tokenizer.encode(text, add_special_tokens=False)
     total = len(content.ids)
     if total == 0:
-        raise ValueError(
-            "text: produced no tokens (it holds only characters the tokenizer removes, such as "
-            "control characters); type some words"
-        )
+        raise ValueError(Message("sources.err_no_tokens"))
     limit = min(max_tokens, loaded.position_limit)
     keep = limit - loaded.n_special
     if keep < 1:
-        raise ValueError(f"max_tokens: {max_tokens} leaves no room beside {loaded.n_special} special tokens")
+        raise ValueError(Message("sources.err_max_tokens", max_tokens=max_tokens, special=loaded.n_special))
     if total > keep:
         content.truncate(keep)
         why = Message("common.src_limit_model" if limit == loaded.position_limit else "common.src_limit_max")
