@@ -1,5 +1,7 @@
 """What the tabs share: building a map from its catalogue label, loading samples (cached),
-picking a head, the request caps, and reducing a map for display. Plain data, no gradio.
+picking a head, the request caps, reducing a map for display, and the model the learn tab
+reads its texts with (checked before anything loads; each text read once). Plain data, no
+gradio.
 
 Each tab's view lives in a module named after it (``explorer.views.maps``, ``.quality``,
 ``.state``, ``.complexity``); ``explorer.views`` re-exports what the UI, the API and the
@@ -19,6 +21,7 @@ from .. import maps as feature_maps
 from ..core.cache import LRU
 from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, TRAINED_LABELS, map_choices, map_specs
 from ..catalog import whole_number as _int
+from ..sources.models import EMBEDDED_NAME
 from ..text import Message, ModelName, Name, map_name, normal_lang, said, say  # noqa: F401  (re-exported: the views' callers name maps with it)
 
 
@@ -436,3 +439,78 @@ def unk_count(sample) -> tuple[int, int]:
     """(tokens the model read as [UNK], tokens) of a text sample; (0, N) otherwise."""
     strings = (getattr(sample, "info", None) or {}).get("token_strings") or []
     return sum(1 for s in strings if s == "[UNK]"), sample.n_tokens
+
+
+# ---------------------------------------------------------------------------------------
+# Model and samples: read each text through the model once per process.
+# ---------------------------------------------------------------------------------------
+
+# Every text read by MiniLM is ~40 MB, by SmolLM2 ~230 MB: room for both, and the oldest
+# texts of a third model go first.
+SAMPLES_CACHE_BYTES = 512 * 2 ** 20
+_samples = LRU(max_weight=SAMPLES_CACHE_BYTES, weigh=_sample_bytes)     # (model key, text) -> Sample
+
+
+def model_argument(model) -> str | None:
+    """``model`` as the sources take it: None for the embedded MiniLM ("" or its name too)."""
+    if model is None:
+        return None
+    if not isinstance(model, str):
+        raise ValueError(f"model: expected a model name, a folder or a Hub id, got {type(model).__name__}")
+    model = model.strip()
+    return None if model in ("", EMBEDDED_NAME) else model
+
+
+def model_where(model=None):
+    """Where ``model`` lives (``sources.models.resolve``): an unknown model, or one this
+    server does not allow, is refused here in one sentence, before anything is loaded."""
+    from ..sources import models
+    model = model_argument(model)
+    return models.resolve(model)
+
+
+def check_model(model, lang: str = "en") -> str | None:
+    """``model`` as the sources take it (None: the embedded MiniLM), after checking, from its
+    config alone, that it can be read here: one sentence in ``lang`` otherwise (in English
+    the sources' own, which says exactly why)."""
+    try:
+        model = model_argument(model)
+        model_where(model)
+        model_info(model)
+    except ValueError as exc:
+        if normal_lang(lang) == "en":
+            raise
+        from ..sources import models
+        shown = models.shown(model if isinstance(model, str) else type(model).__name__)
+        choices = say("learn.choice_sep", lang).join(name for name, ready in models.model_choices() if ready)
+        raise ValueError(say("learn.err_model", lang, model=ModelName(shown), choices=choices)) from None
+    return model
+
+
+def model_name(model=None) -> str:
+    """The name a sample read by ``model`` carries (``Sample.info["model"]``)."""
+    return model_where(model).name
+
+
+def model_shape(model=None) -> tuple[int, int, int]:
+    """(layers, heads, head_dim) of ``model`` (None: the embedded one), from its config alone."""
+    return tuple(model_info(model)[:3])
+
+
+def model_info(model=None) -> tuple[int, int, int, bool]:
+    """(layers, heads, head_dim, causal) of ``model``, read without loading its weights."""
+    from ..sources import model_shape as shape_of
+    return tuple(shape_of(model_argument(model)))
+
+
+def cached_sample(text: str, model=None):
+    """``from_text`` of ``model`` (None: the embedded one), remembered per model: the texts are
+    fixed files, and reading 56 of them through a model costs far more than training one head."""
+    model = model_argument(model)
+    key = (model_where(model).key, text)
+    sample = _samples.get(key)
+    if sample is None:
+        from ..sources import from_text
+        sample = from_text(text, model=model)
+        _samples.put(key, sample)
+    return sample

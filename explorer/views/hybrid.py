@@ -14,7 +14,8 @@ from ..experiments import hybrids
 from ..maps import create
 from ..measure import cost
 from ..text import say
-from .learn import HYBRID_MAPS, KINDS, MAP_LABELS, _take, check_minilm_only, heldout_texts, model_shape
+from .common import model_shape
+from .learn import HYBRID_MAPS, KINDS, MAP_LABELS, _take, check_minilm_only, heldout_texts
 
 
 @dataclass

@@ -36,8 +36,10 @@ from ..checks import check_positive_int
 from ..core.cache import LRU
 from ..resources import asset
 from ..sources.models import EMBEDDED_NAME
-from ..text import ModelName, normal_lang, say
-from .common import _sample_bytes, set_trained
+from ..text import ModelName, say
+# check_model: for the learn tab, which reaches these helpers through this module.
+from .common import (cached_sample, check_model, model_argument, model_info, model_name,  # noqa: F401
+                     model_shape, model_where, set_trained)
 
 # The texts ship with the package (explorer.resources): found from any working directory,
 # in a checkout and in an installed package.
@@ -72,81 +74,6 @@ def _take(texts: list[str], count, name: str) -> list[str]:
     if count > len(texts):
         raise ValueError(f"{name}: only {len(texts)} texts are available, asked for {count}")
     return texts[:count]
-
-
-# ---------------------------------------------------------------------------------------
-# Model and samples: read each text through the model once per process.
-# ---------------------------------------------------------------------------------------
-
-# Every text read by MiniLM is ~40 MB, by SmolLM2 ~230 MB: room for both, and the oldest
-# texts of a third model go first.
-SAMPLES_CACHE_BYTES = 512 * 2 ** 20
-_samples = LRU(max_weight=SAMPLES_CACHE_BYTES, weigh=_sample_bytes)     # (model key, text) -> Sample
-
-
-def model_argument(model) -> str | None:
-    """``model`` as the sources take it: None for the embedded MiniLM ("" or its name too)."""
-    if model is None:
-        return None
-    if not isinstance(model, str):
-        raise ValueError(f"model: expected a model name, a folder or a Hub id, got {type(model).__name__}")
-    model = model.strip()
-    return None if model in ("", EMBEDDED_NAME) else model
-
-
-def model_where(model=None):
-    """Where ``model`` lives (``sources.models.resolve``): an unknown model, or one this
-    server does not allow, is refused here in one sentence, before anything is loaded."""
-    from ..sources import models
-    model = model_argument(model)
-    return models.resolve(model)
-
-
-def check_model(model, lang: str = "en") -> str | None:
-    """``model`` as the sources take it (None: the embedded MiniLM), after checking, from its
-    config alone, that it can be read here: one sentence in ``lang`` otherwise (in English
-    the sources' own, which says exactly why)."""
-    try:
-        model = model_argument(model)
-        model_where(model)
-        model_info(model)
-    except ValueError as exc:
-        if normal_lang(lang) == "en":
-            raise
-        from ..sources import models
-        shown = models.shown(model if isinstance(model, str) else type(model).__name__)
-        choices = say("learn.choice_sep", lang).join(name for name, ready in models.model_choices() if ready)
-        raise ValueError(say("learn.err_model", lang, model=ModelName(shown), choices=choices)) from None
-    return model
-
-
-def model_name(model=None) -> str:
-    """The name a sample read by ``model`` carries (``Sample.info["model"]``)."""
-    return model_where(model).name
-
-
-def model_shape(model=None) -> tuple[int, int, int]:
-    """(layers, heads, head_dim) of ``model`` (None: the embedded one), from its config alone."""
-    return tuple(model_info(model)[:3])
-
-
-def model_info(model=None) -> tuple[int, int, int, bool]:
-    """(layers, heads, head_dim, causal) of ``model``, read without loading its weights."""
-    from ..sources import model_shape as shape_of
-    return tuple(shape_of(model_argument(model)))
-
-
-def cached_sample(text: str, model=None):
-    """``from_text`` of ``model`` (None: the embedded one), remembered per model: the texts are
-    fixed files, and reading 56 of them through a model costs far more than training one head."""
-    model = model_argument(model)
-    key = (model_where(model).key, text)
-    sample = _samples.get(key)
-    if sample is None:
-        from ..sources import from_text
-        sample = from_text(text, model=model)
-        _samples.put(key, sample)
-    return sample
 
 
 # ---------------------------------------------------------------------------------------
