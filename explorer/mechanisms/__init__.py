@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import importlib
 
-NAMES = ("softmax", "linear", "retnet", "gla", "hgrn2", "deltanet", "gated_deltanet")
+NAMES = ("softmax", "linear", "retnet", "gla", "scalar_gate", "hgrn2", "deltanet", "gated_deltanet")
 
 # How the step view writes a key into the state (a folder's ``WRITES``):
 WRITES_FEATURES = "features"        # phi(k), with the tab's feature map

@@ -1,4 +1,4 @@
-"""The ``/state`` endpoint through gradio_client against a running app: all six updates, the
+"""The ``/state`` endpoint through gradio_client against a running app: every update, the
 words in the language asked for, one clear sentence for a bad value, and the server stays up."""
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ from gradio_client.exceptions import AppError
 
 pytestmark = pytest.mark.slow
 
-KINDS = ("none", "retnet", "gla", "hgrn2", "deltanet", "gated_deltanet")
+from explorer import mechanisms
+from explorer.text import say
+
+KINDS = mechanisms.state_kinds()
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +40,7 @@ def test_every_update_draws(client, kind):
     heatmaps = [tr for tr in figure(step)["data"] if tr["type"] == "heatmap"]
     assert len(heatmaps) == (3 if kind == "gated_deltanet" else 2)
     legend = [tr["name"] for tr in figure(curves)["data"] if tr.get("showlegend") is not False]
-    assert legend == ["no decay", "RetNet γ", "GLA gates", "HGRN2 gates", "DeltaNet", "Gated DeltaNet"]
+    assert legend == [say(f"state.kind.{kind}") for kind in KINDS]
     assert {"DeltaNet", "no decay"} <= {tr["name"] for tr in figure(capacity)["data"]}
     assert f"kind={kind}" in query and "beta=" in query and "lb=" in query
 

@@ -45,6 +45,12 @@ def _plain_gla(q, k, settings, head):
     return fq, fk, {"log_decay": F.logsigmoid(fk @ w) / 16.0}
 
 
+def _plain_scalar_gate(q, k, settings, head):
+    fq, fk = _elu1(q, k)
+    w = seeded_projection(q.shape[-1], 1, settings.seed, salt=4)
+    return fq, fk, {"log_decay": F.logsigmoid(fk @ w) / 16.0}
+
+
 def _plain_hgrn2(q, k, settings, head):
     w = seeded_projection(q.shape[-1], q.shape[-1], settings.seed, salt=1)
     lb = settings.lower_bound
@@ -64,7 +70,8 @@ def _plain_delta(q, k, settings, head, gated=False):
     return qn, kn, params
 
 
-PLAIN_INPUTS = {"retnet": _plain_retnet, "gla": _plain_gla, "hgrn2": _plain_hgrn2, "deltanet": _plain_delta,
+PLAIN_INPUTS = {"retnet": _plain_retnet, "gla": _plain_gla, "scalar_gate": _plain_scalar_gate, "hgrn2": _plain_hgrn2,
+                "deltanet": _plain_delta,
                 "gated_deltanet": lambda *a: _plain_delta(*a, gated=True)}
 
 

@@ -3,7 +3,7 @@ one per key feature (``gates``)."""
 
 from __future__ import annotations
 
-from ..linear.mechanism import KernelRecurrence
+from ..linear.mechanism import PAPER_SWITCHES, KernelRecurrence
 import torch
 
 from ... import stopping
@@ -19,7 +19,8 @@ class GLA(KernelRecurrence):
     name = __package__.rpartition(".")[2]     # registered under its folder's name
     state_kind = STATE_KIND
     writes = WRITES
-    params = required = ("log_decay",)
+    params = ("log_decay", *PAPER_SWITCHES)
+    required = ("log_decay",)
     per_feature = True
     reads = ("gates", "seed")
     GATES = ("seeded", "fitted")      # how the maps tab makes its gates

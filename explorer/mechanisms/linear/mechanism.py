@@ -5,7 +5,12 @@ base of RetNet and GLA, which only add a log decay a_t <= 0 on the state's rows:
     o_t = S_t^T q_t / q_t.z_t.
 
 Its map is the kernel map with the decay mask, w_ij = q_i.k_j exp(B_i - B_j) (B the
-cumulative log decay) normalised by its row sums; the fast forms are ``forms``."""
+cumulative log decay) normalised by its row sums; the fast forms are ``forms``.
+
+The papers of RetNet, GLA and the scalar gate (and flash-linear-attention, which follows
+them) read the state with no normaliser, o_t = S_t^T q_t, and scale the query by d_k^-1/2:
+a mechanism that offers that form (``PAPER_SWITCHES`` among its ``params``) takes
+``normalise=False`` and ``scale=d_k ** -0.5``; its unnormalised forms are ``unnormalised``."""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from ..recurrence import Recurrence, WRITES_FEATURES, as_float64
 from .decay import prepare_log_decay
 from .forms import linear_attention
 from .map import weights_from_features
+from .unnormalised import chunked as unnormalised_chunked, recurrent as unnormalised_recurrent
 from . import STATE_KIND, WRITES
 
 
@@ -36,9 +42,15 @@ class AsGiven:
         return iter(())
 
 
+# The papers' form: read without the normaliser, and the query scaled (by d_k^-1/2 there).
+PAPER_SWITCHES = ("normalise", "scale")
+
+
 class KernelRecurrence(Recurrence):
     """Additive state with a normaliser; ``log_decay`` None (no decay) or broadcastable to
-    (..., N, 1) (one decay per token) or (..., N, d_k) (one per key feature)."""
+    (..., N, 1) (one decay per token) or (..., N, d_k) (one per key feature). Where
+    ``params`` holds ``PAPER_SWITCHES``, ``normalise`` (default True) and ``scale`` (a
+    positive number multiplying q, default none) select the papers' form."""
 
     has_normaliser = True
     writes = WRITES_FEATURES
@@ -60,12 +72,26 @@ class KernelRecurrence(Recurrence):
         return prepare_log_decay(params.get("log_decay"), tuple(q.shape[:-2]), q.shape[-2], q.shape[-1],
                                  q.dtype, q.device)
 
+    def _switches(self, q, params) -> tuple[torch.Tensor, bool]:
+        """(q scaled as asked, whether the read-out divides by q.z)."""
+        normalise, scale = params.get("normalise", True), params.get("scale")
+        if not isinstance(normalise, bool):
+            raise ValueError(f"normalise: expected True or False, got {str(normalise)[:40]!r}")
+        if scale is not None:
+            if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale < float("inf"):
+                raise ValueError(f"scale: expected a positive number, got {str(scale)[:40]!r}")
+            q = q * scale
+        return q, normalise
+
     def _map(self, q, k, **params) -> torch.Tensor:
-        w = weights_from_features(q, k, True, self._decay(q, params))
-        return w / w.sum(-1, keepdim=True)
+        decay = self._decay(q, params)
+        q, normalise = self._switches(q, params)
+        w = weights_from_features(q, k, True, decay)
+        return w / w.sum(-1, keepdim=True) if normalise else w
 
     def _reference(self, q, k, v, **params) -> torch.Tensor:
         decay = self._decay(q, params)
+        q, normalise = self._switches(q, params)
         q, k, v = q.double(), k.double(), v.double()
         n = q.shape[-2]
         g = None if decay is None else torch.exp(decay.double()).expand(*q.shape[:-2], n, decay.shape[-1])
@@ -78,12 +104,21 @@ class KernelRecurrence(Recurrence):
                 z = g[..., t, :] * z
             s = s + k[..., t, :, None] * v[..., t, None, :]
             z = z + k[..., t, :]
-            out.append((s.transpose(-1, -2) @ q[..., t, :, None])[..., 0] / (z * q[..., t, :]).sum(-1, keepdim=True))
+            read = (s.transpose(-1, -2) @ q[..., t, :, None])[..., 0]
+            out.append(read / (z * q[..., t, :]).sum(-1, keepdim=True) if normalise else read)
         return torch.stack(out, dim=-2)
 
     def _output(self, q, k, v, method, **params) -> torch.Tensor:
-        return linear_attention(q, k, v, AsGiven(q.shape[-1]), causal=True, method=method,
-                                log_decay=params.get("log_decay"))
+        decay = self._decay(q, params)
+        q, normalise = self._switches(q, params)
+        if normalise:
+            return linear_attention(q, k, v, AsGiven(q.shape[-1]), causal=True, method=method,
+                                    log_decay=params.get("log_decay"))
+        lead, n = q.shape[:-2], q.shape[-2]
+        a = q.new_zeros(q.shape) if decay is None else decay.to(q.dtype).expand(q.shape)
+        q2, k2, a2, v2 = (t.reshape(-1, n, t.shape[-1]) for t in (q, k, a, v))
+        out = unnormalised_recurrent(q2, k2, v2, a2) if method == "recurrent" else unnormalised_chunked(q2, k2, v2, a2)
+        return out.reshape(*lead, n, v.shape[-1])
 
 
 class Linear(KernelRecurrence):

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from ..linear.mechanism import KernelRecurrence
+from ..linear.mechanism import PAPER_SWITCHES, KernelRecurrence
 from ...text import Message
 from .gates import head_gamma, retnet_log_decay
 from . import STATE_KIND, WRITES
@@ -16,7 +16,8 @@ class RetNet(KernelRecurrence):
     name = __package__.rpartition(".")[2]     # registered under its folder's name
     state_kind = STATE_KIND
     writes = WRITES
-    params = required = ("log_decay",)
+    params = ("log_decay", *PAPER_SWITCHES)
+    required = ("log_decay",)
     reads = ("gamma",)
 
     def default_params(self, q, k, seed: int = 0) -> dict:
