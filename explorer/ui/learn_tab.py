@@ -185,7 +185,7 @@ def render_learn(view, presentation=False, lang="en"):
 
 def ordering(view, lang="en") -> str:
     """Which map is closest to softmax, said only where the gap is outside seed noise
-    (``views.learn.ranking``); otherwise that the two are within it, or that one seed (or a
+    (``views.learn_result.ranking``); otherwise that the two are within it, or that one seed (or a
     loaded map) gives no spread to judge by."""
     _, lv = _engine()
     best, second, apart = lv.ranking(lv.labelled_rows(view.rows, lang))
