@@ -1,5 +1,6 @@
 """Shared test setup: everything runs offline and quiet, as the app does."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -37,9 +38,10 @@ for _group in ("app", "engine"):
 #            build): `@pytest.mark.slow`, or `pytestmark = pytest.mark.slow` for a module.
 # `python -m pytest -m "not browser and not slow"` runs the rest, the fast part, and these
 # rules keep it fast: a test marked neither fails when its setup and call take over
-# FAST_LIMIT_S of wall time (a module-scoped fixture counts on the first test that uses
-# it); a test that asks for `chromium` must be browser, one that asks for `app_url` (the
-# app's start takes half a minute or more) slow or browser.
+# FAST_LIMIT_S of wall time (a module-scoped fixture counts on the first test that uses it;
+# a session-scoped one that times its work with shared_setup() is the run's shared set-up,
+# left out and printed at the end); a test that asks for `chromium` must be browser, one
+# that asks for `app_url` (the app's start takes half a minute or more) slow or browser.
 # ---------------------------------------------------------------------------------------
 
 FAST_LIMIT_S = 5.0
@@ -57,6 +59,9 @@ SLOW_PENDING: dict[str, set[str] | None] = {
 }
 
 _SETUP_S = pytest.StashKey[float]()
+_SHARED_S = pytest.StashKey[float]()
+_setting_up: list = []                  # the test whose setup runs now, if any
+SHARED_SETUP_S: dict[str, float] = {}   # shared set-up -> seconds it took
 
 
 def pytest_addoption(parser):
@@ -86,13 +91,30 @@ def pytest_runtest_setup(item):
         pytest.fail(f"{item.nodeid} starts the app (app_url), which takes half a minute or more: "
                     "mark it slow (@pytest.mark.slow, or pytestmark = pytest.mark.slow for its module)",
                     pytrace=False)
+    _setting_up[:] = [item]             # the test a shared set-up runs for (shared_setup)
+
+
+@contextlib.contextmanager
+def shared_setup(name: str):
+    """Time the work of a session-scoped fixture: the run's shared set-up, which the test
+    that happens to ask first is not charged for (it is printed at the end of the run)."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        took = time.perf_counter() - start
+        SHARED_SETUP_S[name] = SHARED_SETUP_S.get(name, 0.0) + took
+        if _setting_up:
+            item = _setting_up[-1]
+            item.stash[_SHARED_S] = item.stash.get(_SHARED_S, 0.0) + took
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
     if call.when == "setup":
-        item.stash[_SETUP_S] = call.duration
+        item.stash[_SETUP_S] = call.duration - item.stash.get(_SHARED_S, 0.0)
+        _setting_up.clear()
     limit = item.config.getoption("fast_limit")
     if (call.when == "call" and report.passed and not hasattr(report, "wasxfail") and limit > 0
             and not _marked_long(item)):
@@ -104,6 +126,30 @@ def pytest_runtest_makereport(item, call):
                                f"over the {limit:g} s a test marked neither slow nor browser may take: mark it slow "
                                "(@pytest.mark.slow, or pytestmark = pytest.mark.slow for its module), or make it faster")
     return report
+
+
+def pytest_terminal_summary(terminalreporter):
+    shared = {name: s for name, s in SHARED_SETUP_S.items() if s >= 1.0}
+    if shared:
+        terminalreporter.write_line("shared set-up (session fixtures, left out of the tests' own times): " +
+                                    ", ".join(f"{name} {s:.1f} s" for name, s in sorted(shared.items())))
+
+
+# ---------------------------------------------------------------------------------------
+# Work the engine keeps in its caches and many fast tests read: computed once for the run by
+# a session-scoped fixture, which a module asks for with
+# `pytestmark = pytest.mark.usefixtures("lecture_chapter_five")`. Otherwise whichever test
+# came first paid it, and marking that one slow only handed the bill to the next.
+# ---------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def lecture_chapter_five():
+    """Chapter 5 of the lecture as it opens: on SmolLM2 it judges SmolLM2 linearized with the
+    shipped maps (15 forwards of the model, 15-30 s on the 2-core machine), which every
+    chapter-5 view on SmolLM2 then reads from the engine's cache."""
+    with shared_setup("lecture_chapter_five"):
+        from explorer.lecture import view as lecture
+        return lecture.chapter_view(5)
 
 
 # ---------------------------------------------------------------------------------------

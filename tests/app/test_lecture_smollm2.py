@@ -23,6 +23,8 @@ from explorer.lecture import view as lecture
 from explorer.views.common import load_sample
 from helpers.models import SMOLLM2, needs_smollm2, smollm2_shape
 
+pytestmark = pytest.mark.usefixtures("lecture_chapter_five")     # chapter 5 on SmolLM2, once a run (conftest)
+
 MINILM = chapters.EMBEDDED_MODEL
 TRAINED, ELU = "Hedgehog (trained)", "elu+1"
 
@@ -109,7 +111,6 @@ def test_chapter_five_reads_smollm2_and_its_trained_map_halves_elu1s_causal_kl(l
         assert not any(re.search(r"\b(the|is|with|map)\b", n) for n in said)
 
 
-@pytest.mark.slow
 @needs_smollm2
 def test_in_chinese_chapter_five_reads_the_chinese_sentence_without_unk():
     view = lecture.chapter_view(5, lang="zh")
@@ -120,7 +121,6 @@ def test_in_chinese_chapter_five_reads_the_chinese_sentence_without_unk():
     assert view.numbers[f"mean_kl[{ELU}]"] != english.numbers[f"mean_kl[{ELU}]"]    # another sentence was read
 
 
-@pytest.mark.slow
 @needs_smollm2
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_hybrid_build_is_smollm2_itself_linearized_and_judged_by_perplexity(lang):

@@ -21,6 +21,8 @@ from explorer.lecture import view as lecture
 from explorer.sources import packaged
 from explorer.views.common import load_sample
 
+pytestmark = pytest.mark.usefixtures("lecture_chapter_five")     # chapter 5 on SmolLM2, once a run (conftest)
+
 LANGS = ("en", "zh")
 
 

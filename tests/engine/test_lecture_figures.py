@@ -19,6 +19,8 @@ from explorer.lecture import view as lecture
 # this module until it reads them from helpers.words.
 from helpers.words import KEPT_WORDS, lecture_english_words as english_words  # noqa: F401
 
+pytestmark = pytest.mark.usefixtures("lecture_chapter_five")     # chapter 5 on SmolLM2, once a run (conftest)
+
 TEXT = "The trophy did not fit into the brown suitcase because it was too big, so Anna took it out."
 PROJECTOR = Style(presentation=True)
 FONT_DIR = "/usr/share/fonts/truetype/dejavu"
@@ -330,6 +332,7 @@ def _bad_breaks(text: str) -> list[str]:
     return bad
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_no_panel_title_breaks_inside_a_word(lang):
     from explorer.figures.style import _is_panel_title

@@ -22,6 +22,8 @@ from explorer.lecture import view as lecture
 from explorer.views.common import load_sample
 from explorer.lecture.view_common import new_view, shipped_map
 
+pytestmark = pytest.mark.usefixtures("lecture_chapter_five")     # chapter 5 on SmolLM2, once a run (conftest)
+
 LUNA, HEDGEHOG = "LUNA (trained)", "Hedgehog (trained)"
 SMOLLM2 = packaged.SMOLLM2.name
 

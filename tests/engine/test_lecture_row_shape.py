@@ -20,6 +20,8 @@ from explorer.lecture import view as lecture
 from explorer.views.common import load_sample
 from explorer.lecture.view_common import new_view, trained_hedgehog
 
+pytestmark = pytest.mark.usefixtures("lecture_chapter_five")     # chapter 5 on SmolLM2, once a run (conftest)
+
 
 @pytest.fixture(scope="module")
 def sample():

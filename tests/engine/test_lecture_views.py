@@ -14,6 +14,8 @@ from explorer.lecture.chapters import LECTURE_HEAD, LECTURE_LAYER
 from explorer.lecture import view as lecture, view_common as lecture_common
 from explorer.views.common import load_sample
 
+pytestmark = pytest.mark.usefixtures("lecture_chapter_five")     # chapter 5 on SmolLM2, once a run (conftest)
+
 CJK = re.compile(r"[\u4e00-\u9fff]")
 TEXT = "The trophy did not fit into the brown suitcase because it was too big, so Anna took it out."
 
