@@ -52,10 +52,6 @@ SLOW_PENDING: dict[str, set[str] | None] = {
     "test_state_view.py": {"test_chinese_figures_have_no_english_words"},
     "test_views.py": {"test_complexity_view_small",
                       "test_state_defaults_show_decay_on_the_default_text_and_more_on_the_preset"},
-    "test_learn_model.py": {"test_a_learn_link_with_smollm2_restores_its_layer_and_heads",
-                            "test_the_learn_handler_trains_a_smollm2_head_against_its_causal_softmax"},
-    "test_lecture_causal.py": {"test_without_the_causal_model_chapter_five_keeps_minilm_for_its_trained_map",
-                               "test_in_chinese_the_default_sentence_is_chinese_and_read_without_unk"},
 }
 
 _SETUP_S = pytest.StashKey[float]()

@@ -99,6 +99,7 @@ def test_heldout_quality_of_a_causal_sample_is_measured_against_causal_softmax()
 
 # --------------------------------------------------------------------------- SmolLM2 through the /learn handler
 
+@pytest.mark.slow
 @needs_smollm2
 def test_the_learn_handler_trains_a_smollm2_head_against_its_causal_softmax():
     # MiniLM reads a held-out text first: the cache must not hand its sample to SmolLM2.
@@ -244,9 +245,11 @@ def test_the_learn_endpoint_takes_a_model_and_links_carry_it():
 
 # --------------------------------------------------------------------------- in a browser: a link carries the model
 
+@pytest.mark.browser
+@pytest.mark.slow
 @needs_smollm2
 def test_a_learn_link_with_smollm2_restores_its_layer_and_heads(chromium, app_url):
-    from test_browser import TIMEOUT_MS, Watched
+    from helpers.page import TIMEOUT_MS, Watched
     context = chromium.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)

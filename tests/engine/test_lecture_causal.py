@@ -69,6 +69,7 @@ def test_chapter_three_sums_over_the_pairs_a_causal_head_computes(lang):
     assert "causal" not in go_deeper(3, **view.controls)
 
 
+@pytest.mark.slow
 @needs_smollm2
 def test_in_chinese_the_default_sentence_is_chinese_and_read_without_unk():
     view = lecture.chapter_view(4, lang="zh")
@@ -107,6 +108,7 @@ def test_without_the_causal_model_chapter_four_stays_on_minilm(without_smollm2):
     assert "model" not in go_deeper(4, model=view.data["model"], **view.controls)
 
 
+@pytest.mark.slow
 def test_without_the_causal_model_chapter_five_keeps_minilm_for_its_trained_map(without_smollm2):
     """Without SmolLM2, chapter 5's trained Hedgehog is the one shipped for MiniLM's head
     (with it, chapter 5 reads SmolLM2: tests/app/test_lecture_smollm2.py)."""
