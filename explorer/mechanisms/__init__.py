@@ -10,7 +10,8 @@ Adding a mechanism: a new folder here with
 - ``__init__.py``: its docstring (the update in one line), ``STATE_KIND`` (its id in the state
   tab, or None when it has no fixed-size state), ``WRITES`` (how the step view writes a
   key: ``WRITES_FEATURES``, ``WRITES_FORGET_GATE`` or ``WRITES_UNIT``) and, with a state,
-  ``YEAR`` (its paper's, for the lecture's roadmap);
+  ``YEAR`` (its paper's, for the lecture's roadmap); ``BESIDE_SOFTMAX = False`` where the maps
+  tab should not draw it beside softmax;
 - ``mechanism.py``: ``MECHANISM``, a ``recurrence.Recurrence`` with its float64 loop, its
   fast forms, ``attention_map`` and ``default_params`` (and, for the state tab, its gates;
   for the maps tab, what its map reads: ``map_inputs``, ``reads``, ``per_feature``);
@@ -48,6 +49,13 @@ def get(name: str):
     """The mechanism registered as ``name`` (a ``Recurrence``)."""
     _folder(name)
     return importlib.import_module(f"{__name__}.{name}.mechanism").MECHANISM
+
+
+def beside_softmax() -> tuple[str, ...]:
+    """The mechanisms the maps tab draws beside softmax, without torch: every one but those
+    whose folder says ``BESIDE_SOFTMAX = False`` (softmax itself, the reference; linear,
+    whose map is the tab's elu+1)."""
+    return tuple(n for n in NAMES if getattr(_folder(n), "BESIDE_SOFTMAX", True))
 
 
 def state_kinds() -> tuple[str, ...]:

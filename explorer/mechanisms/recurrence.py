@@ -49,7 +49,6 @@ class Recurrence:
     erases: bool = False                # the delta rule: a step removes beta k (k^T S) before writing
     per_feature: bool = False           # one decay per key feature: its map forms an N x N x d_k tensor
     reads: tuple[str, ...] = ("seed",)  # the maps tab's drawer settings its map reads (MechanismSettings)
-    beside_softmax: bool = True         # drawn in the maps tab beside softmax (softmax is the reference)
 
     def __repr__(self) -> str:
         return f"<mechanism {self.name}>"
@@ -124,10 +123,10 @@ class Recurrence:
         """The key of its name's words (the state tab's label)."""
         return f"state.kind.{self.state_kind or self.name}"
 
-    def label_qualifier(self, settings) -> str | None:
-        """The key of the words that qualify its label with ``settings`` (GLA: how its gates
-        were made), or None."""
-        return None
+    def label_qualifiers(self, settings) -> tuple[str, ...]:
+        """The keys of the words that qualify its label with ``settings`` (GLA: how its gates
+        were made; the papers' form), in order."""
+        return ()
 
     def settings_note(self, settings, head=None) -> Message:
         """What its map read and ran with: ``maps.note_<name>`` with the settings it reads."""

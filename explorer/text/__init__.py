@@ -223,7 +223,8 @@ NAME_KEYS = {"identity (q·k)": "common.name.identity", "sliding window": "commo
 MECHANISM_NAMES = "state.kind."
 # Qualifiers in brackets at the end of a label, and the key of their words.
 QUALIFIER_KEYS = {" (orthogonal)": "common.orthogonal", " (IID)": "common.iid",
-                  " (seeded)": "maps.gates_seeded", " (fitted)": "maps.gates_fitted"}
+                  " (seeded)": "maps.gates_seeded", " (fitted)": "maps.gates_fitted",
+                  " (paper's form)": "maps.form_paper"}
 
 
 def _mechanism_keys() -> dict[str, str]:

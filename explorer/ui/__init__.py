@@ -399,7 +399,7 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
             (maps.causal, "causal", bool), (maps.maps, "maps", list), (maps.m, "m", int), (maps.seed, "seed", int),
             (maps.window, "w", int), (maps.mechanisms, "mech", list), (maps.gamma, "mgamma", float),
             (maps.gates, "mgates", str), (maps.mechanism_seed, "mseed", int), (maps.lower_bound, "mlb", float),
-            (maps.beta, "mbeta", float),
+            (maps.beta, "mbeta", float), (maps.paper, "mpaper", bool),
             (quality.causal, "causal", bool), (quality.maps, "qmaps", list), (quality.seeds, "seeds", int),
             (quality.x_axis, "x", str), (quality.m, "m", int), (quality.overview_map, "omap", str),
             (quality.overview_metric, "ometric", str),

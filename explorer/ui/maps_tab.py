@@ -33,6 +33,7 @@ class MapsTab:
     mechanism_seed: gr.Number
     lower_bound: gr.Slider
     beta: gr.Slider
+    paper: gr.Checkbox                # the papers' form of RetNet, GLA and the scalar gate
     run: gr.Button
     plot: gr.Plot
     table: gr.Dataframe
@@ -50,7 +51,7 @@ class MapsTab:
     @property
     def controls(self) -> list:
         return self.map_controls + [self.mechanisms, self.gamma, self.gates, self.mechanism_seed, self.lower_bound,
-                                    self.beta]
+                                    self.beta, self.paper]
 
     @property
     def outputs(self) -> list:
@@ -95,13 +96,14 @@ def badge(view) -> str:
 @common.guarded
 def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None, model=None,
              layer=2, head="3", causal=None, maps=catalog.DEFAULT_MAPS, m=64, seed=0, window=4, mechanisms=(),
-             gamma=0.0, gates="seeded", mechanism_seed=0, lower_bound=0.9, beta=0.0, presentation=False,
+             gamma=0.0, gates="seeded", mechanism_seed=0, lower_bound=0.9, beta=0.0, paper=False, presentation=False,
              lang="en", request: gr.Request = None, progress=gr.Progress()):
     """Compute and draw the maps tab in ``lang`` ("en" or "zh"). Returns (figure, metrics
     table, badge, notices, view, query). Trained maps are this browser session's own
     (``request``). ``causal`` None (not sent) follows the data: a causal model's maps are causal.
     ``mechanisms`` add RetNet, GLA, HGRN2, DeltaNet or Gated DeltaNet with their parameters
-    (``gamma`` and ``beta`` 0: the head's own γ, a β per token from the keys)."""
+    (``gamma`` and ``beta`` 0: the head's own γ, a β per token from the keys; ``paper``: the
+    papers' form of those that have one)."""
     _, views = _engine()
     from .. import provenance
     from ..measure import cost
@@ -112,7 +114,7 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
     from ..views.mechanism_maps import MechanismSettings
     settings = MechanismSettings(gamma=float(gamma) if gamma else None, gates=gates or "seeded",
                                  seed=int(mechanism_seed or 0), lower_bound=float(lower_bound),
-                                 beta=float(beta) if beta else None)
+                                 beta=float(beta) if beta else None, paper=bool(paper))
     view = views.maps_view(sample, layer, head, maps or [], _flag(causal), int(m), int(seed or 0),
                            window=int(window), lang=lang, mechanisms=list(mechanisms or []),
                            mechanism_settings=settings,
@@ -140,7 +142,7 @@ def mechanism_params(view) -> dict:
         return {}
     settings = view.params["mechanism_settings"]
     return {"mech": names, "mgamma": settings.gamma, "mgates": settings.gates, "mseed": settings.seed,
-            "mlb": settings.lower_bound, "mbeta": settings.beta}
+            "mlb": settings.lower_bound, "mbeta": settings.beta, "mpaper": settings.paper}
 
 
 def empty_table(lang):
@@ -194,7 +196,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
             window = gr.Slider(0, 64, value=4, step=1, label=i18n.label("maps_window"), info=i18n.label("maps_window_info"), elem_id="maps-window")
             seed = gr.Number(0, precision=0, minimum=0, maximum=catalog.MAX_SEED, label=i18n.label("maps_seed"), info=i18n.label("maps_seed_info"),
                              elem_id="maps-seed")
-            mechanisms, gamma, gates, mechanism_seed, lower_bound, beta = _mechanism_controls()
+            mechanisms, gamma, gates, mechanism_seed, lower_bound, beta, paper = _mechanism_controls()
             run = gr.Button(i18n.label("maps_run"), variant="primary", elem_id="maps-run")
         with gr.Column(scale=4, min_width=600, elem_id="maps-main"):
             badge_md = gr.Markdown(elem_id="maps-badge")
@@ -211,7 +213,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
                 gr.Markdown(i18n.label("maps_glossary"), elem_id="maps-glossary")
     export, files, link, view, query = common.export_band("export_maps",
                                                           export_id="maps-export", query_id="maps-query")
-    tab = MapsTab(causal, maps, m, seed, window, mechanisms, gamma, gates, mechanism_seed, lower_bound, beta, run, plot, table, badge_md, notices, view, query, link)
+    tab = MapsTab(causal, maps, m, seed, window, mechanisms, gamma, gates, mechanism_seed, lower_bound, beta, paper, run, plot,
+                  table, badge_md, notices, view, query, link)
 
     inputs = panel.inputs + tab.controls + [presentation] + ([lang] if lang is not None else [])
     run.click(run_maps, inputs, tab.outputs, api_name="maps", concurrency_limit=2,
@@ -219,7 +222,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
     # Small changes redraw at once; .input/.release fire on user action only, not when a
     # URL restores the controls. The data panel's changes are wired in ui/__init__.
     gr.on([causal.input, maps.input, m.release, seed.submit, window.release, mechanisms.input, gamma.release,
-           gates.input, mechanism_seed.submit, lower_bound.release, beta.release], run_maps, inputs, tab.outputs,
+           gates.input, mechanism_seed.submit, lower_bound.release, beta.release, paper.input], run_maps, inputs, tab.outputs,
           api_visibility="private", concurrency_limit=2, concurrency_id="compute",
           trigger_mode="always_last").then(None, query, link, js=common.SET_URL_JS)
 
@@ -259,7 +262,7 @@ def _mechanism_controls():
     from .. import mechanisms as registry       # names only: no torch
     from ..catalog import MAX_SEED, STATE_LOWER_BOUND_MAX
 
-    names = [name for name in registry.names() if name not in ("softmax", "linear")]
+    names = registry.beside_softmax()
     chosen = gr.CheckboxGroup([(i18n.engine_label(f"state.kind.{name}"), name) for name in names], value=[],
                               label=i18n.engine_label("maps.ui_mechanisms"), info=i18n.engine_label("maps.ui_mechanisms_info"),
                               elem_id="maps-mechanisms")
@@ -276,4 +279,6 @@ def _mechanism_controls():
                                 label=i18n.engine_label("maps.ui_lower_bound"), elem_id="maps-lower-bound")
         beta = gr.Slider(0.0, 1.0, value=0.0, step=0.01, label=i18n.engine_label("maps.ui_beta"),
                          info=i18n.engine_label("maps.ui_beta_info"), elem_id="maps-beta")
-    return chosen, gamma, gates, seed, lower_bound, beta
+        paper = gr.Checkbox(False, label=i18n.engine_label("maps.ui_paper"), info=i18n.engine_label("maps.ui_paper_info"),
+                            elem_id="maps-paper")
+    return chosen, gamma, gates, seed, lower_bound, beta, paper

@@ -35,7 +35,7 @@ GLA_GATES = GLA.GATES
 def mechanism_maps() -> tuple[str, ...]:
     """The mechanisms the maps tab offers beside softmax, in the registry's order (softmax is
     the reference; "linear" is the elu+1 feature map the tab already has)."""
-    return tuple(name for name in mechanisms.names() if mechanisms.get(name).beside_softmax)
+    return mechanisms.beside_softmax()
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,8 @@ class MechanismSettings:
     seed: int = 0                     # the seeded projections (W_g, W_f, beta's w_b, the forget gate)
     lower_bound: float = 0.9          # HGRN2's lower bound on the forget gate
     beta: float | None = None         # the delta rule's beta; None: seeded per token from the keys
+    paper: bool = False               # the papers' form where a mechanism has one (RetNet, GLA, the
+                                      # scalar gate): q and k as given, no normaliser, q scaled by d^-1/2
 
     def checked(self, lang: str = "en") -> "MechanismSettings":
         """The settings, or ValueError in ``lang`` naming the one out of range."""
@@ -61,6 +63,8 @@ class MechanismSettings:
             raise ValueError(say("maps.err_lower_bound", lang, got=self.lower_bound, top=STATE_LOWER_BOUND_MAX))
         if self.beta is not None and not (isinstance(self.beta, (int, float)) and 0 < self.beta <= 1):
             raise ValueError(say("maps.err_beta", lang, got=self.beta))
+        if not isinstance(self.paper, bool):
+            raise ValueError(say("maps.err_paper", lang, got=str(self.paper)[:40]))
         return self
 
 
@@ -73,11 +77,10 @@ def _drawn(name: str):
 def mechanism_label(name: str, settings: MechanismSettings) -> str:
     """The label of a mechanism's map (English, as catalogue labels are; ``map_name`` shows
     it in another language): the state tab's name, qualified where its settings say so
-    (GLA's gates: seeded or fitted)."""
+    (GLA's gates: seeded or fitted; the papers' form)."""
     mechanism = _drawn(name)
     label = say(mechanism.label_key, "en")
-    qualifier = mechanism.label_qualifier(settings)
-    if qualifier is not None:
+    for qualifier in mechanism.label_qualifiers(settings):
         label = say("common.qualified", "en", name=label, qualifier=say(qualifier, "en"))
     return label
 

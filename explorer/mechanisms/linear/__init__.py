@@ -7,3 +7,4 @@ from .. import WRITES_FEATURES
 STATE_KIND = "none"
 WRITES = WRITES_FEATURES
 YEAR = 2020  # the paper: Katharopoulos et al., Transformers are RNNs
+BESIDE_SOFTMAX = False  # its map is the maps tab's elu+1 map, drawn there already

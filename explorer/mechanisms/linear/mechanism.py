@@ -17,6 +17,7 @@ from __future__ import annotations
 import torch
 
 from ...maps import create
+from ...text import Message
 from ..recurrence import Recurrence, WRITES_FEATURES, as_float64
 from .decay import prepare_log_decay
 from .forms import linear_attention
@@ -57,12 +58,35 @@ class KernelRecurrence(Recurrence):
     params: tuple[str, ...] = ()
     map_features = "elu1"     # the feature map of q and k its map reads in the maps tab
 
+    @property
+    def has_paper_form(self) -> bool:
+        return all(switch in self.params for switch in PAPER_SWITCHES)
+
+    def paper_form(self, settings) -> bool:
+        """Whether the maps tab draws the papers' form (asked for, and this one has it)."""
+        return bool(getattr(settings, "paper", False)) and self.has_paper_form
+
     def map_inputs(self, q, k, settings, head=None, should_stop=None) -> tuple:
         """elu+1 features of the queries and keys (a normalised kernel map), and the
-        parameters ``decay_params`` gives for them."""
+        parameters ``decay_params`` gives for them; in the papers' form (``settings.paper``),
+        q and k as given, no normaliser and q scaled by d_k^-1/2."""
+        if self.paper_form(settings):
+            q, k = q.double(), k.double()
+            decay = self.decay_params(q, k, settings, head, should_stop, None)
+            return q, k, as_float64({**decay, "normalise": False, "scale": q.shape[-1] ** -0.5})
         features = create(self.map_features, q.shape[-1])
         fq, fk = features(q.double(), is_query=True).double(), features(k.double()).double()
         return fq, fk, as_float64(self.decay_params(fq, fk, settings, head, should_stop, features))
+
+    def label_qualifiers(self, settings) -> tuple[str, ...]:
+        return ("maps.form_paper",) if self.paper_form(settings) else ()
+
+    def in_paper_form(self, note: Message, settings) -> Message:
+        """A settings note, followed by the papers' form where it is drawn."""
+        return Message("maps.note_paper_form", note=note) if self.paper_form(settings) else note
+
+    def settings_note(self, settings, head=None) -> Message:
+        return self.in_paper_form(super().settings_note(settings, head), settings)
 
     def decay_params(self, fq, fk, settings, head, should_stop, features) -> dict:
         """The maps tab's decay on features fq, fk: ``default_params`` with the drawer's seed."""
@@ -125,7 +149,6 @@ class Linear(KernelRecurrence):
     name = __package__.rpartition(".")[2]     # registered under its folder's name
     state_kind = STATE_KIND
     writes = WRITES
-    beside_softmax = False      # its map is the maps tab's elu+1 map, drawn there already
 
 
 MECHANISM = Linear()

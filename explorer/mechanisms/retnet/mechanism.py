@@ -35,9 +35,8 @@ class RetNet(KernelRecurrence):
 
     def settings_note(self, settings, head=None) -> Message:
         gamma = settings.gamma if settings.gamma is not None else (head_gamma(head) if head is not None else None)
-        if gamma is None:
-            return Message("maps.note_retnet_heads")
-        return Message("maps.note_retnet", gamma=f"{gamma:.6g}")
+        note = Message("maps.note_retnet_heads") if gamma is None else Message("maps.note_retnet", gamma=f"{gamma:.6g}")
+        return self.in_paper_form(note, settings)
 
     def gate_preset(self, n, m, *, log_gamma, strength, seed, head, dtype):
         """log gamma at every step, one value for all features: ``log_gamma`` if given, else

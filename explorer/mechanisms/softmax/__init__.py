@@ -3,3 +3,4 @@ It keeps every key and value (the KV cache), so it has no fixed-size state."""
 
 STATE_KIND = None
 WRITES = None
+BESIDE_SOFTMAX = False  # the reference the others are drawn beside

@@ -18,7 +18,6 @@ class Softmax(Recurrence):
     state_kind = STATE_KIND
     writes = WRITES
     has_normaliser = True
-    beside_softmax = False          # it is the reference the others are drawn beside
 
     def _map(self, q, k, **params) -> torch.Tensor:
         return softmax_map(q, k, causal=True)
