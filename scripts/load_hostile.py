@@ -1,22 +1,32 @@
 """Hostile visitors beside an honest one: does the honest visitor still get answers?
 
-    python scripts/load_hostile.py                          # starts `python app.py` on a free loopback port
+    python scripts/load_hostile.py                          # starts `python app.py --public` on a free loopback port
     python scripts/load_hostile.py --url http://127.0.0.1:7860/ --pid 1234
     python scripts/load_hostile.py --seconds 30 --hostile 4
+    python scripts/load_hostile.py --private                # the app as started without --public
 
-For ``--seconds`` (60; at most 600), ``--hostile`` visitors (8; at most 16), each with a
-session of its own, do what a public Space meets, round and round:
+For ``--seconds`` (60; at most 600), ``--hostile`` visitors (8; at most 16), each from an
+address of its own and inventing a new session for every request, do what a public Space
+meets, round and round:
 
-  heavy maps       random N = 2048, d = 64, every map, m = 1024
+  heavy maps       random N from 1,536 to 2,048, d = 64, every map, m = 1024, a new data seed
+                   each time (no cache serves them)
   abandoned learn  every head, LUNA, m = 256, 1,000 steps: the stream closed once it runs
-  queue flooding   five heavy maps and a sweep joined at once, the stream read for a second
+  queue flooding   five heavy maps and a sweep joined at once, each from a new session, the
+                   streams read for a second
   big bodies       a 50 MB body announced, and one sent in chunks without a length
   training leaves  every head, Hedgehog, m = 256: the stream closed after the first loss
+  unread posts     a sweep to 131,072 and a generation posted and never read
+  direct route     POST /gradio_api/run/complexity, the socket closed after 6 s
+  bf16 upload      a 2 KB bfloat16 .pt whose q expands one element to 25,000 x 25,000
 
-while one honest visitor sends the maps tab's default request (every parameter at the
-tab's default), waits for its answer and a second, and repeats. Printed: the honest
-visitor's requests, failures, p50 and p95 latency; what the hostile ones got (answers,
+while one honest visitor, from another address, sends the maps tab's default request (every
+parameter at the tab's default), waits for its answer and a second, and repeats. Printed: the
+honest visitor's requests, failures, p50 and p95 latency; what the hostile ones got (answers,
 refusals); and the server's peak resident memory (of the app started here, or of ``--pid``).
+
+The addresses travel in X-Forwarded-For, which the app's server (uvicorn) takes from a
+proxy on the same host only, as a proxy in front of a server would send them.
 
 Loopback only: the script refuses any other address, and it never runs longer than
 ``--seconds`` plus the time its last requests take to end (each bounded).
@@ -28,10 +38,12 @@ import argparse
 import ipaddress
 import json
 import os
+import random
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -64,11 +76,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_app(log_path: Path) -> tuple[subprocess.Popen, str]:
+def start_app(log_path: Path, public: bool = True) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = dict(os.environ, GRADIO_SERVER_NAME="127.0.0.1", GRADIO_SERVER_PORT=str(port))
     log = open(log_path, "w")
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    command = [sys.executable, "app.py"] + (["--public"] if public else [])
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     import httpx
     deadline = time.time() + 300
@@ -121,6 +134,14 @@ class Api:
         reply = client.post(route, json={"data": self.data(api_name, **kwargs), "session_hash": session})
         return reply.json().get("event_id") if reply.status_code == 200 else None
 
+    def upload(self, client, path: Path) -> dict | None:
+        """``path`` uploaded as the page uploads a file; its FileData, or None when refused."""
+        with open(path, "rb") as fh:
+            reply = client.post(f"{self.url}gradio_api/upload", files={"files": (path.name, fh)})
+        if reply.status_code != 200:
+            return None
+        return {"path": reply.json()[0], "orig_name": path.name, "meta": {"_type": "gradio.FileData"}}
+
     def read(self, client, api_name: str, event_id: str, until=None) -> str:
         """Read the event's stream to its end ('complete' or 'error'), or until ``until(line)``
         is true (then the stream is closed: the visitor has left). Returns what ended it."""
@@ -165,14 +186,30 @@ class Tally:
 
 
 def heavy_maps():
-    return dict(source="random", n=2048, d=64, maps=ALL_MAPS, m=1024)
+    """A heavy maps request no cache has seen: another N and another data seed each time."""
+    return dict(source="random", n=random.randint(1536, 2048), d=64, maps=ALL_MAPS, m=1024,
+                data_seed=random.randrange(2 ** 31))
 
 
-def hostile(kind: str, api: Api, until: float, tally: Tally):
+def bf16_bomb(folder: Path) -> Path:
+    """2 KB on disk, 2.5 GB once converted: q is one bfloat16 element expanded to 25,000 x 25,000."""
+    import torch
+    path = folder / "expanded-bf16.pt"
+    torch.save({"q": torch.zeros(1, dtype=torch.bfloat16).expand(25_000, 25_000),
+                "k": torch.zeros(4, 4, dtype=torch.bfloat16)}, path)
+    return path
+
+
+def visitor_headers(index: int) -> dict:
+    """The address of visitor ``index`` (the honest one is -1), as a proxy on this host names it."""
+    return {"X-Forwarded-For": "10.0.1.1" if index < 0 else f"10.0.0.{index + 1}"}
+
+
+def hostile(kind: str, index: int, api: Api, until: float, tally: Tally, bomb: Path):
     import httpx
-    session = uuid.uuid4().hex
-    with httpx.Client(timeout=REQUEST_TIMEOUT_S) as client:
+    with httpx.Client(timeout=REQUEST_TIMEOUT_S, headers=visitor_headers(index)) as client:
         while time.time() < until:
+            session = uuid.uuid4().hex                 # invented anew: one visitor is its address
             try:
                 if kind == "heavy maps":
                     tally.add(f"{kind}: {api.call(client, '/maps', session, **heavy_maps())}")
@@ -191,8 +228,9 @@ def hostile(kind: str, api: Api, until: float, tally: Tally):
                     ended = api.read(client, "/learn", event, until=left)
                     tally.add(f"{kind}: {ended}")
                 elif kind == "queue flooding":
-                    events = [(name, api.join(client, name, session, **kwargs)) for name, kwargs in
-                              [("/maps", heavy_maps())] * 5 + [("/complexity", dict(n_max=131072, points=12))]]
+                    events = [(name, api.join(client, name, uuid.uuid4().hex, **kwargs)) for name, kwargs in
+                              [("/maps", heavy_maps()) for _ in range(5)]
+                              + [("/complexity", dict(n_max=131072, points=random.randint(8, 12)))]]
                     for name, event in events:
                         tally.add(f"{kind}: {'joined' if event else 'refused at the door'}")
                     stop_at = time.time() + 1.0
@@ -214,6 +252,29 @@ def hostile(kind: str, api: Api, until: float, tally: Tally):
                     except httpx.HTTPError as exc:
                         tally.add(f"{kind}: chunked 50 MB cut off ({type(exc).__name__})")
                     time.sleep(0.5)
+                elif kind == "unread posts":
+                    for name, kwargs in (("/complexity", dict(n_min=16, n_max=131072, points=random.randint(8, 12))),
+                                         ("/generate", dict(new_tokens=64))):
+                        event = api.join(client, name, uuid.uuid4().hex, **kwargs)
+                        tally.add(f"{kind}: {name} {'posted' if event else 'refused at the door'}")
+                    time.sleep(1.0)
+                elif kind == "direct route":
+                    route = f"{api.url}gradio_api/run/complexity"
+                    data = api.data("/complexity", n_max=131072, points=random.randint(8, 12))
+                    try:
+                        reply = client.post(route, json={"data": data}, timeout=6)
+                        tally.add(f"{kind}: answered {reply.status_code}")
+                    except httpx.TimeoutException:
+                        tally.add(f"{kind}: ran past 6 s, socket closed")
+                    time.sleep(0.5)
+                elif kind == "bf16 upload":
+                    uploaded = api.upload(client, bomb)
+                    if uploaded is None:
+                        tally.add(f"{kind}: upload refused")
+                    else:
+                        ended = api.call(client, "/maps", session, source="file", file=uploaded)
+                        tally.add(f"{kind}: {ended}")
+                    time.sleep(0.5)
             except httpx.HTTPError as exc:
                 tally.add(f"{kind}: {type(exc).__name__}")
                 time.sleep(0.5)
@@ -222,7 +283,7 @@ def hostile(kind: str, api: Api, until: float, tally: Tally):
 def honest(api: Api, until: float, tally: Tally):
     import httpx
     session = uuid.uuid4().hex
-    with httpx.Client(timeout=REQUEST_TIMEOUT_S) as client:
+    with httpx.Client(timeout=REQUEST_TIMEOUT_S, headers=visitor_headers(-1)) as client:
         while time.time() < until:
             start = time.perf_counter()
             try:
@@ -237,7 +298,8 @@ def honest(api: Api, until: float, tally: Tally):
             time.sleep(HONEST_PAUSE_S)
 
 
-KINDS = ["heavy maps", "abandoned learn", "queue flooding", "big bodies", "training leaves"]
+KINDS = ["heavy maps", "abandoned learn", "queue flooding", "big bodies", "training leaves", "unread posts",
+         "direct route", "bf16 upload"]
 ALL_HEADS = None
 
 
@@ -253,6 +315,7 @@ def main(argv=None):
     parser.add_argument("--pid", type=int, help="the running app's process, for its resident memory")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--hostile", type=int, default=8)
+    parser.add_argument("--private", action="store_true", help="start the app without --public")
     args = parser.parse_args(argv)
     if not 0 < args.seconds <= MAX_SECONDS:
         raise SystemExit(f"--seconds: between 0 and {MAX_SECONDS}")
@@ -269,7 +332,7 @@ def main(argv=None):
         url, pid = loopback_only(args.url), args.pid
     else:
         log = Path(os.environ.get("TMPDIR", "/tmp")) / f"load-hostile-{os.getpid()}.log"
-        proc, url = start_app(log)
+        proc, url = start_app(log, public=not args.private)
         pid = proc.pid
         print(f"app.py started at {url} (log {log})")
     try:
@@ -279,8 +342,9 @@ def main(argv=None):
         honest(api, time.time() + 0.1, honest_warm)            # the first call loads the model: not counted
         peak, base = 0, rss_bytes(pid) if pid else None
         until = time.time() + args.seconds
-        threads = [threading.Thread(target=hostile, args=(KINDS[i % len(KINDS)], api, until, tally), daemon=True)
-                   for i in range(args.hostile)]
+        bomb = bf16_bomb(Path(tempfile.mkdtemp(prefix="load-hostile-")))
+        threads = [threading.Thread(target=hostile, args=(KINDS[i % len(KINDS)], i, api, until, tally, bomb),
+                                    daemon=True) for i in range(args.hostile)]
         threads.append(threading.Thread(target=honest, args=(api, until, tally), daemon=True))
         for t in threads:
             t.start()
@@ -292,7 +356,8 @@ def main(argv=None):
                 print("some requests were still running at the end; not waited for")
                 break
         times = tally.honest
-        print(f"{args.hostile} hostile visitors, one honest, {args.seconds:.0f} s")
+        print(f"{args.hostile} hostile visitors, one honest, {args.seconds:.0f} s"
+              f"{'' if args.url else (' (app.py' + ('' if args.private else ' --public') + ')')}")
         if times:
             print(f"honest /maps (defaults): {len(times)} requests, {len(tally.honest_failed)} failed "
                   f"({', '.join(sorted(set(tally.honest_failed))) or 'none'}); "
