@@ -1,5 +1,6 @@
 """What the server adds to gradio for a page anyone may open: a Content-Security-Policy on
-every response, a cap on request bodies, a share of the queue per visitor, lanes for the
+every response, a cap on request bodies, a share of the queue per session and per visitor
+(client address), no work for an event nobody reads, no route around the queue, lanes for the
 events the server's one budget bounds, sessions that expire, and the export folder removed
 when the process is told to stop.
 
@@ -125,9 +126,10 @@ def streamed_keys(scope) -> tuple:
 
 
 class PublicGuard:
-    """ASGI middleware: the policy header on every response, and a body over the cap refused
+    """ASGI middleware: the policy header on every response; a body over the cap refused
     with 413 before it is read (by its Content-Length), or as soon as it passes the cap
-    (a body sent in chunks)."""
+    (a body sent in chunks); the result streams open counted (Readers); and an error raised
+    after an answer has started logged in one line."""
 
     def __init__(self, app, max_body: int = MAX_BODY_BYTES):
         self.app = app
