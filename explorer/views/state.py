@@ -190,7 +190,7 @@ class _prefix_map(torch.nn.Module):
 # ---------------------------------------------------------------------------------------
 
 RECALL_LAGS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
-RECALL_TRIALS = 16      # explorer.forms.state.recall_probe's default
+RECALL_TRIALS = 16      # explorer.forms.state_probes.recall_probe's default
 CAPACITY_TRIALS = 8
 # Pairs written, as multiples of d: from well below d (every update recalls almost all) to
 # 16 d, where an additive state on unit keys (mean cosine ~ 1/sqrt(1 + P/d) = 0.24) keeps
@@ -209,7 +209,7 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
                kind="none", lags=RECALL_LAGS, *, lower_bound=STATE_DEFAULTS["lower_bound"],
                beta=STATE_DEFAULTS["beta"], lang="en") -> StateView:
     """One head as an RNN under every update: norms, rank, recall and capacity, and step t of ``kind``."""
-    from ..forms import state
+    from ..forms import state, state_probes
 
     lang = normal_lang(lang)
     c = check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
@@ -240,7 +240,7 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
         notices=list(getattr(sample, "notices", [])) + notices,
         title=f"{getattr(sample, 'source', '')} · {say('common.layer', lang)} {layer}, {say('common.head', lang)} {head} · "
               f"{c.map_label}, m = {fmap.num_features}",
-        capacity=capacity, head_dim=d, capacity_trials=CAPACITY_TRIALS, threshold=state.RECALL_THRESHOLD, lang=lang,
+        capacity=capacity, head_dim=d, capacity_trials=CAPACITY_TRIALS, threshold=state_probes.RECALL_THRESHOLD, lang=lang,
     )
 
 
@@ -268,7 +268,7 @@ def warm_probes(map_label: str, m: int, seed: int, head_dim: int) -> None:
 
 
 def _measure_probes(fmap, d: int, lags: tuple, c: StateControls) -> dict:
-    from ..forms import state
+    from ..forms import state, state_probes
 
     pairs = capacity_pairs(d)
     probe = dict(gamma=c.gamma, strength=c.strength, lower_bound=c.lower_bound, beta=c.beta, seed=c.seed)
@@ -279,15 +279,15 @@ def _measure_probes(fmap, d: int, lags: tuple, c: StateControls) -> dict:
         # `lag` others) is what decay forgets; a recent one (written last, after `lag` others)
         # is what it keeps clean.
         if lags:
-            early = state.recall_probe(fmap, d, list(lags), kd, position="early", trials=RECALL_TRIALS, **probe)
-            recent = state.recall_probe(fmap, d, list(lags), kd, position="recent", trials=RECALL_TRIALS, **probe)
+            early = state_probes.recall_probe(fmap, d, list(lags), kd, position="early", trials=RECALL_TRIALS, **probe)
+            recent = state_probes.recall_probe(fmap, d, list(lags), kd, position="recent", trials=RECALL_TRIALS, **probe)
             recall[kd] = {"lags": early.lags.numpy(), "cosine": early.cosine.numpy(),
                           "cosine_std": early.cosine_std.numpy(), "recent_cosine": recent.cosine.numpy(),
                           "recent_cosine_std": recent.cosine_std.numpy()}
-        capacity[kd] = _capacity(state.capacity_probe(fmap, d, pairs, kd, trials=CAPACITY_TRIALS, **probe))
+        capacity[kd] = _capacity(state_probes.capacity_probe(fmap, d, pairs, kd, trials=CAPACITY_TRIALS, **probe))
     # The additive update on the delta rule's own keys: what the correction alone changes.
     capacity[state.UNIT_ADDITIVE] = _capacity(
-        state.capacity_probe(None, d, pairs, state.UNIT_ADDITIVE, trials=CAPACITY_TRIALS, **probe))
+        state_probes.capacity_probe(None, d, pairs, state.UNIT_ADDITIVE, trials=CAPACITY_TRIALS, **probe))
     return {"recall": recall, "capacity": capacity}
 
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from explorer import catalog, figures, mechanisms, views
-from explorer.forms import state
+from explorer.forms import state, state_probes
 from explorer.measure import cost
 from explorer.views import state as state_views
 from test_lecture_figures import KEPT_WORDS, english_words
@@ -57,11 +57,11 @@ def test_view_numbers_are_the_probes(sample, view_en):
     """The capacity and recall the view shows are the engine's probes with the view's controls."""
     fmap = views.make_feature_map("elu+1", 8, 8, 0)[0]
     pairs = state_views.capacity_pairs(8)
-    cap = state.capacity_probe(None, 8, pairs, "deltanet", beta=catalog.STATE_DEFAULTS["beta"], gamma=0.9,
+    cap = state_probes.capacity_probe(None, 8, pairs, "deltanet", beta=catalog.STATE_DEFAULTS["beta"], gamma=0.9,
                                strength=2.0, lower_bound=catalog.STATE_DEFAULTS["lower_bound"],
                                trials=state_views.CAPACITY_TRIALS)
     np.testing.assert_array_equal(view_en.capacity["DeltaNet"]["recalled"], cap.recalled.numpy())
-    hgrn = state.recall_probe(fmap, 8, [1, 16, 64], "hgrn2", position="recent", gamma=0.9, strength=2.0,
+    hgrn = state_probes.recall_probe(fmap, 8, [1, 16, 64], "hgrn2", position="recent", gamma=0.9, strength=2.0,
                               lower_bound=catalog.STATE_DEFAULTS["lower_bound"])
     np.testing.assert_allclose(view_en.recall["HGRN2 gates"]["recent_cosine"], hgrn.cosine.numpy())
     assert pairs[0] < 8 < pairs[-1] == 16 * 8

@@ -255,12 +255,12 @@ def test_state_defaults_show_decay_on_the_default_text_and_more_on_the_preset():
 
 
 def test_state_view_recalls_an_early_and_a_recent_key_and_says_the_keys_are_synthetic():
-    from explorer.forms import state
+    from explorer.forms import state_probes
     sample = views.load_sample("random", preset="local", n=20, d=8)
     sv = views.state_view(sample, 0, 0, "elu+1", 8, 0, 0.8, 2.0, lags=(1, 16, 64))
     retnet = sv.recall["RetNet γ"]
     fmap = views.make_feature_map("elu+1", 8, 8, 0)[0]
-    recent = state.recall_probe(fmap, 8, [1, 16, 64], "retnet", gamma=0.8, strength=2.0, seed=0, position="recent")
+    recent = state_probes.recall_probe(fmap, 8, [1, 16, 64], "retnet", gamma=0.8, strength=2.0, seed=0, position="recent")
     np.testing.assert_allclose(retnet["recent_cosine"], recent.cosine.numpy())
     # Decay forgets the early key and keeps the recent one clean.
     assert retnet["recent_cosine"][-1] > retnet["cosine"][-1] + 0.3

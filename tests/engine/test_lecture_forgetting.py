@@ -11,7 +11,7 @@ import torch
 
 from explorer import maps as feature_maps
 from explorer.lecture.figures import build_count, chapter_figures
-from explorer.forms import state
+from explorer.forms import state, state_probes
 from explorer.mechanisms.hgrn2.gates import hgrn2_layer_bounds
 from explorer.lecture.ch5_closing_the_gap import maths as closing
 from explorer.lecture.ch4_rnn import maths as rnn
@@ -38,7 +38,7 @@ def _probe(kind, position, dim=rnn.RECALL_DIM, **kw):
     """The engine's recall probe with the lecture's settings, as a plain array; ``dim`` the
     lecture's one recall experiment's (chapters 4, 5 and 6 quote the same)."""
     elu = feature_maps.create("elu1", dim)
-    rc = state.recall_probe(elu, dim, list(rnn.RECALL_LAGS), kind, position=position, trials=16, seed=0, **kw)
+    rc = state_probes.recall_probe(elu, dim, list(rnn.RECALL_LAGS), kind, position=position, trials=16, seed=0, **kw)
     return rc.cosine.numpy()
 
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from explorer import mechanisms
-from explorer.forms import state
+from explorer.forms import state, state_probes
 from explorer.mechanisms.linear import forms as linear
 from explorer.mechanisms.retnet import gates as decay
 from explorer import maps as fm
@@ -170,7 +170,7 @@ LAGS = [0, 2, 8, 32, 128]
 
 def test_recall_is_perfect_at_lag_zero_and_falls_without_decay():
     fmap = fm.create("elu1", 16)
-    curve = state.recall_probe(fmap, 16, LAGS, "none", trials=16)
+    curve = state_probes.recall_probe(fmap, 16, LAGS, "none", trials=16)
     assert curve.lags.tolist() == LAGS
     assert curve.cosine[0].item() == pytest.approx(1.0, abs=1e-5)
     assert curve.cosine_std[0].item() == pytest.approx(0.0, abs=1e-5)
@@ -182,8 +182,8 @@ def test_recall_is_perfect_at_lag_zero_and_falls_without_decay():
 def test_without_decay_the_position_of_the_target_does_not_matter():
     # A state without decay is a plain sum: it does not know the order of its writes.
     fmap = fm.create("favor_plus", 8, num_features=16)
-    early = state.recall_probe(fmap, 8, LAGS, position="early", trials=8)
-    recent = state.recall_probe(fmap, 8, LAGS, position="recent", trials=8)
+    early = state_probes.recall_probe(fmap, 8, LAGS, position="early", trials=8)
+    recent = state_probes.recall_probe(fmap, 8, LAGS, position="recent", trials=8)
     torch.testing.assert_close(early.cosine, recent.cosine, atol=1e-5, rtol=1e-5)
 
 
@@ -191,10 +191,10 @@ def test_without_decay_the_position_of_the_target_does_not_matter():
 def test_decay_forgets_early_keys_and_helps_recent_ones(kind):
     fmap = fm.create("elu1", 16)
     opts = dict(gamma=0.9, strength=4.0, trials=32)
-    none_early = state.recall_probe(fmap, 16, LAGS, "none", position="early", **opts)
-    none_recent = state.recall_probe(fmap, 16, LAGS, "none", position="recent", **opts)
-    early = state.recall_probe(fmap, 16, LAGS, kind, position="early", **opts)
-    recent = state.recall_probe(fmap, 16, LAGS, kind, position="recent", **opts)
+    none_early = state_probes.recall_probe(fmap, 16, LAGS, "none", position="early", **opts)
+    none_recent = state_probes.recall_probe(fmap, 16, LAGS, "none", position="recent", **opts)
+    early = state_probes.recall_probe(fmap, 16, LAGS, kind, position="early", **opts)
+    recent = state_probes.recall_probe(fmap, 16, LAGS, kind, position="recent", **opts)
     assert recent.cosine[-1] > none_recent.cosine[-1] + 0.1
     assert early.cosine[-1] < none_early.cosine[-1]
     assert recent.cosine[-1] > early.cosine[-1] + 0.1
@@ -203,9 +203,9 @@ def test_decay_forgets_early_keys_and_helps_recent_ones(kind):
 def test_fixed_load_curve_is_flat_without_decay_and_falls_with_it():
     fmap = fm.create("relu", 8)
     lags = [0, 4, 16, 48]
-    flat = state.recall_probe(fmap, 8, lags, "none", num_distractors=48, trials=8)
+    flat = state_probes.recall_probe(fmap, 8, lags, "none", num_distractors=48, trials=8)
     torch.testing.assert_close(flat.cosine, flat.cosine[:1].expand(4), atol=1e-5, rtol=1e-5)
-    falling = state.recall_probe(fmap, 8, lags, "retnet", gamma=0.9, num_distractors=48, trials=8)
+    falling = state_probes.recall_probe(fmap, 8, lags, "retnet", gamma=0.9, num_distractors=48, trials=8)
     assert (falling.cosine.diff() < 0).all()
     assert falling.cosine[0] > flat.cosine[0]
 
@@ -230,7 +230,7 @@ def test_recall_readouts_match_the_quadratic_form(name, kind, position):
     # Positional maps see the whole stream's length, so compare them on full streams only.
     lags = [most] if fmap.positional else [0, 1, 4, most]
     fixed = most if position == "fixed" else None
-    got = state._readouts(state.UpdateRule(kind, fmap, a), tk, tv, nk, nv, lags, "early" if fixed else position, fixed)
+    got = state_probes._readouts(state.UpdateRule(kind, fmap, a), tk, tv, nk, nv, lags, "early" if fixed else position, fixed)
     for lag in lags:
         if position == "early":
             k, v = torch.cat([tk, nk[:, :lag]], 1), torch.cat([tv[:, None], nv[:, :lag]], 1)
@@ -245,9 +245,9 @@ def test_recall_readouts_match_the_quadratic_form(name, kind, position):
 
 def test_recall_probe_value_dim_and_seed():
     fmap = fm.create("elu1", 4)
-    a = state.recall_probe(fmap, 4, [0, 5], value_dim=3, seed=1, trials=4)
-    b = state.recall_probe(fmap, 4, [0, 5], value_dim=3, seed=1, trials=4)
-    c = state.recall_probe(fmap, 4, [0, 5], value_dim=3, seed=2, trials=4)
+    a = state_probes.recall_probe(fmap, 4, [0, 5], value_dim=3, seed=1, trials=4)
+    b = state_probes.recall_probe(fmap, 4, [0, 5], value_dim=3, seed=1, trials=4)
+    c = state_probes.recall_probe(fmap, 4, [0, 5], value_dim=3, seed=2, trials=4)
     torch.testing.assert_close(a.cosine, b.cosine)
     assert a.cosine[1] != c.cosine[1]
 
@@ -273,7 +273,7 @@ def test_recall_probe_validation(kwargs, name):
     args = dict(feature_map=fm.create("elu1", 4), head_dim=4, lags=[0, 1])
     args.update(kwargs)
     with pytest.raises(ValueError, match=name):
-        state.recall_probe(args.pop("feature_map"), args.pop("head_dim"), args.pop("lags"), **args)
+        state_probes.recall_probe(args.pop("feature_map"), args.pop("head_dim"), args.pop("lags"), **args)
 
 
 # --- memory ---------------------------------------------------------------------------

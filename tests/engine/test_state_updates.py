@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from explorer import maps as fm
-from explorer.forms import state
+from explorer.forms import state, state_probes
 
 F64 = torch.float64
 
@@ -115,7 +115,7 @@ def _plain_recall(kind, d, lags, position, seed, trials, **gates):
                                          ("hgrn2", dict(lower_bound=0.5))])
 def test_recall_of_hgrn2_and_the_delta_rule_equals_plain_loops(kind, gates, position):
     lags = [0, 1, 5, 12]
-    got = state.recall_probe(None, 4, lags, kind, position=position, trials=3, seed=7, dtype=F64, **gates)
+    got = state_probes.recall_probe(None, 4, lags, kind, position=position, trials=3, seed=7, dtype=F64, **gates)
     want = _plain_recall(kind, 4, lags, position, 7, 3, **gates)
     assert got.cosine.tolist() == pytest.approx(want, rel=1e-9, abs=1e-12)
     assert got.trials.tolist() == [3] * len(lags)
@@ -126,12 +126,12 @@ def test_the_delta_rule_recalls_a_recent_key_where_the_additive_state_is_overloa
     back at a low cosine; the delta rule with beta = 1 reads the last pair back exactly."""
     d, lags = 32, [1, 64, 512]
     fmap = fm.create("elu1", d)
-    none = state.recall_probe(fmap, d, lags, "none", position="recent")
-    delta = state.recall_probe(None, d, lags, "deltanet", position="recent", beta=1.0)
+    none = state_probes.recall_probe(fmap, d, lags, "none", position="recent")
+    delta = state_probes.recall_probe(None, d, lags, "deltanet", position="recent", beta=1.0)
     assert none.cosine[-1] < 0.3
     assert delta.cosine.tolist() == pytest.approx([1.0] * 3, abs=1e-5)
     # Its early key is overwritten bit by bit: well recalled after one write, gone after 512.
-    early = state.recall_probe(None, d, lags, "deltanet", position="early", beta=1.0)
+    early = state_probes.recall_probe(None, d, lags, "deltanet", position="early", beta=1.0)
     assert early.cosine[0] > 0.9 and early.cosine[-1] < 0.2
 
 
@@ -165,7 +165,7 @@ def _plain_capacity(kind, d, pairs, seed, trials, threshold=0.5, fmap=None, **ga
 def test_capacity_counts_equal_a_plain_count(kind):
     d, pairs = 4, [1, 3, 4, 9, 16]
     fmap = fm.create("elu1", d) if kind == "none" else None
-    got = state.capacity_probe(fmap, d, pairs, kind, beta=0.8, seed=3, trials=5, dtype=F64)
+    got = state_probes.capacity_probe(fmap, d, pairs, kind, beta=0.8, seed=3, trials=5, dtype=F64)
     want = _plain_capacity(kind, d, pairs, 3, 5, fmap=fmap, beta=0.8)
     assert got.recalled.tolist() == want
     assert got.pairs.tolist() == pairs and got.threshold == 0.5
@@ -173,17 +173,17 @@ def test_capacity_counts_equal_a_plain_count(kind):
 
 
 def test_capacity_threshold_is_used():
-    low = state.capacity_probe(None, 8, [32], state.UNIT_ADDITIVE, threshold=-0.99, trials=2)
-    high = state.capacity_probe(None, 8, [32], state.UNIT_ADDITIVE, threshold=0.99, trials=2)
+    low = state_probes.capacity_probe(None, 8, [32], state.UNIT_ADDITIVE, threshold=-0.99, trials=2)
+    high = state_probes.capacity_probe(None, 8, [32], state.UNIT_ADDITIVE, threshold=0.99, trials=2)
     assert low.recalled[0] == 32 and high.recalled[0] < 32
 
 
 def test_the_delta_rule_keeps_recalling_past_d_while_adding_overloads():
     d = 32
     pairs = [d // 2, 16 * d]
-    delta = state.capacity_probe(None, d, pairs, "deltanet", beta=0.5)
-    unit = state.capacity_probe(None, d, pairs, state.UNIT_ADDITIVE)
-    elu = state.capacity_probe(fm.create("elu1", d), d, pairs, "none")
+    delta = state_probes.capacity_probe(None, d, pairs, "deltanet", beta=0.5)
+    unit = state_probes.capacity_probe(None, d, pairs, state.UNIT_ADDITIVE)
+    elu = state_probes.capacity_probe(fm.create("elu1", d), d, pairs, "none")
     # Below d every pair is recalled (nearly), by either update on unit keys.
     assert delta.recalled[0] >= 0.9 * d / 2 and unit.recalled[0] >= 0.9 * d / 2
     # Far past d the delta rule still holds about d pairs; the additive state fewer, and with
@@ -218,7 +218,7 @@ def test_capacity_probe_validation(kwargs, name):
     args = dict(pairs=[2, 4])
     args.update(kwargs)
     with pytest.raises(ValueError, match=name):
-        state.capacity_probe(None, 4, args.pop("pairs"), "deltanet", **args)
+        state_probes.capacity_probe(None, 4, args.pop("pairs"), "deltanet", **args)
 
 
 def test_gated_deltanet_gate_is_one_per_token_from_the_gla_recipe():

@@ -5,7 +5,7 @@
 ``step_to`` walks the engine's own ``linear.RecurrentState`` to token t and returns what
 the chapter draws (the update, S_t, z_t, o_t); ``recurrent_vs_parallel`` runs the whole
 sequence both ways through ``linear.linear_attention``; ``memory`` compares the fixed state
-with the KV cache softmax keeps; ``recall`` wraps ``state.recall_probe`` with a cache,
+with the KV cache softmax keeps; ``recall`` wraps ``state_probes.recall_probe`` with a cache,
 since the probe does not depend on the text (random keys of the head's dimension);
 ``generation_memory`` has the causal model itself, every layer linearized with its shipped
 Hedgehog maps, continue a held-out passage token by token, and records what it keeps.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ...forms import state
+from ...forms import state, state_probes
 from ...mechanisms.linear import forms as linear
 from ...checks import check_positive_int
 from ..memo import LRU
@@ -83,14 +83,14 @@ _recalls = LRU(64)        # curves per setting: a few hundred floats each
 def recall(feature_map, head_dim: int, kind: str = "none", position: str = "early", lags=RECALL_LAGS,
            gamma: float = 0.97, strength: float = 1.0, seed: int = 0, trials: int = 16,
            lower_bound: float = state.HGRN2_LOWER_BOUND) -> dict:
-    """``state.recall_probe`` as plain arrays, remembered per setting (the probe does not
+    """``state_probes.recall_probe`` as plain arrays, remembered per setting (the probe does not
     depend on the text, so a redraw with a new text reuses it). ``kind`` is any update of
     ``mechanisms.state_kinds()``; ``lower_bound`` is HGRN2's forget-gate bound."""
     key = (feature_map.name, getattr(feature_map, "seed", None), getattr(feature_map, "orthogonal", None),
            feature_map.num_features, head_dim, kind, position, tuple(lags), float(gamma), float(strength),
            int(seed), int(trials), float(lower_bound))
     def probe():
-        rc = state.recall_probe(feature_map, head_dim, list(lags), kind, gamma=gamma, strength=strength, seed=seed,
+        rc = state_probes.recall_probe(feature_map, head_dim, list(lags), kind, gamma=gamma, strength=strength, seed=seed,
                                 position=position, trials=trials, lower_bound=lower_bound)
         return {"lags": rc.lags.numpy(), "cosine": rc.cosine.numpy(), "cosine_std": rc.cosine_std.numpy(),
                 "kind": kind, "position": position}

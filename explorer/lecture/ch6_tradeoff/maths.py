@@ -28,7 +28,7 @@ from ...mechanisms.gla.fit import fit_gla_gates
 from ...mechanisms.retnet.gates import head_gamma
 from ...maps import create
 from ...catalog import FEATURE_MAPS
-from ...forms import attention, state
+from ...forms import attention, state, state_probes
 from ...measure import rowwise, showing
 from ...measure.cost import flop_counts
 from ..ch4_rnn import maths as rnn
@@ -50,7 +50,7 @@ ROADMAP_POINTS = (
     ("2024_gla", 2024, "elu+1 + GLA gates", "causal softmax"),
 )
 # The state updates' roadmap is measured apart: not a row KL but the recall probe's cosine
-# (``explorer.forms.state.recall_probe``) for an early and a recent key after a stated lag.
+# (``explorer.forms.state_probes.recall_probe``) for an early and a recent key after a stated lag.
 # Each point is (id, year, the probe's update kind): every state update the registry holds,
 # named by its kind, in the year of its paper.
 STATE_ROADMAP_POINTS = tuple((kind, year, kind) for kind, year in mechanisms.state_kind_years())
@@ -248,7 +248,7 @@ RETRIEVAL_PAIRS = (4, 16, 64, 256, 1024)
 RETRIEVAL_READERS = ("softmax", "none", "deltanet")      # the KV cache; the additive state; the delta rule's
 
 
-def softmax_recalled(keys, values, pairs, threshold: float = state.RECALL_THRESHOLD) -> list[float]:
+def softmax_recalled(keys, values, pairs, threshold: float = state_probes.RECALL_THRESHOLD) -> list[float]:
     """Mean count, over the trials (the leading dimension), of stored pairs whose value softmax
     attention reads back with cosine above ``threshold`` when asked with their own key, after
     the first P pairs of ``keys``, ``values`` (trials, total, d) are stored, for each P."""
@@ -264,7 +264,7 @@ def softmax_recalled(keys, values, pairs, threshold: float = state.RECALL_THRESH
 def retrieval(head_dim: int = rnn.RECALL_DIM, pairs=RETRIEVAL_PAIRS, trials: int = 8, seed: int = 0) -> dict:
     """{"pairs", "recalled": {reader: share of the P pairs recalled, per P}, "threshold", "d"}:
     softmax over every stored pair against the elu+1 state with and without the delta rule.
-    The states see the very keys and values softmax sees (``state.capacity_probe`` draws them
+    The states see the very keys and values softmax sees (``state_probes.capacity_probe`` draws them
     from the same seeded generator, in the same order)."""
     def compute():
         total = max(pairs)
@@ -274,9 +274,9 @@ def retrieval(head_dim: int = rnn.RECALL_DIM, pairs=RETRIEVAL_PAIRS, trials: int
         counts = {"softmax": softmax_recalled(keys, values, pairs)}
         elu = create("elu1", head_dim)
         for kind in RETRIEVAL_READERS[1:]:
-            curve = state.capacity_probe(elu, head_dim, list(pairs), kind, seed=seed, trials=trials,
+            curve = state_probes.capacity_probe(elu, head_dim, list(pairs), kind, seed=seed, trials=trials,
                                          dtype=torch.float64)
             counts[kind] = [float(x) for x in curve.recalled]
-        return {"pairs": list(pairs), "d": head_dim, "threshold": state.RECALL_THRESHOLD,
+        return {"pairs": list(pairs), "d": head_dim, "threshold": state_probes.RECALL_THRESHOLD,
                 "recalled": {r: [c / p for c, p in zip(counts[r], pairs)] for r in RETRIEVAL_READERS}}
     return memo(("retrieval", head_dim, tuple(pairs), trials, seed), compute)
