@@ -24,6 +24,7 @@ from collections import Counter
 from urllib.parse import parse_qs, urlsplit
 
 from starlette.middleware import Middleware
+from starlette.requests import Request
 
 from ..text import normal_lang, say
 
@@ -53,6 +54,14 @@ CONTENT_SECURITY_POLICY = "; ".join([
 # own limit (launch's max_file_size) and is left to it.
 MAX_BODY_BYTES = 4 * 2 ** 20
 UPLOAD_PATH_END = "/upload"
+
+# Uploads on disk: gradio bounds one file (launch's max_file_size) and sweeps its folder every
+# so often, and between sweeps five distinct 100 MiB uploads were stored in 3.7 s. One visitor
+# (one address) may upload VISITOR_UPLOAD_BYTES within UPLOAD_WINDOW_S, and no upload is taken
+# while gradio's folder (uploads and the files it serves) holds ALL_UPLOADS_BYTES.
+UPLOAD_WINDOW_S = 3600
+VISITOR_UPLOAD_BYTES = 512 * 2 ** 20
+ALL_UPLOADS_BYTES = 4 * 2 ** 30
 
 # The queue: what waits behind the running events. One visitor (one session) may have this
 # many events waiting at once: a page's load alone joins four at once (its two restores, the
@@ -111,6 +120,43 @@ class Readers:
             return any(self._open.get(key, 0) > 0 for key in keys)
 
 
+class UploadLedger:
+    """The bytes each address uploaded within the last UPLOAD_WINDOW_S."""
+
+    def __init__(self):
+        self._sent: dict[str, list] = {}
+        self._lock = threading.Lock()
+
+    def sent(self, address: str) -> int:
+        now = time.monotonic()
+        with self._lock:
+            recent = [(at, size) for at, size in self._sent.get(address, []) if now - at < UPLOAD_WINDOW_S]
+            if recent:
+                self._sent[address] = recent
+            else:
+                self._sent.pop(address, None)
+            return sum(size for _, size in recent)
+
+    def add(self, address: str, size: int) -> None:
+        if size > 0:
+            with self._lock:
+                self._sent.setdefault(address, []).append((time.monotonic(), size))
+
+
+def stored_upload_bytes() -> int:
+    """What gradio's file folder holds now (uploads, and the files it serves)."""
+    from gradio.utils import get_upload_folder
+
+    total = 0
+    for folder, _, files in os.walk(get_upload_folder()):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(folder, name)).st_size
+            except OSError:          # swept meanwhile
+                pass
+    return total
+
+
 def streamed_keys(scope) -> tuple:
     """The session hash or event id whose results a request streams; () for any other request."""
     if scope.get("method") != "GET":
@@ -135,6 +181,7 @@ class PublicGuard:
         self.app = app
         self.max_body = max_body
         self.readers = Readers()
+        self.uploads = UploadLedger()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -156,11 +203,16 @@ class PublicGuard:
             stop_reading()
 
     async def _guarded(self, scope, receive, send, stop_reading):
+        upload = scope.get("method") == "POST" and scope.get("path", "").endswith(UPLOAD_PATH_END)
         capped = not scope.get("path", "").endswith(UPLOAD_PATH_END)
         headers = dict(scope.get("headers") or [])
         length = headers.get(b"content-length", b"")
         if capped and length.isdigit() and int(length) > self.max_body:
             return await self._refuse(send)
+        visitor = visitor_address(Request(scope)) if upload else None
+        upload_room = self._upload_room(visitor) if upload else None
+        if upload and (upload_room <= 0 or (length.isdigit() and int(length) > upload_room)):
+            return await self._refuse(send, self._upload_refusal(scope))
 
         state = {"started": False, "ended": False, "refused": False, "received": 0}
 
@@ -180,11 +232,13 @@ class PublicGuard:
             message = await receive()
             if message["type"] == "http.disconnect":
                 stop_reading()               # a reader that went is gone now, not once its stream unwinds
-            if capped and message["type"] == "http.request":
+            if message["type"] == "http.request":
                 state["received"] += len(message.get("body", b""))
-                if state["received"] > self.max_body and not state["refused"]:
+                over_cap = capped and state["received"] > self.max_body
+                over_share = upload and state["received"] > upload_room
+                if (over_cap or over_share) and not state["refused"]:
                     if not state["started"]:
-                        await self._refuse(send)
+                        await self._refuse(send, self._upload_refusal(scope) if over_share else None)
                     state["refused"] = True
                     return {"type": "http.disconnect"}
             return message
@@ -206,9 +260,26 @@ class PublicGuard:
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
                 except Exception:            # the client has gone: nothing to close
                     pass
+        finally:
+            if upload:
+                self.uploads.add(visitor, state["received"])
 
-    async def _refuse(self, send):
-        body = json.dumps({"error": say("common.body_too_large", "en", limit=self.max_body // 2 ** 20)}).encode()
+    def _upload_room(self, visitor: str) -> int:
+        """The bytes ``visitor`` may still upload: its share left, or none while gradio's
+        folder is full."""
+        if stored_upload_bytes() >= ALL_UPLOADS_BYTES:
+            return 0
+        return VISITOR_UPLOAD_BYTES - self.uploads.sent(visitor)
+
+    def _upload_refusal(self, scope) -> str:
+        lang = _page_lang(Request(scope))
+        if stored_upload_bytes() >= ALL_UPLOADS_BYTES:
+            return say("common.uploads_full", lang)
+        return say("common.upload_share", lang, limit=VISITOR_UPLOAD_BYTES // 2 ** 20, minutes=UPLOAD_WINDOW_S // 60)
+
+    async def _refuse(self, send, message: str | None = None):
+        message = message or say("common.body_too_large", "en", limit=self.max_body // 2 ** 20)
+        body = json.dumps({"error": message}).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                                 (b"connection", b"close"),
