@@ -543,6 +543,7 @@ def _keep_page_language(blocks) -> None:
         inputs = kwargs["inputs"] if "inputs" in kwargs else (args[1] if len(args) > 1 else [])
         try:
             check_arguments(inputs if isinstance(inputs, (list, tuple)) else [inputs])
+            _check_count(blocks, block_fn, inputs)
             replaced = _clean_text_inputs(blocks, block_fn, inputs)
         except ValueError as exc:
             log.warning("refused an event's arguments: %s", exc)
@@ -580,6 +581,16 @@ def _clean_text_inputs(blocks, block_fn, inputs) -> int:
         else:
             raise ValueError(Message("common.refusal_surrogates", name=bound.name, count=bad))
     return replaced
+
+
+def _check_count(blocks, block_fn, inputs) -> None:
+    """Refuse an event sent fewer values than its function takes, in one sentence: gradio's
+    own refusal repeats every value sent (up to the 4 MB body) and logs a traceback."""
+    if isinstance(block_fn, int):
+        block_fn = blocks.fns[block_fn]
+    needed = len(getattr(block_fn, "inputs", None) or [])
+    if isinstance(inputs, list) and len(inputs) < needed:
+        raise ValueError(Message("common.arguments_too_few", needed=needed, count=len(inputs)))
 
 
 def _strings_in(value) -> list:

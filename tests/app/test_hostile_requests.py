@@ -132,3 +132,16 @@ def test_an_unknown_session_or_event_is_logged_in_one_short_line(small_app, log_
     assert answer.status_code == 200 and ("session_not_found" in answer.text or "404" in answer.text)
     lines = log_lines()
     assert len(lines) == 1 and len(lines[0]) < 200 and "404" in lines[0], lines[:5]
+
+
+def test_an_event_sent_too_few_values_is_refused_in_one_line(small_app, log_lines):
+    # Gradio's own refusal repeated every value sent and logged a traceback.
+    demo = small_app
+    model_box = next(dep.fn for dep in demo.fns.values() if dep.inputs and dep.inputs[0].elem_id == "model")
+    body = json.dumps({"data": [], "fn_index": _fn_index(demo, model_box), "session_hash": "short",
+                       "event_data": None, "trigger_id": None})
+    answer = httpx.post(f"{demo.local_url}gradio_api/run/predict", content=body,
+                        headers={"Content-Type": "application/json"}, timeout=60)
+    assert "sends 0 values; this action takes 1" in answer.json()["error"]
+    lines = log_lines()
+    assert len(lines) <= 1 and not any("Traceback" in line for line in lines), lines[:5]
