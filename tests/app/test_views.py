@@ -103,7 +103,10 @@ def test_head_overview_every_head():
 def test_state_view_memory_and_kinds():
     sample = views.load_sample("random", preset="local", n=20, d=8)
     sv = views.state_view(sample, 0, 0, "elu+1", 8, 0, 0.9, 2.0, t=3, kind="gla", lags=(0, 4))
-    assert set(sv.traces) == {"no decay", "RetNet γ", "GLA gates", "HGRN2 gates", "DeltaNet", "Gated DeltaNet"}
+    from explorer import mechanisms
+    from explorer.text import say
+    assert set(sv.traces) == {say(f"state.kind.{kind}") for kind in mechanisms.state_kinds()}
+    assert {"no decay", "RetNet γ", "GLA gates", "HGRN2 gates", "DeltaNet", "Gated DeltaNet"} <= set(sv.traces)
     assert sv.kv_bytes[19] == 20 * 16 * 4 and sv.state_bytes == (8 * 8 + 8) * 4 and len(sv.mem_ts) == 2048
     # Without decay the state only grows; with RetNet's gamma it stays smaller.
     none, retnet = sv.traces["no decay"]["normaliser_norm"], sv.traces["RetNet γ"]["normaliser_norm"]
@@ -122,6 +125,7 @@ def test_sweep_guards():
     assert len(notes) == 1 and "131,072" in notes[0]
 
 
+@pytest.mark.slow
 def test_complexity_view_small():
     cv = views.complexity_view(64, 128, 2, 16, None, True, "elu1", ["sdpa", "linear_parallel", "linear_chunked"],
                                repeats=1)
@@ -242,6 +246,7 @@ def _default_text():
     return source.DEFAULT_TEXT
 
 
+@pytest.mark.slow
 def test_state_defaults_show_decay_on_the_default_text_and_more_on_the_preset():
     from explorer import catalog
     gamma, strength = catalog.STATE_DEFAULTS["gamma"], catalog.STATE_DEFAULTS["strength"]

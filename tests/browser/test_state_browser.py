@@ -10,7 +10,10 @@ import pytest
 
 from explorer.text import say
 from helpers.page import ARTIFACTS, TIMEOUT_MS, Watched, wait_quiet
-from test_state_view import KINDS, chinese_leftovers
+from explorer.mechanisms import state_kinds
+from helpers.words import chinese_leftovers
+
+KINDS = state_kinds()
 
 pytestmark = pytest.mark.browser
 

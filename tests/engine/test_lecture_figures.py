@@ -15,9 +15,7 @@ from explorer.lecture.ch2_associativity import maths as associativity
 from explorer.lecture import text as lecture_text
 from explorer.lecture import view as lecture
 
-# KEPT_WORDS is here for tests/app/test_state_view.py, which imports it and english_words from
-# this module until it reads them from helpers.words.
-from helpers.words import KEPT_WORDS, lecture_english_words as english_words  # noqa: F401
+from helpers.words import lecture_english_words as english_words
 
 pytestmark = pytest.mark.usefixtures("lecture_chapter_five")     # chapter 5 on SmolLM2, once a run (conftest)
 

@@ -158,6 +158,7 @@ def test_settings_out_of_range_are_refused_in_words(bad):
         views.maps_view(_sample(), 0, 0, ["softmax"], True, mechanisms=["mamba"])
 
 
+@pytest.mark.slow
 def test_the_cost_model_prices_every_mechanism_and_a_refused_one_is_a_notice():
     from explorer.views.mechanism_maps import cost_form
     assert {cost_form(name) for name in MECHANISM_MAPS} == set(cost.MECHANISM_FORMS)

@@ -31,6 +31,16 @@ TOOL_NAMES = {word for term in kept_in_latin() for word in re.findall(r"[A-Za-z]
 NAME_PARTS = re.compile(r"all-MiniLM-L\d+-v\d+|torch \d+\.\d+\.\d+\S*|\b[vL]\d+\b|\S+·\d+")
 
 
+# Names the state tab keeps in Latin letters in Chinese, beside the lecture's: the models, the
+# delta rule's name, a norm's name, and the bracket of the symbol ‖z_t‖ (no word there).
+STATE_NAMES = {"HGRN", "DeltaNet", "Gated", "Delta", "Frobenius", "RNN", "diag", "SEP", "CLS", "KiB"}
+
+
+def chinese_leftovers(text: str) -> list[str]:
+    """The state tab's check: English words of a Chinese text, its names and the lecture's aside."""
+    return [word for word in lecture_english_words(text) if word not in STATE_NAMES and word not in KEPT_WORDS]
+
+
 def english_words(text: str) -> list[str]:
     """The English words of a text, names, units and the text's own (quoted) tokens aside."""
     text = re.sub(r"<[^>]+>|“[^”]*”|%\{[^}]*\}", " ", str(text))
