@@ -3,6 +3,7 @@
     python app.py                      # http://127.0.0.1:7860
     python app.py --host 0.0.0.0 --port 8080
     python app.py --public             # as on a Space: only the built-in models (explorer.catalog.public_server)
+    python app.py --feature-maps mymaps.py   # your own feature maps beside the built-in ones (docs/maps.md)
     GRADIO_SERVER_NAME=0.0.0.0 GRADIO_SERVER_PORT=8080 python app.py
 
 Runs offline: analytics and hub look-ups are switched off before gradio is imported, and
@@ -66,9 +67,22 @@ def main(argv=None):
     parser.add_argument("--max-threads", type=int, default=8)
     parser.add_argument("--public", action="store_true",
                         help="serve anyone (as on a Space): only the built-in models, unless EXPLORER_ALLOW_MODELS says more")
+    parser.add_argument("--feature-maps", metavar="MODULES", default=None,
+                        help="modules or .py files that add feature maps (comma-separated; also EXPLORER_FEATURE_MAPS); "
+                             "refused with --public")
     args = parser.parse_args(argv)
     if args.public:
         os.environ["EXPLORER_PUBLIC"] = "1"      # read by explorer.catalog.public_server
+    if args.feature_maps is not None:
+        os.environ["EXPLORER_FEATURE_MAPS"] = args.feature_maps
+
+    from explorer import plugins
+    try:
+        added = plugins.load()                   # before the page lists the maps
+    except plugins.Refused as exc:
+        parser.exit(2, f"{exc}\n")
+    if added:
+        print(f"feature maps from outside the package: {', '.join(added)}", flush=True)
 
     from explorer import memory
     from explorer.ui import build_app, launch_kwargs, server

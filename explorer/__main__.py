@@ -475,6 +475,12 @@ def main(argv=None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 0
+    from . import plugins
+    try:
+        plugins.load()                    # EXPLORER_FEATURE_MAPS: maps from outside the package
+    except plugins.Refused as exc:
+        print(exc, file=sys.stderr)
+        return 2
     return args.func(args)
 
 

@@ -65,20 +65,30 @@ def _specs() -> tuple[MapSpec, ...]:
     return tuple(specs)
 
 
-_SPECS = _specs()
+_SPECS: tuple = ((), ())      # (the registered names it was made from, the choices)
+
+
+def _catalogue() -> tuple[MapSpec, ...]:
+    """Every choice of the maps menu, made again once a map from outside the package
+    (``explorer.plugins``) has joined the specs."""
+    global _SPECS
+    names = tuple(FEATURE_MAPS)
+    if _SPECS[0] != names:
+        _SPECS = (names, _specs())
+    return _SPECS[1]
 
 
 def map_specs() -> "OrderedDict[str, MapSpec]":
     """label -> MapSpec for every map the engine offers (softmax is the reference, apart)."""
-    return OrderedDict((spec.label, spec) for spec in _SPECS)
+    return OrderedDict((spec.label, spec) for spec in _catalogue())
 
 
 def map_choices() -> list[str]:
-    return [REFERENCE, *(spec.label for spec in _SPECS)]
+    return [REFERENCE, *(spec.label for spec in _catalogue())]
 
 
 def random_map_labels() -> list[str]:
-    return [spec.label for spec in _SPECS if spec.random]
+    return [spec.label for spec in _catalogue() if spec.random]
 
 
 def default_maps() -> list[str]:

@@ -81,6 +81,17 @@ SPECS: dict[str, FeatureMapSpec] = {spec.name: spec for spec in (
 REFERENCE = "softmax"                  # the exact map every other one is compared with: no features
 
 
+def add_spec(spec: FeatureMapSpec) -> FeatureMapSpec:
+    """Add the spec of a map from outside the package (``explorer.plugins``), after the built-in
+    ones; its class then registers itself in ``explorer.maps`` with ``spec = add_spec(...)``."""
+    if not isinstance(spec, FeatureMapSpec):
+        raise TypeError(f"spec: expected a FeatureMapSpec, got {type(spec).__name__}")
+    if spec.name in SPECS or spec.name == REFERENCE:
+        raise ValueError(f"spec: a map named {spec.name!r} exists already; give yours another name")
+    SPECS[spec.name] = spec
+    return spec
+
+
 def spec(name: str) -> FeatureMapSpec:
     """The spec of the map registered as ``name``, or ValueError."""
     try:

@@ -24,8 +24,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # Words and the catalogue the page is built from before torch loads (data, no math), and
     # the stop signal every long loop asks.
     ("words and catalogue", ("explorer", "explorer.text", "explorer.catalog", "explorer.stopping")),
-    # The math: feature maps, forms of attention, mechanisms.
-    ("math", ("explorer.maps", "explorer.forms", "explorer.mechanisms")),
+    # The math: feature maps, the attention maps' and states' diagnostics, mechanisms.
+    ("math", ("explorer.maps", "explorer.diagnostics", "explorer.mechanisms")),
     # Q, K, V from a model, random data or an upload, and the record of where an export's
     # numbers came from (the model file's hash, versions, settings).
     ("sources", ("explorer.sources", "explorer.provenance")),
@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # Files for download (CSV, arrays).
     ("export", ("explorer.export", "explorer.deck_export", "explorer.handout")),
     # The edges: the Gradio UI and the command line.
-    ("ui and command line", ("explorer.ui", "explorer.__main__")),
+    ("ui and command line", ("explorer.ui", "explorer.__main__", "explorer.plugins")),
 ]
 
 
@@ -174,7 +174,7 @@ def test_imports_are_read_at_any_depth_and_resolved(tmp_path, source, expected):
 
 def test_an_upward_import_is_caught(tmp_path):
     path = tmp_path / "probe.py"
-    path.write_text("def f():\n    from ..views import common\n    from ..forms import attention\n", encoding="utf-8")
+    path.write_text("def f():\n    from ..views import common\n    from ..diagnostics import attention\n", encoding="utf-8")
     found = upward_imports({"explorer.maps.probe": path})
     assert found == {("explorer.maps.probe", "explorer.views.common")}      # the same layer is allowed
 
