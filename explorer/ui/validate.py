@@ -543,7 +543,6 @@ def _keep_page_language(blocks) -> None:
         inputs = kwargs["inputs"] if "inputs" in kwargs else (args[1] if len(args) > 1 else [])
         try:
             check_arguments(inputs if isinstance(inputs, (list, tuple)) else [inputs])
-            _check_count(blocks, block_fn, inputs)
             replaced = _clean_text_inputs(blocks, block_fn, inputs)
         except ValueError as exc:
             log.warning("refused an event's arguments: %s", exc)
@@ -583,14 +582,25 @@ def _clean_text_inputs(blocks, block_fn, inputs) -> int:
     return replaced
 
 
-def _check_count(blocks, block_fn, inputs) -> None:
-    """Refuse an event sent fewer values than its function takes, in one sentence: gradio's
-    own refusal repeats every value sent (up to the 4 MB body) and logs a traceback."""
-    if isinstance(block_fn, int):
-        block_fn = blocks.fns[block_fn]
-    needed = len(getattr(block_fn, "inputs", None) or [])
-    if isinstance(inputs, list) and len(inputs) < needed:
-        raise ValueError(Message("common.arguments_too_few", needed=needed, count=len(inputs)))
+def _count_inputs_first(blocks) -> None:
+    """Refuse an event sent fewer values than its function takes, in one sentence, where
+    gradio counts them (Blocks.validate_inputs): its own refusal repeats every value sent (up
+    to the 4 MB body) and logs a traceback."""
+    import gradio as gr
+
+    from ..text import say
+
+    original = blocks.validate_inputs
+
+    def validate_inputs(block_fn, inputs):
+        needed = len(getattr(block_fn, "inputs", None) or [])
+        if isinstance(inputs, list) and len(inputs) < needed:
+            lang = _PAGE_LANG.get()
+            message = Message("common.arguments_too_few", needed=needed, count=len(inputs))
+            log.warning("refused an event's arguments: %s", message)
+            raise gr.Error(message.say(lang), title=say("common.toast_check", lang), print_exception=False)
+        return original(block_fn, inputs)
+    blocks.validate_inputs = validate_inputs
 
 
 def _strings_in(value) -> list:
@@ -618,6 +628,7 @@ def install(blocks) -> int:
         count += 1
     if count:
         _keep_page_language(blocks)
+        _count_inputs_first(blocks)
     return count
 
 
