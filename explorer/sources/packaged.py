@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..catalog import CAUSAL_MODEL
-from ..text import Message, ModelName, say
+from ..text import Message, ModelName
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,8 @@ def ready_folder(spec: PackagedModel, progress=None) -> Path:
     """The converted folder of ``spec``, converting it first if need be.
 
     ``progress(fraction, message)`` hears about a conversion while it runs (the app shows a
-    bar); it is not called when the folder is already there.
+    bar, and says the message, a ``Message``, in the page's language); it is not called when
+    the folder is already there.
     """
     gguf = gguf_path(spec)
     if gguf is None:
@@ -120,7 +121,7 @@ def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> No
     """De-quantise in a worker thread while this thread reports progress: a web framework's
     progress callback may only work from the thread that handles the request."""
     tell = progress or (lambda fraction, message: None)
-    tell(0.0, _both("sources.converting", name=ModelName(spec.name), elapsed=0, total=spec.convert_s))
+    tell(0.0, Message("sources.converting", name=ModelName(spec.name), elapsed=0, total=spec.convert_s))
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     outcome: dict = {}
@@ -139,7 +140,7 @@ def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> No
             worker.join(0.5)
             elapsed = time.perf_counter() - start
             tell(min(0.95, elapsed / spec.convert_s),
-                _both("sources.converting", name=ModelName(spec.name), elapsed=elapsed, total=spec.convert_s))
+                 Message("sources.converting", name=ModelName(spec.name), elapsed=elapsed, total=spec.convert_s))
         if "error" in outcome:
             raise outcome["error"]
         if folder.exists():                # a half-written folder from elsewhere
@@ -147,7 +148,7 @@ def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> No
         os.replace(work, folder)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    tell(1.0, _both("sources.converted", name=ModelName(spec.name)))
+    tell(1.0, Message("sources.converted", name=ModelName(spec.name)))
 
 
 def _write_float32(spec: PackagedModel, gguf: Path, work: Path) -> None:
@@ -169,11 +170,6 @@ def _write_float32(spec: PackagedModel, gguf: Path, work: Path) -> None:
     net.config.save_pretrained(work)
     tok.save_pretrained(work)
     _drop_quantization(work / "config.json")   # the weights are float32 now, not GGUF
-
-
-def _both(key: str, **values) -> str:
-    """A progress message in both languages: the bar's text cannot follow the page's language."""
-    return " · ".join(say(key, lang, **values) for lang in ("en", "zh"))
 
 
 def _drop_quantization(config_path: Path) -> None:

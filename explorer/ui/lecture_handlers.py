@@ -15,6 +15,7 @@ import gradio as gr
 
 from ..catalog import CAUSAL_MODEL
 from ..lecture.memo import LRU
+from ..text import said
 from . import common, i18n, source as source_panel, validate
 
 CAUSAL_MODEL_NAME = CAUSAL_MODEL["name"]     # the packaged causal model a link or request may name
@@ -364,7 +365,7 @@ def make_draw(specs: dict):
         text_, sample_key = _panel_choice(*panel_values)
         controls = chapter_values(ch, flat, specs)
         view = compute(ch, text_, sample_key, controls, panel_values,
-                       progress=lambda fraction, message="": progress(fraction, desc=message), lang=lang)
+                       progress=lambda fraction, message="": progress(fraction, desc=said(message, lang)), lang=lang)
         figs = render(view, lang, presentation, view_key(ch, text_, sample_key, controls, lang))   # and the bar
         link = common.query_string(link_params(view, lang, presentation, text_, sample_key, panel_values))
         deeper = _deeper_html(ch, deeper_params(view, lang, presentation, text_, sample_key, panel_values), lang)

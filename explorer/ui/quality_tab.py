@@ -11,7 +11,7 @@ import pandas as pd
 
 from .. import catalog
 from ..stopping import StopSignal
-from ..text import normal_lang, say
+from ..text import normal_lang, said, say
 from . import common, i18n, server, source as source_panel
 
 X_AXES = ("m", "FLOPs")
@@ -142,7 +142,7 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     quality, overview, notices = views.quality_page(
         sample, layer, head, maps, seeds, causal, m, overview_map, overview_metric, lang=lang,
         session=getattr(request, "session_hash", None), should_stop=stop,
-        progress=lambda f, msg: progress(f, desc=msg))
+        progress=lambda f, msg: progress(f, desc=said(msg, lang)))
     bundle = (quality, overview)
     curves, norms, shape, over = render(bundle, presentation, x_axis)
     params = {"tab": "quality", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head, model=model),

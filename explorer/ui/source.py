@@ -213,14 +213,14 @@ def load(source, text, preset, n, d, data_seed, temperature, file, progress=None
     """The Sample for the panel's values (cached in the engine); the progress bar speaks ``lang``."""
     import_engine()
     from .. import views
-    from ..text import say
+    from ..text import said, say
 
     if source == "text" and model == OTHER_MODEL:
         raise ValueError(say("sources.type_other", lang))
     report = None
     if source == "text" and progress is not None:
         progress(0.05, desc=say("sources.reading", lang))
-        report = lambda fraction, message: progress(0.05 + 0.35 * fraction, desc=message)  # noqa: E731
+        report = lambda fraction, message: progress(0.05 + 0.35 * fraction, desc=said(message, lang))  # noqa: E731
     path = file if isinstance(file, str) or file is None else getattr(file, "name", None)
     return views.load_sample(source, text=text, preset=preset, n=n, d=d, data_seed=data_seed,
                              temperature=temperature, path=path, model=model or None, progress=report)

@@ -230,6 +230,13 @@ def check_prompt(prompt, new_tokens, lang: str = "en") -> tuple[str, int]:
     return prompt, new_tokens
 
 
+def decoded_so_far(tokenizer, tokens) -> str:
+    """The text of the tokens generated so far. A character of several bytes (Chinese, in a
+    byte-level vocabulary) can end between two tokens: its first bytes decode to U+FFFD, so
+    the text is shown up to it, and the character appears whole with the token that ends it."""
+    return tokenizer.decode(tokens).rstrip("\ufffd")
+
+
 def _streamed(prompt, new_tokens, layers, choice: SetChoice, stop):
     """(text so far, memory, KV cache, seconds, count) after each token of one generation, run
     on a worker thread so that the caller can hand each token on as it comes."""
@@ -238,7 +245,7 @@ def _streamed(prompt, new_tokens, layers, choice: SetChoice, stop):
 
     def work(emit, should_stop):
         def on_token(generation):
-            emit((tokenizer.decode(generation.tokens), list(generation.memory_bytes),
+            emit((decoded_so_far(tokenizer, generation.tokens), list(generation.memory_bytes),
                   list(generation.kv_cache_bytes), sum(generation.seconds), len(generation.tokens)))
         generate(prompt, new_tokens, layers, kind=choice.kind, window=choice.window, model=MODEL, stop=should_stop,
                  on_token=on_token, sinks=choice.sinks)
