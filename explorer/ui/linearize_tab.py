@@ -171,7 +171,9 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> LinearizeC
 
     gr.Markdown(_label("linearize.gen_intro"), elem_id="linearize-gen-intro")
     with gr.Row(equal_height=False):
-        prompt = gr.Textbox(DEFAULT_PROMPT, max_length=MAX_PROMPT_CHARS, lines=2, scale=3,
+        # No max_length: the browser would cut a longer paste without a word; the view refuses
+        # it and says how long it was (MAX_PROMPT_CHARS, in the label).
+        prompt = gr.Textbox(DEFAULT_PROMPT, lines=2, scale=3,
                             label=_label("linearize.prompt_label"),
                             elem_id="linearize-prompt")
         new_tokens = gr.Slider(1, MAX_NEW_TOKENS, value=32, step=1, label=_label("linearize.new_tokens_label"),
