@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..text import Message
+
 
 def _taylor2_count(d: int) -> int:
     # [1, x', x'_i^2 / sqrt(2), x'_i x'_j (i < j)]: 1 + d + d(d+1)/2
@@ -97,4 +99,4 @@ def spec(name: str) -> FeatureMapSpec:
     try:
         return SPECS[name]
     except KeyError:
-        raise ValueError(f"map: unknown map {name!r}") from None
+        raise ValueError(Message("common.err_map_unknown", name=repr(name))) from None

@@ -22,7 +22,7 @@ from torch import nn
 
 from .. import stopping
 from ..checks import check_positive_int
-from ..forms import attention
+from ..diagnostics import attention
 from ..maps.base import FeatureMap, create
 from ..maps.learned import KINDS, check_kind
 from ..measure import rowwise
@@ -212,18 +212,18 @@ def seed_list(seed: int = 0, seeds=DEFAULT_SEEDS) -> tuple[int, ...]:
     """The seeds of an experiment: ``seeds`` consecutive ones from ``seed`` (an int), or the
     list given (distinct, non-negative), at most ``MAX_SEEDS``."""
     if isinstance(seeds, bool):
-        raise ValueError(f"seeds: a count from 1 to {MAX_SEEDS} or a list of seeds, got {seeds!r}")
+        raise ValueError(Message("learn.err_seeds_type", cap=MAX_SEEDS, got=repr(seeds)))
     if isinstance(seeds, int):
         if not 1 <= seeds <= MAX_SEEDS:
-            raise ValueError(f"seeds: a count from 1 to {MAX_SEEDS}, got {seeds}")
+            raise ValueError(Message("learn.err_seeds_count", cap=MAX_SEEDS, got=seeds))
         seed = int(seed or 0)
         if seed < 0:
-            raise ValueError(f"seed: must be 0 or more, got {seed}")
+            raise ValueError(Message("learn.err_seed", got=seed))
         return tuple(range(seed, seed + seeds))
     values = tuple(seeds)
     if not 1 <= len(values) <= MAX_SEEDS or len(set(values)) != len(values) \
             or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in values):
-        raise ValueError(f"seeds: 1 to {MAX_SEEDS} distinct whole numbers 0 or more, got {str(values)[:60]}")
+        raise ValueError(Message("learn.err_seeds_list", cap=MAX_SEEDS, got=str(values)[:60]))
     return values
 
 

@@ -24,8 +24,9 @@ from .. import stopping
 from .. import maps as feature_maps
 from ..catalog import METRIC_KEYS, REFERENCE, map_specs
 from ..core.feature_maps import SPECS
-from ..forms import attention
+from ..diagnostics import attention
 from ..measure import cost, metrics
+from ..text import Message
 
 DEFAULT_MAPS = ("elu1", "favor_plus", "taylor2", "cosformer")
 # The columns that say which cell a row is (the key of resuming and merging), then what was read.
@@ -88,11 +89,11 @@ def resolve_maps(names) -> tuple:
             label = _default_label(name)
         else:
             offered = [REFERENCE, *SPECS, *(label for label, spec in specs.items() if not spec.trained)]
-            raise ValueError(f"map: unknown or session-bound map {name[:60]!r}; choose from {', '.join(offered)}")
+            raise ValueError(Message("probe.err_map", name=repr(name[:60]), choices=", ".join(offered)))
         if label not in labels:
             labels.append(label)
     if not labels:
-        raise ValueError("maps: choose at least one map")
+        raise ValueError(Message("probe.err_no_map"))
     return tuple(labels)
 
 
@@ -109,9 +110,9 @@ def pick(asked, count: int, what: str) -> tuple:
         try:
             i = int(x)
         except (TypeError, ValueError):
-            raise ValueError(f"{what}: expected whole numbers or 'all', got {str(x)[:40]!r}") from None
+            raise ValueError(Message("probe.err_pick", what=what, got=repr(str(x)[:40]))) from None
         if not 0 <= i < count:
-            raise ValueError(f"{what}: {i} is outside 0..{count - 1} for this model")
+            raise ValueError(Message("probe.err_pick_range", what=what, index=i, last=count - 1))
         if i not in picked:
             picked.append(i)
     return tuple(picked)

@@ -23,7 +23,7 @@ class ChapterView:
     data: dict                     # plain arrays and labels for the figures
     notices: list = field(default_factory=list)          # English, including the sample's own
     notice_items: list = field(default_factory=list)     # (key, values) of the lecture's notices
-    sample_notices: list = field(default_factory=list)   # from the source, English only
+    sample_notices: list = field(default_factory=list)   # from the source: messages, said in the reader's language
     seconds: float = 0.0
     # build name -> {"claim": (key, values), "notes": [(key, values), ...]}: what the chapter
     # says on a build, filled from the numbers it computed. A build left out says its
@@ -42,7 +42,11 @@ class ChapterView:
                 out["maps"] = ("，" if lang == "zh" else ", ").join(
                     f"{text.map_name(name, lang)} {count}" for name, count in values["maps"])
             return out
-        return [_notice(key, lang, named(values)) for key, values in self.notice_items] + list(self.sample_notices)
+        return [_notice(key, lang, named(values)) for key, values in self.notice_items] + self._sample_notices(lang)
+
+    def _sample_notices(self, lang: str) -> list[str]:
+        from ..text import say
+        return [say(notice, lang) for notice in self.sample_notices]
 
     def claim_in(self, build: str, lang: str = "en") -> str:
         """The one short claim of ``build`` ("b0", ...) in ``lang``, from this view's numbers."""
@@ -56,7 +60,7 @@ class ChapterView:
         lines = [line for key, values in parts for line in text.t(key, lang, **values).split("\n") if line.strip()]
         about = [(key, values) for key, values in self.notice_items
                  if build in self.notice_builds.get(key, (build,))]
-        return lines + ChapterView(self.ch, {}, {}, {}, notice_items=about).notices_in(lang) + list(self.sample_notices)
+        return lines + ChapterView(self.ch, {}, {}, {}, notice_items=about).notices_in(lang) + self._sample_notices(lang)
 
 
 def _notice(key: str, lang: str, values: dict) -> str:

@@ -26,6 +26,7 @@ from torch import nn
 from ..checks import as_float_tensor, check_positive_int
 from ..core.grad import records_grad
 from ..core.feature_maps import SPECS, FeatureMapSpec  # noqa: F401  (SPECS: the classes name theirs from it)
+from ..text import Message
 
 
 class FeatureMap(nn.Module):
@@ -125,7 +126,7 @@ def create(name: str, head_dim: int, num_features: int | None = None, seed: int 
     differs from that dimension is an error rather than silently ignored.
     """
     if name not in _REGISTRY:
-        raise ValueError(f"name: unknown feature map {name!r}; known maps: {', '.join(names())}")
+        raise ValueError(Message("common.err_feature_map", name=repr(name), known=", ".join(names())))
     head_dim = check_positive_int(head_dim, "head_dim")
     cls, accepted = _REGISTRY[name]
     unknown = set(options) - accepted

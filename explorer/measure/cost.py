@@ -60,7 +60,7 @@ CHUNK_SIZE = 64
 
 def _check_method(method: str) -> None:
     if method not in METHODS:
-        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+        raise ValueError(Message("cost.err_method", choices=", ".join(METHODS), method=repr(method)))
 
 
 def method_flops(method: str, n: int, head_dim: int, feature_dim: int | None = None,
@@ -251,7 +251,7 @@ def _registry_name(label: str) -> str:
         return pretty[label]
     choice = map_specs().get(label)
     if choice is None:
-        raise ValueError(f"map: unknown map {label!r}")
+        raise ValueError(Message("common.err_map_unknown", name=repr(label)))
     return choice.name
 
 
@@ -282,7 +282,7 @@ def estimate(path: str, **shape) -> Estimate:
     mechanism:  n, d, form, heads=1, fit_steps=0, label one mechanism's exact N x N map and metrics
     """
     if path not in _PATHS:
-        raise ValueError(f"path: expected one of {', '.join(_PATHS)}, got {path!r}")
+        raise ValueError(Message("cost.err_path", choices=", ".join(_PATHS), path=repr(path)))
     found = _PATHS[path](**shape)
     return Estimate(found.bytes + SLACK_BYTES, found.seconds, found.what, found.lower)
 
@@ -354,7 +354,7 @@ def _mechanism(n, d, form, heads=1, fit_steps=0, label=None) -> Estimate:
     delta rule six N x N ones and an N^3 solve; GLA's fitted gates run ``fit_steps`` steps of
     a forward and backward pass over N x N x d (about six such tensors held)."""
     if form not in MECHANISM_FORMS:
-        raise ValueError(f"form: expected one of {', '.join(MECHANISM_FORMS)}, got {str(form)[:40]!r}")
+        raise ValueError(Message("cost.err_form", choices=", ".join(MECHANISM_FORMS), form=repr(str(form)[:40])))
     cells = heads * n * n
     if form == "per_feature":
         nbytes, flops = cells * d * F64 * 4, cells * d * 6     # measured: 3.1 x N^2 d x 8 bytes

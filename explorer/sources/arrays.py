@@ -53,7 +53,8 @@ def from_arrays(q, k, v=None) -> Sample:
         v = _as_float32(v, "v", notices)
     q, k, v = check_qkv(q, k, v)
     # Dot products past the float32 range make every logit infinite: no map is defined, softmax included.
-    reach = float(q.norm(dim=-1).max()) * float(k.norm(dim=-1).max()) if q.numel() and k.numel() else 0.0
+    reach = (float(q.double().norm(dim=-1).max()) * float(k.double().norm(dim=-1).max())
+             if q.numel() and k.numel() else 0.0)
     if not reach <= float(np.finfo(np.float32).max):
         raise ValueError(Message("sources.err_reach", reach=f"{reach:.1e}"))
     n = q.shape[-2]

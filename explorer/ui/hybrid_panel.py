@@ -48,14 +48,14 @@ def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_feat
     lang = _lang(lang)
     lv.check_minilm_only(model, "hybrid", lang)
     if mode not in MODES:
-        raise gr.Error(say("learn.bad_mode", lang), print_exception=False)
+        raise gr.Error(say("learn.bad_mode", lang), title=say("common.toast_check", lang), print_exception=False)
     trained_map = (trained or {}).get(map_name) if isinstance(trained, dict) else trained
     if map_name in KINDS and trained_map is None:
         raise gr.Error(say("learn.no_map", lang, map=KINDS[map_name], count=N_LAYERS * N_HEADS),
                        title=say("learn.no_map_title", lang), print_exception=False)
     chosen = "greedy" if mode == "greedy" else [_int(i, "layers") for i in (layers or [])]
     if chosen != "greedy" and not chosen:
-        raise gr.Error(say("learn.no_layers", lang), print_exception=False)
+        raise gr.Error(say("learn.no_layers", lang), title=say("common.toast_check", lang), print_exception=False)
     view = hybrid_views().hybrid_view(map_name, chosen, _int(budget, "budget"), trained_map=trained_map,
                           num_features=_int(num_features, "num_features"), seed=_int(seed or 0, "seed"),
                           heldout_count=_int(heldout_count, "heldout_count"),

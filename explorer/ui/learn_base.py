@@ -10,7 +10,7 @@ import functools
 import inspect
 
 from .. import catalog
-from ..text import say
+from ..text import Message, say
 from . import common, i18n
 
 N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
@@ -61,4 +61,4 @@ def _int(value, name: str) -> int:
     try:
         return int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a whole number, got {str(value)[:40]!r}") from None
+        raise ValueError(Message("common.err_whole", name=name, value=repr(str(value)[:40]))) from None

@@ -26,7 +26,7 @@ import gradio as gr
 
 from .. import catalog
 from ..stopping import StopSignal
-from ..text import ModelName, say, say_error
+from ..text import Message, ModelName, say, say_error
 from . import common, i18n, server, validate
 from . import source as source_panel
 from .hybrid_panel import HYBRID_CHOICES, MODES, hybrid_summary, hybrid_views, render_hybrid, run_hybrid
@@ -283,7 +283,7 @@ def _session(request):
 
 def _kind(kind) -> str:
     if kind not in KINDS:
-        raise ValueError(f"kind: choose one of {', '.join(KINDS)}, got {str(kind)[:40]!r}")
+        raise ValueError(Message("learn.err_kind", choices=", ".join(KINDS), kind=repr(str(kind)[:40])))
     return kind
 
 

@@ -165,7 +165,7 @@ def notices_with_undefined(view) -> str:
 @common.guarded
 def export_arrays(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0,
                   temperature=1.0, file=None, model=None, layer=2, head="3", causal=None, maps=catalog.DEFAULT_MAPS, m=64,
-                  seed=0, window=4):
+                  seed=0, window=4, lang="en"):
     """The maps view's Q, K, V, A, Â and per-row metrics as .npz and .safetensors files: their
     paths, which is what /maps_arrays returns (the page then shows the downloads box)."""
     from .. import export
@@ -251,7 +251,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
     with gr.Row():
         arrays = gr.Button(i18n.label("export_arrays"), size="sm", elem_id="maps-export-arrays")
     # The endpoint returns the files themselves; the box that shows them appears once they are there.
-    arrays.click(export_arrays, panel.inputs + tab.map_controls, files, api_name="maps_arrays", concurrency_limit=1,
+    arrays.click(export_arrays, panel.inputs + tab.map_controls + ([lang] if lang is not None else []), files,
+                 api_name="maps_arrays", concurrency_limit=1,
                  concurrency_id="export").success(lambda: gr.update(visible=True), None, files,
                                                   api_visibility="private", queue=False)
     return tab

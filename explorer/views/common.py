@@ -264,7 +264,7 @@ def load_sample(source: str = "text", text: str = "", preset: str = "gaussian", 
 
     if source == "text":
         if not isinstance(text, str) or not text.strip():
-            raise ValueError("text: the text is empty; type a sentence or pick an example")
+            raise ValueError(Message("common.err_text_empty"))
         model = model if isinstance(model, str) and model.strip() else None
         key = ("text", text) if model is None else ("text", text, model)
         make = lambda: sources.from_text(text, model=model, progress=progress)  # noqa: E731
@@ -276,11 +276,11 @@ def load_sample(source: str = "text", text: str = "", preset: str = "gaussian", 
                                            temperature=float(temperature), heads=heads)
     elif source == "file":
         if not path:
-            raise ValueError("file: no file uploaded; upload a .npy, .npz or .pt file with q and k")
+            raise ValueError(Message("common.err_no_upload"))
         key = None
         make = lambda: sources.load_file(path)  # noqa: E731
     else:
-        raise ValueError(f"source: expected text, random or file, got {source!r}")
+        raise ValueError(Message("common.err_source", source=repr(source)))
     if key is None:
         return make()
     sample = _sample_cache.get(key)
@@ -456,7 +456,7 @@ def model_argument(model) -> str | None:
     if model is None:
         return None
     if not isinstance(model, str):
-        raise ValueError(f"model: expected a model name, a folder or a Hub id, got {type(model).__name__}")
+        raise ValueError(Message("common.err_model_arg", kind=type(model).__name__))
     model = model.strip()
     return None if model in ("", EMBEDDED_NAME) else model
 

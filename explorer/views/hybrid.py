@@ -13,7 +13,7 @@ from ..checks import check_positive_int
 from ..experiments import hybrids
 from ..maps import create
 from ..measure import cost
-from ..text import say
+from ..text import Message, say
 from .common import model_shape
 from .learn import HYBRID_MAPS, KINDS, MAP_LABELS, _take, check_minilm_only, heldout_texts
 
@@ -57,14 +57,14 @@ def _map_for_layer(map_name: str, trained_map, num_features: int, seed: int, n_l
     if map_name in KINDS:
         name = "Hedgehog" if map_name == "hedgehog" else "LUNA"
         if trained_map is None or getattr(trained_map, "name", None) != map_name:
-            raise ValueError(f"map: no trained {name} yet. Train 'all heads' in part 1 (or load a saved "
-                             "all-heads map), then run the hybrid")
+            raise ValueError(Message("learn.err_hybrid_untrained", name=name))
         if tuple(trained_map.heads) != (n_layers, n_heads) or trained_map.head_dim != head_dim:
-            raise ValueError(f"map: the hybrid needs a {name} for every head ({n_layers} × {n_heads}); the "
-                             f"current one covers {tuple(trained_map.heads) or 'one head'}. Train 'all heads' first")
+            raise ValueError(Message("learn.err_hybrid_heads", name=name, layers=n_layers, heads=n_heads,
+                                     covers=str(tuple(trained_map.heads)) if trained_map.heads
+                                     else Message("learn.one_head")))
         return lambda i: trained_map.select(i)     # heads (n_heads,) broadcast over (B, heads, N, d)
     if map_name not in HYBRID_MAPS:
-        raise ValueError(f"map: choose one of {', '.join(HYBRID_MAPS)}, got {map_name!r}")
+        raise ValueError(Message("learn.err_hybrid_map", choices=", ".join(HYBRID_MAPS), got=repr(map_name)))
     m = check_positive_int(num_features, "num_features") if map_name == "favor_plus" else None
     return lambda i: create(map_name, head_dim, num_features=m, seed=seed)
 
@@ -89,7 +89,7 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
         loaded = _hybrid_model()
         if isinstance(layers, str):
             if layers != "greedy":
-                raise ValueError(f"layers: a list of layer indices or 'greedy', got {layers!r}")
+                raise ValueError(Message("learn.err_hybrid_layers", got=repr(layers)))
             budget = int(budget)
             report(0.0, "embedding the held-out texts with the original model")
             steps = hybrids.greedy_softmax_layers(loaded, texts, map_for_layer, budget,
@@ -99,7 +99,7 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
             chosen = sorted({int(i) for i in layers})
             bad = [i for i in chosen if not 0 <= i < n_layers]
             if bad:
-                raise ValueError(f"layers: layer {bad[0]} does not exist (the model has {n_layers}: 0..{n_layers - 1})")
+                raise ValueError(Message("learn.err_hybrid_layer", layer=bad[0], count=n_layers, last=n_layers - 1))
             key = tuple(texts)
             if key not in _references:
                 report(0.1, "embedding the held-out texts with the original model")

@@ -36,7 +36,7 @@ from ..checks import check_positive_int
 from ..core.cache import LRU
 from ..resources import asset
 from ..sources.models import EMBEDDED_NAME
-from ..text import ModelName, say
+from ..text import Message, ModelName, say
 # check_model: for the learn tab, which reaches these helpers through this module.
 from .common import (cached_sample, check_model, model_argument, model_info, model_name,  # noqa: F401
                      model_shape, model_where, set_trained)
@@ -74,7 +74,7 @@ def _take(texts: list[str], count, name: str) -> list[str]:
         return texts
     count = check_positive_int(count, name)
     if count > len(texts):
-        raise ValueError(f"{name}: only {len(texts)} texts are available, asked for {count}")
+        raise ValueError(Message("learn.err_texts_available", name=name, have=len(texts), count=count))
     return texts[:count]
 
 
@@ -87,12 +87,12 @@ def _check_head(layer, head, shape=None) -> tuple[int | None, int | None]:
     if layer is None and head is None:
         return None, None
     if layer is None or head is None:
-        raise ValueError("head: give both a layer and a head, or neither for all heads")
+        raise ValueError(Message("learn.err_head_pair"))
     layer, head = int(layer), int(head)
     if not 0 <= layer < n_layers:
-        raise ValueError(f"layer: must lie in 0..{n_layers - 1}, got {layer}")
+        raise ValueError(Message("learn.err_layer", last=n_layers - 1, layer=layer))
     if not 0 <= head < n_heads:
-        raise ValueError(f"head: must lie in 0..{n_heads - 1}, got {head}")
+        raise ValueError(Message("learn.err_head", last=n_heads - 1, head=head))
     return layer, head
 
 
@@ -105,7 +105,7 @@ Stopped = stopping.Stopped     # raised inside training when the caller asked to
 
 def check_kind(kind) -> str:
     if kind not in KINDS:
-        raise ValueError(f"kind: choose one of {', '.join(KINDS)}, got {str(kind)[:40]!r}")
+        raise ValueError(Message("learn.err_kind", choices=", ".join(KINDS), kind=repr(str(kind)[:40])))
     return kind
 
 
@@ -156,12 +156,12 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
     layer, head = (None, None) if all_heads else _check_head(layer, head, shape)
     num_features = check_positive_int(num_features, "num_features")
     if num_features > MAX_FEATURES:
-        raise ValueError(f"num_features: at most {MAX_FEATURES} here, got {num_features}")
+        raise ValueError(Message("learn.err_features_cap", cap=MAX_FEATURES, got=num_features))
     if kind == "hedgehog" and num_features % 2:
-        raise ValueError(f"num_features: Hedgehog needs an even m (two softmax halves), got {num_features}")
+        raise ValueError(Message("learn.err_features_even", got=num_features))
     steps = check_positive_int(steps, "steps")
     if steps > MAX_STEPS:
-        raise ValueError(f"steps: at most {MAX_STEPS} here, got {steps}")
+        raise ValueError(Message("learn.err_steps_cap", cap=MAX_STEPS, got=steps))
     seeds = learning.seed_list(int(seed or 0), seeds)
     train, own_train = texts_for(train_texts, train_count, training_texts(), "train_texts")
     heldout, own_heldout = texts_for(heldout_texts, heldout_count, heldout_texts_builtin(), "heldout_texts")
@@ -327,7 +327,7 @@ def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploa
     if trained_on is not None and trained_on != name:
         raise ValueError(say("learn.err_file_model", lang, have=trained_on[:40], want=name[:40]))
     if fmap.head_dim != head_dim:
-        raise ValueError(f"file: the map is for head dimension {fmap.head_dim}, the model's is {head_dim}")
+        raise ValueError(Message("learn.err_file_head_dim", have=fmap.head_dim, want=head_dim))
     named_layer, named_head = _named(info, "layer"), _named(info, "head")
     heads = tuple(fmap.heads)
     if heads == (n_layers, n_heads):
@@ -341,8 +341,7 @@ def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploa
         layer, head = _check_head(layer, head)
         fmap = fmap.select(*([0] * len(heads))).requires_grad_(False) if heads else fmap
     else:
-        raise ValueError(f"file: the map covers heads {heads}; expected one head, ({n_heads},) for one layer "
-                         f"or ({n_layers}, {n_heads})")
+        raise ValueError(Message("learn.err_file_heads", heads=str(heads), n_heads=n_heads, n_layers=n_layers))
     report = progress or (lambda fraction, message: None)
     seeds = learning.seed_list(0, seeds)
     heldout, own = texts_for(heldout_texts, heldout_count, heldout_texts_builtin(), "heldout_texts")
