@@ -111,7 +111,7 @@ def view_arrays(sample, layer=2, head=3, maps=(REFERENCE,), causal=False, m=64, 
     """
     import torch
 
-    from .forms import attention
+    from .diagnostics import attention
     from .measure import cost, metrics
     from .views.common import MAX_MAP_CELLS, make_feature_map, select_head
 

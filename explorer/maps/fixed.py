@@ -14,7 +14,7 @@ class Identity(FeatureMap):
     """phi(x) = x'. Kernel k(q, k) = q.k / sqrt(d) = s exactly.
 
     Not a positive kernel: rows of the normalised map can sum to zero or below, where the
-    map is ill-defined. ``explorer.forms.attention.kernel_map`` flags those rows.
+    map is ill-defined. ``explorer.diagnostics.attention.kernel_map`` flags those rows.
     """
 
     spec = SPECS["identity"]

@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from ..forms import attention
+from ..diagnostics import attention
 from ..mechanisms.linear import forms as linear
 from .. import maps as feature_maps
 from ..catalog import SWEEP_METHOD_LABELS

@@ -16,7 +16,7 @@ Conventions. Maps are (..., N, N); the leading dimensions (heads, batch) are poo
 metrics are means over every defined row of every head, matrix errors are means of the
 per-head relative errors. In a causal map the entries above the diagonal are structurally
 zero in both maps and every row metric uses the allowed entries j <= i only. A row is
-*ill-defined* when it is flagged by ``explorer.forms.attention.kernel_map_with_flags`` (pass the
+*ill-defined* when it is flagged by ``explorer.diagnostics.attention.kernel_map_with_flags`` (pass the
 flags as ``ill_defined``) or when any of its allowed entries is not finite. A map without a
 normaliser (HGRN2's, the delta rule's: rows that do not sum to 1) is weights, not
 distributions: it has no KL or entropy on any row (``weights_not_distributions``), only its

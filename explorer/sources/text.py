@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from ..checks import check_positive_int
-from ..forms.attention import softmax_map
+from ..diagnostics.attention import softmax_map
 from .families import capture as _run
 from .labels import display_labels, surface_pieces, visible as _visible  # noqa: F401 - re-exported
 from .models import (  # noqa: F401 - the loading API, re-exported where it always was

@@ -12,7 +12,7 @@ import torch
 
 from .. import stopping
 from ..core.cache import LRU
-from ..forms import attention
+from ..diagnostics import attention
 from ..measure import cost
 from ..catalog import DEFAULT_MAPS, MAX_SEED, REFERENCE, map_specs
 from ..text import said, say

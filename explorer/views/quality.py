@@ -12,7 +12,7 @@ import torch
 
 from .. import stopping
 from ..core.cache import LRU
-from ..forms import attention
+from ..diagnostics import attention
 from ..measure import cost, metrics, showing
 from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, random_map_labels
 from ..text import say

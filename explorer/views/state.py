@@ -142,7 +142,7 @@ def _state_inputs(sample, layer, head, c: StateControls, lang):
 
 
 def _rule(kind, fmap, d, n, c: StateControls, head):
-    from ..forms import state
+    from ..diagnostics import state
     return state.make_rule(kind, fmap, d, n, gamma=c.gamma, strength=c.strength, lower_bound=c.lower_bound,
                            beta=c.beta, seed=c.seed, head=int(head))
 
@@ -156,7 +156,7 @@ def state_step(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
                kind="none", *, lower_bound=STATE_DEFAULTS["lower_bound"], beta=STATE_DEFAULTS["beta"],
                lang="en") -> dict:
     """Step t of one update: what it writes, what it erases (the delta rule), and S_t."""
-    from ..forms import state
+    from ..diagnostics import state
 
     lang = normal_lang(lang)
     c = check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
@@ -190,7 +190,7 @@ class _prefix_map(torch.nn.Module):
 # ---------------------------------------------------------------------------------------
 
 RECALL_LAGS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
-RECALL_TRIALS = 16      # explorer.forms.state_probes.recall_probe's default
+RECALL_TRIALS = 16      # explorer.diagnostics.state_probes.recall_probe's default
 CAPACITY_TRIALS = 8
 # Pairs written, as multiples of d: from well below d (every update recalls almost all) to
 # 16 d, where an additive state on unit keys (mean cosine ~ 1/sqrt(1 + P/d) = 0.24) keeps
@@ -209,7 +209,7 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
                kind="none", lags=RECALL_LAGS, *, lower_bound=STATE_DEFAULTS["lower_bound"],
                beta=STATE_DEFAULTS["beta"], lang="en") -> StateView:
     """One head as an RNN under every update: norms, rank, recall and capacity, and step t of ``kind``."""
-    from ..forms import state, state_probes
+    from ..diagnostics import state, state_probes
 
     lang = normal_lang(lang)
     c = check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
@@ -268,7 +268,7 @@ def warm_probes(map_label: str, m: int, seed: int, head_dim: int) -> None:
 
 
 def _measure_probes(fmap, d: int, lags: tuple, c: StateControls) -> dict:
-    from ..forms import state, state_probes
+    from ..diagnostics import state, state_probes
 
     pairs = capacity_pairs(d)
     probe = dict(gamma=c.gamma, strength=c.strength, lower_bound=c.lower_bound, beta=c.beta, seed=c.seed)

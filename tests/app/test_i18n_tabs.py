@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from explorer.text import say
-from explorer.forms import attention
+from explorer.diagnostics import attention
 from explorer.measure import cost, metrics, showing
 from explorer.views import common as view_common, complexity as cx_views, maps as maps_views
 from explorer.views import quality as quality_views

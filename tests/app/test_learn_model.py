@@ -18,7 +18,7 @@ import torch
 
 from explorer import views
 from explorer.catalog import CAUSAL_MODEL, EMBEDDED_MODEL
-from explorer.forms import attention
+from explorer.diagnostics import attention
 from explorer.experiments import learning
 from explorer.maps import learned
 from explorer.maps.learned import Hedgehog

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from explorer import views
-from explorer.forms import attention
+from explorer.diagnostics import attention
 from explorer.maps import learned
 from explorer.views import common
 from explorer.views import learn as lv

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from explorer.lecture import figures as lecture_figures
-from explorer.forms import attention
+from explorer.diagnostics import attention
 from explorer.lecture import chapters
 from explorer.lecture.ch5_closing_the_gap import maths as closing
 from explorer.lecture import text as lecture_text

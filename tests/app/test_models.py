@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from explorer import sources
-from explorer.forms.attention import softmax_map
+from explorer.diagnostics.attention import softmax_map
 from explorer.sources import labels, models, packaged
 from helpers.models import TEXT, save_tiny
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from explorer import catalog, figures, mechanisms, views
-from explorer.forms import state, state_probes
+from explorer.diagnostics import state, state_probes
 from explorer.measure import cost
 from explorer.views import state as state_views
 from helpers.words import chinese_leftovers

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.forms import attention
+from explorer.diagnostics import attention
 from explorer import maps as feature_maps, views
 
 
@@ -260,7 +260,7 @@ def test_state_defaults_show_decay_on_the_default_text_and_more_on_the_preset():
 
 
 def test_state_view_recalls_an_early_and_a_recent_key_and_says_the_keys_are_synthetic():
-    from explorer.forms import state_probes
+    from explorer.diagnostics import state_probes
     sample = views.load_sample("random", preset="local", n=20, d=8)
     sv = views.state_view(sample, 0, 0, "elu+1", 8, 0, 0.8, 2.0, lags=(1, 16, 64))
     retnet = sv.recall["RetNet γ"]

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from explorer.forms import attention as at
+from explorer.diagnostics import attention as at
 from explorer import maps as fm
 from explorer.mechanisms.linear.decay import prepare_log_decay
 from explorer.mechanisms.retnet.gates import retnet_log_decay

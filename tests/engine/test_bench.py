@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from explorer.forms import attention
+from explorer.diagnostics import attention
 from explorer.measure import bench
 from explorer import maps as feature_maps
 from explorer.__main__ import main

@@ -14,7 +14,7 @@ import torch
 
 from explorer import catalog, maps as feature_maps, sources, views
 from explorer.measure import metrics
-from explorer.forms import state
+from explorer.diagnostics import state
 
 _PROBE_DIM = 8
 

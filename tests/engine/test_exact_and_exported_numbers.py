@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from explorer import export, maps as feature_maps, sources
-from explorer.forms import attention
+from explorer.diagnostics import attention
 from explorer.measure import metrics, rowwise
 
 

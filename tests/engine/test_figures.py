@@ -39,7 +39,7 @@ def test_attention_grid_holds_engine_numbers(maps_view):
 
 
 def test_engine_maps_are_the_attention_maps(random_sample, maps_view):
-    from explorer.forms import attention
+    from explorer.diagnostics import attention
     q, k, _ = random_sample.head(0, 0)
     np.testing.assert_allclose(maps_view.maps["softmax"], attention.softmax_map(q, k).numpy(), rtol=1e-6, atol=1e-7)
     assert maps_view.errors["elu+1"] == pytest.approx(maps_view.maps["elu+1"] - maps_view.maps["softmax"])
@@ -138,7 +138,7 @@ def test_state_figures_hold_engine_numbers(random_sample):
 
 def test_state_step_matches_full_trace(random_sample):
     """Stepping only up to t gives the state the full run has at t."""
-    from explorer.forms import state
+    from explorer.diagnostics import state
     sv = views.state_view(random_sample, 0, 0, "cosFormer", 16, 0, 0.9, 1.0, t=7, kind="gla", lags=(0, 2))
     k, v = random_sample.k[0, 0], random_sample.v[0, 0]
     fmap, _ = views.make_feature_map("cosFormer", k.shape[-1], 16, 0)

@@ -113,7 +113,7 @@ def test_true_median_is_the_mean_of_the_two_middle_values():
 def test_causal_means_leave_out_the_single_key_row():
     gen = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(7, 4, generator=gen) for _ in range(3))
-    from explorer.forms import attention
+    from explorer.diagnostics import attention
     from explorer import maps as fm
     a = attention.softmax_map(q, k, causal=True)
     ahat = attention.kernel_map(q, k, fm.create("elu1", 4), causal=True)
@@ -199,7 +199,7 @@ def test_a_median_is_true_and_counts_infinite_rows():
     assert got["infinite_rows"] == 2 and got["undefined_rows"] == 0 and got["median_kl"] == math.inf
     assert got["mean_kl"] == pytest.approx(np.mean([x for x in want if math.isfinite(x)]), rel=1e-5)
     elu = tradeoff.layer_quality(q, k, feature_maps.create("elu1", 2))
-    from explorer.forms import attention
+    from explorer.diagnostics import attention
     a = attention.softmax_map(q, k).double()
     b = attention.kernel_map(q, k, feature_maps.create("elu1", 2)).double()
     rows = np.sort((a * (a.log() - b.log())).sum(-1).numpy().ravel())

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from explorer.forms import attention as at
+from explorer.diagnostics import attention as at
 from explorer import maps as fm
 from explorer.experiments import hybrids
 from explorer.mechanisms.linear import forms as li

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.forms import attention
+from explorer.diagnostics import attention
 from explorer import maps as feature_maps
 from explorer.lecture.ch2_associativity import maths as associativity
 from explorer.lecture.ch0_bottleneck import maths as bottleneck

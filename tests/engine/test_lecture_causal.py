@@ -126,7 +126,7 @@ def test_chapter_six_plane_reads_the_causal_model_on_its_causal_rows(lang):
     read 1.09 on the plane and 1.75 on the roadmap)."""
     import statistics
 
-    from explorer.forms import attention
+    from explorer.diagnostics import attention
     from explorer.maps import create
     from explorer.measure import rowwise
 

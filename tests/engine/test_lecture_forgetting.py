@@ -11,7 +11,7 @@ import torch
 
 from explorer import maps as feature_maps
 from explorer.lecture.figures import build_count, chapter_figures
-from explorer.forms import state, state_probes
+from explorer.diagnostics import state, state_probes
 from explorer.mechanisms.hgrn2.gates import hgrn2_layer_bounds
 from explorer.lecture.ch5_closing_the_gap import maths as closing
 from explorer.lecture.ch4_rnn import maths as rnn

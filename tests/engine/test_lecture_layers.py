@@ -30,7 +30,7 @@ def layer(module: str) -> int | None:
         return None
     if parts[:2] == ["explorer", "catalog"]:
         return RECORD
-    if len(parts) > 1 and parts[1] in ("forms", "maps", "measure", "sources", "checks"):
+    if len(parts) > 1 and parts[1] in ("diagnostics", "maps", "measure", "sources", "checks"):
         return ENGINE
     if len(parts) > 1 and parts[1] in ("views", "figures"):
         return VIEWS if parts[1] == "views" else FIGURES

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from explorer.forms import attention as at
+from explorer.diagnostics import attention as at
 from explorer import maps as fm
 from explorer.mechanisms.gla.gates import gla_log_gates
 from explorer.mechanisms.linear import forms as li

@@ -6,7 +6,7 @@ import torch
 
 from explorer import catalog
 from explorer import maps as fm
-from explorer.forms import attention
+from explorer.diagnostics import attention
 from explorer.maps.luna import Luna
 
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 from scipy import stats
 
-from explorer.forms import attention
+from explorer.diagnostics import attention
 from explorer.measure import metrics, rowwise
 from explorer import maps as fm
 
@@ -300,7 +300,7 @@ def test_validation_names_the_argument(kwargs, name):
 
 
 def test_precomputed_logit_ranks_give_the_same_monotonicity():
-    from explorer.forms import attention
+    from explorer.diagnostics import attention
     from explorer import maps as feature_maps
     q, k = torch.randn(2, 40, 8), torch.randn(2, 40, 8)
     for causal in (False, True):

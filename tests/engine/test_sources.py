@@ -25,7 +25,7 @@ from explorer import sources  # noqa: E402 - the lines around it observe what im
 
 _LOADED_AT_IMPORT = sources.loaded_models()
 _WARM_AFTER = "transformers.modeling_utils" in sys.modules
-from explorer.forms.attention import softmax_map  # noqa: E402
+from explorer.diagnostics.attention import softmax_map  # noqa: E402
 from explorer.sources import arrays as arrays_mod  # noqa: E402
 from explorer.sources import models as models_mod  # noqa: E402
 from explorer.sources import text as text_mod  # noqa: E402

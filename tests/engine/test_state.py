@@ -1,4 +1,4 @@
-"""Tests for explorer.forms.state: traces against direct sums, recall against the article's claims."""
+"""Tests for explorer.diagnostics.state: traces against direct sums, recall against the article's claims."""
 
 import math
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from explorer import mechanisms
-from explorer.forms import state, state_probes
+from explorer.diagnostics import state, state_probes
 from explorer.mechanisms.linear import forms as linear
 from explorer.mechanisms.retnet import gates as decay
 from explorer import maps as fm

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from explorer import maps as fm
-from explorer.forms import state, state_probes
+from explorer.diagnostics import state, state_probes
 
 F64 = torch.float64
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from explorer import export
-from explorer.forms import attention
+from explorer.diagnostics import attention
 from explorer.maps import create
 from explorer.measure import metrics, showing
 

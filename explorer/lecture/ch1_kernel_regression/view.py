@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...forms import attention
+from ...diagnostics import attention
 from .. import text
 from ..record import PRONOUN
 from ..view_common import ChapterView, head_of, new_view, pronoun_index

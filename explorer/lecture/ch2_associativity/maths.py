@@ -16,7 +16,7 @@ import time
 import numpy as np
 import torch
 
-from ...forms import attention
+from ...diagnostics import attention
 from ...mechanisms.linear import forms as linear
 from ...checks import check_positive_int
 from ...measure.cost import flop_counts

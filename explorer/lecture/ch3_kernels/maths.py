@@ -19,7 +19,7 @@ import math
 import numpy as np
 import torch
 
-from ...forms import attention
+from ...diagnostics import attention
 from ...measure import rowwise
 from ...checks import check_positive_int
 from ...maps import create

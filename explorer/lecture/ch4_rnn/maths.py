@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ...forms import state, state_probes
+from ...diagnostics import state, state_probes
 from ...mechanisms.linear import forms as linear
 from ...checks import check_positive_int
 from ..memo import LRU

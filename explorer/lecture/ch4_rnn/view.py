@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...forms import attention, state
+from ...diagnostics import attention, state
 from .. import text
 from ..record import PRONOUN
 from ...catalog import CAUSAL_MODEL

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from ... import mechanisms
-from ...forms import attention
+from ...diagnostics import attention
 from ...mechanisms.hgrn2.gates import hgrn2_layer_bounds
 from ...experiments import hybrids
 from ...measure import metrics, rowwise

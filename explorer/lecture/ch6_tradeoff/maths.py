@@ -28,7 +28,7 @@ from ...mechanisms.gla.fit import fit_gla_gates
 from ...mechanisms.retnet.gates import head_gamma
 from ...maps import create
 from ...catalog import FEATURE_MAPS
-from ...forms import attention, state, state_probes
+from ...diagnostics import attention, state, state_probes
 from ...measure import rowwise, showing
 from ...measure.cost import flop_counts
 from ..ch4_rnn import maths as rnn
@@ -50,7 +50,7 @@ ROADMAP_POINTS = (
     ("2024_gla", 2024, "elu+1 + GLA gates", "causal softmax"),
 )
 # The state updates' roadmap is measured apart: not a row KL but the recall probe's cosine
-# (``explorer.forms.state_probes.recall_probe``) for an early and a recent key after a stated lag.
+# (``explorer.diagnostics.state_probes.recall_probe``) for an early and a recent key after a stated lag.
 # Each point is (id, year, the probe's update kind): every state update the registry holds,
 # named by its kind, in the year of its paper.
 STATE_ROADMAP_POINTS = tuple((kind, year, kind) for kind, year in mechanisms.state_kind_years())

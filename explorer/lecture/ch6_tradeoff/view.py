@@ -8,7 +8,7 @@ import math
 import torch
 
 from ... import maps as feature_maps
-from ...forms import attention
+from ...diagnostics import attention
 from .. import view_common as lecture_common
 from ..view_common import ChapterView, cached_map, trained_hedgehog, map_key, new_view, reads_minilm
 from .. import text

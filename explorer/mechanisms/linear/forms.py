@@ -62,7 +62,7 @@ def linear_attention(q, k, v, feature_map, causal: bool = False, method: str = "
     chunk_size = check_positive_int(chunk_size, "chunk_size")
     if hasattr(feature_map, "pair_weights"):
         raise ValueError(f"feature_map: {feature_map.name!r} mixes exact softmax into the map and has no "
-                         "linear form here; use explorer.forms.attention.kernel_map")
+                         "linear form here; use explorer.diagnostics.attention.kernel_map")
     batch, n = tuple(q.shape[:-2]), q.shape[-2]
     decay = prepare_log_decay(log_decay, batch, n, feature_map.num_features, q.dtype, q.device)
     if decay is not None and not causal:

@@ -2,7 +2,7 @@
 many stored pairs are still recalled against how many were written (``capacity_probe``).
 
 Each writes random Gaussian (key, value) pairs with an update rule of
-``explorer.forms.state`` (``make_rule``), reads the state with a stored key and scores the
+``explorer.diagnostics.state`` (``make_rule``), reads the state with a stored key and scores the
 read-out's cosine with the stored value. What the curves show, and why, is told in that
 module and beside each probe.
 """
