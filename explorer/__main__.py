@@ -327,14 +327,14 @@ def _held_out_texts() -> list[str]:
 
 def _add_linearize(sub) -> None:
     from .linearize.evaluation import DEFAULT_MAX_TOKENS, MAX_FORWARD_TOKENS, RULES
-    from .linearize.maps import KINDS
+    from .linearize.maps import LINEARIZE_KINDS
 
     p = sub.add_parser(
         "linearize", help="perplexity, agreement and KL of SmolLM2 with layers made linear",
         description="Judge SmolLM2-135M with KEEP layers kept softmax and the rest linearized (and with "
                     "none and every layer linearized) on held-out texts: perplexity, next-token top-1 "
                     "agreement with the original and mean KL(original || linearized).")
-    p.add_argument("--kind", choices=KINDS, default="hedgehog")
+    p.add_argument("--kind", choices=LINEARIZE_KINDS, default="hedgehog")
     p.add_argument("--window", type=int, default=0, help="exact softmax keys per query (0: pure linear)")
     p.add_argument("--sinks", type=int, default=0, help="first keys kept exact, attention sinks (a shipped set: 1 with --window 16)")
     p.add_argument("--keep", type=int, default=6, help="layers kept softmax")
@@ -406,7 +406,7 @@ def _write_curve(curve: dict, prefix: str) -> None:
 def _add_generate(sub) -> None:
     from .linearize.generation import MAX_NEW_TOKENS
     from .linearize.evaluation import RULES
-    from .linearize.maps import KINDS
+    from .linearize.maps import LINEARIZE_KINDS
 
     p = sub.add_parser(
         "generate", help="continue a prompt with SmolLM2, some layers linearized, decoding as an RNN",
@@ -414,7 +414,7 @@ def _add_generate(sub) -> None:
                     "and softmax layers their KV cache; prints the text as it comes, then the bytes kept "
                     "against the original's KV cache.")
     p.add_argument("--prompt", required=True)
-    p.add_argument("--kind", choices=KINDS, default="hedgehog")
+    p.add_argument("--kind", choices=LINEARIZE_KINDS, default="hedgehog")
     p.add_argument("--window", type=int, default=0)
     p.add_argument("--sinks", type=int, default=0, help="first keys kept exact (attention sinks)")
     p.add_argument("--keep", type=int, default=6, help="layers kept softmax (chosen by --rule, first or even)")

@@ -33,7 +33,7 @@ import torch  # noqa: E402
 
 from explorer.linearize.decode import Decoder  # noqa: E402
 from explorer.linearize.maps import MODEL, SHAPE, LayerMaps, layer_maps  # noqa: E402
-from explorer.maps.learned import KINDS as LEARNED  # noqa: E402
+from explorer.maps.learned import LEARNED_CLASSES  # noqa: E402
 from explorer.measure.bench import matmul_gflops  # noqa: E402
 from explorer.sources.models import get_model  # noqa: E402
 
@@ -45,10 +45,10 @@ def maps_for(kind: str, window: int) -> tuple[LayerMaps, str]:
     try:
         return layer_maps(kind, window, MODEL), "shipped"
     except ValueError:
-        if kind not in LEARNED:
+        if kind not in LEARNED_CLASSES:
             raise
     shape = SHAPE[MODEL]
-    maps = [LEARNED[kind](shape["head_dim"], heads=(shape["heads"],)).requires_grad_(False)
+    maps = [LEARNED_CLASSES[kind](shape["head_dim"], heads=(shape["heads"],)).requires_grad_(False)
             for _ in range(shape["layers"])]
     return LayerMaps(kind, window, MODEL, maps, torch.zeros(shape["layers"], shape["heads"])), "untrained (none ship)"
 

@@ -68,7 +68,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=learned.PRETRAINED_DIR)
     parser.add_argument("--models", default="minilm,smollm2",
                         help="which models' maps to train, comma-separated (minilm, smollm2)")
-    parser.add_argument("--kinds", default=",".join(learned.KINDS),
+    parser.add_argument("--kinds", default=",".join(learned.LEARNED_CLASSES),
                         help="which kinds of SmolLM2's maps to train, comma-separated (hedgehog, luna)")
     args = parser.parse_args()
     torch.set_num_threads(1)          # one thread: the same sums in the same order on every run
@@ -88,7 +88,7 @@ def train_minilm(args) -> None:
     batch = learning.PaddedBatch.from_samples(train, layer=args.layer)        # heads: (12,)
     lecture = from_text(DEFAULT_TEXT)
     args.out.mkdir(parents=True, exist_ok=True)
-    for kind in learned.KINDS:
+    for kind in learned.LEARNED_CLASSES:
         run = learning.train_map(batch, kind, args.features, steps=args.steps, seed=args.seed)
         path = args.out / learned.pretrained_path(kind, args.layer).name
         learned.save_map(run.feature_map, path, layer=args.layer, steps=args.steps, seed=args.seed,

@@ -24,7 +24,7 @@ from .. import stopping
 from ..checks import check_positive_int
 from ..diagnostics import attention
 from ..maps.base import FeatureMap, create
-from ..maps.learned import KINDS, check_kind
+from ..maps.learned import LEARNED_CLASSES, check_kind
 from ..measure import rowwise
 from ..text import Message
 
@@ -139,7 +139,7 @@ def train_map(batch: PaddedBatch, kind: str = "hedgehog", num_features: int | No
 def starting_map(batch: PaddedBatch, kind: str, num_features: int | None, seed: int) -> FeatureMap:
     """The map ``train_map`` starts from with ``seed`` (one per head of the batch)."""
     torch.manual_seed(seed)
-    return KINDS[kind](batch.q.shape[-1], num_features, seed=seed, heads=tuple(batch.q.shape[1:-2]))
+    return LEARNED_CLASSES[kind](batch.q.shape[-1], num_features, seed=seed, heads=tuple(batch.q.shape[1:-2]))
 
 
 def same_start(a: FeatureMap, b: FeatureMap) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from . import build
 from .maps import MODEL, SHAPE, check_kind, check_model, check_sinks, check_window
 from ..checks import check_positive_int
-from ..maps.learned import KINDS as LEARNED_KINDS
+from ..maps.learned import LEARNED_CLASSES
 from ..measure import cost
 
 PER_LANGUAGE = 4               # training passages a language: 8 in all, of ``build.LENGTH`` tokens
@@ -32,8 +32,8 @@ TOKEN_FLOPS = {MODEL: 2 * 135e6 + 2 * 576 * 49_152}
 
 def check(kind, window, sinks, steps, model: str = MODEL) -> tuple[str, int, int, int, str]:
     model = check_model(model)
-    if check_kind(kind) not in LEARNED_KINDS:
-        raise ValueError(f"kind: trained kinds are {', '.join(LEARNED_KINDS)}, got {str(kind)[:40]!r}")
+    if check_kind(kind) not in LEARNED_CLASSES:
+        raise ValueError(f"kind: trained kinds are {', '.join(LEARNED_CLASSES)}, got {str(kind)[:40]!r}")
     steps = check_positive_int(steps, "steps")
     if steps > MAX_STEPS:
         raise ValueError(f"steps: at most {MAX_STEPS}, got {steps:,}")

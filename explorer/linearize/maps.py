@@ -32,13 +32,13 @@ from pathlib import Path
 import torch
 
 from ..maps.base import FeatureMap, create
-from ..maps.learned import KINDS as LEARNED_KINDS
+from ..maps.learned import LEARNED_CLASSES
 from ..resources import asset
 
 MODEL = "SmolLM2-135M"
 SHAPE = {MODEL: {"layers": 30, "heads": 9, "kv_heads": 3, "head_dim": 64}}
 FIXED_KINDS = ("elu1", "favor_plus")
-KINDS = (*LEARNED_KINDS, *FIXED_KINDS)
+LINEARIZE_KINDS = (*LEARNED_CLASSES, *FIXED_KINDS)
 MAX_WINDOW = 512
 MAX_SINKS = 16
 SHIPPED_FILE_BYTES = 8 * 2 ** 20
@@ -71,8 +71,8 @@ def check_model(model) -> str:
 
 
 def check_kind(kind) -> str:
-    if kind not in KINDS:
-        raise ValueError(f"kind: choose one of {', '.join(KINDS)}, got {str(kind)[:40]!r}")
+    if kind not in LINEARIZE_KINDS:
+        raise ValueError(f"kind: choose one of {', '.join(LINEARIZE_KINDS)}, got {str(kind)[:40]!r}")
     return kind
 
 
@@ -166,7 +166,7 @@ def shipped(model: str = MODEL) -> list[tuple[str, int, int]]:
     for path in asset("maps").glob(f"linearized-{_SHORT[check_model(model)]}-*-w*.safetensors"):
         kind, suffix = path.stem.split("-")[-2:]
         exact = parse_suffix(suffix)
-        if kind in LEARNED_KINDS and exact is not None:
+        if kind in LEARNED_CLASSES and exact is not None:
             found.append((kind, *exact))
     return sorted(found)
 
@@ -181,7 +181,7 @@ def load_shipped(kind: str = "hedgehog", window: int = 0, model: str = MODEL, si
     (``scripts/train_linearized_maps.py``), loaded once per process; ValueError naming what
     ships when that set does not."""
     path = map_path(check_kind(kind), check_window(window), model, check_sinks(sinks))
-    if kind not in LEARNED_KINDS or not path.is_file():
+    if kind not in LEARNED_CLASSES or not path.is_file():
         offered = ", ".join(f"{k} {describe(w, s)}" for k, w, s in shipped(model)) or "none"
         raise ValueError(f"kind, window: no trained {str(kind)[:20]} maps at {describe(window, sinks)} ship for "
                          f"{model}; shipped: {offered}")
@@ -200,16 +200,16 @@ def read_maps(path) -> LayerMaps:
     with safe_open(str(path), framework="pt") as fh:
         meta = fh.metadata() or {}
         kind, model = meta.get("kind"), meta.get("model")
-        if kind not in LEARNED_KINDS or model not in SHAPE:
+        if kind not in LEARNED_CLASSES or model not in SHAPE:
             raise ValueError(f"file: {path.name} holds no linearized map set (kind {str(kind)[:20]!r})")
         shape = SHAPE[model]
         window = check_window(json.loads(meta.get("window", "-1")))
         sinks = check_sinks(json.loads(meta.get("sinks", "0")))
         num_features = int(json.loads(meta.get("num_features", "0")))
-        template = LEARNED_KINDS[kind](shape["head_dim"], num_features, heads=(shape["heads"],))
+        template = LEARNED_CLASSES[kind](shape["head_dim"], num_features, heads=(shape["heads"],))
         maps = []
         for layer in range(shape["layers"]):
-            fmap = LEARNED_KINDS[kind](shape["head_dim"], num_features, heads=(shape["heads"],))
+            fmap = LEARNED_CLASSES[kind](shape["head_dim"], num_features, heads=(shape["heads"],))
             state = {}
             for name, param in template.state_dict().items():
                 tensor = fh.get_tensor(f"{layer}.{name}").float()

@@ -109,7 +109,7 @@ def resolve(model: str, layers, kind, window: int, sinks: int = 0):
     """(loaded model, sorted layer indices, maps) for the entry points, every argument checked.
 
     ``layers``: [] is the original model, "all" every layer, else layer indices. ``kind`` is a
-    map kind (``maps.KINDS``) or a ``LayerMaps`` itself (its own window and sinks then)."""
+    map kind (``maps.LINEARIZE_KINDS``) or a ``LayerMaps`` itself (its own window and sinks then)."""
     from ..sources.models import get_model
 
     check_model(model)

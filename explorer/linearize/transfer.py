@@ -30,7 +30,7 @@ import torch
 
 from .. import stopping
 from ..checks import check_positive_int
-from ..maps.learned import KINDS as LEARNED_KINDS
+from ..maps.learned import LEARNED_CLASSES
 from .capture import LayerData
 
 DEFAULT_LR = {"hedgehog": 0.05, "luna": 0.02}   # Adam step sizes that converge in ~100 steps
@@ -110,13 +110,13 @@ def train_layer(batch: Batch, kind: str = "hedgehog", window: int = 0, *, sinks:
 
     ``progress(fraction, loss)`` hears about each step; ``should_stop()`` is asked every step
     (``stopping.Stopped`` when it turns true)."""
-    if kind not in LEARNED_KINDS:
-        raise ValueError(f"kind: trained kinds are {', '.join(LEARNED_KINDS)}, got {str(kind)[:40]!r}")
+    if kind not in LEARNED_CLASSES:
+        raise ValueError(f"kind: trained kinds are {', '.join(LEARNED_CLASSES)}, got {str(kind)[:40]!r}")
     steps = check_positive_int(steps, "steps")
     batch_size = min(check_positive_int(batch_size, "batch_size"), batch.q.shape[0])
     scale = batch.q.shape[-1] ** -0.5 if scale is None else float(scale)
     gen = torch.Generator().manual_seed(int(seed))
-    fmap = LEARNED_KINDS[kind](batch.q.shape[-1], num_features, seed=seed, heads=(batch.heads,))
+    fmap = LEARNED_CLASSES[kind](batch.q.shape[-1], num_features, seed=seed, heads=(batch.heads,))
     log_weight = torch.zeros(batch.heads, requires_grad=bool(window or sinks))
     params = list(fmap.parameters()) + ([log_weight] if window or sinks else [])
     opt = torch.optim.Adam(params, lr=DEFAULT_LR[kind] if lr is None else lr)

@@ -110,12 +110,12 @@ register(Hedgehog)
 
 
 # The learned kinds.
-KINDS = {"hedgehog": Hedgehog, "luna": Luna}
+LEARNED_CLASSES = {"hedgehog": Hedgehog, "luna": Luna}
 
 
 def check_kind(kind) -> str:
-    if kind not in KINDS:
-        raise ValueError(f"kind: choose one of {', '.join(KINDS)}, got {str(kind)[:40]!r}")
+    if kind not in LEARNED_CLASSES:
+        raise ValueError(f"kind: choose one of {', '.join(LEARNED_CLASSES)}, got {str(kind)[:40]!r}")
     return kind
 
 
@@ -204,8 +204,8 @@ def check_header(meta: dict, entries: dict) -> tuple[str, int, int, tuple]:
     """(kind, head_dim, num_features, heads) after checking the description and every
     tensor's name, dtype and shape against what that map needs."""
     kind = meta.get("kind")
-    if kind not in KINDS:
-        raise ValueError(f"file: the map kind must be one of {', '.join(KINDS)}, got {str(kind)[:40]!r}")
+    if kind not in LEARNED_CLASSES:
+        raise ValueError(f"file: the map kind must be one of {', '.join(LEARNED_CLASSES)}, got {str(kind)[:40]!r}")
     head_dim = _whole(meta, "head_dim", 1, MAX_HEAD_DIM)
     num_features = _whole(meta, "num_features", 1, MAX_NUM_FEATURES)
     try:
@@ -217,7 +217,7 @@ def check_header(meta: dict, entries: dict) -> tuple[str, int, int, tuple]:
             or math.prod(heads) > MAX_HEADS):
         raise ValueError(f"file: heads must list at most two head counts with a product of at most {MAX_HEADS}")
     try:
-        template = KINDS[kind](head_dim, num_features)          # one head: small, bounded above
+        template = LEARNED_CLASSES[kind](head_dim, num_features)          # one head: small, bounded above
     except ValueError as exc:
         raise ValueError(f"file: {exc}") from None
     expected = {name: [*heads, *p.shape] for name, p in template.state_dict().items()}
@@ -245,7 +245,7 @@ def load_map(path) -> FeatureMap:
         raise ValueError(f"file: cannot read its tensors ({type(exc).__name__})") from None
     if not all(torch.isfinite(t).all() for t in tensors.values()):
         raise ValueError("file: the map holds NaN or infinite parameters")
-    fmap = KINDS[kind](head_dim, num_features, heads=heads)
+    fmap = LEARNED_CLASSES[kind](head_dim, num_features, heads=heads)
     fmap.load_state_dict(tensors)
     fmap.requires_grad_(False)
     fmap.info = {k: v for k, v in meta.items() if k not in ("kind", "head_dim", "num_features", "heads")}

@@ -10,7 +10,7 @@ import gradio as gr
 from .. import catalog
 from ..text import say
 from . import common, i18n
-from .learn_base import HELDOUT_DEFAULT, KINDS, N_HEADS, N_LAYERS, _engine, _int, _lang, map_name
+from .learn_base import HELDOUT_DEFAULT, LEARNED_LABELS, N_HEADS, N_LAYERS, _engine, _int, _lang, map_name
 
 # The learned maps' labels follow the page's language; the fixed maps' names stay as they are.
 HYBRID_CHOICES = [(i18n.label(f"hybrid_map_{name}") if name in ("hedgehog", "luna") else label, name)
@@ -30,7 +30,7 @@ def render_hybrid(view, presentation=False, lang="en"):
         return None, None
     fl, _ = _engine()
     lang = _lang(lang)
-    label = map_name(view.map_name, lang) if view.map_name in KINDS else view.map_label
+    label = map_name(view.map_name, lang) if view.map_name in LEARNED_LABELS else view.map_label
     cosine = fl.hybrid_cosine(view.path, view.n_layers, label, style=presentation, lang=lang)
     drift = fl.hybrid_drift(view.drift, view.linear_layers, label, style=presentation, lang=lang)
     return cosine, drift
@@ -50,8 +50,8 @@ def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_feat
     if mode not in MODES:
         raise gr.Error(say("learn.bad_mode", lang), title=say("common.toast_check", lang), print_exception=False)
     trained_map = (trained or {}).get(map_name) if isinstance(trained, dict) else trained
-    if map_name in KINDS and trained_map is None:
-        raise gr.Error(say("learn.no_map", lang, map=KINDS[map_name], count=N_LAYERS * N_HEADS),
+    if map_name in LEARNED_LABELS and trained_map is None:
+        raise gr.Error(say("learn.no_map", lang, map=LEARNED_LABELS[map_name], count=N_LAYERS * N_HEADS),
                        title=say("learn.no_map_title", lang), print_exception=False)
     chosen = "greedy" if mode == "greedy" else [_int(i, "layers") for i in (layers or [])]
     if chosen != "greedy" and not chosen:

@@ -14,7 +14,7 @@ from ..text import Message, say
 from . import common, i18n
 
 N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
-KINDS = {"hedgehog": "Hedgehog", "luna": "LUNA"}
+LEARNED_LABELS = {"hedgehog": "Hedgehog", "luna": "LUNA"}
 HELDOUT_DEFAULT = 16          # held-out texts a comparison reads, unless the visitor asks fewer
 
 

@@ -30,7 +30,7 @@ from ..text import Message, ModelName, say, say_error
 from . import common, i18n, server, validate
 from . import source as source_panel
 from .hybrid_panel import HYBRID_CHOICES, MODES, hybrid_summary, hybrid_views, render_hybrid, run_hybrid
-from .learn_base import HELDOUT_DEFAULT, KINDS, N_HEADS, N_LAYERS, _engine, _int, _lang, guarded_stream, map_name
+from .learn_base import HELDOUT_DEFAULT, LEARNED_LABELS, N_HEADS, N_LAYERS, _engine, _int, _lang, guarded_stream, map_name
 
 ALL_HEADS = f"all {N_LAYERS * N_HEADS} heads"   # the head menu's value for "every head", whatever the model
 PRETRAINED_LAYER = 2          # the embedded MiniLM's layer scripts/train_lecture_maps.py ships maps for
@@ -159,7 +159,7 @@ def render_learn(view, presentation=False, lang="en"):
                              total_steps=view.steps,
                              seeds=[label for label, c in zip(labels, curves) for _ in c] if several else None,
                              title=say("learn.loss_title_seeds" if several else "learn.loss_title_run", lang,
-                                       map=KINDS[view.kind], scope=where, m=view.num_features),
+                                       map=LEARNED_LABELS[view.kind], scope=where, m=view.num_features),
                              note=say("learn.loss_note", lang, count=view.train_count, seconds=f"{view.seconds:.1f}"),
                              style=presentation, lang=lang)
     rows = lv.labelled_rows(view.rows, lang)
@@ -178,7 +178,7 @@ def render_learn(view, presentation=False, lang="en"):
     heatmap = None
     if many:
         labels = None if view.layer is None else [view.layer]
-        heatmap = fl.kl_ratio_heatmap(view.kl_ratio, style=presentation, lang=lang, map_label=KINDS[view.kind],
+        heatmap = fl.kl_ratio_heatmap(view.kl_ratio, style=presentation, lang=lang, map_label=LEARNED_LABELS[view.kind],
                                       layer_labels=labels)
     return loss, comparison, tradeoff, heatmap
 
@@ -202,14 +202,14 @@ def ordering(view, lang="en") -> str:
 
 def learn_summary(view, lang="en") -> str:
     lang = _lang(lang)
-    name = KINDS[view.kind]
+    name = LEARNED_LABELS[view.kind]
     seeds = say("learn.seed_sep", lang).join(map(str, view.seeds))
     if view.origin == "trained":
         source = say("learn.summary_trained", lang, map=name, count=view.train_count, steps=view.steps,
                      seconds=f"{view.seconds:.1f}", n=len(view.seeds), seeds=seeds, seed=view.seed,
                      first=f"{view.losses[0]:.3f}", last=f"{view.losses[-1]:.3f}")
         if view.same_every_seed:
-            names = say("learn.seed_sep", lang).join(KINDS[k] for k in view.same_every_seed)
+            names = say("learn.seed_sep", lang).join(LEARNED_LABELS[k] for k in view.same_every_seed)
             source += " " + say("learn.summary_same_start", lang, maps=names)
     else:
         source = say("learn.summary_loaded", lang, map=name, origin=view.origin[:80]) + " " + \
@@ -282,8 +282,8 @@ def _session(request):
 
 
 def _kind(kind) -> str:
-    if kind not in KINDS:
-        raise ValueError(Message("learn.err_kind", choices=", ".join(KINDS), kind=repr(str(kind)[:40])))
+    if kind not in LEARNED_LABELS:
+        raise ValueError(Message("learn.err_kind", choices=", ".join(LEARNED_LABELS), kind=repr(str(kind)[:40])))
     return kind
 
 
@@ -338,7 +338,7 @@ def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count
                 if item.losses:
                     seed = item.seeds[-1]
                     seed_order += [seed] if seed not in seed_order else []
-                    message = say("learn.live_seed" if item.seed_count > 1 else "learn.live", lang, map=KINDS[kind],
+                    message = say("learn.live_seed" if item.seed_count > 1 else "learn.live", lang, map=LEARNED_LABELS[kind],
                                   seed=seed, index=seed_order.index(seed) + 1, n=item.seed_count,
                                   step=item.steps[-1], total=item.total_steps, loss=f"{item.losses[-1]:.3f}")
                     if kind == "luna" and "Hedgehog" in item.message:
@@ -407,7 +407,7 @@ def show_shipped(kind="hedgehog", heldout_count=HELDOUT_DEFAULT, presentation=Fa
                                 model=model, lang=_lang(lang), seeds=_int(seeds, "seeds"), heldout_texts=own_heldout)
     if view is None:
         raise ValueError(say("learn.err_no_shipped" if where else "learn.err_no_shipped_model", _lang(lang),
-                             kind=KINDS[kind], layer=layer, model=lv.model_name(lv.model_argument(model)),
+                             kind=LEARNED_LABELS[kind], layer=layer, model=lv.model_name(lv.model_argument(model)),
                              layers=", ".join(map(str, where))))
     return _finished(view, trained, presentation, lang)
 
@@ -450,7 +450,7 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
     gr.Markdown(i18n.label("learn_part1"))
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
-            kind = gr.Radio([(name, key) for key, name in KINDS.items()], value="hedgehog",
+            kind = gr.Radio([(name, key) for key, name in LEARNED_LABELS.items()], value="hedgehog",
                             label=i18n.label("learn_kind"), info=i18n.label("learn_kind_info"), elem_id="learn-kind")
             model = gr.Dropdown(model_choices(), value=catalog.EMBEDDED_MODEL, label=i18n.label("panel_model"),
                                 info=i18n.label("panel_model_info"), elem_id="learn-model",

@@ -15,7 +15,7 @@ import pandas as pd
 from .. import catalog, mechanisms
 from . import common, i18n, source as source_panel
 
-KINDS = list(mechanisms.state_kinds())
+STATE_KINDS = list(mechanisms.state_kinds())
 DEFAULTS = catalog.STATE_DEFAULTS
 
 
@@ -172,7 +172,7 @@ COMPUTE = dict(concurrency_limit=2, concurrency_id="compute")
 
 
 def _kind_choices() -> list:
-    return [(i18n.engine_label(f"state.kind.{kind}"), kind) for kind in KINDS]
+    return [(i18n.engine_label(f"state.kind.{kind}"), kind) for kind in STATE_KINDS]
 
 
 def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.Component | None = None) -> StateTab:

@@ -15,7 +15,7 @@ from ..maps import create
 from ..measure import cost
 from ..text import Message, say
 from .common import model_shape
-from .learn import HYBRID_MAPS, KINDS, MAP_LABELS, _take, check_minilm_only, heldout_texts
+from .learn import HYBRID_MAPS, LEARNED_KINDS, MAP_LABELS, _take, check_minilm_only, heldout_texts
 
 
 @dataclass
@@ -54,7 +54,7 @@ def _hybrid_model():
 
 def _map_for_layer(map_name: str, trained_map, num_features: int, seed: int, n_layers: int, n_heads: int,
                    head_dim: int):
-    if map_name in KINDS:
+    if map_name in LEARNED_KINDS:
         name = "Hedgehog" if map_name == "hedgehog" else "LUNA"
         if trained_map is None or getattr(trained_map, "name", None) != map_name:
             raise ValueError(Message("learn.err_hybrid_untrained", name=name))

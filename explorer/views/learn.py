@@ -47,7 +47,7 @@ from .learn_result import LearnResult, _summarise, ranking  # noqa: F401
 # in a checkout and in an installed package.
 TEXTS_DIR = asset("texts")
 LR = learning.DEFAULT_LR      # per kind: the Adam step each trains well with
-KINDS = tuple(learned.KINDS)
+LEARNED_KINDS = tuple(learned.LEARNED_CLASSES)
 MAX_STEPS = 2000             # one request must not hold the CPU for an hour
 # Training streams its progress and can be stopped, so it may run past one request's usual
 # limit; but every seed together must fit this, priced before anything is read or trained.
@@ -104,8 +104,8 @@ Stopped = stopping.Stopped     # raised inside training when the caller asked to
 
 
 def check_kind(kind) -> str:
-    if kind not in KINDS:
-        raise ValueError(Message("learn.err_kind", choices=", ".join(KINDS), kind=repr(str(kind)[:40])))
+    if kind not in LEARNED_KINDS:
+        raise ValueError(Message("learn.err_kind", choices=", ".join(LEARNED_KINDS), kind=repr(str(kind)[:40])))
     return kind
 
 

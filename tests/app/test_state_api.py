@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 from explorer import mechanisms
 from explorer.text import say
 
-KINDS = mechanisms.state_kinds()
+STATE_KINDS = mechanisms.state_kinds()
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def test_the_endpoint_offers_every_update_and_control(client):
     info = client.view_api(print_info=False, return_format="dict")["named_endpoints"]["/state"]
     params = {p["parameter_name"]: p for p in info["parameters"]}
     assert {"kind", "lower_bound", "beta", "lang"} <= set(params)
-    assert set(params["kind"]["type"]["enum"]) == set(KINDS)
+    assert set(params["kind"]["type"]["enum"]) == set(STATE_KINDS)
 
 
 @pytest.mark.parametrize("kind", ["hgrn2", "gated_deltanet"])
@@ -40,7 +40,7 @@ def test_every_update_draws(client, kind):
     heatmaps = [tr for tr in figure(step)["data"] if tr["type"] == "heatmap"]
     assert len(heatmaps) == (3 if kind == "gated_deltanet" else 2)
     legend = [tr["name"] for tr in figure(curves)["data"] if tr.get("showlegend") is not False]
-    assert legend == [say(f"state.kind.{kind}") for kind in KINDS]
+    assert legend == [say(f"state.kind.{kind}") for kind in STATE_KINDS]
     assert {"DeltaNet", "no decay"} <= {tr["name"] for tr in figure(capacity)["data"]}
     assert f"kind={kind}" in query and "beta=" in query and "lb=" in query
 

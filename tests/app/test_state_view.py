@@ -12,7 +12,7 @@ from explorer.measure import cost
 from explorer.views import state as state_views
 from helpers.words import chinese_leftovers
 
-KINDS = mechanisms.state_kinds()
+STATE_KINDS = mechanisms.state_kinds()
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def view_zh(sample):
 
 def test_view_has_every_update_in_both_languages(view_en, view_zh):
     for view, lang in ((view_en, "en"), (view_zh, "zh")):
-        labels = [state_views.kind_label(kind, lang) for kind in KINDS]
+        labels = [state_views.kind_label(kind, lang) for kind in STATE_KINDS]
         assert list(view.traces) == labels and list(view.recall) == labels
         reference = state_views.kind_label(state.UNIT_ADDITIVE, lang)
         assert list(view.capacity) == labels + [reference]
@@ -205,11 +205,11 @@ def test_the_checker_finds_english(view_en):
 def test_figures_show_every_update_and_the_engine_numbers(view_en, view_zh):
     for view in (view_en, view_zh):
         step, curves, memory, capacity = _figures(view)
-        labels = [state_views.kind_label(kind, view.lang) for kind in KINDS]
+        labels = [state_views.kind_label(kind, view.lang) for kind in STATE_KINDS]
         legend = [t.name for t in curves.data if t.showlegend is not False]
         assert legend == labels
         recall = [t for t in curves.data if t.xaxis == "x4"]
-        assert len(recall) == 2 * len(KINDS)                   # early and recent key for each
+        assert len(recall) == 2 * len(STATE_KINDS)                   # early and recent key for each
         names = [t.name for t in capacity.data]
         assert set(labels) <= set(names)
         for label in labels:
@@ -224,7 +224,7 @@ def test_figures_show_every_update_and_the_engine_numbers(view_en, view_zh):
         assert heatmaps[0].coloraxis == heatmaps[2].coloraxis != heatmaps[1].coloraxis
     # The normaliser panel draws only the updates that have one.
     z_panel = [t.name for t in _figures(view_en)[1].data if t.xaxis == "x2"]
-    assert z_panel == [state_views.kind_label(kind, "en") for kind in KINDS
+    assert z_panel == [state_views.kind_label(kind, "en") for kind in STATE_KINDS
                        if mechanisms.for_state_kind(kind).has_normaliser]
     assert z_panel[:3] == ["no decay", "RetNet γ", "GLA gates"]
 

@@ -13,7 +13,7 @@ from helpers.page import ARTIFACTS, TIMEOUT_MS, Watched, wait_quiet
 from explorer.mechanisms import state_kinds
 from helpers.words import chinese_leftovers
 
-KINDS = state_kinds()
+STATE_KINDS = state_kinds()
 
 pytestmark = pytest.mark.browser
 
@@ -65,7 +65,7 @@ def test_state_tab_shows_every_update(browser, app_url, lang, width, height, pre
         wait_title(page, "state-curves", say("state.curves_title", lang))
         wait_title(page, "state-capacity", say("state.capacity_title", lang))
         page.wait_for_selector("#state-capacity .js-plotly-plot .scatterlayer .trace")
-        names = [say(f"state.kind.{kind}", lang) for kind in KINDS]
+        names = [say(f"state.kind.{kind}", lang) for kind in STATE_KINDS]
         # The choices of the step view: every update, named in the page's language.
         page.wait_for_function("(names) => { const got = [...document.querySelectorAll('#state-kind label')]"
                                ".map(l => l.innerText.trim()); return JSON.stringify(got) === JSON.stringify(names); }",
@@ -75,12 +75,12 @@ def test_state_tab_shows_every_update(browser, app_url, lang, width, height, pre
         assert legend == names
         recall = page.evaluate("() => document.querySelector('#state-curves .js-plotly-plot').data"
                                ".filter(t => t.xaxis === 'x4').length")
-        assert recall == 2 * len(KINDS)                      # an early and a recent key for each
+        assert recall == 2 * len(STATE_KINDS)                      # an early and a recent key for each
         capacity = set(page.evaluate("() => document.querySelector('#state-capacity .js-plotly-plot').data"
                                      ".map(t => t.name)"))
         assert set(names) <= capacity
         # The delta rule's step: what it erases beside what it writes.
-        page.locator("#state-kind label", has_text=names[KINDS.index("deltanet")]).first.click()
+        page.locator("#state-kind label", has_text=names[STATE_KINDS.index("deltanet")]).first.click()
         page.wait_for_function("() => document.querySelectorAll('#state-step .heatmaplayer image').length === 3",
                                timeout=TIMEOUT_MS)
         wait_title(page, "state-step", say("state.step_title_delta", lang))

@@ -61,7 +61,7 @@ def test_row_median_is_the_true_median_of_an_even_count():
 
 @pytest.mark.parametrize("kind, heads", [("hedgehog", ()), ("luna", ()), ("luna", (2, 3)), ("hedgehog", (4,))])
 def test_save_and_load_round_trip(tmp_path, kind, heads):
-    fmap = learned.KINDS[kind](8, 6, seed=3, heads=heads)
+    fmap = learned.LEARNED_CLASSES[kind](8, 6, seed=3, heads=heads)
     with torch.no_grad():
         for p in fmap.parameters():
             p.add_(torch.randn_like(p))
