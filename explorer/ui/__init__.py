@@ -25,7 +25,7 @@ import gradio as gr
 
 from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, quality_tab, source as source_panel, state_tab
 from . import learn_links, lecture_handlers, lecture_load, linearize_tab, probe_tab
-from . import validate
+from . import gradio_checks, validate
 from .gating import OPEN_DRAWS, only_on
 
 TAB_IDS = ("lecture", "maps", "quality", "state", "complexity", "learn")   # the first is where a plain address lands
@@ -114,7 +114,7 @@ def build_app() -> gr.Blocks:
         links.after(lang.change(None, None, None, api_visibility="private", queue=False))
         lecture_load.wire_load(demo, lecture, panel, presentation, lang, t_lecture)
         # Last, once every event exists: each input checked in the same words (ui/validate.py).
-        validate.install(demo)
+        gradio_checks.install(demo)
     return demo
 
 
@@ -423,7 +423,7 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
             if component in (panel.n, panel.d):
                 value = shape[key]
             elif kind in (int, float, bool):     # numbers and flags: the bounds of the control itself
-                bound = validate.bound_for(component, key)
+                bound = gradio_checks.bound_for(component, key)
                 if component is panel.layer or component is learn.layer:
                     bound = _layer_bound(bound, q.get("model"))
                 value = validate.link(bound, q.get(key), notices, None, key)

@@ -31,7 +31,7 @@ from ..measure import budget
 from ..stopping import Stopped
 from ..text import Message, say_error
 from ..resources import assets_dir
-from . import i18n, validate
+from . import gradio_checks, i18n, validate
 from .validate import _number   # how a notice shows a number: one way for every notice
 
 log = logging.getLogger("explorer.ui")
@@ -134,7 +134,7 @@ def guarded(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         args, kwargs, replaced = clean_arguments(args, kwargs)
-        replaced += validate.take_replaced_surrogates()     # in its text boxes, before it was called
+        replaced += gradio_checks.take_replaced_surrogates()     # in its text boxes, before it was called
         lang = handler_lang(signature, args, kwargs)
         if replaced:
             gr.Warning(say("common.toast_surrogates", lang, count=replaced))

@@ -16,7 +16,7 @@ import gradio as gr
 from ..catalog import CAUSAL_MODEL
 from ..lecture.memo import LRU
 from ..text import said
-from . import common, i18n, source as source_panel, validate
+from . import common, i18n, lecture_checks, source as source_panel, validate
 
 CAUSAL_MODEL_NAME = CAUSAL_MODEL["name"]     # the packaged causal model a link or request may name
 
@@ -443,7 +443,7 @@ def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: st
     # The data panel's model: the embedded one means the lecture's own choice (_panel_choice).
     model = validate.check(validate.Bound("model", "text", optional=True), model)
     known = model if model == CAUSAL_MODEL_NAME else None
-    ch, lang, text, values, presentation = validate.lecture_request(
+    ch, lang, text, values, presentation = lecture_checks.lecture_request(
         _plan(), chapter, text, lang, controls, presentation, specs_for=lambda c: model_controls(c, known))
     text_ = (text or "").strip() or None
     panel_values = ("text", text_ or "", None, None, None, None, None, None, model or None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from . import common, i18n, validate
+from . import common, i18n, lecture_checks, validate
 from .gating import only_on
 from .deck_html import audience_html
 from .lecture_handlers import (CAUSAL_MODEL_NAME, URL_PREFIX, _head_pick, _plan, drawn_once, make_draw, make_prefetch,
@@ -25,12 +25,12 @@ def address_controls(q: dict, specs: dict, ch: int, on_lecture: bool, notices: l
     writes, values = [], []
     for c, chapter_specs in specs.items():
         picks = {}
-        if any(spec.name in validate.HEAD_PICKS for spec in chapter_specs):   # on any tab: reached later
-            picks = {spec.name: spec for spec in model_controls(c, model) if spec.name in validate.HEAD_PICKS}
+        if any(spec.name in lecture_checks.HEAD_PICKS for spec in chapter_specs):   # on any tab: reached later
+            picks = {spec.name: spec for spec in model_controls(c, model) if spec.name in lecture_checks.HEAD_PICKS}
         for spec in chapter_specs:
             key = URL_PREFIX + spec.name
             bound = picks.get(spec.name, spec)        # a link is clamped to the model's range
-            value = validate.link_control(bound, q.get(key), notices, key) if (on_lecture and c == ch) else None
+            value = lecture_checks.link_control(bound, q.get(key), notices, key) if (on_lecture and c == ch) else None
             if spec.name in picks and picks[spec.name] != spec:
                 writes.append(_head_pick(spec, picks, value))
             else:
@@ -60,7 +60,7 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
         chosen = q.get("lang") if q.get("lang") in i18n.LANGS else i18n.normal_lang(browser)
         on_lecture = q.get("tab", "lecture") == "lecture"
         notices = []                # what the link held that could not be used as it was (ui/validate.py)
-        ch = validate.link_chapter(_plan(), q.get("ch"), notices) if on_lecture else chapters[0]
+        ch = lecture_checks.link_chapter(_plan(), q.get("ch"), notices) if on_lecture else chapters[0]
         # Presentation mode as the page's own restore reads it (its notices are said there): the
         # chapter is drawn in the link's mode from the start, not redrawn once that restore lands.
         present = common.param(q, "present", bool, notices=[])
@@ -85,7 +85,7 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
         if q.get("tab", "lecture") != "lecture" or not plain:
             return tuple(gr.skip() for _ in tab.outputs)
         chosen = q.get("lang") if q.get("lang") in i18n.LANGS else i18n.normal_lang(browser)
-        ch = validate.link_chapter(_plan(), q.get("ch"), [])          # the restore says what was wrong
+        ch = lecture_checks.link_chapter(_plan(), q.get("ch"), [])          # the restore says what was wrong
         present = common.param(q, "present", bool, notices=[])
         _, values = address_controls(q, specs, ch, True, [])
         panel_values = (source, text, preset, n, d, data_seed, temperature, file, model)   # panel.data_inputs
@@ -114,7 +114,7 @@ def wire_load(demo, tab: LectureTab, panel, presentation, lang, tab_item):
     drawn = load.then(draw_if, [wanted, tab.view, tab.query, *draw_inputs], tab.outputs, api_visibility="private",
                       concurrency_limit=2, concurrency_id="compute", show_progress_on=tab.plots)
     drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
-    drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,
+    drawn.then(lambda view: lecture_checks.controls_as_drawn(view, specs), tab.view, tab.all_controls,
                api_visibility="private", queue=False)
     _then_prefetch(drawn, lambda which, *args: prefetch(*args) if which == "lecture" else "",
                    [wanted, *draw_inputs], tab)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from . import common, i18n, source as source_panel, validate
+from . import common, i18n, lecture_checks, source as source_panel
 from .deck_html import notes_html, overview_html, talk_length_html
 from .lecture_handlers import (MAX_FIGURES, _claim, _info_html, _plan, _text, drawn_once, lecture_api, make_draw,
                                make_prefetch, restyle, screen, try_preset)
@@ -179,7 +179,7 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
         event = event.then(None, tab.wanted, None, js=_LECTURE_WANTED_JS)
         drawn = event.then(once, [tab.view, tab.query, *draw_inputs], tab.outputs, **compute_kwargs)
         drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
-        drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,
+        drawn.then(lambda view: lecture_checks.controls_as_drawn(view, specs), tab.view, tab.all_controls,
                    api_visibility="private", queue=False)
         _then_prefetch(drawn, prefetch, draw_inputs, tab)
         return drawn
@@ -205,7 +205,7 @@ def _wire(tab: LectureTab, panel, presentation, lang, chapters):
     if triggers:
         drawn = gr.on(triggers, draw, draw_inputs, tab.outputs, **compute_kwargs)
         drawn.then(None, tab.query, None, js=_SET_URL_IF_LECTURE_JS)
-        drawn.then(lambda view: validate.controls_as_drawn(view, specs), tab.view, tab.all_controls,
+        drawn.then(lambda view: lecture_checks.controls_as_drawn(view, specs), tab.view, tab.all_controls,
                    api_visibility="private", queue=False)
         _then_prefetch(drawn, prefetch, draw_inputs, tab)
 

@@ -14,7 +14,7 @@ import gradio as gr
 import httpx
 import pytest
 
-from explorer.ui import server, validate
+from explorer.ui import gradio_checks, server, validate
 from explorer.ui.lecture_handlers import lecture_api
 from explorer.ui.source import take_typed
 
@@ -34,7 +34,7 @@ def small_app():
         model.input(lambda choice: gr.update(visible=choice == "x"), model, other, queue=False,
                     api_visibility="private")
         gr.api(lecture_api, api_name="lecture")
-    validate.install(demo)
+    gradio_checks.install(demo)
     server.configure_queue(demo)
     demo.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True,
                 app_kwargs=server.app_kwargs(), show_error=True)

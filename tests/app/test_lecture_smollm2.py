@@ -166,14 +166,14 @@ def test_the_controls_take_the_range_of_the_model_the_chapter_reads():
 @needs_smollm2
 def test_after_a_draw_the_sliders_reach_the_model_drawn():
     gr = pytest.importorskip("gradio")
-    from explorer.ui import validate
+    from explorer.ui import lecture_checks
 
     specs = {ch: chapters.chapter_controls(ch) for ch in chapters.CHAPTERS}     # as the page is built
     layers, heads = smollm2_shape()
     for view, last in ((lecture.chapter_view(5), (layers - 1, heads - 1)),
                        (lecture.chapter_view(5, sample=load_sample("text", text=lecture_text.DEFAULT_TEXT)),
                         (5, 11))):
-        out = validate.controls_as_drawn(view, specs)
+        out = lecture_checks.controls_as_drawn(view, specs)
         offset = sum(len(specs[ch]) for ch in chapters.CHAPTERS if ch < 5)
         drawn = {spec.name: out[offset + i] for i, spec in enumerate(specs[5])}
         assert (drawn["layer"]["maximum"], drawn["head"]["maximum"]) == last
@@ -185,19 +185,19 @@ def test_after_a_draw_the_sliders_reach_the_model_drawn():
 @needs_smollm2
 def test_link_and_api_values_past_the_model_are_clamped_with_a_notice():
     pytest.importorskip("gradio")
-    from explorer.ui import validate
+    from explorer.ui import lecture_checks, validate
 
     layers, heads = smollm2_shape()
     specs = {s.name: s for s in lecture.chapter_controls(5)}
     notices = []
-    assert validate.link_control(specs["layer"], "99", notices, "c_layer") == layers - 1
-    assert validate.link_control(specs["head"], str(heads + 3), notices, "c_head") == heads - 1
-    assert validate.link_control(specs["layer"], "20", notices, "c_layer") == 20     # inside SmolLM2, past MiniLM
+    assert lecture_checks.link_control(specs["layer"], "99", notices, "c_layer") == layers - 1
+    assert lecture_checks.link_control(specs["head"], str(heads + 3), notices, "c_head") == heads - 1
+    assert lecture_checks.link_control(specs["layer"], "20", notices, "c_layer") == 20     # inside SmolLM2, past MiniLM
     assert len(notices) == 2 and f"0..{layers - 1}" in notices[0]
     assert f"0..{heads - 1}" in validate.in_language(notices[1], "zh")
     # The API passes a layer past the model to the chapter, which clamps it and says so.
     from explorer.lecture import chapters as plan
-    ch, _, _, values, _ = validate.lecture_request(plan, 5, "", "zh", '{"layer": 40, "head": 20}', False,
+    ch, _, _, values, _ = lecture_checks.lecture_request(plan, 5, "", "zh", '{"layer": 40, "head": 20}', False,
                                                    specs_for=lecture.chapter_controls)
     assert values["layer"] == 40 and values["m"] == specs["m"].default
     view = lecture.chapter_view(ch, lang="zh", **values)
@@ -205,7 +205,7 @@ def test_link_and_api_values_past_the_model_are_clamped_with_a_notice():
     said = view.notices_in("zh")
     assert f"这里没有第 40 层（只有 0..{layers - 1}）" in said[0] and "第 20 头" in said[1]
     with pytest.raises(ValueError, match="layer"):
-        validate.lecture_request(plan, 5, "", "en", '{"layer": -1}', False, specs_for=lecture.chapter_controls)
+        lecture_checks.lecture_request(plan, 5, "", "en", '{"layer": -1}', False, specs_for=lecture.chapter_controls)
 
 
 # ---------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 
 from explorer.catalog import MAX_HEAD_DIM, MAX_MAP_N, MAX_SAMPLE_ELEMENTS, MAX_TOKENS
 from explorer.lecture import chapters as plan
-from explorer.ui import validate
+from explorer.ui import gradio_checks, lecture_checks, validate
 from explorer.ui.validate import Bound
 
 CHAPTER = Bound("chapter", "int", 0, 6)
@@ -87,7 +87,7 @@ def test_shown_is_short_on_anything():
 ])
 def test_lecture_request_refuses_bad_controls(controls, words):
     with pytest.raises(ValueError) as info:
-        validate.lecture_request(plan, 0, "", "en", controls, False)
+        lecture_checks.lecture_request(plan, 0, "", "en", controls, False)
     message = str(info.value)
     assert words in message and len(message) < 250
 
@@ -95,17 +95,17 @@ def test_lecture_request_refuses_bad_controls(controls, words):
 @pytest.mark.parametrize("chapter", ["abc", {"a": 1}, [1, 2], float("nan"), 2.5, True, float("inf"), "9" * 5000, 7, -1])
 def test_lecture_request_refuses_bad_chapters(chapter):
     with pytest.raises(ValueError, match=r"^chapter must be a whole number from 0 to 6; got "):
-        validate.lecture_request(plan, chapter, "", "en", "{}", False)
+        lecture_checks.lecture_request(plan, chapter, "", "en", "{}", False)
 
 
 def test_lecture_request_fills_defaults_and_checks_the_rest():
-    ch, lang, text, values, presentation = validate.lecture_request(plan, "3", None, "zh", '{"m": 16}', 0)
+    ch, lang, text, values, presentation = lecture_checks.lecture_request(plan, "3", None, "zh", '{"m": 16}', 0)
     assert (ch, lang, text, presentation) == (3, "zh", "", False)
     assert values["m"] == 16 and values["orthogonal"] is True
     with pytest.raises(ValueError, match="lang must be one of en, zh; got 'fr'"):
-        validate.lecture_request(plan, 0, "", "fr", "{}", False)
+        lecture_checks.lecture_request(plan, 0, "", "fr", "{}", False)
     with pytest.raises(ValueError, match="text must be text of at most 100,000 characters"):
-        validate.lecture_request(plan, 0, "x" * 100_001, "en", "{}", False)
+        lecture_checks.lecture_request(plan, 0, "x" * 100_001, "en", "{}", False)
 
 
 # --------------------------------------------------------------------------------- links
@@ -121,7 +121,7 @@ def test_lecture_request_fills_defaults_and_checks_the_rest():
 ])
 def test_lecture_links_clamp_with_a_notice(raw, expected, notice):
     notices = []
-    assert validate.link_chapter(plan, raw, notices) == expected
+    assert lecture_checks.link_chapter(plan, raw, notices) == expected
     if notice is None:
         assert notices == []
     else:
@@ -131,10 +131,10 @@ def test_lecture_links_clamp_with_a_notice(raw, expected, notice):
 def test_lecture_control_links_use_the_controls_bounds():
     spec = next(s for s in plan.chapter_controls(1) if s.name == "query")
     notices = []
-    assert validate.link_control(spec, "99999", notices, "c_query") == 511
+    assert lecture_checks.link_control(spec, "99999", notices, "c_query") == 511
     assert notices == ["Link parameter c_query = 99,999 is outside 0..511; using 511."]
     ortho = next(s for s in plan.chapter_controls(3) if s.name == "orthogonal")
-    assert validate.link_control(ortho, "maybe", notices, "c_orthogonal") is None
+    assert lecture_checks.link_control(ortho, "maybe", notices, "c_orthogonal") is None
     assert "c_orthogonal='maybe' is not true or false" in notices[-1]
 
 
@@ -144,7 +144,7 @@ def test_sliders_follow_what_the_view_used():
     class View:
         ch = 1
         controls = {spec.name: spec.default for spec in specs[1]} | {"query": 41}
-    out = validate.controls_as_drawn(View, specs)
+    out = lecture_checks.controls_as_drawn(View, specs)
     flat = [(ch, spec.name) for ch in specs for spec in specs[ch]]
     assert out[flat.index((1, "query"))] == 41
     skipped = [value for (ch, _), value in zip(flat, out) if ch != 1]
@@ -184,7 +184,7 @@ def test_installed_checks_run_before_gradios_own(tmp_path):
         def go(n_tokens, layers):
             return f"{n_tokens}:{layers}"
         gr.Button().click(go, [n, layers], out, api_name="go")
-    assert validate.install(demo) == 3          # the number, the group and the text box (text only)
+    assert gradio_checks.install(demo) == 3          # the number, the group and the text box (text only)
     assert n.preprocess(100) == 100 and layers.preprocess(["2", "3"]) == [2, 3]
     with pytest.raises(gr.Error, match=r"n_tokens must be a whole number from 1 to 8,192; got 100.7"):
         n.preprocess(100.7)
@@ -214,7 +214,7 @@ def test_a_refusal_speaks_the_language_of_the_page_it_came_from():
             refused.append(caught.value)
         return refused
     demo.process_api = processing
-    validate.install(demo)
+    gradio_checks.install(demo)
 
     class Page:
         def __init__(self, lang):
