@@ -18,6 +18,7 @@ import gradio as gr
 from .. import catalog
 from ..text import normal_lang, say
 from . import common, i18n, server
+from .engine import figures_and_views
 
 TIME_BUDGET_S = float(os.environ.get("EXPLORER_SWEEP_BUDGET_S", "60"))
 MEMORY_BUDGET = int(float(os.environ.get("EXPLORER_SWEEP_MEMORY_GB", "2")) * 2**30)
@@ -28,13 +29,6 @@ SWEEP_MAPS = [(catalog.FEATURE_MAPS[name].pretty, name) for name in catalog.SWEE
 # session -> stop flag of that user's running sweep
 _running: dict[str, threading.Event] = {}
 _running_lock = threading.Lock()
-
-
-def _engine():
-    """(figures, views), imported on first use: see common.import_engine."""
-    common.import_engine()
-    from .. import figures, views
-    return figures, views
 
 
 @dataclass
@@ -72,7 +66,7 @@ def render(view, presentation=False):
     """(sweep figure, claim figure) in the language the sweep was run in."""
     if view is None:
         return None, None
-    figures, views = _engine()
+    figures, views = figures_and_views()
     from ..views.complexity import shown
     view = shown(view)
     lang = view.lang
@@ -99,7 +93,7 @@ def map_label(name: str) -> str:
 
 def summary(view) -> str:
     """The claim, the measured ratio, slopes, crossover and notes, in the sweep's language."""
-    _engine()
+    figures_and_views()
     from ..views.complexity import shown
     view = shown(view)
     c = view.claim
@@ -136,7 +130,7 @@ def run_complexity(n_min=512, n_max=8192, points=5, d=64, m=0, causal=True, feat
                    request: gr.Request = None, progress=gr.Progress()):
     """Run the sweep and draw it in ``lang`` ("en" or "zh"). Returns (plot, claim figure,
     table, summary, view, query)."""
-    _, views = _engine()
+    _, views = figures_and_views()
     lang = normal_lang(lang)
     key = getattr(request, "session_hash", None) or "api"
     stop = threading.Event()
@@ -196,7 +190,7 @@ def relang(view, lang, presentation=False):
     if getattr(view, "lang", "en") == normal_lang(lang):
         return tuple(gr.skip() for _ in range(5))
     import dataclasses
-    _, views = _engine()
+    _, views = figures_and_views()
     view = dataclasses.replace(view, lang=normal_lang(lang))
     plot, claim = render(view, presentation)
     return plot, claim, view, summary(view), views.complexity_table(view)
@@ -250,7 +244,7 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> Complexity
     def export_complexity(view, presentation, lang="en"):
         if view is None:
             raise gr.Error(say("complexity.run_first", lang), print_exception=False)
-        _, views = _engine()
+        _, views = figures_and_views()
         plot_fig, claim_fig = render(view, presentation)
         return common.show_files(common.export_files("complexity", {"sweep": plot_fig, "claim": claim_fig},
                                    {"runs": views.complexity_table(view)},

@@ -10,7 +10,8 @@ import gradio as gr
 from .. import catalog
 from ..text import say
 from . import common, i18n
-from .learn_base import HELDOUT_DEFAULT, LEARNED_LABELS, N_HEADS, N_LAYERS, _engine, _int, _lang, map_name
+from .learn_base import (HELDOUT_DEFAULT, LEARNED_LABELS, N_HEADS, N_LAYERS, _int, _lang, _learn_figures_and_views,
+                         map_name)
 
 # The learned maps' labels follow the page's language; the fixed maps' names stay as they are.
 HYBRID_CHOICES = [(i18n.label(f"hybrid_map_{name}") if name in ("hedgehog", "luna") else label, name)
@@ -19,7 +20,7 @@ MODES = ["chosen layers", "greedy"]
 
 
 def hybrid_views():
-    """explorer.views.hybrid, imported on first use (see _engine)."""
+    """explorer.views.hybrid, imported on first use (see _learn_figures_and_views)."""
     common.import_engine()
     from ..views import hybrid
     return hybrid
@@ -28,7 +29,7 @@ def hybrid_views():
 def render_hybrid(view, presentation=False, lang="en"):
     if view is None:
         return None, None
-    fl, _ = _engine()
+    fl, _ = _learn_figures_and_views()
     lang = _lang(lang)
     label = map_name(view.map_name, lang) if view.map_name in LEARNED_LABELS else view.map_label
     cosine = fl.hybrid_cosine(view.path, view.n_layers, label, style=presentation, lang=lang)
@@ -44,7 +45,7 @@ def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_feat
 
     Returns (cosine figure, drift figure, table of configurations, summary, view).
     """
-    _, lv = _engine()
+    _, lv = _learn_figures_and_views()
     lang = _lang(lang)
     lv.check_minilm_only(model, "hybrid", lang)
     if mode not in MODES:

@@ -18,7 +18,7 @@ LEARNED_LABELS = {"hedgehog": "Hedgehog", "luna": "LUNA"}
 HELDOUT_DEFAULT = 16          # held-out texts a comparison reads, unless the visitor asks fewer
 
 
-def _engine():
+def _learn_figures_and_views():
     """(figures_learned, learn_views), imported on first use: see common.import_engine."""
     common.import_engine()
     from ..figures import learn as figures_learned

@@ -10,7 +10,7 @@ import gradio as gr
 
 from .. import catalog
 from . import common
-from .learn_base import HELDOUT_DEFAULT, _engine, _int
+from .learn_base import HELDOUT_DEFAULT, _learn_figures_and_views, _int
 from .learn_tab import DEFAULT_SEEDS, LEARN_OUTPUTS, LearnTab, _kind, show_shipped
 
 
@@ -21,7 +21,7 @@ def shipped_on_open(kind="hedgehog", heldout_count=HELDOUT_DEFAULT, presentation
     shipped map of its model and layer when one ships, so the tab opens drawn; otherwise
     nothing changes."""
     try:
-        _, lv = _engine()
+        _, lv = _learn_figures_and_views()
         # Only a link naming another model (the lecture's on SmolLM2): a plain link to the tab
         # opens it as before, its controls first.
         ships = (lv.model_argument(model) is not None

@@ -30,7 +30,8 @@ from ..text import Message, ModelName, say, say_error
 from . import common, i18n, server, validate
 from . import source as source_panel
 from .hybrid_panel import HYBRID_CHOICES, MODES, hybrid_summary, hybrid_views, render_hybrid, run_hybrid
-from .learn_base import HELDOUT_DEFAULT, LEARNED_LABELS, N_HEADS, N_LAYERS, _engine, _int, _lang, guarded_stream, map_name
+from .learn_base import (HELDOUT_DEFAULT, LEARNED_LABELS, N_HEADS, N_LAYERS, _int, _lang, _learn_figures_and_views,
+                         guarded_stream, map_name)
 
 ALL_HEADS = f"all {N_LAYERS * N_HEADS} heads"   # the head menu's value for "every head", whatever the model
 PRETRAINED_LAYER = 2          # the embedded MiniLM's layer scripts/train_lecture_maps.py ships maps for
@@ -141,7 +142,7 @@ def render_learn(view, presentation=False, lang="en"):
     """(loss curve, held-out comparison, trade-off plane, per-head KL ratio or None) for a LearnResult."""
     if view is None:
         return None, None, None, None
-    fl, lv = _engine()
+    fl, lv = _learn_figures_and_views()
     lang = _lang(lang)
     where = scope(view, lang)
     loss = None
@@ -187,7 +188,7 @@ def ordering(view, lang="en") -> str:
     """Which map is closest to softmax, said only where the gap is outside seed noise
     (``views.learn_result.ranking``); otherwise that the two are within it, or that one seed (or a
     loaded map) gives no spread to judge by."""
-    _, lv = _engine()
+    _, lv = _learn_figures_and_views()
     best, second, apart = lv.ranking(lv.labelled_rows(view.rows, lang))
     if second is None:
         return ""
@@ -252,7 +253,7 @@ def _export_folder() -> Path:
 
 def _finished(view, trained, presentation, lang):
     """Every learn output for a finished (trained or loaded) result."""
-    _, lv = _engine()
+    _, lv = _learn_figures_and_views()
     lang = _lang(lang)
     loss, comparison, tradeoff, heatmap = render_learn(view, presentation, lang)
     download = str(lv.save_map(view, _export_folder())) if view.origin == "trained" else gr.skip()
@@ -314,7 +315,7 @@ def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count
     table, comparison figure, trade-off figure, per-head KL ratio figure, trained map file
     (safetensors, the first seed's map), view, trained all-heads maps, hybrid map status).
     """
-    fl, lv = _engine()
+    fl, lv = _learn_figures_and_views()
     lang = _lang(lang)
     kind = _kind(kind)
     model = lv.check_model(model, lang)        # an unknown or disallowed model: refused before loading
@@ -378,7 +379,7 @@ def load_trained(file, layer=2, head="3", heldout_count=HELDOUT_DEFAULT, present
     tensor shapes are checked before it is read."""
     if file is None:
         return tuple(gr.skip() for _ in range(N_LEARN_OUTPUTS))
-    _, lv = _engine()
+    _, lv = _learn_figures_and_views()
     model = lv.check_model(model, lang)
     path = Path(file if isinstance(file, str) else file.name)
     fmap = lv.load_map(path)
@@ -398,7 +399,7 @@ def show_shipped(kind="hedgehog", heldout_count=HELDOUT_DEFAULT, presentation=Fa
     training; ``layer`` None: the layer its maps ship for); it becomes this session's trained
     map of its kind on that layer. A layer or model no map ships for is refused in one sentence
     that names the layers that have one."""
-    _, lv = _engine()
+    _, lv = _learn_figures_and_views()
     _, own_heldout = own_texts("", heldout_texts, _lang(lang))
     kind = _kind(kind)
     where = lv.shipped_layers(kind, model)
@@ -559,7 +560,7 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
 
     def restyle(flag, view, hview, language, trained):
         figs = (*render_learn(view, bool(flag), language), *render_hybrid(hview, bool(flag), language))
-        _, lv = _engine()
+        _, lv = _learn_figures_and_views()
         blank_comparison, blank_hybrid = empty_tables(language)
         texts = (learn_summary(view, language) if view is not None else gr.skip(),
                  lv.comparison_table(view, lang=_lang(language)) if view is not None else blank_comparison,
@@ -578,7 +579,7 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
 
     @common.guarded
     def export_learn(view, hview, presentation, language):
-        _, lv = _engine()
+        _, lv = _learn_figures_and_views()
         loss_fig, comparison_fig, tradeoff_fig, heatmap_fig = render_learn(view, presentation, language)
         cosine_fig, drift_fig = render_hybrid(hview, presentation, language)
         tables = {}

@@ -11,13 +11,7 @@ from .. import catalog
 from ..stopping import StopSignal
 from ..text import normal_lang, say
 from . import common, i18n, server, source as source_panel
-
-
-def _engine():
-    """(figures, views), imported on first use: see common.import_engine."""
-    common.import_engine()
-    from .. import figures, views
-    return figures, views
+from .engine import figures_and_views
 
 
 @dataclass
@@ -62,7 +56,7 @@ def render(view, presentation=False):
     """The grid, in the language the view was computed in."""
     if view is None:
         return None
-    figures, _ = _engine()
+    figures, _ = figures_and_views()
     from ..views import common as view_common, maps as maps_views
     note = " ".join(x for x in (view.display_note, maps_views.spread_note(view), getattr(view, "mechanism_note", ""))
                     if x)
@@ -104,7 +98,7 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
     ``mechanisms`` add RetNet, GLA, HGRN2, DeltaNet or Gated DeltaNet with their parameters
     (``gamma`` and ``beta`` 0: the head's own γ, a β per token from the keys; ``paper``: the
     papers' form of those that have one)."""
-    _, views = _engine()
+    _, views = figures_and_views()
     from .. import provenance
     from ..measure import cost
     lang = normal_lang(lang)
@@ -155,7 +149,7 @@ def empty_table(lang):
 
 def notices_with_undefined(view) -> str:
     """The view's notices (the first few pop up), then why each n/a cell of the table is n/a."""
-    _engine()
+    figures_and_views()
     from ..views.common import undefined_notes
     text = common.notices_markdown(view.notices, lang=view.lang)
     why = undefined_notes(view.metrics, view.lang)
@@ -170,7 +164,7 @@ def export_arrays(source="text", text=source_panel.DEFAULT_TEXT, preset="cluster
     paths, which is what /maps_arrays returns (the page then shows the downloads box)."""
     from .. import export
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, model=model)
-    _, views = _engine()
+    _, views = figures_and_views()
     causal = views.resolve_causal(sample, _flag(causal))
     arrays = export.view_arrays(sample, layer, head, maps or [], causal, int(m), int(seed or 0), int(window))
     folder = common.export_folder()

@@ -13,15 +13,9 @@ from .. import catalog
 from ..stopping import StopSignal
 from ..text import normal_lang, said, say
 from . import common, i18n, server, source as source_panel
+from .engine import figures_and_views
 
 X_AXES = ("m", "FLOPs")
-
-
-def _engine():
-    """(figures, views), imported on first use: see common.import_engine."""
-    common.import_engine()
-    from .. import figures, views
-    return figures, views
 
 
 @dataclass
@@ -61,7 +55,7 @@ def render(bundle, presentation=False, x_axis="m"):
     they were measured in."""
     if bundle is None:
         return None, None, None, None
-    figures, _ = _engine()
+    figures, _ = figures_and_views()
     from ..views import common as view_common, quality as quality_views
     from ..views.maps import SPREAD_SEEDS
     quality, overview = bundle
@@ -127,7 +121,7 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     heads table, notices, view, query). ``causal`` None (not sent) follows the data: a causal
     model's maps are causal.
     """
-    _, views = _engine()
+    _, views = figures_and_views()
     lang = normal_lang(lang)
     # One stop signal for the request: the visitor leaving, or the server's limit on one request.
     from ..measure import cost

@@ -14,16 +14,10 @@ import pandas as pd
 
 from .. import catalog, mechanisms
 from . import common, i18n, source as source_panel
+from .engine import figures_and_views
 
 STATE_KINDS = list(mechanisms.state_kinds())
 DEFAULTS = catalog.STATE_DEFAULTS
-
-
-def _engine():
-    """(figures, views), imported on first use: see common.import_engine."""
-    common.import_engine()
-    from .. import figures, views
-    return figures, views
 
 
 @dataclass
@@ -72,7 +66,7 @@ def render(view, presentation=False):
     """(step, curves, memory, capacity) figures of a view, in the view's language."""
     if view is None:
         return None, None, None, None
-    figures, views = _engine()
+    figures, views = figures_and_views()
     lang = view.lang
     step = _step_figure(figures, view.step, presentation, lang)
     curves = figures.state_curves(view.ts, view.traces, view.recall, t_marker=view.step["t"], style=presentation,
@@ -98,7 +92,7 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
     """
     from ..text import say
 
-    _, views = _engine()
+    _, views = figures_and_views()
     lang = i18n.normal_lang(lang)
     controls = views.state.check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
@@ -127,7 +121,7 @@ def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
     """Only the step heatmaps, for the t slider and the update choice: fast enough to drag.
     ``view``: the tab's view, whose step becomes this one, so that a restyle or an export
     draws the step on screen."""
-    figures, views = _engine()
+    figures, views = figures_and_views()
     lang = i18n.normal_lang(lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, model=model)
     s = views.state_step(sample, layer, head, map_label, m, seed, gamma, strength, t, kind,

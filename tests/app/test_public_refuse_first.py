@@ -25,7 +25,7 @@ TEXT_1350 = TEXT_1350[:1350]
 def forwards(monkeypatch):
     """Every forward pass a text source makes, recorded (the model is loaded, never run here)."""
     text_source.text_shape("warm the tokenizer", model=SMOLLM2)
-    quality_tab._engine()                              # the engine imported, as on a running server
+    quality_tab.figures_and_views()                              # the engine imported, as on a running server
     seen = []
     real = text_source._capture
     monkeypatch.setattr(text_source, "_capture", lambda *args, **kwargs: seen.append(1) or real(*args, **kwargs))
