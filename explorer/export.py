@@ -34,6 +34,7 @@ import numpy as np
 
 from . import provenance
 from .catalog import HEADLINE_METRICS, METRIC_INFO, REFERENCE
+from .text import Message
 
 # Arrays of one export (Q, K, V and N x N maps): refused above this, before anything is
 # computed. 13 maps at N = 2,048 are 220 MB of float32.
@@ -120,12 +121,11 @@ def view_arrays(sample, layer=2, head=3, maps=(REFERENCE,), causal=False, m=64, 
     heads = q.shape[0] if q.dim() == 3 else 1
     labels = [REFERENCE] + [x for x in dict.fromkeys(maps or []) if x != REFERENCE]
     if heads * n * n > MAX_MAP_CELLS:
-        raise ValueError(f"N: {heads * n * n:,} attention cells is over the export's cap of {MAX_MAP_CELLS:,} "
-                         "(N = 2,048 for one head); pick one head or a shorter sequence")
+        raise ValueError(Message("common.err_export_cells", cells=f"{heads * n * n:,}", cap=f"{MAX_MAP_CELLS:,}"))
     expected = 4 * (3 * heads * n * d + len(labels) * heads * n * n) + 8 * 6 * len(labels) * heads * n
     if expected > MAX_EXPORT_BYTES:
-        raise ValueError(f"maps: exporting {len(labels)} maps at N = {n:,} is about {expected / 1e6:,.0f} MB; "
-                         f"the limit is {MAX_EXPORT_BYTES / 1e6:,.0f} MB: choose fewer maps or a shorter sequence")
+        raise ValueError(Message("common.err_export_bytes", count=len(labels), n=f"{n:,}", size=f"{expected / 1e6:,.0f}",
+                                 cap=f"{MAX_EXPORT_BYTES / 1e6:,.0f}"))
     cost.check(cost.estimate("maps", n=n, d=d, heads=heads, maps=labels, m=m))
     with torch.inference_mode():
         reference = attention.softmax_map(q, k, causal=bool(causal))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from ..maps.base import FeatureMap
+from ..text import Message
 
 
 def _linear_attention_hook(fmap: FeatureMap, n_heads: int, store: dict, index: int):
@@ -55,14 +56,14 @@ def linear_layers(loaded, layer_maps: dict):
     On exit the hooks are removed and the model is exactly what it was.
     """
     if loaded.family != "bert":
-        raise ValueError(f"model: layer swapping supports BERT-family models, not {loaded.family!r}")
+        raise ValueError(Message("learn.err_hybrid_family", family=repr(loaded.family)))
     modules = [layer.attention.self for layer in loaded.model.encoder.layer]
     n_heads = loaded.model.config.num_attention_heads
     handles, store = [], {}
     try:
         for index, fmap in layer_maps.items():
             if not 0 <= index < len(modules):
-                raise ValueError(f"layers: layer {index} does not exist (the model has {len(modules)})")
+                raise ValueError(Message("learn.err_hybrid_no_layer", layer=index, count=len(modules)))
             handles.append(modules[index].register_forward_hook(
                 _linear_attention_hook(fmap, n_heads, store, index), with_kwargs=True))
         yield store
@@ -120,7 +121,7 @@ def greedy_softmax_layers(loaded, texts, map_for_layer, budget: int, progress=No
     """
     n_layers = len(loaded.model.encoder.layer)
     if not 0 <= budget <= n_layers:
-        raise ValueError(f"budget: must lie in 0..{n_layers}, got {budget}")
+        raise ValueError(Message("learn.err_hybrid_budget", top=n_layers, got=budget))
     reference = embed(loaded, texts, with_attentions=True)
     kept: list[int] = []
     maps = {i: map_for_layer(i) for i in range(n_layers)}

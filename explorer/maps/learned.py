@@ -36,6 +36,7 @@ from torch import nn
 
 from ..resources import asset
 from ..checks import check_positive_int
+from ..text import Message
 from .base import SPECS, FeatureMap, _softmax_scale, register
 from .luna import Luna
 
@@ -55,7 +56,7 @@ class Hedgehog(FeatureMap):
         super().__init__(head_dim)
         m = self.spec.feature_count(head_dim) if num_features is None else check_positive_int(num_features, "num_features")
         if m % 2:
-            raise ValueError(f"num_features: hedgehog needs an even count (two softmax halves), got {m}")
+            raise ValueError(Message("learn.err_map_even", got=m))
         hidden = m // 2
         self.heads = tuple(int(h) for h in heads)
         gen = torch.Generator().manual_seed(int(seed))
@@ -115,7 +116,7 @@ LEARNED_CLASSES = {"hedgehog": Hedgehog, "luna": Luna}
 
 def check_kind(kind) -> str:
     if kind not in LEARNED_CLASSES:
-        raise ValueError(f"kind: choose one of {', '.join(LEARNED_CLASSES)}, got {str(kind)[:40]!r}")
+        raise ValueError(Message("learn.err_kind", choices=", ".join(LEARNED_CLASSES), kind=repr(str(kind)[:40])))
     return kind
 
 
@@ -154,9 +155,9 @@ def _whole(meta: dict, key: str, low: int, high: int) -> int:
     try:
         value = json.loads(meta[key])
     except (KeyError, TypeError, ValueError):
-        raise ValueError(f"file: the metadata field {key!r} is missing or not a number") from None
+        raise ValueError(Message("learn.err_map_field_number", key=repr(key))) from None
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"file: {key} must be a whole number in {low}..{high}, got {str(value)[:40]}")
+        raise ValueError(Message("learn.err_map_field_range", key=key, low=low, high=high, got=str(value)[:40]))
     return value
 
 
@@ -170,33 +171,33 @@ def read_header(path) -> tuple[dict, dict]:
     try:
         size = path.stat().st_size
     except OSError:
-        raise ValueError("file: cannot be read") from None
+        raise ValueError(Message("learn.err_map_unreadable")) from None
     if size > MAX_FILE_BYTES:
-        raise ValueError(f"file: {size / 2 ** 20:.1f} MB is over the {MAX_FILE_BYTES // 2 ** 20} MB a saved map may have")
+        raise ValueError(Message("learn.err_map_bytes", size=f"{size / 2 ** 20:.1f}", cap=MAX_FILE_BYTES // 2 ** 20))
     with open(path, "rb") as fh:
         raw = fh.read(8)
         if len(raw) < 8:
-            raise ValueError("file: too short to be a safetensors file")
+            raise ValueError(Message("learn.err_map_short"))
         (length,) = struct.unpack("<Q", raw)
         if length > MAX_HEADER_BYTES or 8 + length > size:
-            raise ValueError("file: not a safetensors map (its header length is out of range)")
+            raise ValueError(Message("learn.err_map_header", why=Message("learn.why_header_length")))
         try:
             header = json.loads(fh.read(length).decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
-            raise ValueError("file: not a safetensors map (its header is not JSON)") from None
+            raise ValueError(Message("learn.err_map_header", why=Message("learn.why_header_json"))) from None
         except RecursionError:        # "[[[[..." nested deeper than the parser goes
-            raise ValueError("file: not a safetensors map (its header is nested too deeply)") from None
+            raise ValueError(Message("learn.err_map_header", why=Message("learn.why_header_deep"))) from None
     if not isinstance(header, dict):
-        raise ValueError("file: not a safetensors map (its header is not a table)")
+        raise ValueError(Message("learn.err_map_header", why=Message("learn.why_header_table")))
     meta = header.pop("__metadata__", None)
     if not isinstance(meta, dict):
-        raise ValueError("file: it holds no map description (kind, head_dim, num_features, heads)")
+        raise ValueError(Message("learn.err_map_no_meta"))
     for key, value in meta.items():
         # Every field is parsed again (json) and some are echoed: a bounded string parses
         # without recursing far and reads in one line.
         limit = MAX_HEADER_BYTES if key in RECORD_FIELDS else MAX_META_CHARS
         if not isinstance(value, str) or len(value) > limit:
-            raise ValueError(f"file: the metadata field {key[:40]!r} must be text of at most {limit} characters")
+            raise ValueError(Message("learn.err_map_field_text", key=repr(key[:40]), limit=limit))
     return meta, header
 
 
@@ -205,7 +206,7 @@ def check_header(meta: dict, entries: dict) -> tuple[str, int, int, tuple]:
     tensor's name, dtype and shape against what that map needs."""
     kind = meta.get("kind")
     if kind not in LEARNED_CLASSES:
-        raise ValueError(f"file: the map kind must be one of {', '.join(LEARNED_CLASSES)}, got {str(kind)[:40]!r}")
+        raise ValueError(Message("learn.err_map_kind", choices=", ".join(LEARNED_CLASSES), got=repr(str(kind)[:40])))
     head_dim = _whole(meta, "head_dim", 1, MAX_HEAD_DIM)
     num_features = _whole(meta, "num_features", 1, MAX_NUM_FEATURES)
     try:
@@ -215,21 +216,21 @@ def check_header(meta: dict, entries: dict) -> tuple[str, int, int, tuple]:
     if (not isinstance(heads, list) or len(heads) > 2
             or not all(isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= MAX_HEADS for h in heads)
             or math.prod(heads) > MAX_HEADS):
-        raise ValueError(f"file: heads must list at most two head counts with a product of at most {MAX_HEADS}")
+        raise ValueError(Message("learn.err_map_heads", cap=MAX_HEADS))
     try:
         template = LEARNED_CLASSES[kind](head_dim, num_features)          # one head: small, bounded above
     except ValueError as exc:
-        raise ValueError(f"file: {exc}") from None
+        raise ValueError(Message("learn.err_map_inner", why=exc.args[0] if exc.args else type(exc).__name__)) from None
     expected = {name: [*heads, *p.shape] for name, p in template.state_dict().items()}
     if set(entries) != set(expected):
         missing, extra = sorted(set(expected) - set(entries)), sorted(set(entries) - set(expected))
-        raise ValueError(f"file: a {kind} map needs tensors {sorted(expected)}; "
-                         f"missing {missing[:4]}, unexpected {[e[:20] for e in extra[:4]]}")
+        raise ValueError(Message("learn.err_map_tensors", kind=kind, expected=str(sorted(expected)),
+                                 missing=str(missing[:4]), extra=str([e[:20] for e in extra[:4]])))
     for name, shape in expected.items():
         entry = entries[name]
         if not isinstance(entry, dict) or entry.get("dtype") != "F32" or entry.get("shape") != shape:
             got = (entry.get("dtype"), entry.get("shape")) if isinstance(entry, dict) else entry
-            raise ValueError(f"file: tensor {name} must be F32 shaped {shape}, got {str(got)[:60]}")
+            raise ValueError(Message("learn.err_map_tensor", name=name, shape=str(shape), got=str(got)[:60]))
     return kind, head_dim, num_features, tuple(heads)
 
 
@@ -242,9 +243,9 @@ def load_map(path) -> FeatureMap:
     try:
         tensors = load_file(str(path))
     except Exception as exc:          # a truncated or corrupt body: one sentence, not a traceback
-        raise ValueError(f"file: cannot read its tensors ({type(exc).__name__})") from None
+        raise ValueError(Message("learn.err_map_body", kind=type(exc).__name__)) from None
     if not all(torch.isfinite(t).all() for t in tensors.values()):
-        raise ValueError("file: the map holds NaN or infinite parameters")
+        raise ValueError(Message("learn.err_map_finite"))
     fmap = LEARNED_CLASSES[kind](head_dim, num_features, heads=heads)
     fmap.load_state_dict(tensors)
     fmap.requires_grad_(False)
@@ -261,7 +262,8 @@ def pretrained_path(kind: str, layer: int, model: str = DEFAULT_PRETRAINED_MODEL
     """Where the shipped map for every head of ``model``'s ``layer`` lives
     (``scripts/train_lecture_maps.py``); ValueError for a model no map ships for."""
     if model not in PRETRAINED_MODELS:
-        raise ValueError(f"model: maps ship for {', '.join(PRETRAINED_MODELS)} only, got {str(model)[:40]!r}")
+        raise ValueError(Message("learn.err_map_shipped_model", models=", ".join(PRETRAINED_MODELS),
+                                 got=repr(str(model)[:40])))
     return PRETRAINED_DIR / f"{check_kind(kind)}-{PRETRAINED_MODELS[model]}-layer{int(layer)}.safetensors"
 
 

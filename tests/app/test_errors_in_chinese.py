@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import struct
 
 import gradio as gr
 import numpy as np
@@ -181,6 +182,38 @@ def test_every_upload_refusal_speaks_chinese(tmp_path, monkeypatch, case):
 
 
 # ---------------------------------------------------------------------------------------
+# A saved map loaded in the learn tab
+# ---------------------------------------------------------------------------------------
+
+def _map_files(tmp) -> dict:
+    """name -> a small .safetensors file that a check of explorer/maps/learned.py refuses."""
+    from safetensors.torch import save_file
+
+    from explorer.maps import learned
+    out = {"short": tmp / "short.safetensors", "length": tmp / "length.safetensors",
+           "not_json": tmp / "json.safetensors", "no_meta": tmp / "meta.safetensors",
+           "kind": tmp / "kind.safetensors", "heads": tmp / "heads.safetensors", "nan": tmp / "nan.safetensors"}
+    out["short"].write_bytes(b"abc")
+    out["length"].write_bytes(struct.pack("<Q", 10 ** 9) + b"{}")
+    out["not_json"].write_bytes(struct.pack("<Q", 5) + b"{nope")
+    save_file({"w": torch.zeros(2)}, str(out["no_meta"]))
+    save_file({"w": torch.zeros(2)}, str(out["kind"]), metadata={"kind": "nosuch"})
+    save_file({"w": torch.zeros(2)}, str(out["heads"]),
+              metadata={"kind": "hedgehog", "head_dim": "4", "num_features": "4", "heads": "[1, 2, 3]"})
+    fmap = learned.Hedgehog(4, 4)
+    with torch.no_grad():
+        next(iter(fmap.parameters())).fill_(float("nan"))
+    learned.save_map(fmap, out["nan"])
+    return out
+
+
+@pytest.mark.parametrize("case", ["short", "length", "not_json", "no_meta", "kind", "heads", "nan"])
+def test_every_saved_map_refusal_speaks_chinese(tmp_path, nothing_loads, case):
+    path = _map_files(tmp_path)[case]
+    _assert_chinese(lambda: learn_tab.load_trained(str(path), lang=ZH))
+
+
+# ---------------------------------------------------------------------------------------
 # Model paths
 # ---------------------------------------------------------------------------------------
 
@@ -265,6 +298,7 @@ CASES = {
     "hybrid no layers": lambda: hybrid_panel.run_hybrid("elu1", "chosen layers", [], lang=ZH),
     "hybrid mode": lambda: hybrid_panel.run_hybrid(mode="nosuch", lang=ZH),
     "hybrid map": lambda: hybrid_panel.run_hybrid("nosuch", "chosen layers", [2], lang=ZH),
+    "hybrid budget": lambda: hybrid_panel.run_hybrid("elu1", "greedy", [2], budget=99, lang=ZH),
     "hybrid untrained": lambda: hybrid_panel.run_hybrid("hedgehog", "chosen layers", [2], lang=ZH),
     "lecture chapter": lambda: lecture_handlers.lecture_api(chapter=99, lang=ZH),
     "lecture controls": lambda: lecture_handlers.lecture_api(chapter=1, controls="{not json", lang=ZH),
@@ -302,6 +336,17 @@ def test_every_endpoint_refuses_bad_inputs_in_chinese(tmp_path, case):
     if "PROBE" in call.__code__.co_consts:
         call = _with_probe(case, str(probe))
     _assert_chinese(call, refused=case not in DRAWN)
+
+
+@pytest.mark.parametrize("limit", ["cells", "bytes"])
+def test_the_array_export_refuses_over_its_caps_in_chinese(monkeypatch, limit):
+    from explorer import export
+    from explorer.views import common as view_common
+    if limit == "cells":
+        monkeypatch.setattr(view_common, "MAX_MAP_CELLS", 100)
+    else:
+        monkeypatch.setattr(export, "MAX_EXPORT_BYTES", 1000)
+    _assert_chinese(lambda: maps_tab.export_arrays(source="random", n=32, d=8, maps=["elu+1"], lang=ZH))
 
 
 def _with_probe(case, path):
