@@ -179,6 +179,44 @@ def causal_model_installed() -> bool:
     return found is not None and any(
         os.path.isfile(os.path.join(folder, CAUSAL_MODEL["gguf_file"])) for folder in found.submodule_search_locations or ())
 
+
+CONVERTED_FILES = ("config.json", "model.safetensors", "tokenizer.json")   # a converted model's folder
+
+
+def model_cache_root() -> str:
+    """Where converted models live: $EXPLORER_CACHE_DIR, else beside the Hugging Face cache
+    ($HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface)."""
+    explicit = os.environ.get("EXPLORER_CACHE_DIR")
+    if explicit:
+        return os.path.expanduser(explicit)
+    hf_home = os.environ.get("HF_HOME")
+    if hf_home:
+        return os.path.join(os.path.expanduser(hf_home), "attention-explorer")
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(os.path.expanduser(xdg), "huggingface", "attention-explorer")
+
+
+def converted_folder_name(name: str, version: str, gguf_size: int) -> str:
+    """The cache folder's name for a packaged model's GGUF: it changes with the file, so an
+    upgrade converts again."""
+    return f"{name}-{version}-{gguf_size}"
+
+
+def causal_model_ready() -> bool:
+    """Whether the causal model is installed and already converted, so that reading it takes
+    seconds, not the conversion's minute: checked on disk with the standard library alone (the
+    page asks this before the engine is imported). The data panel and the lecture open on it then."""
+    import importlib.util
+
+    found = importlib.util.find_spec(CAUSAL_MODEL["package"])
+    for folder in (found.submodule_search_locations or ()) if found is not None else ():
+        gguf = os.path.join(folder, CAUSAL_MODEL["gguf_file"])
+        if os.path.isfile(gguf):
+            converted = os.path.join(model_cache_root(), converted_folder_name(
+                CAUSAL_MODEL["name"], CAUSAL_MODEL["version"], os.path.getsize(gguf)))
+            return all(os.path.isfile(os.path.join(converted, f)) for f in CONVERTED_FILES)
+    return False
+
 # ---------------------------------------------------------------------------------------
 # State tab: decay kinds of the recurrent state
 # ---------------------------------------------------------------------------------------

@@ -16,9 +16,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root apt-get update -q
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-# The app's packages and SmolLM2 (scripts/install.sh), then what only the tests need.
+# The app's packages and SmolLM2, converted once (scripts/install.sh: about 45 s the first
+# time, its progress printed), then what only the tests need.
 bash scripts/install.sh
 python -m pip install -q -r requirements-test.txt -c constraints.txt
-# Convert it once (about 20-40 s; later starts read the cache in seconds): the tests and the
-# lecture chapters that read it then run on it instead of being skipped.
+# The tests that read SmolLM2 run on it instead of being skipped: this fails when install.sh
+# could not convert it (and converts it, should a second try succeed).
 python -c "from explorer.sources import packaged; print('SmolLM2-135M-Instruct (Q4_1, de-quantised to float32) ready in', packaged.ready_folder(packaged.SMOLLM2))"

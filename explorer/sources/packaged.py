@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..catalog import CAUSAL_MODEL
+from ..catalog import CAUSAL_MODEL, CONVERTED_FILES, converted_folder_name, model_cache_root
 from ..text import Message, ModelName
 
 
@@ -72,26 +72,18 @@ def installed(spec: PackagedModel = SMOLLM2) -> bool:
 
 
 def cache_root() -> Path:
-    """Where converted models live: $EXPLORER_CACHE_DIR, else beside the Hugging Face cache
-    ($HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface)."""
-    explicit = os.environ.get("EXPLORER_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    hf_home = os.environ.get("HF_HOME")
-    if hf_home:
-        return Path(hf_home).expanduser() / "attention-explorer"
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg).expanduser() / "huggingface" / "attention-explorer"
+    """Where converted models live (``catalog.model_cache_root``): $EXPLORER_CACHE_DIR, else
+    beside the Hugging Face cache ($HF_HOME, else $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface)."""
+    return Path(model_cache_root())
 
 
 def converted_folder(spec: PackagedModel, gguf: Path) -> Path:
     """The cache folder for this GGUF; its name changes with the file, so an upgrade converts again."""
-    stat = gguf.stat()
-    return cache_root() / f"{spec.name}-{spec.version}-{stat.st_size}"
+    return cache_root() / converted_folder_name(spec.name, spec.version, gguf.stat().st_size)
 
 
 def is_converted(folder: Path) -> bool:
-    return all((folder / name).is_file() for name in ("config.json", "model.safetensors", "tokenizer.json"))
+    return all((folder / name).is_file() for name in CONVERTED_FILES)
 
 
 def not_installed_message(spec: PackagedModel) -> str:
@@ -115,6 +107,23 @@ def ready_folder(spec: PackagedModel, progress=None) -> Path:
         if not is_converted(folder):
             _convert(spec, gguf, folder, progress)
     return folder
+
+
+def printed_progress(stream=None, every_s: float = 5.0):
+    """A ``progress`` for ``ready_folder`` that prints its messages in English, one line at
+    most every ``every_s`` seconds and the last one always: the install script's conversion
+    shows how far it is, and a log keeps a few lines rather than one every half second."""
+    import sys
+    from ..text import said
+
+    last = [float("-inf")]
+
+    def tell(fraction, message):
+        now = time.perf_counter()
+        if fraction >= 1.0 or now - last[0] >= every_s:
+            last[0] = now
+            print(said(message, "en"), file=stream or sys.stdout, flush=True)
+    return tell
 
 
 def _convert(spec: PackagedModel, gguf: Path, folder: Path, progress=None) -> None:

@@ -419,22 +419,28 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
         # Random data's N and d are clamped together, to a shape the linked tab can draw.
         shape = dict(zip(("n", "d"), validate.link_shape(tab, q.get("n"), q.get("d"), notices,
                                                          seeds=q.get("seeds"))))
+        # The model the panel opens on: the link's; MiniLM for a link with a text and no model (a
+        # MiniLM view's); else SmolLM2 once it is converted, as the lecture's chapters read it.
+        opened_on = q["model"] if "model" in q else \
+            source_panel.EMBEDDED_MODEL if "text" in q else source_panel.default_model()
         for component, key, kind in keys:
             if component in (panel.n, panel.d):
                 value = shape[key]
             elif kind in (int, float, bool):     # numbers and flags: the bounds of the control itself
                 bound = gradio_checks.bound_for(component, key)
                 if component is panel.layer or component is learn.layer:
-                    bound = _layer_bound(bound, q.get("model"))
+                    bound = _layer_bound(bound, opened_on if component is panel.layer else q.get("model"))
                 value = validate.link(bound, q.get(key), notices, None, key)
             else:
                 value = common.fit(component, _typed_list(component, common.param(q, key, kind, notices=notices)),
                                    notices, key)
             if component is panel.head and value is not None and value != "mean" and not str(value).isdigit():
                 value = None                     # the head box accepts custom values; a link must not
+            if component is panel.model and "model" not in q and opened_on != source_panel.EMBEDDED_MODEL:
+                value = opened_on
             if component in (maps.causal, quality.causal) and "causal" not in q:
                 # A link without causal= opens as the model computes (causal for a causal model).
-                value = source_panel.causal_for(q.get("src", "text"), q.get("model"))
+                value = source_panel.causal_for(q.get("src", "text"), opened_on)
             out.append(gr.skip() if value is None else value)
         if q.get("src") == "file":
             notices.append(validate.NO_FILE_IN_LINK)

@@ -36,7 +36,7 @@ def _text(key: str, lang: str) -> str:
     return t(key, lang)
 
 
-def _lecture_figures_and_view():
+def _engine():
     """(lecture.figures, lecture.view), imported on first use: see common.import_engine."""
     common.import_engine()
     from ..lecture import figures
@@ -160,8 +160,9 @@ _figures = LRU(VIEW_CACHE_SIZE)          # (view key, language, presentation) ->
 def _panel_choice(source, text, preset, n, d, data_seed, temperature, file, model=None):
     """What the lecture reads: None (the engine's own text for the chapter) until the speaker
     changes the data panel, then its text or its sample (a (text, sample key) pair). A model
-    other than the embedded one makes it a sample: that model reads the text."""
-    if source == "text" and model and model != source_panel.EMBEDDED_MODEL:
+    other than the embedded one and the one the panel opens on (SmolLM2 once converted, which
+    the chapters read by default) makes it a sample: that model reads the text."""
+    if source == "text" and model and model not in (source_panel.EMBEDDED_MODEL, source_panel.default_model()):
         text = (text or "").strip()
         return None, ("text", text if text and text != source_panel.DEFAULT_TEXT.strip() else _lecture_text(), model)
     if source == "text":
@@ -211,7 +212,7 @@ def view_key(ch: int, text, sample_key, controls: dict, lang=None) -> tuple:
 
 def compute(ch: int, text, sample_key, controls: dict, panel_values=None, progress=None, lang=None):
     """The chapter's view, from the cache when the same chapter, data and controls ran before."""
-    _, views = _lecture_figures_and_view()
+    _, views = _engine()
 
     def make():
         if sample_key is not None and sample_key[0] == "text":     # a chosen model reads the text
@@ -225,7 +226,7 @@ def compute(ch: int, text, sample_key, controls: dict, panel_values=None, progre
 
 def chapter_figures(view, lang, presentation, key=None) -> list:
     """The chapter's figures in ``lang``; cached with the view's key when given."""
-    figures, _ = _lecture_figures_and_view()
+    figures, _ = _engine()
     lang, presentation = i18n.normal_lang(lang), bool(presentation)
 
     def make():
@@ -267,7 +268,7 @@ def model_controls(ch: int, model: str | None = None) -> list:
     """The chapter's controls for the model it reads (``model``, else the chapter's default:
     SmolLM2 for chapters 4 and 5 when it is ready), their layer and head ranges from that
     model's config. Imports the engine: call it from a handler, never while building the page."""
-    return list(_lecture_figures_and_view()[1].chapter_controls(ch, model=model))
+    return list(_engine()[1].chapter_controls(ch, model=model))
 
 
 def _head_pick(spec, start: dict, link_value=None):

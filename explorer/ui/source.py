@@ -101,7 +101,7 @@ def example_choices(texts: list[str], width: int = 48) -> list[tuple[str, str]]:
     return [(t if len(t) <= width else t[:width - 1].rstrip() + "…", t) for t in texts]
 
 
-def model_choices(extra: str | None = None) -> list[tuple]:
+def panel_model_choices(extra: str | None = None) -> list[tuple]:
     """The picker's entries: (label, value); ``extra`` is a folder or Hub id typed before."""
     causal = "sources.choice_causal" if catalog.causal_model_installed() else "sources.choice_causal_missing"
     choices = [(i18n.engine_label("sources.choice_embedded"), EMBEDDED_MODEL),
@@ -116,6 +116,15 @@ def model_choices(extra: str | None = None) -> list[tuple]:
 def free_models_allowed() -> bool:
     allowed = catalog.allowed_models()
     return allowed is None or bool(allowed)
+
+
+def default_model() -> str:
+    """The model the page's data panel opens on when its address names none: the causal
+    SmolLM2 once it is installed and converted (checked on disk, nothing loaded or imported:
+    ``catalog.causal_model_ready``), as the lecture's chapters then read it; else the embedded
+    MiniLM. An address with a text but no model (a MiniLM view's link) keeps MiniLM, and a
+    request to the API that names no model reads MiniLM, the panel's built value."""
+    return CAUSAL_MODEL["name"] if catalog.causal_model_ready() else EMBEDDED_MODEL
 
 
 def build() -> SourcePanel:
@@ -134,7 +143,7 @@ def build() -> SourcePanel:
                     example = gr.Dropdown(example_choices(texts), value=None, label=i18n.label("panel_examples"),
                                           info=i18n.label("panel_examples_info"),
                                           elem_id="examples", scale=1, min_width=150, filterable=False)
-                    model = gr.Dropdown(model_choices(), value=EMBEDDED_MODEL, label=i18n.label("panel_model"),
+                    model = gr.Dropdown(panel_model_choices(), value=EMBEDDED_MODEL, label=i18n.label("panel_model"),
                                         info=i18n.label("panel_model_info"), elem_id="model", scale=1, min_width=250,
                                         allow_custom_value=free_models_allowed(), filterable=free_models_allowed())
                     other = gr.Textbox(label=i18n.label("panel_model_other"), placeholder=i18n.label("panel_model_other_hint"),
@@ -172,7 +181,7 @@ def take_typed(value):
     value = (value or "").strip()
     if not value:
         return gr.skip(), gr.skip()
-    return gr.update(choices=model_choices(value), value=value), gr.update(visible=False)
+    return gr.update(choices=panel_model_choices(value), value=value), gr.update(visible=False)
 
 
 def is_built_in(model) -> bool:
