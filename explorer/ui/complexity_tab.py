@@ -17,7 +17,7 @@ import gradio as gr
 
 from .. import catalog
 from ..text import normal_lang, say
-from . import common, i18n, server
+from . import common, downloads, i18n, server
 from .engine import figures_and_views
 
 TIME_BUDGET_S = float(os.environ.get("EXPLORER_SWEEP_BUDGET_S", "60"))
@@ -246,7 +246,7 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> Complexity
             raise gr.Error(say("complexity.run_first", lang), print_exception=False)
         _, views = figures_and_views()
         plot_fig, claim_fig = render(view, presentation)
-        return common.show_files(common.export_files("complexity", {"sweep": plot_fig, "claim": claim_fig},
+        return common.show_files(downloads.export_files("complexity", {"sweep": plot_fig, "claim": claim_fig},
                                    {"runs": views.complexity_table(view)},
                                    provenance=getattr(view, "provenance", None) or None))
 

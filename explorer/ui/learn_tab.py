@@ -27,7 +27,7 @@ import gradio as gr
 from .. import catalog
 from ..stopping import StopSignal
 from ..text import Message, ModelName, say, say_error
-from . import common, i18n, server, validate
+from . import common, downloads, i18n, server, validate
 from . import source as source_panel
 from .hybrid_panel import HYBRID_CHOICES, MODES, hybrid_summary, hybrid_views, render_hybrid, run_hybrid
 from .learn_base import (HELDOUT_DEFAULT, LEARNED_LABELS, N_HEADS, N_LAYERS, _int, _lang, _learn_figures_and_views,
@@ -248,7 +248,7 @@ def map_status(trained: dict | None, lang="en", origin: str = "") -> str:
 
 
 def _export_folder() -> Path:
-    return common.export_folder()
+    return downloads.export_folder()
 
 
 def _finished(view, trained, presentation, lang):
@@ -588,7 +588,7 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
                           loss=lv.loss_table(view) if view.losses else None)
         if hview is not None:
             tables.update(hybrid=hybrid_views().hybrid_table(hview, lang=_lang(language)), drift=hybrid_views().drift_table(hview))
-        return common.export_files("learn", {"loss": loss_fig, "heldout": comparison_fig, "tradeoff": tradeoff_fig,
+        return downloads.export_files("learn", {"loss": loss_fig, "heldout": comparison_fig, "tradeoff": tradeoff_fig,
                                              "kl-ratio": heatmap_fig, "hybrid-cosine": cosine_fig,
                                              "hybrid-drift": drift_fig}, tables,
                                    provenance=lv.run_provenance(view) if view is not None else None)

@@ -10,7 +10,7 @@ import gradio as gr
 from .. import catalog
 from ..stopping import StopSignal
 from ..text import normal_lang, say
-from . import common, i18n, server, source as source_panel
+from . import common, downloads, i18n, server, source as source_panel
 from .engine import figures_and_views
 
 
@@ -167,7 +167,7 @@ def export_arrays(source="text", text=source_panel.DEFAULT_TEXT, preset="cluster
     _, views = figures_and_views()
     causal = views.resolve_causal(sample, _flag(causal))
     arrays = export.view_arrays(sample, layer, head, maps or [], causal, int(m), int(seed or 0), int(window))
-    folder = common.export_folder()
+    folder = downloads.export_folder()
     paths = [export.write_npz(arrays, folder / "maps-arrays.npz"),
              export.write_safetensors(arrays, folder / "maps-arrays.safetensors")]
     return [str(path) for path in paths]
@@ -236,7 +236,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
         if view is None:
             raise gr.Error(say("maps.draw_first", lang), print_exception=False)
         from .. import export as exports      # (``export`` here is the button)
-        return common.show_files(common.export_files("maps", {"grid": render(view, presentation)},
+        return common.show_files(downloads.export_files("maps", {"grid": render(view, presentation)},
                                    {"metrics": exports.metrics_csv_table(view.metrics)},
                                    provenance=view.provenance or None))
 

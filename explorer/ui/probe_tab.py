@@ -16,7 +16,7 @@ from .. import catalog
 from ..catalog import PROBE_MAX_FILE_BYTES, PROBE_MAX_TEXT_CHARS, PROBE_MAX_TEXTS
 from ..stopping import StopSignal
 from ..text import normal_lang, said, say
-from . import common, i18n, server
+from . import common, downloads, i18n, server
 
 # Registry names, as the command line takes them (a random map is drawn orthogonal).
 PROBE_MAPS = ("elu1", "relu", "favor_plus", "trig_rff", "taylor2", "cosformer", "taylor1", "identity")
@@ -80,7 +80,7 @@ def run_probe(file=None, maps=DEFAULT_MAPS, metric="kl_mean", m=64, seed=0, pres
     view = probe_views.probe_view(corpus, maps=list(maps or ()), metric=metric, m=m, seed=seed, lang=lang,
                                   should_stop=stop,
                                   progress=lambda f: progress(f, desc=say("probe.progress", lang)))
-    csv = common.export_folder() / "probe.csv"
+    csv = downloads.export_folder() / "probe.csv"
     view.table.to_csv(csv, index=False)
     status = [say("probe.done", lang, texts=view.texts, heads=len(view.heads), maps=len(view.maps),
                   rows=len(view.table))]

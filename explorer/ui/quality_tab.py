@@ -12,7 +12,7 @@ import pandas as pd
 from .. import catalog
 from ..stopping import StopSignal
 from ..text import normal_lang, said, say
-from . import common, i18n, server, source as source_panel
+from . import common, downloads, i18n, server, source as source_panel
 from .engine import figures_and_views
 
 X_AXES = ("m", "FLOPs")
@@ -233,7 +233,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
         from .. import export as exports      # (``export`` here is the button)
         curves_fig, norms_fig, shape_fig, over_fig = render(bundle, presentation, x_axis)
         quality, overview = bundle
-        return common.show_files(common.export_files("quality", {"error-vs-m": curves_fig, "norms": norms_fig,
+        return common.show_files(downloads.export_files("quality", {"error-vs-m": curves_fig, "norms": norms_fig,
                                                                         "entropy-monotonicity": shape_fig,
                                                "head-overview": over_fig},
                                    {"metrics": exports.metrics_csv_table(quality.shape_rows),

@@ -440,8 +440,8 @@ def remove_exports_on_sigterm() -> None:
         return
 
     def stop(signum, frame):
-        from . import common
-        common._remove_export_root()
+        from . import downloads
+        downloads._remove_export_root()
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)

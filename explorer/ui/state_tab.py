@@ -13,7 +13,7 @@ import gradio as gr
 import pandas as pd
 
 from .. import catalog, mechanisms
-from . import common, i18n, source as source_panel
+from . import common, downloads, i18n, source as source_panel
 from .engine import figures_and_views
 
 STATE_KINDS = list(mechanisms.state_kinds())
@@ -214,7 +214,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.C
             from ..text import say
             raise gr.Error(say("state.error_run_first", i18n.normal_lang(lang)), print_exception=False)
         step_fig, curves_fig, memory_fig, capacity_fig = render(view, presentation)
-        return common.show_files(common.export_files(
+        return common.show_files(downloads.export_files(
             "state", {"step": step_fig, "curves": curves_fig, "memory": memory_fig, "capacity": capacity_fig},
             {"curves": curves_table(view), "capacity": capacity_table(view)},
             provenance=getattr(view, "provenance", None) or None))

@@ -53,13 +53,13 @@ def test_the_docs_http_snippet_runs_against_the_app(app_url, tmp_path):
 @pytest.mark.slow
 def test_the_maps_tabs_csv_names_its_text_model_and_settings():
     from explorer import export
-    from explorer.ui import common, maps_tab
+    from explorer.ui import downloads, maps_tab
 
     text = "The animal didn't cross the street because it was tired."
     out = maps_tab.run_maps(source="text", text=text, layer=1, head="2", maps=["softmax", "elu+1"], m=16, seed=3,
                             window=4)
     view = out[4]
-    paths = common.export_files("maps", {}, {"metrics": export.metrics_csv_table(view.metrics)}, png=False,
+    paths = downloads.export_files("maps", {}, {"metrics": export.metrics_csv_table(view.metrics)}, png=False,
                                 provenance=view.provenance)
     side = next(p for p in paths if p.endswith(".provenance.json"))
     rec = json.loads(Path(side).read_text(encoding="utf-8"))
@@ -73,9 +73,9 @@ def test_the_maps_tabs_csv_names_its_text_model_and_settings():
 def test_every_tabs_csv_has_a_record_beside_it():
     import pandas as pd
 
-    from explorer.ui import common
+    from explorer.ui import downloads
 
-    paths = common.export_files("state", {}, {"curves": pd.DataFrame({"t": [0, 1]})}, png=False)
+    paths = downloads.export_files("state", {}, {"curves": pd.DataFrame({"t": [0, 1]})}, png=False)
     assert [Path(p).name for p in paths] == ["state-curves.csv", "state-curves.provenance.json"]
     rec = json.loads(Path(paths[1]).read_text(encoding="utf-8"))
     assert rec["export"] == "state" and rec["engine"]["version"] and rec["packages"]["torch"]

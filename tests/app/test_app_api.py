@@ -190,10 +190,10 @@ def _decode(z):
 def test_export_writes_png_html_and_csv():
     """The export buttons' helper: PNG (kaleido, Chromium), standalone HTML and CSV."""
     from explorer import views
-    from explorer.ui import common, maps_tab
+    from explorer.ui import downloads, maps_tab
     sample = views.load_sample("random", preset="local", n=24, d=8)
     view = views.maps_view(sample, 0, 0, ["softmax", "elu+1"], False, 8, 0)
-    paths = common.export_files("maps", {"grid": maps_tab.render(view, True)},
+    paths = downloads.export_files("maps", {"grid": maps_tab.render(view, True)},
                                 {"metrics": views.metrics_table(view.metrics)})
     kinds = {p.rsplit(".", 1)[1] for p in paths}
     assert {"html", "csv"} <= kinds

@@ -26,11 +26,11 @@ def _title_png(tmp_path, text: str) -> np.ndarray:
     from PIL import Image
 
     from explorer.figures.style import Style, finish
-    from explorer.ui import common
+    from explorer.ui import downloads
 
     fig = finish(go.Figure(go.Scatter(x=[0, 1], y=[0, 1])), Style(presentation=True), text, 300)
     path = tmp_path / f"{ord(text[0])}.png"
-    assert common._png(fig, path), "kaleido could not write the PNG"
+    assert downloads._png(fig, path), "kaleido could not write the PNG"
     return np.asarray(Image.open(path).convert("L"))
 
 
@@ -42,11 +42,11 @@ def test_chinese_characters_are_drawn_not_boxes(tmp_path):
 
 def test_a_chinese_chapter_exports(tmp_path):
     from explorer.lecture.figures import chapter_figures
-    from explorer.ui import common
+    from explorer.ui import downloads
     from explorer.lecture.view import chapter_view
 
     figs = chapter_figures(chapter_view(0, n=4096, d=64), lang="zh")
-    paths = common.export_files("lecture-0", {f"figure-{i}": f for i, f in enumerate(figs)}, {})
+    paths = downloads.export_files("lecture-0", {f"figure-{i}": f for i, f in enumerate(figs)}, {})
     pngs = [p for p in paths if p.endswith(".png")]
     assert len(pngs) == len(figs) and all(Path(p).stat().st_size > 10_000 for p in pngs)
 

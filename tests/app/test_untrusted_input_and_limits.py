@@ -19,7 +19,7 @@ import torch
 
 from explorer.measure import bench
 from explorer import catalog, memory, sources, views
-from explorer.ui import common
+from explorer.ui import common, downloads
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -188,18 +188,18 @@ def test_sample_cache_is_bounded_in_bytes():
 
 @pytest.mark.slow
 def test_exports_live_in_one_pruned_folder_removed_at_exit(tmp_path):
-    first = common.export_folder()
-    assert first.parent == common.EXPORT_ROOT
+    first = downloads.export_folder()
+    assert first.parent == downloads.EXPORT_ROOT
     (first / "big.bin").write_bytes(b"x" * 1000)
-    common.prune_exports(max_age_s=3600, max_bytes=10 ** 9, now=time.time() + 7200)
+    downloads.prune_exports(max_age_s=3600, max_bytes=10 ** 9, now=time.time() + 7200)
     assert not first.exists()
-    a, b = common.export_folder(), common.export_folder()
+    a, b = downloads.export_folder(), downloads.export_folder()
     (a / "x.bin").write_bytes(b"x" * 600)
     (b / "x.bin").write_bytes(b"x" * 600)
-    common.prune_exports(max_age_s=3600, max_bytes=1000)
-    assert len(list(common.EXPORT_ROOT.glob("*"))) == 1
-    script = ("from explorer.ui import common; f = common.export_folder(); (f / 'a.csv').write_text('1'); "
-              "print(common.EXPORT_ROOT)")
+    downloads.prune_exports(max_age_s=3600, max_bytes=1000)
+    assert len(list(downloads.EXPORT_ROOT.glob("*"))) == 1
+    script = ("from explorer.ui import downloads; f = downloads.export_folder(); (f / 'a.csv').write_text('1'); "
+              "print(downloads.EXPORT_ROOT)")
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     root = Path(out.stdout.strip().splitlines()[-1])
     assert root.name.startswith("attention-explorer-") and not root.exists()
@@ -219,8 +219,8 @@ def test_memory_release_is_throttled_and_arenas_can_be_limited():
 def test_png_exporter_browser_is_stopped_at_exit(tmp_path):
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("no chromium for kaleido")
-    script = ("import os, plotly.graph_objects as go; from explorer.ui import common; "
-              "ok = common._png(go.Figure(go.Bar(y=[1, 2])), __import__('pathlib').Path(%r)); "
+    script = ("import os, plotly.graph_objects as go; from explorer.ui import downloads; "
+              "ok = downloads._png(go.Figure(go.Bar(y=[1, 2])), __import__('pathlib').Path(%r)); "
               "kids = [p for p in os.listdir('/proc') if p.isdigit() and open(f'/proc/{p}/stat').read().split()[3] == str(os.getpid())]; "
               "print(ok, ' '.join(kids))") % str(tmp_path / "x.png")
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=180)
