@@ -13,7 +13,7 @@ import uuid
 import warnings
 from pathlib import Path
 
-import gradio as gr
+from ..text import Message
 
 log = logging.getLogger("explorer.ui")
 
@@ -123,5 +123,5 @@ def export_files(prefix: str, figures: dict, tables: dict, png: bool = True, pro
         # floats at full precision; NaN, not an empty cell
         paths.extend(exports.write_csv(table, folder / f"{prefix}-{name}.csv", record))
     if not paths:
-        raise gr.Error("Nothing to export yet: run this tab first.", print_exception=False)
+        raise ValueError(Message("common.toast_nothing"))     # said in the page's language (common.guarded)
     return paths

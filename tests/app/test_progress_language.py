@@ -40,3 +40,18 @@ def test_the_bar_says_it_in_the_pages_language(monkeypatch, lang):
     said = bar[-1]
     assert said == say("sources.converting", lang, name="SmolLM2-135M", elapsed=3, total=40)
     assert bool(CJK.search(said)) == (lang == "zh") and " · " not in said
+
+
+def test_an_export_of_nothing_is_refused_in_the_pages_language():
+    import gradio as gr
+
+    from explorer.ui import common, downloads
+
+    @common.guarded
+    def export_nothing(lang="en"):
+        return downloads.export_files("maps", {"grid": None}, {"metrics": None})
+
+    for lang in ("en", "zh"):
+        with pytest.raises(gr.Error) as refused:
+            export_nothing(lang=lang)
+        assert refused.value.message == say("common.toast_nothing", lang)
