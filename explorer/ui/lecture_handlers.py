@@ -36,7 +36,7 @@ def _text(key: str, lang: str) -> str:
     return t(key, lang)
 
 
-def _engine():
+def _lecture_figures_and_view():
     """(lecture.figures, lecture.view), imported on first use: see common.import_engine."""
     common.import_engine()
     from ..lecture import figures
@@ -212,7 +212,7 @@ def view_key(ch: int, text, sample_key, controls: dict, lang=None) -> tuple:
 
 def compute(ch: int, text, sample_key, controls: dict, panel_values=None, progress=None, lang=None):
     """The chapter's view, from the cache when the same chapter, data and controls ran before."""
-    _, views = _engine()
+    _, views = _lecture_figures_and_view()
 
     def make():
         if sample_key is not None and sample_key[0] == "text":     # a chosen model reads the text
@@ -226,7 +226,7 @@ def compute(ch: int, text, sample_key, controls: dict, panel_values=None, progre
 
 def chapter_figures(view, lang, presentation, key=None) -> list:
     """The chapter's figures in ``lang``; cached with the view's key when given."""
-    figures, _ = _engine()
+    figures, _ = _lecture_figures_and_view()
     lang, presentation = i18n.normal_lang(lang), bool(presentation)
 
     def make():
@@ -268,7 +268,7 @@ def model_controls(ch: int, model: str | None = None) -> list:
     """The chapter's controls for the model it reads (``model``, else the chapter's default:
     SmolLM2 for chapters 4 and 5 when it is ready), their layer and head ranges from that
     model's config. Imports the engine: call it from a handler, never while building the page."""
-    return list(_engine()[1].chapter_controls(ch, model=model))
+    return list(_lecture_figures_and_view()[1].chapter_controls(ch, model=model))
 
 
 def _head_pick(spec, start: dict, link_value=None):
