@@ -237,7 +237,7 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
         traces=traces, recall=recall,
         kv_bytes=[state.kv_cache_bytes(i, d, dv) for i in range(1, max(n, MEMORY_HORIZON) + 1)],
         state_bytes=state.state_bytes(fmap.num_features, dv), feature_dim=fmap.num_features, step=step,
-        notices=list(getattr(sample, "notices", [])) + notices,
+        notices=[said(x, lang) for x in getattr(sample, "notices", [])] + notices,
         title=f"{getattr(sample, 'source', '')} · {say('common.layer', lang)} {layer}, {say('common.head', lang)} {head} · "
               f"{c.map_label}, m = {fmap.num_features}",
         capacity=capacity, head_dim=d, capacity_trials=CAPACITY_TRIALS, threshold=state_probes.RECALL_THRESHOLD, lang=lang,

@@ -14,6 +14,7 @@ import html
 import json
 import re
 import struct
+from pathlib import Path
 
 import gradio as gr
 import numpy as np
@@ -181,6 +182,15 @@ def test_every_upload_refusal_speaks_chinese(tmp_path, monkeypatch, case):
     _assert_chinese(lambda: maps_tab.export_arrays(source="file", file=str(path), lang=ZH))
 
 
+def test_an_accepted_upload_says_its_notices_in_chinese(tmp_path):
+    """Integers converted, arrays ignored, values drawn at random: said, not refused."""
+    path = _npz(tmp_path / "ints.npz", q=np.arange(24).reshape(6, 4), k=np.ones((6, 4), np.int32),
+                notes=np.zeros(3), **{f"extra_{i}": np.zeros(1) for i in range(10)})
+    for run in UPLOAD_TABS.values():
+        shown = _assert_chinese(lambda: run(source="file", file=str(path), lang=ZH), refused=False)
+        assert any("float32" in text for text in shown), shown
+
+
 # ---------------------------------------------------------------------------------------
 # A saved map loaded in the learn tab
 # ---------------------------------------------------------------------------------------
@@ -310,12 +320,17 @@ CASES = {
     "generate set": lambda: linearize_tab.run_generate(prompt="hi", set_id="nosuch:0", lang=ZH),
     "generate empty": lambda: linearize_tab.run_generate(prompt="", lang=ZH),
     "generate tokens": lambda: linearize_tab.run_generate(prompt="hi", new_tokens=10 ** 6, lang=ZH),
+    "training kind": lambda: linearize_tab.run_training(kind="nosuch", lang=ZH),
+    "training window": lambda: linearize_tab.run_training(window=-1, lang=ZH),
+    "training steps": lambda: linearize_tab.run_training(steps=0, lang=ZH),
     "generate no tokens": lambda: linearize_tab.run_generate(prompt="hi", new_tokens=0, lang=ZH),
     "generate long": lambda: linearize_tab.run_generate(prompt="word " * 5000, lang=ZH),
     "probe no file": lambda: probe_tab.run_probe(file=None, lang=ZH),
     "probe map": lambda: probe_tab.run_probe(file="PROBE", maps=["nosuch"], lang=ZH),
     "probe metric": lambda: probe_tab.run_probe(file="PROBE", metric="nosuch", lang=ZH),
     "probe m": lambda: probe_tab.run_probe(file="PROBE", m=0, lang=ZH),
+    "probe binary": lambda: probe_tab.run_probe(file="PROBE", lang=ZH),
+    "probe empty": lambda: probe_tab.run_probe(file="PROBE", lang=ZH),
 }
 
 
@@ -350,5 +365,9 @@ def test_the_array_export_refuses_over_its_caps_in_chinese(monkeypatch, limit):
 
 
 def _with_probe(case, path):
-    kwargs = {"probe map": dict(maps=["nosuch"]), "probe metric": dict(metric="nosuch"), "probe m": dict(m=0)}[case]
+    if case == "probe binary":
+        Path(path).write_bytes(bytes(range(256)) * 4)
+    if case == "probe empty":
+        Path(path).write_text("\n \n", encoding="utf-8")
+    kwargs = {"probe map": dict(maps=["nosuch"]), "probe metric": dict(metric="nosuch"), "probe m": dict(m=0)}.get(case, {})
     return lambda: probe_tab.run_probe(file=path, lang=ZH, **kwargs)
