@@ -281,6 +281,14 @@ PROBE_MAX_FILE_BYTES = 32 * 1024
 # Learned maps & hybrids: registry name -> label of the maps a hybrid layer can use
 # ---------------------------------------------------------------------------------------
 
+# Texts a person sends to be trained and judged on (the learn tab, /learn): bounded so that
+# reading them through the model stays within what the cost model prices (a 2,000-character
+# text is ~700 tokens, the embedded model's limit is 512), and no more of them than the
+# built-in training set has. The page checks them before the engine is imported
+# (ui.validate.learn_texts), the engine again (experiments.learning.check_texts).
+LEARN_MAX_TEXTS = 40
+LEARN_MAX_TEXT_CHARS = 2000
+
 HYBRID_MAP_LABELS = {name: SPECS[name].trained_pretty or SPECS[name].pretty
                      for name in ("elu1", "favor_plus", "taylor2", "hedgehog", "luna")}
 

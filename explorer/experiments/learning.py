@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from .. import stopping
+from ..catalog import LEARN_MAX_TEXT_CHARS, LEARN_MAX_TEXTS
 from ..checks import check_positive_int
 from ..diagnostics import attention
 from ..maps.base import FeatureMap, create
@@ -163,31 +164,25 @@ def read_texts(path) -> list[str]:
         return [line.strip() for line in fh if line.strip()]
 
 
-# Texts a person sends to be trained and judged on: bounded so that reading them through the
-# model stays within what the cost model prices (a 2,000-character text is ~700 tokens, the
-# embedded model's limit is 512), and no more of them than the built-in training set has.
-MAX_TEXTS = 40
-MAX_TEXT_CHARS = 2000
-
 
 def check_texts(texts, name: str) -> list[str]:
     """``texts`` (a list of strings; blank ones dropped, the rest stripped) within the bounds
     above, or ValueError in words each language has (``learn.err_texts_*``)."""
     if isinstance(texts, str) or not isinstance(texts, (list, tuple)):
         raise ValueError(Message("learn.err_texts_type", name=name))
-    if len(texts) > 4 * MAX_TEXTS:          # refuse a huge list before looking at every item
-        raise ValueError(Message("learn.err_texts_count", name=name, count=f"{len(texts):,}", most=MAX_TEXTS))
+    if len(texts) > 4 * LEARN_MAX_TEXTS:          # refuse a huge list before looking at every item
+        raise ValueError(Message("learn.err_texts_count", name=name, count=f"{len(texts):,}", most=LEARN_MAX_TEXTS))
     if not all(isinstance(t, str) for t in texts):
         raise ValueError(Message("learn.err_texts_type", name=name))
     kept = [t.strip() for t in texts if t.strip()]
     if not kept:
         raise ValueError(Message("learn.err_texts_none", name=name))
-    if len(kept) > MAX_TEXTS:
-        raise ValueError(Message("learn.err_texts_count", name=name, count=f"{len(kept):,}", most=MAX_TEXTS))
+    if len(kept) > LEARN_MAX_TEXTS:
+        raise ValueError(Message("learn.err_texts_count", name=name, count=f"{len(kept):,}", most=LEARN_MAX_TEXTS))
     for i, t in enumerate(kept, start=1):
-        if len(t) > MAX_TEXT_CHARS:
+        if len(t) > LEARN_MAX_TEXT_CHARS:
             raise ValueError(Message("learn.err_text_long", name=name, index=i, chars=f"{len(t):,}",
-                                     most=f"{MAX_TEXT_CHARS:,}"))
+                                     most=f"{LEARN_MAX_TEXT_CHARS:,}"))
     return kept
 
 

@@ -475,7 +475,7 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
                 train_count = gr.Slider(1, 40, value=40, step=1, label=i18n.label("learn_train_count"))
                 heldout_count = gr.Slider(1, 16, value=HELDOUT_DEFAULT, step=1, label=i18n.label("learn_heldout_count"))
                 # Each box's size is bounded again in validate.learn_texts, with a sentence.
-                box_chars = validate.LEARN_MAX_TEXTS * (validate.LEARN_MAX_TEXT_CHARS + 1)
+                box_chars = catalog.LEARN_MAX_TEXTS * (catalog.LEARN_MAX_TEXT_CHARS + 1)
                 train_texts = gr.Textbox("", lines=3, max_lines=8, max_length=box_chars,
                                          label=i18n.label("learn_own_train"), info=i18n.label("learn_own_info"),
                                          elem_id="learn-train-texts")

@@ -28,6 +28,7 @@ import re
 import reprlib
 from dataclasses import dataclass
 
+from ..catalog import LEARN_MAX_TEXT_CHARS, LEARN_MAX_TEXTS
 from ..text import Message, said
 
 log = logging.getLogger("explorer.ui")
@@ -468,10 +469,8 @@ def waits_for_upload(tab_id: str, args) -> bool:
 # The learn tab: texts of the visitor's own
 # ---------------------------------------------------------------------------------------
 
-# The learn tab's bounds (explorer.experiments.learning), repeated here so the check runs
-# before the engine (and torch) is imported; a test holds the two equal.
-LEARN_MAX_TEXTS = 40
-LEARN_MAX_TEXT_CHARS = 2000
+# The learn tab's bounds are the catalogue's: the check runs before the engine (and torch)
+# is imported, with the engine's own numbers.
 
 
 def learn_texts(raw, name: str) -> list[str] | None:

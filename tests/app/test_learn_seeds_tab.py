@@ -10,6 +10,7 @@ import socket
 import gradio as gr
 import pytest
 
+from explorer import catalog
 from explorer.experiments import learning
 from explorer.ui import learn_tab, validate
 from explorer.views import learn as lv
@@ -19,7 +20,6 @@ OWN_HELDOUT = "The old clock in the hall stopped at four."
 
 
 def test_the_tab_s_bounds_are_the_engine_s():
-    assert (validate.LEARN_MAX_TEXTS, validate.LEARN_MAX_TEXT_CHARS) == (learning.MAX_TEXTS, learning.MAX_TEXT_CHARS)
     assert (learn_tab.DEFAULT_SEEDS, learn_tab.MAX_SEEDS) == (learning.DEFAULT_SEEDS, learning.MAX_SEEDS)
     assert learn_tab.COMPARISON_KEYS == lv.COMPARISON_KEYS
 
@@ -28,9 +28,9 @@ def test_the_text_boxes_are_read_one_text_a_line_and_bounded():
     assert validate.learn_texts("  \n ", "train_texts") is None            # blank: the built-in texts
     assert validate.learn_texts(OWN_TRAIN, "train_texts") == [
         "The river rose after three days of rain.", "She counted the coins twice before paying."]
-    too_many = "\n".join(f"text {i}" for i in range(validate.LEARN_MAX_TEXTS + 1))
-    too_long = "x" * (validate.LEARN_MAX_TEXT_CHARS + 1)
-    huge = "y" * (validate.LEARN_MAX_TEXTS * (validate.LEARN_MAX_TEXT_CHARS + 1) + 1)
+    too_many = "\n".join(f"text {i}" for i in range(catalog.LEARN_MAX_TEXTS + 1))
+    too_long = "x" * (catalog.LEARN_MAX_TEXT_CHARS + 1)
+    huge = "y" * (catalog.LEARN_MAX_TEXTS * (catalog.LEARN_MAX_TEXT_CHARS + 1) + 1)
     for raw, key in ((too_many, "learn.err_texts_count"), (too_long, "learn.err_text_long"),
                      (huge, "learn.err_texts_size"), ({"a": 1}, "learn.err_texts_type")):
         with pytest.raises(ValueError) as refused:
@@ -41,7 +41,7 @@ def test_the_text_boxes_are_read_one_text_a_line_and_bounded():
 def test_the_handler_refuses_bad_texts_in_the_page_s_language():
     with pytest.raises(gr.Error, match="第 1 篇文本"):
         list(learn_tab.run_learn(2, "3", 8, 8, 0, 2, 2, "hedgehog", False, None, "zh", "", 1,
-                                 "x" * (validate.LEARN_MAX_TEXT_CHARS + 1), ""))
+                                 "x" * (catalog.LEARN_MAX_TEXT_CHARS + 1), ""))
     with pytest.raises(gr.Error, match="留出文本不能拿来训练"):
         list(learn_tab.run_learn(2, "3", 8, 8, 0, 2, 2, "hedgehog", False, None, "zh", "", 1,
                                  OWN_HELDOUT, OWN_HELDOUT))

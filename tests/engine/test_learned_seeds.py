@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from explorer import stopping
+from explorer import catalog, stopping
 from explorer.experiments import learning
 from explorer.measure import cost
 from explorer.text import say_error
@@ -123,8 +123,8 @@ def test_own_texts_are_trained_on_and_change_the_result():
 
 
 @pytest.mark.parametrize("texts, key", [
-    (["a"] * (learning.MAX_TEXTS + 1), "learn.err_texts_count"),
-    (["x" * (learning.MAX_TEXT_CHARS + 1)], "learn.err_text_long"),
+    (["a"] * (catalog.LEARN_MAX_TEXTS + 1), "learn.err_texts_count"),
+    (["x" * (catalog.LEARN_MAX_TEXT_CHARS + 1)], "learn.err_text_long"),
     (["  ", ""], "learn.err_texts_none"),
     ("one text, not a list", "learn.err_texts_type"),
     ([1, 2], "learn.err_texts_type"),
