@@ -326,12 +326,12 @@ def _wire_tabs(tab_objects, pages, current, presentation, learn, links):
 
 def _wire_redraw(panel, pages, current, presentation, links, lecture, lang, maps, quality):
     """The data panel's own actions redraw whichever data tab is open (the lecture too: it
-    reads the panel's text or sample, not its layer and head)."""
+    reads the panel's text or sample, not its layer and head); an uploaded file is one of them."""
     def fill(text):
         return gr.skip() if not text else text
 
     chosen = panel.example.input(fill, panel.example, panel.text, api_visibility="private", queue=False)
-    triggers = [panel.text.submit, panel.layer.release, panel.head.input]
+    triggers = [panel.text.submit, panel.layer.release, panel.head.input, panel.file.upload]
     # Another model sets the Causal boxes to it first (causal for a causal model), then redraws.
     boxes = [maps.causal, quality.causal]
     picked = panel.model.input(lambda model: (source_panel.causal_for("text", model),) * 2, panel.model, boxes,
@@ -348,7 +348,7 @@ def _wire_redraw(panel, pages, current, presentation, links, lecture, lang, maps
     kwargs = dict(api_visibility="private", concurrency_limit=2, concurrency_id="compute")
     redraw = _gated("lecture", draw, len(lecture.outputs))
     inputs = [current, lecture.view, *lecture_inputs]
-    links.after(gr.on([panel.text.submit, panel.model.input], redraw, inputs, lecture.outputs,
+    links.after(gr.on([panel.text.submit, panel.model.input, panel.file.upload], redraw, inputs, lecture.outputs,
                       trigger_mode="always_last", **kwargs))
     links.after(chosen.then(redraw, inputs, lecture.outputs, **kwargs))
     links.after(panel.model_typed.then(redraw, inputs, lecture.outputs, **kwargs))

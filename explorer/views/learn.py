@@ -117,6 +117,18 @@ def texts_for(texts, count, built_in: list[str], name: str) -> tuple[list[str], 
     return learning.check_texts(texts, name), True
 
 
+def check_known_tokens(texts: list[str], model, name: str) -> None:
+    """Refuses the visitor's own ``texts`` when ``model`` reads none of them as more than [UNK]
+    (MiniLM and emoji, or most Chinese): every key would be the same vector, and a map trained
+    or judged on them says nothing. Reads them through the model once (the training reuses it)."""
+    for text in texts:
+        info = cached_sample(text, model).info or {}
+        strings, special = info.get("token_strings") or [], info.get("special") or []
+        if any(s != "[UNK]" and not sp for s, sp in zip(strings, special)):
+            return
+    raise ValueError(Message("learn.err_texts_all_unk", name=name, model=ModelName(model_where(model).name)))
+
+
 def _digest(texts: list[str]) -> str:
     return hashlib.sha256("\n".join(texts).encode("utf-8")).hexdigest()
 
@@ -171,6 +183,9 @@ def learn_view(layer=0, head=0, num_features: int = 64, steps: int = 300, seed: 
                              d=shape[2], seeds=len(seeds)),
                limit_seconds=MAX_TRAINING_SECONDS)
     check_heldout_cost(heldout, shape, 1 if layer is not None else shape[0] * shape[1], num_features, len(seeds))
+    for own, texts, name in ((own_train, train, "train_texts"), (own_heldout, heldout, "heldout_texts")):
+        if own:
+            check_known_tokens(texts, model, name)
     key = (kind, layer, head, num_features, steps, seeds, _digest(train), _digest(heldout), where.key)
     hit = _trained.get(key)
     # LUNA's comparison reuses the Hedgehogs trained with the same settings, if there are some.

@@ -18,7 +18,7 @@ from ..catalog import MAX_SEED, REFERENCE, STATE_DEFAULTS, STATE_LOWER_BOUND_MAX
 from ..core.cache import LRU
 from ..measure import cost
 from ..text import normal_lang, said, say
-from .common import MAX_STATE_ELEMENTS, make_feature_map, select_head
+from .common import MAX_STATE_ELEMENTS, make_feature_map, select_head, unk_count
 
 M_RANGE = (1, 1024)
 ECHO = 40                            # characters of a refused value quoted back
@@ -229,6 +229,9 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
     if lags:
         notices.append(say("state.notice_synthetic", lang, low=min(lags), high=max(lags), trials=RECALL_TRIALS))
     notices.append(say("state.notice_keys", lang, lower_bound=f"{c.lower_bound:g}", beta=f"{c.beta:g}"))
+    unknown, total = unk_count(sample)
+    if unknown:        # MiniLM reads emoji and most Chinese as [UNK]: the state cannot tell them apart
+        notices.insert(0, say("state.unk", lang, count=unknown, total=total))
     t = n - 1 if t is None else t
     step = state_step(sample, layer, head, c.map_label, c.m, c.seed, c.gamma, c.strength, t, c.kind,
                       lower_bound=c.lower_bound, beta=c.beta, lang=lang)
