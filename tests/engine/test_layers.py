@@ -19,11 +19,12 @@ PACKAGE = Path(__file__).resolve().parents[2] / "explorer"
 # prefix ("explorer.maps" holds explorer.maps and explorer.maps.base); the package itself,
 # "explorer", is matched exactly. A module may import its own layer and any layer below.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    # Standard library only: checks, small tools, the facts every layer reads.
-    ("core", ("explorer.core", "explorer.checks", "explorer.resources", "explorer.memory")),
-    # Words and the catalogue the page is built from before torch loads (data, no math), and
-    # the stop signal every long loop asks.
-    ("words and catalogue", ("explorer", "explorer.text", "explorer.catalog", "explorer.stopping")),
+    # Standard library only: checks, small tools, the facts every layer reads, and the words
+    # every layer's messages are said in (data read from the language files, no engine).
+    ("core", ("explorer.core", "explorer.checks", "explorer.resources", "explorer.memory", "explorer.text")),
+    # The catalogue the page is built from before torch loads (data, no math), and the stop
+    # signal every long loop asks.
+    ("words and catalogue", ("explorer", "explorer.catalog", "explorer.stopping")),
     # The math: feature maps, the attention maps' and states' diagnostics, mechanisms.
     ("math", ("explorer.maps", "explorer.diagnostics", "explorer.mechanisms")),
     # Q, K, V from a model, random data or an upload, and the record of where an export's
