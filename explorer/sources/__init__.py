@@ -23,7 +23,7 @@ from .text import (
     embedded_model_path,
     from_text,
     loaded_models,
-    model_choices,
+    built_in_models,
     model_shape,
     preload,
 )
@@ -31,5 +31,5 @@ from .text import (
 __all__ = [
     "Sample", "from_text", "from_random", "from_arrays", "load_file", "PRESETS", "EMBEDDED_NAME",
     "SUPPORTED_MODEL_TYPES", "MAX_TOKENS", "MAX_ELEMENTS", "clear_cache", "display_labels",
-    "embedded_model_path", "loaded_models", "model_choices", "model_shape", "preload",
+    "embedded_model_path", "loaded_models", "built_in_models", "model_shape", "preload",
 ]

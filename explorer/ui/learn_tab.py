@@ -432,10 +432,10 @@ def follow_model(model, layer, head, lang="en"):
             gr.update(choices=head_choices(layers, heads, lang), value=head if keep else str(min(3, heads - 1))))
 
 
-def model_choices() -> list[tuple]:
+def learn_model_choices() -> list[tuple]:
     """The data panel's model entries, less "other…": here a folder or Hub id is typed into
     the menu itself, where the server allows one."""
-    return [choice for choice in source_panel.model_choices() if choice[1] != source_panel.OTHER_MODEL]
+    return [choice for choice in source_panel.panel_model_choices() if choice[1] != source_panel.OTHER_MODEL]
 
 
 # ---------------------------------------------------------------------------------------
@@ -453,7 +453,7 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
         with gr.Column(scale=1, min_width=240):
             kind = gr.Radio([(name, key) for key, name in LEARNED_LABELS.items()], value="hedgehog",
                             label=i18n.label("learn_kind"), info=i18n.label("learn_kind_info"), elem_id="learn-kind")
-            model = gr.Dropdown(model_choices(), value=catalog.EMBEDDED_MODEL, label=i18n.label("panel_model"),
+            model = gr.Dropdown(learn_model_choices(), value=catalog.EMBEDDED_MODEL, label=i18n.label("panel_model"),
                                 info=i18n.label("panel_model_info"), elem_id="learn-model",
                                 allow_custom_value=source_panel.free_models_allowed(),
                                 filterable=source_panel.free_models_allowed())

@@ -482,7 +482,7 @@ def check_model(model, lang: str = "en") -> str | None:
             raise
         from ..sources import models
         shown = models.shown(model if isinstance(model, str) else type(model).__name__)
-        choices = say("learn.choice_sep", lang).join(name for name, ready in models.model_choices() if ready)
+        choices = say("learn.choice_sep", lang).join(name for name, ready in models.built_in_models() if ready)
         raise ValueError(say("learn.err_model", lang, model=ModelName(shown), choices=choices)) from None
     return model
 

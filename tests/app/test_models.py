@@ -349,7 +349,7 @@ def test_picker_offers_the_install_line_when_smollm2_is_missing(monkeypatch):
     from explorer.ui import source
 
     def keys():
-        return [(getattr(label, "key", label), value) for label, value in source.model_choices()]
+        return [(getattr(label, "key", label), value) for label, value in source.panel_model_choices()]
 
     monkeypatch.setattr(catalog, "causal_model_installed", lambda: False)
     monkeypatch.delenv("EXPLORER_ALLOW_MODELS", raising=False)
@@ -361,7 +361,7 @@ def test_picker_offers_the_install_line_when_smollm2_is_missing(monkeypatch):
     monkeypatch.setattr(catalog, "causal_model_installed", lambda: True)
     monkeypatch.setenv("EXPLORER_ALLOW_MODELS", "none")              # a public Space: no free ids
     assert [v for _, v in keys()] == ["all-MiniLM-L6-v2", "SmolLM2-135M"]
-    assert [v for _, v in source.model_choices("gpt2")] == ["all-MiniLM-L6-v2", "SmolLM2-135M", "gpt2"]
+    assert [v for _, v in source.panel_model_choices("gpt2")] == ["all-MiniLM-L6-v2", "SmolLM2-135M", "gpt2"]
 
 
 def test_layer_and_head_controls_follow_the_model(tiny):
