@@ -4,7 +4,7 @@ with the same bounds and words as every other check (``explorer.ui.validate``)."
 
 from __future__ import annotations
 
-from .validate import Bound, check, json_object, link, unknown_names
+from .validate import Bound, check, json_object, link, unknown_controls
 
 
 # The lecture controls that pick a head: their range is the model's, which a request may not
@@ -42,7 +42,7 @@ def lecture_request(plan, chapter, text, lang, controls, presentation, specs_for
     presentation = check(Bound("presentation", "bool"), presentation)
     given = json_object(controls, "controls")
     specs = {spec.name: spec for spec in (specs_for or plan.chapter_controls)(ch)}
-    unknown_names(given, list(specs), f"chapter {ch}")
+    unknown_controls(given, list(specs), ch)
     values = {name: check(control_bound(spec, open_above=name in HEAD_PICKS), given[name]) if name in given
               else spec.default for name, spec in specs.items()}
     return ch, lang, text, values, presentation

@@ -355,24 +355,25 @@ def _using(default):
 
 def json_object(raw, name: str, example: str = '{"n": 4096}') -> dict:
     """``raw`` (a JSON text, or already a dict) as a dict with string keys, or one sentence."""
-    what = f"{name} must be a JSON object such as {example}"
     if isinstance(raw, dict):
         value = raw
     elif raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}
     elif not isinstance(raw, str):
-        raise ValueError(f"{what}; got {shown(raw)}.")
+        raise ValueError(Message("common.refusal_json", name=name, example=example, got=shown(raw)))
     else:
         if len(raw) > MAX_JSON_CHARS:
-            raise ValueError(f"{what}, of at most {MAX_JSON_CHARS:,} characters; got {len(raw):,} characters.")
+            raise ValueError(Message("common.refusal_json_long", name=name, example=example,
+                                     most=f"{MAX_JSON_CHARS:,}", chars=f"{len(raw):,}"))
         if _depth(raw) > MAX_JSON_DEPTH:
-            raise ValueError(f"{what}, nested at most {MAX_JSON_DEPTH} levels deep; got {shown(raw)}.")
+            raise ValueError(Message("common.refusal_json_deep", name=name, example=example, most=MAX_JSON_DEPTH,
+                                     got=shown(raw)))
         try:
             value = json.loads(raw)
         except (ValueError, RecursionError):
-            raise ValueError(f"{what}; got {shown(raw)}.") from None
+            raise ValueError(Message("common.refusal_json", name=name, example=example, got=shown(raw))) from None
     if not isinstance(value, dict):
-        raise ValueError(f"{what}; got {shown(value)}.")
+        raise ValueError(Message("common.refusal_json", name=name, example=example, got=shown(value)))
     return value
 
 
@@ -398,13 +399,17 @@ def _depth(text: str) -> int:
     return deepest
 
 
-def unknown_names(given: dict, known, what: str) -> None:
-    """Refuse names that are not among ``known``, quoting at most ``MAX_ECHO`` characters of them."""
+def unknown_controls(given: dict, known, chapter: int) -> None:
+    """Refuse control names of ``chapter`` that are not among ``known``, quoting at most
+    ``MAX_ECHO`` characters of them."""
     unknown = [key for key in given if key not in known]
     if unknown:
-        listed = ", ".join(shown(key) for key in unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+        listed = ", ".join(shown(key) for key in unknown[:3])
         listed = listed if len(listed) <= MAX_ECHO else listed[:MAX_ECHO - 1] + "…"
-        raise ValueError(f"{what} has no control {listed}; its controls are {', '.join(known) or 'none'}.")
+        if len(unknown) > 3:
+            listed = Message("common.listed_and_more", listed=listed, count=len(unknown) - 3)
+        raise ValueError(Message("common.refusal_unknown_control", ch=chapter, listed=listed,
+                                 known=", ".join(known) or Message("common.no_controls")))
 
 
 # ---------------------------------------------------------------------------------------
