@@ -21,6 +21,7 @@ import torch
 from explorer import sources
 from explorer.diagnostics.attention import softmax_map
 from explorer.sources import labels, models, packaged
+from explorer.text import say
 from helpers.models import TEXT, save_tiny
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -322,7 +323,8 @@ def test_conversion_reports_progress_from_the_calling_thread_and_lands_whole(mon
     fractions = [f for f, _, _ in seen]
     assert fractions[0] == 0 and fractions[-1] == 1 and fractions == sorted(fractions) and len(seen) >= 3
     assert {name for _, name, _ in seen} == {threading.current_thread().name}
-    assert "首次转换" in seen[1][2] and "Converting" in seen[1][2]     # both languages on the bar
+    message = seen[1][2]                   # a message, said in the page's language (not both joined)
+    assert "Converting" in say(message, "en") and "首次转换" in say(message, "zh") and "首次转换" not in str(message)
     assert packaged.ready_folder(spec, lambda f, m: pytest.fail("converted twice")) == folder
 
 
