@@ -257,8 +257,9 @@ _PROBES = LRU(64)
 def _probes(fmap, d: int, lags: tuple, c: StateControls) -> dict:
     """{"recall": {kind: curves}, "capacity": {kind: curve}} of every update with ``fmap`` at
     key dimension ``d`` (a copy: the caller's view owns its arrays)."""
+    # Kept per setting and per set of updates (a mechanism registered later joins them).
     key = None if map_specs()[c.map_label].trained else \
-        (c.map_label, c.m, c.seed, int(d), lags, c.gamma, c.strength, c.lower_bound, c.beta)
+        (c.map_label, c.m, c.seed, int(d), lags, c.gamma, c.strength, c.lower_bound, c.beta, mechanisms.state_kinds())
     return _PROBES.copy_of(key, lambda: _measure_probes(fmap, d, lags, c))
 
 
