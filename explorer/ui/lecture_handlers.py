@@ -204,10 +204,13 @@ def _coerce(spec, value):
 
 def view_key(ch: int, text, sample_key, controls: dict, lang=None) -> tuple:
     """The cache key of a chapter's view. The language counts only for the default sentence,
-    which a model that reads Chinese (chapters 4 and 5 on SmolLM2) reads in the audience's language."""
+    which a model that reads Chinese (the chapters on SmolLM2) reads in the audience's language.
+    Without a sample the chapter reads its default model, which turns from MiniLM to SmolLM2
+    when SmolLM2 is converted while the server runs: that counts too, so no chapter drawn
+    before stays on MiniLM beside the others on SmolLM2."""
     default = text is None and sample_key is None
     return (ch, text, sample_key, tuple(sorted((k, repr(v)) for k, v in controls.items())),
-            i18n.normal_lang(lang) if default else None)
+            i18n.normal_lang(lang) if default else None, source_panel.default_model() if sample_key is None else None)
 
 
 def compute(ch: int, text, sample_key, controls: dict, panel_values=None, progress=None, lang=None):

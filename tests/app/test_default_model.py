@@ -107,3 +107,17 @@ def test_a_page_opens_on_smollm2_once_converted_and_a_minilm_link_keeps_minilm(m
     absent = _restore({"tab": "maps"})
     assert absent["model"] != SMOLLM2
     assert absent["maps-causal"] is False
+
+
+def test_a_chapter_cached_on_minilm_is_computed_again_once_smollm2_is_converted(monkeypatch):
+    controls = {"layer": 2, "head": 3}
+    monkeypatch.setattr(catalog, "causal_model_ready", lambda: False)
+    before = lecture_handlers.view_key(1, None, None, controls, "en")
+    custom_before = lecture_handlers.view_key(1, "a cat", None, controls, "en")
+    sample_key = ("random", "local", 32, 8, 0, 1.0, None)
+    sample_before = lecture_handlers.view_key(1, None, sample_key, controls, "en")
+    monkeypatch.setattr(catalog, "causal_model_ready", lambda: True)
+    assert lecture_handlers.view_key(1, None, None, controls, "en") != before
+    assert lecture_handlers.view_key(1, "a cat", None, controls, "en") != custom_before
+    # A sample the panel chose reads no default model: its key stays.
+    assert lecture_handlers.view_key(1, None, sample_key, controls, "en") == sample_before
