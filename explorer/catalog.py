@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from .core.feature_maps import REFERENCE as _REFERENCE, SPECS, FeatureMapSpec
-from .text import say
+from .text import Message, say
 
 # ---------------------------------------------------------------------------------------
 # Feature maps
@@ -298,7 +298,7 @@ def whole_number(value, name: str) -> int:
     try:
         f = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name}: expected a whole number, got {value!r}") from None
+        raise ValueError(Message("common.err_whole", name=name, value=repr(value))) from None
     if not math.isfinite(f) or f != int(f):
-        raise ValueError(f"{name}: expected a whole number, got {value!r}")
+        raise ValueError(Message("common.err_whole", name=name, value=repr(value)))
     return int(f)

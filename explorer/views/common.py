@@ -271,7 +271,11 @@ def load_sample(source: str = "text", text: str = "", preset: str = "gaussian", 
     elif source == "random":
         n, d, heads = _int(n, "N"), _int(d, "d"), _int(heads, "heads")
         data_seed, seed_notices = reduce_seed(data_seed, "data seed")
-        key = ("random", preset, n, d, data_seed, float(temperature), heads)
+        try:
+            temperature = float(temperature)
+        except (TypeError, ValueError):
+            raise ValueError(Message("sources.err_temperature_type", value=repr(temperature)[:40])) from None
+        key = ("random", preset, n, d, data_seed, temperature, heads)
         make = lambda: sources.from_random(n, d, preset=preset, seed=data_seed,  # noqa: E731
                                            temperature=float(temperature), heads=heads)
     elif source == "file":
