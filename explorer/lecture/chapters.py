@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from ..catalog import CAUSAL_MODEL
 from ..catalog import whole_number as _int
+from ..text import Message
 from . import text
 from .ch0_bottleneck import CHAPTER as _CH0
 from .ch1_kernel_regression import CHAPTER as _CH1
@@ -50,7 +51,7 @@ HEAD_CONTROLS = ("layer", "head")
 def _check_ch(ch) -> int:
     ch = _int(ch, "chapter")
     if ch not in CHAPTERS:
-        raise ValueError(f"chapter: expected one of {', '.join(map(str, CHAPTERS))}, got {ch}")
+        raise ValueError(Message("common.err_chapter", choices=", ".join(map(str, CHAPTERS)), got=ch))
     return ch
 
 
@@ -107,8 +108,8 @@ def _effective(ch: int, controls: dict, specs=None) -> dict:
     specs = {spec.name: spec for spec in (specs if specs is not None else chapter(ch).controls)}
     unknown = set(controls) - set(specs)
     if unknown:
-        raise ValueError(f"chapter {ch}: unknown control(s) {', '.join(sorted(unknown))}; "
-                         f"this chapter takes {', '.join(specs)}")
+        raise ValueError(Message("common.err_chapter_controls", ch=ch, unknown=", ".join(sorted(unknown)),
+                                 known=", ".join(specs)))
     out = {}
     for name, spec in specs.items():
         value = controls.get(name, spec.default)
@@ -120,18 +121,19 @@ def _effective(ch: int, controls: dict, specs=None) -> dict:
             try:
                 value = float(value)
             except (TypeError, ValueError):
-                raise ValueError(f"{name}: expected a number, got {value!r}") from None
+                raise ValueError(Message("common.err_control_number", name=name, got=repr(value))) from None
             if not math.isfinite(value):
-                raise ValueError(f"{name}: expected a finite number, got {value!r}")
+                raise ValueError(Message("common.err_control_finite", name=name, got=repr(value)))
         elif spec.kind == "bool":
             value = value in (True, 1, "1", "true", "True", "yes")
         elif value not in spec.choices:
-            raise ValueError(f"{name}: expected one of {', '.join(map(str, spec.choices))}, got {value!r}")
+            raise ValueError(Message("common.err_control_choice", name=name, choices=", ".join(map(str, spec.choices)),
+                                     got=repr(value)))
         if spec.kind in ("int", "float"):
             if spec.min is not None and value < spec.min:
-                raise ValueError(f"{name}: must be at least {spec.min}, got {value}")
+                raise ValueError(Message("common.err_control_min", name=name, low=spec.min, got=value))
             if spec.max is not None and value > spec.max and spec.name not in HEAD_CONTROLS:
-                raise ValueError(f"{name}: must be at most {spec.max}, got {value}")
+                raise ValueError(Message("common.err_control_max", name=name, high=spec.max, got=value))
         out[name] = value
     return out
 
