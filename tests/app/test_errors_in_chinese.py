@@ -259,16 +259,24 @@ def _folder(tmp, name, config=None):
     return str(folder)
 
 
-MODEL_CASES = ["no_folder", "no_config", "too_long", "not_offered", "hub_offline"]
+MODEL_CASES = ["no_folder", "no_config", "too_long", "not_offered", "hub_offline", "family", "too_big", "odd_heads"]
+# A folder with a config.json is read up to its config: these are refused there, before any weight.
+CONFIGS = {"family": {"model_type": "t5"},
+           "too_big": {"model_type": "bert", "num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 10 ** 6},
+           "odd_heads": {"model_type": "bert", "num_hidden_layers": 2, "hidden_size": 10, "num_attention_heads": 4,
+                         "intermediate_size": 16, "vocab_size": 10, "max_position_embeddings": 16}}
 
 
 @pytest.mark.parametrize("case", MODEL_CASES)
 def test_every_model_refusal_speaks_chinese(tmp_path, monkeypatch, case):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    if case != "hub_offline":           # offline, a Hub id is refused on reading its config: nothing loads
+    if case != "hub_offline" and case not in CONFIGS:   # these are refused on reading the config: nothing loads
         monkeypatch.setattr(models, "_load", _refuse_loading)
-    model = {"no_folder": "/no/such/folder/", "no_config": _folder(tmp_path, "empty") if case == "no_config" else "",
-             "too_long": "x" * 2000, "not_offered": "gpt2", "hub_offline": "someone/not-cached-anywhere"}[case]
+    if case in CONFIGS:
+        model = _folder(tmp_path, case, CONFIGS[case])
+    else:
+        model = {"no_folder": "/no/such/folder/", "no_config": _folder(tmp_path, "empty") if case == "no_config" else "",
+                 "too_long": "x" * 2000, "not_offered": "gpt2", "hub_offline": "someone/not-cached-anywhere"}[case]
     if case == "not_offered":
         monkeypatch.setenv("EXPLORER_ALLOW_MODELS", "none")
     _assert_chinese(lambda: maps_tab.run_maps(source="text", text="a cat sat", model=model, lang=ZH))
