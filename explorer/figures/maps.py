@@ -202,7 +202,7 @@ def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monoto
     names = [shown.get(r["map"], r["map"]) for r in rows]
     fig = make_subplots(rows=1, cols=2, subplot_titles=(say("maps.bars_entropy", lang), say("maps.bars_mono", lang)),
                         horizontal_spacing=0.12)
-    from ..measure.showing import mostly_undefined, undefined_notes, why_key   # plain-dict helpers: no computation here
+    from ..measure.showing import mostly_undefined, undefined_share, why_key   # plain-dict helpers: no computation here
     # A mean over fewer than half of the rows is no value to draw as a bar (it read as 0 for
     # the identity map on 'needle': 1 row of 128): n/a, with the reason on hover.
     ent = [None if mostly_undefined(r, "entropy_approx") else r.get("entropy_approx") for r in rows]
@@ -230,12 +230,11 @@ def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monoto
                       row=1, col=col)
     # A missing bar would read as zero: say that the value is undefined (negative weights,
     # ill-defined rows), as the metrics table does.
-    for col, values, key, metric in ((1, ent, "H approx", "entropy_approx"), (2, mono, "Spearman ρ", "monotonicity")):
+    for col, values, metric in ((1, ent, "entropy_approx"), (2, mono, "monotonicity")):
         missing = [(name, row) for name, row, value in zip(names, rows, values) if value is None]
         if missing:
-            why = [next((n for n in undefined_notes([row]) if key in n), say("maps.bars_na_hover", lang, name=name))
-                   if lang == "en" else f"{say('maps.bars_na_hover', lang, name=name)}：{say(why_key(row, metric), lang)}"
-                   for name, row in missing]
+            why = [say("maps.bars_na_why", lang, name=name, why=say(why_key(row, metric), lang),
+                       **dict(zip(("count", "total"), undefined_share(row, metric)))) for name, row in missing]
             fig.add_trace(go.Scatter(x=[name for name, _ in missing], y=[0] * len(missing), mode="text",
                                      text=[say("common.na", lang)] * len(missing), textposition="top center",
                                      textfont=dict(size=style.tick_font, color="#b00"), showlegend=False,

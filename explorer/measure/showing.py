@@ -117,7 +117,6 @@ def undefined_notes(rows: list) -> list[str]:
     """One sentence per table cell that is n/a or partly so: which map, how many rows and why
     (the explanation a hover would give; the table cell has room for the count only)."""
     from ..catalog import METRIC_SHORT
-    from ..text import say
     notes = []
     for row in rows:
         for key, (_, why) in UNDEFINED_ROWS.items():
@@ -125,7 +124,7 @@ def undefined_notes(rows: list) -> list[str]:
             if key not in row or not count:
                 continue
             if key in DISTRIBUTION_METRICS and row.get("unnormalised_rows"):
-                why = say(why_key(row, key), "en")
+                continue        # the map's one note below says why KL and entropy do not apply
             defined_mean = row.get(key)
             tail = "" if defined_mean is None else f"; over the other {total - count}: {defined_mean:.4g}"
             verdict = "n/a" if mostly_undefined(row, key) else "partly n/a"

@@ -407,7 +407,8 @@ def _shown(cell, lang):
 def undefined_notes(rows: list, lang: str = "en") -> list[str]:
     """One sentence per table cell that is n/a or partly so, in ``lang``: which map, how
     many rows and why (``showing.undefined_notes`` in the page's language)."""
-    from ..measure.showing import UNDEFINED_ROWS, mostly_undefined, undefined_share, weights_note, why_key
+    from ..measure.showing import (DISTRIBUTION_METRICS, UNDEFINED_ROWS, mostly_undefined, undefined_share,
+                                   weights_note, why_key)
 
     notes = []
     for row in rows:
@@ -415,6 +416,8 @@ def undefined_notes(rows: list, lang: str = "en") -> list[str]:
             count, total = undefined_share(row, key)
             if key not in row or not count:
                 continue
+            if key in DISTRIBUTION_METRICS and row.get("unnormalised_rows"):
+                continue        # the map's one note below says why KL and entropy do not apply
             mean = row.get(key)
             tail = "" if mean is None else say("common.na_tail", lang, rest=total - count, mean=f"{mean:.4g}")
             why = say(why_key(row, key), lang)
