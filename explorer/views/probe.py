@@ -76,7 +76,8 @@ def probe_view(corpus: probe.Corpus, maps=probe.DEFAULT_MAPS, metric: str = "kl_
         except (stopping.Stopped, stopping.PastDeadline):
             raise
         except ValueError as exc:
-            notices.append(Message("probe.skipped", line=index + 1, why=str(exc)[:200]))
+            why = exc.args[0] if exc.args and isinstance(exc.args[0], Message) else str(exc)[:200]
+            notices.append(Message("probe.skipped", line=index + 1, why=why))
         if progress is not None:
             progress((done + 1) / len(corpus.texts))
     if not rows:
