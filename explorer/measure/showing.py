@@ -113,32 +113,6 @@ def shown_value(row: dict, key: str, digits: int = 4):
     return Message("common.na_some", number=shown, count=count, total=total) if count else number
 
 
-def undefined_notes(rows: list) -> list[str]:
-    """One sentence per table cell that is n/a or partly so: which map, how many rows and why
-    (the explanation a hover would give; the table cell has room for the count only)."""
-    from ..catalog import METRIC_SHORT
-    notes = []
-    for row in rows:
-        for key, (_, why) in UNDEFINED_ROWS.items():
-            count, total = undefined_share(row, key)
-            if key not in row or not count:
-                continue
-            if key in DISTRIBUTION_METRICS and row.get("unnormalised_rows"):
-                continue        # the map's one note below says why KL and entropy do not apply
-            defined_mean = row.get(key)
-            tail = "" if defined_mean is None else f"; over the other {total - count}: {defined_mean:.4g}"
-            verdict = "n/a" if mostly_undefined(row, key) else "partly n/a"
-            notes.append(f"{row['map']}, {METRIC_SHORT.get(key, key)} {verdict}: no value on {count} of {total} "
-                         f"rows because {why}{tail}.")
-    for row in rows:
-        for key in INFINITE_ROWS:
-            inf = infinite_count(row, key)
-            if key in row and inf:
-                notes.append(infinite_note(row, key, "en"))
-    notes += [weights_note(row, "en") for row in rows if row.get("unnormalised_rows")]
-    return notes
-
-
 def infinite_tail(row: dict, key: str, lang: str) -> str:
     from ..text import say
     mean = row.get(key)

@@ -406,7 +406,8 @@ def _shown(cell, lang):
 
 def undefined_notes(rows: list, lang: str = "en") -> list[str]:
     """One sentence per table cell that is n/a or partly so, in ``lang``: which map, how
-    many rows and why (``showing.undefined_notes`` in the page's language)."""
+    many rows and why, then the +inf rows and the maps without a normaliser (the one place
+    these notes are written: the page, the CSV's notes and the tests read them here)."""
     from ..measure.showing import (DISTRIBUTION_METRICS, UNDEFINED_ROWS, mostly_undefined, undefined_share,
                                    weights_note, why_key)
 

@@ -82,7 +82,7 @@ def test_maps_view_in_english_is_unchanged_in_kind(sample):
 def test_undefined_cells_and_their_reasons_in_chinese(needle):
     view = maps_views.maps_view(needle, 0, 0, ["softmax", "identity (q·k)", "trig RFF (IID)"], m=8, lang="zh")
     notes = view_common.undefined_notes(view.metrics, "zh")
-    assert notes and len(notes) == len(showing.undefined_notes(view.metrics))
+    assert notes and len(notes) == len(view_common.undefined_notes(view.metrics, "en"))
     no_english(notes, "n/a notes")
     cells = [str(x) for x in maps_views.maps_table(view).to_numpy().ravel()]
     assert any("无值" in c for c in cells)

@@ -317,7 +317,6 @@ def test_the_tables_say_why_a_map_without_a_normaliser_has_no_kl():
         assert kl == say("common.na_rows", lang, count=39, total=39)
         err = table.iloc[0, table.columns.get_loc(common.metric_label("map_rel_error", lang, True))]
         assert err == pytest.approx(row["map_rel_error"], rel=1e-3)
-    assert showing.undefined_notes(rows) == [showing.weights_note(row, "en")]
 
 
 def test_the_entropy_bar_of_a_map_without_a_normaliser_is_na_with_the_reason():
