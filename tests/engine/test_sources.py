@@ -28,6 +28,7 @@ _WARM_AFTER = "transformers.modeling_utils" in sys.modules
 from explorer.diagnostics.attention import softmax_map  # noqa: E402
 from explorer.sources import arrays as arrays_mod  # noqa: E402
 from explorer.sources import models as models_mod  # noqa: E402
+from helpers.models import byte_bpe  # noqa: E402
 from explorer.sources import text as text_mod  # noqa: E402
 
 
@@ -94,24 +95,10 @@ def tiny_roberta(tmp_path_factory, minilm_tokenizer):
                          max_position_embeddings=66, pad_token_id=1)
 
 
-def _byte_bpe():
-    """A small byte-level BPE tokenizer trained here: GPT-2's scheme, no download."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.post_processor = processors.ByteLevel(trim_offsets=False)
-    trainer = trainers.BpeTrainer(vocab_size=320, special_tokens=["<|endoftext|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(list(TEXTS.values()) + ["the cat sat on the mat"] * 3, trainer)
-    return tok
-
-
 def _tiny_gpt2(folder: Path, **extra) -> Path:
     from transformers import GPT2Config, GPT2Model, PreTrainedTokenizerFast
 
-    tok = _byte_bpe()
+    tok = byte_bpe(list(TEXTS.values()) + ["the cat sat on the mat"] * 3, vocab_size=320)
     config = GPT2Config(vocab_size=tok.get_vocab_size(), n_layer=2, n_head=2, n_embd=16, n_positions=32,
                         bos_token_id=0, eos_token_id=0, initializer_range=0.5, **extra)
     torch.manual_seed(0)

@@ -16,17 +16,18 @@ from explorer.sources import packaged
 TEXT = "The cat sat on the mat. 猫坐在垫子上，看着窗外。 Kernel 核 🧠 naïve"
 
 
-def byte_bpe():
-    """A small byte-level BPE tokenizer trained here (GPT-2's scheme), so nothing is downloaded."""
+def byte_bpe(corpus=None, vocab_size: int = 300):
+    """A small byte-level BPE tokenizer trained here on ``corpus`` (default: TEXT and a short
+    English sentence, three times) with GPT-2's scheme, so nothing is downloaded."""
     from tokenizers import Tokenizer, decoders, models as tok_models, pre_tokenizers, processors, trainers
 
     tok = Tokenizer(tok_models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     tok.post_processor = processors.ByteLevel(trim_offsets=False)
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<|endoftext|>"],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator([TEXT, "the cat sat on the mat"] * 3, trainer)
+    tok.train_from_iterator(corpus or [TEXT, "the cat sat on the mat"] * 3, trainer)
     return tok
 
 
