@@ -2,7 +2,7 @@
 
 A spec says what a map is without building it: its registry name, how many features it
 has for head dimension d (and a chosen m, where it takes one), whether its features are
-random, which keywords ``explorer.maps.create`` accepts for it, and the key of its label.
+random, which keywords ``explorer.maps.create`` accepts for it, and its English label.
 The map classes (``explorer.maps``), the catalogue the page is built from
 (``explorer.catalog``) and the cost model (``explorer.measure.cost``) all read these specs,
 so a new map is one class plus one entry here.
@@ -36,15 +36,6 @@ class FeatureMapSpec:
     learned: bool = False              # trained to imitate softmax; the trained map has a label of its own
     options: tuple[str, ...] = ()      # the keywords create() accepts for this map
     trained_pretty: str | None = None  # the English name of the trained map (learned maps)
-
-    @property
-    def label_key(self) -> str:
-        """The key of the map's name in the language files."""
-        return f"maps.name_{self.name}"
-
-    @property
-    def trained_label_key(self) -> str | None:
-        return f"maps.name_{self.name}_trained" if self.learned else None
 
     def feature_count(self, head_dim: int, m: int | None = None) -> int:
         """The number of features the map has for head dimension ``head_dim``; ``m`` counts

@@ -74,11 +74,9 @@ def test_random_maps_are_those_offered_as_iid_and_orthogonal(name):
             fm.create(name, D, orthogonal=False)
 
 
-def test_a_label_key_per_map_and_per_trained_map():
-    keys = [spec.label_key for spec in SPECS.values()]
-    trained = [spec.trained_label_key for spec in SPECS.values() if spec.learned]
-    assert len(set(keys + trained)) == len(keys) + len(trained)
-    assert SPECS["favor_plus"].label_key == "maps.name_favor_plus"
+def test_a_label_per_map_and_per_trained_map():
+    labels = [spec.pretty for spec in SPECS.values()] + [spec.trained_pretty for spec in SPECS.values() if spec.learned]
+    assert len(set(labels)) == len(labels) and all(labels)
     assert {spec.name for spec in SPECS.values() if spec.learned} == {"hedgehog", "luna"}
 
 
