@@ -6,6 +6,6 @@ where explorer.resources finds them in an installed package."""
 from setuptools import find_packages, setup
 
 ASSETS = {"explorer._assets": "assets", "explorer._assets.texts": "assets/texts",
-          "explorer._assets.maps": "assets/maps"}
+          "explorer._assets.maps": "assets/maps", "explorer._assets.mqar": "assets/mqar"}
 
 setup(packages=[*find_packages(include=["explorer", "explorer.*"]), *ASSETS], package_dir=ASSETS)

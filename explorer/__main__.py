@@ -457,7 +457,89 @@ def run_generate(args) -> int:
     return 0
 
 
-COMMANDS = (_add_bench, _add_lecture, _add_probe, _add_linearize, _add_generate)
+def _add_mqar(sub) -> None:
+    from .experiments.mqar import MIXERS
+    from .experiments.mqar_table import SEEDS, WIDTHS
+
+    p = sub.add_parser(
+        "mqar", help="associative recall (MQAR) against state size, on tiny models trained here",
+        description="With no option: the shipped table (accuracy against the state's bytes per mixer, "
+                    "width and seed). --train: train one model (--mixer, --width, --seed) and print its "
+                    "accuracy and state. --table: train the whole grid (minutes; --out writes its JSON). "
+                    "--check: retrain shipped points (a fast subset, or --all) and say whether each lands "
+                    "within its seeds' spread.")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--train", action="store_true", help="train one model")
+    what.add_argument("--table", action="store_true", help="train every mixer x width x seed")
+    what.add_argument("--check", action="store_true", help="reproduce shipped points")
+    p.add_argument("--mixer", choices=MIXERS, default="softmax")
+    p.add_argument("--width", type=int, default=WIDTHS[0])
+    p.add_argument("--seed", type=int, default=SEEDS[0])
+    p.add_argument("--all", action="store_true", help="with --check: every shipped point, not the subset")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (one thread each)")
+    p.add_argument("--out", help="with --table: write the table's JSON here")
+    p.set_defaults(func=run_mqar)
+
+
+# The points --check retrains by default: softmax, the additive state and the hybrid at the
+# narrow width, seed 0 (about a minute on one thread).
+MQAR_CHECK = (("softmax", 32, 0), ("linear", 32, 0), ("hybrid", 32, 0))
+
+
+def _print_mqar_table(table) -> None:
+    from .experiments.mqar_table import summarise
+
+    print(f"MQAR: {table['task']['pairs']} pairs in {table['task']['length']} tokens, vocabulary "
+          f"{table['task']['vocab']}, chance {table['task']['chance']:.3f}; {table['training']['steps']} steps")
+    print(f"{'mixer':>15} {'width':>5} {'state bytes':>12} {'accuracy':>9}  seeds")
+    for s in summarise(table):
+        print(f"{s.mixer:>15} {s.width:>5} {s.state_bytes:>12,} {s.mean:>9.3f}  "
+              + " ".join(f"{a:.3f}" for a in s.seeds))
+
+
+def run_mqar(args) -> int:
+    from .experiments import mqar, mqar_table
+    from .measure.cost import TRAINING_SECONDS, Refusal
+
+    def show(r):
+        print(f"{r.mixer:>15} width {r.width:>3} seed {r.seed}: accuracy {r.accuracy:.3f}, "
+              f"state {r.state_bytes:,} bytes ({r.seconds:.0f} s)", flush=True)
+
+    try:
+        if args.train:
+            import torch
+            torch.set_num_threads(1)
+            shape = mqar.ModelShape(args.mixer, args.width)
+            show(mqar.train(shape, training=mqar.with_seed(mqar.Training(), args.seed), limit_seconds=TRAINING_SECONDS))
+        elif args.table:
+            task, training, head_dim = mqar.Task(), mqar.Training(), mqar.ModelShape().head_dim
+            start = time.perf_counter()
+            results = mqar_table.run(mqar_table.grid(), task, training, head_dim, jobs=args.jobs, on_result=show)
+            table = mqar_table.record(results, task, training, head_dim, time.perf_counter() - start)
+            _print_mqar_table(table)
+            if args.out:
+                with open(args.out, "w", encoding="utf-8") as fh:
+                    json.dump(table, fh, indent=1)
+        elif args.check:
+            table = mqar_table.shipped()
+            if args.all:
+                points = [mqar_table.Point(p["mixer"], p["width"], p["seed"]) for p in table["points"]]
+            else:
+                points = [mqar_table.Point(*p) for p in MQAR_CHECK]
+            found = mqar_table.check(table, points, jobs=args.jobs)
+            for r in found:
+                print(f"{r.point.mixer:>15} width {r.point.width:>3} seed {r.point.seed}: accuracy {r.accuracy:.3f}, "
+                      f"shipped seeds {', '.join(f'{a:.3f}' for a in r.shipped)}: {'holds' if r.holds else 'OUTSIDE'}")
+            return 0 if all(r.holds for r in found) else 1
+        else:
+            _print_mqar_table(mqar_table.shipped())
+    except (Refusal, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+COMMANDS = (_add_bench, _add_lecture, _add_probe, _add_linearize, _add_generate, _add_mqar)
 
 
 def build_parser() -> argparse.ArgumentParser:

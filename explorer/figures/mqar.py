@@ -1,0 +1,62 @@
+"""Recall against the state kept (the Based paper's recall-memory figure, on the models trained
+here): one marker per mixer and width at its state's size in bytes, the mean accuracy over
+seeds, bars from the worst seed to the best, chance as a dashed line."""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+
+from ..experiments.mqar_table import Summary, summarise
+from ..text import say
+from .style import as_style, finish
+
+SYMBOLS = ("star", "square", "circle", "diamond", "triangle-up", "triangle-down", "x", "cross", "hexagon")
+REFERENCE = "#222222"        # softmax, the reference: dark, whatever the palette
+
+
+def _byte_ticks(values) -> list[float]:
+    """1-2-5 ticks over the data's range: the state sizes span about a decade and a half,
+    where decades alone would label one tick."""
+    lo, hi = math.log10(min(values)), math.log10(max(values))
+    ticks = [m * 10.0 ** e for e in range(math.floor(lo), math.ceil(hi) + 1) for m in (1, 2, 5)]
+    return [t for t in ticks if 10 ** lo / 1.5 <= t <= 10 ** hi * 1.5]
+
+
+def mqar_figure(table: dict, style=None, lang: str = "en") -> go.Figure:
+    """Accuracy (y) against state bytes (x, log) for every mixer of ``table`` (a recall
+    table's record, such as ``mqar_table.shipped()``). Softmax is drawn last, over the rest."""
+    style = as_style(style)
+    by_mixer: dict[str, list[Summary]] = {}
+    for s in summarise(table):
+        by_mixer.setdefault(s.mixer, []).append(s)
+    order = [m for m in by_mixer if m != "softmax"] + [m for m in by_mixer if m == "softmax"]
+    fig = go.Figure()
+    task = table["task"]
+    for mixer in order:
+        rows = by_mixer[mixer]
+        index = list(by_mixer).index(mixer)
+        colour = REFERENCE if mixer == "softmax" else style.colour(index - ("softmax" in list(by_mixer)[:index]))
+        name = say(f"mqar.mixer.{mixer}", lang)
+        hover = [say("mqar.hover", lang, mixer=name, width=s.width, bytes=f"{s.state_bytes:,}",
+                     accuracy=f"{s.mean:.3f}", seeds=", ".join(f"{a:.3f}" for a in s.seeds))
+                 + (say("mqar.diverged", lang, seeds=", ".join(map(str, s.diverged))) if s.diverged else "")
+                 for s in rows]
+        fig.add_trace(go.Scatter(
+            x=[s.state_bytes for s in rows], y=[s.mean for s in rows], name=name, mode="lines+markers",
+            legendrank=index + 1, marker=dict(symbol=SYMBOLS[index % len(SYMBOLS)], size=style.marker + 4,
+                                              color=colour),
+            line=dict(width=style.line / 2, color=colour),
+            error_y=dict(type="data", symmetric=False, array=[s.high - s.mean for s in rows],
+                         arrayminus=[s.mean - s.low for s in rows], thickness=style.line / 2),
+            hovertext=hover, hoverinfo="text"))
+    fig.add_hline(y=task["chance"], line_dash="dash", line_color="grey",
+                  annotation_text=say("mqar.chance", lang, values=task["values"]), annotation_position="bottom right")
+    ticks = _byte_ticks([s.state_bytes for rows in by_mixer.values() for s in rows])
+    fig.update_xaxes(type="log", title_text=say("mqar.x", lang), tickmode="array", tickvals=ticks,
+                     ticktext=[f"{t:,.0f}" for t in ticks])
+    fig.update_yaxes(range=[0, 1.05], title_text=say("mqar.y", lang))
+    seeds = len({p["seed"] for p in table["points"]})
+    note = say("mqar.subtitle", lang, pairs=task["pairs"], length=task["length"], vocab=task["vocab"], seeds=seeds)
+    return finish(fig, style, say("mqar.title", lang), height=520, note=note)
