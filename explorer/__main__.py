@@ -494,7 +494,8 @@ def _print_mqar_table(table) -> None:
     print(f"{'mixer':>15} {'width':>5} {'state bytes':>12} {'accuracy':>9}  seeds")
     for s in summarise(table):
         print(f"{s.mixer:>15} {s.width:>5} {s.state_bytes:>12,} {s.mean:>9.3f}  "
-              + " ".join(f"{a:.3f}" for a in s.seeds))
+              + " ".join(f"{a:.3f}" for a in s.seeds)
+              + "".join(f" (seed {seed} diverged)" for seed in s.diverged))
 
 
 def run_mqar(args) -> int:
