@@ -17,6 +17,10 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# The data tabs' tests were written on the embedded MiniLM (its heads, its [CLS]): the data
+# panel opens on it here whatever is converted (tests/app/test_default_model.py covers the
+# page's own default, SmolLM2 once converted). The lecture's chapters keep their own model.
+os.environ.setdefault("EXPLORER_PANEL_MODEL", "all-MiniLM-L6-v2")
 # As in app.py: OpenMP threads that spin while idle starve each other on a busy 2-core machine.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 

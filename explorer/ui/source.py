@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import os
+
 import gradio as gr
 
 from .. import catalog
@@ -123,7 +125,12 @@ def default_model() -> str:
     SmolLM2 once it is installed and converted (checked on disk, nothing loaded or imported:
     ``catalog.causal_model_ready``), as the lecture's chapters then read it; else the embedded
     MiniLM. An address with a text but no model (a MiniLM view's link) keeps MiniLM, and a
-    request to the API that names no model reads MiniLM, the panel's built value."""
+    request to the API that names no model reads MiniLM, the panel's built value.
+    ``EXPLORER_PANEL_MODEL`` names the built-in model to open on instead (the embedded one,
+    say, for a talk about its [CLS] token); the lecture's chapters keep their own."""
+    chosen = os.environ.get("EXPLORER_PANEL_MODEL", "").strip()
+    if chosen == EMBEDDED_MODEL:
+        return EMBEDDED_MODEL
     return CAUSAL_MODEL["name"] if catalog.causal_model_ready() else EMBEDDED_MODEL
 
 

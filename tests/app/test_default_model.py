@@ -66,6 +66,7 @@ def test_every_lecture_chapter_that_reads_text_reads_smollm2_once_converted(monk
 
 @pytest.mark.parametrize("ready", [True, False])
 def test_the_panels_default_and_its_links_follow_the_converted_model(monkeypatch, ready):
+    monkeypatch.delenv("EXPLORER_PANEL_MODEL", raising=False)
     monkeypatch.setattr(catalog, "causal_model_ready", lambda: ready)
     assert source.default_model() == (SMOLLM2 if ready else MINILM)
     # A view's link names its model unless it is MiniLM: a link with a text and no model opens on MiniLM.
@@ -93,6 +94,7 @@ def _restore(query: dict):
 
 @pytest.mark.slow
 def test_a_page_opens_on_smollm2_once_converted_and_a_minilm_link_keeps_minilm(monkeypatch):
+    monkeypatch.delenv("EXPLORER_PANEL_MODEL", raising=False)
     monkeypatch.setattr(catalog, "causal_model_ready", lambda: True)
     plain = _restore({"tab": "maps"})
     assert plain["model"] == SMOLLM2
@@ -110,6 +112,7 @@ def test_a_page_opens_on_smollm2_once_converted_and_a_minilm_link_keeps_minilm(m
 
 
 def test_a_chapter_cached_on_minilm_is_computed_again_once_smollm2_is_converted(monkeypatch):
+    monkeypatch.delenv("EXPLORER_PANEL_MODEL", raising=False)
     controls = {"layer": 2, "head": 3}
     monkeypatch.setattr(catalog, "causal_model_ready", lambda: False)
     before = lecture_handlers.view_key(1, None, None, controls, "en")
@@ -121,3 +124,11 @@ def test_a_chapter_cached_on_minilm_is_computed_again_once_smollm2_is_converted(
     assert lecture_handlers.view_key(1, "a cat", None, controls, "en") != custom_before
     # A sample the panel chose reads no default model: its key stays.
     assert lecture_handlers.view_key(1, None, sample_key, controls, "en") == sample_before
+
+
+def test_the_panel_model_can_be_named(monkeypatch):
+    monkeypatch.setattr(catalog, "causal_model_ready", lambda: True)
+    monkeypatch.setenv("EXPLORER_PANEL_MODEL", MINILM)
+    assert source.default_model() == MINILM
+    monkeypatch.setenv("EXPLORER_PANEL_MODEL", "not a model")
+    assert source.default_model() == SMOLLM2
