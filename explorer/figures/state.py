@@ -156,11 +156,13 @@ def state_curves(ts, traces: dict, recall: dict, t_marker: int | None = None, st
     fig.update_yaxes(title_text="‖z_t‖₂", row=1, col=2)
     fig.update_yaxes(title_text=say("state.axis_rank", lang), row=2, col=1)
     fig.update_yaxes(title_text=say("state.axis_cosine", lang), row=2, col=2)
-    # The legend under the panels: above them it would share the line with the title.
-    fig.update_layout(legend=dict(title=dict(text=say("state.legend_update", lang)), orientation="h", y=-0.1, x=0,
-                                  yanchor="top"))
-    fig = finish(fig, style, say("state.curves_title", lang), height=900 if style.presentation else 740)
-    fig.update_layout(margin=dict(b=170 if style.presentation else 130))
+    # The legend under the panels: above them it would share the line with the title. Every
+    # update of the registry is a name in it: on a projector's large fonts it takes two rows,
+    # kept clear of the lower panels' axis titles by a lower start and a deeper margin.
+    fig.update_layout(legend=dict(title=dict(text=say("state.legend_update", lang)), orientation="h",
+                                  y=-0.15 if style.presentation else -0.1, x=0, yanchor="top"))
+    fig = finish(fig, style, say("state.curves_title", lang), height=980 if style.presentation else 740)
+    fig.update_layout(margin=dict(b=250 if style.presentation else 130))
     return fig
 
 

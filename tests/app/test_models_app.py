@@ -94,6 +94,7 @@ Y_LABELS_JS = """() => { const g = document.querySelector('#maps-plot .js-plotly
     return (g && g.data && g.data[0] && g.data[0].y || []).map(String); }"""
 
 
+@pytest.mark.browser
 def test_browser_picks_smollm2_and_shows_chinese_token_labels(page):
     page.locator("#model input").click()
     page.get_by_role("option", name=re.compile("SmolLM2-135M")).click()
