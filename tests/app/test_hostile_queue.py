@@ -9,42 +9,25 @@ address there, as the proxy in front of a server would."""
 from __future__ import annotations
 
 import json
-import threading
 import types
 import uuid
 
-import gradio as gr
 import httpx
 import pytest
 from starlette.datastructures import Headers
 
 from explorer.ui import server
+from helpers.server import held_server
 
 FLOODER, HONEST = "203.0.113.7", "198.51.100.20"
 
 
 @pytest.fixture()
 def held_app():
-    """The server's queue settings and guard; ``hold`` keeps its one worker until released
-    (whatever is joined meanwhile waits), ``echo`` answers at once in a group of its own."""
-    release = threading.Event()
-
-    def hold(x):
-        release.wait(60)
-        return x
-
-    with gr.Blocks() as demo:
-        box = gr.Textbox()
-        box.submit(hold, box, box, api_name="hold", concurrency_limit=1, concurrency_id="hold")
-        box.change(lambda x: x, box, box, api_name="echo", concurrency_limit=4, concurrency_id="echo")
-    server.configure_queue(demo, public=True)
-    demo.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True,
-                app_kwargs=server.app_kwargs())
-    try:
+    """The server's queue settings and guard, public; ``hold`` keeps its one worker, ``echo``
+    answers at once (tests/helpers/server.py)."""
+    with held_server(public=True) as demo:
         yield demo
-    finally:
-        release.set()
-        demo.close()
 
 
 def _join(client: httpx.Client, demo, api_name: str, session: str, address: str) -> httpx.Response:

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import uuid
 from urllib.parse import urlsplit
 
-import gradio as gr
 import httpx
 import pytest
 
 from explorer.ui import server
+from helpers.server import held_server
 
 pytestmark = pytest.mark.slow
 
@@ -66,25 +65,10 @@ def test_an_ordinary_request_still_passes_the_guard(app_url):
 
 @pytest.fixture()
 def held_app():
-    """A small app with the server's queue settings and guard, whose one event holds its
-    worker until released: whatever is joined meanwhile waits in the queue."""
-    release = threading.Event()
-
-    def hold(x):
-        release.wait(60)
-        return x
-
-    with gr.Blocks() as demo:
-        box = gr.Textbox()
-        box.submit(hold, box, box, api_name="hold", concurrency_limit=1)
-    server.configure_queue(demo)
-    demo.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True,
-                app_kwargs=server.app_kwargs())
-    try:
+    """A small app with the server's queue settings and guard, whose ``hold`` event keeps its
+    worker: whatever is joined meanwhile waits in the queue (tests/helpers/server.py)."""
+    with held_server() as demo:
         yield demo.local_url, demo
-    finally:
-        release.set()
-        demo.close()
 
 
 def _join(client: httpx.Client, url: str, fn_index: int, session: str) -> httpx.Response:

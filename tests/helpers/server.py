@@ -3,6 +3,7 @@ start, one API call over plain HTTP, and a training slowed so that a stop can be
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -57,3 +58,32 @@ def slow_steps(monkeypatch):
 
 def training_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.endswith("-training") and t.is_alive()]
+
+
+@contextlib.contextmanager
+def held_server(public: bool | None = None):
+    """A small app with the server's queue settings and guard: ``hold`` keeps its one worker
+    until the app closes (whatever is joined meanwhile waits), ``echo`` answers at once in a
+    group of its own. Yields the running Blocks (``local_url``, ``fns``)."""
+    import gradio as gr
+
+    from explorer.ui import server
+
+    release = threading.Event()
+
+    def hold(x):
+        release.wait(60)
+        return x
+
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        box.submit(hold, box, box, api_name="hold", concurrency_limit=1, concurrency_id="hold")
+        box.change(lambda x: x, box, box, api_name="echo", concurrency_limit=4, concurrency_id="echo")
+    server.configure_queue(demo, public=public)
+    demo.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True,
+                app_kwargs=server.app_kwargs())
+    try:
+        yield demo
+    finally:
+        release.set()
+        demo.close()
