@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from .core.feature_maps import REFERENCE as _REFERENCE, SPECS, FeatureMapSpec
-from .text import Message, say
+from .text import Message, has, say
 
 # ---------------------------------------------------------------------------------------
 # Feature maps
@@ -27,15 +27,16 @@ REFERENCE = _REFERENCE
 # in explorer.core.feature_maps, which the map classes and the cost model read too.
 FEATURE_MAPS: dict[str, FeatureMapSpec] = SPECS
 
-DEFAULT_MAPS = ("softmax", "elu+1", "FAVOR+ (orthogonal)", "Taylor-2", "cosFormer")
+DEFAULT_MAPS = ("softmax", "elu1", "favor_plus_orthogonal", "taylor2", "cosformer")
 
 
 @dataclass(frozen=True)
 class MapSpec:
     """One choice of the maps menu. A map's spec can give several: a random map is offered
-    as IID and as orthogonal, a learned one untrained and trained."""
+    as IID and as orthogonal, a learned one untrained and trained. Requests, tables, exports
+    and caches carry its ``id``; a person reads its ``label``, said in the page's language."""
 
-    label: str                 # what the user picks, e.g. "FAVOR+ (orthogonal)"
+    id: str                    # the spec's name plus its options, e.g. "favor_plus_orthogonal"
     name: str                  # registry name, e.g. "favor_plus"
     options: tuple = ()        # extra create() keywords as (key, value) pairs
     takes_m: bool = False      # the user chooses m (random features, Hedgehog)
@@ -43,10 +44,38 @@ class MapSpec:
     random: bool = False       # random features with an IID / orthogonal choice
     trained: bool = False      # the Hedgehog trained (or loaded) in the learn tab, not a fresh one
 
+    @property
+    def label(self) -> Message:
+        """What a person reads: the map's name, with "orthogonal" or "IID" for a random one."""
+        name = map_name(self.name, trained=self.trained)
+        if not self.random:
+            return name
+        return Message("common.qualified", name=name,
+                       qualifier=Message("common.orthogonal" if dict(self.options)["orthogonal"] else "common.iid"))
 
-TRAINED_LABELS = {spec.name: spec.trained_pretty for spec in SPECS.values() if spec.learned}   # learned kind -> its label
-TRAINED_HEDGEHOG = TRAINED_LABELS["hedgehog"]
-TRAINED_LUNA = TRAINED_LABELS["luna"]
+
+def map_name(name: str, trained: bool = False):
+    """The name of the registered map ``name`` (its trained one with ``trained``), as words the
+    page says: ``common.name.<name>`` in the language files, or, for a map brought from outside
+    the package with no words there, its spec's own name (a name, kept as it is)."""
+    key = f"common.name.{name}" + ("_trained" if trained else "")
+    if has(key):
+        return Message(key)
+    if name in SPECS:
+        return SPECS[name].trained_pretty if trained else SPECS[name].pretty
+    return name
+
+
+TRAINED = "_trained"          # the id of a learned map's trained choice is its name and this
+
+
+def trained_id(name: str) -> str:
+    """The choice of the map trained (or loaded) in the learn tab for learned map ``name``."""
+    return name + TRAINED
+
+
+TRAINED_HEDGEHOG = trained_id("hedgehog")
+TRAINED_LUNA = trained_id("luna")
 
 
 def _specs() -> tuple[MapSpec, ...]:
@@ -54,14 +83,13 @@ def _specs() -> tuple[MapSpec, ...]:
     for fmap in FEATURE_MAPS.values():
         if fmap.random:
             for orthogonal in (False, True):
-                label = f"{fmap.pretty} ({'orthogonal' if orthogonal else 'IID'})"
-                specs.append(MapSpec(label, fmap.name, (("orthogonal", orthogonal),), fmap.takes_m, fmap.even_m,
-                                     random=True))
+                specs.append(MapSpec(f"{fmap.name}_{'orthogonal' if orthogonal else 'iid'}", fmap.name,
+                                     (("orthogonal", orthogonal),), fmap.takes_m, fmap.even_m, random=True))
         else:
-            specs.append(MapSpec(fmap.pretty, fmap.name, (), fmap.takes_m, fmap.even_m))
-        if fmap.name in TRAINED_LABELS:
+            specs.append(MapSpec(fmap.name, fmap.name, (), fmap.takes_m, fmap.even_m))
+        if fmap.learned:
             # Its m and weights are the trained map's; the grid shows it once one exists.
-            specs.append(MapSpec(TRAINED_LABELS[fmap.name], fmap.name, trained=True))
+            specs.append(MapSpec(trained_id(fmap.name), fmap.name, trained=True))
     return tuple(specs)
 
 
@@ -79,21 +107,47 @@ def _catalogue() -> tuple[MapSpec, ...]:
 
 
 def map_specs() -> "OrderedDict[str, MapSpec]":
-    """label -> MapSpec for every map the engine offers (softmax is the reference, apart)."""
-    return OrderedDict((spec.label, spec) for spec in _catalogue())
+    """id -> MapSpec for every map the engine offers (softmax is the reference, apart)."""
+    return OrderedDict((spec.id, spec) for spec in _catalogue())
 
 
 def map_choices() -> list[str]:
-    return [REFERENCE, *(spec.label for spec in _catalogue())]
+    """The id of every map the page offers, softmax first."""
+    return [REFERENCE, *(spec.id for spec in _catalogue())]
 
 
-def random_map_labels() -> list[str]:
-    return [spec.label for spec in _catalogue() if spec.random]
+def map_label(map_id: str):
+    """What a person reads for the map ``map_id`` (softmax and the catalogue's choices); an id
+    the catalogue does not know is shown as it is."""
+    if map_id == REFERENCE:
+        return map_name(REFERENCE)
+    spec = map_specs().get(map_id)
+    return spec.label if spec is not None else map_id
+
+
+def map_id(value) -> str | None:
+    """The id of the map ``value`` names: an id, or the English label of a choice (what links
+    and requests carried before maps had ids); None when it names none."""
+    if not isinstance(value, str):
+        return None
+    if value == REFERENCE or value in map_specs():
+        return value
+    return next((spec.id for spec in _catalogue() if str(spec.label) == value), None)
+
+
+def default_id(name: str) -> str:
+    """The choice a registry name stands for: a random map drawn orthogonal (the maps tab's
+    default), a learned one untrained (a trained map belongs to a page session)."""
+    return f"{name}_orthogonal" if FEATURE_MAPS[name].random else name
+
+
+def random_map_ids() -> list[str]:
+    return [spec.id for spec in _catalogue() if spec.random]
 
 
 def default_maps() -> list[str]:
     choices = set(map_choices())
-    return [label for label in DEFAULT_MAPS if label in choices]
+    return [name for name in DEFAULT_MAPS if name in choices]
 
 
 # ---------------------------------------------------------------------------------------
@@ -289,8 +343,12 @@ PROBE_MAX_FILE_BYTES = 32 * 1024
 LEARN_MAX_TEXTS = 40
 LEARN_MAX_TEXT_CHARS = 2000
 
-HYBRID_MAP_LABELS = {name: SPECS[name].trained_pretty or SPECS[name].pretty
-                     for name in ("elu1", "favor_plus", "taylor2", "hedgehog", "luna")}
+HYBRID_MAPS = ("elu1", "favor_plus", "taylor2", "hedgehog", "luna")   # registry names
+
+
+def hybrid_map_label(name: str):
+    """What a person reads for a hybrid layer's map: a learned map is its trained one."""
+    return map_name(name, trained=SPECS[name].learned)
 
 
 def whole_number(value, name: str) -> int:

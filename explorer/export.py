@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import provenance
-from .catalog import HEADLINE_METRICS, METRIC_INFO, REFERENCE
+from .catalog import HEADLINE_METRICS, METRIC_INFO, REFERENCE, map_label
 from .text import Message
 
 # Arrays of one export (Q, K, V and N x N maps): refused above this, before anything is
@@ -53,7 +52,7 @@ def metrics_csv_table(rows: list):
 
     from .measure.showing import UNDEFINED_ROWS, rows_in_mean
 
-    present = {key for row in rows for key in row if key != "map"}
+    present = {key for row in rows for key in row if key not in ("map", "label")}
     keys = [key for key in dict.fromkeys([*HEADLINE_METRICS, *METRIC_INFO]) if key in present]
     keys += sorted(present - set(keys))
     data = {"map": [row["map"] for row in rows]}
@@ -93,12 +92,6 @@ class ViewArrays:
         return sum(a.nbytes for a in self.arrays.values())
 
 
-def slug(label: str) -> str:
-    """A map label as an array name: "FAVOR+ (orthogonal)" -> "favor_plus_orthogonal"."""
-    text = label.lower().replace("+", "_plus").replace("-", "")
-    return re.sub(r"[^a-z0-9]+", "_", text).strip("_") or "map"
-
-
 def view_arrays(sample, layer=2, head=3, maps=(REFERENCE,), causal=False, m=64, seed=0, window=4) -> ViewArrays:
     """What the maps tab shows for these settings, at full resolution.
 
@@ -108,7 +101,7 @@ def view_arrays(sample, layer=2, head=3, maps=(REFERENCE,), causal=False, m=64, 
     rows.<map>.<name>:  per-row metrics of that map (``metrics.row_metrics``): +inf where the KL is
                         infinite, NaN where undefined
     rows.softmax.entropy
-    The meta holds the tokens, the map label of each array name and the settings.
+    The meta holds the tokens, the English name of each array's map and the settings.
     """
     import torch
 
@@ -119,32 +112,32 @@ def view_arrays(sample, layer=2, head=3, maps=(REFERENCE,), causal=False, m=64, 
     q, k, v, layer, head, notices = select_head(sample, layer, head)
     n, d = q.shape[-2], q.shape[-1]
     heads = q.shape[0] if q.dim() == 3 else 1
-    labels = [REFERENCE] + [x for x in dict.fromkeys(maps or []) if x != REFERENCE]
+    ids = [REFERENCE] + [x for x in dict.fromkeys(maps or []) if x != REFERENCE]
     if heads * n * n > MAX_MAP_CELLS:
         raise ValueError(Message("common.err_export_cells", cells=f"{heads * n * n:,}", cap=f"{MAX_MAP_CELLS:,}"))
-    expected = 4 * (3 * heads * n * d + len(labels) * heads * n * n) + 8 * 6 * len(labels) * heads * n
+    expected = 4 * (3 * heads * n * d + len(ids) * heads * n * n) + 8 * 6 * len(ids) * heads * n
     if expected > MAX_EXPORT_BYTES:
-        raise ValueError(Message("common.err_export_bytes", count=len(labels), n=f"{n:,}", size=f"{expected / 1e6:,.0f}",
+        raise ValueError(Message("common.err_export_bytes", count=len(ids), n=f"{n:,}", size=f"{expected / 1e6:,.0f}",
                                  cap=f"{MAX_EXPORT_BYTES / 1e6:,.0f}"))
-    cost.check(cost.estimate("maps", n=n, d=d, heads=heads, maps=labels, m=m))
+    cost.check(cost.estimate("maps", n=n, d=d, heads=heads, maps=ids, m=m))
     with torch.inference_mode():
         reference = attention.softmax_map(q, k, causal=bool(causal))
         logits = attention.masked_logits(q, k, bool(causal))
         arrays = {"q": _np32(q), "k": _np32(k), "v": _np32(v), "A": _np32(reference)}
-        names = {"A": REFERENCE}
+        names = {"A": str(map_label(REFERENCE))}
         arrays["rows.softmax.entropy"] = metrics.row_metrics(reference, reference, causal=bool(causal))[
             "entropy_reference"].cpu().numpy()
-        for label in labels[1:]:
+        for map_id in ids[1:]:
             try:
-                fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head)
+                fmap, extra = make_feature_map(map_id, d, m, seed, window=window, layer=layer, head=head)
             except ValueError as exc:
-                notices.append(f"{label}: not exported ({exc}).")
+                notices.append(f"{map_id}: not exported ({exc}).")
                 continue
             notices.extend(extra)
             approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=bool(causal))
-            name = slug(label)
+            name = map_id          # a catalogue id is a valid array name
             arrays[f"A_hat.{name}"] = _np32(approx)
-            names[f"A_hat.{name}"] = label
+            names[f"A_hat.{name}"] = str(map_label(map_id))
             rows = metrics.row_metrics(reference, approx, v, logits, causal=bool(causal), ill_defined=ill)
             for key, values in rows.items():
                 if key != "entropy_reference":
@@ -157,7 +150,7 @@ def view_arrays(sample, layer=2, head=3, maps=(REFERENCE,), causal=False, m=64, 
                       "NaN where a row has no value",
             "means": "the tables' means over rows leave out row 0 of each head when causal (a single key); "
                      "rows.* keep every row"}
-    settings = {"layer": layer, "head": meta["head"], "maps": labels, "causal": bool(causal), "m": int(m),
+    settings = {"layer": layer, "head": meta["head"], "maps": ids, "causal": bool(causal), "m": int(m),
                 "seed": int(seed), "window": int(window)}
     return ViewArrays(arrays, meta, provenance.record("maps-arrays", samples=[sample], settings=settings,
                                                       seeds=[int(seed)]))

@@ -44,7 +44,7 @@ TEXT_64 = ("In 1964 Nadaraya and Watson proposed a kernel estimator that weights
            "token in the sequence, which is why its cost grows with the square.")
 DEFAULT_TEXT = next(line.strip() for line in (ROOT / "assets" / "examples.txt").read_text(encoding="utf-8").splitlines()
                     if line.strip())
-MAPS = ["softmax", "elu+1", "FAVOR+ (orthogonal)", "Taylor-2", "cosFormer"]
+MAPS = ["softmax", "elu1", "favor_plus_orthogonal", "taylor2", "cosformer"]
 ALL_MAPS = [label for label in catalog.map_choices() if label != catalog.TRAINED_HEDGEHOG]   # none trained here
 # name -> (endpoint, request for run i): run i gets its own head (text) or data seed (random).
 SCENARIOS = {

@@ -98,7 +98,7 @@ def in_process(repeats: int) -> dict:
         maps_s = median_s(maps_tab, repeats)
 
         def overview(sample=sample):
-            ov = views.head_overview(sample, "elu+1", "map_rel_error", sample.causal, 64)
+            ov = views.head_overview(sample, "elu1", "map_rel_error", sample.causal, 64)
             figures.head_overview(ov.values, ov.layer_names, ov.metric_label, ov.map_label).to_json()
 
         def quality_tab(sample=sample, overview=overview):

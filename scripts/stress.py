@@ -110,7 +110,7 @@ def request_mix(rng: random.Random) -> tuple[str, dict]:
     if kind == "quality":
         return "/quality", dict(text=rng.choice(TEXTS), seeds=10, m=rng.choice([16, 64]))
     if kind == "state":
-        return "/state", dict(text=rng.choice(TEXTS), map_label=rng.choice(["elu+1", "FAVOR+ (IID)", "Taylor-2"]),
+        return "/state", dict(text=rng.choice(TEXTS), map_id=rng.choice(["elu1", "favor_plus_iid", "taylor2"]),
                               m=rng.choice([16, 32, 64]), kind=rng.choice(["none", "retnet", "gla"]))
     if kind == "complexity":
         return "/complexity", dict(n_min=256, n_max=1024, points=2, d=32, methods=["sdpa", "linear_chunked"],
@@ -171,7 +171,7 @@ def call_raw(url: str, endpoint: str, data: list) -> tuple[str, str]:
     return event.removeprefix("event:").strip(), payload.removeprefix("data:").strip()
 
 
-MAPS_ARGS = ["text", TEXTS[0], "clustered", 128, 32, 0, 1.0, None, 2, "3", False, ["softmax", "elu+1"], 64, 0, 4, False]
+MAPS_ARGS = ["text", TEXTS[0], "clustered", 128, 32, 0, 1.0, None, 2, "3", False, ["softmax", "elu1"], 64, 0, 4, False]
 
 
 def bad_inputs(url: str, folder: Path) -> list[tuple[str, str, bool]]:
@@ -194,8 +194,8 @@ def bad_inputs(url: str, folder: Path) -> list[tuple[str, str, bool]]:
         status = http_status(f"{url}?{query}")
         out.append((name, f"page answered {status} ({len(query):,}-character query)", status == 200))
 
-    api("N=2048, d=2048, Taylor-2 (API)", source="random", n=2048, d=2048, maps=["softmax", "Taylor-2"])
-    api("N=2048, d=1024, Taylor-2 (API)", source="random", n=2048, d=1024, maps=["softmax", "Taylor-2"])
+    api("N=2048, d=2048, Taylor-2 (API)", source="random", n=2048, d=2048, maps=["softmax", "taylor2"])
+    api("N=2048, d=1024, Taylor-2 (API)", source="random", n=2048, d=1024, maps=["softmax", "taylor2"])
     page("N=2048, d=2048, Taylor-2 (link)", "src=random&n=2048&d=2048&maps=softmax,Taylor-2")
     bomb = folder / "bomb.pt"
     if not bomb.exists():
@@ -208,7 +208,7 @@ def bad_inputs(url: str, folder: Path) -> list[tuple[str, str, bool]]:
     api("quantized .pt", source="file", file=handle_file(str(crafted.quantized_pt(folder / "quantized.pt"))))
     api("sparse .pt", source="file", file=handle_file(str(crafted.sparse_pt(folder / "sparse.pt"))))
     page("integers >= 2^64 in a link", crafted.huge_int_query())
-    api("seed 10^30 (API)", source="random", n=64, d=16, seed=10 ** 30, maps=["softmax", "FAVOR+ (orthogonal)"])
+    api("seed 10^30 (API)", source="random", n=64, d=16, seed=10 ** 30, maps=["softmax", "favor_plus_orthogonal"])
 
     from explorer.ui.common import query_string
     page("8,000-character Chinese text (the app's own link)",

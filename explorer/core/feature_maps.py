@@ -28,7 +28,8 @@ class FeatureMapSpec:
     """The facts of one registered feature map."""
 
     name: str                          # registry name in explorer.maps, e.g. "favor_plus"
-    pretty: str                        # its English name on the page, e.g. "FAVOR+"
+    pretty: str                        # its name, e.g. "FAVOR+"; the page says common.name.<name> where the
+                                       # language files have it (a map from outside the package: this)
     default_count: Callable[[int], int]  # features for head dimension d when no m is chosen
     takes_m: bool = False              # create() accepts the number of features the user picks
     even_m: bool = False               # ... an even one only: features come in pairs
@@ -65,9 +66,9 @@ SPECS: dict[str, FeatureMapSpec] = {spec.name: spec for spec in (
     # Its features are its inner map's, Taylor-2 by default: fixed by d.
     FeatureMapSpec("sliding_window", "sliding window", _taylor2_count,
                    options=("num_features", "seed", "window", "inner")),
-    FeatureMapSpec("hedgehog", "Hedgehog (untrained: W = I)", lambda d: 2 * d, takes_m=True, even_m=True,
+    FeatureMapSpec("hedgehog", "Hedgehog", lambda d: 2 * d, takes_m=True, even_m=True,
                    learned=True, options=_LEARNED_OPTIONS, trained_pretty="Hedgehog (trained)"),
-    FeatureMapSpec("luna", "LUNA (untrained: FAVOR+ start)", lambda d: d, takes_m=True, learned=True,
+    FeatureMapSpec("luna", "LUNA", lambda d: d, takes_m=True, learned=True,
                    options=_LEARNED_OPTIONS, trained_pretty="LUNA (trained)"),
 )}
 

@@ -8,7 +8,7 @@ a cell of this table equals the maps tab's row for that head). One row per
 text x layer x head x map; the files, resuming and merging are ``explorer.experiments.probe_table``.
 
 Map names are the engine's registry names (``elu1``, ``favor_plus``; a random map is drawn
-orthogonal, as the maps tab's default) or the catalogue's labels ("FAVOR+ (IID)").
+orthogonal, as the maps tab's default) or the catalogue's ids ("favor_plus_iid").
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import torch
 
 from .. import stopping
 from .. import maps as feature_maps
-from ..catalog import METRIC_KEYS, REFERENCE, map_specs
+from ..catalog import METRIC_KEYS, REFERENCE, default_id, map_specs
 from ..core.feature_maps import SPECS
 from ..diagnostics import attention
 from ..measure import cost, metrics
@@ -30,8 +30,8 @@ from ..text import Message
 
 DEFAULT_MAPS = ("elu1", "favor_plus", "taylor2", "cosformer")
 # The columns that say which cell a row is (the key of resuming and merging), then what was read.
-KEY_COLUMNS = ("text_index", "text_sha256", "layer", "head", "map_label")
-CELL_COLUMNS = ("settings_sha256", "text_index", "text_sha256", "model", "layer", "head", "map", "map_label",
+KEY_COLUMNS = ("text_index", "text_sha256", "layer", "head", "map_id")
+CELL_COLUMNS = ("settings_sha256", "text_index", "text_sha256", "model", "layer", "head", "map", "map_id",
                 "n_tokens", "unk_tokens", "truncated", "m", "seed", "model_check")
 COLUMNS = CELL_COLUMNS + tuple(key for key in METRIC_KEYS if key not in CELL_COLUMNS)
 # The maps tab's default m and window (views.maps.maps_view).
@@ -69,36 +69,29 @@ def text_digest(text: str) -> str:
 # Names and settings
 # ---------------------------------------------------------------------------------------
 
-def _default_label(name: str) -> str:
-    """The catalogue label a registry name stands for: a random map drawn orthogonal (the maps
-    tab's default), a learned one untrained (a trained map belongs to a page session)."""
-    spec = SPECS[name]
-    return f"{spec.pretty} (orthogonal)" if spec.random else spec.pretty
-
-
 def resolve_maps(names) -> tuple:
-    """Catalogue labels of ``names`` (registry names or labels), in order, without repeats;
+    """Catalogue ids of ``names`` (registry names or ids), in order, without repeats;
     ValueError naming what is offered."""
     specs = map_specs()
-    labels = []
+    ids = []
     for name in names or ():
         name = str(name).strip()
         if name == REFERENCE or name in specs and not specs[name].trained:
-            label = name
+            map_id = name
         elif name in SPECS:
-            label = _default_label(name)
+            map_id = default_id(name)
         else:
-            offered = [REFERENCE, *SPECS, *(label for label, spec in specs.items() if not spec.trained)]
+            offered = [REFERENCE, *dict.fromkeys([*SPECS, *(i for i, spec in specs.items() if not spec.trained)])]
             raise ValueError(Message("probe.err_map", name=repr(name[:60]), choices=", ".join(offered)))
-        if label not in labels:
-            labels.append(label)
-    if not labels:
+        if map_id not in ids:
+            ids.append(map_id)
+    if not ids:
         raise ValueError(Message("probe.err_no_map"))
-    return tuple(labels)
+    return tuple(ids)
 
 
-def registry_name(label: str) -> str:
-    return REFERENCE if label == REFERENCE else map_specs()[label].name
+def registry_name(map_id: str) -> str:
+    return REFERENCE if map_id == REFERENCE else map_specs()[map_id].name
 
 
 def pick(asked, count: int, what: str) -> tuple:
@@ -119,7 +112,7 @@ def pick(asked, count: int, what: str) -> tuple:
 
 
 def settle(settings: ProbeSettings, n_layers: int, n_heads: int) -> ProbeSettings:
-    """The settings with maps as labels and layers and heads as explicit indices."""
+    """The settings with maps as catalogue ids and layers and heads as explicit indices."""
     return ProbeSettings(settings.model, resolve_maps(settings.maps), pick(settings.layers, n_layers, "layers"),
                          pick(settings.heads, n_heads, "heads"), settings.causal, int(settings.m), int(settings.seed),
                          int(settings.window), int(settings.max_tokens))
@@ -136,9 +129,9 @@ def model_shape(model) -> tuple[int, int, int]:
 # The work
 # ---------------------------------------------------------------------------------------
 
-def build_map(label: str, head_dim: int, m: int, seed: int, window: int):
-    """The feature map behind ``label``, built as the maps tab builds it (views.common.make_feature_map)."""
-    spec = map_specs()[label]
+def build_map(map_id: str, head_dim: int, m: int, seed: int, window: int):
+    """The feature map ``map_id`` names, built as the maps tab builds it (views.common.make_feature_map)."""
+    spec = map_specs()[map_id]
     kwargs = dict(spec.options)
     if spec.takes_m:
         kwargs["num_features"] = m + 1 if spec.even_m and m % 2 else m
@@ -250,7 +243,7 @@ class Prober:
                 row = prepared.compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d,
                                        window=getattr(fmap, "window", None))
                 del approx, ill
-            rows.append({**common, "layer": layer, "head": head, "map": registry_name(label), "map_label": label,
+            rows.append({**common, "layer": layer, "head": head, "map": registry_name(label), "map_id": label,
                          "model_check": check, **row})
         return rows
 

@@ -57,8 +57,8 @@ def read_table(path) -> pd.DataFrame:
 def tidy(table: pd.DataFrame, maps=None) -> pd.DataFrame:
     """Rows in the order of the key (maps in the order asked), columns in the order of COLUMNS."""
     table = table.copy()
-    order = list(maps) if maps else list(dict.fromkeys(table["map_label"]))
-    table["_map_order"] = table["map_label"].map({label: i for i, label in enumerate(order)})
+    order = list(maps) if maps else list(dict.fromkeys(table["map_id"]))
+    table["_map_order"] = table["map_id"].map({map_id: i for i, map_id in enumerate(order)})
     table = table.sort_values(["text_index", "layer", "head", "_map_order"], kind="stable")
     columns = [c for c in COLUMNS if c in table.columns] + [c for c in table.columns if c not in COLUMNS]
     return table.drop(columns="_map_order")[[c for c in columns if c != "_map_order"]].reset_index(drop=True)

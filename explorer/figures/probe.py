@@ -5,16 +5,17 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..text import map_name, say
+from ..text import say
 from .style import as_style, finish
 
 
-def probe_grid(values, head_labels, map_labels, metric_label: str = "", texts: int = 0, style=None,
+def probe_grid(values, head_labels, map_names, metric_label: str = "", texts: int = 0, style=None,
                lang: str = "en") -> go.Figure:
-    """Heads down, maps across, coloured by ``values`` (heads x maps; NaN cells stay blank)."""
+    """Heads down, maps across (``map_names``: as the reader names them), coloured by ``values``
+    (heads x maps; NaN cells stay blank)."""
     style = as_style(style)
     z = np.asarray(values, dtype=np.float64)
-    names = [map_name(label, lang) for label in map_labels]
+    names = list(map_names)
     text = [["" if not np.isfinite(x) else f"{x:.2g}" for x in row] for row in z]
     fig = go.Figure(go.Heatmap(
         z=z, x=names, y=list(head_labels), colorscale=style.sequential, text=text, texttemplate="%{text}",

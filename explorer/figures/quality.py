@@ -30,7 +30,7 @@ def quality_curves(curves: list, x: str = "m", title: str = "", note: str = "", 
     mean_word, theory_word = say("quality.hover_mean", lang), say("quality.hover_theory", lang)
     for i, cur in enumerate(curves):
         colour = style.colour(i)
-        label = names.get(cur.label, cur.label)
+        label = names.get(cur.map_id, cur.map_id)
         xs = list(cur.flops if x == "flops" else cur.ms)
         for col, data in ((1, np.asarray(cur.kernel_mse)), (2, np.asarray(cur.map_error))):
             mean = np.nanmean(data, axis=1)

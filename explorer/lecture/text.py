@@ -28,7 +28,8 @@ offered), formatted with ``values``. A missing key is a KeyError: a blank title 
 from __future__ import annotations
 
 from .. import mechanisms
-from ..text import LANGS, TEXT as _ALL_WORDS, map_name, said, say  # noqa: F401  (map_name: one for the page and the lecture)
+from ..catalog import map_label
+from ..text import LANGS, TEXT as _ALL_WORDS, said, say
 
 _AREA = "lecture."        # explorer/text/<lang>/lecture.toml, read by explorer.text with the rest
 _WORDS = {lang: {key[len(_AREA):]: by_lang[lang] for key, by_lang in _ALL_WORDS.items() if key.startswith(_AREA)}
@@ -38,6 +39,11 @@ _WORDS = {lang: {key[len(_AREA):]: by_lang[lang] for key, by_lang in _ALL_WORDS.
 # example (assets/examples.txt), so that the panel, the lecture and the tool tabs behind
 # "Go deeper" all show the same text. Its pronoun ("it" -> "the animal") is what attention
 # has to resolve.
+def map_words(map_id: str, lang: str) -> str:
+    """The catalogue's map ``map_id`` as the audience reads it in ``lang``."""
+    return said(map_label(map_id), lang)
+
+
 DEFAULT_TEXT = _WORDS["en"]["sentence"]
 # The same sentence for a Chinese audience, read by the chapters whose model reads Chinese
 # (the packaged causal SmolLM2; the embedded MiniLM turns Chinese into [UNK]).
@@ -112,7 +118,7 @@ NUMBER_FAMILIES: dict[str, tuple[str | None, str | None]] = {
     "retrieved_of_": ("pairs", "reader"),
 }
 _NAMES = {
-    "map": lambda name, lang: map_name(name, lang),                 # as the audience reads it
+    "map": lambda name, lang: map_words(name, lang),                # a catalogue id, as the audience reads it
     "kind": lambda name, lang: state_label(name, lang),             # a state update: the state tab's name
     "point": lambda name, lang: road_label(name, lang),             # a roadmap point: what it measured
     "set": lambda name, lang: say("linearize.set_" + name.replace(":", "_"), lang),   # a linearized set

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..catalog import map_specs
+from ..catalog import map_label, map_specs
 from . import text
 from .record import EMBEDDED_MODEL, HEAD_DIM
 from .memo import memo
@@ -37,10 +37,10 @@ class ChapterView:
     def notices_in(self, lang: str = "en") -> list[str]:
         """The notices in ``lang``: the lecture's own translated, the source's as they are."""
         def named(values):          # a map's name as the reader's language writes it
-            out = {k: text.map_name(v, lang) if k == "map" else v for k, v in values.items()}
+            out = {k: text.said(map_label(v), lang) if k == "map" else v for k, v in values.items()}
             if "maps" in values:    # (map, count) pairs, listed in the reader's language
                 out["maps"] = ("，" if lang == "zh" else ", ").join(
-                    f"{text.map_name(name, lang)} {count}" for name, count in values["maps"])
+                    f"{text.said(map_label(name), lang)} {count}" for name, count in values["maps"])
             return out
         return [_notice(key, lang, named(values)) for key, values in self.notice_items] + self._sample_notices(lang)
 
@@ -134,20 +134,20 @@ def shipped_map(kind: str, layer: int, head: int, model: str = EMBEDDED_MODEL, h
 
 
 
-def map_key(label: str, m, seed) -> tuple:
-    """What the map behind ``label`` depends on: m only where the user picks it, the seed only
+def map_memo_key(map_id: str, m, seed) -> tuple:
+    """What the catalogue's map ``map_id`` depends on: m only where the user picks it, the seed only
     where it draws something (random features, Hedgehog's extra columns). A seed change then
     recomputes the random maps only."""
-    spec = map_specs()[label]
+    spec = map_specs()[map_id]
     drawn = spec.random or spec.takes_m
-    return (label, int(m) if spec.takes_m and m is not None else None, int(seed) if drawn else None)
+    return (map_id, int(m) if spec.takes_m and m is not None else None, int(seed) if drawn else None)
 
 
-def cached_map(label: str, d: int, m, seed: int):
-    """The catalogue's map behind ``label``, built once per setting (random maps draw and
+def cached_map(map_id: str, d: int, m, seed: int):
+    """The catalogue's map ``map_id``, built once per setting (random maps draw and
     orthogonalise their projection when built)."""
-    key = map_key(label, m, seed)
-    return memo(("map", d, *key), lambda: make_feature_map(label, d, key[1], seed)[0])
+    key = map_memo_key(map_id, m, seed)
+    return memo(("map", d, *key), lambda: make_feature_map(map_id, d, key[1], seed)[0])
 
 
 

@@ -28,11 +28,11 @@ import math
 import os
 from dataclasses import dataclass
 
-from ..catalog import SWEEP_METHODS as METHODS
+from ..catalog import SWEEP_METHODS as METHODS, map_label, map_name, map_specs
 from ..core.feature_maps import REFERENCE, SPECS
 from ..checks import check_positive_int
 from ..core.blocks import BLOCK_ELEMENTS
-from ..text import Message, Name, say_error
+from ..text import Message, say_error
 from . import budget
 
 
@@ -149,11 +149,11 @@ METRIC_FLOPS_PER_CELL = 120
 
 class Phrase(Message):
     """A phrase of a refusal: a message (its English words as the string) whose ``map`` value,
-    a catalogue label, is said as the page names the map."""
+    a registry name or catalogue id, is said as the page names the map."""
 
     def __new__(cls, key: str, /, **values):
         if "map" in values:
-            values["map"] = Name(_pretty(values["map"]))
+            values["map"] = _map_words(values["map"])
         return super().__new__(cls, key, **values)
 
 
@@ -233,8 +233,7 @@ def feature_count(map_name: str, head_dim: int, m: int | None = None) -> int:
     """The number of features the map really has for head dimension ``head_dim``, from its
     spec (``explorer.core.feature_maps``, which the map classes read too); softmax has none.
 
-    ``map_name`` is a registry name ("taylor2") or a catalogue label ("Taylor-2",
-    "FAVOR+ (orthogonal)").
+    ``map_name`` is a registry name ("taylor2") or a catalogue id ("favor_plus_orthogonal").
     """
     name = _registry_name(map_name)
     if name == REFERENCE:
@@ -242,21 +241,18 @@ def feature_count(map_name: str, head_dim: int, m: int | None = None) -> int:
     return SPECS[name].feature_count(head_dim, m)
 
 
-def _registry_name(label: str) -> str:
-    from ..catalog import map_specs
-    if label == REFERENCE or label in SPECS:
-        return label
-    pretty = {spec.pretty: name for name, spec in SPECS.items()}
-    if label in pretty:
-        return pretty[label]
-    choice = map_specs().get(label)
+def _registry_name(map_id: str) -> str:
+    if map_id == REFERENCE or map_id in SPECS:
+        return map_id
+    choice = map_specs().get(map_id)
     if choice is None:
-        raise ValueError(Message("common.err_map_unknown", name=repr(label)))
+        raise ValueError(Message("common.err_map_unknown", name=repr(map_id)))
     return choice.name
 
 
-def _pretty(label: str) -> str:
-    return SPECS[label].pretty if label in SPECS else label
+def _map_words(map_id):
+    """The words of the map a registry name or catalogue id names (anything else as it is)."""
+    return map_name(map_id) if map_id in SPECS else map_label(map_id)
 
 
 # ---------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ placeholders in both languages. A translator reviews ``zh/`` without reading cod
 The engine and the views do not write prose; they return a ``Message`` (a key and its
 values) and the edge says it in a language with ``say``. A message is also a ``str``: its
 English form, which is what logs, exceptions and the English page show, so code that
-only passes text along needs no change. A value that is itself a message (or a ``Name``)
+only passes text along needs no change. A value that is itself a message (or a ``ModelName``)
 is said in the same language.
 
 Names (softmax, FAVOR+, elu+1, RetNet ...) and units stay in Latin letters in Chinese;
@@ -138,17 +138,6 @@ class Message(str):
         return _rebuild, (type(self), self.key, self.values)
 
 
-class Name(str):
-    """A catalogue label among a message's values ("FAVOR+ (orthogonal)"): English as it is,
-    said in another language as the page names the map (``map_name``)."""
-
-    def say(self, lang: str = DEFAULT_LANG) -> str:
-        return map_name(str(self), lang)
-
-    def __reduce__(self):
-        return Name, (str(self),)
-
-
 class Joined(str):
     """Several values said one after the other, with the words of ``separator`` (a key)
     between them: "a; b" in English, "a；b" in Chinese."""
@@ -207,44 +196,3 @@ def say_error(exc: BaseException, lang: str = DEFAULT_LANG) -> str:
 def kept_in_latin() -> list[str]:
     """The terms the Chinese files keep in Latin letters (listed in ``zh/common.toml``)."""
     return list(META["zh"].get("common._kept_in_latin", []))
-
-
-# ---------------------------------------------------------------------------------------
-# The names of the maps
-# ---------------------------------------------------------------------------------------
-
-# Catalogue labels whose words are translated (the rest are names: softmax, elu+1, FAVOR+ ...).
-NAME_KEYS = {"identity (q·k)": "common.name.identity", "sliding window": "common.name.sliding_window",
-             "Hedgehog (untrained: W = I)": "common.name.hedgehog_untrained",
-             "Hedgehog (trained)": "common.name.hedgehog_trained",
-             "LUNA (untrained: FAVOR+ start)": "common.name.luna_untrained",
-             "LUNA (trained)": "common.name.luna_trained"}
-# A mechanism's map is labelled with its name in the state tab (``state.kind.<id>``).
-MECHANISM_NAMES = "state.kind."
-# Qualifiers in brackets at the end of a label, and the key of their words.
-QUALIFIER_KEYS = {" (orthogonal)": "common.orthogonal", " (IID)": "common.iid",
-                  " (seeded)": "maps.gates_seeded", " (fitted)": "maps.gates_fitted",
-                  " (paper's form)": "maps.form_paper"}
-
-
-def _mechanism_keys() -> dict[str, str]:
-    """The English name of every mechanism -> its key (read afresh: a new mechanism's words
-    are all it needs)."""
-    return {entry[DEFAULT_LANG]: key for key, entry in TEXT.items() if key.startswith(MECHANISM_NAMES)}
-
-
-def map_name(label, lang: str = DEFAULT_LANG) -> str:
-    """A catalogue label as the page shows it in ``lang``: "FAVOR+ (orthogonal)" is
-    "FAVOR+（正交）" in Chinese; names themselves stay as they are."""
-    label = str(label)
-    if normal_lang(lang) == DEFAULT_LANG:
-        return label
-    if label in NAME_KEYS:
-        return say(NAME_KEYS[label], lang)
-    mechanism = _mechanism_keys().get(label)
-    if mechanism is not None:
-        return say(mechanism, lang)
-    for suffix, key in QUALIFIER_KEYS.items():
-        if label.endswith(suffix):
-            return say("common.qualified", lang, name=map_name(label[:-len(suffix)], lang), qualifier=say(key, lang))
-    return label

@@ -403,7 +403,7 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
             (quality.causal, "causal", bool), (quality.maps, "qmaps", list), (quality.seeds, "seeds", int),
             (quality.x_axis, "x", str), (quality.m, "m", int), (quality.overview_map, "omap", str),
             (quality.overview_metric, "ometric", str),
-            (state.map_label, "smap", str), (state.m, "sm", int), (state.seed, "sseed", int),
+            (state.map_id, "smap", str), (state.m, "sm", int), (state.seed, "sseed", int),
             (state.gamma, "gamma", float), (state.strength, "strength", float), (state.t, "t", int),
             (state.kind, "kind", str), (state.lower_bound, "lb", float), (state.beta, "beta", float),
             (cx.n_min, "nmin", int), (cx.n_max, "nmax", int), (cx.points, "points", int), (cx.d, "cd", int),

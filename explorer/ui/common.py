@@ -25,6 +25,7 @@ from ..measure import budget
 from ..stopping import Stopped
 from ..text import Message, say_error
 from ..resources import assets_dir
+from .. import catalog
 from . import gradio_checks, i18n, validate
 from .validate import _number   # how a notice shows a number: one way for every notice
 
@@ -456,10 +457,19 @@ def fit(component, value, notices: list | None = None, key: str | None = None):
     if choices and not getattr(component, "allow_custom_value", False):
         allowed = [c[1] if isinstance(c, (tuple, list)) else c for c in choices]
         if isinstance(value, list):
-            kept = [v for v in value if v in allowed]
-            return kept or None
-        return value if value in allowed else None
+            kept = [_allowed(v, allowed) for v in value]
+            return [v for v in kept if v is not None] or None
+        return _allowed(value, allowed)
     return value
+
+
+def _allowed(value, allowed: list):
+    """``value`` if it is among ``allowed``; a map named by its English label (as links carried
+    before maps had ids) as its id; else None."""
+    if value in allowed:
+        return value
+    named = catalog.map_id(value)
+    return named if named in allowed else None
 
 
 def theme():

@@ -24,7 +24,7 @@ TIME_BUDGET_S = float(os.environ.get("EXPLORER_SWEEP_BUDGET_S", "60"))
 MEMORY_BUDGET = int(float(os.environ.get("EXPLORER_SWEEP_MEMORY_GB", "2")) * 2**30)
 # (what the user reads, what the engine gets): plain labels, never internal ids.
 METHOD_CHOICES = [(i18n.label(f"cx_method_{m}"), m) for m in catalog.SWEEP_METHODS]
-SWEEP_MAPS = [(catalog.FEATURE_MAPS[name].pretty, name) for name in catalog.SWEEP_MAPS]
+SWEEP_MAPS = [i18n.name_choice(name) for name in catalog.SWEEP_MAPS]
 
 # session -> stop flag of that user's running sweep
 _running: dict[str, threading.Event] = {}
@@ -76,7 +76,7 @@ def render(view, presentation=False):
     plot = figures.complexity(
         view.rows, view.method_labels, theory=view.theory, slopes=view.slopes, crossover=view.crossover,
         crossover_text=view.crossover_text,
-        title=say("complexity.title_run", lang, d=p["d"], map=map_label(p["map"]), m=p["m"],
+        title=say("complexity.title_run", lang, d=p["d"], map=catalog.map_name(p["map"]), m=p["m"],
                 causal=say("common.causal" if p["causal"] else "common.non_causal", lang), status=status),
         note=say("complexity.note_rate", lang, rate=f"{view.matmul_gflops or 0:.0f}"), style=presentation,
         disturbed=say("complexity.reason_sep", lang).join(getattr(view, "disturbance", [])), lang=lang)
@@ -84,11 +84,6 @@ def render(view, presentation=False):
     claim = figures.flop_claim(c["n"], c["head_dim"], c["quadratic_flops"], c["linear_flops"], c["measured"],
                                style=presentation, lang=lang)
     return plot, claim
-
-
-def map_label(name: str) -> str:
-    facts = catalog.FEATURE_MAPS.get(name)
-    return facts.pretty if facts else name
 
 
 def summary(view) -> str:

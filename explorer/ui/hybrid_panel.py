@@ -11,11 +11,10 @@ from .. import catalog
 from ..text import say
 from . import common, i18n
 from .learn_base import (HELDOUT_DEFAULT, LEARNED_LABELS, N_HEADS, N_LAYERS, _int, _lang, _learn_figures_and_views,
-                         map_name)
+                         hybrid_words)
 
 # The learned maps' labels follow the page's language; the fixed maps' names stay as they are.
-HYBRID_CHOICES = [(i18n.label(f"hybrid_map_{name}") if name in ("hedgehog", "luna") else label, name)
-                  for name, label in catalog.HYBRID_MAP_LABELS.items()]
+HYBRID_CHOICES = [i18n.hybrid_choice(name) for name in catalog.HYBRID_MAPS]
 MODES = ["chosen layers", "greedy"]
 
 
@@ -31,7 +30,7 @@ def render_hybrid(view, presentation=False, lang="en"):
         return None, None
     fl, _ = _learn_figures_and_views()
     lang = _lang(lang)
-    label = map_name(view.map_name, lang) if view.map_name in LEARNED_LABELS else view.map_label
+    label = hybrid_words(view.map_name, lang)
     cosine = fl.hybrid_cosine(view.path, view.n_layers, label, style=presentation, lang=lang)
     drift = fl.hybrid_drift(view.drift, view.linear_layers, label, style=presentation, lang=lang)
     return cosine, drift
@@ -68,7 +67,7 @@ def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_feat
 def hybrid_summary(view, lang="en") -> str:
     lang = _lang(lang)
     none = say("learn.hyb_none", lang)
-    return say("learn.hyb_summary", lang, map=say(f"learn.map_{view.map_name}", lang),
+    return say("learn.hyb_summary", lang, map=hybrid_words(view.map_name, lang),
              linear=", ".join(map(str, view.linear_layers)) or none, kept=", ".join(map(str, view.kept_softmax)) or none,
              mean=f"{view.cosine_mean:.4f}", worst=f"{view.cosine_min:.4f}", count=view.n_texts,
              seconds=f"{view.seconds:.1f}")

@@ -16,7 +16,6 @@ Chinese is written for this app, short enough for a button on a projector.
 
 from __future__ import annotations
 
-import re
 
 import gradio as gr
 
@@ -55,23 +54,24 @@ ZH: dict[str, str] = _ui_words("zh")
 # the maps in the choices, the metrics of the head overview's menu, the metrics glossary.
 # ---------------------------------------------------------------------------------------
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
-
-
-def map_key(label: str) -> str:
-    """The key of a map's name in the choices: "FAVOR+ (orthogonal)" -> "map_favor_orthogonal"."""
-    return "map_" + _slug(label)
+MAP_CHOICE = "map_"      # the page's key of a map's name in the choices: "map_" and its id
+HYBRID_CHOICE = "hybrid_map_"   # ... of a hybrid layer's map: this and its registry name
+NAME_CHOICE = "map_name_"       # ... of a registered map by name (a random one, either draw)
 
 
 def _add_word_labels() -> None:
     from .. import catalog
-    from ..text import map_name
-    from ..text import say
+    from ..text import said, say
 
-    for label in catalog.map_choices():
+    for map_id in catalog.map_choices():
         for lang, table in STRINGS.items():
-            table[map_key(label)] = map_name(label, lang)
+            table[MAP_CHOICE + map_id] = said(catalog.map_label(map_id), lang)
+    for name in catalog.FEATURE_MAPS:
+        for lang, table in STRINGS.items():
+            table[NAME_CHOICE + name] = said(catalog.map_name(name), lang)
+    for name in catalog.HYBRID_MAPS:
+        for lang, table in STRINGS.items():
+            table[HYBRID_CHOICE + name] = said(catalog.hybrid_map_label(name), lang)
     for key in catalog.OVERVIEW_METRICS:
         for lang, table in STRINGS.items():
             table["metric_" + key] = say(f"common.metric.{key}", lang)
@@ -91,9 +91,19 @@ def _add_word_labels() -> None:
 SPREAD_SEEDS = 5            # explorer.views.maps.SPREAD_SEEDS (the test holds them equal)
 
 
-def map_choice(name: str) -> tuple:
-    """(translated name, catalogue label) for a choice of maps: the value stays the label."""
-    return (label(map_key(name)), name)
+def map_choice(map_id: str) -> tuple:
+    """(the map's name in the reader's language, its id) for a choice of maps."""
+    return (label(MAP_CHOICE + map_id), map_id)
+
+
+def name_choice(name: str) -> tuple:
+    """(the registered map ``name`` in the reader's language, its registry name)."""
+    return (label(NAME_CHOICE + name), name)
+
+
+def hybrid_choice(name: str) -> tuple:
+    """(the hybrid layer's map in the reader's language, its registry name)."""
+    return (label(HYBRID_CHOICE + name), name)
 
 
 def metric_choice(key: str) -> tuple:

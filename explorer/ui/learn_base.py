@@ -10,11 +10,11 @@ import functools
 import inspect
 
 from .. import catalog
-from ..text import Message, say
+from ..text import Message, said
 from . import common, i18n
 
 N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
-LEARNED_LABELS = {"hedgehog": "Hedgehog", "luna": "LUNA"}
+LEARNED_LABELS = {name: spec.pretty for name, spec in catalog.FEATURE_MAPS.items() if spec.learned}   # kind -> its name
 HELDOUT_DEFAULT = 16          # held-out texts a comparison reads, unless the visitor asks fewer
 
 
@@ -53,8 +53,9 @@ def _lang(lang) -> str:
     return i18n.normal_lang(lang)
 
 
-def map_name(kind: str, lang="en") -> str:
-    return say(f"learn.map_{kind}", lang)
+def hybrid_words(kind: str, lang="en") -> str:
+    """The map of ``kind`` (a hybrid's map; a learned one is the one trained here) in ``lang``."""
+    return said(catalog.hybrid_map_label(kind), lang)
 
 
 def _int(value, name: str) -> int:

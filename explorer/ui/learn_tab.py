@@ -31,7 +31,7 @@ from . import common, downloads, i18n, server, validate
 from . import source as source_panel
 from .hybrid_panel import HYBRID_CHOICES, MODES, hybrid_summary, hybrid_views, render_hybrid, run_hybrid
 from .learn_base import (HELDOUT_DEFAULT, LEARNED_LABELS, N_HEADS, N_LAYERS, _int, _lang, _learn_figures_and_views,
-                         guarded_stream, map_name)
+                         guarded_stream, hybrid_words)
 
 ALL_HEADS = f"all {N_LAYERS * N_HEADS} heads"   # the head menu's value for "every head", whatever the model
 PRETRAINED_LAYER = 2          # the embedded MiniLM's layer scripts/train_lecture_maps.py ships maps for
@@ -224,7 +224,7 @@ def learn_summary(view, lang="en") -> str:
     if view.own_texts:
         texts = " " + (say("learn.own_texts", lang, train=view.train_count, heldout=view.heldout_count)
                        if view.origin == "trained" else say("learn.own_heldout", lang, heldout=view.heldout_count))
-    session = say("learn.session_note", lang, map=map_name(view.kind, lang), scope=where)
+    session = say("learn.session_note", lang, map=hybrid_words(view.kind, lang), scope=where)
     model = say("learn.summary_causal" if view.causal else "learn.summary_model", lang, model=ModelName(view.model))
     return f"{source} {evaluated}{texts} {model}\n\n{ordering(view, lang)}\n\n{session}"
 
@@ -243,7 +243,7 @@ def map_status(trained: dict | None, lang="en", origin: str = "") -> str:
     lang = _lang(lang)
     if not trained:
         return say("learn.status_none", lang, count=N_LAYERS * N_HEADS)
-    return "\n\n".join(say("learn.status_ready", lang, map=map_name(kind, lang), count=N_LAYERS * N_HEADS,
+    return "\n\n".join(say("learn.status_ready", lang, map=hybrid_words(kind, lang), count=N_LAYERS * N_HEADS,
                          m=fmap.num_features, origin=origin or "—") for kind, fmap in trained.items())
 
 

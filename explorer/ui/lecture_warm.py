@@ -43,7 +43,7 @@ def _warm_deeper(view, lang: str) -> None:
         from ..views import state as state_views
         from ..views.common import load_sample
         sample = load_sample("text", text=params["text"], model=params.get("model"))
-        state_views.warm_probes(params.get("smap", "elu+1"), int(params.get("sm", 32)), int(params.get("sseed", 0)),
+        state_views.warm_probes(params.get("smap", "elu1"), int(params.get("sm", 32)), int(params.get("sseed", 0)),
                                 sample.head_dim)
     elif params.get("tab") == "quality":
         from ..views import quality as quality_views

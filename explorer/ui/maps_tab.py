@@ -9,7 +9,7 @@ import gradio as gr
 
 from .. import catalog
 from ..stopping import StopSignal
-from ..text import normal_lang, say
+from ..text import normal_lang, said, say
 from . import common, downloads, i18n, server, source as source_panel
 from .engine import figures_and_views
 
@@ -57,11 +57,11 @@ def render(view, presentation=False):
     if view is None:
         return None
     figures, _ = figures_and_views()
-    from ..views import common as view_common, maps as maps_views
+    from ..views import maps as maps_views
     note = " ".join(x for x in (view.display_note, maps_views.spread_note(view), getattr(view, "mechanism_note", ""))
                     if x)
     causal_only = set(getattr(view, "causal_only", ()))
-    names = {label: view_common.map_name(label, view.lang) for label in view.maps}
+    names = {map_id: said(view.labels.get(map_id, map_id), view.lang) for map_id in view.maps}
     return figures.attention_grid(view.tokens, view.maps, view.errors, reference=catalog.REFERENCE,
                                   ill_defined=view.ill_defined, title=view.title, note=note,
                                   style=presentation, lang=view.lang,

@@ -60,7 +60,7 @@ def render(view, presentation=False):
     from ..figures.probe import probe_grid
     from ..views.probe import head_labels
     lang = view.lang
-    return probe_grid(view.grid, head_labels(view), view.maps, say(f"common.metric.{view.metric}", lang),
+    return probe_grid(view.grid, head_labels(view), [said(catalog.map_label(i), lang) for i in view.maps], say(f"common.metric.{view.metric}", lang),
                       texts=view.texts, style=presentation, lang=lang)
 
 
@@ -90,7 +90,7 @@ def run_probe(file=None, maps=DEFAULT_MAPS, metric="kl_mean", m=64, seed=0, pres
 
 def build(presentation: gr.Checkbox, lang: gr.Radio | None = None):
     """The tab: the upload and its choices on the left, the heatmap and the summary on the right."""
-    map_choices = [(i18n.label(i18n.map_key(_pretty(name))), name) for name in PROBE_MAPS]
+    map_choices = [(i18n.map_choice(catalog.default_id(name))[0], name) for name in PROBE_MAPS]
     metric_choices = [i18n.metric_choice(key) for key in catalog.OVERVIEW_METRICS]
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=260):
@@ -117,9 +117,3 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None):
     run.click(run_probe, [file, maps, metric, m, seed, presentation] + with_lang, [plot, summary, status, table_file],
               api_name="probe", concurrency_limit=1, concurrency_id="probe")
     return run
-
-
-def _pretty(name: str) -> str:
-    """The catalogue label a registry name stands for on this tab (its map's name in the choices)."""
-    spec = catalog.FEATURE_MAPS[name]
-    return f"{spec.pretty} (orthogonal)" if spec.random else spec.pretty

@@ -60,8 +60,8 @@ def render(bundle, presentation=False, x_axis="m"):
     from ..views.maps import SPREAD_SEEDS
     quality, overview = bundle
     lang = quality.lang
-    names = {row["map"]: view_common.map_name(row["map"], lang) for row in quality.shape_rows}
-    names.update({cur.label: view_common.map_name(cur.label, lang) for cur in quality.curves})
+    names = {row["map"]: view_common.row_name(row, lang) for row in quality.shape_rows}
+    names.update({cur.map_id: said(catalog.map_label(cur.map_id), lang) for cur in quality.curves})
     note = say("quality.curves_note", lang, seeds=quality.seed_note)
     head = say("quality.curves_title_cost" if x_axis == "FLOPs" else "quality.curves_title", lang)
     curves = figures.quality_curves(quality.curves, x="flops" if x_axis == "FLOPs" else "m",
@@ -83,10 +83,9 @@ def render(bundle, presentation=False, x_axis="m"):
 
 def _mechanisms_note(quality) -> str:
     """What the mechanisms' bars are: causal maps against causal softmax, default settings."""
-    from ..views.mechanism_maps import MechanismSettings, mechanism_label, mechanism_maps
+    from ..views.mechanism_maps import mechanism_maps
 
-    labels = {mechanism_label(name, MechanismSettings()) for name in mechanism_maps()}
-    if not any(row["map"] in labels for row in quality.shape_rows):
+    if not any(row["map"] in mechanism_maps() for row in quality.shape_rows):
         return ""
     return say("quality.bars_mechanisms", quality.lang)
 
@@ -111,7 +110,7 @@ def shown_heads_table(overview, lang: str | None = None) -> pd.DataFrame:
 
 @common.guarded
 def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0, temperature=1.0, file=None, model=None,
-                layer=2, head="3", causal=None, maps=None, seeds=10, x_axis="m", m=64, overview_map="elu+1",
+                layer=2, head="3", causal=None, maps=None, seeds=10, x_axis="m", m=64, overview_map="elu1",
                 overview_metric="map_rel_error", presentation=False, lang="en", request: gr.Request = None,
                 progress=gr.Progress()):
     """Compute and draw the quality tab in ``lang`` ("en" or "zh"), with this browser session's
@@ -153,11 +152,11 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
 def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.Radio | None = None) -> QualityTab:
     """The tab; with ``lang`` (the page's language switch) its run-time text follows the
     switch, and a measured view is measured again when the language changes."""
-    rand = [i18n.map_choice(label) for label in catalog.random_map_labels()]
-    others = [label for label in catalog.map_choices() if label != catalog.REFERENCE]
+    rand = [i18n.map_choice(map_id) for map_id in catalog.random_map_ids()]
+    others = [map_id for map_id in catalog.map_choices() if map_id != catalog.REFERENCE]
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
-            maps = gr.CheckboxGroup(rand, value=catalog.random_map_labels(), label=i18n.label("quality_maps"), elem_id="quality-maps")
+            maps = gr.CheckboxGroup(rand, value=catalog.random_map_ids(), label=i18n.label("quality_maps"), elem_id="quality-maps")
             seeds = gr.Slider(10, 30, value=10, step=1, label=i18n.label("quality_seeds"), info=i18n.label("quality_seeds_info"),
                               elem_id="quality-seeds")
             x_axis = gr.Radio(list(X_AXES), value="m", label=i18n.label("quality_x"), elem_id="quality-x",
@@ -165,8 +164,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
             causal = source_panel.CausalBox(None, label=i18n.label("causal"), elem_id="quality-causal")
             m = gr.Slider(2, 512, value=64, step=2, label=i18n.label("features_m"), info=i18n.label("quality_m_info"),
                           elem_id="quality-m")
-            overview_map = gr.Dropdown([i18n.map_choice(label) for label in others],
-                                       value="elu+1" if "elu+1" in others else others[0],
+            overview_map = gr.Dropdown([i18n.map_choice(map_id) for map_id in others],
+                                       value="elu1" if "elu1" in others else others[0],
                                        label=i18n.label("quality_omap"), elem_id="quality-omap")
             overview_metric = gr.Dropdown([i18n.metric_choice(key) for key in catalog.OVERVIEW_METRICS],
                                           value="map_rel_error", label=i18n.label("quality_ometric"),
@@ -250,7 +249,7 @@ def curves_table(quality) -> pd.DataFrame:
     for cur in quality.curves:
         for i, m in enumerate(cur.ms):
             for seed in range(cur.seeds_used[i] if cur.seeds_used else cur.kernel_mse.shape[1]):
-                rows.append({"map": cur.label, "m": m, "linear_flops": cur.flops[i], "seed": seed,
+                rows.append({"map": cur.map_id, "m": m, "linear_flops": cur.flops[i], "seed": seed,
                              "kernel_relative_mse": cur.kernel_mse[i, seed], "map_rel_error": cur.map_error[i, seed],
                              "theory_iid_relative_mse": None if cur.theory is None else cur.theory[i]})
     return pd.DataFrame(rows)

@@ -22,7 +22,7 @@ DEFAULTS = catalog.STATE_DEFAULTS
 
 @dataclass
 class StateTab:
-    map_label: gr.Dropdown
+    map_id: gr.Dropdown
     m: gr.Slider
     seed: gr.Number
     gamma: gr.Slider
@@ -44,7 +44,7 @@ class StateTab:
 
     @property
     def controls(self) -> list:
-        return [self.map_label, self.m, self.seed, self.gamma, self.strength, self.t, self.kind, self.lower_bound,
+        return [self.map_id, self.m, self.seed, self.gamma, self.strength, self.t, self.kind, self.lower_bound,
                 self.beta, self.lang]
 
     @property
@@ -81,7 +81,7 @@ def render(view, presentation=False):
 
 @common.guarded
 def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0,
-              temperature=1.0, file=None, model=None, layer=2, head="3", map_label="elu+1", m=32, seed=0,
+              temperature=1.0, file=None, model=None, layer=2, head="3", map_id="elu1", m=32, seed=0,
               gamma=DEFAULTS["gamma"], strength=DEFAULTS["strength"], t=None, kind="none",
               lower_bound=DEFAULTS["lower_bound"], beta=DEFAULTS["beta"], lang="en", presentation=False,
               progress=gr.Progress()):
@@ -94,18 +94,18 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
 
     _, views = figures_and_views()
     lang = i18n.normal_lang(lang)
-    controls = views.state.check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
+    controls = views.state.check_controls(map_id, m, seed, gamma, strength, lower_bound, beta, kind, lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
                                 lang=lang)
     progress(0.4, desc=say("state.progress", lang))
     last = sample.n_tokens - 1
     t_val = last if t is None else min(views.state.check_step(t, lang), last)
     c = controls
-    view = views.state_view(sample, layer, head, c.map_label, c.m, c.seed, c.gamma, c.strength, t_val, c.kind,
+    view = views.state_view(sample, layer, head, c.map_id, c.m, c.seed, c.gamma, c.strength, t_val, c.kind,
                             lower_bound=c.lower_bound, beta=c.beta, lang=lang)
     step, curves, memory, capacity = render(view, presentation)
     params = {"tab": "state", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head, model=model),
-              "smap": c.map_label, "sm": c.m, "sseed": c.seed, "gamma": c.gamma, "strength": c.strength,
+              "smap": c.map_id, "sm": c.m, "sseed": c.seed, "gamma": c.gamma, "strength": c.strength,
               "t": t_val, "kind": c.kind, "lb": c.lower_bound, "beta": c.beta, "present": bool(presentation)}
     from .. import provenance            # what the CSV export says it was computed from
     view.provenance = provenance.record("state", samples=[sample], settings=params, seeds=[c.seed])
@@ -115,7 +115,7 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
 
 @common.guarded
 def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0,
-             temperature=1.0, file=None, model=None, layer=2, head="3", map_label="elu+1", m=32, seed=0,
+             temperature=1.0, file=None, model=None, layer=2, head="3", map_id="elu1", m=32, seed=0,
              gamma=DEFAULTS["gamma"], strength=DEFAULTS["strength"], t=0, kind="none",
              lower_bound=DEFAULTS["lower_bound"], beta=DEFAULTS["beta"], lang="en", presentation=False, view=None):
     """Only the step heatmaps, for the t slider and the update choice: fast enough to drag.
@@ -124,7 +124,7 @@ def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
     figures, views = figures_and_views()
     lang = i18n.normal_lang(lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, model=model)
-    s = views.state_step(sample, layer, head, map_label, m, seed, gamma, strength, t, kind,
+    s = views.state_step(sample, layer, head, map_id, m, seed, gamma, strength, t, kind,
                          lower_bound=lower_bound, beta=beta, lang=lang)
     if view is not None:
         view.step = s
@@ -174,11 +174,11 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.C
     (a page of this tab alone) a hidden "en" stands in."""
     if lang is None:
         lang = gr.Textbox("en", visible=False)
-    labels = [label for label in catalog.map_choices() if label != catalog.REFERENCE]
-    maps = [i18n.map_choice(label) for label in labels]      # the name in the reader's language, the label as value
+    ids = [map_id for map_id in catalog.map_choices() if map_id != catalog.REFERENCE]
+    maps = [i18n.map_choice(map_id) for map_id in ids]      # the name in the reader's language, the id as value
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=240):
-            map_label = gr.Dropdown(maps, value="elu+1" if "elu+1" in labels else labels[0], label=i18n.label("state_map"),
+            map_id = gr.Dropdown(maps, value="elu1" if "elu1" in ids else ids[0], label=i18n.label("state_map"),
                                     elem_id="state-map")
             m = gr.Slider(2, 256, value=32, step=2, label=i18n.label("features_m"), info=i18n.label("features_m_info"),
                           elem_id="state-m")
@@ -204,7 +204,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.C
     capacity = gr.Plot(label=i18n.label("state_capacity"), show_label=False, elem_id="state-capacity")
     memory = gr.Plot(label=i18n.label("state_memory"), show_label=False, elem_id="state-memory")
     export, files, link, view, query = common.export_band("export_state")
-    tab = StateTab(map_label, m, seed, gamma, strength, kind, t, lower_bound, beta, lang, run, step, curves, capacity,
+    tab = StateTab(map_id, m, seed, gamma, strength, kind, t, lower_bound, beta, lang, run, step, curves, capacity,
                    memory, notices, view, query, link)
     _wire(tab, panel, presentation, try_preset)
 
@@ -238,7 +238,7 @@ def _wire(tab: StateTab, panel, presentation, try_preset) -> None:
     gr.on([tab.t.release, tab.kind.input], lambda view, *args: run_step(*args, view=view), [tab.view, *inputs],
           tab.step, api_visibility="private", trigger_mode="always_last", **COMPUTE)
     drawn = gr.on([tab.gamma.release, tab.strength.release, tab.lower_bound.release, tab.beta.release,
-                   tab.map_label.input],
+                   tab.map_id.input],
                   run_state, inputs, tab.outputs, api_visibility="private", trigger_mode="always_last", **COMPUTE)
     drawn.then(None, tab.query, tab.link, js=common.SET_URL_JS)
     keep_step(drawn, tab, inputs)

@@ -444,7 +444,7 @@ def quality_n_limit(seeds=None) -> int:
     seeds = _whole(seeds) if seeds is not None else default
     seeds = default if seeds is _BAD or not 1 <= seeds <= 50 else seeds
     smallest = [m for m in quality.QUALITY_MS if m <= quality.MIN_GRID_TOP] or list(quality.QUALITY_MS[:1])
-    per_cell = quality._work(len(quality.random_map_labels()), smallest, seeds, 1, 1)
+    per_cell = quality._work(len(quality.random_map_ids()), smallest, seeds, 1, 1)
     return max(1, math.isqrt(int(quality.MAX_QUALITY_WORK // per_cell)))
 
 

@@ -18,7 +18,7 @@ metric is computed at full resolution before that, and the view says when it hap
 from ..catalog import (  # noqa: F401
     DEFAULT_MAPS, DEFAULT_METHODS, FEATURE_MAPS, HEADLINE_METRICS, MAX_POINTS, METRIC_INFO,
     METRIC_SHORT, N_CAP, REFERENCE, MapSpec,
-    default_maps, map_choices, map_specs, metric_help, metric_keys, random_map_labels,
+    default_maps, map_choices, map_specs, metric_help, metric_keys, random_map_ids,
 )
 from .common import (  # noqa: F401
     DISPLAY_MAX, MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, MAX_STATE_ELEMENTS, SAMPLE_CACHE_SIZE,

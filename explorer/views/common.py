@@ -1,4 +1,4 @@
-"""What the tabs share: building a map from its catalogue label, loading samples (cached),
+"""What the tabs share: building a map from its catalogue id, loading samples (cached),
 picking a head, the request caps, reducing a map for display, and the model the learn tab
 reads its texts with (checked before anything loads; each text read once). Plain data, no
 gradio.
@@ -19,10 +19,11 @@ import torch
 
 from .. import maps as feature_maps
 from ..core.cache import LRU
-from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, TRAINED_LABELS, map_choices, map_specs
+from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, map_choices, map_label, map_specs
 from ..catalog import whole_number as _int
 from ..sources.models import EMBEDDED_NAME
-from ..text import Message, ModelName, Name, map_name, normal_lang, said, say  # noqa: F401  (re-exported: the views' callers name maps with it)
+from ..core.feature_maps import SPECS
+from ..text import Message, ModelName, normal_lang, said, say
 
 
 # Guards: the N x N tabs hold several float64 copies of every map (metrics), so the
@@ -38,21 +39,21 @@ DISPLAY_MAX = 128
 
 
 # ---------------------------------------------------------------------------------------
-# Building the map behind a label of the catalogue
+# Building the map behind an id of the catalogue
 # ---------------------------------------------------------------------------------------
 
-def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window: int = 4, layer=None, head=None,
+def make_feature_map(map_id: str, head_dim: int, m: int | None, seed: int, window: int = 4, layer=None, head=None,
                      session=None, model=None):
-    """Build the map behind ``label``; returns (feature_map, notices as messages, said in a
+    """Build the map ``map_id`` names (a catalogue id); returns (feature_map, notices as messages, said in a
     language by whoever shows them; a refusal is a ValueError carrying one). ``window`` is the
     sliding-window hybrid's w (ignored by every other map); ``layer`` and ``head`` pick a
     trained map's head, from those ``session`` trained on ``model`` (the name of the model
     that read the sample; None for random or uploaded data) (ignored by every other map)."""
     specs = map_specs()
-    if label not in specs:
-        raise ValueError(Message("common.err_unknown_map", label=repr(str(label)[:60]),
+    if map_id not in specs:
+        raise ValueError(Message("common.err_unknown_map", label=repr(str(map_id)[:60]),
                                  choices=", ".join(map_choices())))
-    spec = specs[label]
+    spec = specs[map_id]
     if spec.trained:
         return trained_map_for(session, spec.name, head_dim, layer, head, model=model)
     seed, notices = reduce_seed(seed, "feature seed")
@@ -62,7 +63,7 @@ def make_feature_map(label: str, head_dim: int, m: int | None, seed: int, window
         if m < 1:
             raise ValueError(Message("common.err_m_small", m=m))
         if spec.even_m and m % 2:
-            notices.append(Message("common.m_rounded", label=Name(label), m=m, m2=m + 1))
+            notices.append(Message("common.m_rounded", label=spec.label, m=m, m2=m + 1))
             m += 1
         kwargs["num_features"] = m
     if spec.name == "sliding_window":
@@ -204,7 +205,7 @@ def trained_map_for(session, kind: str, head_dim: int, layer=None, head=None, mo
     layer and head (``layer`` "all"), of a sample ``model`` read (None: random or uploaded
     data, where only the head dimension must fit). ValueError, carrying a message a notice can
     say, where the map was not trained on what is asked for."""
-    name = TRAINED_LABELS.get(kind, kind).split(" (")[0]
+    name = SPECS[kind].pretty if kind in SPECS else kind
     entry = trained_entry(session, kind)
     if entry is None:
         raise ValueError(Message("common.err_no_trained", name=name))
@@ -378,6 +379,16 @@ def block_labels(tokens: list[str], block: int) -> list[str]:
     return out
 
 
+# A metric row names its map by id ("map") and, where the id alone does not say it (a
+# mechanism's settings), by the words a person reads ("label", a message).
+ROW_NAMES = ("map", "label")
+
+
+def row_name(row: dict, lang: str = "en") -> str:
+    """The name of a metric row's map, as the page says it in ``lang``."""
+    return said(row.get("label") or map_label(row["map"]), lang)
+
+
 def metrics_table(rows: list, digits: int = 4, short: bool = False, lang: str = "en"):
     """Metric rows as a DataFrame: one row per map, the headline numbers first, columns
     labelled in ``lang`` (full labels, or ``short`` headers). A mean over rows that some
@@ -387,11 +398,11 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False, lang: str = 
 
     from ..measure.showing import UNDEFINED_ROWS, round_significant, shown_value
 
-    present = {key for row in rows for key in row if key != "map"}
+    present = {key for row in rows for key in row if key not in ROW_NAMES}
     order = [*HEADLINE_METRICS, *METRIC_INFO]
     keys = [key for key in dict.fromkeys(order) if key in present]
     keys += sorted(present - set(keys))           # anything not in the catalog, last
-    data = {say("common.map", lang): [map_name(row["map"], lang) for row in rows]}
+    data = {say("common.map", lang): [row_name(row, lang) for row in rows]}
     for key in keys:
         label = metric_label(key, lang, short)
         data[label] = [_shown(shown_value(row, key, digits), lang) if key in UNDEFINED_ROWS
@@ -423,11 +434,11 @@ def undefined_notes(rows: list, lang: str = "en") -> list[str]:
             tail = "" if mean is None else say("common.na_tail", lang, rest=total - count, mean=f"{mean:.4g}")
             why = say(why_key(row, key), lang)
             verdict = say("common.na_all" if mostly_undefined(row, key) else "common.na_part", lang)
-            notes.append(say("common.na_note", lang, map=map_name(row["map"], lang), metric=metric_label(key, lang, True),
+            notes.append(say("common.na_note", lang, map=row_name(row, lang), metric=metric_label(key, lang, True),
                            verdict=verdict, count=count, total=total, why=why, tail=tail))
     notes += infinite_notes(rows, lang)
     # A map without a normaliser: why it has no KL or entropy, and what judges it instead.
-    notes += [weights_note(row, lang, name=map_name(row["map"], lang)) for row in rows if row.get("unnormalised_rows")]
+    notes += [weights_note(row, lang, name=row_name(row, lang)) for row in rows if row.get("unnormalised_rows")]
     if any(row.get("causal") for row in rows):
         # Which rows every mean is over (rowwise.rows_in_means), said once under the table.
         notes.append(say("common.causal_rows_note", lang))
@@ -439,7 +450,7 @@ def infinite_notes(rows: list, lang: str = "en") -> list[str]:
     the finite mean beside it covers."""
     from ..measure.showing import INFINITE_ROWS, infinite_note, infinite_count
 
-    return [infinite_note(row, key, lang, name=map_name(row["map"], lang), metric=metric_label(key, lang, True))
+    return [infinite_note(row, key, lang, name=row_name(row, lang), metric=metric_label(key, lang, True))
             for row in rows for key in INFINITE_ROWS if key in row and infinite_count(row, key)]
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..measure import budget, cost, live_timing
 from .. import maps as feature_maps
-from ..catalog import DEFAULT_METHODS, FEATURE_MAPS, MAX_POINTS, N_CAP, SWEEP_METHOD_LABELS
+from ..catalog import DEFAULT_METHODS, FEATURE_MAPS, MAX_POINTS, N_CAP, SWEEP_METHOD_LABELS, map_name
 from .. import text
 from ..text import Message, normal_lang
 from ..text import say as w
@@ -98,9 +98,9 @@ def say_sentence(sentence, lang: str = "en") -> str:
     shows in another language by the map's name."""
     if not isinstance(sentence, Message):
         return sentence
-    spec = FEATURE_MAPS.get(sentence.values.get("map"))
-    if spec is not None and normal_lang(lang) != "en":
-        return text.say(sentence, lang, map=spec.pretty)
+    name = sentence.values.get("map")
+    if name in FEATURE_MAPS:
+        return text.say(sentence, lang, map=map_name(name))
     return text.say(sentence, lang)
 
 

@@ -13,9 +13,9 @@ from ..checks import check_positive_int
 from ..experiments import hybrids
 from ..maps import create
 from ..measure import cost
-from ..text import Message, say
+from ..text import Message, said, say
 from .common import model_shape
-from .learn import HYBRID_MAPS, LEARNED_KINDS, MAP_LABELS, _take, check_minilm_only, heldout_texts
+from .learn import HYBRID_MAPS, LEARNED_KINDS, _take, check_minilm_only, heldout_texts, hybrid_map_label
 
 
 @dataclass
@@ -113,7 +113,7 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
     path = [{"k": len(kept), "kept": tuple(kept), "linear": tuple(rep.linear_layers),
              "cosine_mean": rep.cosine_mean, "cosine_min": rep.cosine_min} for kept, rep in steps]
     kept, final = steps[-1]
-    return HybridResult(map_name, MAP_LABELS[map_name], mode, tuple(final.linear_layers), tuple(kept),
+    return HybridResult(map_name, hybrid_map_label(map_name), mode, tuple(final.linear_layers), tuple(kept),
                         final.cosine_mean, final.cosine_min, list(final.drift), path, n_layers, len(texts),
                         time.perf_counter() - start)
 
@@ -121,7 +121,7 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
 def hybrid_table(result: HybridResult, digits: int = 4, lang: str = "en"):
     import pandas as pd
     none = say("learn.hyb_none", lang)
-    label = say(f"learn.map_{result.map_name}", lang)
+    label = said(result.map_label, lang)
     return pd.DataFrame([{say("learn.col_k", lang): p["k"], say("learn.col_kept", lang): ", ".join(map(str, p["kept"])) or none,
                           say("learn.col_linear", lang, map=label): ", ".join(map(str, p["linear"])) or none,
                           say("learn.col_cos_mean", lang): round(p["cosine_mean"], digits),

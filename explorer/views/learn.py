@@ -31,12 +31,12 @@ from ..experiments import learning
 from ..maps import learned
 # The embedded model's shape (layers, heads, head dim) and the hybrid's maps: the UI builds
 # its controls from these before this module is imported, so they live in the catalogue.
-from ..catalog import EMBEDDED_SHAPE, HYBRID_MAP_LABELS  # noqa: F401 - EMBEDDED_SHAPE re-exported
+from ..catalog import EMBEDDED_SHAPE, HYBRID_MAPS, hybrid_map_label  # noqa: F401 - EMBEDDED_SHAPE re-exported
 from ..checks import check_positive_int
 from ..core.cache import LRU
 from ..resources import asset
 from ..sources.models import EMBEDDED_NAME
-from ..text import Message, ModelName, say
+from ..text import Message, ModelName, said, say
 # check_model: for the learn tab, which reaches these helpers through this module.
 from .common import (cached_sample, check_model, model_argument, model_info, model_name,  # noqa: F401
                      model_shape, model_where, set_trained)
@@ -53,8 +53,6 @@ MAX_STEPS = 2000             # one request must not hold the CPU for an hour
 # limit; but every seed together must fit this, priced before anything is read or trained.
 MAX_TRAINING_SECONDS = 1800.0
 MAX_FEATURES = 512
-HYBRID_MAPS = tuple(HYBRID_MAP_LABELS)
-MAP_LABELS = HYBRID_MAP_LABELS
 
 
 def training_texts() -> list[str]:
@@ -498,8 +496,8 @@ def check_minilm_only(model, what: str, lang: str = "en") -> None:
 # ---------------------------------------------------------------------------------------
 
 def labelled_rows(rows: list, lang: str = "en") -> list:
-    """The rows with each map named in ``lang``."""
-    return [{**r, "map": say(f"learn.map_{r['name']}", lang)} for r in rows]
+    """The rows with each map named in ``lang`` (a learned map is the one trained here)."""
+    return [{**r, "map": said(hybrid_map_label(r["name"]), lang)} for r in rows]
 
 
 COMPARISON_KEYS = ("map", "m", "kl", "kl_sd", "kl_median", "kl_median_sd", "entropy", "mono")

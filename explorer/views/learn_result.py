@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..catalog import HYBRID_MAP_LABELS as MAP_LABELS
 from ..experiments import learning
 from ..sources.models import EMBEDDED_NAME
 
@@ -112,7 +111,7 @@ def _summarise(by_seed: list, kind: str, num_features: int, head_dim: int, rival
     for name in (kind, *(n for n in ROW_ORDER if n != kind)):
         if name not in per_head:
             continue
-        row = {"map": MAP_LABELS[name], "name": name, "features_m": dims[name]}
+        row = {"map": name, "name": name, "features_m": dims[name]}
         for key in SUMMARY_KEYS:
             values = [_over_heads(q[name], key) for q in (seeds[:1] if name in fixed else seeds)]
             mean, sd = learning.spread(values)

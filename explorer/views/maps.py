@@ -14,12 +14,12 @@ from .. import stopping
 from ..core.cache import LRU
 from ..diagnostics import attention
 from ..measure import cost
-from ..catalog import DEFAULT_MAPS, MAX_SEED, REFERENCE, map_specs
+from ..catalog import DEFAULT_MAPS, MAX_SEED, REFERENCE, map_label, map_specs
 from ..text import said, say
 from ..mechanisms import get as get_mechanism
 from .mechanism_maps import MechanismSettings, mechanism_label, mechanism_map, mechanism_maps, settings_note
 from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
-                     map_name, sample_model, sample_notice, select_head, source_title, trained_version, unk_count,
+                     row_name, sample_model, sample_notice, select_head, source_title, trained_version, unk_count,
                      where)
 
 # Random-feature maps are one draw of W among many: beside the drawn one, the view reports
@@ -63,10 +63,10 @@ class MapsView:
     means); ``metrics`` rows are computed on the full maps."""
 
     tokens: list[str]                 # display labels of the rows/columns shown
-    maps: dict                        # label -> (n, n) float32, softmax first
-    errors: dict                      # label -> approx - softmax, (n, n); not for softmax
-    ill_defined: dict                 # label -> count of ill-defined rows
-    metrics: list                     # one dict per map: {"map": label, **compare(...)}
+    maps: dict                        # map id (or mechanism name) -> (n, n) float32, softmax first
+    errors: dict                      # id -> approx - softmax, (n, n); not for softmax
+    ill_defined: dict                 # id -> count of ill-defined rows
+    metrics: list                     # one dict per map: {"map": id, **compare(...)} (+ "label" for a mechanism)
     n_tokens: int                     # full N
     block: int = 1                    # side of the averaged blocks (1 = exact cells)
     model_check: float | None = None  # max |recomputed softmax - model attention|, with the model's own mask
@@ -75,9 +75,9 @@ class MapsView:
     title: str = ""
     display_note: str = ""            # how the display differs from the computed maps
     params: dict = field(default_factory=dict)
-    spread: dict = field(default_factory=dict)    # label -> SeedSpread, for the random-feature maps
+    spread: dict = field(default_factory=dict)    # id -> SeedSpread, for the random-feature maps
     lang: str = "en"                  # the language of title, notes and notices
-    # label -> the query rows (0-based, of the full N) where the map's KL is +inf in some head:
+    # id -> the query rows (0-based, of the full N) where the map's KL is +inf in some head:
     # it gives zero weight to a key softmax uses there. Only maps with such rows.
     infinite_kl: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)  # explorer.provenance.record of the data and settings
@@ -85,6 +85,7 @@ class MapsView:
     causal_only: list = field(default_factory=list)
     mechanism_note: str = ""          # what each mechanism read and its parameters, in words
     causal_reference: object = None   # causal softmax as displayed, beside those maps (else None)
+    labels: dict = field(default_factory=dict)    # id -> what a person reads (a message: said by the page)
 
 
 def resolve_causal(sample, causal=None) -> bool:
@@ -149,13 +150,13 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
     specs = map_specs()
     lazy = _LazyReference(q, k, causal)
 
-    shown, ill_counts, rows, spreads, infinite = {}, {}, [], {}, {}
-    for label in [REFERENCE] + [x for x in maps if x != REFERENCE]:
-        if label in shown:
+    shown, labels, ill_counts, rows, spreads, infinite = {}, {}, {}, [], {}, {}
+    for map_id in [REFERENCE] + [x for x in maps if x != REFERENCE]:
+        if map_id in shown:
             continue
-        spec = specs.get(label)
+        spec = specs.get(map_id)
         draws = spread if spec is not None and spec.random and spread > 1 else 0
-        key = (id(sample), layer, head, label, causal, block,
+        key = (id(sample), layer, head, map_id, causal, block,
                (int(m), int(seed)) if spec is not None and spec.takes_m else None,
                int(window) if spec is not None and spec.name == "sliding_window" else None,
                trained_version(session, spec.name) if spec is not None and spec.trained else None, draws)
@@ -163,34 +164,35 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
         if entry is None:
             stopping.check(should_stop)
             try:
-                entry = _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window, layer, head, session,
+                entry = _compute_map(map_id, lazy, q, k, v, d, m, seed, causal, block, window, layer, head, session,
                                      sample_model(sample))
             except ValueError as exc:
-                if label == REFERENCE:      # every other map is judged against it: its refusal is the answer
+                if map_id == REFERENCE:      # every other map is judged against it: its refusal is the answer
                     raise
-                notices.append(say("maps.not_shown", lang, label=map_name(label, lang), why=cost.said(exc, lang)))
+                notices.append(say("maps.not_shown", lang, label=map_label(map_id), why=cost.said(exc, lang)))
                 continue
             if draws:
                 # The map with its spread is priced (draws times the map's time) before any draw.
                 try:
-                    cost.check(cost.estimate("maps", n=n, d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[label],
+                    cost.check(cost.estimate("maps", n=n, d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[map_id],
                                              m=m, seeds=draws))
-                    entry = entry + (seed_spread(label, lazy, q, k, v, d, m, seed, causal, draws,
+                    entry = entry + (seed_spread(map_id, lazy, q, k, v, d, m, seed, causal, draws,
                                                       should_stop),)
                 except stopping.PastDeadline:
                     raise
                 except ValueError as exc:
-                    notices.append(say("maps.no_spread", lang, label=map_name(label, lang), k=draws, why=cost.said(exc, lang)))
+                    notices.append(say("maps.no_spread", lang, label=map_label(map_id), k=draws, why=cost.said(exc, lang)))
             _cache_put(key, sample, entry)
-        shown[label], row, ill, extra, inf_rows = entry[:5]
+        shown[map_id], row, ill, extra, inf_rows = entry[:5]
+        labels[map_id] = map_label(map_id)
         if len(entry) > 5:
-            spreads[label] = entry[5]
+            spreads[map_id] = entry[5]
         if inf_rows:
-            infinite[label] = inf_rows
-        rows.append({"map": label, **row})
+            infinite[map_id] = inf_rows
+        rows.append({"map": map_id, **row})
         notices.extend(said(x, lang) for x in extra)
-        if label != REFERENCE:
-            ill_counts[label] = ill
+        if map_id != REFERENCE:
+            ill_counts[map_id] = ill
 
     # The mechanisms: causal attention, judged against causal softmax whatever the box says.
     causal_lazy = lazy if causal else _LazyReference(q, k, True)
@@ -206,16 +208,17 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
             except stopping.PastDeadline:
                 raise
             except ValueError as exc:
-                notices.append(say("maps.not_shown", lang, label=map_name(label, lang), why=cost.said(exc, lang)))
+                notices.append(say("maps.not_shown", lang, label=label, why=cost.said(exc, lang)))
                 continue
             _cache_put(key, sample, entry)
-        shown[label], row, ill, extra, inf_rows = entry
-        rows.append({"map": label, **row})
-        ill_counts[label] = ill
+        shown[name], row, ill, extra, inf_rows = entry
+        labels[name] = label
+        rows.append({"map": name, "label": label, **row})
+        ill_counts[name] = ill
         if inf_rows:
-            infinite[label] = inf_rows
-        own_reference[label] = None if causal else REFERENCE
-    shown_mechanisms = [name for name in chosen if mechanism_label(name, settings) in shown]
+            infinite[name] = inf_rows
+        own_reference[name] = None if causal else REFERENCE
+    shown_mechanisms = [name for name in chosen if name in shown]
     if shown_mechanisms and not causal:
         notices.append(say("maps.mechanisms_causal", lang))
 
@@ -228,11 +231,11 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
         model_mask = causal == model_causal
 
     ref_shown = shown[REFERENCE]
-    errors = {label: (a - ref_shown) for label, a in shown.items() if label != REFERENCE and label not in own_reference}
+    errors = {map_id: (a - ref_shown) for map_id, a in shown.items() if map_id != REFERENCE and map_id not in own_reference}
     causal_shown = None
     if own_reference:
         causal_shown = ref_shown if causal else _display(causal_lazy.reference(), block)
-        errors.update({label: shown[label] - causal_shown for label in own_reference})
+        errors.update({name: shown[name] - causal_shown for name in own_reference})
     display_note = ""
     if block > 1:
         side = ref_shown.shape[0]
@@ -240,7 +243,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
     title = f"{source_title(sample, lang)} · {where(layer, head, lang)}" + (
         f" · {say('common.causal', lang)}" if causal else "")
     return MapsView(
-        tokens=block_labels(list(sample.tokens), block), maps=shown, errors=errors, ill_defined=ill_counts,
+        tokens=block_labels(list(sample.tokens), block), maps=shown, labels=labels, errors=errors, ill_defined=ill_counts,
         metrics=rows, n_tokens=n, block=block, model_check=model_check, model_mask=model_mask, notices=notices,
         title=title,
         display_note=display_note,
@@ -248,7 +251,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
                 "m": m, "seed": seed, "maps": list(shown), "mechanisms": shown_mechanisms,
                 "mechanism_settings": settings},
         spread=spreads, lang=lang, infinite_kl=infinite,
-        causal_only=[label for label, ref in own_reference.items() if ref is not None],
+        causal_only=[name for name, ref in own_reference.items() if ref is not None],
         mechanism_note=settings_note(shown_mechanisms, settings, head, lang) if shown_mechanisms else "",
         causal_reference=None if causal else causal_shown,
     )
@@ -268,8 +271,8 @@ def _compute_mechanism(name, label, lazy, q, k, v, settings, block, head, should
     return _display(approx, block), row, int(ill.sum()), [], inf_rows
 
 
-def seed_spread(label, lazy, q, k, v, d, m, seed, causal, k_seeds=SPREAD_SEEDS, should_stop=None) -> SeedSpread:
-    """The SPREAD_METRICS of ``label`` drawn with ``k_seeds`` seeds (``spread_seeds``), one
+def seed_spread(map_id, lazy, q, k, v, d, m, seed, causal, k_seeds=SPREAD_SEEDS, should_stop=None) -> SeedSpread:
+    """The SPREAD_METRICS of map ``map_id`` drawn with ``k_seeds`` seeds (``spread_seeds``), one
     N x N map at a time. ``metrics.compare`` on each draw, as for the drawn map itself; a
     mean over fewer than half of the rows is no value for that draw (None), as in the tables."""
     from ..measure.showing import mostly_undefined
@@ -278,7 +281,7 @@ def seed_spread(label, lazy, q, k, v, d, m, seed, causal, k_seeds=SPREAD_SEEDS, 
     values = {key: [] for key in SPREAD_METRICS}
     for s in seeds:
         stopping.check(should_stop)
-        fmap, _ = make_feature_map(label, d, m, s)
+        fmap, _ = make_feature_map(map_id, d, m, s)
         approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
         row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d)
         del approx, ill
@@ -312,16 +315,16 @@ class _LazyReference:
         return self._prepared
 
 
-def _compute_map(label, lazy, q, k, v, d, m, seed, causal, block, window=4, layer=None, head=None, session=None,
+def _compute_map(map_id, lazy, q, k, v, d, m, seed, causal, block, window=4, layer=None, head=None, session=None,
                  model=None):
     """(display array, metric row, ill-defined row count, notices (messages), rows where KL =
     +inf) of one map at full resolution: nothing in it depends on the page's language."""
-    cost.check(cost.estimate("maps", n=q.shape[-2], d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[label], m=m))
+    cost.check(cost.estimate("maps", n=q.shape[-2], d=d, heads=q.shape[0] if q.dim() == 3 else 1, maps=[map_id], m=m))
     reference = lazy.reference()
-    if label == REFERENCE:
+    if map_id == REFERENCE:
         row = lazy.metrics(v).compare(reference, head_dim=d)
         return _display(reference, block), row, 0, [], []
-    fmap, extra = make_feature_map(label, d, m, seed, window=window, layer=layer, head=head, session=session,
+    fmap, extra = make_feature_map(map_id, d, m, seed, window=window, layer=layer, head=head, session=session,
                                    model=model)
     approx, ill = attention.kernel_map_with_flags(q, k, fmap, causal=causal)
     row = lazy.metrics(v).compare(approx, ill_defined=ill, feature_dim=fmap.num_features, head_dim=d,
@@ -383,7 +386,7 @@ def spread_note(view: MapsView) -> str:
         if mean is None:
             continue
         single = row.get("map_rel_error")
-        items.append(say("maps.spread_item", view.lang, name=map_name(row["map"], view.lang),
+        items.append(say("maps.spread_item", view.lang, name=row_name(row, view.lang),
                        single=say("common.na", view.lang) if single is None else f"{single:.3g}", seed=spread.seeds[0],
                        mean=f"{mean:.3g}", sd=f"{spread.sd('map_rel_error'):.2g}", k=len(spread.seeds)))
     return say("maps.spread_note", view.lang, items=say("maps.spread_sep", view.lang).join(items)) if items else ""

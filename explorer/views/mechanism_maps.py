@@ -27,7 +27,7 @@ import torch
 from .. import mechanisms
 from ..catalog import MAX_SEED, STATE_LOWER_BOUND_MAX
 from ..mechanisms.gla.mechanism import GLA
-from ..text import say
+from ..text import Message, say
 
 GLA_GATES = GLA.GATES
 
@@ -74,14 +74,13 @@ def _drawn(name: str):
     return mechanisms.get(name)
 
 
-def mechanism_label(name: str, settings: MechanismSettings) -> str:
-    """The label of a mechanism's map (English, as catalogue labels are; ``map_name`` shows
-    it in another language): the state tab's name, qualified where its settings say so
-    (GLA's gates: seeded or fitted; the papers' form)."""
+def mechanism_label(name: str, settings: MechanismSettings) -> Message:
+    """What a person reads for a mechanism's map (a message the page says): the state tab's
+    name, qualified where its settings say so (GLA's gates: seeded or fitted; the papers' form)."""
     mechanism = _drawn(name)
-    label = say(mechanism.label_key, "en")
+    label = Message(mechanism.label_key)
     for qualifier in mechanism.label_qualifiers(settings):
-        label = say("common.qualified", "en", name=label, qualifier=say(qualifier, "en"))
+        label = Message("common.qualified", name=label, qualifier=Message(qualifier))
     return label
 
 

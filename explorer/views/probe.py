@@ -21,7 +21,8 @@ from ..experiments import probe
 from ..experiments.probe_table import tidy
 from ..measure import cost
 from ..measure.showing import infinite_count, mostly_undefined
-from ..text import Message, map_name, say
+from ..catalog import map_label
+from ..text import Message, said, say
 
 SUMMARY_METRICS = ("map_rel_error", "output_rel_error", "kl_mean", "entropy_approx", "monotonicity")
 
@@ -34,7 +35,7 @@ class ProbeView:
     summary: list                    # per map: {"map", "cells", metric -> mean, "kl_inf_rows", "kl_rows"}
     grid: np.ndarray                 # (layers * heads, maps) mean of ``metric`` over the texts; NaN: no value
     heads: list                      # (layer, head) of each grid row
-    maps: list                       # catalogue labels of the grid's columns
+    maps: list                       # catalogue ids of the grid's columns
     metric: str
     texts: int
     notices: list = field(default_factory=list)
@@ -112,7 +113,7 @@ def _summary(table: pd.DataFrame, maps) -> list[dict]:
     out = []
     records = _records(table)
     for label in maps:
-        cells = [r for r in records if r["map_label"] == label]
+        cells = [r for r in records if r["map_id"] == label]
         row = {"map": label, "cells": len(cells)}
         for key in SUMMARY_METRICS:
             values = [v for v in (_cell_value(r, key) for r in cells) if math.isfinite(v)]
@@ -133,7 +134,7 @@ def _grid(table: pd.DataFrame, metric: str, heads, maps) -> np.ndarray:
     for r in _records(table):
         value = _cell_value(r, metric)
         if math.isfinite(value):
-            i, j = where[(int(r["layer"]), int(r["head"]))], column[r["map_label"]]
+            i, j = where[(int(r["layer"]), int(r["head"]))], column[r["map_id"]]
             sums[i, j] += value
             counts[i, j] += 1
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -144,7 +145,7 @@ def summary_table(view: ProbeView, digits: int = 3) -> pd.DataFrame:
     """The summary as the page shows it, headed in the view's language: each mean with the
     cells it is over when some lack a value, KL's +inf rows beside its mean."""
     lang = view.lang
-    data = {say("common.map", lang): [map_name(r["map"], lang) for r in view.summary],
+    data = {say("common.map", lang): [said(map_label(r["map"]), lang) for r in view.summary],
             say("probe.col_cells", lang): [r["cells"] for r in view.summary]}
     for key in SUMMARY_METRICS:
         column = []

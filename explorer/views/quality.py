@@ -14,9 +14,10 @@ from .. import stopping
 from ..core.cache import LRU
 from ..diagnostics import attention
 from ..measure import cost, metrics, showing
-from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, random_map_labels
-from ..text import say
-from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, map_name, metric_label,
+from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, random_map_ids
+from ..catalog import map_label as catalog_label
+from ..text import said, say
+from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, metric_label,
                      sample_model, sample_notice, select_head, source_title, trained_version, where)
 from .mechanism_maps import mechanism_maps
 from .maps import SPREAD_METRICS, SPREAD_SEEDS, causal_notices, maps_view, resolve_causal
@@ -60,7 +61,7 @@ def theory_relative_mse(q, k, kind: str, m: int) -> float | None:
 
 @dataclass
 class QualityCurve:
-    label: str
+    map_id: str                  # the catalogue id of the random map
     ms: list                     # feature counts
     flops: list                  # linear-path FLOPs per head at each m
     kernel_mse: np.ndarray       # (len(ms), seeds) relative MSE of the kernel estimate; NaN = seed not drawn
@@ -80,7 +81,7 @@ class QualityView:
     norms: dict = field(default_factory=dict)       # rf_theory.favor_norms of the head: q_norms, k_norms
     favor_need: dict = field(default_factory=dict)  # rf_theory.favor_required_features at REQUIRED_ERROR
     seed_note: str = ""          # how many redraws each m got, in words
-    spread: dict = field(default_factory=dict)      # label -> maps.SeedSpread of the shape rows' random maps
+    spread: dict = field(default_factory=dict)      # id -> maps.SeedSpread of the shape rows' random maps
     lang: str = "en"             # the language of title, notes and notices
 
     provenance: dict = field(default_factory=dict)  # explorer.provenance.record of the data and settings
@@ -106,12 +107,12 @@ def _work(n_maps, ms, seeds, n, heads) -> float:
 
 
 def _plan_curves(n, d, heads, maps, ms, seeds, lang: str = "en"):
-    """(seeds, random map labels, grid of m, notices, estimate) of the error curves of
+    """(seeds, random map ids, grid of m, notices, estimate) of the error curves of
     ``heads`` head(s) of N = ``n``: refused in words when over a cap or the cost model."""
     seeds = _int(seeds, "seeds")
     if not 1 <= seeds <= 50:
         raise ValueError(say("quality.err_seeds", lang, seeds=seeds))
-    labels = list(maps) if maps else random_map_labels()
+    labels = list(maps) if maps else random_map_ids()
     specs = map_specs()
     rand = [label for label in labels if label in specs and specs[label].random]
     if not rand:
@@ -145,7 +146,7 @@ def _plan_overview(n, d, layers, heads, map_label, m, lang: str = "en"):
     return cost.check(cost.estimate("overview", n=n, d=d, layers=layers, heads=heads, label=map_label, m=m))
 
 
-def price_request(n, d, layers, heads, maps=None, ms=QUALITY_MS, seeds=10, m=64, overview_map="elu+1",
+def price_request(n, d, layers, heads, maps=None, ms=QUALITY_MS, seeds=10, m=64, overview_map="elu1",
                   mean_over_heads: bool = False, lang: str = "en"):
     """Price a whole quality request before anything is computed, from the sample's shape
     alone (N tokens, head dim, layers, heads; for a text, from the tokenizer and the model's
@@ -160,7 +161,7 @@ def price_request(n, d, layers, heads, maps=None, ms=QUALITY_MS, seeds=10, m=64,
 
 
 def price_sample_request(source, text="", n=64, d=32, model=None, head=0, maps=None, seeds=10, m=64,
-                         overview_map="elu+1", lang: str = "en"):
+                         overview_map="elu1", lang: str = "en"):
     """``price_request`` for the sample the data panel would give, from its shape alone: a
     text is tokenized and its model's config read (the model does not read it), a random
     sample's shape is its N and d. Returns the estimate, or None where the shape is not
@@ -249,7 +250,7 @@ def _measure_quality(q, k, rand, ms, seeds, causal, progress, lang, should_stop)
                 kmse[i, sd], merr[i, sd] = measure_redraw(q, k, fmap, reference, exact, exact_sq_mean, causal)
             done += 1
             if progress:
-                progress(done / total, say("quality.progress_step", lang, label=map_name(label, lang), m=mm))
+                progress(done / total, say("quality.progress_step", lang, label=catalog_label(label), m=mm))
         orth = dict(spec.options).get("orthogonal", False)
         theory = None
         if not orth:
@@ -262,7 +263,7 @@ def _measure_quality(q, k, rand, ms, seeds, causal, progress, lang, should_stop)
             "favor_need": rf_theory.favor_required_features(q, k, REQUIRED_ERROR, causal=causal)}
 
 
-def quality_page(sample, layer, head, maps=None, seeds=10, causal=None, m=64, overview_map="elu+1",
+def quality_page(sample, layer, head, maps=None, seeds=10, causal=None, m=64, overview_map="elu1",
                  overview_metric="map_rel_error", lang: str = "en", session=None, progress=None,
                  should_stop=None) -> tuple:
     """What the quality tab shows for these settings: (quality view, head overview or None,
@@ -371,7 +372,7 @@ class HeadOverview:
 
 
 @torch.inference_mode()
-def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=None, m=64, seed=0,
+def head_overview(sample, map_label="elu1", metric="map_rel_error", causal=None, m=64, seed=0,
                   lang: str = "en", session=None) -> HeadOverview:
     """One metric for one map on every (layer, head): which heads are hard to approximate.
     ``metric`` is one of catalog.OVERVIEW_METRICS (the judging numbers, not counts or flags).
@@ -387,7 +388,7 @@ def head_overview(sample, map_label="elu+1", metric="map_rel_error", causal=None
     spec = map_specs().get(map_label)
     kept = sample.cache_key is not None and spec is not None and not spec.trained   # a trained map may be the session's
     values = _OVERVIEWS.copy_of((sample.cache_key, map_label, metric, causal, int(m), seed) if kept else None, measure)
-    return HeadOverview(values, metric, metric_label(metric, lang), map_name(map_label, lang), list(sample.layer_names),
+    return HeadOverview(values, metric, metric_label(metric, lang), said(catalog_label(map_label), lang), list(sample.layer_names),
                         lang)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .. import mechanisms
-from ..catalog import MAX_SEED, REFERENCE, STATE_DEFAULTS, STATE_LOWER_BOUND_MAX, map_choices, map_specs
+from ..catalog import MAX_SEED, REFERENCE, STATE_DEFAULTS, STATE_LOWER_BOUND_MAX, map_choices, map_label, map_specs
 from ..core.cache import LRU
 from ..measure import cost
 from ..text import normal_lang, said, say
@@ -90,7 +90,7 @@ def _whole(value, name_key, low, high, lang) -> int:
 class StateControls:
     """The tab's own controls, checked: see ``check_controls``."""
 
-    map_label: str
+    map_id: str
     m: int
     seed: int
     gamma: float
@@ -100,24 +100,24 @@ class StateControls:
     kind: str
 
 
-def check_controls(map_label="elu+1", m=32, seed=0, gamma=STATE_DEFAULTS["gamma"],
+def check_controls(map_id="elu1", m=32, seed=0, gamma=STATE_DEFAULTS["gamma"],
                    strength=STATE_DEFAULTS["strength"], lower_bound=STATE_DEFAULTS["lower_bound"],
                    beta=STATE_DEFAULTS["beta"], kind="none", lang="en") -> StateControls:
     """Every control of the tab, or a ValueError with one sentence in ``lang``."""
     kinds = mechanisms.state_kinds()
     if not isinstance(kind, str) or kind not in kinds:
         raise ValueError(say("state.error_kind", lang, choices=", ".join(f"“{k}”" for k in kinds), value=_shown(kind)))
-    if map_label == REFERENCE:
+    if map_id == REFERENCE:
         raise ValueError(say("state.error_softmax", lang))
-    if not isinstance(map_label, str) or map_label not in map_choices():
-        raise ValueError(say("state.error_map", lang, value=_shown(map_label)))
+    if not isinstance(map_id, str) or map_id not in map_choices():
+        raise ValueError(say("state.error_map", lang, value=_shown(map_id)))
     m = _whole(m, "state.name_m", *M_RANGE, lang)
     seed = _whole(0 if seed is None else seed, "state.name_seed", 0, MAX_SEED, lang)
     gamma = _number(gamma, "state.kind.retnet", 0.0, 1.0, lang, low_open=True)
     strength = _number(strength, "state.name_strength", 0.0, 8.0, lang)
     lower_bound = _number(lower_bound, "state.name_lower_bound", 0.0, STATE_LOWER_BOUND_MAX, lang)
     beta = _number(beta, "state.kind.deltanet", 0.0, 1.0, lang, low_open=True)
-    return StateControls(map_label, m, seed, gamma, strength, lower_bound, beta, kind)
+    return StateControls(map_id, m, seed, gamma, strength, lower_bound, beta, kind)
 
 
 def check_step(t, lang="en") -> int:
@@ -132,9 +132,9 @@ def _state_inputs(sample, layer, head, c: StateControls, lang):
     else:
         notes = []
     q, k, v, layer, head, more = select_head(sample, layer, head)
-    cost.check(cost.estimate("state", n=k.shape[0], d=k.shape[-1], dv=v.shape[-1], label=c.map_label, m=c.m,
+    cost.check(cost.estimate("state", n=k.shape[0], d=k.shape[-1], dv=v.shape[-1], label=c.map_id, m=c.m,
                              kinds=len(mechanisms.state_kinds()), lags=max(RECALL_LAGS), pairs=max(capacity_pairs(k.shape[-1]))))
-    fmap, extra = make_feature_map(c.map_label, k.shape[-1], c.m, c.seed, layer=layer, head=head)
+    fmap, extra = make_feature_map(c.map_id, k.shape[-1], c.m, c.seed, layer=layer, head=head)
     size = k.shape[0] * max(fmap.num_features, k.shape[-1]) * v.shape[-1]
     if size > MAX_STATE_ELEMENTS:
         raise ValueError(say("state.error_size", lang, size=f"{size:,}", cap=f"{MAX_STATE_ELEMENTS:,}"))
@@ -152,14 +152,14 @@ def _rule(kind, fmap, d, n, c: StateControls, head):
 # ---------------------------------------------------------------------------------------
 
 @torch.inference_mode()
-def state_step(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0.97, strength=1.0, t=0,
+def state_step(sample, layer=0, head=0, map_id="elu1", m=64, seed=0, gamma=0.97, strength=1.0, t=0,
                kind="none", *, lower_bound=STATE_DEFAULTS["lower_bound"], beta=STATE_DEFAULTS["beta"],
                lang="en") -> dict:
     """Step t of one update: what it writes, what it erases (the delta rule), and S_t."""
     from ..diagnostics import state
 
     lang = normal_lang(lang)
-    c = check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
+    c = check_controls(map_id, m, seed, gamma, strength, lower_bound, beta, kind, lang)
     k, v, fmap, layer, head, _ = _state_inputs(sample, layer, head, c, lang)
     n = k.shape[0]
     t = min(check_step(t, lang), n - 1)     # a shorter text moves the last step
@@ -205,14 +205,14 @@ def capacity_pairs(d: int) -> list[int]:
 
 
 @torch.inference_mode()
-def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0.97, strength=1.0, t=None,
+def state_view(sample, layer=0, head=0, map_id="elu1", m=64, seed=0, gamma=0.97, strength=1.0, t=None,
                kind="none", lags=RECALL_LAGS, *, lower_bound=STATE_DEFAULTS["lower_bound"],
                beta=STATE_DEFAULTS["beta"], lang="en") -> StateView:
     """One head as an RNN under every update: norms, rank, recall and capacity, and step t of ``kind``."""
     from ..diagnostics import state, state_probes
 
     lang = normal_lang(lang)
-    c = check_controls(map_label, m, seed, gamma, strength, lower_bound, beta, kind, lang)
+    c = check_controls(map_id, m, seed, gamma, strength, lower_bound, beta, kind, lang)
     k, v, fmap, layer, head, notices = _state_inputs(sample, layer, head, c, lang)
     n, d, dv = k.shape[0], k.shape[1], v.shape[1]
     traces, recall, capacity = {}, {}, {}
@@ -233,7 +233,7 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
     if unknown:        # MiniLM reads emoji and most Chinese as [UNK]: the state cannot tell them apart
         notices.insert(0, say("state.unk", lang, count=unknown, total=total))
     t = n - 1 if t is None else t
-    step = state_step(sample, layer, head, c.map_label, c.m, c.seed, c.gamma, c.strength, t, c.kind,
+    step = state_step(sample, layer, head, c.map_id, c.m, c.seed, c.gamma, c.strength, t, c.kind,
                       lower_bound=c.lower_bound, beta=c.beta, lang=lang)
     return StateView(
         ts=list(range(n)), mem_ts=list(range(1, max(n, MEMORY_HORIZON) + 1)), tokens=list(sample.tokens),
@@ -242,7 +242,7 @@ def state_view(sample, layer=0, head=0, map_label="elu+1", m=64, seed=0, gamma=0
         state_bytes=state.state_bytes(fmap.num_features, dv), feature_dim=fmap.num_features, step=step,
         notices=[said(x, lang) for x in getattr(sample, "notices", [])] + notices,
         title=f"{getattr(sample, 'source', '')} · {say('common.layer', lang)} {layer}, {say('common.head', lang)} {head} · "
-              f"{c.map_label}, m = {fmap.num_features}",
+              f"{said(map_label(c.map_id), lang)}, m = {fmap.num_features}",
         capacity=capacity, head_dim=d, capacity_trials=CAPACITY_TRIALS, threshold=state_probes.RECALL_THRESHOLD, lang=lang,
     )
 
@@ -258,16 +258,16 @@ def _probes(fmap, d: int, lags: tuple, c: StateControls) -> dict:
     """{"recall": {kind: curves}, "capacity": {kind: curve}} of every update with ``fmap`` at
     key dimension ``d`` (a copy: the caller's view owns its arrays)."""
     # Kept per setting and per set of updates (a mechanism registered later joins them).
-    key = None if map_specs()[c.map_label].trained else \
-        (c.map_label, c.m, c.seed, int(d), lags, c.gamma, c.strength, c.lower_bound, c.beta, mechanisms.state_kinds())
+    key = None if map_specs()[c.map_id].trained else \
+        (c.map_id, c.m, c.seed, int(d), lags, c.gamma, c.strength, c.lower_bound, c.beta, mechanisms.state_kinds())
     return _PROBES.copy_of(key, lambda: _measure_probes(fmap, d, lags, c))
 
 
-def warm_probes(map_label: str, m: int, seed: int, head_dim: int) -> None:
+def warm_probes(map_id: str, m: int, seed: int, head_dim: int) -> None:
     """Measure into the cache the probes a view with these settings (and the other controls
     at their defaults) reads: what a start-up does for the links it knows will be opened."""
-    c = check_controls(map_label, m, seed)
-    fmap, _ = make_feature_map(c.map_label, int(head_dim), c.m, c.seed)
+    c = check_controls(map_id, m, seed)
+    fmap, _ = make_feature_map(c.map_id, int(head_dim), c.m, c.seed)
     _probes(fmap, int(head_dim), tuple(RECALL_LAGS), c)
 
 

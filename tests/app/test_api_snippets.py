@@ -47,7 +47,7 @@ def test_the_docs_http_snippet_runs_against_the_app(app_url, tmp_path):
     npz = next(f for f in files if f.endswith(".npz"))
     rec = json.loads(str(np.load(npz, allow_pickle=False)["provenance"]))
     assert rec["export"] == "maps-arrays" and rec["inputs"][0]["random"]["preset"] == "clustered"
-    assert rec["settings"]["maps"] == ["softmax", "elu+1"] and rec["packages"]["gradio"]
+    assert rec["settings"]["maps"] == ["softmax", "elu1"] and rec["packages"]["gradio"]
 
 
 @pytest.mark.slow
@@ -56,7 +56,7 @@ def test_the_maps_tabs_csv_names_its_text_model_and_settings():
     from explorer.ui import downloads, maps_tab
 
     text = "The animal didn't cross the street because it was tired."
-    out = maps_tab.run_maps(source="text", text=text, layer=1, head="2", maps=["softmax", "elu+1"], m=16, seed=3,
+    out = maps_tab.run_maps(source="text", text=text, layer=1, head="2", maps=["softmax", "elu1"], m=16, seed=3,
                             window=4)
     view = out[4]
     paths = downloads.export_files("maps", {}, {"metrics": export.metrics_csv_table(view.metrics)}, png=False,
@@ -87,7 +87,7 @@ def test_the_quality_and_state_tabs_csv_name_their_text_model_and_settings():
 
     text = "The animal didn't cross the street because it was tired."
     quality = quality_tab.run_quality(source="text", text=text, layer=1, head="2", maps=None, seeds=2,
-                                      m=16, overview_map="elu+1")[6][0]
+                                      m=16, overview_map="elu1")[6][0]
     state = state_tab.run_state(source="text", text=text, layer=1, head="2", seed=5)[4]
     for view, export, seed in ((quality, "quality", 1), (state, "state", 5)):
         rec = view.provenance

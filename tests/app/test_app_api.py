@@ -68,7 +68,7 @@ def test_maps_empty_text(client, app_url, server_alive):
 
 def test_maps_long_text_gives_notice(client):
     long_text = " ".join(["attention is kernel regression"] * 200)   # ~800 tokens
-    plot, table, badge, notices, _ = client.predict(text=long_text, maps=["softmax", "elu+1"], api_name="/maps")
+    plot, table, badge, notices, _ = client.predict(text=long_text, maps=["softmax", "elu1"], api_name="/maps")
     assert "truncated" in notices.lower()
     assert plotly_json(plot)["data"]
 
@@ -95,7 +95,7 @@ def test_maps_upload_good_file(client, tmp_path):
     np.savez(good, q=rng.standard_normal((24, 16)).astype(np.float32),
              k=rng.standard_normal((24, 16)).astype(np.float32))
     plot, table, *_ = client.predict(source="file", file=handle_file(str(good)), layer=0, head="0",
-                                     maps=["softmax", "elu+1"], api_name="/maps")
+                                     maps=["softmax", "elu1"], api_name="/maps")
     assert len(plotly_json(plot)["data"][0]["x"]) == 24      # one column per uploaded token
     assert len(table["data"]) == 2
 
@@ -122,7 +122,7 @@ def test_quality_defaults(client):
 
 def test_quality_without_random_map(client, app_url, server_alive):
     with pytest.raises(AppError) as excinfo:
-        client.predict(maps=["elu+1"], source="random", preset="gaussian", n=32, api_name="/quality")
+        client.predict(maps=["elu1"], source="random", preset="gaussian", n=32, api_name="/quality")
     # Refused before gradio's own check, in the words every parameter uses.
     assert_clear_error(excinfo, "maps must be a list of values from FAVOR+ (IID)", "got ['elu+1']")
     assert server_alive(app_url)
@@ -140,7 +140,7 @@ def test_state_defaults(client):
 
 def test_state_softmax_refused(client, app_url, server_alive):
     with pytest.raises(AppError) as excinfo:
-        client.predict(map_label="softmax", api_name="/state")
+        client.predict(map_id="softmax", api_name="/state")
     assert "Traceback" not in str(excinfo.value)
     assert server_alive(app_url)
 
@@ -192,7 +192,7 @@ def test_export_writes_png_html_and_csv():
     from explorer import views
     from explorer.ui import downloads, maps_tab
     sample = views.load_sample("random", preset="local", n=24, d=8)
-    view = views.maps_view(sample, 0, 0, ["softmax", "elu+1"], False, 8, 0)
+    view = views.maps_view(sample, 0, 0, ["softmax", "elu1"], False, 8, 0)
     paths = downloads.export_files("maps", {"grid": maps_tab.render(view, True)},
                                 {"metrics": views.metrics_table(view.metrics)})
     kinds = {p.rsplit(".", 1)[1] for p in paths}
@@ -260,7 +260,7 @@ def test_hybrid_accepts_the_layers_its_schema_lists(client, tmp_path_factory):
 
 def test_maps_arrays_export_from_the_api(client):
     from safetensors.numpy import load_file
-    files = client.predict(source="random", preset="clustered", n=48, d=8, maps=["softmax", "elu+1"], m=16,
+    files = client.predict(source="random", preset="clustered", n=48, d=8, maps=["softmax", "elu1"], m=16,
                            api_name="/maps_arrays")
     # The file paths view_api() and docs/api.md promise, not a component update.
     assert isinstance(files, list) and all(isinstance(f, str) for f in files), files
@@ -272,6 +272,6 @@ def test_maps_arrays_export_from_the_api(client):
     st = next(p for p in paths if str(p).endswith(".safetensors"))
     arrays = np.load(npz, allow_pickle=False)
     assert arrays["q"].shape == (48, 8) and arrays["A"].shape == (48, 48)
-    assert arrays["A_hat.elu_plus1"].shape == (48, 48)
+    assert arrays["A_hat.elu1"].shape == (48, 48)
     assert np.allclose(arrays["A"].sum(-1), 1, atol=1e-5)
     assert set(load_file(st)) == set(arrays.files) - {"meta_json", "provenance"}

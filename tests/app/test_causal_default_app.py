@@ -60,7 +60,7 @@ def test_maps_with_causal_off_say_it_is_not_the_model_and_claim_no_match(client,
 
 def test_quality_without_causal_is_causal_on_smollm2(client):
     *_, notices, query = client.predict(source="text", text=DEFAULT_TEXT, model=MODEL, layer=3, head="4",
-                                        maps=["FAVOR+ (IID)"], seeds=10, api_name="/quality")
+                                        maps=["favor_plus_iid"], seeds=10, api_name="/quality")
     assert "causal=1" in query
     assert say("maps.not_model_causal") not in notices
 

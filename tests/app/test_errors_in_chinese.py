@@ -297,7 +297,7 @@ CASES = {
     "maps temperature text": lambda: maps_tab.run_maps(source="random", n=32, d=8, temperature="warm", lang=ZH),
     "maps layer text": lambda: maps_tab.run_maps(source="random", n=32, d=8, layer="top", lang=ZH),
     "maps m": lambda: maps_tab.run_maps(source="random", n=32, d=8, m=0, lang=ZH),
-    "maps window": lambda: maps_tab.run_maps(source="random", n=32, d=8, maps=["sliding window"], window=-1, lang=ZH),
+    "maps window": lambda: maps_tab.run_maps(source="random", n=32, d=8, maps=["sliding_window"], window=-1, lang=ZH),
     "maps mechanism": lambda: maps_tab.run_maps(source="random", n=32, d=8, mechanisms=["nosuch"], lang=ZH),
     "maps gamma": lambda: maps_tab.run_maps(source="random", n=32, d=8, mechanisms=["retnet"], gamma=5.0, lang=ZH),
     "maps no file": lambda: maps_tab.run_maps(source="file", file=None, lang=ZH),
@@ -309,7 +309,7 @@ CASES = {
     "quality unknown map": lambda: quality_tab.run_quality(source="random", n=32, d=8, maps=["nosuch"], lang=ZH),
     "quality axis": lambda: quality_tab.run_quality(source="random", n=32, d=8, x_axis="nosuch", lang=ZH),
     "quality seeds": lambda: quality_tab.run_quality(source="random", n=32, d=8, seeds=0, lang=ZH),
-    "state map": lambda: state_tab.run_state(source="random", n=32, d=8, map_label="nosuch", lang=ZH),
+    "state map": lambda: state_tab.run_state(source="random", n=32, d=8, map_id="nosuch", lang=ZH),
     "state kind": lambda: state_tab.run_state(source="random", n=32, d=8, kind="nosuch", lang=ZH),
     "state m": lambda: state_tab.run_state(source="random", n=32, d=8, m=0, lang=ZH),
     "state t": lambda: state_tab.run_state(source="random", n=32, d=8, t=999, lang=ZH),
@@ -389,7 +389,7 @@ def test_the_array_export_refuses_over_its_caps_in_chinese(monkeypatch, limit):
         monkeypatch.setattr(view_common, "MAX_MAP_CELLS", 100)
     else:
         monkeypatch.setattr(export, "MAX_EXPORT_BYTES", 1000)
-    _assert_chinese(lambda: maps_tab.export_arrays(source="random", n=32, d=8, maps=["elu+1"], lang=ZH))
+    _assert_chinese(lambda: maps_tab.export_arrays(source="random", n=32, d=8, maps=["elu1"], lang=ZH))
 
 
 def _with_probe(case, path):

@@ -16,7 +16,7 @@ from explorer import catalog, maps, plugins, views
 from explorer.core.feature_maps import SPECS
 from explorer.measure import cost
 from explorer.sources.sample import Sample
-from explorer.text import map_name
+from explorer.text import said
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "softplus_plugin"
@@ -56,8 +56,9 @@ def plugin(tmp_path, monkeypatch):
 
 def test_a_map_from_outside_the_package_is_in_every_view_that_lists_maps(plugin):
     assert plugins.load() == [NAME] and NAME in maps.names()
-    label = "softplus (mine)"
-    assert label in catalog.map_choices() and map_name(label, "zh") == label      # a name, in both languages
+    label = NAME
+    # A map with no words in the language files is named by its spec, in both languages.
+    assert label in catalog.map_choices() and said(catalog.map_label(label), "zh") == "softplus (mine)"
     gen = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(1, 2, 12, 8, generator=gen) for _ in range(3))
     sample = Sample(q, k, v, [f"t{i}" for i in range(12)], source="random")
@@ -66,7 +67,7 @@ def test_a_map_from_outside_the_package_is_in_every_view_that_lists_maps(plugin)
     w = (fq @ fk.T).tril()
     assert torch.allclose(torch.from_numpy(view.maps[label]).double(), w / w.sum(-1, keepdim=True), atol=1e-6)
     assert any(row["map"] == label for row in view.metrics)
-    quality = views.quality_view(sample, 0, 1, ["FAVOR+ (IID)"], ms=(4, 8), seeds=2, spread=0)
+    quality = views.quality_view(sample, 0, 1, ["favor_plus_iid"], ms=(4, 8), seeds=2, spread=0)
     assert label in {row["map"] for row in quality.shape_rows}
     overview = views.head_overview(sample, label, "map_rel_error", m=8)
     assert overview.values.shape == (1, 2)

@@ -86,7 +86,7 @@ def test_state_curves_legend_is_off_the_title_line():
 
 def quality_fixture(presentation):
     ms = [4, 8, 16, 32, 64, 128, 256]
-    curve = types.SimpleNamespace(label="FAVOR+ (IID)", ms=ms, flops=[m * 1000 for m in ms],
+    curve = types.SimpleNamespace(label="favor_plus_iid", ms=ms, flops=[m * 1000 for m in ms],
                                   kernel_mse=np.outer(np.logspace(3, 0, len(ms)), np.ones(3)),
                                   map_error=np.outer(np.linspace(1, 0.1, len(ms)), np.ones(3)),
                                   theory=list(np.logspace(12, 9, len(ms))))
@@ -130,7 +130,7 @@ def test_titles_fit_the_width_and_start_below_the_toolbar(presentation):
 
 def test_head_overview_numbers_fit_their_cells():
     values = np.random.default_rng(1).uniform(0.5, 1, size=(6, 12))
-    fig = fq.head_overview(values, metric_label="Map error (relative, Frobenius)", map_label="elu+1", style=True)
+    fig = fq.head_overview(values, metric_label="Map error (relative, Frobenius)", map_label="elu1", style=True)
     trace = fig.data[0]
     cell_px = (NOMINAL_WIDTH_PX - 130 - 90) / 12
     longest = max(len(t) for row in trace.text for t in row)

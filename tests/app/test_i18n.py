@@ -21,7 +21,7 @@ def test_both_languages_have_the_same_keys():
 def test_every_string_is_written_in_its_language():
     for key in i18n.EN:
         assert i18n.EN[key].strip() and not CJK.search(i18n.EN[key]), key
-        if key.startswith(("map_", "cx_method_")) and not CJK.search(i18n.ZH[key]):
+        if key.startswith(("map_", "hybrid_map_", "cx_method_")) and not CJK.search(i18n.ZH[key]):
             # a name (softmax, elu+1, FAVOR+ (IID)): the same in both languages, nothing English around it
             from helpers.words import english_words
             assert not english_words(i18n.ZH[key]), key
@@ -31,11 +31,13 @@ def test_every_string_is_written_in_its_language():
 
 def test_map_names_translate_their_words_and_keep_their_names():
     from explorer import catalog
-    for label in catalog.map_choices():
-        assert i18n.EN[i18n.map_key(label)] == label
-    assert i18n.ZH[i18n.map_key("FAVOR+ (orthogonal)")] == "FAVOR+（正交）"
-    assert i18n.ZH[i18n.map_key("elu+1")] == "elu+1"
-    assert len({i18n.map_key(label) for label in catalog.map_choices()}) == len(catalog.map_choices())
+    for map_id in catalog.map_choices():
+        assert i18n.EN[i18n.MAP_CHOICE + map_id] == str(catalog.map_label(map_id))
+    assert i18n.map_choice("favor_plus_orthogonal")[1] == "favor_plus_orthogonal"
+    assert i18n.ZH[i18n.MAP_CHOICE + "favor_plus_orthogonal"] == "FAVOR+（正交）"
+    assert i18n.ZH[i18n.MAP_CHOICE + "favor_plus_iid"] == "FAVOR+（独立同分布）"
+    assert i18n.EN[i18n.MAP_CHOICE + "elu1"] == i18n.ZH[i18n.MAP_CHOICE + "elu1"] == "elu+1"
+    assert len({i18n.EN[i18n.MAP_CHOICE + map_id] for map_id in catalog.map_choices()}) == len(catalog.map_choices())
 
 
 def test_the_overview_metric_menu_offers_readable_metrics_only():

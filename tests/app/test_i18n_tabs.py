@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from explorer.text import say
+from explorer.text import said, say
 from explorer.diagnostics import attention
 from explorer.measure import cost, metrics, showing
 from explorer.views import common as view_common, complexity as cx_views, maps as maps_views
@@ -17,7 +17,7 @@ from explorer.views import quality as quality_views
 from helpers.words import english_words, figure_texts
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
-RANDOM_MAPS = ("FAVOR+ (IID)", "FAVOR+ (orthogonal)", "trig RFF (IID)", "trig RFF (orthogonal)")
+RANDOM_MAPS = ("favor_plus_iid", "favor_plus_orthogonal", "trig_rff_iid", "trig_rff_orthogonal")
 
 
 @pytest.fixture(autouse=True)
@@ -54,8 +54,8 @@ def test_the_checker_finds_english_and_passes_names():
 # ---------------------------------------------------------------------------------------
 
 def test_maps_view_title_notices_table_and_grid_in_chinese(sample):
-    maps = ["softmax", "identity (q·k)", "elu+1", "FAVOR+ (orthogonal)", "trig RFF (IID)", "sliding window",
-            "Hedgehog (untrained: W = I)"]
+    maps = ["softmax", "identity", "elu1", "favor_plus_orthogonal", "trig_rff_iid", "sliding_window",
+            "hedgehog"]
     view = maps_views.maps_view(sample, 5, 7, maps, m=15, seed=2 ** 40, lang="zh")
     # clamped layer and head, a seed taken modulo 2^32, m rounded up for trig RFF: four notices
     assert len(view.notices) >= 4 and all(CJK.search(n) for n in view.notices)
@@ -63,7 +63,7 @@ def test_maps_view_title_notices_table_and_grid_in_chinese(sample):
     table = maps_views.maps_table(view)
     no_english([str(c) for c in table.columns] + [str(x) for x in table.iloc[:, 0]], "table")
     from explorer.figures import attention_grid
-    names = {label: view_common.map_name(label, "zh") for label in view.maps}
+    names = {map_id: said(view.labels[map_id], "zh") for map_id in view.maps}
     fig = attention_grid(view.tokens, view.maps, view.errors, ill_defined=view.ill_defined, title=view.title,
                          note=maps_views.spread_note(view), lang="zh", names=names)
     texts = figure_texts(fig)
@@ -72,7 +72,7 @@ def test_maps_view_title_notices_table_and_grid_in_chinese(sample):
 
 
 def test_maps_view_in_english_is_unchanged_in_kind(sample):
-    view = maps_views.maps_view(sample, 0, 0, ["softmax", "FAVOR+ (orthogonal)"], m=16, lang="en")
+    view = maps_views.maps_view(sample, 0, 0, ["softmax", "favor_plus_orthogonal"], m=16, lang="en")
     assert view.title.endswith("layer 0, head 0")
     assert "mean ± sd over 5 seeds" in say("common.seed_spread", "en", k=5)
     assert "over 5 seeds" in maps_views.spread_note(view)
@@ -80,7 +80,7 @@ def test_maps_view_in_english_is_unchanged_in_kind(sample):
 
 
 def test_undefined_cells_and_their_reasons_in_chinese(needle):
-    view = maps_views.maps_view(needle, 0, 0, ["softmax", "identity (q·k)", "trig RFF (IID)"], m=8, lang="zh")
+    view = maps_views.maps_view(needle, 0, 0, ["softmax", "identity", "trig_rff_iid"], m=8, lang="zh")
     notes = view_common.undefined_notes(view.metrics, "zh")
     assert notes and len(notes) == len(view_common.undefined_notes(view.metrics, "en"))
     no_english(notes, "n/a notes")
@@ -88,7 +88,7 @@ def test_undefined_cells_and_their_reasons_in_chinese(needle):
     assert any("无值" in c for c in cells)
     no_english(cells, "cells")
     from explorer.figures import metric_bars
-    fig = metric_bars(view.metrics, lang="zh", names={r["map"]: view_common.map_name(r["map"], "zh")
+    fig = metric_bars(view.metrics, lang="zh", names={r["map"]: view_common.row_name(r, "zh")
                                                       for r in view.metrics})
     no_english(figure_texts(fig), "bars")
 
@@ -98,7 +98,7 @@ def test_map_errors_are_said_in_chinese(sample):
     from explorer.text import say_error
     for call in (lambda: maps_views.maps_view(sample, 0, 0, [], lang="zh"),
                  lambda: view_common.make_feature_map("no such map", 16, 8, 0),
-                 lambda: view_common.make_feature_map("FAVOR+ (IID)", 16, 0, 0),
+                 lambda: view_common.make_feature_map("favor_plus_iid", 16, 0, 0),
                  lambda: view_common.trained_map_for("a session with none", "hedgehog", 16)):
         with pytest.raises(ValueError) as err:
             call()
@@ -132,7 +132,7 @@ def _plain_spread(sample, label, m, seed, k, causal, layer=0, head=0):
 def test_spread_over_seeds_equals_a_plain_loop(sample, label, causal):
     maps_views.clear_caches()
     seed = 2 ** 32 - 2           # the next seeds wrap around 2^32
-    view = maps_views.maps_view(sample, 0, 0, ["softmax", label, "elu+1"], causal=causal, m=12, seed=seed, spread=5)
+    view = maps_views.maps_view(sample, 0, 0, ["softmax", label, "elu1"], causal=causal, m=12, seed=seed, spread=5)
     spread = view.spread[label]
     assert spread.seeds == [2 ** 32 - 2, 2 ** 32 - 1, 0, 1, 2]
     assert set(view.spread) == {label}             # fixed maps have no spread
@@ -155,17 +155,17 @@ def test_spread_over_seeds_equals_a_plain_loop(sample, label, causal):
 
 def test_spread_can_be_turned_off_and_one_seed_has_no_spread(sample):
     maps_views.clear_caches()
-    assert maps_views.maps_view(sample, 0, 0, ["softmax", "FAVOR+ (IID)"], m=8, spread=0).spread == {}
-    assert maps_views.maps_view(sample, 0, 0, ["softmax", "FAVOR+ (IID)"], m=8, spread=1).spread == {}
+    assert maps_views.maps_view(sample, 0, 0, ["softmax", "favor_plus_iid"], m=8, spread=0).spread == {}
+    assert maps_views.maps_view(sample, 0, 0, ["softmax", "favor_plus_iid"], m=8, spread=1).spread == {}
 
 
 def test_the_cost_model_prices_the_spread_before_allocating():
-    one = cost.estimate("maps", n=1024, d=32, maps=["softmax", "FAVOR+ (IID)", "elu+1"], m=256, seeds=1)
-    five = cost.estimate("maps", n=1024, d=32, maps=["softmax", "FAVOR+ (IID)", "elu+1"], m=256, seeds=5)
-    favor = cost.estimate("map", n=1024, d=32, label="FAVOR+ (IID)", m=256)
+    one = cost.estimate("maps", n=1024, d=32, maps=["softmax", "favor_plus_iid", "elu1"], m=256, seeds=1)
+    five = cost.estimate("maps", n=1024, d=32, maps=["softmax", "favor_plus_iid", "elu1"], m=256, seeds=5)
+    favor = cost.estimate("map", n=1024, d=32, label="favor_plus_iid", m=256)
     assert five.seconds == pytest.approx(one.seconds + 4 * favor.seconds)
     assert five.bytes == one.bytes                 # one draw at a time: the peak does not grow
-    fixed = dict(n=1024, d=32, maps=["softmax", "elu+1", "Taylor-2"])
+    fixed = dict(n=1024, d=32, maps=["softmax", "elu1", "taylor2"])
     assert cost.estimate("maps", seeds=5, **fixed).seconds == cost.estimate("maps", **fixed).seconds
 
 
@@ -175,11 +175,11 @@ def test_a_spread_over_the_time_limit_is_left_out_before_any_draw(sample, monkey
     maps_views.clear_caches()
     draws = []
     monkeypatch.setattr(maps_views, "seed_spread", lambda *a, **k: draws.append(1))
-    one = cost.estimate("maps", n=40, d=16, maps=["FAVOR+ (IID)"], m=8).seconds
+    one = cost.estimate("maps", n=40, d=16, maps=["favor_plus_iid"], m=8).seconds
     monkeypatch.setattr(cost, "LIMIT_SECONDS", 2 * one)          # one draw fits, five do not
-    view = maps_views.maps_view(sample, 0, 0, ["softmax", "FAVOR+ (IID)"], m=8, lang="zh")
+    view = maps_views.maps_view(sample, 0, 0, ["softmax", "favor_plus_iid"], m=8, lang="zh")
     assert not draws and view.spread == {}
-    assert [row["map"] for row in view.metrics] == ["softmax", "FAVOR+ (IID)"]
+    assert [row["map"] for row in view.metrics] == ["softmax", "favor_plus_iid"]
     assert any("5 个种子" in x for x in view.notices)
 
 
@@ -191,10 +191,10 @@ def test_a_spread_over_the_time_limit_is_left_out_before_any_draw(sample, monkey
 def test_quality_figures_tables_and_notices_in_chinese():
     from explorer.ui import quality_tab
     text = view_common.load_sample("text", text="The cat sat on the mat because it was tired.")
-    quality = quality_views.quality_view(text, 2, 3, ["FAVOR+ (IID)", "FAVOR+ (orthogonal)"], ms=(4, 16, 64),
+    quality = quality_views.quality_view(text, 2, 3, ["favor_plus_iid", "favor_plus_orthogonal"], ms=(4, 16, 64),
                                          seeds=3, m=16, lang="zh")
-    overview = quality_views.head_overview(text, "FAVOR+ (orthogonal)", "kl_mean", m=16, lang="zh")
-    assert set(quality.spread) == {"FAVOR+ (IID)", "FAVOR+ (orthogonal)", "trig RFF (IID)", "trig RFF (orthogonal)"}
+    overview = quality_views.head_overview(text, "favor_plus_orthogonal", "kl_mean", m=16, lang="zh")
+    assert set(quality.spread) == {"favor_plus_iid", "favor_plus_orthogonal", "trig_rff_iid", "trig_rff_orthogonal"}
     no_english(quality.notices + [quality.title, quality.seed_note], "quality view")
     for x_axis in ("m", "FLOPs"):
         figs = quality_tab.render((quality, overview), False, x_axis)
@@ -211,8 +211,8 @@ def test_quality_figures_tables_and_notices_in_chinese():
 def test_head_overview_offers_only_real_metrics(sample):
     for key in ("causal", "total_rows", "kl_rows_defined", "quadratic_flops"):
         with pytest.raises(ValueError):
-            quality_views.head_overview(sample, "elu+1", key)
-    assert quality_views.head_overview(sample, "elu+1", "kl_mean").values.shape == (1, 1)
+            quality_views.head_overview(sample, "elu1", key)
+    assert quality_views.head_overview(sample, "elu1", "kl_mean").values.shape == (1, 1)
 
 
 def test_seed_note_in_both_languages():
@@ -265,7 +265,9 @@ def test_every_sentence_of_the_timing_engine_is_said_in_chinese():
     sentences = _engine_sentences()
     assert len(sentences) == 21
     for sentence in sentences:
-        assert cx_views.say_sentence(sentence, "en") == sentence
+        english = cx_views.say_sentence(sentence, "en")
+        # A map is said by its name ("elu+1"), not by the id the engine carries ("elu1").
+        assert english == sentence or sentence.values.get("map") == "elu1" and "elu+1" in english, english
         said = cx_views.say_sentence(sentence, "zh")
         assert CJK.search(said) and not english_words(said), (sentence, said)
 
@@ -366,15 +368,15 @@ def test_the_sources_notices_are_said_in_chinese(tmp_path):
         said = view_common.sample_notice(notice, "zh")
         assert CJK.search(said) and not english_words(said), (notice, said)
         assert view_common.sample_notice(notice, "en") == notice
-    view = maps_views.maps_view(uploaded, 0, 0, ["softmax", "elu+1"], lang="zh")
+    view = maps_views.maps_view(uploaded, 0, 0, ["softmax", "elu1"], lang="zh")
     no_english(view.notices, "maps notices")
 
 
-REFUSED = [("maps", dict(n=8192, d=1024, heads=1, maps=["Taylor-2"])),
-           ("maps", dict(n=4096, d=64, heads=12, maps=["FAVOR+ (orthogonal)"], m=256)),
-           ("overview", dict(n=4096, d=64, layers=6, heads=12, label="FAVOR+ (orthogonal)", m=256)),
-           ("quality", dict(n=8000, d=64, heads=12, labels=["FAVOR+ (orthogonal)"], ms=[16, 4096], seeds=10)),
-           ("state", dict(n=100_000, d=512, dv=512, label="elu+1")),
+REFUSED = [("maps", dict(n=8192, d=1024, heads=1, maps=["taylor2"])),
+           ("maps", dict(n=4096, d=64, heads=12, maps=["favor_plus_orthogonal"], m=256)),
+           ("overview", dict(n=4096, d=64, layers=6, heads=12, label="favor_plus_orthogonal", m=256)),
+           ("quality", dict(n=8000, d=64, heads=12, labels=["favor_plus_orthogonal"], ms=[16, 4096], seeds=10)),
+           ("state", dict(n=100_000, d=512, dv=512, label="elu1")),
            ("learn", dict(n=2000, m=4096, steps=5000)),
            ("hybrid", dict(n=4000, m=4096, texts=400)),
            ("sample", dict(n=1 << 20, d=4096, heads=12)),
@@ -400,7 +402,7 @@ def test_a_handler_shows_a_refusal_in_the_pages_language():
 
     @ui_common.guarded
     def handler(n, lang="en"):
-        cost.check(cost.estimate("maps", n=n, d=1024, heads=1, maps=["Taylor-2"]))
+        cost.check(cost.estimate("maps", n=n, d=1024, heads=1, maps=["taylor2"]))
 
     for lang, expect in (("en", "needs about"), ("zh", "大约需要")):
         with pytest.raises(gr.Error) as caught:

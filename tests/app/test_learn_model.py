@@ -28,7 +28,7 @@ from explorer.views import common
 from explorer.views import learn as lv
 
 SMOLLM2 = CAUSAL_MODEL["name"]
-HEDGEHOG = "Hedgehog (trained)"
+HEDGEHOG = "hedgehog_trained"
 TEXT = "The cat sat on the mat because it was warm."
 
 

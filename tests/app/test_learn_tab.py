@@ -123,7 +123,7 @@ def fake_all_heads() -> lv.LearnResult:
     quality = {name: {"kl": g.uniform(0.01, 1, (6, 12)), "entropy": g.uniform(1, 3, (6, 12)),
                       "monotonicity": g.uniform(0, 1, (6, 12))} for name in ("hedgehog", "elu1", "favor_plus", "taylor2")}
     quality["softmax"] = {"entropy": g.uniform(1, 2, (6, 12))}
-    rows = [{"map": lv.MAP_LABELS[n], "name": n, "features_m": 64, "kl": float(quality[n]["kl"].mean()),
+    rows = [{"map": n, "name": n, "features_m": 64, "kl": float(quality[n]["kl"].mean()),
              "entropy": float(quality[n]["entropy"].mean()), "monotonicity": float(quality[n]["monotonicity"].mean())}
             for n in ("hedgehog", "elu1", "favor_plus", "taylor2")]
     ratio = quality["elu1"]["kl"] / quality["hedgehog"]["kl"]
@@ -160,11 +160,11 @@ def test_kl_ratio_heatmap_and_hybrid_figures():
     assert axis_titles(heat) == ["head", "layer"] and "KL" in heat.data[0].colorbar.title.text
     path = [{"k": 0, "kept": (), "linear": (0, 1, 2, 3, 4, 5), "cosine_mean": 0.4, "cosine_min": 0.3},
             {"k": 1, "kept": (0,), "linear": (1, 2, 3, 4, 5), "cosine_mean": 0.8, "cosine_min": 0.75}]
-    cos = fl.hybrid_cosine(path, 6, "elu+1")
+    cos = fl.hybrid_cosine(path, 6, "elu1")
     assert list(cos.data[0].y) == [0.4, 0.8] and list(cos.data[0].error_y.arrayminus) == pytest.approx([0.1, 0.05])
     assert "softmax layers kept" in axis_titles(cos)[0] and "cosine" in axis_titles(cos)[1]
     drift = [0.0, 0.3, 0.5, 0.2, 0.1, 0.4]
-    bars = fl.hybrid_drift(drift, (1, 2, 3, 4, 5), "elu+1")
+    bars = fl.hybrid_drift(drift, (1, 2, 3, 4, 5), "elu1")
     drawn = {x: y for t in bars.data for x, y in zip(t.x, t.y)}
     assert drawn == dict(enumerate(drift))
     assert axis_titles(bars) == ["layer", "attention drift<br>(mean row total variation, 0–1)"]
@@ -258,7 +258,7 @@ def test_stop_button_ends_training_without_keeping_it():
 # --------------------------------------------------------------------------- in a browser, in Chinese
 
 LEARN_WORDS_EN = ("Closest to softmax", "held-out", "Training loss", "training step", "feature map",
-                  "softmax (reference)", "LUNA (trained)", "Hedgehog (trained)", "Learned map", "Train",
+                  "softmax (reference)", "luna_trained", "hedgehog_trained", "Learned map", "Train",
                   "Held-out", "Cost against error", "all 72 heads")
 
 

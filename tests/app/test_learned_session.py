@@ -13,7 +13,7 @@ from explorer.views import common
 from explorer.views import learn as lv
 
 TINY = dict(num_features=8, steps=5, seed=2, train_count=2, heldout_count=1)
-HEDGEHOG, LUNA = "Hedgehog (trained)", "LUNA (trained)"
+HEDGEHOG, LUNA = "hedgehog_trained", "luna_trained"
 TEXT = "The cat sat on the mat because it was warm."
 
 
@@ -113,7 +113,7 @@ def test_the_store_is_bounded(monkeypatch):
 
 def test_quality_tab_offers_the_session_s_trained_map(sample):
     lv.learn_view(2, 7, session="A", **TINY)
-    rows = views.quality_view(sample, 2, 7, ["FAVOR+ (IID)"], ms=(8,), seeds=1, m=8, session="A").shape_rows
+    rows = views.quality_view(sample, 2, 7, ["favor_plus_iid"], ms=(8,), seeds=1, m=8, session="A").shape_rows
     assert HEDGEHOG in [r["map"] for r in rows]
-    rows = views.quality_view(sample, 2, 7, ["FAVOR+ (IID)"], ms=(8,), seeds=1, m=8, session="B").shape_rows
+    rows = views.quality_view(sample, 2, 7, ["favor_plus_iid"], ms=(8,), seeds=1, m=8, session="B").shape_rows
     assert HEDGEHOG not in [r["map"] for r in rows]

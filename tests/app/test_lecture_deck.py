@@ -136,8 +136,8 @@ def test_try_this_visibly_changes_the_figure(views, ch):
 def test_chapter_five_shows_a_trained_hedgehog_from_the_first_second(views):
     view = views[5]
     kl = view.data["kl"]
-    assert view.data["hedgehog_trained"] and "Hedgehog (trained)" in kl
-    assert kl["Hedgehog (trained)"]["mean"] < 0.5 * kl["elu+1"]["mean"], {k: v["mean"] for k, v in kl.items()}
+    assert view.data["hedgehog_trained"] and "hedgehog_trained" in kl
+    assert kl["hedgehog_trained"]["mean"] < 0.5 * kl["elu1"]["mean"], {k: v["mean"] for k, v in kl.items()}
     assert (view.controls["layer"], view.controls["head"]) == _default_head(5)
 
 
@@ -153,12 +153,12 @@ def test_the_roadmap_measures_every_step_and_goes_forwards(views, figures):
     head: one panel, one 2020 baseline, and that baseline is elu+1's point on the plane."""
     road = {r["id"]: r for r in views[6].data["roadmap"]}
     assert list(road) == [p[0] for p in tradeoff.ROADMAP_POINTS if p[0] != "2020_causal"]
-    assert road["2024_hedgehog"]["trained"] and road["2024_hedgehog"]["map"] == "Hedgehog (trained)"
+    assert road["2024_hedgehog"]["trained"] and road["2024_hedgehog"]["map"] == "hedgehog_trained"
     for r in road.values():
         assert math.isfinite(r["median_kl"]) and r["undefined_rows"] < r["rows"], r
         assert r["causal"] and r["reference"] == "causal softmax", r
     plane = {p["label"]: p["median_kl"] for p in views[6].data["points"]}
-    assert road["2020"]["median_kl"] == plane["elu+1"]
+    assert road["2020"]["median_kl"] == plane["elu1"]
     for later in ("2021", "2024_hedgehog", "2025_luna", "2025", "2024_gla"):
         assert road[later]["median_kl"] < road["2020"]["median_kl"], later
     for lang in ("en", "zh"):
@@ -186,7 +186,7 @@ def test_on_a_bidirectional_model_the_roadmap_keeps_two_kinds_apart():
     road = {r["id"]: r for r in view.data["roadmap"]}
     assert list(road) == [p[0] for p in tradeoff.ROADMAP_POINTS]
     assert {r["id"] for r in road.values() if r["causal"]} == {"2020_causal", "2023", "2024_gla"}
-    assert road["2020"]["median_kl"] == next(p["median_kl"] for p in view.data["points"] if p["label"] == "elu+1")
+    assert road["2020"]["median_kl"] == next(p["median_kl"] for p in view.data["points"] if p["label"] == "elu1")
     for lang in ("en", "zh"):
         fig = chapter_figures(view, lang, PROJECTOR)[1]
         full, causal = fig.data
@@ -217,7 +217,7 @@ def test_a_map_with_no_defined_row_is_not_said_to_have_a_median():
     for lang in ("en", "zh"):
         notices = view.notices_in(lang)
         for label in empty:
-            name = lecture_text.map_name(label, lang)
+            name = lecture_text.map_words(label, lang)
             said = [n for n in notices if n.startswith(name + ":") or n.startswith(name + "：")]
             assert said == [lecture_text.t("notice.undefined_kl_all", lang, map=name, rows=view.data["points"][0]["rows"])]
     assert not any("median is over the other rows" in n and n.split(":")[0] in empty for n in view.notices_in("en"))
@@ -226,7 +226,7 @@ def test_a_map_with_no_defined_row_is_not_said_to_have_a_median():
 # -- Chinese ----------------------------------------------------------------------------
 
 KEPT = {"FLOPs", "FLOP", "GFLOP", "ms", "MB", "kB", "GB", "TB", "KV", "softmax", "exp", "elu", "FAVOR", "Taylor",
-        "ReLU", "cosFormer", "Hedgehog", "RetNet", "GLA", "Performer", "Transformer", "KL", "float", "logit", "SVM",
+        "relu", "cosformer", "Hedgehog", "RetNet", "GLA", "Performer", "Transformer", "KL", "float", "logit", "SVM",
         "RFF", "trig", "max", "nats", "Nadaraya", "Watson", "DeltaNet", "Gated", "HGRN", "LUNA", "lb", "SmolLM", "MiniLM", "RNN"}
 # ... and the words of every term the Chinese language file keeps in Latin letters.
 KEPT |= {word for term in kept_in_latin() for word in re.findall(r"[A-Za-z]{2,}", term)}
@@ -277,7 +277,7 @@ def test_the_chinese_deck_has_no_english_outside_names_and_units(views, figures)
                 assert not words, (ch, words, text)
         for n in views[ch].notices_in("zh"):
             assert not _english_words(n, tokens) or "[UNK]" in n, (ch, n)
-    assert "(orthogonal)" not in lecture_text.map_name("FAVOR+ (orthogonal)", "zh")
+    assert "(orthogonal)" not in lecture_text.map_words("favor_plus_orthogonal", "zh")
 
 
 def test_every_choice_reads_as_a_name_in_both_languages():
@@ -335,9 +335,9 @@ def test_go_deeper_opens_the_tab_on_the_chapters_state(views, ch):
     if ch == 1:
         assert set(_list(params["maps"])) <= set(catalog.map_choices())
     if ch == 3:
-        assert _list(params["qmaps"]) == ["FAVOR+ (orthogonal)"] and params["m"] == c["m"]
-        assert set(_list(params["qmaps"])) <= set(catalog.random_map_labels())
-        assert _list(go_deeper(3, **dict(c, orthogonal=False))["qmaps"]) == ["FAVOR+ (IID)"]
+        assert _list(params["qmaps"]) == ["favor_plus_orthogonal"] and params["m"] == c["m"]
+        assert set(_list(params["qmaps"])) <= set(catalog.random_map_ids())
+        assert _list(go_deeper(3, **dict(c, orthogonal=False))["qmaps"]) == ["favor_plus_iid"]
     if ch == 4:
         assert params["smap"] == c["map"] and params["sm"] == c["m"] and params["t"] == c["t"]
         assert params["smap"] in catalog.map_choices()

@@ -26,7 +26,7 @@ from helpers.models import SMOLLM2, needs_smollm2, smollm2_shape
 pytestmark = pytest.mark.usefixtures("lecture_chapter_five")     # chapter 5 on SmolLM2, once a run (conftest)
 
 MINILM = chapters.EMBEDDED_MODEL
-TRAINED, ELU = "Hedgehog (trained)", "elu+1"
+TRAINED, ELU = "hedgehog_trained", "elu1"
 
 
 @pytest.fixture
@@ -248,7 +248,7 @@ def test_a_smollm2_head_without_a_shipped_map_says_so_in_both_languages(monkeypa
     monkeypatch.setattr(learn, "cached_result", lambda *a, **k: None)
     layer = chapters.SHIPPED_MAP_LAYERS[SMOLLM2]
     view = lecture.chapter_view(5, layer=layer + 1, head=0)
-    assert view.data["hedgehog_origin"] is None and "Hedgehog (untrained: W = I)" in view.data["kl"]
+    assert view.data["hedgehog_origin"] is None and "hedgehog" in view.data["kl"]
     for lang in ("en", "zh"):
         said = [n for n in view.notices_in(lang) if SMOLLM2 in n]
         assert any(f"{layer}" in n and "W = I" in n for n in said), said

@@ -20,7 +20,7 @@ def client(app_url):
 
 def test_maps_endpoint_draws_the_mechanisms_and_links_their_settings(client):
     plot, table, badge, notices, query = client.predict(
-        maps=["softmax", "elu+1"], mechanisms=["retnet", "gla", "hgrn2", "deltanet", "gated_deltanet"],
+        maps=["softmax", "elu1"], mechanisms=["retnet", "gla", "hgrn2", "deltanet", "gated_deltanet"],
         gamma=0.9, beta=0.5, mechanism_seed=3, lower_bound=0.8, api_name="/maps")
     names = [row[0] for row in table["data"]]
     assert names == ["softmax", "elu+1", "RetNet γ", "GLA gates (seeded)", "HGRN2 gates", "DeltaNet", "Gated DeltaNet"]

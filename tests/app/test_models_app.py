@@ -41,7 +41,7 @@ def plotly_json(value) -> dict:
 
 def test_maps_endpoint_reads_chinese_with_smollm2(client):
     plot, table, badge, notices, query = client.predict(text=CHINESE, model=SMOL, layer=29, head="8",
-                                                        maps=["softmax", "elu+1"], api_name="/maps")
+                                                        maps=["softmax", "elu1"], api_name="/maps")
     figure = plotly_json(plot)
     labels = [str(t) for t in figure["data"][0]["y"]]            # the query tokens, one per row
     assert labels and any(HAN.search(label) for label in labels)

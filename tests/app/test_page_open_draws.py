@@ -71,7 +71,7 @@ def test_a_state_tab_drawn_in_chinese_is_not_drawn_again_when_chinese_lands(demo
     args = dict(source="random", n=24, d=8, kind="none", t=10)
     view = state_tab.run_state(**args, lang="zh")[4]
     assert view.lang == "zh"
-    positional = ["random", "", "clustered", 24, 8, 0, 1.0, None, None, 2, "3", "elu+1", 32, 0,
+    positional = ["random", "", "clustered", 24, 8, 0, 1.0, None, None, 2, "3", "elu1", 32, 0,
                   0.9, 1.0, 10, "none", 0.9, 0.5]
     assert _skipped(relanguage.fn(view, *positional, "zh", False))
     again = relanguage.fn(view, *positional, "en", False)

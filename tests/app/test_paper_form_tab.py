@@ -11,9 +11,9 @@ def test_the_handler_draws_the_papers_form_and_the_link_keeps_it():
     out = maps_tab.run_maps(source="random", n=16, d=8, maps=["softmax"], mechanisms=["retnet", "scalar_gate"],
                             paper=True, lang="zh")
     view, query = out[4], out[5]
-    assert "RetNet γ (paper's form)" in view.maps and "scalar gate (paper's form)" in view.maps
+    assert view.labels["retnet"] == "RetNet γ (paper's form)" and view.labels["scalar_gate"] == "scalar gate (paper's form)"
     assert "论文原式" in view.mechanism_note
     assert parse_qs(query.lstrip("?"))["mpaper"][0] in ("true", "1")
     plain = maps_tab.run_maps(source="random", n=16, d=8, maps=["softmax"], mechanisms=["retnet"])
-    assert "RetNet γ" in plain[4].maps
+    assert plain[4].labels["retnet"] == "RetNet γ"
 

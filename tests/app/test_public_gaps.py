@@ -19,7 +19,7 @@ def test_values_whose_dot_products_overflow_are_refused_in_words():
     rng = np.random.default_rng(0)
     q, k = (rng.standard_normal((16, 8)) * 1e19).astype(np.float32), (rng.standard_normal((16, 8)) * 1e19).astype(np.float32)
     with pytest.raises(ValueError, match="float32 range"):
-        views.maps_view(from_arrays(q, k), 0, "0", ["softmax", "elu+1"], False, 64, 0)
+        views.maps_view(from_arrays(q, k), 0, "0", ["softmax", "elu1"], False, 64, 0)
 
 
 def test_a_long_uploaded_file_name_is_cut(tmp_path):

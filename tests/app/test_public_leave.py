@@ -137,8 +137,8 @@ def test_a_maps_draw_stops_before_its_next_map_and_its_next_spread_draw():
         return lambda: asked.append(1) or len(asked) > k
 
     with pytest.raises(stopping.Stopped):
-        views.maps_view(sample, 0, 0, ["softmax", "FAVOR+ (orthogonal)", "elu+1"], False, 16, 7,
+        views.maps_view(sample, 0, 0, ["softmax", "favor_plus_orthogonal", "elu1"], False, 16, 7,
                         should_stop=after(2))
     assert len(asked) == 3               # softmax, FAVOR+, then its first spread draw: stopped there
     with pytest.raises(stopping.PastDeadline, match="limit of 0 s"):
-        views.maps_view(sample, 0, 0, ["softmax", "elu+1"], False, 16, 8, should_stop=stopping.StopSignal(seconds=0))
+        views.maps_view(sample, 0, 0, ["softmax", "elu1"], False, 16, 8, should_stop=stopping.StopSignal(seconds=0))

@@ -32,7 +32,7 @@ def forwards(monkeypatch):
     return seen
 
 
-def _quality(text, seeds=30, m=512, overview="Taylor-2"):
+def _quality(text, seeds=30, m=512, overview="taylor2"):
     return quality_tab.run_quality("text", text, "clustered", 128, 32, 0, 1.0, None, SMOLLM2, 2, "3", True,
                                    None, seeds, "m", m, overview, "map_rel_error", False, "en")
 
@@ -52,7 +52,7 @@ def test_a_512_token_text_is_refused_by_the_cell_cap_before_the_model_reads_it(f
     n, layers, heads, _ = text_source.text_shape(text, model=SMOLLM2)
     assert n == 512 and (layers, heads) == (30, 9)
     with pytest.raises(gr.Error, match="cells|cap"):
-        _quality(text, seeds=1, m=64, overview="elu+1")
+        _quality(text, seeds=1, m=64, overview="elu1")
     assert forwards == []
 
 
@@ -70,8 +70,8 @@ def test_the_curves_and_the_overview_are_priced_together(monkeypatch):
     from explorer.views import quality
     shape = dict(n=128, d=32, layers=6, heads=12)
     *_, curves = quality._plan_curves(128, 32, 1, None, quality.QUALITY_MS, 4)
-    overview = quality._plan_overview(128, 32, 6, 12, "elu+1", 64)
+    overview = quality._plan_overview(128, 32, 6, 12, "elu1", 64)
     monkeypatch.setattr(cost, "LIMIT_BYTES", max(curves.bytes, overview.bytes) + 1)
     monkeypatch.setattr(cost, "LIMIT_SECONDS", 1e9)
     with pytest.raises(ValueError, match="memory"):
-        views.price_request(**shape, seeds=4, m=64, overview_map="elu+1")
+        views.price_request(**shape, seeds=4, m=64, overview_map="elu1")

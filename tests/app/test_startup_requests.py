@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REQUESTS = {
     "/lecture": dict(chapter=5),
     "/maps": dict(),
-    "/maps_arrays": dict(source="random", n=32, d=8, maps=["softmax", "elu+1"], m=8),
+    "/maps_arrays": dict(source="random", n=32, d=8, maps=["softmax", "elu1"], m=8),
     "/quality": dict(source="random", n=32, d=8, seeds=10, m=8),
     "/state": dict(),
     "/complexity": dict(n_min=64, n_max=128, points=2, d=16, methods=["sdpa", "linear_chunked"], repeats=1),

@@ -22,12 +22,12 @@ def sample():
 
 @pytest.fixture(scope="module")
 def view_en(sample):
-    return views.state_view(sample, 0, 0, "elu+1", 8, 0, 0.9, 2.0, t=5, kind="deltanet", lags=(1, 16, 64))
+    return views.state_view(sample, 0, 0, "elu1", 8, 0, 0.9, 2.0, t=5, kind="deltanet", lags=(1, 16, 64))
 
 
 @pytest.fixture(scope="module")
 def view_zh(sample):
-    return views.state_view(sample, 0, 0, "elu+1", 8, 0, 0.9, 2.0, t=5, kind="deltanet", lags=(1, 16, 64), lang="zh")
+    return views.state_view(sample, 0, 0, "elu1", 8, 0, 0.9, 2.0, t=5, kind="deltanet", lags=(1, 16, 64), lang="zh")
 
 
 def test_view_has_every_update_in_both_languages(view_en, view_zh):
@@ -48,7 +48,7 @@ def test_view_has_every_update_in_both_languages(view_en, view_zh):
 
 def test_view_numbers_are_the_probes(sample, view_en):
     """The capacity and recall the view shows are the engine's probes with the view's controls."""
-    fmap = views.make_feature_map("elu+1", 8, 8, 0)[0]
+    fmap = views.make_feature_map("elu1", 8, 8, 0)[0]
     pairs = state_views.capacity_pairs(8)
     cap = state_probes.capacity_probe(None, 8, pairs, "deltanet", beta=catalog.STATE_DEFAULTS["beta"], gamma=0.9,
                                strength=2.0, lower_bound=catalog.STATE_DEFAULTS["lower_bound"],
@@ -74,7 +74,7 @@ def test_step_of_the_delta_rule_has_erased_and_written_parts(sample, view_en):
     np.testing.assert_allclose(s["update"], (beta * torch.outer(unit[5], v[5])).numpy(), rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(s["erased"], (beta * torch.outer(unit[5], unit[5] @ before)).numpy(),
                                rtol=1e-4, atol=1e-5)
-    plain = views.state_step(sample, 0, 0, "elu+1", 8, 0, 0.9, 2.0, 5, "gla")
+    plain = views.state_step(sample, 0, 0, "elu1", 8, 0, 0.9, 2.0, 5, "gla")
     assert plain["erased"] is None and plain["kind_id"] == "gla"
 
 
@@ -83,8 +83,8 @@ def test_step_of_the_delta_rule_has_erased_and_written_parts(sample, view_en):
 @pytest.mark.parametrize("kwargs, en_word, zh_word", [
     (dict(kind="mamba"), "Update", "更新方式"),
     (dict(kind=["none"]), "Update", "更新方式"),
-    (dict(map_label="softmax"), "Feature map", "特征映射"),
-    (dict(map_label="nope"), "Feature map", "特征映射"),
+    (dict(map_id="softmax"), "Feature map", "特征映射"),
+    (dict(map_id="nope"), "Feature map", "特征映射"),
     (dict(m=0), "Features m", "特征数 m"),
     (dict(m=2.5), "Features m", "特征数 m"),
     (dict(m="abc"), "Features m", "特征数 m"),
@@ -134,9 +134,9 @@ def test_the_view_is_refused_before_it_allocates(monkeypatch, sample):
     calls = []
     monkeypatch.setattr(state, "rule_trace", lambda *a, **k: calls.append(1))
     with pytest.raises(ValueError, match="refused"):
-        views.state_view(sample, 0, 0, "elu+1", 8, 0)
+        views.state_view(sample, 0, 0, "elu1", 8, 0)
     assert not calls
-    small = cost.estimate("state", n=24, d=8, dv=8, label="elu+1", m=8)
+    small = cost.estimate("state", n=24, d=8, dv=8, label="elu1", m=8)
     assert seen["estimate"].bytes > small.bytes and seen["estimate"].seconds > small.seconds
 
 
@@ -186,7 +186,7 @@ def test_chinese_figures_have_no_english_words(view_zh, sample):
     figs = list(_figures(view_zh))
     # The other steps too: additive and HGRN2.
     for kind in ("none", "hgrn2"):
-        s = views.state_step(sample, 0, 0, "elu+1", 8, 0, 0.9, 2.0, 5, kind, lang="zh")
+        s = views.state_step(sample, 0, 0, "elu1", 8, 0, 0.9, 2.0, 5, kind, lang="zh")
         figs.append(figures.state_step(s["update"], s["state"], s["t"], s["token"], s["kind"], erased=s["erased"],
                                        kind_id=s["kind_id"], lang="zh"))
     for fig in figs:

@@ -132,8 +132,8 @@ def test_link_parser_survives_garbage():
 def test_huge_seeds_reach_the_engine_reduced_with_a_notice():
     sample = views.load_sample("random", preset="gaussian", n=32, d=8, data_seed=10 ** 30)
     assert any("modulo 2^32" in x for x in sample.notices)
-    view = views.maps_view(sample, 0, 0, ["softmax", "FAVOR+ (orthogonal)"], False, 16, 10 ** 30)
-    assert [row["map"] for row in view.metrics] == ["softmax", "FAVOR+ (orthogonal)"]
+    view = views.maps_view(sample, 0, 0, ["softmax", "favor_plus_orthogonal"], False, 16, 10 ** 30)
+    assert [row["map"] for row in view.metrics] == ["softmax", "favor_plus_orthogonal"]
     assert any("feature seed" in x and "modulo 2^32" in x for x in view.notices)
 
 

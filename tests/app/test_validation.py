@@ -239,7 +239,7 @@ def test_a_quality_link_opens_a_length_the_curves_can_be_measured_at(seeds):
     from explorer.views import quality
     n, d = validate.link_shape("quality", "999999", "5000", [], seeds=seeds)
     used = 10 if seeds in (None, "abc") else int(seeds)
-    labels = quality.random_map_labels()
+    labels = quality.random_map_ids()
     smallest = [m for m in quality.QUALITY_MS if m <= quality.MIN_GRID_TOP]
     assert quality._work(len(labels), smallest, used, n, 1) <= quality.MAX_QUALITY_WORK       # the view's own bound
     assert quality._work(len(labels), smallest, used, n + 1, 1) > quality.MAX_QUALITY_WORK    # and the longest such N

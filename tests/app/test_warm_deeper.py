@@ -80,7 +80,7 @@ def test_the_start_up_measures_the_quality_page_a_chapter_goes_deeper_to(ch, mon
     for name in ("_measure_quality", "_measure_overview"):
         monkeypatch.setattr(quality_views, name, lambda *a, _name=name: measured.append(_name))
     causal = link["causal"] == "true" if "causal" in link else source_panel.causal_for("text", link.get("model"))
-    maps = link["qmaps"].split(",") if "qmaps" in link else catalog.random_map_labels()
+    maps = link["qmaps"].split(",") if "qmaps" in link else catalog.random_map_ids()
     out = quality_tab.run_quality("text", link["text"], model=link.get("model"), layer=int(link["layer"]),
                                   head=str(link["head"]), causal=causal, maps=maps, seeds=int(link.get("seeds", 10)),
                                   m=int(link["m"]), lang="en")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from explorer import catalog
-from explorer.text import map_name, say
+from explorer.text import say
 from helpers.page import ARTIFACTS, TEXTS_JS, TIMEOUT_MS, Watched, wait_quiet
 from helpers.words import english_words
 
@@ -18,7 +18,8 @@ pytestmark = pytest.mark.browser
 
 VIEWPORT = {"width": 1280, "height": 720}
 LINK = "?tab=maps&maps=softmax,elu%2B1&mech=retnet,gla,deltanet&mgates=seeded&mseed=2&mbeta=0.5"
-LABELS = ("RetNet γ", "GLA gates (seeded)", "DeltaNet")
+# The mechanisms the link draws, as the page names them: (words, qualifier words or None).
+LABELS = (("state.kind.retnet", None), ("state.kind.gla", "maps.gates_seeded"), ("state.kind.deltanet", None))
 
 
 def _open(chromium, app_url, query):
@@ -44,8 +45,9 @@ def test_maps_tab_draws_the_mechanisms_at_1280x720(chromium, app_url, lang):
     try:
         titles = _panel_titles(page)
         against = say("maps.causal_softmax", lang)
-        for label in LABELS:
-            name = map_name(label, lang)
+        for key, qualifier in LABELS:
+            name = say(key, lang) if qualifier is None else \
+                say("common.qualified", lang, name=say(key, lang), qualifier=say(qualifier, lang))
             assert any(t.startswith(name) for t in titles), (name, titles)
             assert any(t.startswith(f"{name} − {against}") for t in titles), (name, titles)
         # The drawer holds the link's settings (its fold opened: a closed one is not rendered).

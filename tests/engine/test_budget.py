@@ -93,8 +93,8 @@ def test_a_light_request_passes_while_every_heavy_slot_is_taken():
 
 def test_a_grant_is_its_largest_claim_and_cost_check_claims_it_inside_a_request_only():
     pool = budget.Budget(memory_bytes=8 * GB, heavy_slots=2)
-    small = cost.estimate("maps", n=512, d=64, maps=["elu+1"])
-    large = cost.estimate("maps", n=2048, d=64, maps=["elu+1"])
+    small = cost.estimate("maps", n=512, d=64, maps=["elu1"])
+    large = cost.estimate("maps", n=2048, d=64, maps=["elu1"])
     cost.check(large)                                        # outside a request: nothing claimed
     assert pool.granted == 0
     with budget.request(pool) as grant:

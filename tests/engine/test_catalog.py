@@ -28,8 +28,8 @@ def test_map_labels_are_unique_and_the_defaults_offered():
     labels = catalog.map_choices()
     assert len(labels) == len(set(labels)) and labels[0] == catalog.REFERENCE
     assert catalog.default_maps() == list(catalog.DEFAULT_MAPS)
-    assert set(catalog.random_map_labels()) == {"FAVOR+ (IID)", "FAVOR+ (orthogonal)", "trig RFF (IID)",
-                                                "trig RFF (orthogonal)"}
+    assert set(catalog.random_map_ids()) == {"favor_plus_iid", "favor_plus_orthogonal", "trig_rff_iid",
+                                                "trig_rff_orthogonal"}
 
 
 def test_metric_info_names_every_number_the_engine_computes():
@@ -61,5 +61,5 @@ def test_every_preset_builds_a_sample(preset):
 def test_names_the_engine_must_know():
     names = set(feature_maps.names())
     assert set(catalog.SWEEP_MAPS) <= names
-    assert set(catalog.HYBRID_MAP_LABELS) <= names
+    assert set(catalog.HYBRID_MAPS) <= names
     assert set(catalog.DEFAULT_METHODS) <= set(catalog.SWEEP_METHODS)

@@ -33,7 +33,7 @@ def _entropy64(attn: torch.Tensor, causal: bool) -> float:
 
 def test_a_causal_models_maps_are_causal_by_default():
     sample = _model_like(causal=True)
-    view = views.maps_view(sample, 1, 1, ["softmax", "elu+1"])
+    view = views.maps_view(sample, 1, 1, ["softmax", "elu1"])
     assert view.params["causal"] is True
     assert view.metrics[0]["causal"] == 1
     assert view.metrics[0]["entropy_reference"] == pytest.approx(_entropy64(sample.model_attentions[1, 1], True),
@@ -61,16 +61,16 @@ def test_turning_causal_off_on_a_causal_model_says_so_in_both_languages_and_the_
 
 def test_quality_and_the_all_heads_overview_follow_the_model():
     sample = _model_like(causal=True)
-    quality = views.quality_view(sample, 1, 0, ["FAVOR+ (IID)"], ms=(4, 8), seeds=2, spread=0)
+    quality = views.quality_view(sample, 1, 0, ["favor_plus_iid"], ms=(4, 8), seeds=2, spread=0)
     assert all(row["causal"] == 1 for row in quality.shape_rows)
     assert quality.shape_rows[0]["entropy_reference"] == pytest.approx(
         _entropy64(sample.model_attentions[1, 0], True), rel=1e-6)
-    off = views.quality_view(sample, 1, 0, ["FAVOR+ (IID)"], ms=(4, 8), seeds=2, causal=False, spread=0)
+    off = views.quality_view(sample, 1, 0, ["favor_plus_iid"], ms=(4, 8), seeds=2, causal=False, spread=0)
     assert say("maps.not_model_causal") in off.notices
     # The overview's KL of softmax against itself is 0 either way: compare elu+1 with a causal recomputation.
-    overview = views.head_overview(sample, "elu+1", "kl_mean")
-    causal = views.head_overview(sample, "elu+1", "kl_mean", causal=True)
-    bidirectional = views.head_overview(sample, "elu+1", "kl_mean", causal=False)
+    overview = views.head_overview(sample, "elu1", "kl_mean")
+    causal = views.head_overview(sample, "elu1", "kl_mean", causal=True)
+    bidirectional = views.head_overview(sample, "elu1", "kl_mean", causal=False)
     assert (overview.values == causal.values).all()
     assert not (overview.values == bidirectional.values).all()
 

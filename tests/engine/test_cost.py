@@ -32,17 +32,22 @@ def test_feature_count_is_the_engines(d, m):
             continue
         fmap = feature_maps.create(name, d, num_features=m if facts.takes_m else None)
         assert cost.feature_count(name, d, m) == fmap.num_features, name
-        assert cost.feature_count(facts.pretty, d, m) == fmap.num_features, name
+    for map_id, choice in catalog.map_specs().items():      # a catalogue id counts as its map does
+        if choice.trained:
+            continue
+        facts = catalog.FEATURE_MAPS[choice.name]
+        m_used = m if facts.takes_m else None
+        assert cost.feature_count(map_id, d, m_used) == cost.feature_count(choice.name, d, m_used), map_id
 
 
 def test_the_issues_requests_are_over_the_limit():
     # N = 2048, d = 1024, Taylor-2: 525,825 features; measured peak 17.9 GB on the old code.
-    big = cost.estimate("maps", n=2048, d=1024, maps=["softmax", "Taylor-2"])
+    big = cost.estimate("maps", n=2048, d=1024, maps=["softmax", "taylor2"])
     assert big.bytes > 17.9e9 and big.bytes > cost.LIMIT_BYTES
     with pytest.raises(ValueError, match=r"Taylor-2 at N = 2,048, d = 1,024 .* needs about .* GB .*limit .*lower d or N"):
         cost.check(big)
     # /quality at N = 440, d = 1024: its shape panel computes Taylor-2 (about 4.2 GB).
-    assert not cost.fits(cost.estimate("maps", n=440, d=1024, maps=["Taylor-2"]))
+    assert not cost.fits(cost.estimate("maps", n=440, d=1024, maps=["taylor2"]))
     # The default views stay well inside it.
     assert cost.fits(cost.estimate("maps", n=128, d=32, maps=list(catalog.DEFAULT_MAPS), m=64))
     assert cost.fits(cost.estimate("maps", n=2048, d=32, maps=list(catalog.DEFAULT_MAPS), m=64))
@@ -56,8 +61,8 @@ def test_d_is_bounded_in_the_engine():
 
 
 @needs_peaks
-@pytest.mark.parametrize("label,n,d,m", [("elu+1", 512, 32, 64), ("Taylor-2", 256, 128, 64),
-                                         ("FAVOR+ (IID)", 512, 32, 512), ("softmax", 768, 32, 64)])
+@pytest.mark.parametrize("label,n,d,m", [("elu1", 512, 32, 64), ("taylor2", 256, 128, 64),
+                                         ("favor_plus_iid", 512, 32, 512), ("softmax", 768, 32, 64)])
 def test_estimate_covers_the_measured_peak(label, n, d, m):
     sample = sources.from_random(n, d, seed=0)
     views.clear_caches()
@@ -74,8 +79,8 @@ def test_maps_view_refuses_an_over_limit_map_before_allocating(monkeypatch):
     sample = sources.from_random(512, 256, seed=0)
     views.clear_caches()
     view, peak = bench.measure_peak_bytes(
-        lambda: views.maps_view(sample, 0, 0, ["softmax", "Taylor-2", "elu+1"], False, 64, 0))
-    assert [row["map"] for row in view.metrics] == ["softmax", "elu+1"]
+        lambda: views.maps_view(sample, 0, 0, ["softmax", "taylor2", "elu1"], False, 64, 0))
+    assert [row["map"] for row in view.metrics] == ["softmax", "elu1"]
     refusal = [x for x in view.notices if x.startswith("Taylor-2: not shown")]
     assert refusal and "the limit on this server is 100 MB: lower d or N" in refusal[0]
     assert peak < 100_000_000, peak
@@ -84,14 +89,14 @@ def test_maps_view_refuses_an_over_limit_map_before_allocating(monkeypatch):
 def test_quality_shape_panel_leaves_out_what_does_not_fit(monkeypatch):
     monkeypatch.setattr(cost, "LIMIT_BYTES", 60_000_000)
     sample = sources.from_random(96, 160, seed=0)      # Taylor-2: 12,881 features x 96 x 4 bytes x 5 copies
-    view = views.quality_view(sample, 0, 0, ["FAVOR+ (IID)"], (4, 8), 2, False, 8)
+    view = views.quality_view(sample, 0, 0, ["favor_plus_iid"], (4, 8), 2, False, 8)
     shown = {row["map"] for row in view.shape_rows}
-    assert "elu+1" in shown and "Taylor-2" in shown      # 96 tokens still fit
+    assert "elu1" in shown and "taylor2" in shown      # 96 tokens still fit
     monkeypatch.setattr(cost, "LIMIT_BYTES", 35_000_000)
     views.clear_caches()                                  # a cached map costs nothing: recompute
-    view = views.quality_view(sample, 0, 0, ["FAVOR+ (IID)"], (4, 8), 2, False, 8)
+    view = views.quality_view(sample, 0, 0, ["favor_plus_iid"], (4, 8), 2, False, 8)
     shown = {row["map"] for row in view.shape_rows}
-    assert "elu+1" in shown and "Taylor-2" not in shown
+    assert "elu1" in shown and "taylor2" not in shown
     assert any(x.startswith("Taylor-2: not shown") and "limit" in x for x in view.notices)
 
 
@@ -99,6 +104,6 @@ def test_head_overview_and_state_refuse_with_the_limit_in_words(monkeypatch):
     monkeypatch.setattr(cost, "LIMIT_BYTES", 20_000_000)
     sample = sources.from_random(256, 128, seed=0, heads=4)
     with pytest.raises(ValueError, match=r"needs about .* the limit on this server is 20.0 MB: lower"):
-        views.head_overview(sample, "Taylor-2")
+        views.head_overview(sample, "taylor2")
     with pytest.raises(ValueError, match=r"recurrent state of Taylor-2 .* the limit on this server is 20.0 MB"):
-        views.state_view(sample, 0, 0, "Taylor-2")
+        views.state_view(sample, 0, 0, "taylor2")

@@ -115,8 +115,8 @@ def test_sliding_window_flop_ratio_includes_the_window():
 def test_maps_view_counts_the_window():
     from explorer import views
     sample = sources.from_random(64, 16, preset="gaussian", seed=1)
-    view = views.maps_view(sample, 0, 0, ["softmax", "sliding window"], window=8)
-    row = next(r for r in view.metrics if r["map"] == "sliding window")
+    view = views.maps_view(sample, 0, 0, ["softmax", "sliding_window"], window=8)
+    row = next(r for r in view.metrics if r["map"] == "sliding_window")
     m = row["feature_dim"]
     # The shared FLOP model's linear path (4 N m d_v + 4 N m) plus the window's own pairs.
     expected = 4 * 64 * m * 16 + 4 * 64 * m + metrics.window_flops(64, 8, 16, 16, m, False)
@@ -138,7 +138,7 @@ def test_unk_notice_says_what_unk_is():
 
 def test_view_arrays_hold_the_view_at_full_resolution(tmp_path):
     sample = sources.from_random(40, 8, preset="clustered", seed=2)
-    labels = ["softmax", "elu+1", "Taylor-1"]
+    labels = ["softmax", "elu1", "taylor1"]
     got = export.view_arrays(sample, 0, 0, labels, causal=True, m=16, seed=0)
     q, k, v = (t.numpy() for t in sample.head(0, 0))
     assert np.array_equal(got.arrays["q"], q) and np.array_equal(got.arrays["v"], v)
@@ -146,21 +146,21 @@ def test_view_arrays_hold_the_view_at_full_resolution(tmp_path):
     assert np.allclose(got.arrays["A"], ref.numpy(), atol=1e-7)
     approx = attention.kernel_map(torch.from_numpy(q), torch.from_numpy(k), feature_maps.create("elu1", 8),
                                   causal=True)
-    assert np.allclose(got.arrays["A_hat.elu_plus1"], approx.numpy(), atol=1e-7)
+    assert np.allclose(got.arrays["A_hat.elu1"], approx.numpy(), atol=1e-7)
     # Per-row metrics agree with the table's pooled ones: KL's mean over defined rows. The
     # arrays keep every row; causal means leave out row 0 (a single key, KL 0 for any map).
     row = metrics.compare(ref, approx, v=torch.from_numpy(v), logits=attention.logits(*map(torch.from_numpy, (q, k))),
                           causal=True)
-    kl_rows = got.arrays["rows.elu_plus1.kl"]
+    kl_rows = got.arrays["rows.elu1.kl"]
     assert kl_rows[0] == 0.0
     assert np.nanmean(kl_rows[1:]) == pytest.approx(row["kl_mean"], rel=1e-9)
     assert int(np.isfinite(kl_rows[1:]).sum()) == row["kl_rows_defined"]
-    mono = got.arrays["rows.elu_plus1.monotonicity"]
+    mono = got.arrays["rows.elu1.monotonicity"]
     assert math.isnan(mono[0])                        # the first causal row has one key
     assert np.nanmean(mono) == pytest.approx(row["monotonicity"], rel=1e-9)
     # Taylor-1 has negative weights: no entropy there.
     assert np.isnan(got.arrays["rows.taylor1.entropy"]).any()
-    assert got.meta["maps"]["A_hat.elu_plus1"] == "elu+1" and got.meta["tokens"] == list(sample.tokens)
+    assert got.meta["maps"]["A_hat.elu1"] == "elu+1" and got.meta["tokens"] == list(sample.tokens)
 
     npz = np.load(export.write_npz(got, tmp_path / "a.npz"), allow_pickle=False)
     assert set(npz.files) == set(got.arrays) | {"meta_json", "provenance"}
@@ -179,4 +179,4 @@ def test_view_arrays_refuse_too_much_before_computing(monkeypatch):
     monkeypatch.setattr(export, "MAX_EXPORT_BYTES", 1_000_000)
     monkeypatch.setattr(attention, "softmax_map", lambda *a, **k: pytest.fail("computed before refusing"))
     with pytest.raises(ValueError, match="choose fewer maps or a shorter sequence"):
-        export.view_arrays(sample, 0, 0, ["softmax", "elu+1", "ReLU", "Taylor-1"])
+        export.view_arrays(sample, 0, 0, ["softmax", "elu1", "relu", "taylor1"])

@@ -19,10 +19,10 @@ def test_the_unvalidated_grid_is_exactly_its_validated_self(presentation):
     soft = rng.random((n, n))
     soft /= soft.sum(1, keepdims=True)
     signed = soft - 0.05                                     # negative weights: its own colour axes
-    maps = {"softmax": soft, "elu+1": soft[::-1].copy(), "Taylor-1": signed}
+    maps = {"softmax": soft, "elu1": soft[::-1].copy(), "taylor1": signed}
     errors = {name: maps[name] - soft for name in maps if name != "softmax"}
     fig = figures.attention_grid([f"t{i}" for i in range(n)], maps, errors, title="a title · with a part",
-                                 note="a note", style=presentation, infinite_kl={"elu+1": [2]})
+                                 note="a note", style=presentation, infinite_kl={"elu1": [2]})
     sent = json.loads(fig.to_json())
     validated = go.Figure(sent)                              # raises on anything plotly would refuse
     assert json.loads(validated.to_json()) == sent

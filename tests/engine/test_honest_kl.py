@@ -39,7 +39,7 @@ def relu_view(tmp_path):
     path = tmp_path / "relu_zeroes.npz"
     np.savez(path, q=Q, k=K)
     sample = views.load_sample("file", path=str(path))
-    view = views.maps_view(sample, 0, 0, ["softmax", "ReLU"], False, 16, 0)
+    view = views.maps_view(sample, 0, 0, ["softmax", "relu"], False, 16, 0)
     return sample, view
 
 
@@ -47,15 +47,15 @@ def test_upload_where_relu_zeroes_keys_has_infinite_kl_on_those_rows(relu_view):
     _, view = relu_view
     want = _independent_kl_rows(Q, K)
     assert [i for i, x in enumerate(want) if math.isinf(x)] == INFINITE_ROWS          # the upload is what it says
-    row = {r["map"]: r for r in view.metrics}["ReLU"]
+    row = {r["map"]: r for r in view.metrics}["relu"]
     assert row["kl_rows_infinite"] == 2 and row["kl_rows_undefined"] == 0 and row["kl_rows_defined"] == 2
     assert row["kl_mean"] == pytest.approx(np.mean([x for x in want if math.isfinite(x)]), rel=1e-5)
-    assert view.infinite_kl["ReLU"] == INFINITE_ROWS
+    assert view.infinite_kl["relu"] == INFINITE_ROWS
 
 
 def test_the_table_says_infinity_beside_the_finite_mean(relu_view):
     _, view = relu_view
-    row = {r["map"]: r for r in view.metrics}["ReLU"]
+    row = {r["map"]: r for r in view.metrics}["relu"]
     for lang, words in (("en", "(∞ on 2 of 4 rows)"), ("zh", "（4 行中 2 行为 ∞）")):
         table = views.metrics_table(view.metrics, short=True, lang=lang)
         cell = table.iloc[1, table.columns.get_loc(views.common.metric_label("kl_mean", lang, True))]
@@ -78,12 +78,12 @@ def test_the_grid_marks_the_infinite_rows(relu_view):
 def test_the_export_keeps_inf_and_nan_apart(relu_view, tmp_path):
     from explorer import export
     sample, view = relu_view
-    arrays = export.view_arrays(sample, 0, 0, ["ReLU"], False, 16, 0)
+    arrays = export.view_arrays(sample, 0, 0, ["relu"], False, 16, 0)
     kl = arrays.arrays["rows.relu.kl"]
     assert np.isinf(kl[INFINITE_ROWS]).all() and (kl[INFINITE_ROWS] > 0).all()
     assert np.isfinite(kl[[0, 2]]).all() and not np.isnan(kl).any()
     table = export.metrics_csv_table(view.metrics).set_index("map")
-    assert table.loc["ReLU", views.METRIC_INFO["kl_rows_infinite"][0]] == 2
+    assert table.loc["relu", views.METRIC_INFO["kl_rows_infinite"][0]] == 2
     # Written as the tabs write their CSV files: inf stays inf, NaN stays NaN.
     path = tmp_path / "rows.csv"
     import pandas as pd
@@ -133,10 +133,10 @@ def test_the_maps_tab_says_which_rows_a_causal_mean_is_over():
     from explorer.ui import maps_tab
     sample = views.load_sample("random", preset="gaussian", n=16, d=8)
     for lang in ("en", "zh"):
-        view = views.maps_view(sample, 0, 0, ["softmax", "elu+1"], True, 16, 0, lang=lang)
+        view = views.maps_view(sample, 0, 0, ["softmax", "elu1"], True, 16, 0, lang=lang)
         assert say("common.causal_rows_note", lang) in maps_tab.notices_with_undefined(view)
         assert not any(say("common.causal_rows_note", lang) in n for n in view.notices)     # no pop-up each draw
-        plain = views.maps_view(sample, 0, 0, ["softmax", "elu+1"], False, 16, 0, lang=lang)
+        plain = views.maps_view(sample, 0, 0, ["softmax", "elu1"], False, 16, 0, lang=lang)
         assert say("common.causal_rows_note", lang) not in maps_tab.notices_with_undefined(plain)
 
 
@@ -144,7 +144,7 @@ def test_the_maps_tab_says_when_the_model_read_unk():
     sample = views.load_sample("text", text="注意力机制把每个词和其他词联系起来")
     count, total = views.common.unk_count(sample)
     assert count > total / 2
-    view = views.maps_view(sample, 0, 0, ["softmax", "elu+1"], False, 16, 0, lang="zh")
+    view = views.maps_view(sample, 0, 0, ["softmax", "elu1"], False, 16, 0, lang="zh")
     assert view.notices[0] == __import__("explorer.text", fromlist=["say"]).say("maps.unk", "zh", count=count, total=total)
     english = views.maps_view(views.load_sample("text", text="The cat sat on the mat."), 0, 0, ["softmax"], False)
     assert not any("[UNK]" in n for n in english.notices)
@@ -166,7 +166,7 @@ def test_the_pareto_plane_gives_no_point_to_a_map_undefined_on_most_rows(chapter
     points = {p["label"]: p for p in chapter6.data["points"]}
     mostly = [label for label, p in points.items() if 2 * p["undefined_rows"] > p["rows"]]
     # Identity and Taylor-1 give negative weights on most rows of a real head.
-    assert {"identity (q·k)", "Taylor-1"} <= set(mostly)
+    assert {"identity", "taylor1"} <= set(mostly)
     for label in mostly:
         assert points[label]["mostly_undefined"] and math.isnan(points[label]["median_kl"])
         i = chapter6.data["points"].index(points[label])
@@ -176,7 +176,7 @@ def test_the_pareto_plane_gives_no_point_to_a_map_undefined_on_most_rows(chapter
         drawn = {t.name for t in fig.data if t.mode == "markers"}
         note = re.sub(r"\s+|<br>", "", fig.layout.title.subtitle.text or "")
         for label in mostly:
-            name = lecture_text.map_name(label, lang)
+            name = lecture_text.map_words(label, lang)
             assert not any(d.startswith(name + " (m") for d in drawn)
             p = points[label]
             said = lecture_text.t("note.kl_no_point", lang, map=name, count=p["undefined_rows"], rows=p["rows"])
@@ -185,7 +185,7 @@ def test_the_pareto_plane_gives_no_point_to_a_map_undefined_on_most_rows(chapter
         for label in mostly:
             if points[label]["undefined_rows"] < points[label]["rows"]:
                 p = points[label]
-                assert lecture_text.t("notice.undefined_kl_most", lang, map=lecture_text.map_name(label, lang),
+                assert lecture_text.t("notice.undefined_kl_most", lang, map=lecture_text.map_words(label, lang),
                                       count=p["undefined_rows"], rows=p["rows"]) in notices
 
 
@@ -211,7 +211,7 @@ def test_chapter_5s_causal_summaries_leave_out_row_0():
     from explorer.lecture.ch5_closing_the_gap import maths as closing
     gen = torch.Generator().manual_seed(9)
     q, k = torch.randn(1, 9, 4, generator=gen), torch.randn(1, 9, 4, generator=gen)
-    got = closing.row_kl_by_map(q, k, {"elu+1": feature_maps.create("elu1", 4)}, causal=True)["elu+1"]
+    got = closing.row_kl_by_map(q, k, {"elu1": feature_maps.create("elu1", 4)}, causal=True)["elu1"]
     rows = got["kl"].ravel()
     assert rows[0] == 0.0 and rows.size == 9
     assert got["mean"] == pytest.approx(float(rows[1:].mean()), rel=1e-12)

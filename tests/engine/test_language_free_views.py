@@ -29,11 +29,11 @@ def test_the_maps_view_in_the_other_language_measures_nothing(computed):
     maps_views.clear_caches()
     sample = views.load_sample("random", n=40, d=8, data_seed=11, heads=2)
     # m = 63 for a map whose features come in pairs: rounded up, and a notice says so.
-    settings = dict(layer=0, head=1, maps=["softmax", "elu+1", "trig RFF (orthogonal)", "FAVOR+ (IID)"], causal=True,
+    settings = dict(layer=0, head=1, maps=["softmax", "elu1", "trig_rff_orthogonal", "favor_plus_iid"], causal=True,
                     m=63, seed=2, mechanisms=["retnet", "deltanet"])
     english = views.maps_view(sample, **settings, lang="en")
     measured = list(computed)
-    assert "trig RFF (orthogonal)" in measured and "retnet" in measured
+    assert "trig_rff_orthogonal" in measured and "retnet" in measured
     chinese = views.maps_view(sample, **settings, lang="zh")
     assert computed == measured, "the Chinese page measured again"
     assert english.maps.keys() == chinese.maps.keys()
@@ -41,7 +41,7 @@ def test_the_maps_view_in_the_other_language_measures_nothing(computed):
         np.testing.assert_array_equal(english.maps[label], chinese.maps[label])
     assert repr(english.metrics) == repr(chinese.metrics)
     # The words are the page's: the title, the rounding notice and the mechanisms' note.
-    rounded = say("common.m_rounded", "zh", label="trig RFF（正交）", m=63, m2=64)
+    rounded = say("common.m_rounded", "zh", label="三角 RFF（正交）", m=63, m2=64)
     assert rounded in chinese.notices and say("common.m_rounded", "en", label="trig RFF (orthogonal)", m=63, m2=64) \
         in english.notices
     assert CJK.search(chinese.title) and not CJK.search(english.title)

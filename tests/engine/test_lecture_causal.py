@@ -63,7 +63,7 @@ def test_chapter_three_sums_over_the_pairs_a_causal_head_computes(lang):
     assert view.numbers["s_max"] == pytest.approx(s.max()) and view.numbers["s_min"] == pytest.approx(s.min())
     assert view.numbers["taylor1_kept_share"] == pytest.approx((1 + s).sum() / np.exp(s).sum())
     assert view.numbers["negative_taylor1_pairs"] == np.sum(1 + s < 0)
-    assert view.data["profiles"]["elu+1"]["pairs"] == s.size
+    assert view.data["profiles"]["elu1"]["pairs"] == s.size
     deeper = go_deeper(3, model=SMOLLM2, **view.controls)
     assert deeper["model"] == SMOLLM2 and deeper["causal"] == "true"
     assert "causal" not in go_deeper(3, **view.controls)
@@ -133,16 +133,16 @@ def test_chapter_six_plane_reads_the_causal_model_on_its_causal_rows(lang):
     view = lecture.chapter_view(6, lang=lang)
     assert view.data["kl_causal"] is True and view.controls["layer"] == 3
     points = {p["label"]: p for p in view.data["points"]}
-    hedgehog = points["Hedgehog (trained)"]
-    assert hedgehog["undefined_rows"] == 0 and hedgehog["median_kl"] < points["elu+1"]["median_kl"] / 5
-    assert "Hedgehog (trained)" in [view.data["points"][i]["label"] for i in view.data["frontier"]]
+    hedgehog = points["hedgehog_trained"]
+    assert hedgehog["undefined_rows"] == 0 and hedgehog["median_kl"] < points["elu1"]["median_kl"] / 5
+    assert "hedgehog_trained" in [view.data["points"][i]["label"] for i in view.data["frontier"]]
     road = {r["id"]: r for r in view.data["roadmap"]}
     assert "2025_luna" in road
     # One reference for the whole roadmap (the model's causal softmax), one 2020 baseline, and
     # the plane's numbers where the two figures share a map.
     assert all(r["causal"] and r["reference"] == "causal softmax" for r in road.values()), road
     assert "2020_causal" not in road
-    assert road["2020"]["median_kl"] == points["elu+1"]["median_kl"]
+    assert road["2020"]["median_kl"] == points["elu1"]["median_kl"]
     assert road["2024_hedgehog"]["median_kl"] == hedgehog["median_kl"]
     # elu+1's median, recomputed plainly in float64 over the causal rows past the first of the head
     from explorer.views.common import load_sample
@@ -153,4 +153,4 @@ def test_chapter_six_plane_reads_the_causal_model_on_its_causal_rows(lang):
     approx = attention.kernel_map(q, k, create("elu1", q.shape[-1]), causal=True)
     rows = [float(rowwise.row_kl(exact[i:i + 1, :i + 1], approx[i:i + 1, :i + 1])[0][0])
             for i in range(1, q.shape[-2])]
-    assert points["elu+1"]["median_kl"] == pytest.approx(statistics.median(rows), rel=1e-6)   # the true median
+    assert points["elu1"]["median_kl"] == pytest.approx(statistics.median(rows), rel=1e-6)   # the true median

@@ -170,7 +170,7 @@ def test_every_build_says_one_short_claim_of_its_own_and_two_to_five_notes(views
 def test_a_notice_is_in_the_notes_of_the_build_it_is_about_only(views):
     # Taylor-1's values that a log axis cannot show (the Chinese sentence has a few): the kernel builds only
     view = views[3, "zh"]
-    if view.data["profiles"]["Taylor-1"]["nonpositive"]:
+    if view.data["profiles"]["taylor1"]["nonpositive"]:
         assert any("无法画在对数坐标上" in line for line in view.notes_in("b3", "zh"))
         assert not any("无法画在对数坐标上" in line for line in view.notes_in("b0", "zh"))
     view = lecture.chapter_view(3, sample=load_sample("text", text=lecture_text.DEFAULT_TEXT))   # MiniLM: many
@@ -209,7 +209,7 @@ def _roadmap_claim(retnet: float) -> tuple[str, str]:
     from explorer.lecture.view_common import new_view
 
     view = new_view(6, {})
-    points = [{"label": "elu+1", "median_kl": 1.40}, {"label": "Hedgehog (trained)", "median_kl": 0.05}]
+    points = [{"label": "elu1", "median_kl": 1.40}, {"label": "hedgehog_trained", "median_kl": 0.05}]
     road = [{"id": "2020", "year": 2020, "causal": False, "median_kl": 1.12},
             {"id": "2021", "year": 2021, "causal": False, "median_kl": 0.63},
             {"id": "2020_causal", "year": 2020, "causal": True, "median_kl": 1.37},
@@ -238,8 +238,8 @@ def test_the_overwriting_claim_says_better_only_when_the_delta_rule_keeps_the_ea
         view.data["overwrite"] = {"lag": 16, "kinds": {"deltanet": {"early": delta_early, "recent": 1.0},
                                                        "none": {"early": 0.30, "recent": 0.30}}}
         view.data["hgrn2"] = {"lag": 16, "layers": np.arange(6), "early": np.linspace(0.02, 0.09, 6)}
-        kl = {"elu+1": {"mean": 1.4}, "Hedgehog (trained)": {"mean": 0.5}}
-        closing_view._say(view, 16, 64, kl, "Hedgehog (trained)")
+        kl = {"elu1": {"mean": 1.4}, "hedgehog_trained": {"mean": 0.5}}
+        closing_view._say(view, 16, 64, kl, "hedgehog_trained")
         assert view.says["b1"]["claim"][0] == expected
         assert view.says["b3"]["claim"][0] == "ch5.b3.claim_better"
         assert view.says["b6"]["claim"][0] == "ch5.b6.claim_none"      # no hybrid curve: no number to quote

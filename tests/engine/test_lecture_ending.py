@@ -99,7 +99,7 @@ def test_the_hybrid_future_on_one_head_is_the_roadmaps_window_against_its_linear
     assert future["quality"]["hybrid"] == road["2025"]["median_kl"] and future["window"] == road["2025"]["window"]
     assert future["quality"]["softmax"] == 0.0
     from explorer.lecture.view_common import cached_map
-    taylor = cached_map("Taylor-2", q.shape[-1], None, six.controls["seed"])
+    taylor = cached_map("taylor2", q.shape[-1], None, six.controls["seed"])
     qt, kt = sample.q[layer, h][None], sample.k[layer, h][None]
     alone = tradeoff.layer_quality(qt, kt, taylor)["median_kl"]
     assert future["quality"]["linear"] == pytest.approx(alone, rel=1e-9)

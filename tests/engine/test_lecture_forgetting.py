@@ -141,7 +141,7 @@ def test_roadmap_adds_luna_beside_hedgehog_measured_as_row_kl(six):
     causal = six.data["kl_causal"]                      # a causal model: every step against causal softmax
     assert "2025_luna" in road and road["2025_luna"]["causal"] == causal
     assert road["2025_luna"]["reference"] == ("causal softmax" if causal else "softmax")
-    assert road["2025_luna"]["map"] == "LUNA (trained)"
+    assert road["2025_luna"]["map"] == "luna_trained"
     # The engine's number: the layer-quality measure on the lecture's head with the shipped map.
     from explorer.views.common import load_sample
     sample = load_sample("text", text=lecture_text.DEFAULT_TEXT, model=model)

@@ -24,7 +24,7 @@ from explorer.lecture.view_common import new_view, shipped_map
 
 pytestmark = pytest.mark.usefixtures("lecture_chapter_five")     # chapter 5 on SmolLM2, once a run (conftest)
 
-LUNA, HEDGEHOG = "LUNA (trained)", "Hedgehog (trained)"
+LUNA, HEDGEHOG = "luna_trained", "hedgehog_trained"
 SMOLLM2 = packaged.SMOLLM2.name
 
 
@@ -66,7 +66,7 @@ def test_the_luna_build_stands_before_the_hybrids(view):
 
 def _check_row_kl(view, model: str, causal: bool):
     luna = view.data["luna"]
-    assert luna is not None and list(luna["kl"]) == ["elu+1", HEDGEHOG, LUNA]
+    assert luna is not None and list(luna["kl"]) == ["elu1", HEDGEHOG, LUNA]
     assert (luna["model"], luna["causal"]) == (model, causal)
     layer, head = luna["layer"], luna["head"]
     assert (layer, head) == (view.controls["layer"], view.controls["head"])          # the chapter's own head
@@ -74,7 +74,7 @@ def _check_row_kl(view, model: str, causal: bool):
     sample = load_sample("text", text=lecture_text.DEFAULT_TEXT, model=None if model == EMBEDDED_MODEL else model)
     assert luna["tokens"] == list(sample.tokens)
     q, k = sample.q[layer, head], sample.k[layer, head]
-    maps = {"elu+1": feature_maps.create("elu1", q.shape[-1]),
+    maps = {"elu1": feature_maps.create("elu1", q.shape[-1]),
             HEDGEHOG: shipped_map("hedgehog", layer, head, model=model, head_dim=q.shape[-1]),
             LUNA: shipped_map("luna", layer, head, model=model, head_dim=q.shape[-1])}
     counted = slice(1 if causal else 0, None)           # a causal first row has one key: left out of means
@@ -112,7 +112,7 @@ def test_the_lines_are_the_views_row_kl(view):
     kl = view.data["luna"]["kl"]
     for lang in ("en", "zh"):
         fig = chapter_figures(view, lang, True)[5]
-        assert [trace.name for trace in fig.data] == [lecture_text.map_name(name, lang) for name in kl]
+        assert [trace.name for trace in fig.data] == [lecture_text.map_words(name, lang) for name in kl]
         for trace, r in zip(fig.data, kl.values()):
             rows = np.asarray(r["kl"])
             shown = np.array([np.nan if v is None else v for v in trace.y], dtype=float)
@@ -126,7 +126,7 @@ def test_below_is_said_only_when_lunas_mean_is_lower_at_the_rounding_written():
         view = new_view(5, {})
         rows = np.array([0.1, 0.2])
         view.data["luna"] = {"layer": 2, "head": 3, "tokens": ["a", "b"],
-                             "kl": {"elu+1": {"kl": rows, "mean": 1.1}, HEDGEHOG: {"kl": rows, "mean": hedgehog_mean},
+                             "kl": {"elu1": {"kl": rows, "mean": 1.1}, HEDGEHOG: {"kl": rows, "mean": hedgehog_mean},
                                     LUNA: {"kl": rows, "mean": luna_mean}}}
         view.numbers.update({"luna_queries_below_hedgehog": 1.0, "luna_queries": 2.0})
         closing_view._say_luna(view)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from explorer.lecture.figures import chapter_figures
-from explorer.lecture.text import map_name
+from explorer.lecture.text import map_words
 from explorer.lecture import view as lecture
 
 
@@ -24,7 +24,7 @@ def test_a_map_keeps_its_colour_and_symbol_in_both_languages(planes):
     for lang, fig in planes.items():
         traces = {t.name: (t.marker.color, t.marker.symbol) for t in fig.data if t.mode == "markers"}
         for p in views[lang].data["points"]:
-            name = f"{map_name(p['label'], lang)} (m = {p['m']})"
+            name = f"{map_words(p['label'], lang)} (m = {p['m']})"
             if name in traces:
                 style_of.setdefault(p["label"], {})[lang] = traces[name]
     both = {label: s for label, s in style_of.items() if len(s) == 2}

@@ -74,9 +74,9 @@ def test_entropy_and_rank_correlation_are_a_plain_float64_computation(view, samp
     learned, _ = trained_hedgehog(sample, dict(c), None)
     assert learned is not None and view.data["hedgehog_trained"]     # a trained map ships for this head
     label = view.data["row_shape_hedgehog"]
-    maps = {"softmax": None, "elu+1": feature_maps.create("elu1", q.shape[-1]), label: learned}
+    maps = {"softmax": None, "elu1": feature_maps.create("elu1", q.shape[-1]), label: learned}
     shape = view.data["row_shape"]
-    assert list(shape)[:2] == ["softmax", "elu+1"] and label in shape
+    assert list(shape)[:2] == ["softmax", "elu1"] and label in shape
     for name, fmap in maps.items():
         entropy, rho = plain_shape(q, k, fmap, causal)
         assert shape[name]["entropy"] == pytest.approx(entropy, rel=1e-9, abs=1e-12), name
@@ -93,18 +93,18 @@ def test_the_bars_are_the_views_numbers(view):
         fig = chapter_figures(view, lang, True)[4]
         entropy, spearman = fig.data
         names = list(shape)[::-1]                      # lying bars: softmax at the top
-        assert list(entropy.y) == [lecture_text.map_name(name, lang) for name in names]
+        assert list(entropy.y) == [lecture_text.map_words(name, lang) for name in names]
         assert list(entropy.x) == [shape[name]["entropy"] for name in names]
         assert list(spearman.x) == [shape[name]["spearman"] for name in names]
         assert list(entropy.text) == [f"{shape[name]['entropy']:.2f}" for name in names]
 
 
 def test_spikier_and_more_monotone_is_said_only_when_both_are_true():
-    label = "Hedgehog (trained)"
+    label = "hedgehog_trained"
 
     def claim(hh_entropy, hh_rho):
         view = new_view(5, {})
-        shape = {"softmax": {"entropy": 0.42, "spearman": 1.0}, "elu+1": {"entropy": 1.87, "spearman": -0.40},
+        shape = {"softmax": {"entropy": 0.42, "spearman": 1.0}, "elu1": {"entropy": 1.87, "spearman": -0.40},
                  label: {"entropy": hh_entropy, "spearman": hh_rho}}
         closing_view._say_shape(view, shape, label)
         return view.says["b4"]["claim"][0]

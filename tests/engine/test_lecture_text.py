@@ -62,14 +62,14 @@ def test_every_number_family_has_its_label_in_both_languages():
 
 
 @pytest.mark.parametrize("key, count, name", [
-    ("median_kl[FAVOR+ (orthogonal)]", None, ("map", "FAVOR+ (orthogonal)")),
+    ("median_kl[favor_plus_orthogonal]", None, ("map", "favor_plus_orthogonal")),
     ("recall_early_at_64[gla]", "64", ("kind", "gla")),
     ("roadmap_kl[2024_gla]", None, ("point", "2024_gla")),
     ("hgrn2_memory_layer3", "3", None),
     ("hybrid_cosine_k2", "2", None),
 ])
 def test_a_family_key_reads_its_count_and_name(key, count, name):
-    spoken = {"map": lecture_text.map_name, "kind": lecture_text.state_label,
+    spoken = {"map": lecture_text.map_words, "kind": lecture_text.state_label,
               "point": lecture_text.road_label}
     for lang in lecture_text.LANGS:
         label = lecture_text.number_label(key, lang)

@@ -169,11 +169,11 @@ def test_chapter_five_uses_a_cached_trained_hedgehog(monkeypatch, embedded_only)
     trained = feature_maps.create("hedgehog", 32, num_features=64)
     monkeypatch.setattr(learn, "cached_result", lambda *a, **k: SimpleNamespace(feature_map=trained))
     view = lecture.chapter_view(5, text=TEXT)
-    assert "Hedgehog (trained)" in view.data["kl"] and view.data["hedgehog_origin"] == "trained here"
+    assert "hedgehog_trained" in view.data["kl"] and view.data["hedgehog_origin"] == "trained here"
     monkeypatch.setattr(learn, "cached_result", lambda *a, **k: None)
     monkeypatch.setattr(lecture_common, "shipped_map", lambda *a, **k: None)
     view = lecture.chapter_view(5, text=TEXT)
-    assert "Hedgehog (untrained: W = I)" in view.data["kl"]
+    assert "hedgehog" in view.data["kl"]
     assert any("untrained" in n for n in view.notices)
 
 
@@ -184,10 +184,10 @@ def test_chapter_five_shows_the_shipped_trained_hedgehog_by_default(monkeypatch,
     monkeypatch.setattr(learn, "cached_result", lambda *a, **k: None)
     view = lecture.chapter_view(5)
     assert (view.controls["layer"], view.controls["head"]) == (LECTURE_LAYER, LECTURE_HEAD)
-    assert view.data["hedgehog_origin"] == "shipped" and "Hedgehog (trained)" in view.data["kl"]
+    assert view.data["hedgehog_origin"] == "shipped" and "hedgehog_trained" in view.data["kl"]
     kl = view.data["kl"]
-    assert kl["Hedgehog (trained)"]["mean"] < 0.5 * kl["elu+1"]["mean"]
-    assert kl["Hedgehog (trained)"]["median"] < 0.5 * kl["elu+1"]["median"]
+    assert kl["hedgehog_trained"]["mean"] < 0.5 * kl["elu1"]["mean"]
+    assert kl["hedgehog_trained"]["median"] < 0.5 * kl["elu1"]["median"]
     assert not any("untrained" in n for n in view.notices)
 
 
@@ -307,7 +307,7 @@ def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
     for lang in ("en", "zh"):
         fig = chapter_figures(five, lang)[3]
         assert np.all(np.asarray(fig.data[0].y) > 0)
-        shown = lecture_text.map_name(name, lang)
+        shown = lecture_text.map_words(name, lang)
         assert _flat(lecture_text.t("note.kl_not_drawn", lang, map=shown, count=2)) in _flat(_subtitle(fig))
 
     six = copy.deepcopy(views[6])
@@ -316,7 +316,7 @@ def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
     label = six.data["points"][0]["label"]
     fig = chapter_figures(six, "zh")[0]
     assert all(y > 0 for trace in fig.data for y in trace.y)
-    name = lecture_text.map_name(label, "zh")
+    name = lecture_text.map_words(label, "zh")
     assert _flat(lecture_text.t("note.kl_zero", "zh", map=name, kl="0")) in _flat(_subtitle(fig))
     undefined = [p["label"] for p in views[6].data["points"] if not np.isfinite(p["median_kl"])]
     assert undefined        # trig RFF on a real head, at least
@@ -324,10 +324,10 @@ def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
     points = {p["label"]: p for p in views[6].data["points"]}
     # A map undefined on more than half of the rows is said to have no point, with the count
     # (it used to read "median KL undefined" and, on a few rows, got a median of its own).
-    assert all(_flat(lecture_text.t("note.kl_no_point", "zh", map=lecture_text.map_name(lab, "zh"),
+    assert all(_flat(lecture_text.t("note.kl_no_point", "zh", map=lecture_text.map_words(lab, "zh"),
                                     count=points[lab]["undefined_rows"], rows=points[lab]["rows"])) in note
                if points[lab]["mostly_undefined"] else
-               _flat(lecture_text.t("note.kl_infinite", "zh", map=lecture_text.map_name(lab, "zh"),
+               _flat(lecture_text.t("note.kl_infinite", "zh", map=lecture_text.map_words(lab, "zh"),
                                     count=points[lab]["infinite_rows"], rows=points[lab]["rows"])) in note
                for lab in undefined)
 
@@ -348,10 +348,10 @@ def test_chapter_zero_numbers_are_the_plain_counts():
 
 
 def test_chapter_two_numbers_are_the_plain_counts():
-    for n, d, m, name in ((300, 16, 32, "FAVOR+ (orthogonal)"), (2048, 64, 64, "elu+1"), (20_000, 32, 8, "elu+1")):
+    for n, d, m, name in ((300, 16, 32, "favor_plus_orthogonal"), (2048, 64, 64, "elu1"), (20_000, 32, 8, "elu1")):
         view = lecture.chapter_view(2, text=TEXT, n=n, d=d, m=m, map=name)
         num = view.numbers
-        m_used = m if "FAVOR" in name else d                    # elu+1 has m = d features
+        m_used = m if name.startswith("favor_plus") else d                    # elu+1 has m = d features
         assert num["m"] == m_used
         assert num["left_flops"] == 2 * n * n * m_used + 2 * n * n * d
         assert num["right_flops"] == 2 * n * m_used * d + 2 * n * m_used * d + 4 * n * m_used
@@ -403,7 +403,7 @@ def test_chapter_six_quality_is_the_median_row_kl_over_the_head(views):
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(allowed, p * (np.log(p) - np.log(a)), 0.0)
     kl = terms.sum(-1)[:, 1:].ravel() if causal else terms.sum(-1).ravel()   # a causal first row (one key) is not counted
-    point = next(pt for pt in view.data["points"] if pt["label"] == "elu+1")
+    point = next(pt for pt in view.data["points"] if pt["label"] == "elu1")
     assert point["rows"] == kl.size
     assert point["median_kl"] == pytest.approx(float(np.median(kl)), rel=1e-5)
     assert point["cost"] == 4 * d * d + 4 * d
@@ -425,7 +425,7 @@ def test_a_new_seed_recomputes_only_the_maps_that_draw_something(monkeypatch):
     computed.clear()
     again = lecture.chapter_view(6, text=TEXT, seed=11)
     assert sorted(computed) == ["hedgehog", "hedgehog"]
-    deterministic = {"elu+1", "Taylor-2", "ReLU", "cosFormer"}
+    deterministic = {"elu1", "taylor2", "relu", "cosformer"}
     for a, b in zip(view.data["points"], again.data["points"]):
         if a["label"] in deterministic:
             assert a["median_kl"] == b["median_kl"]

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from explorer import mechanisms, views
 from explorer.measure import cost, metrics
 from explorer.sources.sample import Sample
-from explorer.text import map_name, say
+from explorer.text import said, say
 from explorer.mechanisms.recurrence import seeded_projection
 from explorer.views.mechanism_maps import MechanismSettings, mechanism_label, mechanism_map, mechanism_maps
 
@@ -86,12 +86,12 @@ def test_the_map_drawn_is_the_mechanisms_own_map_and_its_metrics_a_float64_recom
     sample = _sample()
     head = 1
     view = views.maps_view(sample, 0, head, ["softmax"], True, mechanisms=[name], mechanism_settings=settings)
-    label = mechanism_label(name, settings)
+    assert view.labels[name] == mechanism_label(name, settings)      # keyed by name, labelled in words
     q, k, v = sample.q[0, head].double(), sample.k[0, head].double(), sample.v[0, head].double()
     mq, mk, params = PLAIN_INPUTS[name](q, k, settings, head)
     mechanism = mechanisms.get(name)
     expected = mechanism.attention_map(mq, mk, **params).double()
-    assert torch.allclose(torch.from_numpy(view.maps[label]).double(), expected, atol=1e-6)
+    assert torch.allclose(torch.from_numpy(view.maps[name]).double(), expected, atol=1e-6)
     # O = M V: the map's product with V is the recurrence's output, token by token in float64.
     out = mechanism.reference(mq, mk, v, **params)
     assert torch.allclose(expected @ v, out, atol=1e-9, rtol=1e-9)
@@ -103,7 +103,7 @@ def test_the_map_drawn_is_the_mechanisms_own_map_and_its_metrics_a_float64_recom
                                                            -math.inf)
     plain = metrics.compare_plain(reference, expected, v, logits, ill_defined=~torch.isfinite(expected).all(-1),
                                   feature_dim=q.shape[-1], causal=True, head_dim=q.shape[-1])
-    row = next(r for r in view.metrics if r["map"] == label)
+    row = next(r for r in view.metrics if r["map"] == name)
     for key in ("map_rel_error", "output_rel_error", "kl_mean", "entropy_approx", "monotonicity",
                 "negative_fraction", "kl_rows_infinite", "kl_rows_undefined", "causal"):
         if plain[key] is None:
@@ -114,16 +114,15 @@ def test_the_map_drawn_is_the_mechanisms_own_map_and_its_metrics_a_float64_recom
 
 def test_on_non_causal_data_the_mechanisms_are_causal_judged_against_causal_softmax_and_said_so():
     sample = _sample()
-    view = views.maps_view(sample, 0, 0, ["softmax", "elu+1"], False, mechanisms=list(MECHANISM_MAPS))
-    labels = [mechanism_label(name, MechanismSettings()) for name in MECHANISM_MAPS]
+    view = views.maps_view(sample, 0, 0, ["softmax", "elu1"], False, mechanisms=list(MECHANISM_MAPS))
+    labels = list(MECHANISM_MAPS)
     assert view.causal_only == labels
     assert say("maps.mechanisms_causal") in view.notices
     rows = {r["map"]: r for r in view.metrics}
-    assert rows["elu+1"]["causal"] == 0 and all(rows[label]["causal"] == 1 for label in labels)
+    assert rows["elu1"]["causal"] == 0 and all(rows[label]["causal"] == 1 for label in labels)
     causal = views.maps_view(sample, 0, 0, ["softmax"], True, mechanisms=list(MECHANISM_MAPS))
     for label in labels:
-        assert rows[label] == {"map": label, **{k: v for k, v in next(
-            r for r in causal.metrics if r["map"] == label).items() if k != "map"}}
+        assert rows[label] == next(r for r in causal.metrics if r["map"] == label)
         # The error drawn is against causal softmax, not the softmax panel shown.
         assert torch.allclose(torch.from_numpy(view.errors[label]),
                               torch.from_numpy(view.maps[label] - causal.maps["softmax"]), atol=1e-7)
@@ -133,7 +132,7 @@ def test_mean_over_heads_gives_each_head_its_own_retnet_gamma():
     sample = _sample()
     view = views.maps_view(sample, 0, "mean", ["softmax"], True, mechanisms=["retnet"])
     maps = [mechanism_map("retnet", sample.q[0, h], sample.k[0, h], MechanismSettings(), h) for h in range(3)]
-    assert torch.allclose(torch.from_numpy(view.maps["RetNet γ"]).double(), torch.stack(maps).mean(0), atol=1e-6)
+    assert torch.allclose(torch.from_numpy(view.maps["retnet"]).double(), torch.stack(maps).mean(0), atol=1e-6)
 
 
 def test_gla_says_whether_its_gates_are_seeded_or_fitted():
@@ -141,8 +140,8 @@ def test_gla_says_whether_its_gates_are_seeded_or_fitted():
     seeded = views.maps_view(sample, 0, 0, ["softmax"], True, mechanisms=["gla"])
     fitted = views.maps_view(sample, 0, 0, ["softmax"], True, mechanisms=["gla"],
                              mechanism_settings=MechanismSettings(gates="fitted"))
-    assert "GLA gates (seeded)" in seeded.maps and "GLA gates (fitted)" in fitted.maps
-    assert map_name("GLA gates (fitted)", "zh") == "GLA 门控（拟合）"
+    assert seeded.labels["gla"] == "GLA gates (seeded)" and fitted.labels["gla"] == "GLA gates (fitted)"
+    assert said(fitted.labels["gla"], "zh") == "GLA 门控（拟合）"
     assert say("maps.note_gla_fitted") in fitted.mechanism_note and say("maps.note_gla_seeded", seed=0) in \
         seeded.mechanism_note
 
@@ -174,14 +173,14 @@ def test_the_cost_model_prices_every_mechanism_and_a_refused_one_is_a_notice():
     n, d = 2048, 64
     big = Sample(*(torch.randn(1, 1, n, d, generator=gen) for _ in range(3)), [f"t{i}" for i in range(n)])
     view = views.maps_view(big, 0, 0, ["softmax"], True, mechanisms=["gla"], spread=0)
-    assert "GLA gates (seeded)" not in view.maps
+    assert "gla" not in view.maps
     assert any(x.startswith(say("maps.not_shown", label="GLA gates (seeded)", why="")[:20]) for x in view.notices)
 
 
 def test_quality_per_map_panels_include_every_mechanism():
-    quality = views.quality_view(_sample(), 0, 0, ["FAVOR+ (IID)"], ms=(4, 8), seeds=2, spread=0)
+    quality = views.quality_view(_sample(), 0, 0, ["favor_plus_iid"], ms=(4, 8), seeds=2, spread=0)
     shown = {row["map"] for row in quality.shape_rows}
-    assert {mechanism_label(name, MechanismSettings()) for name in MECHANISM_MAPS} <= shown
+    assert set(MECHANISM_MAPS) <= shown
     assert say("maps.mechanisms_causal") not in quality.notices
 
 
@@ -190,4 +189,4 @@ def test_every_mechanism_draws_at_any_length(n):
     view = views.maps_view(_sample(n=n, heads=1), 0, 0, ["softmax"], True, mechanisms=list(MECHANISM_MAPS))
     assert len(view.maps) == 1 + len(MECHANISM_MAPS)
     for name in MECHANISM_MAPS:
-        assert view.maps[mechanism_label(name, MechanismSettings())].shape == (n, n)
+        assert view.maps[name].shape == (n, n)

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from explorer import mechanisms, text, views
 from explorer.measure import cost
 from explorer.sources.sample import Sample
-from explorer.text import map_name, say
+from explorer.text import said, say
 from explorer.views.mechanism_maps import MechanismSettings, mechanism_label, mechanism_maps
 
 NAME = "decay09"
@@ -112,26 +112,26 @@ def test_the_toy_draws_in_the_maps_tab_with_every_slider_set(toy, lang):
     view = views.maps_view(_sample(), 0, 1, ["softmax"], True, mechanisms=[NAME], mechanism_settings=settings,
                            lang=lang)
     label = mechanism_label(NAME, settings)
-    assert label == "decay 0.9" and label in view.maps
-    assert map_name(label, "zh") == "衰减 0.9"
+    assert label == "decay 0.9" and NAME in view.maps and view.labels[NAME] == label
+    assert said(label, "zh") == "衰减 0.9"
     assert view.mechanism_note == say(f"maps.note_{NAME}", lang, seed=3)
     q, k = (F.elu(x[0, 1].double()) + 1 for x in _qkv(13)[:2])
     n = q.shape[0]
     i, j = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
     w = (q @ k.T) * torch.where(j <= i, 0.9 ** (i - j).double(), torch.zeros(()))
-    assert torch.allclose(torch.from_numpy(view.maps[label]).double(), w / w.sum(-1, keepdim=True), atol=1e-6)
+    assert torch.allclose(torch.from_numpy(view.maps[NAME]).double(), w / w.sum(-1, keepdim=True), atol=1e-6)
     assert cost.estimate("mechanism", n=64, d=8, form=toy.cost_form).seconds > 0
 
 
 def test_the_toy_is_in_the_quality_tabs_panels(toy):
-    quality = views.quality_view(_sample(), 0, 0, ["FAVOR+ (IID)"], ms=(4, 8), seeds=2, spread=0)
-    assert "decay 0.9" in {row["map"] for row in quality.shape_rows}
+    quality = views.quality_view(_sample(), 0, 0, ["favor_plus_iid"], ms=(4, 8), seeds=2, spread=0)
+    assert NAME in {row["map"] for row in quality.shape_rows}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_toy_is_an_update_of_the_state_tab(toy, lang):
     assert NAME in mechanisms.state_kinds() and (NAME, 2026) in mechanisms.state_kind_years()
-    view = views.state_view(_sample(), 0, 0, "elu+1", 8, 0, 0.9, 2.0, t=5, kind=NAME, lags=(1, 16, 64), lang=lang)
+    view = views.state_view(_sample(), 0, 0, "elu1", 8, 0, 0.9, 2.0, t=5, kind=NAME, lags=(1, 16, 64), lang=lang)
     words = say(f"state.kind.{NAME}", lang)
     assert words in view.recall and words in view.traces
     # Its log gates: 0.9 at every step, whatever the sliders say.

@@ -104,7 +104,7 @@ def test_the_scalar_gate_is_one_gate_per_token():
 def test_the_maps_tab_draws_the_papers_form_and_says_so():
     from explorer import views
     from explorer.sources.sample import Sample
-    from explorer.text import map_name
+    from explorer.text import said
     from explorer.views.mechanism_maps import MechanismSettings, mechanism_label
 
     gen = torch.Generator().manual_seed(4)
@@ -116,20 +116,21 @@ def test_the_maps_tab_draws_the_papers_form_and_says_so():
     labels = {name: mechanism_label(name, paper) for name in chosen}
     assert labels["retnet"] == "RetNet γ (paper's form)" and labels["gla"] == "GLA gates (seeded) (paper's form)"
     assert labels["deltanet"] == mechanism_label("deltanet", MechanismSettings())       # it has no such form
-    assert map_name(labels["gla"], "zh") == "GLA 门控（种子生成）（论文原式）"
+    assert said(labels["gla"], "zh") == "GLA 门控（种子生成）（论文原式）"
     # RetNet's parallel form on the head as given: (Q K^T / sqrt(d) (.) D) with D_ij = 0.8^(i - j).
     hq, hk = q[0, 1].double(), k[0, 1].double()
     i, j = torch.meshgrid(torch.arange(15), torch.arange(15), indexing="ij")
     d = torch.where(j <= i, 0.8 ** (i - j).double(), torch.zeros(()))
     expected = (hq @ hk.T) / math.sqrt(8) * d
-    assert torch.allclose(torch.from_numpy(view.maps[labels["retnet"]]).double(), expected, atol=1e-6)
+    assert view.labels["retnet"] == labels["retnet"]
+    assert torch.allclose(torch.from_numpy(view.maps["retnet"]).double(), expected, atol=1e-6)
     # Not a distribution: no KL, the errors only; the note says which form was drawn.
-    row = next(r for r in view.metrics if r["map"] == labels["retnet"])
+    row = next(r for r in view.metrics if r["map"] == "retnet")
     assert row["kl_mean"] is None and row["map_rel_error"] is not None
     assert "paper's form" in view.mechanism_note
     plain = views.maps_view(sample, 0, 1, ["softmax"], True, mechanisms=["retnet"],
                             mechanism_settings=MechanismSettings(gamma=0.8))
-    assert "RetNet γ" in plain.maps and "paper's form" not in plain.mechanism_note
+    assert "retnet" in plain.maps and plain.labels["retnet"] == "RetNet γ" and "paper's form" not in plain.mechanism_note
     with pytest.raises(ValueError, match="paper"):
         views.maps_view(sample, 0, 1, ["softmax"], True, mechanisms=["retnet"],
                         mechanism_settings=MechanismSettings(paper="yes"))

@@ -49,7 +49,7 @@ def test_one_row_per_text_layer_head_and_map_with_every_metric(whole):
     assert len(table) == 3 * 1 * 2 * 2
     assert sorted(set(table["text_index"])) == [0, 2, 3]          # line indices; the blank line is left out
     assert set(METRIC_KEYS) <= set(table.columns)
-    assert list(dict.fromkeys(table["map_label"])) == ["elu+1", "FAVOR+ (orthogonal)"]
+    assert list(dict.fromkeys(table["map_id"])) == ["elu1", "favor_plus_orthogonal"]
     assert set(table["map"]) == {"elu1", "favor_plus"}
     assert table["settings_sha256"].nunique() == 1 and (table["model"] == "all-MiniLM-L6-v2").all()
     record = whole["provenance"]
@@ -78,11 +78,11 @@ def test_each_cell_equals_the_maps_tab(whole):
     for index in (0, 2):
         sample = sources.from_text(TEXTS[index])
         for head in (0, 5):
-            view = maps_view(sample, layer=2, head=head, maps=["elu+1", "FAVOR+ (orthogonal)"],
+            view = maps_view(sample, layer=2, head=head, maps=["elu1", "favor_plus_orthogonal"],
                              causal=sample.causal, m=64, seed=0, spread=0)
             for row in view.metrics[1:]:                        # the first is softmax's own
                 cell = table[(table["text_index"] == index) & (table["head"] == head)
-                             & (table["map_label"] == row["map"])]
+                             & (table["map_id"] == row["map"])]
                 assert len(cell) == 1
                 for key in METRIC_KEYS:
                     want, got = row[key], cell[key].iloc[0]
@@ -168,9 +168,9 @@ def test_shard_selection_and_names():
 
 
 def test_map_names_are_the_engines():
-    assert probe.resolve_maps(["elu1", "favor_plus", "FAVOR+ (IID)", "elu1", "softmax"]) == (
-        "elu+1", "FAVOR+ (orthogonal)", "FAVOR+ (IID)", "softmax")
-    for bad in (["nope"], ["Hedgehog (trained)"], []):
+    assert probe.resolve_maps(["elu1", "favor_plus", "favor_plus_iid", "elu1", "softmax"]) == (
+        "elu1", "favor_plus_orthogonal", "favor_plus_iid", "softmax")
+    for bad in (["nope"], ["hedgehog_trained"], []):
         with pytest.raises(ValueError):
             probe.resolve_maps(bad)
     assert probe.pick(["all"], 6, "layers") == tuple(range(6)) and probe.pick(["3", 1, 3], 6, "layers") == (3, 1)

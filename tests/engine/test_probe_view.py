@@ -37,18 +37,18 @@ def test_the_corpus_is_bounded_in_lines_and_characters():
 
 def test_every_layer_and_head_of_every_text(view):
     assert len(view.table) == 2 * 6 * 12 * 2 and len(view.heads) == 72 and view.texts == 2
-    assert view.grid.shape == (72, 2) and view.maps == ["ReLU", "elu+1"]
+    assert view.grid.shape == (72, 2) and view.maps == ["relu", "elu1"]
 
 
 def test_the_grid_is_the_mean_over_texts_of_the_cells_that_have_a_value(view):
     t = view.table
-    cell = t[(t["layer"] == 3) & (t["head"] == 7) & (t["map_label"] == "elu+1")]
+    cell = t[(t["layer"] == 3) & (t["head"] == 7) & (t["map_id"] == "elu1")]
     assert view.grid[3 * 12 + 7, 1] == pytest.approx(cell["kl_mean"].mean(), rel=1e-12)
 
 
 def test_infinite_kl_is_counted_beside_the_mean_not_dropped(view):
     relu = view.summary[0]
-    assert relu["map"] == "ReLU" and relu["kl_inf_rows"] == int(view.table[view.table["map_label"] == "ReLU"]
+    assert relu["map"] == "relu" and relu["kl_inf_rows"] == int(view.table[view.table["map_id"] == "relu"]
                                                                  ["kl_rows_infinite"].sum()) > 0
     table = probe_views.summary_table(view)
     assert f"on {relu['kl_inf_rows']} of {relu['rows']} rows" in set(table["KL = ∞"])
@@ -63,7 +63,7 @@ def test_chinese_page_has_no_english_words(view):
     fig = probe_grid(zh.grid, probe_views.head_labels(zh), zh.maps, "KL", texts=zh.texts, lang="zh")
     words += [w for text in figure_texts(fig) for w in english_words(text)]
     assert words == []
-    assert not np.isfinite(probe_grid(np.full((1, 1), math.nan), ["h"], ["elu+1"]).data[0].z).any()
+    assert not np.isfinite(probe_grid(np.full((1, 1), math.nan), ["h"], ["elu1"]).data[0].z).any()
 
 
 def test_an_unknown_metric_is_refused():

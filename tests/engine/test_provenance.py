@@ -139,7 +139,7 @@ def test_a_random_samples_seed_and_preset_are_recorded():
 def test_npz_and_safetensors_carry_it_and_load_back(tmp_path, text_sample):
     from safetensors import safe_open
 
-    view = export.view_arrays(text_sample, 2, 3, ["softmax", "elu+1"], causal=False, m=16, seed=5)
+    view = export.view_arrays(text_sample, 2, 3, ["softmax", "elu1"], causal=False, m=16, seed=5)
     npz = export.write_npz(view, tmp_path / "a.npz")
     st = export.write_safetensors(view, tmp_path / "a.safetensors")
     from_npz = json.loads(str(np.load(npz, allow_pickle=False)["provenance"]))
@@ -150,15 +150,15 @@ def test_npz_and_safetensors_carry_it_and_load_back(tmp_path, text_sample):
     entry = from_npz["inputs"][0]["texts"][0]
     assert entry["text"] == TEXT and entry["token_ids"] == text_sample.info["token_ids"]
     assert from_npz["models"][0]["files"][0]["sha256"] == hashlib.sha256(minilm_file().read_bytes()).hexdigest()
-    assert from_npz["settings"] == {"layer": 2, "head": 3, "maps": ["softmax", "elu+1"], "causal": False, "m": 16,
+    assert from_npz["settings"] == {"layer": 2, "head": 3, "maps": ["softmax", "elu1"], "causal": False, "m": 16,
                                     "seed": 5, "window": 4}
     assert from_npz["seeds"] == [5]
     # The per-row arrays sit beside it in the same files.
-    assert "rows.elu_plus1.kl" in np.load(npz, allow_pickle=False).files
+    assert "rows.elu1.kl" in np.load(npz, allow_pickle=False).files
 
 
 def test_a_csv_has_it_beside_it_and_both_load_in_one_line(tmp_path, text_sample):
-    table = pd.DataFrame({"map": ["elu+1", "relu"], "kl": [0.25, float("inf")], "entropy": [1.0, float("nan")]})
+    table = pd.DataFrame({"map": ["elu1", "relu"], "kl": [0.25, float("inf")], "entropy": [1.0, float("nan")]})
     rec = provenance.record("maps", samples=[text_sample], settings={"m": 16}, seeds=[0])
     csv, side = export.write_csv(table, tmp_path / "maps-metrics.csv", rec)
     assert Path(side).name == "maps-metrics.provenance.json"
@@ -218,10 +218,10 @@ def test_the_docs_loading_lines_read_every_export(tmp_path, text_sample, monkeyp
     from explorer.views import learn as lv
 
     torch.set_num_threads(1)
-    view = export.view_arrays(text_sample, 0, 0, ["softmax", "elu+1"], m=8)
+    view = export.view_arrays(text_sample, 0, 0, ["softmax", "elu1"], m=8)
     export.write_npz(view, tmp_path / "maps-arrays.npz")
     export.write_safetensors(view, tmp_path / "maps-arrays.safetensors")
-    export.write_csv(export.metrics_csv_table([{"map": "elu+1", "kl": 0.5}]), tmp_path / "maps-metrics.csv",
+    export.write_csv(export.metrics_csv_table([{"map": "elu1", "kl": 0.5}]), tmp_path / "maps-metrics.csv",
                      view.provenance)
     result = lv.learn_view(layer=2, head=3, num_features=8, steps=2, train_count=1, heldout_count=1)
     lv.save_map(result, tmp_path).rename(tmp_path / "hedgehog-L2H3-m64-steps300-seed0.safetensors")

@@ -12,15 +12,15 @@ from explorer import views
 from explorer.views import quality as quality_views
 
 # A session of its own: a map another test trained for no session would join the shape table.
-SETTINGS = dict(layer=0, head=1, maps=["FAVOR+ (IID)"], seeds=3, causal=False, m=8, session="a-fresh-visitor")
+SETTINGS = dict(layer=0, head=1, maps=["favor_plus_iid"], seeds=3, causal=False, m=8, session="a-fresh-visitor")
 
 
 def _arrays(page) -> dict:
     quality, overview, _ = page
     out = {("overview",): np.array(overview.values)}
     for curve in quality.curves:
-        out[(curve.label, "kernel")] = np.array(curve.kernel_mse)
-        out[(curve.label, "map")] = np.array(curve.map_error)
+        out[(curve.map_id, "kernel")] = np.array(curve.kernel_mse)
+        out[(curve.map_id, "map")] = np.array(curve.map_error)
     return out
 
 
@@ -79,7 +79,7 @@ def test_the_curves_are_kept_for_a_session_with_a_trained_map_and_its_shape_rows
     # trained map by the session's version of it.
     monkeypatch.setattr(quality_views, "trained_version", lambda session, kind: 1 if session == "trained" else 0)
     quality_views._VIEWS.clear()
-    views_ = [quality_views.quality_view(_sample(), 0, 1, ["FAVOR+ (IID)"], seeds=3, causal=False, m=8,
+    views_ = [quality_views.quality_view(_sample(), 0, 1, ["favor_plus_iid"], seeds=3, causal=False, m=8,
                                          session=session) for session in ("trained", "trained", "another")]
     assert counted == ["_measure_quality"]
     # The trained session's table offers its trained maps (none is there to draw: each says so).

@@ -9,7 +9,7 @@ import numpy as np
 from explorer import views
 from explorer.views import state as state_views
 
-SETTINGS = dict(map_label="elu+1", m=16, seed=3, gamma=0.9, strength=1.0, t=4, kind="retnet", lags=(0, 2, 8))
+SETTINGS = dict(map_id="elu1", m=16, seed=3, gamma=0.9, strength=1.0, t=4, kind="retnet", lags=(0, 2, 8))
 
 
 def _probe_arrays(view):

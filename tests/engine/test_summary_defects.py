@@ -56,7 +56,7 @@ def test_the_csv_counts_the_rows_its_kl_mean_is_over_not_the_infinite_ones():
     assert sum(math.isinf(x) for x in by_hand) == 28                     # the input is what it says
     tq, tk = torch.from_numpy(q).float(), torch.from_numpy(k).float()
     approx, ill = attention.kernel_map_with_flags(tq, tk, create("relu", 2))
-    row = {"map": "ReLU", **metrics.compare(attention.softmax_map(tq, tk), approx, ill_defined=ill, causal=False)}
+    row = {"map": "relu", **metrics.compare(attention.softmax_map(tq, tk), approx, ill_defined=ill, causal=False)}
     assert (row["kl_rows_infinite"], row["kl_rows_undefined"], row["total_rows"]) == (28, 0, 32)
     assert showing.rows_in_mean(row, "kl_mean") == 4
 

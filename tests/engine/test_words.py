@@ -77,7 +77,8 @@ def test_a_message_is_its_english_and_says_itself_in_chinese():
 
 
 def test_names_and_joined_values_are_said_in_the_same_language():
-    name = text.Name("FAVOR+ (orthogonal)")
+    from explorer import catalog
+    name = catalog.map_label("favor_plus_orthogonal")
     assert name == "FAVOR+ (orthogonal)" and name.say("zh") == "FAVOR+（正交）"
     joined = text.Joined([text.Message("complexity.skip_causal"), "x"], "complexity.reason_sep")
     assert joined == "causal form only; run with causal=True; x"
@@ -85,16 +86,16 @@ def test_names_and_joined_values_are_said_in_the_same_language():
     assert pickle.loads(pickle.dumps(joined)).say("zh") == joined.say("zh")
 
 
-def test_one_map_name_for_every_tab():
+def test_one_map_label_for_every_tab():
     from explorer import catalog
-    from explorer.views import common as view_common
-    assert view_common.map_name is text.map_name is lecture_text.map_name      # the page and the lecture alike
     assert lecture_text.LANGS is text.LANGS
-    assert text.map_name("FAVOR+ (IID)", "zh") == "FAVOR+（IID）"
-    assert text.map_name("Hedgehog (trained)", "zh") == "Hedgehog（已训练）"
-    assert text.map_name("elu+1", "zh") == "elu+1"
-    for label in catalog.map_choices():
-        assert text.map_name(label, "en") == label
+    assert lecture_text.map_words("favor_plus_iid", "zh") == text.said(catalog.map_label("favor_plus_iid"), "zh") \
+        == "FAVOR+（独立同分布）"
+    assert text.said(catalog.map_label("hedgehog_trained"), "zh") == "Hedgehog（已训练）"
+    assert text.said(catalog.map_label("elu1"), "zh") == "elu+1"
+    # A map is known by its id everywhere; the words are the language files'.
+    for map_id in catalog.map_choices():
+        assert catalog.map_id(map_id) == map_id == catalog.map_id(str(catalog.map_label(map_id)))
 
 
 # ---------------------------------------------------------------------------------------

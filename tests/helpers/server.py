@@ -38,7 +38,7 @@ def api_call(app_url: str, endpoint: str, data: list) -> tuple[str, str]:
 # The /maps event's inputs in order: the data panel's, the maps tab's (the mechanisms' fold
 # last: γ, gates, seed, lower bound, β, the papers' form), presentation mode and the language.
 MAPS_ARGS = ["text", "The cat sat.", "clustered", 128, 32, 0, 1.0, None, "all-MiniLM-L6-v2", 2, "3", False,
-             ["softmax", "elu+1"], 64, 0, 4, [], 0.0, "seeded", 0, 0.9, 0.0, False, False, "en"]
+             ["softmax", "elu1"], 64, 0, 4, [], 0.0, "seeded", 0, 0.9, 0.0, False, False, "en"]
 
 
 STEP_PAUSE_S = 0.2          # x 20 steps between reports = 4 s: past the 2 s a stop is allowed

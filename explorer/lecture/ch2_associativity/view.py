@@ -12,9 +12,9 @@ def compute(sample, c, progress) -> ChapterView:
     view = new_view(2, c)
     n, d = c["n"], c["d"]
     label = c["map"]
-    fmap = cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
+    fmap = cached_map(label, d, c["m"] if label.startswith("favor_plus") else None, c["seed"])
     m = fmap.num_features
-    c["m"] = m if "FAVOR" in label else c["m"]
+    c["m"] = m if label.startswith("favor_plus") else c["m"]
     shapes = associativity.orders(n, d, m)
     timed_n = min(n, associativity.MAX_TIMED_N)
     if timed_n < n:

@@ -6,7 +6,7 @@ from ..record import Chapter, ControlSpec, head_control, head_params, layer_cont
 
 
 def _deeper(c: dict, source: dict) -> dict:
-    favor = "FAVOR+ (orthogonal)" if c["orthogonal"] else "FAVOR+ (IID)"
+    favor = "favor_plus_orthogonal" if c["orthogonal"] else "favor_plus_iid"
     # The causal model's head is measured against causal softmax there too, as the chapter does.
     causal = {"causal": "true"} if source.get("model") == CAUSAL_MODEL["name"] else {}
     return {"tab": "quality", **source, **head_params(c), "m": int(c["m"]), "qmaps": favor, "seeds": 10, "x": "m",

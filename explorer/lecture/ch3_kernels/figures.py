@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 
 from ..figure_common import column_px, finish_slide, say_count, wrap_px, whole_ticks
 from ..numbers import say_fixed
-from ..text import Order, map_name, t
+from ..text import Order, map_words, t
 
 
 def _reverse_kernel(view, lang, style):
@@ -38,13 +38,13 @@ def _profiles(view, lang, style, labels, title_key):
     profiles = view.data["profiles"]
     labels = [label for label in labels if label in profiles]
     fig = make_subplots(rows=1, cols=len(labels), horizontal_spacing=0.14,
-                        subplot_titles=[f"{map_name(lab, lang)} (m = {profiles[lab]['m']})" for lab in labels])
+                        subplot_titles=[f"{map_words(lab, lang)} (m = {profiles[lab]['m']})" for lab in labels])
     hidden = []
     for index, label in enumerate(labels):
         p = profiles[label]
         ok = p["approx"] > 0
         if not ok.all():
-            hidden.append(t("notice.not_shown_log", lang, map=map_name(label, lang), count=int((~ok).sum()),
+            hidden.append(t("notice.not_shown_log", lang, map=map_words(label, lang), count=int((~ok).sum()),
                             pairs=int(ok.size)))
         fig.add_scatter(x=p["exact"][ok], y=p["approx"][ok], mode="markers", showlegend=False,
                         marker=dict(size=max(style.marker - 5, 4), color=style.colour(index), opacity=0.5),
@@ -126,7 +126,7 @@ def draw(view, lang, style):
     gap = _taylor_gap(view, lang, style)
 
     labels = list(view.data["profiles"])
-    truncations = [label for label in labels if label.startswith("Taylor")]
+    truncations = [label for label in labels if label.startswith("taylor")]
     others = [label for label in labels if label not in truncations]
     fourth = _profiles(view, lang, style, truncations, "ch3.b3.title")
     fifth = _profiles(view, lang, style, others, "ch3.b4.title")

@@ -21,8 +21,8 @@ def compute(sample, c, progress) -> ChapterView:
     view.data["logits"] = logits["s"]            # one per (query, key) pair: N² of them
     view.data["series"] = kernels.series_shares(logits["s"])
     profiles = {}
-    for label in ("Taylor-1", "elu+1", f"FAVOR+ ({'orthogonal' if c['orthogonal'] else 'IID'})", "Taylor-2"):
-        fmap = cached_map(label, d, c["m"] if "FAVOR" in label else None, c["seed"])
+    for label in ("taylor1", "elu1", f"favor_plus_{'orthogonal' if c['orthogonal'] else 'iid'}", "taylor2"):
+        fmap = cached_map(label, d, c["m"] if label.startswith("favor_plus") else None, c["seed"])
         prof = kernels.kernel_profile(q, k, fmap, causal=causal)
         profiles[label] = prof
         if prof["nonpositive"]:

@@ -19,7 +19,7 @@ def compute(sample, c, progress) -> ChapterView:
     q, k, v, notes = head_of(sample, c)
     view = new_view(4, c, notes)
     d, n = q.shape[-1], q.shape[0]
-    fmap = cached_map(c["map"], d, c["m"] if "FAVOR" in c["map"] else None, 0)
+    fmap = cached_map(c["map"], d, c["m"] if c["map"].startswith("favor_plus") else None, 0)
     if c["t"] == PRONOUN and getattr(sample, "text", None) in (text.DEFAULT_TEXT, text.DEFAULT_TEXT_ZH):
         c["t"] = pronoun_index(sample.tokens, c["t"])     # another tokenizer puts "it" elsewhere
     t = n - 1 if c["t"] < 0 or c["t"] >= n else c["t"]
@@ -28,7 +28,7 @@ def compute(sample, c, progress) -> ChapterView:
     both = rnn.recurrent_vs_parallel(q, k, v, fmap)
     mem = rnn.memory(d, fmap.num_features, v.shape[-1])
     # The lecture's one recall experiment (d = RECALL_DIM whatever the head's d), as chapters 5 and 6 quote it.
-    probe = cached_map(c["map"], rnn.RECALL_DIM, c["m"] if "FAVOR" in c["map"] else None, 0)
+    probe = cached_map(c["map"], rnn.RECALL_DIM, c["m"] if c["map"].startswith("favor_plus") else None, 0)
     early = rnn.recall(probe, rnn.RECALL_DIM, "none", "early")
     recent = rnn.recall(probe, rnn.RECALL_DIM, "none", "recent")    # without decay the same curve: order is not kept
     view.data.update(step=step, token=sample.tokens[t], tokens=list(sample.tokens), memory=mem, recall=early,

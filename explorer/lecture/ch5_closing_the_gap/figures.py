@@ -11,7 +11,8 @@ from plotly.subplots import make_subplots
 
 from ..figure_common import UNIT_TICKS, finish_slide, log_ticks, say_cosine
 from ..numbers import say_signed
-from ..text import Named, map_name, say, state_label, t
+from ...catalog import map_name
+from ..text import Named, map_words, said, say, state_label, t
 
 
 def draw(view, lang, style):
@@ -47,14 +48,14 @@ def draw(view, lang, style):
         values = rows[np.isfinite(rows)]
         infinite = int(np.isposinf(rows).sum())
         if infinite:                              # ∞ is a value a box cannot hold: said, not dropped
-            hidden.append(t("note.kl_inf_not_drawn", lang, map=map_name(name, lang), count=infinite))
+            hidden.append(t("note.kl_inf_not_drawn", lang, map=map_words(name, lang), count=infinite))
         drawn = values[values > 0]                # a log axis cannot show KL = 0 (or -1e-17 from rounding)
         if drawn.size < values.size:
-            hidden.append(t("note.kl_not_drawn", lang, map=map_name(name, lang), count=values.size - drawn.size))
-        fig2.add_box(y=drawn, name=f"{map_name(name, lang)}<br>m = {r['m']}", marker_color=style.colour(i),
+            hidden.append(t("note.kl_not_drawn", lang, map=map_words(name, lang), count=values.size - drawn.size))
+        fig2.add_box(y=drawn, name=f"{map_words(name, lang)}<br>m = {r['m']}", marker_color=style.colour(i),
                      boxmean=True, showlegend=False)
     fig2.update_yaxes(type="log", title_text=t("axis.kl_causal" if causal else "axis.kl", lang))
-    values = ("，" if lang == "zh" else ", ").join(f"{map_name(name, lang)} {r['mean']:.2f}" for name, r in kl.items())
+    values = ("，" if lang == "zh" else ", ").join(f"{map_words(name, lang)} {r['mean']:.2f}" for name, r in kl.items())
     title = ("ch5.b3.title" if view.data.get("hedgehog_trained") else "ch5.b3.title_untrained") + \
         ("_causal" if causal else "")
     second = finish_slide(fig2, style, t(title, lang),
@@ -76,8 +77,8 @@ def draw(view, lang, style):
                          line=dict(color=style.colour(2), width=style.line), marker=dict(size=style.marker))
     fig3.update_xaxes(title_text=t("axis.k_softmax", lang), dtick=1)
     fig3.update_yaxes(title_text=t("axis.embedding_cos", lang))
-    hybrid_map = {"elu1": "elu+1", "favor_plus": "FAVOR+", "taylor2": "Taylor-2"}.get(
-        view.data.get("hybrid_map") or c.get("hybrid_map", ""), "")
+    hybrid_name = view.data.get("hybrid_map") or c.get("hybrid_map", "")
+    hybrid_map = said(map_name(hybrid_name), lang) if hybrid_name else ""
     note3 = t("ch5.b6.note", lang, map=hybrid_map, mode=t(f"ch5.b6.{mode}", lang)) if path else ""
     hybrid = finish_slide(fig3, style, t("ch5.b6.title", lang), note3)
     if view.data.get("linearized"):
@@ -114,10 +115,10 @@ def _row_shape(view, lang, style):
     left, each bar labelled with its value."""
     shape = view.data["row_shape"]
     names = list(shape)[::-1]                                  # softmax at the top
-    colours = {"softmax": "#444444", "elu+1": style.colour(0)}
+    colours = {"softmax": "#444444", "elu1": style.colour(0)}
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
                         subplot_titles=(t("ch5.b4.entropy", lang), t("ch5.b4.spearman", lang)))
-    shown = [map_name(name, lang) for name in names]
+    shown = [map_words(name, lang) for name in names]
     for col, key in ((1, "entropy"), (2, "spearman")):
         values = [shape[name][key] for name in names]
         fig.add_bar(y=shown, x=values, orientation="h", marker_color=[colours.get(name, style.colour(2)) for name in names],
@@ -149,13 +150,13 @@ def _luna(view, lang, style):
         fig.update_yaxes(title_text=t("axis.kl_query", lang), showticklabels=False)
         return finish_slide(fig, style, t("ch5.b5.title", lang))
     kl = luna["kl"]
-    colours = {"elu+1": style.colour(0), "Hedgehog (trained)": style.colour(2), "LUNA (trained)": style.colour(3)}
+    colours = {"elu1": style.colour(0), "hedgehog_trained": style.colour(2), "luna_trained": style.colour(3)}
     drawn = []
     for name, r in kl.items():
         rows = np.asarray(r["kl"], dtype=np.float64)
         shown = [float(v) if np.isfinite(v) and v > 0 else None for v in rows]
         drawn.extend(v for v in shown if v is not None)
-        fig.add_scatter(x=list(range(len(rows))), y=shown, mode="lines+markers", name=map_name(name, lang),
+        fig.add_scatter(x=list(range(len(rows))), y=shown, mode="lines+markers", name=map_words(name, lang),
                         line=dict(color=colours.get(name, style.colour(1)), width=style.line),
                         marker=dict(size=style.marker))
     tokens = luna["tokens"]

@@ -162,7 +162,7 @@ def _mean_counted(values: np.ndarray, counted: np.ndarray) -> float:
 _hybrid_curves = LRU(16)
 
 
-def hybrid_curve(loaded, text: str, map_for_layer, map_key: str, mode: str = "last", progress=None) -> list[dict]:
+def hybrid_curve(loaded, text: str, map_for_layer, map_tag: str, mode: str = "last", progress=None) -> list[dict]:
     """Sentence-embedding cosine to the original model as k = 0..L softmax layers are kept.
 
     ``mode`` "greedy" adds back, one at a time, the softmax layer that helps most
@@ -171,7 +171,7 @@ def hybrid_curve(loaded, text: str, map_for_layer, map_key: str, mode: str = "la
     """
     if mode not in HYBRID_MODES:
         raise ValueError(f"hybrid: expected one of {', '.join(HYBRID_MODES)}, got {mode!r}")
-    return _hybrid_curves.get((loaded.path, text, map_key, mode),
+    return _hybrid_curves.get((loaded.path, text, map_tag, mode),
                               lambda: _hybrid_curve(loaded, text, map_for_layer, mode, progress))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ... import maps as feature_maps
 from .. import chapters, text
-from ...catalog import CAUSAL_MODEL, FEATURE_MAPS
+from ...catalog import CAUSAL_MODEL
 from ..record import EMBEDDED_MODEL, HEAD_DIM, LECTURE_HEAD, LECTURE_LAYER
 from ..view_common import (
     ChapterView, cached_map, head_of, trained_hedgehog, model_of, new_view, reads_minilm, shipped_map,
@@ -18,7 +18,7 @@ from ..memo import LRU
 from ..numbers import say_cosine
 from . import maths as closing
 
-UNTRAINED_HEDGEHOG = FEATURE_MAPS["hedgehog"].pretty     # the catalogue's label: "Hedgehog (untrained: W = I)"
+UNTRAINED_HEDGEHOG = "hedgehog"      # the catalogue's id of the untrained map, W = I
 
 
 def compute(sample, c, progress) -> ChapterView:
@@ -60,10 +60,10 @@ def compute(sample, c, progress) -> ChapterView:
             view.notice_items.append(("notice.hedgehog_untrained_other", {"model": model_of(sample) or ""}))
         hh_label = UNTRAINED_HEDGEHOG
     else:
-        hh, hh_label = trained, "Hedgehog (trained)"
+        hh, hh_label = trained, "hedgehog_trained"
         if origin == "shipped":
             view.notice_items.append(("notice.hedgehog_shipped", {"layer": c["layer"], "head": c["head"]}))
-    maps = {"elu+1": elu, "FAVOR+ (orthogonal)": cached_map("FAVOR+ (orthogonal)", d, c["m"], 0),
+    maps = {"elu1": elu, "favor_plus_orthogonal": cached_map("favor_plus_orthogonal", d, c["m"], 0),
             hh_label: hh}
     kl = closing.row_kl_by_map(q, k, maps, causal=causal)
     if causal:      # a causal head's softmax sees keys j <= i only: every map is held to that
@@ -74,7 +74,7 @@ def compute(sample, c, progress) -> ChapterView:
     view.data["hedgehog_origin"] = origin
     view.numbers.update({f"mean_kl[{name}]": r["mean"] for name, r in kl.items()})
     # What Hedgehog copies from softmax, on the same head: spiky and monotone rows.
-    shape = closing.row_shape_by_map(q, k, {"elu+1": elu, hh_label: hh}, causal=causal)
+    shape = closing.row_shape_by_map(q, k, {"elu1": elu, hh_label: hh}, causal=causal)
     view.data["row_shape"] = shape
     view.data["row_shape_hedgehog"] = hh_label
     view.numbers["shape_rows"] = float(shape["softmax"]["rows"])
@@ -183,18 +183,18 @@ def _luna(view, sample, c, q, k, causal: bool) -> None:
                                                            "embedded": EMBEDDED_MODEL}))
         q, k = sample.q[layer, head], sample.k[layer, head]
         hh = shipped_map("hedgehog", layer, head)
-    maps = {"elu+1": feature_maps.create("elu1", q.shape[-1])}
+    maps = {"elu1": feature_maps.create("elu1", q.shape[-1])}
     if hh is not None:
-        maps["Hedgehog (trained)"] = hh
-    maps["LUNA (trained)"] = luna
+        maps["hedgehog_trained"] = hh
+    maps["luna_trained"] = luna
     kl = closing.row_kl_by_map(q.double(), k.double(), maps, causal=causal)      # float64 throughout
     view.data["luna"] = {"kl": kl, "tokens": list(sample.tokens), "layer": int(layer), "head": int(head),
                          "causal": bool(causal), "model": model_of(sample) or EMBEDDED_MODEL}
-    counted = kl["LUNA (trained)"]["counted"]          # causal: the first row (one key, KL 0) is not counted
+    counted = kl["luna_trained"]["counted"]          # causal: the first row (one key, KL 0) is not counted
     view.numbers.update({"luna_layer": float(layer), "luna_head": float(head), "luna_queries": float(counted.sum())})
     view.numbers.update({f"luna_mean_kl[{name}]": r["mean"] for name, r in kl.items()})
     if hh is not None:
-        below = kl["LUNA (trained)"]["kl"][..., counted] < kl["Hedgehog (trained)"]["kl"][..., counted]
+        below = kl["luna_trained"]["kl"][..., counted] < kl["hedgehog_trained"]["kl"][..., counted]
         view.numbers["luna_queries_below_hedgehog"] = float(below.sum())
 
 
@@ -202,14 +202,14 @@ def _say_luna(view) -> None:
     """LUNA's claim: "below Hedgehog's" only where its mean row KL is lower at the rounding
     written; the two values otherwise; the build's purpose alone where it has no numbers."""
     luna = view.data.get("luna")
-    if not luna or "Hedgehog (trained)" not in luna["kl"]:
+    if not luna or "hedgehog_trained" not in luna["kl"]:
         view.says["b5"] = {"claim": ("ch5.b5.claim_none", {}), "notes": [("ch5.b5.notes_none", {})]}
         return
     kl = luna["kl"]
-    values = {"luna": f"{kl['LUNA (trained)']['mean']:.2f}", "hh": f"{kl['Hedgehog (trained)']['mean']:.2f}",
-              "elu": f"{kl['elu+1']['mean']:.2f}", "layer": luna["layer"], "head": luna["head"],
+    values = {"luna": f"{kl['luna_trained']['mean']:.2f}", "hh": f"{kl['hedgehog_trained']['mean']:.2f}",
+              "elu": f"{kl['elu1']['mean']:.2f}", "layer": luna["layer"], "head": luna["head"],
               "below": int(view.numbers["luna_queries_below_hedgehog"]), "queries": int(view.numbers["luna_queries"])}
-    lower = kl["LUNA (trained)"]["mean"] < kl["Hedgehog (trained)"]["mean"] and values["luna"] != values["hh"]
+    lower = kl["luna_trained"]["mean"] < kl["hedgehog_trained"]["mean"] and values["luna"] != values["hh"]
     view.says["b5"] = {"claim": ("ch5.b5.claim_below" if lower else "ch5.b5.claim_not_below", values),
                        "notes": [("ch5.b5.notes", values)]}
 
@@ -229,7 +229,7 @@ def _say(view, lag: int, probe_d: int, kl: dict, hh_label: str) -> None:
               "top": int(depth["layers"][-1])}
     view.says["b2"] = {"claim": ("ch5.b2.claim", floors), "notes": [("ch5.b2.notes", {})]}
     values = {"values": text.Named((name, f"{r['mean']:.2f}") for name, r in kl.items())}
-    hh, elu = kl[hh_label]["mean"], kl["elu+1"]["mean"]
+    hh, elu = kl[hh_label]["mean"], kl["elu1"]["mean"]
     quality = {"hh": f"{hh:.2f}", "elu": f"{elu:.2f}"}
     below = hh < elu and quality["hh"] != quality["elu"]
     view.says["b3"] = {"claim": ("ch5.b3.claim_better" if below else "ch5.b3.claim_worse", quality),
@@ -270,8 +270,8 @@ def _say_shape(view, shape: dict, hh_label: str) -> None:
     the rounding written; the values alone otherwise."""
     said = {name: (f"{r['entropy']:.2f}", f"{r['spearman']:.2f}") for name, r in shape.items()}
     values = {"sm": said["softmax"][0], "srho": said["softmax"][1], "hh": said[hh_label][0],
-              "hrho": said[hh_label][1], "elu": said["elu+1"][0], "erho": said["elu+1"][1]}
-    hh, elu = shape[hh_label], shape["elu+1"]
+              "hrho": said[hh_label][1], "elu": said["elu1"][0], "erho": said["elu1"][1]}
+    hh, elu = shape[hh_label], shape["elu1"]
     spikier = hh["entropy"] < elu["entropy"] and values["hh"] != values["elu"]
     monotone = hh["spearman"] > elu["spearman"] and values["hrho"] != values["erho"]
     notes = {"entropy": text.Named((name, e) for name, (e, _) in said.items()),

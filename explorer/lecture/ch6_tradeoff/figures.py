@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 from ..figure_common import column_px, UNIT_TICKS, finish_slide, log_ticks, say_cosine, say_count, wrap_px
 from ...text import say
 from ..numbers import say_percent, say_power_of_ten
-from ..text import map_name, road_label, state_road_label, t
+from ..text import map_words, road_label, state_road_label, t
 
 
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "star", "hexagon",
@@ -32,7 +32,7 @@ def draw(view, lang, style):
         if p not in good:
             continue
         fig.add_scatter(x=[p["cost"]], y=[p["median_kl"]], mode="markers",
-                        name=f"{map_name(p['label'], lang)} (m = {p['m']})",
+                        name=f"{map_words(p['label'], lang)} (m = {p['m']})",
                         marker=dict(size=style.marker * 1.5, color=style.colour(i), symbol=SYMBOLS[i % len(SYMBOLS)],
                                     line=dict(color="#000", width=1)))
     on_front = [i for i in front if points[i] in good]
@@ -109,7 +109,7 @@ def _state_roadmap(view, lang, style):
 def _no_point(p: dict, lang: str) -> str:
     """Why a map has no point on the plane: undefined on more than half of the rows, a median
     of ∞, or a median of 0 that a log axis cannot hold."""
-    name = map_name(p["label"], lang)
+    name = map_words(p["label"], lang)
     if math.isfinite(p["median_kl"]):
         return t("note.kl_zero", lang, map=name, kl=f"{p['median_kl']:.2g}")
     if p.get("mostly_undefined"):

@@ -27,7 +27,6 @@ from ... import mechanisms
 from ...mechanisms.gla.fit import fit_gla_gates
 from ...mechanisms.retnet.gates import head_gamma
 from ...maps import create
-from ...catalog import FEATURE_MAPS
 from ...diagnostics import attention, state, state_probes
 from ...measure import rowwise, showing
 from ...measure.cost import flop_counts
@@ -40,12 +39,12 @@ from ..memo import memo, tensor_key
 # the 2020 baseline the causal points are read against. On a causal model every point is
 # read against causal softmax (its own attention), and "2020" is then that one baseline.
 ROADMAP_POINTS = (
-    ("2020", 2020, "elu+1", "softmax"),
-    ("2021", 2021, "FAVOR+ (orthogonal)", "softmax"),
+    ("2020", 2020, "elu1", "softmax"),
+    ("2021", 2021, "favor_plus_orthogonal", "softmax"),
     ("2024_hedgehog", 2024, "Hedgehog", "softmax"),
     ("2025_luna", 2025, "LUNA", "softmax"),
-    ("2025", 2025, "sliding window", "softmax"),
-    ("2020_causal", 2020, "elu+1", "causal softmax"),
+    ("2025", 2025, "sliding_window", "softmax"),
+    ("2020_causal", 2020, "elu1", "causal softmax"),
     ("2023", 2023, "elu+1 + RetNet γ", "causal softmax"),
     ("2024_gla", 2024, "elu+1 + GLA gates", "causal softmax"),
 )
@@ -169,8 +168,8 @@ def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = 
             causal_model: bool = False) -> list[dict]:
     """Every roadmap point measured on one head, q, k (1, N, d): median row KL to softmax
     (full attention) or to causal softmax (points that forget; with ``causal_model``, every
-    point, and "2020" is the one baseline: "2020_causal" would repeat it). ``maps`` holds "elu+1",
-    "FAVOR+ (orthogonal)" and "sliding window"; ``hedgehog`` is the trained map (None: the
+    point, and "2020" is the one baseline: "2020_causal" would repeat it). ``maps`` holds "elu1",
+    "favor_plus_orthogonal" and "sliding_window"; ``hedgehog`` is the trained map (None: the
     untrained one, W = I, is measured and says so); ``luna`` the trained LUNA map (None: the
     point is left out, as there is none to measure). RetNet's gamma is the head's own
     (1 - 2^(-5-h)); GLA's gates are fitted on this head (``fit_gla_gates``). ``keys`` names
@@ -181,7 +180,7 @@ def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = 
     trained = hedgehog is not None
     if hedgehog is None:
         hedgehog = untrained_hedgehog(d)
-    elu = maps["elu+1"]
+    elu = maps["elu1"]
     out = []
     for pid, year, name, reference in ROADMAP_POINTS:
         if causal_model:
@@ -192,9 +191,9 @@ def roadmap(q, k, maps: dict, hedgehog=None, head: int = 0, keys: dict | None = 
         if name == "LUNA":
             if luna is None:
                 continue
-            fmap, decay, label = luna, None, "LUNA (trained)"
+            fmap, decay, label = luna, None, "luna_trained"
         elif name == "Hedgehog":
-            fmap, decay, label = hedgehog, None, "Hedgehog (trained)" if trained else FEATURE_MAPS["hedgehog"].pretty
+            fmap, decay, label = hedgehog, None, "hedgehog_trained" if trained else "hedgehog"
         elif name == "elu+1 + RetNet γ":
             fmap, decay, label = elu, torch.tensor(math.log(gamma)).view(1, 1, 1), name
         elif name == "elu+1 + GLA gates":

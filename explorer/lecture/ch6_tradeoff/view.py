@@ -8,9 +8,10 @@ import math
 import torch
 
 from ... import maps as feature_maps
+from ...catalog import map_specs
 from ...diagnostics import attention
 from .. import view_common as lecture_common
-from ..view_common import ChapterView, cached_map, trained_hedgehog, map_key, new_view, reads_minilm
+from ..view_common import ChapterView, cached_map, trained_hedgehog, map_memo_key, new_view, reads_minilm
 from .. import text
 from ..ch2_associativity import maths as associativity
 from ..ch4_rnn import maths as rnn
@@ -34,17 +35,17 @@ def compute(sample, c, progress) -> ChapterView:
     causal = bool(getattr(sample, "causal", False))
     hedgehog, _ = trained_hedgehog(sample, {**c, "layer": layer, "head": head, "train": False, "steps": 300}, None)
     points = []
-    labels = ["identity (q·k)", "Taylor-1", "elu+1", "ReLU", "FAVOR+ (IID)", "FAVOR+ (orthogonal)",
-              "trig RFF (orthogonal)", "Taylor-2", "cosFormer"]
+    labels = ["identity", "taylor1", "elu1", "relu", "favor_plus_iid", "favor_plus_orthogonal",
+              "trig_rff_orthogonal", "taylor2", "cosformer"]
     for label in labels:
-        m = c["m"] if "FAVOR" in label or "RFF" in label else None
+        m = c["m"] if map_specs()[label].random else None
         fmap = cached_map(label, d, m, c["seed"])
-        qual = tradeoff.layer_quality(q, k, fmap, causal=causal, key=map_key(label, m, c["seed"]))
+        qual = tradeoff.layer_quality(q, k, fmap, causal=causal, key=map_memo_key(label, m, c["seed"]))
         points.append({"label": label, "m": fmap.num_features,
                        "cost": tradeoff.flops_per_token(fmap.num_features, dv), **qual})
     if hedgehog is not None:
         qual = tradeoff.layer_quality(q, k, hedgehog, causal=causal)
-        points.append({"label": "Hedgehog (trained)", "m": hedgehog.num_features,
+        points.append({"label": "hedgehog_trained", "m": hedgehog.num_features,
                        "cost": tradeoff.flops_per_token(hedgehog.num_features, dv), **qual})
     some, infinite = [], []
     for p in points:
@@ -97,7 +98,7 @@ def _say(view, points, front, road, states, layer, head, d) -> None:
     base = {r["causal"]: shown[r["id"]] for r in road if r["year"] == 2020}     # one per kind of reference
     later = [r for r in road if r["year"] > 2020 and base.get(r["causal"]) is not None]
     above = [r for r in later if not shown[r["id"]] < base[r["causal"]]]      # NaN (no bar) is never below
-    plane_elu = next(p["median_kl"] for p in points if p["label"] == "elu+1")
+    plane_elu = next(p["median_kl"] for p in points if p["label"] == "elu1")
     elu = {**scope, "elu": f"{plane_elu:.2f}", "steps": len(later), "below": len(later) - len(above),
            "above": len(above), "above_names": text.Named(((r["id"], None) for r in above), kind="point")}
     view.data["roadmap_counts"] = {"steps": elu["steps"], "below": elu["below"], "above": elu["above"]}
@@ -123,17 +124,17 @@ def _roadmap(sample, layer: int, head: int, c, hh, causal: bool) -> tuple[list[d
     q, k = sample.q[layer, head].unsqueeze(0), sample.k[layer, head].unsqueeze(0)
     d = q.shape[-1]
     m = c["m"]
-    maps = {"elu+1": feature_maps.create("elu1", d),
-            "FAVOR+ (orthogonal)": cached_map("FAVOR+ (orthogonal)", d, m, c["seed"]),
-            "sliding window": cached_map("sliding window", d, None, c["seed"])}
-    keys = {"elu+1": ("elu+1",), "FAVOR+ (orthogonal)": map_key("FAVOR+ (orthogonal)", m, c["seed"]),
-            "sliding window": map_key("sliding window", None, c["seed"]), "LUNA": ("LUNA", "shipped", layer, head)}
+    maps = {"elu1": feature_maps.create("elu1", d),
+            "favor_plus_orthogonal": cached_map("favor_plus_orthogonal", d, m, c["seed"]),
+            "sliding_window": cached_map("sliding_window", d, None, c["seed"])}
+    keys = {"elu1": ("elu1",), "favor_plus_orthogonal": map_memo_key("favor_plus_orthogonal", m, c["seed"]),
+            "sliding_window": map_memo_key("sliding_window", None, c["seed"]), "LUNA": ("LUNA", "shipped", layer, head)}
     luna = (lecture_common.shipped_map("luna", layer, head) if reads_minilm(sample)
             else lecture_common.shipped_map("luna", layer, head, model=lecture_common.model_of(sample),
                                             head_dim=sample.head_dim))
     road = tradeoff.roadmap(q, k, maps, hedgehog=hh, head=head, keys=keys, luna=luna, causal_model=causal)
     # The maps the ending draws: the 2020 map and the 2024 learned one, as measured here.
-    return road, {"elu+1": maps["elu+1"], "hedgehog": hh if hh is not None else tradeoff.untrained_hedgehog(d)}
+    return road, {"elu1": maps["elu1"], "hedgehog": hh if hh is not None else tradeoff.untrained_hedgehog(d)}
 
 
 # -- the last three builds: the talk ends as the article does, from what the chapter has just
@@ -143,7 +144,7 @@ def _roadmap(sample, layer: int, head: int, c, hh, causal: bool) -> tuple[list[d
 # The recap's five steps (the article's summary), in its order: text keys ch6.recap.<step>.step
 # (the step) and ch6.recap.<step>.measured (what this lecture measured for it).
 RECAP_STEPS = ("regression", "split", "associativity", "rnn", "quality")
-INNER = "Taylor-2"           # the hybrid's linear part (maps.hybrid.SlidingWindow's default)
+INNER = "taylor2"           # the hybrid's linear part (maps.hybrid.SlidingWindow's default)
 
 
 def _add_ending(view, sample, layer: int, head: int, c: dict, points: list[dict], road: list[dict], maps: dict) -> None:
@@ -152,8 +153,8 @@ def _add_ending(view, sample, layer: int, head: int, c: dict, points: list[dict]
     q, k = sample.q[layer, head].unsqueeze(0), sample.k[layer, head].unsqueeze(0)
     d, dv, n = q.shape[-1], sample.v.shape[-1], q.shape[-2]
     by_id = {r["id"]: r for r in road}
-    kept = tradeoff.kept_numbers(tradeoff.ARTICLE_N, d, maps["elu+1"].num_features, dv)
-    here = tradeoff.kept_numbers(n, d, maps["elu+1"].num_features, dv)
+    kept = tradeoff.kept_numbers(tradeoff.ARTICLE_N, d, maps["elu1"].num_features, dv)
+    here = tradeoff.kept_numbers(n, d, maps["elu1"].num_features, dv)
     # A causal model's map holds the pairs j <= i only: the hologram draws (and counts) those.
     pairs_here = n * (n + 1) // 2 if by_id["2020"]["causal"] else here["pairs"]
     view.numbers.update({"state_numbers": float(kept["state"]), "kv_numbers_article": float(kept["kv_cache"]),
@@ -180,7 +181,7 @@ def _recap(view, sample, q, k, layer, head, c, points) -> None:
     n["recap_article_flop_ratio"] = float(associativity.article_ratio()["model_ratio"])
     drawn = [p for p in points if math.isfinite(p["median_kl"])]
     best = min(drawn, key=lambda p: p["median_kl"])
-    elu = next(p for p in points if p["label"] == "elu+1")
+    elu = next(p for p in points if p["label"] == "elu1")
     n["recap_best_kl"] = best["median_kl"]
     values = {"diff": f"{n['recap_model_max_diff']:.1e}" if own is not None else "",
               "m": f"{n['recap_taylor2_features']:.0f}", "err": f"{n['recap_taylor2_split_error']:.1e}",
@@ -251,7 +252,7 @@ def _future_head(view, q, k, d, dv, c, by_id) -> None:
     (median row KL), and what each costs per token at the article's long context."""
     point = by_id["2025"]
     inner = cached_map(INNER, d, None, c["seed"])
-    alone = tradeoff.layer_quality(q, k, inner, causal=point["causal"], key=map_key(INNER, None, c["seed"]))["median_kl"]
+    alone = tradeoff.layer_quality(q, k, inner, causal=point["causal"], key=map_memo_key(INNER, None, c["seed"]))["median_kl"]
     costs = tradeoff.hybrid_costs(tradeoff.ARTICLE_N, d, dv, point["window"], inner.num_features)
     n = view.numbers
     n.update({"future_kl_linear": alone, "future_flops_softmax": costs["softmax"],
@@ -275,7 +276,7 @@ def _hologram(view, q, k, by_id, maps) -> None:
     causal = bool(by_id["2020"]["causal"])          # the roadmap's reference: a causal model's rows are causal
     exact = attention.softmax_map(q, k, causal=causal)[0].double().numpy()
     impressions = [(pid, attention.kernel_map(q, k, maps[name], causal=causal)[0].double().numpy())
-                   for pid, name in (("2020", "elu+1"), ("2024_hedgehog", "hedgehog"))]
+                   for pid, name in (("2020", "elu1"), ("2024_hedgehog", "hedgehog"))]
     view.data["hologram"] = {"softmax": exact, "maps": impressions,
                              "kl": {pid: by_id[pid]["median_kl"] for pid, _ in impressions},
                              "trained": bool(by_id["2024_hedgehog"].get("trained"))}
