@@ -44,7 +44,7 @@ class RecallCurve:
     cosine_std: torch.Tensor
     trials: torch.Tensor
     position: str = "early"
-    kind: str = "none"
+    kind: str = "linear"
 
 
 def _check_lags(lags, name: str = "lags") -> list[int]:
@@ -67,7 +67,7 @@ def _check_lags(lags, name: str = "lags") -> list[int]:
     return out
 
 
-def recall_probe(feature_map, head_dim, lags, log_decay_kind="none", *, gamma=None, strength=1.0,
+def recall_probe(feature_map, head_dim, lags, log_decay_kind="linear", *, gamma=None, strength=1.0,
                  lower_bound=HGRN2_LOWER_BOUND, beta=DELTA_BETA, num_distractors=None, seed=0, value_dim=None,
                  position="early", trials=16, dtype=None) -> RecallCurve:
     """Associative recall from the recurrent state, as a function of lag.
@@ -233,10 +233,10 @@ class CapacityCurve:
     recalled: torch.Tensor
     recalled_std: torch.Tensor
     threshold: float = RECALL_THRESHOLD
-    kind: str = "none"
+    kind: str = "linear"
 
 
-def capacity_probe(feature_map, head_dim, pairs, kind="none", *, gamma=None, strength=1.0,
+def capacity_probe(feature_map, head_dim, pairs, kind="linear", *, gamma=None, strength=1.0,
                    lower_bound=HGRN2_LOWER_BOUND, beta=DELTA_BETA, seed=0, value_dim=None, trials=8,
                    threshold=RECALL_THRESHOLD, dtype=None) -> CapacityCurve:
     """Write P random Gaussian key -> value pairs one after another, then query the state with

@@ -34,7 +34,7 @@ def _bar(style, x0, x1, label, cmax):
 
 
 def state_step(update, state, t: int, token: str = "", kind: str = "", style=None, *, erased=None,
-               kind_id: str = "none", lang: str = "en") -> go.Figure:
+               kind_id: str = "linear", lang: str = "en") -> go.Figure:
     """Step t of one update as heatmaps.
 
     Without ``erased``: what step t adds (φ(k_t) v_tᵀ, or HGRN2's (1 − f_t) v_tᵀ) and the

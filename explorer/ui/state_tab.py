@@ -59,7 +59,7 @@ class StateTab:
 
 def _step_figure(figures, s, presentation, lang):
     return figures.state_step(s["update"], s["state"], s["t"], s["token"], s["kind"], style=presentation,
-                              erased=s.get("erased"), kind_id=s.get("kind_id", "none"), lang=lang)
+                              erased=s.get("erased"), kind_id=s.get("kind_id", "linear"), lang=lang)
 
 
 def render(view, presentation=False):
@@ -82,7 +82,7 @@ def render(view, presentation=False):
 @common.guarded
 def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0,
               temperature=1.0, file=None, model=None, layer=2, head="3", map_id="elu1", m=32, seed=0,
-              gamma=DEFAULTS["gamma"], strength=DEFAULTS["strength"], t=None, kind="none",
+              gamma=DEFAULTS["gamma"], strength=DEFAULTS["strength"], t=None, kind="linear",
               lower_bound=DEFAULTS["lower_bound"], beta=DEFAULTS["beta"], lang="en", presentation=False,
               progress=gr.Progress()):
     """Compute and draw the state tab.
@@ -116,7 +116,7 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
 @common.guarded
 def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", n=128, d=32, data_seed=0,
              temperature=1.0, file=None, model=None, layer=2, head="3", map_id="elu1", m=32, seed=0,
-             gamma=DEFAULTS["gamma"], strength=DEFAULTS["strength"], t=0, kind="none",
+             gamma=DEFAULTS["gamma"], strength=DEFAULTS["strength"], t=0, kind="linear",
              lower_bound=DEFAULTS["lower_bound"], beta=DEFAULTS["beta"], lang="en", presentation=False, view=None):
     """Only the step heatmaps, for the t slider and the update choice: fast enough to drag.
     ``view``: the tab's view, whose step becomes this one, so that a restyle or an export
@@ -193,7 +193,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.C
                                     elem_id="state-lower-bound")
             beta = gr.Slider(0.05, 1.0, value=DEFAULTS["beta"], step=0.05, label=i18n.label("state_beta"),
                              info=i18n.label("state_beta_info"), elem_id="state-beta")
-            kind = gr.Radio(_kind_choices(), value="none", label=i18n.label("state_kind"), elem_id="state-kind")
+            kind = gr.Radio(_kind_choices(), value="linear", label=i18n.label("state_kind"), elem_id="state-kind")
             run = gr.Button(i18n.label("state_run"), variant="primary", elem_id="state-run")
             try_preset = gr.Button(i18n.label("state_preset"), size="sm", elem_id="state-preset")
         with gr.Column(scale=5):

@@ -102,7 +102,7 @@ class StateControls:
 
 def check_controls(map_id="elu1", m=32, seed=0, gamma=STATE_DEFAULTS["gamma"],
                    strength=STATE_DEFAULTS["strength"], lower_bound=STATE_DEFAULTS["lower_bound"],
-                   beta=STATE_DEFAULTS["beta"], kind="none", lang="en") -> StateControls:
+                   beta=STATE_DEFAULTS["beta"], kind="linear", lang="en") -> StateControls:
     """Every control of the tab, or a ValueError with one sentence in ``lang``."""
     kinds = mechanisms.state_kinds()
     if not isinstance(kind, str) or kind not in kinds:
@@ -153,7 +153,7 @@ def _rule(kind, fmap, d, n, c: StateControls, head):
 
 @torch.inference_mode()
 def state_step(sample, layer=0, head=0, map_id="elu1", m=64, seed=0, gamma=0.97, strength=1.0, t=0,
-               kind="none", *, lower_bound=STATE_DEFAULTS["lower_bound"], beta=STATE_DEFAULTS["beta"],
+               kind="linear", *, lower_bound=STATE_DEFAULTS["lower_bound"], beta=STATE_DEFAULTS["beta"],
                lang="en") -> dict:
     """Step t of one update: what it writes, what it erases (the delta rule), and S_t."""
     from ..diagnostics import state
@@ -206,7 +206,7 @@ def capacity_pairs(d: int) -> list[int]:
 
 @torch.inference_mode()
 def state_view(sample, layer=0, head=0, map_id="elu1", m=64, seed=0, gamma=0.97, strength=1.0, t=None,
-               kind="none", lags=RECALL_LAGS, *, lower_bound=STATE_DEFAULTS["lower_bound"],
+               kind="linear", lags=RECALL_LAGS, *, lower_bound=STATE_DEFAULTS["lower_bound"],
                beta=STATE_DEFAULTS["beta"], lang="en") -> StateView:
     """One head as an RNN under every update: norms, rank, recall and capacity, and step t of ``kind``."""
     from ..diagnostics import state, state_probes

@@ -58,7 +58,7 @@ def test_complexity_controls_offer_labels_not_ids():
 @pytest.mark.parametrize("presentation", [False, True])
 def test_state_step_colour_bars_lie_under_their_heatmaps(presentation):
     rng = np.random.default_rng(0)
-    fig = fs.state_step(rng.normal(size=(32, 32)), rng.normal(size=(32, 32)) * 10, 8, "street", "none",
+    fig = fs.state_step(rng.normal(size=(32, 32)), rng.normal(size=(32, 32)) * 10, 8, "street", "linear",
                         style=presentation)
     for axis, xaxis in (("coloraxis", "xaxis"), ("coloraxis2", "xaxis2")):
         bar = fig.layout[axis].colorbar
@@ -77,8 +77,8 @@ def test_memory_legend_does_not_cover_the_note():
 def test_state_curves_legend_is_off_the_title_line():
     ts = list(range(10))
     trace = {"state_norm": np.arange(10.0), "normaliser_norm": np.arange(10.0), "effective_rank": np.ones(10)}
-    recall = {"none": {"lags": [1, 2, 4, 8, 16, 32, 64, 128], "cosine": np.linspace(1, 0, 8), "cosine_std": np.zeros(8)}}
-    fig = fs.state_curves(ts, {"none": trace}, recall, style=True)
+    recall = {"linear": {"lags": [1, 2, 4, 8, 16, 32, 64, 128], "cosine": np.linspace(1, 0, 8), "cosine_std": np.zeros(8)}}
+    fig = fs.state_curves(ts, {"linear": trace}, recall, style=True)
     assert fig.layout.legend.y < 0
     lag_axis = fig.layout.xaxis4
     assert lag_axis.type == "log" and lag_axis.dtick == 1               # decades only: no tiny 2-and-5 labels

@@ -68,11 +68,11 @@ def _fn(demo, name: str):
 @pytest.mark.slow
 def test_a_state_tab_drawn_in_chinese_is_not_drawn_again_when_chinese_lands(demo):
     relanguage = _fn(demo, "relanguage")
-    args = dict(source="random", n=24, d=8, kind="none", t=10)
+    args = dict(source="random", n=24, d=8, kind="linear", t=10)
     view = state_tab.run_state(**args, lang="zh")[4]
     assert view.lang == "zh"
     positional = ["random", "", "clustered", 24, 8, 0, 1.0, None, None, 2, "3", "elu1", 32, 0,
-                  0.9, 1.0, 10, "none", 0.9, 0.5]
+                  0.9, 1.0, 10, "linear", 0.9, 0.5]
     assert _skipped(relanguage.fn(view, *positional, "zh", False))
     again = relanguage.fn(view, *positional, "en", False)
     assert again[4].lang == "en"

@@ -32,17 +32,17 @@ def test_every_whole_redraw_of_the_tab_is_followed_by_the_step_of_now(demo):
 @pytest.mark.slow
 def test_a_redraw_that_lands_after_a_pick_is_corrected():
     # The whole tab drawn with no decay; the reader then picks the delta rule (its step drawn
-    # and kept in the view); a redraw started before the pick lands last with "none".
-    args = dict(source="random", n=24, d=8, kind="none", t=10)
+    # and kept in the view); a redraw started before the pick lands last with "linear".
+    args = dict(source="random", n=24, d=8, kind="linear", t=10)
     first = state_tab.run_state(**args)
     view = first[4]
-    assert view.step["kind_id"] == "none"
+    assert view.step["kind_id"] == "linear"
     fig = state_tab.run_step(**{**args, "kind": "deltanet"}, view=view)
     assert view.step["kind_id"] == "deltanet"
     assert len([tr for tr in fig.data if tr.type == "heatmap"]) == 3        # erased, written, state
     assert not state_tab._step_is_stale(view, 10, "deltanet")
-    late = state_tab.run_state(**args)[4]                                    # the redraw that read "none"
+    late = state_tab.run_state(**args)[4]                                    # the redraw that read "linear"
     assert state_tab._step_is_stale(late, 10, "deltanet")
-    assert not state_tab._step_is_stale(late, 10, "none")
-    assert state_tab._step_is_stale(late, 9, "none")                        # another step is stale too
+    assert not state_tab._step_is_stale(late, 10, "linear")
+    assert state_tab._step_is_stale(late, 9, "linear")                        # another step is stale too
     assert not state_tab._step_is_stale(None, 10, "deltanet")               # nothing drawn: nothing to follow

@@ -82,7 +82,7 @@ def test_step_of_the_delta_rule_has_erased_and_written_parts(sample, view_en):
 
 @pytest.mark.parametrize("kwargs, en_word, zh_word", [
     (dict(kind="mamba"), "Update", "更新方式"),
-    (dict(kind=["none"]), "Update", "更新方式"),
+    (dict(kind=["linear"]), "Update", "更新方式"),
     (dict(map_id="softmax"), "Feature map", "特征映射"),
     (dict(map_id="nope"), "Feature map", "特征映射"),
     (dict(m=0), "Features m", "特征数 m"),
@@ -116,7 +116,7 @@ def test_a_long_value_is_not_echoed_in_full():
 
 def test_defaults_pass_and_step_is_checked():
     c = state_views.check_controls()
-    assert c.kind == "none" and c.beta == catalog.STATE_DEFAULTS["beta"]
+    assert c.kind == "linear" and c.beta == catalog.STATE_DEFAULTS["beta"]
     assert state_views.check_step(7.0) == 7
     with pytest.raises(ValueError, match="Step t"):
         state_views.check_step(-1)
@@ -185,7 +185,7 @@ def test_every_axis_is_titled(view_en, view_zh, presentation):
 def test_chinese_figures_have_no_english_words(view_zh, sample):
     figs = list(_figures(view_zh))
     # The other steps too: additive and HGRN2.
-    for kind in ("none", "hgrn2"):
+    for kind in ("linear", "hgrn2"):
         s = views.state_step(sample, 0, 0, "elu1", 8, 0, 0.9, 2.0, 5, kind, lang="zh")
         figs.append(figures.state_step(s["update"], s["state"], s["t"], s["token"], s["kind"], erased=s["erased"],
                                        kind_id=s["kind_id"], lang="zh"))

@@ -223,7 +223,7 @@ def test_decay_keeps_recent_keys_and_no_decay_does_not_know_order():
     fmap = feature_maps.create("elu1", 16)
     curves = closing.decay_recall(fmap, 16, lags=(1, 64, 256), gamma=0.9)
     gap = closing.recall_gap(curves, 256)
-    assert gap["none"] == pytest.approx(0.0, abs=1e-6)
+    assert gap["linear"] == pytest.approx(0.0, abs=1e-6)
     assert gap["retnet"] > 0.1 and gap["gla"] > 0.1
 
 

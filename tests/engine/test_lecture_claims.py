@@ -187,7 +187,7 @@ def test_one_recall_experiment_serves_chapters_4_5_and_6(views, lang):
 
     k = rnn.RECALL_KEYS
     rnn4, closing, tradeoff = (views[ch, lang].numbers for ch in (4, 5, 6))
-    assert rnn4[f"recall_lag_{k}"] == closing[f"recall_early_at_{k}[none]"] == tradeoff[f"roadmap_recall_early_at_{k}[none]"]
+    assert rnn4[f"recall_lag_{k}"] == closing[f"recall_early_at_{k}[linear]"] == tradeoff[f"roadmap_recall_early_at_{k}[linear]"]
     assert closing[f"recall_early_at_{k}[deltanet]"] == tradeoff[f"roadmap_recall_early_at_{k}[deltanet]"]
     assert views[5, lang].data["hgrn2"]["lag"] == views[5, lang].data["overwrite"]["lag"] == k
     assert views[5, lang].data["head_dim"] == views[6, lang].data["state_dim"] == rnn.RECALL_DIM
@@ -214,7 +214,7 @@ def _roadmap_claim(retnet: float) -> tuple[str, str]:
             {"id": "2021", "year": 2021, "causal": False, "median_kl": 0.63},
             {"id": "2020_causal", "year": 2020, "causal": True, "median_kl": 1.37},
             {"id": "2023", "year": 2023, "causal": True, "median_kl": retnet}]
-    states = [{"kind": "deltanet", "early": 0.83, "lag": 16}, {"kind": "none", "early": 0.30, "lag": 16}]
+    states = [{"kind": "deltanet", "early": 0.83, "lag": 16}, {"kind": "linear", "early": 0.30, "lag": 16}]
     tradeoff_view._say(view, points, [0, 1], road, states, 2, 3, 64)
     key, values = view.says["b1"]["claim"]
     return key, lecture_text.t(key, "en", **values)
@@ -236,7 +236,7 @@ def test_the_overwriting_claim_says_better_only_when_the_delta_rule_keeps_the_ea
     for delta_early, expected in ((0.83, "ch5.b1.claim_better"), (-0.04, "ch5.b1.claim_worse")):
         view = new_view(5, {})
         view.data["overwrite"] = {"lag": 16, "kinds": {"deltanet": {"early": delta_early, "recent": 1.0},
-                                                       "none": {"early": 0.30, "recent": 0.30}}}
+                                                       "linear": {"early": 0.30, "recent": 0.30}}}
         view.data["hgrn2"] = {"lag": 16, "layers": np.arange(6), "early": np.linspace(0.02, 0.09, 6)}
         kl = {"elu1": {"mean": 1.4}, "hedgehog_trained": {"mean": 0.5}}
         closing_view._say(view, 16, 64, kl, "hedgehog_trained")

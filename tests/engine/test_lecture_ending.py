@@ -204,15 +204,15 @@ def test_retrieval_is_softmax_over_every_pair_against_a_state_of_the_same_pairs(
         z = phi.sum(1)
         read = np.einsum("tqf,tfe->tqe", phi, additive) / np.einsum("tqf,tf->tq", phi, z)[..., None]
         # the same haystack as softmax's: the state reads the very pairs drawn above
-        assert found["recalled"]["none"][i] == pytest.approx(_plain_recall(k, v, read))
+        assert found["recalled"]["linear"][i] == pytest.approx(_plain_recall(k, v, read))
     last = {reader: shares[-1] for reader, shares in found["recalled"].items()}
-    assert last["softmax"] > 0.99 > 0.1 > max(last["none"], last["deltanet"])   # the needle stays softmax's
+    assert last["softmax"] > 0.99 > 0.1 > max(last["linear"], last["deltanet"])   # the needle stays softmax's
     assert six.says["b5"]["claim"][0] == "ch6.b5.claim"
     for lang in LANGS:
         fig = chapter_figures(six, lang)[5]
         assert [list(trace.x) for trace in fig.data] == [pairs] * 3
         assert [list(trace.y) for trace in fig.data] == [[100 * s for s in found["recalled"][r]]
-                                                        for r in ("softmax", "none", "deltanet")]
+                                                        for r in ("softmax", "linear", "deltanet")]
 
 
 def test_the_kept_numbers_and_the_costs_are_the_formulas():

@@ -67,7 +67,7 @@ def test_overwriting_recall_is_the_engines_probe(five):
     kinds = five.data["overwrite"]["kinds"]
     # Every update of the registry but HGRN2, whose bound has a build of its own.
     assert list(kinds) == list(closing.OVERWRITE_KINDS) and "hgrn2" not in kinds
-    assert {"none", "retnet", "gla", "deltanet", "gated_deltanet"} <= set(kinds)
+    assert {"linear", "retnet", "gla", "deltanet", "gated_deltanet"} <= set(kinds)
     for kind in kinds:
         for pos in ("early", "recent"):
             expected = _at(_probe(kind, pos, five.data["head_dim"], gamma=c["gamma"], strength=c["strength"]), lag)
@@ -76,8 +76,8 @@ def test_overwriting_recall_is_the_engines_probe(five):
     # What the build claims: the delta rule returns the latest key exactly and keeps the
     # early key better than the additive state, which cannot tell old from new.
     assert kinds["deltanet"]["recent"] > 0.99 and kinds["gated_deltanet"]["recent"] > 0.99
-    assert kinds["deltanet"]["early"] > kinds["none"]["early"] + 0.1
-    assert kinds["none"]["early"] == pytest.approx(kinds["none"]["recent"], abs=1e-6)
+    assert kinds["deltanet"]["early"] > kinds["linear"]["early"] + 0.1
+    assert kinds["linear"]["early"] == pytest.approx(kinds["linear"]["recent"], abs=1e-6)
 
 
 def test_overwriting_build_draws_those_numbers_with_their_labels(five):
@@ -172,7 +172,7 @@ def test_state_updates_have_a_roadmap_of_their_own_measured_as_recall(six):
             assert s[pos] == pytest.approx(expected, abs=1e-7), (s["id"], pos)
             assert six.numbers[f"roadmap_recall_{pos}_at_{s['lag']}[{s['id']}]"] == s[pos]
     by_kind = {s["kind"]: s for s in states}
-    assert by_kind["deltanet"]["recent"] > 0.99 and by_kind["deltanet"]["early"] > by_kind["none"]["early"]
+    assert by_kind["deltanet"]["recent"] > 0.99 and by_kind["deltanet"]["early"] > by_kind["linear"]["early"]
     assert build_count(6) == 7          # the plane, two roadmaps, the recap, the hologram, retrieval, the future
     for lang in ("en", "zh"):
         figs = chapter_figures(six, lang)

@@ -102,7 +102,7 @@ def test_bad_method_and_unknown_parameters_are_refused():
 def test_the_state_tab_updates_come_from_the_registry():
     kinds = [mechanisms.get(name).state_kind for name in mechanisms.names()]
     assert mechanisms.state_kinds() == tuple(kind for kind in kinds if kind is not None)
-    assert mechanisms.for_state_kind("none").name == "linear"
+    assert mechanisms.for_state_kind("linear").name == "linear"
     assert mechanisms.get("softmax").state_kind is None
     for kind in mechanisms.state_kinds():
         assert mechanisms.for_state_kind(kind).writes == mechanisms.writes(kind)

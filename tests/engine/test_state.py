@@ -126,7 +126,7 @@ def test_state_trace_validation():
 # --- decay presets --------------------------------------------------------------------
 
 def test_decay_presets():
-    assert state.decay_preset("none", 10, 4) is None
+    assert state.decay_preset("linear", 10, 4) is None
     r = state.decay_preset("retnet", 10, 4, head=2)
     assert r.shape == (10, 1)
     assert r[0].item() == pytest.approx(decay.retnet_log_decay(3)[2].item())
@@ -170,7 +170,7 @@ LAGS = [0, 2, 8, 32, 128]
 
 def test_recall_is_perfect_at_lag_zero_and_falls_without_decay():
     fmap = fm.create("elu1", 16)
-    curve = state_probes.recall_probe(fmap, 16, LAGS, "none", trials=16)
+    curve = state_probes.recall_probe(fmap, 16, LAGS, "linear", trials=16)
     assert curve.lags.tolist() == LAGS
     assert curve.cosine[0].item() == pytest.approx(1.0, abs=1e-5)
     assert curve.cosine_std[0].item() == pytest.approx(0.0, abs=1e-5)
@@ -191,8 +191,8 @@ def test_without_decay_the_position_of_the_target_does_not_matter():
 def test_decay_forgets_early_keys_and_helps_recent_ones(kind):
     fmap = fm.create("elu1", 16)
     opts = dict(gamma=0.9, strength=4.0, trials=32)
-    none_early = state_probes.recall_probe(fmap, 16, LAGS, "none", position="early", **opts)
-    none_recent = state_probes.recall_probe(fmap, 16, LAGS, "none", position="recent", **opts)
+    none_early = state_probes.recall_probe(fmap, 16, LAGS, "linear", position="early", **opts)
+    none_recent = state_probes.recall_probe(fmap, 16, LAGS, "linear", position="recent", **opts)
     early = state_probes.recall_probe(fmap, 16, LAGS, kind, position="early", **opts)
     recent = state_probes.recall_probe(fmap, 16, LAGS, kind, position="recent", **opts)
     assert recent.cosine[-1] > none_recent.cosine[-1] + 0.1
@@ -203,7 +203,7 @@ def test_decay_forgets_early_keys_and_helps_recent_ones(kind):
 def test_fixed_load_curve_is_flat_without_decay_and_falls_with_it():
     fmap = fm.create("relu", 8)
     lags = [0, 4, 16, 48]
-    flat = state_probes.recall_probe(fmap, 8, lags, "none", num_distractors=48, trials=8)
+    flat = state_probes.recall_probe(fmap, 8, lags, "linear", num_distractors=48, trials=8)
     torch.testing.assert_close(flat.cosine, flat.cosine[:1].expand(4), atol=1e-5, rtol=1e-5)
     falling = state_probes.recall_probe(fmap, 8, lags, "retnet", gamma=0.9, num_distractors=48, trials=8)
     assert (falling.cosine.diff() < 0).all()
@@ -217,7 +217,7 @@ def _naive_readout(fmap, k, v, q, log_decay):
                                    log_decay=a)[:, -1]
 
 
-@pytest.mark.parametrize("name, kind", [("elu1", "gla"), ("favor_plus", "retnet"), ("relu", "none"),
+@pytest.mark.parametrize("name, kind", [("elu1", "gla"), ("favor_plus", "retnet"), ("relu", "linear"),
                                         ("cosformer", "retnet")])
 @pytest.mark.parametrize("position", ["early", "recent", "fixed"])
 def test_recall_readouts_match_the_quadratic_form(name, kind, position):

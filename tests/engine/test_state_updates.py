@@ -126,7 +126,7 @@ def test_the_delta_rule_recalls_a_recent_key_where_the_additive_state_is_overloa
     back at a low cosine; the delta rule with beta = 1 reads the last pair back exactly."""
     d, lags = 32, [1, 64, 512]
     fmap = fm.create("elu1", d)
-    none = state_probes.recall_probe(fmap, d, lags, "none", position="recent")
+    none = state_probes.recall_probe(fmap, d, lags, "linear", position="recent")
     delta = state_probes.recall_probe(None, d, lags, "deltanet", position="recent", beta=1.0)
     assert none.cosine[-1] < 0.3
     assert delta.cosine.tolist() == pytest.approx([1.0] * 3, abs=1e-5)
@@ -146,7 +146,7 @@ def _plain_capacity(kind, d, pairs, seed, trials, threshold=0.5, fmap=None, **ga
         counts = []
         for b in range(trials):
             x, v = xs[b, :p], vs[b, :p]
-            if kind == "none":                          # phi(q) S / phi(q) z by direct sums
+            if kind == "linear":                          # phi(q) S / phi(q) z by direct sums
                 f = fmap(x)
                 read = (f @ (f.T @ v)) / (f @ f.sum(0))[:, None]
             elif kind == state.UNIT_ADDITIVE:           # S = sum k v^T on unit keys, read S^T q
@@ -161,10 +161,10 @@ def _plain_capacity(kind, d, pairs, seed, trials, threshold=0.5, fmap=None, **ga
     return out
 
 
-@pytest.mark.parametrize("kind", ["none", state.UNIT_ADDITIVE, "deltanet"])
+@pytest.mark.parametrize("kind", ["linear", state.UNIT_ADDITIVE, "deltanet"])
 def test_capacity_counts_equal_a_plain_count(kind):
     d, pairs = 4, [1, 3, 4, 9, 16]
-    fmap = fm.create("elu1", d) if kind == "none" else None
+    fmap = fm.create("elu1", d) if kind == "linear" else None
     got = state_probes.capacity_probe(fmap, d, pairs, kind, beta=0.8, seed=3, trials=5, dtype=F64)
     want = _plain_capacity(kind, d, pairs, 3, 5, fmap=fmap, beta=0.8)
     assert got.recalled.tolist() == want
@@ -183,7 +183,7 @@ def test_the_delta_rule_keeps_recalling_past_d_while_adding_overloads():
     pairs = [d // 2, 16 * d]
     delta = state_probes.capacity_probe(None, d, pairs, "deltanet", beta=0.5)
     unit = state_probes.capacity_probe(None, d, pairs, state.UNIT_ADDITIVE)
-    elu = state_probes.capacity_probe(fm.create("elu1", d), d, pairs, "none")
+    elu = state_probes.capacity_probe(fm.create("elu1", d), d, pairs, "linear")
     # Below d every pair is recalled (nearly), by either update on unit keys.
     assert delta.recalled[0] >= 0.9 * d / 2 and unit.recalled[0] >= 0.9 * d / 2
     # Far past d the delta rule still holds about d pairs; the additive state fewer, and with
@@ -203,7 +203,7 @@ def test_the_delta_rule_keeps_recalling_past_d_while_adding_overloads():
     (dict(beta=0.0), "beta"),
     (dict(beta=1.5), "beta"),
     (dict(strength=-1.0), "strength"),
-    (dict(kind="none", feature_map=None), "feature_map"),
+    (dict(kind="linear", feature_map=None), "feature_map"),
 ])
 def test_make_rule_refuses_bad_values_naming_them(kwargs, name):
     args = dict(kind="deltanet", feature_map=fm.create("elu1", 4), head_dim=4, total=8)

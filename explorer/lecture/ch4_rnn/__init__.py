@@ -8,7 +8,7 @@ RNN_MAPS = ("elu1", "favor_plus_orthogonal", "favor_plus_iid", "relu", "taylor2"
 
 def _deeper(c: dict, source: dict) -> dict:
     t = c["t"]
-    return {"tab": "state", **source, **head_params(c), "smap": c["map"], "sm": int(c["m"]), "kind": "none",
+    return {"tab": "state", **source, **head_params(c), "smap": c["map"], "sm": int(c["m"]), "kind": "linear",
             **({"t": int(t)} if t >= 0 else {})}
 
 

@@ -80,7 +80,7 @@ def _break_even(head_dim: int, dv: int, feature_dim: int) -> float:
 _recalls = LRU(64)        # curves per setting: a few hundred floats each
 
 
-def recall(feature_map, head_dim: int, kind: str = "none", position: str = "early", lags=RECALL_LAGS,
+def recall(feature_map, head_dim: int, kind: str = "linear", position: str = "early", lags=RECALL_LAGS,
            gamma: float = 0.97, strength: float = 1.0, seed: int = 0, trials: int = 16,
            lower_bound: float = state.HGRN2_LOWER_BOUND) -> dict:
     """``state_probes.recall_probe`` as plain arrays, remembered per setting (the probe does not

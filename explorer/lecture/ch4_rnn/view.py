@@ -29,8 +29,8 @@ def compute(sample, c, progress) -> ChapterView:
     mem = rnn.memory(d, fmap.num_features, v.shape[-1])
     # The lecture's one recall experiment (d = RECALL_DIM whatever the head's d), as chapters 5 and 6 quote it.
     probe = cached_map(c["map"], rnn.RECALL_DIM, c["m"] if c["map"].startswith("favor_plus") else None, 0)
-    early = rnn.recall(probe, rnn.RECALL_DIM, "none", "early")
-    recent = rnn.recall(probe, rnn.RECALL_DIM, "none", "recent")    # without decay the same curve: order is not kept
+    early = rnn.recall(probe, rnn.RECALL_DIM, "linear", "early")
+    recent = rnn.recall(probe, rnn.RECALL_DIM, "linear", "recent")    # without decay the same curve: order is not kept
     view.data.update(step=step, token=sample.tokens[t], tokens=list(sample.tokens), memory=mem, recall=early,
                      recall_recent=recent,
                      recurrent=both["recurrent"][t], parallel=both["parallel"][t])

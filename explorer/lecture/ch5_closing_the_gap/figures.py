@@ -20,7 +20,7 @@ def draw(view, lang, style):
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
                         subplot_titles=(t("legend.early", lang), t("legend.recent", lang)))
     for col, pos in enumerate(("early", "recent"), start=1):
-        for i, kind in enumerate(("none", "retnet", "gla")):
+        for i, kind in enumerate(("linear", "retnet", "gla")):
             rc = curves[(kind, pos)]
             shown = rc["lags"] > 0
             fig.add_scatter(x=rc["lags"][shown], y=rc["cosine"][shown], mode="lines+markers",
@@ -31,7 +31,7 @@ def draw(view, lang, style):
     n = view.numbers
     c = view.controls
     note = t("ch5.b0.note", lang, gamma=f"{c['gamma']:g}", strength=f"{c['strength']:g}",
-             **{kind: say_signed(n[f"recent_minus_early_at_256[{kind}]"]) for kind in ("none", "retnet", "gla")})
+             **{kind: say_signed(n[f"recent_minus_early_at_256[{kind}]"]) for kind in ("linear", "retnet", "gla")})
     first = finish_slide(fig, style, t("ch5.b0.title", lang), note)
 
     overwrite = _overwrite(view, lang, style)
@@ -197,8 +197,8 @@ def _overwrite(view, lang, style):
     fig.update_xaxes(title_text=t("axis.update", lang))
     # The subtitle quotes the bars themselves: one experiment, one lag.
     note = t("ch5.b1.note", lang, lag=lag, de=say_cosine(kinds["deltanet"]["early"]),
-             dr=say_cosine(kinds["deltanet"]["recent"]), ne=say_cosine(kinds["none"]["early"]),
-             nr=say_cosine(kinds["none"]["recent"]))
+             dr=say_cosine(kinds["deltanet"]["recent"]), ne=say_cosine(kinds["linear"]["early"]),
+             nr=say_cosine(kinds["linear"]["recent"]))
     return finish_slide(fig, style, t("ch5.b1.title", lang, lag=lag), note)
 
 

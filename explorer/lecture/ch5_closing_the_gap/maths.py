@@ -29,7 +29,7 @@ from ..ch4_rnn import maths as rnn
 from . import HYBRID_MODES
 from ..memo import LRU
 
-DECAY_KINDS = ("none", "retnet", "gla")
+DECAY_KINDS = ("linear", "retnet", "gla")
 POSITIONS = ("early", "recent")
 # Forgetting by overwriting, beside decay and gates: every state update the registry holds
 # but those whose key is their own input gate (HGRN2), whose layer-wise bound has a build of

@@ -219,9 +219,9 @@ def _say(view, lag: int, probe_d: int, kl: dict, hh_label: str) -> None:
     the numbers make it true."""
     kinds = view.data["overwrite"]["kinds"]
     over = {"lag": lag, "d": probe_d, "de": say_cosine(kinds["deltanet"]["early"]),
-            "dr": say_cosine(kinds["deltanet"]["recent"]), "ne": say_cosine(kinds["none"]["early"]),
-            "nr": say_cosine(kinds["none"]["recent"])}
-    better = kinds["deltanet"]["early"] > kinds["none"]["early"] and over["de"] != over["ne"]
+            "dr": say_cosine(kinds["deltanet"]["recent"]), "ne": say_cosine(kinds["linear"]["early"]),
+            "nr": say_cosine(kinds["linear"]["recent"])}
+    better = kinds["deltanet"]["early"] > kinds["linear"]["early"] and over["de"] != over["ne"]
     view.says["b1"] = {"claim": ("ch5.b1.claim_better" if better else "ch5.b1.claim_worse", over),
                        "notes": [("ch5.b1.notes", over)]}
     depth = view.data["hgrn2"]

@@ -244,7 +244,7 @@ def _retrieval(view, lang, style):
     fig = go.Figure()
     # The last point's share beside it (at smaller P the lines meet at 100 % and labels would
     # sit on each other); the additive state's below its line, clear of the delta rule's.
-    where = {"softmax": "bottom center", "none": "bottom left", "deltanet": "top left"}
+    where = {"softmax": "bottom center", "linear": "bottom left", "deltanet": "top left"}
     for i, (reader, shares) in enumerate(found["recalled"].items()):
         percent = [100 * s for s in shares]
         fig.add_scatter(x=pairs, y=percent, mode="lines+markers+text", name=t(f"legend.retrieval_{reader}", lang),

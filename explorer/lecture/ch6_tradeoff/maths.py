@@ -244,7 +244,7 @@ def state_roadmap(feature_map, head_dim: int, head: int = 0, lag: int = STATE_RO
 # kept; the linear states read what their m x d matrix holds. Random keys and values of the
 # lecture's one recall dimension (``rnn.RECALL_DIM``), the state tab's threshold.
 RETRIEVAL_PAIRS = (4, 16, 64, 256, 1024)
-RETRIEVAL_READERS = ("softmax", "none", "deltanet")      # the KV cache; the additive state; the delta rule's
+RETRIEVAL_READERS = ("softmax", "linear", "deltanet")      # the KV cache; the additive state; the delta rule's
 
 
 def softmax_recalled(keys, values, pairs, threshold: float = state_probes.RECALL_THRESHOLD) -> list[float]:

@@ -108,7 +108,7 @@ def _say(view, points, front, road, states, layer, head, d) -> None:
     view.says["b1"] = {"claim": ("ch6.b1.claim_some" if above else "ch6.b1.claim_all", elu), "notes": notes}
     by_kind = {r["kind"]: r for r in states}
     recall = {"lag": states[0]["lag"], "d": d, "de": say_cosine(by_kind["deltanet"]["early"]),
-              "ne": say_cosine(by_kind["none"]["early"])}
+              "ne": say_cosine(by_kind["linear"]["early"])}
     view.says["b2"] = {"claim": ("ch6.b2.claim", recall), "notes": [("ch6.b2.notes", recall)]}
     view.notice_builds = {"notice.undefined_kl_all": ("b0",), "notice.undefined_kl_most": ("b0",),
                           "notice.undefined_kl_some": ("b0",), "notice.infinite_kl_some": ("b0",),
@@ -302,9 +302,9 @@ def _retrieval(view) -> None:
     n["retrieval_deltanet_pairs"] = recalled["deltanet"][-1] * pairs[-1]
     last = {reader: shares[-1] for reader, shares in recalled.items()}
     values = {"p": f"{pairs[-1]:,}", "p0": f"{pairs[0]:,}", "d": d, "s": say_percent(last["softmax"]),
-              "n": say_percent(last["none"]), "n0": say_percent(recalled["none"][0]),
+              "n": say_percent(last["linear"]), "n0": say_percent(recalled["linear"][0]),
               "dn": say_percent(last["deltanet"]), "dc": f"{n['retrieval_deltanet_pairs']:.0f}",
               "st": say_count(n["retrieval_state_numbers"])}
-    stays = last["softmax"] > max(last["none"], last["deltanet"])
+    stays = last["softmax"] > max(last["linear"], last["deltanet"])
     view.says["b5"] = {"claim": ("ch6.b5.claim" if stays else "ch6.b5.claim_state_keeps_up", values),
                        "notes": [("ch6.b5.notes", values)]}

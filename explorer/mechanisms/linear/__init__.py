@@ -4,7 +4,7 @@ o_t = S_t^T q_t / q_t.z_t, the article's "never forgets". The keys here are feat
 
 from .. import WRITES_FEATURES
 
-STATE_KIND = "none"
+STATE_KIND = "linear"
 WRITES = WRITES_FEATURES
 YEAR = 2020  # the paper: Katharopoulos et al., Transformers are RNNs
 BESIDE_SOFTMAX = False  # its map is the maps tab's elu+1 map, drawn there already
