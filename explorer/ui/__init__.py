@@ -25,7 +25,7 @@ import gradio as gr
 
 from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, quality_tab, source as source_panel, state_tab
 from . import learn_links, lecture_handlers, lecture_load, linearize_tab, probe_tab
-from . import gradio_checks, validate
+from . import gradio_checks, upload_sweep, validate
 from .gating import OPEN_DRAWS, only_on
 
 TAB_IDS = ("lecture", "maps", "quality", "state", "complexity", "learn")   # the first is where a plain address lands
@@ -455,6 +455,7 @@ def _wire_url(demo, panel, presentation, tabs, current, maps, quality, state, cx
     # status change of every event, so each output listed here costs every later event.
     load = demo.load(restore, browser_lang, restored, js="() => [navigator.language || '']",
                      api_visibility="private", show_progress_on=[current])
+    demo.unload(upload_sweep.on_unload)      # the session's uploads go with it
     # The open tab draws (each gated on being the one the link named), then the address and
     # the link boxes follow; the learn tab only restores its controls (training is a button).
     # The other tabs' draws stop in the browser (``only_on``): each event a page sends costs

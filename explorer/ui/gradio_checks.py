@@ -14,6 +14,7 @@ import types
 from contextvars import ContextVar
 
 from ..text import Message, say_error
+from . import upload_sweep
 from .validate import MAX_CHOICE_CHARS, Bound, check, check_arguments, surrogates, without_surrogates
 
 log = logging.getLogger("explorer.ui")
@@ -118,6 +119,8 @@ def _keep_page_language(blocks) -> None:
             log.warning("refused an event's arguments: %s", exc)
             raise gr.Error(html.escape(say_error(exc, lang), quote=False), title=say("common.toast_check", lang),
                            print_exception=False) from None
+        session = kwargs.get("session_hash") or getattr(kwargs.get("request"), "session_hash", None)
+        upload_sweep.remember(session, inputs)          # its uploads go when the session ends
         tokens = _PAGE_LANG.set(lang), _REPLACED.set([replaced] if replaced else [])
         try:
             return await original(*args, **kwargs)

@@ -27,6 +27,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 
 from ..text import normal_lang, say
+from . import upload_sweep
 
 log = logging.getLogger("explorer.ui.server")
 
@@ -407,6 +408,8 @@ def forget_idle_sessions(holder, idle_s: float = SESSION_IDLE_S, now=None) -> in
         for session in idle:
             holder.session_data.pop(session, None)
             holder.time_last_used.pop(session, None)
+    for session in idle:
+        upload_sweep.sweep(session)                 # and the files its events read
     return len(idle)
 
 
