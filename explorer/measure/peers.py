@@ -68,7 +68,8 @@ def load_peers() -> tuple[dict | None, str]:
     except Exception as exc:  # ImportError, or a broken install raising anything else
         return None, (f"performer-pytorch and fla-core are not importable here ({type(exc).__name__}: {exc}); "
                       "they are not dependencies of the explorer: build their venv with "
-                      "../shared/peers/install.sh and run this command with its python")
+                      "bash scripts/install_peers.sh and run this command with its python "
+                      "(~/.cache/peers-venv/bin/python -m explorer bench --peers)")
     return {"performer": linear_attention, "fla_chunk": naive_chunk_linear_attn,
             "fla_simple_gla": naive_chunk_simple_gla, "fla_recurrent_gla": naive_recurrent_gla,
             "fla_delta": delta_rule_chunkwise}, ""

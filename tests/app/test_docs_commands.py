@@ -22,7 +22,23 @@ TOO_HEAVY = {
     ("bash", "scripts/install.sh"): "installs the pinned packages and converts SmolLM2 (a minute or more); "
                                     "tests/app/test_default_model.py reads what it runs",
     ("bash", "scripts/install_test_deps.sh"): "installs Debian packages as root, then runs scripts/install.sh",
+    ("bash", "scripts/install_peers.sh"): "builds a venv of the public peers (torch again, fla-core, performer); "
+                                          "test_the_peers_script_is_the_repositorys_own checks it",
 }
+
+
+def test_the_peers_script_is_the_repositorys_own():
+    """The benchmark's peers install from a script inside the repository, with the app's own
+    torch and numpy pins, and the command's refusal names it."""
+    import subprocess
+
+    script = ROOT / "scripts" / "install_peers.sh"
+    assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0
+    text = script.read_text(encoding="utf-8")
+    assert "requirements.txt" in text and "performer-pytorch==" in text and "fla-core==" in text
+    assert "shared" not in text
+    peers = (ROOT / "explorer" / "measure" / "peers.py").read_text(encoding="utf-8")
+    assert "scripts/install_peers.sh" in peers and "shared/peers" not in peers
 
 
 def endpoints() -> set[str]:
