@@ -540,7 +540,12 @@ def run_mqar(args) -> int:
     return 0
 
 
-COMMANDS = (_add_bench, _add_lecture, _add_probe, _add_linearize, _add_generate, _add_mqar)
+def _add_space(sub) -> None:
+    from .space import add_command
+    add_command(sub)
+
+
+COMMANDS = (_add_bench, _add_lecture, _add_probe, _add_linearize, _add_generate, _add_mqar, _add_space)
 
 
 def build_parser() -> argparse.ArgumentParser:

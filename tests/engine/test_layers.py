@@ -42,8 +42,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # The lecture: each chapter's math, view and figures in its own package, built on the
     # tabs' views and the figures' style; the deck's view and figures beside them.
     ("lecture", ("explorer.lecture",)),
-    # Files for download (CSV, arrays).
-    ("export", ("explorer.export", "explorer.deck_export", "explorer.handout")),
+    # Files for download (CSV, arrays), and a Space's folder assembled with the causal model.
+    ("export", ("explorer.export", "explorer.deck_export", "explorer.handout", "explorer.space")),
     # The edges: the Gradio UI and the command line.
     ("ui and command line", ("explorer.ui", "explorer.__main__", "explorer.plugins")),
 ]
