@@ -43,8 +43,11 @@ DELETE_CACHE = (600, 3600)
 
 
 def warm_up():
-    """Import the engine, load the model, then draw the lecture's chapters: run in the
-    background once the page is served."""
+    """Import the engine, load the model, on a Space's first start convert the causal model
+    (explorer/ui/model_start.py), then draw the lecture's chapters: run in the background once
+    the page is served."""
+    from explorer.ui import model_start
+
     try:
         from explorer.ui.common import import_engine
 
@@ -54,9 +57,12 @@ def warm_up():
         preload()
         from explorer.ui import lecture_warm
 
+        model_start.convert()   # a Space's first start: the causal model, before the lecture reads it
         lecture_warm.warm()     # every chapter's default view and figures, for the deck
     except Exception:  # the server stays up; the first request that needs it retries and says why
         logging.getLogger("explorer").exception("warming up the engine failed")
+    finally:
+        model_start.give_up()   # a conversion that never ran no longer holds the lecture
 
 
 def main(argv=None):
@@ -88,6 +94,8 @@ def main(argv=None):
     from explorer.ui import build_app, launch_kwargs, server
 
     memory.limit_arenas(2)   # before the server's threads start: see explorer.memory
+    from explorer.ui import model_start
+    model_start.expect()     # a Space's first start: the lecture waits for the causal model (warm_up)
     demo = build_app()
     demo.delete_cache = DELETE_CACHE
     # Every event has its own concurrency limit; the queue bounds what waits behind them, and

@@ -48,6 +48,7 @@ SMOLLM2 = PackagedModel(**CAUSAL_MODEL, convert_s=45.0)
 PACKAGED = {SMOLLM2.name.lower(): SMOLLM2}
 
 _convert_lock = threading.Lock()
+_reports: dict = {}      # name -> the running conversion's last (fraction, message), for those who wait on it
 
 
 def find(name) -> PackagedModel | None:
@@ -103,9 +104,22 @@ def ready_folder(spec: PackagedModel, progress=None) -> Path:
     folder = converted_folder(spec, gguf)
     if is_converted(folder):
         return folder
-    with _convert_lock:              # one conversion per process; others wait and find it done
+    # One conversion per process; the others wait, hearing its progress, and find it done.
+    while not _convert_lock.acquire(timeout=0.5):
+        if progress is not None and spec.name in _reports:
+            progress(*_reports[spec.name])
+    try:
         if not is_converted(folder):
-            _convert(spec, gguf, folder, progress)
+            def tell(fraction, message):
+                _reports[spec.name] = (fraction, message)
+                if progress is not None:
+                    progress(fraction, message)
+            try:
+                _convert(spec, gguf, folder, tell)
+            finally:
+                _reports.pop(spec.name, None)
+    finally:
+        _convert_lock.release()
     return folder
 
 

@@ -16,7 +16,7 @@ import gradio as gr
 from ..catalog import CAUSAL_MODEL
 from ..lecture.memo import LRU
 from ..text import said
-from . import common, i18n, lecture_checks, source as source_panel, validate
+from . import common, i18n, lecture_checks, model_start, source as source_panel, validate
 
 CAUSAL_MODEL_NAME = CAUSAL_MODEL["name"]     # the packaged causal model a link or request may name
 
@@ -216,6 +216,8 @@ def view_key(ch: int, text, sample_key, controls: dict, lang=None) -> tuple:
 def compute(ch: int, text, sample_key, controls: dict, panel_values=None, progress=None, lang=None):
     """The chapter's view, from the cache when the same chapter, data and controls ran before."""
     _, views = _lecture_figures_and_view()
+    if sample_key is None and ch in views.CAUSAL_CHAPTERS:   # its own model, which a Space converts at start
+        model_start.wait(progress)
 
     def make():
         if sample_key is not None and sample_key[0] == "text":     # a chosen model reads the text
