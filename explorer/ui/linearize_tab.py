@@ -47,6 +47,13 @@ def _stop(request, views):
     return StopSignal(left=server.visitor_left(request), seconds=cost.LIMIT_SECONDS)
 
 
+def needs_model(lang) -> str | None:
+    """Where the causal model is not installed, what the section needs, in words: every button
+    then says it instead of failing. None where it is installed."""
+    from ..catalog import causal_model_installed
+    return None if causal_model_installed() else say("linearize.needs_model", normal_lang(lang))
+
+
 def _judged(set_id, keep, lang, request, trained=None):
     lang = normal_lang(lang)
     views = _views()
@@ -58,7 +65,7 @@ def _shown(view, lang):
     in that language and the invitation to start."""
     lang = normal_lang(lang)
     if view is None:
-        return pd.DataFrame(columns=_headers(lang)), say("linearize.start", lang)
+        return pd.DataFrame(columns=_headers(lang)), needs_model(lang) or say("linearize.start", lang)
     views = _views()
     return pd.DataFrame(views.table(view, lang), columns=views.headers(lang)), views.summary(view, lang)
 
@@ -70,6 +77,8 @@ def _headers(lang):
 @common.guarded
 def run_linearize(set_id="hedgehog:0", keep=6, lang="en", request: gr.Request = None):
     """Judge the hybrid: (table, summary)."""
+    if needs_model(lang):
+        return _shown(None, lang)
     return _shown(_judged(set_id, keep, lang, request), lang)
 
 
@@ -77,6 +86,8 @@ def run_linearize(set_id="hedgehog:0", keep=6, lang="en", request: gr.Request = 
 def show_linearize(set_id="hedgehog:0", keep=6, lang="en", trained=None, request: gr.Request = None):
     """The page's judging: the table and summary, and the view kept to relabel them
     (``trained``: the set trained on this page, read when ``set_id`` is LIVE_SET)."""
+    if needs_model(lang):
+        return (*_shown(None, lang), None)
     view = _judged(set_id, keep, lang, request, trained)
     return (*_shown(view, lang), view)
 
@@ -87,6 +98,9 @@ def run_training(kind="hedgehog", window=0, sinks=0, steps=DEFAULT_TRAIN_STEPS, 
     """Train a set on the page: (status, the set, the chosen set) after the capture and each layer;
     the last one chooses the new set. Refused before any work the server cannot afford."""
     lang = normal_lang(lang)
+    if needs_model(lang):
+        yield needs_model(lang), gr.skip(), gr.skip()
+        return
     views = _views()
     for step in views.training_steps(kind, window, sinks, steps, lang, stop=_stop(request, views)):
         progress(step.fraction, desc=views.training_summary(step, lang))
@@ -110,6 +124,9 @@ def run_generate(prompt=DEFAULT_PROMPT, new_tokens=32, set_id="hedgehog:0", keep
                  trained=None, request: gr.Request = None):
     """Stream (original text, linearized text, memory plot, status) after every token."""
     lang = normal_lang(lang)
+    if needs_model(lang):
+        yield "", "", None, needs_model(lang)
+        return
     views = _views()
     from ..figures.linearize import memory_per_step
     stop = _stop(request, views)
@@ -160,7 +177,8 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> LinearizeC
             # headed before the first run; relabelled with the page's language (below)
             numbers = gr.Dataframe(interactive=False, show_label=False, elem_id="linearize-numbers",
                                    headers=_headers("en"))
-            summary = gr.Markdown(_label("linearize.start"), elem_id="linearize-summary")
+            summary = gr.Markdown(_label("linearize.start" if needs_model("en") is None else "linearize.needs_model"),
+                                  elem_id="linearize-summary")
     view = gr.State(None)
     trained = gr.State(None)          # the set trained on this page: this visitor's only
     judge_inputs = [set_id, keep] + with_lang + [trained]
