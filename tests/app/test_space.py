@@ -73,6 +73,13 @@ def test_a_folder_that_is_not_empty_is_refused_and_left_alone(tmp_path, small_mo
     assert [p.name for p in target.iterdir()] == ["mine.txt"]
 
 
+def test_a_folder_inside_the_checkout_is_refused(small_model):
+    target = space.ROOT / "space-inside-checkout"
+    with pytest.raises(space.Refused, match="inside the checkout"):
+        space.build(target)
+    assert not target.exists()
+
+
 def test_without_the_model_package_it_is_refused_with_the_install_line(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(packaged, "gguf_path", lambda spec: None)
     assert cli(["space", str(tmp_path / "space")]) == 2
