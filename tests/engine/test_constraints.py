@@ -101,7 +101,7 @@ def test_no_requirement_file_pulls_the_causal_model_and_the_docs_say_how_a_space
         assert not any("smollm2" in line.lower() for line in lines), name
     spaces = (ROOT / "docs" / "spaces.md").read_text(encoding="utf-8")
     assert "**A Space pushed from this repository as it stands has no SmolLM2**" in spaces and "--no-deps" in spaces
-    assert "python -m explorer space ../attention-space" in spaces
+    assert "python -m explorer space ~/attention-space" in spaces
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert "a Space pushed from this repository as it stands reads MiniLM" in readme
     assert "`python -m explorer space DIR`" in readme
