@@ -132,7 +132,7 @@ def describe(done: dict) -> str:
             f"{done['model'].relative_to(done['folder'])} ({done['model'].stat().st_size / 1e6:.0f} MB, "
             f"stored with Git LFS by .gitattributes).\n"
             f"Push it to a Gradio Space (docs/spaces.md), e.g. `hf upload USER/NAME {done['folder']} . "
-            f"--repo-type space`; on its first start the Space converts the model (about a minute) "
+            f"--repo-type space`; on its first start the Space converts the model (under a minute) "
             f"and then reads it in every chapter.")
 
 
