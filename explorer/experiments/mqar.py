@@ -305,6 +305,12 @@ def train(shape: ModelShape, task: Task = Task(), training: Training = Training(
     Refused before anything is built when ``price`` is over the limit (``cost.Refusal``);
     ``should_stop`` is asked at every step (``stopping.check``). ``on_step(step, loss)`` sees
     the progress."""
+    return fit(shape, task, training, should_stop, limit_seconds, on_step)[0]
+
+
+def fit(shape: ModelShape, task: Task = Task(), training: Training = Training(), should_stop=None,
+        limit_seconds: float | None = None, on_step=None) -> tuple[RecallResult, RecallModel]:
+    """``train``, and the trained model with it (in eval mode): what the app inspects."""
     cost.check(price(shape, task, training), limit_seconds=limit_seconds)
     data = torch.Generator().manual_seed(10_000 + training.seed)
     held_out = sequences(task, training.test, torch.Generator().manual_seed(1_000_000 + training.seed))
@@ -344,7 +350,7 @@ def train(shape: ModelShape, task: Task = Task(), training: Training = Training(
     judged = float("nan") if diverged is not None else accuracy(model, *held_out)
     return RecallResult(shape.mixer, shape.width, shape.heads, training.seed, judged,
                         state_bytes(shape, task), sum(p.numel() for p in model.parameters()),
-                        time.perf_counter() - start, losses, skipped, diverged)
+                        time.perf_counter() - start, losses, skipped, diverged), model
 
 
 def chance(task: Task) -> float:

@@ -24,9 +24,13 @@ def _byte_ticks(values) -> list[float]:
     return [t for t in ticks if 10 ** lo / 1.5 <= t <= 10 ** hi * 1.5]
 
 
-def mqar_figure(table: dict, style=None, lang: str = "en") -> go.Figure:
+def mqar_figure(table: dict, style=None, lang: str = "en", live=()) -> go.Figure:
     """Accuracy (y) against state bytes (x, log) for every mixer of ``table`` (a recall
-    table's record, such as ``mqar_table.shipped()``). Softmax is drawn last, over the rest."""
+    table's record, such as ``mqar_table.shipped()``). Softmax is drawn last, over the rest.
+
+    ``live``: points trained in the app (dicts with mixer, width, steps, seed, accuracy,
+    state_bytes), each drawn as an open marker of its mixer's colour and shape, ringed, beside
+    the shipped ones."""
     style = as_style(style)
     by_mixer: dict[str, list[Summary]] = {}
     for s in summarise(table):
@@ -51,12 +55,34 @@ def mqar_figure(table: dict, style=None, lang: str = "en") -> go.Figure:
             error_y=dict(type="data", symmetric=False, array=[s.high - s.mean for s in rows],
                          arrayminus=[s.mean - s.low for s in rows], thickness=style.line / 2),
             hovertext=hover, hoverinfo="text"))
+    mixers = list(by_mixer)
+    for i, point in enumerate(live):
+        _live_point(fig, point, mixers, style, lang, rank=len(mixers) + i + 1)
     fig.add_hline(y=task["chance"], line_dash="dash", line_color="grey",
                   annotation_text=say("mqar.chance", lang, values=task["values"]), annotation_position="bottom right")
-    ticks = _byte_ticks([s.state_bytes for rows in by_mixer.values() for s in rows])
+    ticks = _byte_ticks([s.state_bytes for rows in by_mixer.values() for s in rows] +
+                        [p["state_bytes"] for p in live])
     fig.update_xaxes(type="log", title_text=say("mqar.x", lang), tickmode="array", tickvals=ticks,
                      ticktext=[f"{t:,.0f}" for t in ticks])
     fig.update_yaxes(range=[0, 1.05], title_text=say("mqar.y", lang))
     seeds = len({p["seed"] for p in table["points"]})
     note = say("mqar.subtitle", lang, pairs=task["pairs"], length=task["length"], vocab=task["vocab"], seeds=seeds)
     return finish(fig, style, say("mqar.title", lang), height=520, note=note)
+
+
+def _live_point(fig: go.Figure, point: dict, mixers: list, style, lang: str, rank: int) -> None:
+    """One point trained in the app: its mixer's shape and colour, open, with a ring."""
+    mixer = point["mixer"]
+    index = mixers.index(mixer) if mixer in mixers else len(mixers)
+    colour = REFERENCE if mixer == "softmax" else style.colour(index - ("softmax" in mixers[:index]))
+    name = say("mqar.live_name", lang, mixer=say(f"mqar.mixer.{mixer}", lang), width=point["width"],
+               steps=point["steps"], seed=point["seed"])
+    accuracy = point["accuracy"]
+    shown = float("nan") if accuracy is None else accuracy
+    hover = say("mqar.live_hover", lang, name=name, bytes=f"{point['state_bytes']:,}",
+                accuracy="—" if accuracy is None else f"{accuracy:.3f}")
+    fig.add_trace(go.Scatter(
+        x=[point["state_bytes"]], y=[shown], name=name, mode="markers", legendrank=rank,
+        marker=dict(symbol=SYMBOLS[index % len(SYMBOLS)] + "-open", size=style.marker + 14, color=colour,
+                    line=dict(width=style.line)),
+        hovertext=[hover], hoverinfo="text"))
