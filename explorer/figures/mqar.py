@@ -41,7 +41,7 @@ def mqar_figure(table: dict, style=None, lang: str = "en", live=()) -> go.Figure
     for mixer in order:
         rows = by_mixer[mixer]
         index = list(by_mixer).index(mixer)
-        colour = REFERENCE if mixer == "softmax" else style.colour(index - ("softmax" in list(by_mixer)[:index]))
+        colour = _colour(style, mixer, list(by_mixer))
         name = say(f"mqar.mixer.{mixer}", lang)
         hover = [say("mqar.hover", lang, mixer=name, width=s.width, bytes=f"{s.state_bytes:,}",
                      accuracy=f"{s.mean:.3f}", seeds=", ".join(f"{a:.3f}" for a in s.seeds))
@@ -59,7 +59,7 @@ def mqar_figure(table: dict, style=None, lang: str = "en", live=()) -> go.Figure
     for i, point in enumerate(live):
         _live_point(fig, point, mixers, style, lang, rank=len(mixers) + i + 1)
     fig.add_hline(y=task["chance"], line_dash="dash", line_color="grey",
-                  annotation_text=say("mqar.chance", lang, values=task["values"]), annotation_position="bottom right")
+                  annotation_text=say("mqar.chance", lang, values=task["values"]), annotation_position="top right")
     ticks = _byte_ticks([s.state_bytes for rows in by_mixer.values() for s in rows] +
                         [p["state_bytes"] for p in live])
     fig.update_xaxes(type="log", title_text=say("mqar.x", lang), tickmode="array", tickvals=ticks,
@@ -67,14 +67,29 @@ def mqar_figure(table: dict, style=None, lang: str = "en", live=()) -> go.Figure
     fig.update_yaxes(range=[0, 1.05], title_text=say("mqar.y", lang))
     seeds = len({p["seed"] for p in table["points"]})
     note = say("mqar.subtitle", lang, pairs=task["pairs"], length=task["length"], vocab=task["vocab"], seeds=seeds)
-    return finish(fig, style, say("mqar.title", lang), height=520, note=note)
+    fig = finish(fig, style, say("mqar.title", lang), height=520, note=note)
+    if style.presentation:
+        # On a projector ten names at the body's size would take half the width from the plot
+        # (and under it, all its height): beside it, at the ticks' size.
+        fig.update_layout(legend=dict(font=dict(size=style.tick_font)))
+    return fig
+
+
+def _colour(style, mixer: str, mixers: list) -> str:
+    """Softmax dark, the others the palette's colours in order; the projector palette's
+    black (its eighth) would read as softmax, and is swapped for a wine red."""
+    if mixer == "softmax":
+        return REFERENCE
+    index = mixers.index(mixer) if mixer in mixers else len(mixers)
+    colour = style.colour(index - ("softmax" in mixers[:index]))
+    return "#882255" if colour.lower() == "#000000" else colour
 
 
 def _live_point(fig: go.Figure, point: dict, mixers: list, style, lang: str, rank: int) -> None:
     """One point trained in the app: its mixer's shape and colour, open, with a ring."""
     mixer = point["mixer"]
     index = mixers.index(mixer) if mixer in mixers else len(mixers)
-    colour = REFERENCE if mixer == "softmax" else style.colour(index - ("softmax" in mixers[:index]))
+    colour = _colour(style, mixer, mixers)
     name = say("mqar.live_name", lang, mixer=say(f"mqar.mixer.{mixer}", lang), width=point["width"],
                steps=point["steps"], seed=point["seed"])
     accuracy = point["accuracy"]

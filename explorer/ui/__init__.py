@@ -3,7 +3,8 @@
     from explorer.ui import build_app, launch_kwargs
     build_app().launch(**launch_kwargs())
 
-Endpoints (gradio_client): /lecture, /maps, /quality, /state, /complexity, /learn, /hybrid, /probe, /linearize, /generate. The page's address
+Endpoints (gradio_client): /lecture, /maps, /quality, /state, /complexity, /learn, /hybrid, /probe, /linearize, /generate,
+/mqar, /mqar_train. The page's address
 always holds the current view as query parameters (?tab=maps&text=...), and opening such
 an address restores it and draws it: a lecturer can put the link on a slide.
 
@@ -24,7 +25,7 @@ from urllib.parse import parse_qsl
 import gradio as gr
 
 from . import common, complexity_tab, i18n, learn_tab, lecture_tab, maps_tab, quality_tab, source as source_panel, state_tab
-from . import learn_links, lecture_handlers, lecture_load, linearize_tab, probe_tab
+from . import learn_links, lecture_handlers, lecture_load, linearize_tab, mqar_tab, probe_tab
 from . import gradio_checks, upload_sweep, validate
 from .gating import OPEN_DRAWS, only_on
 
@@ -78,6 +79,9 @@ def build_app() -> gr.Blocks:
             with gr.Tab(i18n.label("tab_state"), id="state", elem_id="tab-state",
                         elem_classes=["uses-data"]) as t_state:
                 state = state_tab.build(panel, presentation, lang)
+                # Recall as the field measures it: tiny models trained on MQAR (its own data, not the panel's).
+                with gr.Accordion(i18n.engine_label("mqar.label_section"), open=False, elem_id="mqar-section") as recall:
+                    mqar_tab.build(presentation, lang, recall)
             with gr.Tab(i18n.label("tab_complexity"), id="complexity", elem_id="tab-complexity") as t_cx:
                 cx = complexity_tab.build(presentation, lang)
             with gr.Tab(i18n.label("tab_learn"), id="learn", elem_id="tab-learn") as t_learn:
