@@ -43,6 +43,17 @@ class RecallInspection:
     def right(self) -> list:
         return [int(a == p) for a, p in zip(self.answers, self.predicted)]
 
+    def pair_weight(self, layer: int) -> np.ndarray:
+        """(heads,): each head's weight on the asked pairs (key and value), averaged over the questions."""
+        m = self.maps[layer]
+        rows = np.arange(len(self.questions))
+        keys = np.asarray(self.pair_positions)
+        return (m[:, rows, keys] + m[:, rows, keys + 1]).mean(-1)
+
+    def reading_head(self, layer: int) -> int:
+        """The head of ``layer`` that puts the most weight on the asked pairs."""
+        return int(np.argmax(self.pair_weight(layer)))
+
     def rows(self, layer: int, head: int | None = None) -> np.ndarray:
         """(questions, N): one head's rows of ``layer``, or their mean over heads (None)."""
         m = self.maps[layer]

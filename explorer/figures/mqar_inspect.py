@@ -48,7 +48,11 @@ def recall_heatmap(inspection, layer: int, head: int | None = None, *, mixer: st
     fig.update_yaxes(tickmode="array", tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed",
                      title_text=say("mqar.inspect_y", lang))
     heads = inspection.maps[layer].shape[0]
-    which = say("mqar.inspect_mean", lang, heads=heads) if head is None else say("mqar.inspect_head", lang, head=head + 1)
+    if head is None:
+        which = say("mqar.inspect_mean", lang, heads=heads)
+    else:
+        which = say("mqar.inspect_head", lang, head=head + 1, heads=heads,
+                    weight=f"{inspection.pair_weight(layer)[head]:.2f}")
     layer_mixer = say(f"mqar.mixer.{inspection.mixers[layer]}", lang)
     title = say("mqar.inspect_title", lang, mixer=say(f"mqar.mixer.{mixer}", lang) if mixer else layer_mixer,
                 width=width, layer=layer + 1, layer_mixer=layer_mixer, which=which)

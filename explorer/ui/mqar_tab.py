@@ -68,7 +68,7 @@ def _inspection(session, sequence, layer, head, presentation, lang):
 
 
 @common.guarded
-def show_mqar(presentation=False, lang="en", session=None, sequence=0, layer=2, head="mean"):
+def show_mqar(presentation=False, lang="en", session=None, sequence=0, layer=2, head="best"):
     """The shipped figure (with the page's live points, if any): returns (figure, status,
     inspection figure or None, session)."""
     lang = normal_lang(lang)
@@ -84,7 +84,7 @@ def train_mqar(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, presentat
                sequence=0, layer=2, request: gr.Request = None, progress=gr.Progress()):
     """Train one point live (priced first; stopped when the visitor leaves) and add it to the
     figure: returns (figure, status, inspection figure of test sequence ``sequence`` at
-    ``layer``, mean over heads, session, the head choice set to the mean)."""
+    ``layer``, its head that reads the asked pairs most, session, the head choice set to it)."""
     lang = normal_lang(lang)
     common.import_engine()
     from ..measure import cost
@@ -104,11 +104,11 @@ def train_mqar(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, presentat
     live = views.train_live(mixer, width, steps, seed, lang, should_stop=stop, on_step=on_step)
     session = (session if session is not None else views.RecallSession()).add(live)
     return (_figure(session, presentation, lang), _status(session, lang),
-            _inspection(session, sequence, layer, "mean", presentation, lang), session, "mean")
+            _inspection(session, sequence, layer, "best", presentation, lang), session, "best")
 
 
 @common.guarded
-def inspect_mqar(session=None, sequence=0, layer=2, head="mean", presentation=False, lang="en"):
+def inspect_mqar(session=None, sequence=0, layer=2, head="best", presentation=False, lang="en"):
     """The last live model on another sequence, layer or head."""
     lang = normal_lang(lang)
     if session is None or session.last is None:
@@ -143,8 +143,9 @@ def build(presentation: gr.Checkbox, lang: gr.Component | None = None, section: 
                                  label=_label("label_sequence"), info=_label("label_sequence_info"),
                                  elem_id="mqar-sequence")
             layer = gr.Radio([1, 2], value=2, label=_label("label_layer"), elem_id="mqar-layer")
-            head = gr.Dropdown([(_label("head_mean"), "mean")] + [(str(h), str(h)) for h in range(1, MAX_HEADS + 1)],
-                               value="mean", label=_label("label_head"), elem_id="mqar-head")
+            head = gr.Dropdown([(_label("head_best"), "best"), (_label("head_mean"), "mean")]
+                               + [(str(h), str(h)) for h in range(1, MAX_HEADS + 1)],
+                               value="best", label=_label("label_head"), elem_id="mqar-head")
         with gr.Column(scale=5):
             inspect_plot = gr.Plot(label=_label("inspect_label"), show_label=False, elem_id="mqar-inspect")
     session = gr.State(None)

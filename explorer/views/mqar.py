@@ -116,16 +116,17 @@ def trained_message(live: LivePoint, lang="en") -> str:
                accuracy=f"{p['accuracy']:.3f}", questions=p["questions"], bytes=f"{p['state_bytes']:,}")
 
 
-def check_inspect(session: RecallSession | None, sequence=0, layer=2, head="mean", lang="en") -> tuple:
-    """(layer index, head index or None, sequence) for the last live model; else a ValueError."""
+def check_inspect(session: RecallSession | None, sequence=0, layer=2, head="best", lang="en") -> tuple:
+    """(layer index, head: an index, "mean" or "best", sequence) for the last live model; else
+    a ValueError."""
     lang = normal_lang(lang)
     if session is None or session.last is None or session.last.model is None:
         raise ValueError(say("mqar.err_train_first", lang))
     shape = session.last.shape
     sequence = _whole(0 if sequence is None else sequence, "mqar.name_sequence", *SEQUENCES, lang)
     layer = _whole(layer, "mqar.name_layer", 1, shape.layers, lang) - 1
-    if head in (None, "", "mean"):
-        return layer, None, sequence
+    if head in (None, "", "mean", "best"):
+        return layer, head or "mean", sequence
     try:
         h = float(head) if not isinstance(head, bool) else math.nan
     except (TypeError, ValueError, OverflowError):
@@ -135,11 +136,15 @@ def check_inspect(session: RecallSession | None, sequence=0, layer=2, head="mean
     return layer, int(h) - 1, sequence
 
 
-def inspect_live(session: RecallSession, sequence=0, layer=2, head="mean", lang="en"):
-    """(inspection, layer index, head index or None) of the last live model on one sequence."""
+def inspect_live(session: RecallSession, sequence=0, layer=2, head="best", lang="en"):
+    """(inspection, layer index, head) of the last live model on one sequence: head an index,
+    None for the mean over heads; "best" is the head that reads the asked pairs most."""
     layer, head, sequence = check_inspect(session, sequence, layer, head, lang)
     live = session.last
-    return mqar_inspect.inspect(live.model, live.task, sequence), layer, head
+    found = mqar_inspect.inspect(live.model, live.task, sequence)
+    if head == "best":
+        head = found.reading_head(layer)
+    return found, layer, None if head == "mean" else head
 
 
 def shipped_status(lang="en") -> str:

@@ -74,7 +74,7 @@ def test_a_live_point_is_trained_and_joins_the_figure(trained):
     live = [t for t in fig.data if t.name == say("mqar.live_name", "zh", mixer=say("mqar.mixer.gla", "zh"),
                                                   width=32, steps=STEPS, seed=3)]
     assert len(live) == 1 and list(live[0].x) == [point["state_bytes"]] and list(live[0].y) == [point["accuracy"]]
-    assert f"{point['accuracy']:.3f}" in status and head == "mean"
+    assert f"{point['accuracy']:.3f}" in status and head == "best"
     _no_english([status] + figure_texts(fig) + figure_texts(inspection) + [t.name for t in fig.data])
 
 
@@ -82,9 +82,13 @@ def test_the_live_models_inspection_marks_each_asked_pair(trained):
     _, _, inspection, session, _ = trained
     found, layer, head = views.inspect_live(session, 5, 2, "mean")
     assert (layer, head, found.seed) == (1, None, 5)
-    heat = inspection.data[0]
-    np.testing.assert_allclose(np.asarray(heat.z), found.rows(1))
     np.testing.assert_allclose(found.rows(1).sum(1), 1.0, atol=1e-5)     # GLA with its normaliser: rows of 1
+    # After training: the head of layer 2 that reads the asked pairs most.
+    best = found.reading_head(1)
+    assert views.inspect_live(session, 5, 2, "best")[2] == best
+    heat = inspection.data[0]
+    np.testing.assert_allclose(np.asarray(heat.z), found.maps[1][best])
+    np.testing.assert_allclose(np.asarray(heat.z).sum(1), 1.0, atol=1e-5)
     boxes = [(s.x0, s.y0) for s in inspection.layout.shapes]
     assert boxes == [(p - 0.5, i - 0.5) for i, p in enumerate(found.pair_positions)]
     assert all(found.tokens[p] == k for p, k in zip(found.pair_positions, found.asked))

@@ -70,6 +70,15 @@ def test_the_inspection_keeps_the_question_rows_and_the_asked_pairs(mixer):
     np.testing.assert_allclose(found.rows(0), found.maps[0].mean(0))
 
 
+def test_the_reading_head_is_the_one_with_most_weight_on_the_asked_pairs():
+    found = mqar_inspect.inspect(untrained("softmax", seed=3), TASK, seed=1)
+    for layer, m in enumerate(found.maps):
+        weight = [np.mean([m[h, i, p] + m[h, i, p + 1] for i, p in enumerate(found.pair_positions)])
+                  for h in range(m.shape[0])]
+        np.testing.assert_allclose(found.pair_weight(layer), weight)
+        assert found.reading_head(layer) == int(np.argmax(weight))
+
+
 def model_shape(mixer):
     return mqar.ModelShape(mixer, 16)
 
