@@ -54,6 +54,10 @@ class RecallInspection:
         """The head of ``layer`` that puts the most weight on the asked pairs."""
         return int(np.argmax(self.pair_weight(layer)))
 
+    def reading_layer(self) -> int:
+        """The layer whose reading head puts the most weight on the asked pairs."""
+        return int(np.argmax([self.pair_weight(layer).max() for layer in range(len(self.maps))]))
+
     def rows(self, layer: int, head: int | None = None) -> np.ndarray:
         """(questions, N): one head's rows of ``layer``, or their mean over heads (None)."""
         m = self.maps[layer]

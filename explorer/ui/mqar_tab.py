@@ -55,16 +55,17 @@ def _figure(session, presentation, lang):
                        live=session.points if session is not None else ())
 
 
-def _inspection(session, sequence, layer, head, presentation, lang):
-    """The last live model's heatmap, or None before one is trained."""
+def _inspection(session, sequence, layer, head, presentation, lang, with_layer=False):
+    """The last live model's heatmap, or None before one is trained (and the layer drawn)."""
     if session is None or session.last is None or session.last.model is None:
-        return None
+        return (None, gr.skip()) if with_layer else None
     from ..figures.mqar_inspect import recall_heatmap
     from ..views import mqar as views
     inspection, layer_index, head_index = views.inspect_live(session, sequence, layer, head, lang)
     shape = session.last.shape
-    return recall_heatmap(inspection, layer_index, head_index, mixer=shape.mixer, width=shape.width,
-                          style=presentation, lang=lang)
+    fig = recall_heatmap(inspection, layer_index, head_index, mixer=shape.mixer, width=shape.width,
+                         style=presentation, lang=lang)
+    return (fig, layer_index + 1) if with_layer else fig
 
 
 @common.guarded
@@ -81,10 +82,11 @@ def show_mqar(presentation=False, lang="en", session=None, sequence=0, layer=2, 
 
 @common.guarded
 def train_mqar(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, presentation=False, lang="en", session=None,
-               sequence=0, layer=2, request: gr.Request = None, progress=gr.Progress()):
+               sequence=0, request: gr.Request = None, progress=gr.Progress()):
     """Train one point live (priced first; stopped when the visitor leaves) and add it to the
-    figure: returns (figure, status, inspection figure of test sequence ``sequence`` at
-    ``layer``, its head that reads the asked pairs most, session, the head choice set to it)."""
+    figure: returns (figure, status, inspection figure of test sequence ``sequence`` in the
+    layer and head that read the asked pairs most, session, the head choice set to "best",
+    the layer choice set to that layer)."""
     lang = normal_lang(lang)
     common.import_engine()
     from ..measure import cost
@@ -103,8 +105,8 @@ def train_mqar(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, presentat
     stop = StopSignal(left=server.visitor_left(request), seconds=cost.TRAINING_SECONDS)
     live = views.train_live(mixer, width, steps, seed, lang, should_stop=stop, on_step=on_step)
     session = (session if session is not None else views.RecallSession()).add(live)
-    return (_figure(session, presentation, lang), _status(session, lang),
-            _inspection(session, sequence, layer, "best", presentation, lang), session, "best")
+    inspection, layer = _inspection(session, sequence, "best", "best", presentation, lang, with_layer=True)
+    return _figure(session, presentation, lang), _status(session, lang), inspection, session, "best", layer
 
 
 @common.guarded
@@ -145,7 +147,7 @@ def build(presentation: gr.Checkbox, lang: gr.Component | None = None, section: 
             layer = gr.Radio([1, 2], value=2, label=_label("label_layer"), elem_id="mqar-layer")
             head = gr.Dropdown([(_label("head_best"), "best"), (_label("head_mean"), "mean")]
                                + [(str(h), str(h)) for h in range(1, MAX_HEADS + 1)],
-                               value="best", label=_label("label_head"), elem_id="mqar-head")
+                               value="best", label=_label("label_head"), info=_label("label_head_info"), elem_id="mqar-head")
         with gr.Column(scale=5):
             inspect_plot = gr.Plot(label=_label("inspect_label"), show_label=False, elem_id="mqar-inspect")
     session = gr.State(None)
@@ -167,8 +169,8 @@ def build(presentation: gr.Checkbox, lang: gr.Component | None = None, section: 
           trigger_mode="always_last", **lane)
     lang.change(intro_text, lang, intro, api_visibility="private", queue=False)
     # One training at a time on the server, shared with the learn tab's.
-    train.click(train_mqar, [mixer, width, steps, seed, presentation, lang, session, sequence, layer],
-                outputs + [head], api_name="mqar_train",
+    train.click(train_mqar, [mixer, width, steps, seed, presentation, lang, session, sequence],
+                outputs + [head, layer], api_name="mqar_train",
                 concurrency_limit=1, concurrency_id="learn-train")
     gr.on([sequence.submit, layer.input, head.input], inspect_mqar,
           [session, sequence, layer, head, presentation, lang], inspect_plot, api_visibility="private",

@@ -117,14 +117,14 @@ def trained_message(live: LivePoint, lang="en") -> str:
 
 
 def check_inspect(session: RecallSession | None, sequence=0, layer=2, head="best", lang="en") -> tuple:
-    """(layer index, head: an index, "mean" or "best", sequence) for the last live model; else
-    a ValueError."""
+    """(layer index or None, head: an index, "mean" or "best", sequence) for the last live
+    model; else a ValueError. ``layer`` "best" (None) is the layer that reads the pairs most."""
     lang = normal_lang(lang)
     if session is None or session.last is None or session.last.model is None:
         raise ValueError(say("mqar.err_train_first", lang))
     shape = session.last.shape
     sequence = _whole(0 if sequence is None else sequence, "mqar.name_sequence", *SEQUENCES, lang)
-    layer = _whole(layer, "mqar.name_layer", 1, shape.layers, lang) - 1
+    layer = None if layer == "best" else _whole(layer, "mqar.name_layer", 1, shape.layers, lang) - 1
     if head in (None, "", "mean", "best"):
         return layer, head or "mean", sequence
     try:
@@ -138,10 +138,13 @@ def check_inspect(session: RecallSession | None, sequence=0, layer=2, head="best
 
 def inspect_live(session: RecallSession, sequence=0, layer=2, head="best", lang="en"):
     """(inspection, layer index, head) of the last live model on one sequence: head an index,
-    None for the mean over heads; "best" is the head that reads the asked pairs most."""
+    None for the mean over heads; "best" is the head that reads the asked pairs most, and
+    the layer "best" the layer that holds the best of those."""
     layer, head, sequence = check_inspect(session, sequence, layer, head, lang)
     live = session.last
     found = mqar_inspect.inspect(live.model, live.task, sequence)
+    if layer is None:
+        layer = found.reading_layer()
     if head == "best":
         head = found.reading_head(layer)
     return found, layer, None if head == "mean" else head

@@ -61,11 +61,11 @@ def trained():
     """One live point through the page's handler, as the train button sends it (Chinese)."""
     with shared_setup("mqar live point"):
         _, _, _, session = mqar_tab.show_mqar(False, "zh")
-        return mqar_tab.train_mqar("gla", 32, STEPS, 3, False, "zh", session, 5, 2)
+        return mqar_tab.train_mqar("gla", 32, STEPS, 3, False, "zh", session, 5)
 
 
 def test_a_live_point_is_trained_and_joins_the_figure(trained):
-    fig, status, inspection, session, head = trained
+    fig, status, inspection, session, head, layer = trained
     point = session.points[-1]
     assert (point["mixer"], point["width"], point["steps"], point["seed"]) == ("gla", 32, STEPS, 3)
     assert isinstance(point["accuracy"], float) and 0.0 <= point["accuracy"] <= 1.0
@@ -79,15 +79,18 @@ def test_a_live_point_is_trained_and_joins_the_figure(trained):
 
 
 def test_the_live_models_inspection_marks_each_asked_pair(trained):
-    _, _, inspection, session, _ = trained
+    _, _, inspection, session, _, shown_layer = trained
     found, layer, head = views.inspect_live(session, 5, 2, "mean")
     assert (layer, head, found.seed) == (1, None, 5)
     np.testing.assert_allclose(found.rows(1).sum(1), 1.0, atol=1e-5)     # GLA with its normaliser: rows of 1
-    # After training: the head of layer 2 that reads the asked pairs most.
-    best = found.reading_head(1)
-    assert views.inspect_live(session, 5, 2, "best")[2] == best
+    # After training: the layer and head that read the asked pairs most.
+    weights = [found.pair_weight(i) for i in range(2)]
+    best_layer = int(np.argmax([w.max() for w in weights]))
+    best = int(np.argmax(weights[best_layer]))
+    assert shown_layer == best_layer + 1 and views.inspect_live(session, 5, "best", "best")[1:] == (best_layer, best)
+    assert views.inspect_live(session, 5, 2, "best")[2] == found.reading_head(1)
     heat = inspection.data[0]
-    np.testing.assert_allclose(np.asarray(heat.z), found.maps[1][best])
+    np.testing.assert_allclose(np.asarray(heat.z), found.maps[best_layer][best])
     np.testing.assert_allclose(np.asarray(heat.z).sum(1), 1.0, atol=1e-5)
     boxes = [(s.x0, s.y0) for s in inspection.layout.shapes]
     assert boxes == [(p - 0.5, i - 0.5) for i, p in enumerate(found.pair_positions)]

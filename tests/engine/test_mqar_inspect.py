@@ -77,6 +77,7 @@ def test_the_reading_head_is_the_one_with_most_weight_on_the_asked_pairs():
                   for h in range(m.shape[0])]
         np.testing.assert_allclose(found.pair_weight(layer), weight)
         assert found.reading_head(layer) == int(np.argmax(weight))
+    assert found.reading_layer() == int(np.argmax([found.pair_weight(i).max() for i in range(len(found.maps))]))
 
 
 def model_shape(mixer):
