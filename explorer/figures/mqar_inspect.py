@@ -61,6 +61,7 @@ def recall_heatmap(inspection, layer: int, head: int | None = None, *, mixer: st
                low=f"{sums.min():.2f}", high=f"{sums.max():.2f}")
     if signed:
         note += say("mqar.inspect_signed", lang)
-    fig = finish(fig, style, title, height=440, note=note)
+    # On a projector the title's lines and the larger rows need more height for the same plot.
+    fig = finish(fig, style, title, height=560 if style.presentation else 440, note=note)
     fig.update_layout(margin=dict(l=170 if style.presentation else 120, b=100 if style.presentation else 80))
     return fig
