@@ -83,8 +83,9 @@ def check_live(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, lang="en"
 
 
 def live_price(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, lang="en") -> cost.Estimate:
+    """``mqar.price`` of a live point, with what a visitor can lower (the steps or the width)."""
     shape, training = check_live(mixer, width, steps, seed, lang)
-    return mqar.price(shape, shipped_task(), training)
+    return replace(mqar.price(shape, shipped_task(), training), lower=Message("mqar.lower_live"))
 
 
 def shipped_task() -> mqar.Task:
@@ -97,6 +98,9 @@ def train_live(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, lang="en"
     ``limit_seconds``); ``on_step(step, steps, loss)`` sees each step."""
     shape, training = check_live(mixer, width, steps, seed, lang)
     task = shipped_task()
+    estimate = live_price(mixer, width, steps, seed, lang)
+    if not cost.fits(estimate, limit_seconds=limit_seconds):
+        cost.check(estimate, limit_seconds=limit_seconds)       # refused, naming what the visitor can lower
     report = None if on_step is None else (lambda step, loss: on_step(step + 1, training.steps, loss))
     result, model = mqar.fit(shape, task, training, should_stop=should_stop, limit_seconds=limit_seconds,
                              on_step=report)

@@ -111,6 +111,7 @@ def test_a_run_over_its_price_is_refused_before_it_trains(monkeypatch):
     with pytest.raises(gr.Error) as caught:
         mqar_tab.train_mqar("softmax", 64, 500, 0, False, "zh", None)
     assert started == [] and str(math.floor(estimate.seconds)) in caught.value.message
+    assert say("mqar.lower_live", "zh") in caught.value.message and "批" not in caught.value.message
     _no_english([caught.value.message, str(caught.value.title)])
     # The same run with fewer steps is within the price.
     assert views.live_price("softmax", 64, 250, 0).seconds <= views.LIVE_SECONDS
