@@ -17,10 +17,19 @@ from ..stopping import StopSignal
 from ..text import normal_lang, say
 from . import common, i18n, server
 
-# The page is built before the engine is imported: these repeat explorer.experiments.mqar's
-# MIXERS and explorer.views.mqar's bounds (a test holds them equal).
-MIXERS = ("softmax", "sliding_window", "linear", "retnet", "gla", "scalar_gate", "deltanet", "gated_deltanet",
-          "hybrid")
+
+def _shipped_mixers() -> tuple:
+    """The mixers of the shipped table, in its order: what the experiment trains, read without
+    importing the engine (the page is built first)."""
+    import json
+
+    from ..resources import asset
+    points = json.loads(asset("mqar", "results.json").read_text(encoding="utf-8"))["points"]
+    return tuple(dict.fromkeys(point["mixer"] for point in points))
+
+
+MIXERS = _shipped_mixers()
+# explorer.views.mqar's bounds, repeated for the same reason (a test holds them equal).
 WIDTHS = (32, 64)
 STEPS = (20, 500)
 DEFAULT_STEPS = 300
