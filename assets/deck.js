@@ -142,7 +142,7 @@
   };
   const escapeText = (value) => String(value).replace(/[&<>"']/g,
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
-  const showSays = () => {
+  const showSays = (refit = false) => {
     const said = says();
     if (!said) { return; }
     const claim = (said.claims || [])[deck.step];
@@ -152,6 +152,19 @@
       const html = claim.split(/\n\s*\n/).map((para) => `<p>${escapeText(para)}</p>`).join('');
       if (target.innerHTML !== html) { target.innerHTML = html; }
     }
+    // The build's formulas (MathML the server built from its own structures: no text of a
+    // reader's in it), in a row under the claim; the figure's box takes what is left.
+    const formulas = (said.formulas || [])[deck.step];
+    const slot = document.getElementById('lecture-formula');
+    if (slot && Array.isArray(formulas)) {
+      const html = formulas.length ? `<div class="deck-formulas">${formulas.join('')}</div>` : '';
+      if (slot.dataset.shown !== html) {
+        slot.innerHTML = html;
+        slot.dataset.shown = html;
+        slot.classList.toggle('deck-has-formula', formulas.length > 0);
+        if (refit) { fitFigures(); }
+      }
+    }
     const notes = (said.notes || [])[deck.step];
     const list = document.querySelector(`#deck-notes .deck-notes-chapter[data-ch="${deck.ch}"][data-lang="${lang()}"] ul`);
     if (list && Array.isArray(notes)) {
@@ -160,7 +173,7 @@
   };
   // gradio writes the chapter's text into the claim again when the chapter or the language
   // changes, after or before the draw's data: the build's own claim is put back each half second.
-  setInterval(() => { if (deck.ch !== null && lectureShown()) { showSays(); } }, 500);
+  setInterval(() => { if (deck.ch !== null && lectureShown()) { showSays(true); } }, 500);
   let titleShown = false;     // the title build's narrower figure is on screen
   const show = (step) => {
     deck.step = Math.min(Math.max(step, 0), Math.max(deck.builds - 1, 0));
@@ -315,6 +328,12 @@
       line.textContent = para;
       text.appendChild(line);
     });
+    if (Array.isArray(p.formulas) && p.formulas.length) {      // as the slot under the claim will show them
+      const row = document.createElement('div');
+      row.className = 'deck-formulas deck-preview-formulas';
+      row.innerHTML = p.formulas.join('');
+      text.appendChild(row);
+    }
     const plot = document.createElement('div');
     plot.className = 'deck-preview-plot';
     el.append(text, plot);

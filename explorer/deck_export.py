@@ -46,18 +46,20 @@ def chapter_views(text: str | None = None, controls: dict | None = None, progres
 
 
 def slides(views: dict, lang: str) -> list[dict]:
-    """Every build of every chapter, in order: chapter, build, title, the build's own claim
-    and notes (its notices among them: the slide carries none), and the figure as plotly
-    JSON (a dict)."""
+    """Every build of every chapter, in order: chapter, build, title, the build's own claim,
+    its formulas (MathML) and notes (its notices among them: the slide carries none), and
+    the figure as plotly JSON (a dict)."""
     from .lecture.figures import chapter_figures
     out = []
     for ch in CHAPTERS:
         record, view = chapter(ch), views[ch]
         figures = chapter_figures(view, lang=lang, style=True)
+        typeset = record.formulas(lang)
         for build, fig in enumerate(figures):
             out.append({"ch": ch, "build": build, "builds": len(figures),
                         "title": lecture_text.t(record.title_key, lang),
                         "claim": view.claim_in(f"b{build}", lang),
+                        "formulas": list(typeset.get(f"b{build}", ())),
                         "notes": view.notes_in(f"b{build}", lang),
                         "notices": [],
                         "figure": json.loads(fig.to_json())})
@@ -119,9 +121,17 @@ def _section(index: int, slide: dict, lang: str) -> str:
             f'<header><span class="where">{slide["ch"]} / {CHAPTERS[-1]}</span>'
             f'<span class="dots">{dots}</span><h1>{escape(slide["title"])}</h1></header>\n'
             f'<p class="claim">{escape(slide["claim"])}</p>\n'
+            + formulas_html(slide) +
             f'<div class="figure" id="f{index}"></div>\n'
             f'<aside class="notes"><b>{head}</b><ul>{notes}</ul>'
             + (f'<ul class="notices">{notices}</ul>' if notices else "") + "</aside>\n</section>")
+
+
+def formulas_html(slide: dict) -> str:
+    """The build's formulas in a row under its claim: MathML the lecture built (symbols and
+    the language files' words, escaped there), which the browser draws with no script."""
+    formulas = slide.get("formulas") or []
+    return f'<div class="formulas">{"".join(formulas)}</div>\n' if formulas else ""
 
 
 _HELP = {"en": "→ / PageDown / Space: next · ← / PageUp: back · Home / End · number + Enter: chapter · "
@@ -141,6 +151,10 @@ header h1 { font-size: 22px; margin: 0; font-weight: 600; }
 .dot { width: 10px; height: 10px; border-radius: 50%; border: 2px solid #3b6fb6; box-sizing: border-box; }
 .dot.on { background: #3b6fb6; }
 .claim { font-size: 19px; line-height: 1.35; margin: 6px 0 4px; flex: 0 0 auto; }
+.formulas { display: flex; flex-wrap: wrap; align-items: center; gap: 0.15em 2em; margin: 0 0 4px 6px;
+  font-size: 22px; line-height: 1.2; flex: 0 0 auto; }
+.formulas math { font-family: "DejaVu Math TeX Gyre", "STIX Two Math", "Latin Modern Math", math; margin: 0; }
+.formulas mtext { font-family: "DejaVu Sans", "Noto Sans CJK SC", sans-serif; }
 .figure { flex: 1 1 auto; min-height: 0; position: relative; }
 .notes { display: none; position: fixed; top: 0; right: 0; bottom: 0; width: 32vw; overflow-y: auto;
   background: #fffbea; border-left: 3px solid #e8c547; padding: 12px 16px; font-size: 18px; line-height: 1.4;

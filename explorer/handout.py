@@ -40,7 +40,12 @@ def pages(count: int, per_page: int = PER_PAGE) -> int:
 def _row(index: int, slide: dict, lang: str) -> str:
     points = "".join(f"<li>{escape(p)}</li>" for p in build_notes(slide, lang))
     claim = f'<p class="claim">{escape(slide["claim"])}</p>'
-    return (f'<div class="row"><div class="fig"><div class="plot" id="f{index}"></div></div>'
+    # The article's formulas on the build, under its figure (the room the figure's row leaves
+    # there), so that the talking points keep theirs.
+    formulas = slide.get("formulas") or []
+    typeset = f'<div class="formulas">{"".join(formulas)}</div>' if formulas else ""
+    return (f'<div class="row"><div class="left"><div class="fig"><div class="plot" id="f{index}"></div></div>'
+            f'{typeset}</div>'
             f'<div class="text"><div class="where">{int(slide["ch"])}.{int(slide["build"]) + 1} · '
             f'{escape(slide["title"])}</div>{claim}<ul>{points}</ul></div></div>')
 
@@ -87,13 +92,17 @@ html, body {{ margin: 0; font-family: "DejaVu Sans", Arial, "Noto Sans CJK SC", 
 .page:last-of-type {{ break-after: auto; page-break-after: auto; }}
 .row {{ display: flex; gap: 14px; height: ROW_H; break-inside: avoid; border-bottom: 1px solid #dde;
   padding-bottom: 8px; }}
-.fig {{ flex: 0 0 {int(SLIDE_W * FIGURE_SCALE)}px; height: {int(SLIDE_H * FIGURE_SCALE)}px; overflow: hidden;
+.left {{ flex: 0 0 {int(SLIDE_W * FIGURE_SCALE)}px; width: {int(SLIDE_W * FIGURE_SCALE)}px; overflow: hidden; }}
+.fig {{ width: {int(SLIDE_W * FIGURE_SCALE)}px; height: {int(SLIDE_H * FIGURE_SCALE)}px; overflow: hidden;
   position: relative; border: 1px solid #dde; }}
 .plot {{ position: absolute; left: 0; top: 0; width: {SLIDE_W}px; height: {SLIDE_H}px;
   transform: scale({FIGURE_SCALE}); transform-origin: 0 0; }}
 .text {{ flex: 1 1 auto; font-size: 10.5pt; line-height: 1.35; overflow: hidden; }}
 .where {{ font-weight: 700; margin-bottom: 4px; }}
 .claim {{ margin: 0 0 4px; color: #445; }}
+.formulas {{ display: flex; flex-wrap: wrap; align-items: center; gap: 0.1em 1.5em; margin: 6px 0 0 4px; font-size: 10.5pt; }}
+.formulas math {{ font-family: "DejaVu Math TeX Gyre", "STIX Two Math", "Latin Modern Math", math; margin: 0; }}
+.formulas mtext {{ font-family: "DejaVu Sans", "Noto Sans CJK SC", sans-serif; }}
 ul {{ margin: 0; padding-left: 1.1em; }}
 li {{ margin: 0 0 2px; }}
 """

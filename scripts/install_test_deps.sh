@@ -2,7 +2,7 @@
 # Install everything the test suite needs on a fresh Debian machine: the pinned Python
 # packages, Debian's chromium for the browser tests (playwright drives it; it never
 # downloads a browser of its own), a CJK font, so Chinese pages and PNG exports show
-# characters instead of boxes, and the causal model SmolLM2-135M-Instruct (Q4_1, de-quantised to float32 once). Safe to run again: it
+# characters instead of boxes, a math font (DejaVu Math TeX Gyre) for the slides' formulas, and the causal model SmolLM2-135M-Instruct (Q4_1, de-quantised to float32 once). Safe to run again: it
 # installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +12,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium fonts-dejavu-core)
 dpkg -s fonts-noto-cjk >/dev/null 2>&1 || missing+=(fonts-noto-cjk)
+dpkg -s fonts-dejavu-extra >/dev/null 2>&1 || missing+=(fonts-dejavu-extra)   # a math font: the slides' formulas
 if [ ${#missing[@]} -gt 0 ]; then
   as_root apt-get update -q
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends "${missing[@]}"

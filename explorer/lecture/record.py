@@ -124,6 +124,11 @@ class Chapter:
         effective ``controls``."""
         return self._module("view").compute(sample, controls, progress)
 
+    def formulas(self, lang: str = "en") -> dict:
+        """{build: [MathML, ...]}: the article's formulas typeset on its builds (the
+        package's ``formulas`` module; words around them from the language files)."""
+        return self._module("formulas").formulas(lang)
+
     def draw(self, view, lang: str, style) -> list:
         """The chapter's builds as figures, one per entry of ``builds``."""
         return self._module("figures").draw(view, lang, style)

@@ -57,9 +57,17 @@ def _info_html(ch: int, chapters, builds, says: dict | None = None) -> str:
 
 
 def build_says(view, lang: str, builds: int) -> dict:
-    """Each build's one claim and its speaker notes (its notices among them), in ``lang``."""
+    """Each build's one claim, its formulas (MathML, the article's, typeset under the claim)
+    and its speaker notes (its notices among them), in ``lang``."""
     return {"claims": [view.claim_in(f"b{k}", lang) for k in range(builds)],
+            "formulas": build_formulas(view.ch, lang, builds),
             "notes": [[str(line) for line in view.notes_in(f"b{k}", lang)] for k in range(builds)]}
+
+
+def build_formulas(ch: int, lang: str, builds: int) -> list[list[str]]:
+    """The formulas of each of the chapter's first ``builds`` builds, as MathML (none: [])."""
+    typeset = _plan().chapter(ch).formulas(lang)
+    return [list(typeset.get(f"b{k}", ())) for k in range(builds)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -322,6 +330,7 @@ def upcoming_build(view, after: int, lang: str, presentation, figures, link: dic
     return json.dumps({
         "after": int(after), "ch": int(view.ch), "lang": lang, "presentation": bool(presentation),
         "builds": len(figures), "claim": _claim(view.ch, lang), "title": _text(f"ch{view.ch}.title", lang),
+        "formulas": build_formulas(view.ch, lang, 1)[0],
         "figure": json.loads(first.to_json()) if first is not None else None,
         "query": common.query_string(link)})
 

@@ -116,6 +116,8 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
         with gr.Row(equal_height=False, elem_id="lecture-screen"):
             with gr.Column(scale=5, min_width=320, elem_id="lecture-main"):
                 claim = gr.Markdown(_claim(chapters[0], i18n.DEFAULT_LANG), elem_id="lecture-claim")
+                # The build's formulas (MathML), written by the deck's script from the draw's data.
+                gr.HTML(elem_id="lecture-formula", container=False, min_height=0)
                 notices = gr.Markdown(elem_id="lecture-notices")
                 with gr.Column(elem_id="lecture-figures"):
                     plots = [gr.Plot(show_label=False, elem_id=f"lecture-plot-{i}", visible=i == 0)
