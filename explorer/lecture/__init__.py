@@ -17,11 +17,14 @@ deeper", its builds and its text keys, and where its compute and its drawing liv
     record.py                    what a chapter is, and what every chapter's controls share
     chapters.py                  the chapters in order: controls, Try this and Go deeper (torch-free)
     text.py                      every sentence, title, axis label and speaker note in English and Chinese
+    mathml.py                    the article's formulas as MathML (the browser draws them), built from parts
     memo.py, threads.py          small caches; small work on one thread (a chapter's arithmetic is tiny)
 
 Inside a chapter's package each module sits in one layer, and imports only point down:
 
     __init__.py   the record                plain data (standard library, catalog, record)
+    formulas.py   the article's formulas    plain data: MathML of the builds that argue them
+                                             (``lecture.mathml``; words from the language files)
     maths.py      the chapter's new math     engine: plain functions returning numpy arrays,
                                              floats and dicts; what the engine already has
                                              (attention maps, linear forms, feature maps,

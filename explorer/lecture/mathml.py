@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from html import escape
 
-NS = "http://www.w3.org/1998/Math/MathML"
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[A-Za-zα-ωΑ-Ω]|\S")
 
 
@@ -105,7 +104,8 @@ def paren(*parts, left: str = "(", right: str = ")") -> str:
 
 
 def norm(*parts) -> str:
-    return row(o("‖", stretchy="false", lspace="0", rspace="0"), *parts, o("‖", stretchy="false", lspace="0", rspace="0"))
+    bar = o("‖", stretchy="false", lspace="0", rspace="0")
+    return row(bar, *parts, bar)
 
 
 def total(under, *body) -> str:
@@ -120,7 +120,7 @@ def space(em: float = 1.0) -> str:
 def formula(*parts, label: str = "") -> str:
     """One formula: a display-style <math> element. ``label``: what a screen reader says
     (the formula as plain text), optional."""
-    attrs = {"xmlns": NS, "display": "block"}
+    attrs = {"display": "block"}      # an HTML page puts <math> in MathML's namespace itself
     if label:
         attrs["aria-label"] = label
     return _tag("math", row(*parts), **attrs)
@@ -149,7 +149,7 @@ def _single(x: str) -> bool:
 
 def plain_text(mathml: str) -> str:
     """The formula's characters in reading order (tags dropped): for tests and search."""
-    return re.sub(r"<[^>]+>", "", mathml)
+    return re.sub(r"<[^>]+>", "", mathml.replace("<msqrt>", "√"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -200,7 +200,8 @@ def kl_row() -> str:
     """KL(p_i ‖ p̂_i) = Σ_j p_ij log(p_ij / p̂_ij): a row's distance to softmax."""
     p, ph = sub("p", "i"), sub(_hat("p"), "i")
     pij, phij = sub("p", row("i", "j")), sub(_hat("p"), row("i", "j"))
-    return row(fn("KL"), paren(p, o("‖"), ph), o("="), total("j", pij, fn("log"), frac(pij, phij)))
+    bar = o("‖", stretchy="false", lspace="0.2em", rspace="0.2em")
+    return row(fn("KL"), paren(p, bar, ph), o("="), total("j", pij, fn("log"), space(0.15), frac(pij, phij)))
 
 
 def _hat(x) -> str:

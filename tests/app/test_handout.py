@@ -29,8 +29,15 @@ def _slides(lang: str) -> list[dict]:
             fig.update_layout(title=f"Figure {ch}.{b}")
             out.append({"ch": ch, "build": b, "builds": builds, "title": f"Build title {ch}.{b}",
                         "claim": f"Claim of build {ch}.{b}", "notes": [f"{n} ({ch}.{b})" for n in notes],
-                        "notices": [], "figure": fig.to_plotly_json()})
+                        "notices": [], "figure": fig.to_plotly_json(),
+                        "formulas": _formulas(ch, b, lang)})
     return out
+
+
+def _formulas(ch: int, build: int, lang: str) -> list[str]:
+    """The lecture's own formulas of that build (MathML; none on most)."""
+    from explorer.lecture.chapters import chapter
+    return list(chapter(ch).formulas(lang).get(f"b{build}", ()))
 
 
 def _streams(pdf: bytes) -> list[bytes]:
@@ -55,9 +62,11 @@ def _cmaps(streams) -> list[dict]:
                 table[src.decode().upper()] = bytes.fromhex(dst.decode()).decode("utf-16-be", "replace")
         for block in re.findall(rb"beginbfrange(.*?)endbfrange", s, re.S):
             for lo, hi, dst in re.findall(rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>", block):
-                width, start = len(lo), int(dst, 16)
+                # The first code's text: one character, a math font's (𝑥) a UTF-16 pair.
+                first = bytes.fromhex(dst.decode()).decode("utf-16-be", "replace")
+                width, start = len(lo), ord(first[0])
                 for k, code in enumerate(range(int(lo, 16), int(hi, 16) + 1)):
-                    table[f"{code:0{width}X}"] = chr(start + k)
+                    table[f"{code:0{width}X}"] = chr(start + k) if len(first) == 1 else first
         maps.append(table)
     return maps
 
@@ -104,6 +113,12 @@ def test_handout_has_three_builds_a_page_and_their_notes(tmp_path, lang):
     html = (tmp_path / "handout.html").read_text(encoding="utf-8")
     for slide in slides:
         assert html.count(slide["notes"][0]) == 1 and html.count(slide["claim"] + "<") == 1
+    # The article's formulas of a build print under its figure, as MathML (text, not a picture).
+    typeset = [slide for slide in slides if slide["formulas"]]
+    assert typeset
+    for slide in typeset:
+        row = re.search(r'<div class="left">(?:(?!<div class="row">).)*' + re.escape(slide["formulas"][0]), html, re.S)
+        assert row and html.count("".join(slide["formulas"])) == 1, (slide["ch"], slide["build"])
     assert "<script src=" not in html
 
 

@@ -85,6 +85,28 @@ def test_the_deck_is_one_file_with_plotly_once(deck_files):
             assert escape(view.notes_in(f"b{build}", "en")[0]) in page
 
 
+def test_the_deck_carries_every_chapters_formulas_and_no_address(deck_files):
+    """The article's formulas, as MathML on their builds' slides (every chapter has one), and
+    no address in the slides for a browser to fetch (no MathML namespace URL either)."""
+    from explorer.lecture.chapters import chapter
+
+    html, _, views = deck_files
+    page = html.read_text(encoding="utf-8")
+    slides = page[page.index('<main id="deck"'):page.index("</main>")]
+    total = 0
+    for ch in views:
+        typeset = chapter(ch).formulas("en")
+        assert typeset, ch
+        for build, formulas in typeset.items():
+            section = re.search(rf'<section class="slide" id="s\d+" data-ch="{ch}" data-build="{build[1:]}">'
+                                r"(.*?)</section>", slides, re.S)
+            assert section, (ch, build)
+            assert all(formula in section.group(1) for formula in formulas), (ch, build)
+            total += len(formulas)
+    assert slides.count("<math ") == total > len(views)
+    assert not re.search(r"(https?:)?//[\w.-]+\.\w", slides), re.search(r"(https?:)?//[\w.-]+\.\w", slides)
+
+
 def test_the_deck_carries_its_provenance(deck_files):
     """What each chapter read (its text and token ids, the model file's hash) and its controls."""
     from explorer import deck_export
@@ -110,7 +132,7 @@ def test_the_deck_works_from_a_file_with_the_network_off(chromium, deck_files):
                                                                           route.abort()))
     page.goto(html.as_uri())
     page.wait_for_function("window.deckReady === true")
-    seen = []
+    seen, with_math = [], 0
     for i in range(builds):
         if i:
             page.keyboard.press("PageDown" if i % 2 else "ArrowRight")
@@ -119,16 +141,22 @@ def test_the_deck_works_from_a_file_with_the_network_off(chromium, deck_files):
             const s = document.querySelector('.slide.on');
             const plot = s.querySelector('.js-plotly-plot .main-svg');
             const box = plot ? plot.getBoundingClientRect() : null;
+            const maths = [...s.querySelectorAll('.formulas math')].map((m) => m.getBoundingClientRect());
             return {hash: location.hash, ch: s.dataset.ch, build: s.dataset.build,
-                    w: box ? box.width : 0, h: box ? box.height : 0,
+                    w: box ? box.width : 0, h: box ? box.height : 0, top: box ? box.top : 0,
+                    maths: maths.map((r) => [r.width, r.height, r.bottom]),
                     scroll: document.documentElement.scrollHeight, inner: innerHeight};
         }""")
         assert state["hash"] == f"#{state['ch']}.{state['build']}"
         assert state["w"] > 600 and state["h"] > 300, state
         assert state["scroll"] <= state["inner"], state
+        # The build's formulas drawn as math (a box each), above its figure.
+        assert all(w > 20 and h > 10 and bottom <= state["top"] + 1 for w, h, bottom in state["maths"]), state
+        with_math += bool(state["maths"])
         seen.append((int(state["ch"]), int(state["build"])))
     assert seen == [(ch, b) for ch in views for b in range(len(seen)) if (ch, b) in set(seen)]
     assert len(set(seen)) == builds
+    assert with_math >= len(views)
     page.keyboard.press("Home")
     assert page.evaluate("location.hash") == "#0.0"
     page.keyboard.press("End")

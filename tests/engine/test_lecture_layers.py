@@ -20,12 +20,13 @@ def layer(module: str) -> int | None:
     """The layer of an explorer module, or None where the lecture's order says nothing."""
     parts = module.split(".")
     if parts[:2] == ["explorer", "lecture"]:
-        if len(parts) == 2 or parts[2] in ("record", "chapters", "text"):
+        if len(parts) == 2 or parts[2] in ("record", "chapters", "text", "mathml"):
             return RECORD
         if parts[2] in ("memo", "threads"):
             return ENGINE
         if parts[2].startswith("ch"):
-            return {None: RECORD, "maths": ENGINE, "view": VIEWS, "figures": FIGURES}.get(
+            # formulas: the article's formulas as MathML, plain data like the record
+            return {None: RECORD, "formulas": RECORD, "maths": ENGINE, "view": VIEWS, "figures": FIGURES}.get(
                 parts[3] if len(parts) > 3 else None)
         return None
     if parts[:2] == ["explorer", "catalog"]:
@@ -73,6 +74,7 @@ def lecture_files() -> list[Path]:
 
 def test_the_layers_are_read_right():
     assert layer("explorer.lecture.ch2_associativity") == RECORD
+    assert layer("explorer.lecture.ch2_associativity.formulas") == RECORD
     assert layer("explorer.lecture.ch2_associativity.maths") == ENGINE
     assert layer("explorer.lecture.ch2_associativity.view") == VIEWS
     assert layer("explorer.lecture.ch2_associativity.figures") == FIGURES
@@ -81,11 +83,12 @@ def test_the_layers_are_read_right():
     assert {"explorer.lecture.ch5_closing_the_gap.maths", "explorer.lecture.view_common", "explorer.maps"} <= set(found)
 
 
-def test_every_chapter_has_its_record_math_view_and_figures():
+def test_every_chapter_has_its_record_formulas_math_view_and_figures():
     chapters = sorted(p for p in (EXPLORER / "lecture").iterdir() if p.is_dir() and p.name.startswith("ch"))
     assert [p.name[:3] for p in chapters] == [f"ch{i}" for i in range(7)]
     for folder in chapters:
-        assert {p.name for p in folder.glob("*.py")} == {"__init__.py", "maths.py", "view.py", "figures.py"}, folder
+        assert {p.name for p in folder.glob("*.py")} == {"__init__.py", "formulas.py", "maths.py", "view.py",
+                                                         "figures.py"}, folder
 
 
 def test_imports_only_point_down():

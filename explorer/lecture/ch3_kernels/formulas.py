@@ -5,8 +5,8 @@ x′ = x/d^¼, so that q′·k′ = s)."""
 
 from __future__ import annotations
 
-from ..mathml import (exp, fn, formula, frac, hat, i, norm, o, over, paren, phi, row, scaled_logit, sqrt, sub, sup, t, total,
-                      words)
+from ..mathml import (exp, fn, formula, frac, hat, i, norm, o, over, paren, phi, row, scaled_logit, sqrt, space, sub,
+                      sup, t, total, words)
 
 _PRIME = "′"
 
@@ -20,13 +20,14 @@ def formulas(lang: str = "en") -> dict:
     omega_r = sub(i("ω"), "r")
     favor = row(words("FAVOR+: "), sub(i("φ"), "r"), paren("x"), o("="),
                 frac(exp(row(t(omega_r), "x", o("−"), over(sup(norm("x"), "2"), "2"))), sqrt("m")),
-                o(","), omega_r, o("∼"), i("𝒩"), paren("0", o(","), "I"))
+                o(","), space(0.6), omega_r, o("∼"), i("𝒩"), paren("0", o(","), "I"))
     qk = row(sup("q", _PRIME), o("+"), sup("k", _PRIME))
     spread = row(exp(sup(norm(qk), "2")), o("−"), "1")
+    real = i("ℝ", normal=True)
     primes = row(sup("x", _PRIME), o("="), over("x", sup("d", row("1", o("/"), "4"))))
     return {
         "b0": [formula(row("K", paren("x", o(","), "y"), o("="), o("⟨"), phi("x"), o(","), phi("y"), o("⟩"))),
-               formula(row(i("φ"), o(":"), sup(i("ℝ", normal=True), "d"), o("→"), sup(i("ℝ", normal=True), "m")))],
+               formula(row(i("φ"), o(":"), sup(real, "d"), o("→"), sup(real, "m")))],
         "b1": [formula(series, o("≈"), taylor1), formula(s_is)],
         "b2": [formula(row(exp("s"), o("="), "1", o("+"), "s", o("+"), frac(sup("s", "2"), row("2", o("!"))), o("+"),
                            frac(sup("s", "3"), row("3", o("!"))), o("+"), o("⋯")))],

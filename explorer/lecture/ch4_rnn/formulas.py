@@ -8,7 +8,8 @@ from ..mathml import formula, frac, i, o, phi, phi_t, row, sub, sup, t, total
 
 
 def formulas(lang: str = "en") -> dict:
-    s_t, s_prev, z_t, z_prev = sub("S", "t"), sub("S", row("t", o("−"), "1")), sub("z", "t"), sub("z", row("t", o("−"), "1"))
+    before = row("t", o("−"), "1")
+    s_t, s_prev, z_t, z_prev = sub("S", "t"), sub("S", before), sub("z", "t"), sub("z", before)
     k_t, v_t, q_t = sub("k", "t"), sub("v", "t"), sub("q", "t")
     real = i("ℝ", normal=True)
     return {

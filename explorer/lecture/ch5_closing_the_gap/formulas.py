@@ -14,7 +14,7 @@ def formulas(lang: str = "en") -> dict:
     return {
         "b0": [formula(row(s_t, o("="), gamma_t, o("⊙"), s_prev, o("+"), phi(k_t), t(v_t))),
                formula(row(words("RetNet: "), gamma_t, o("="), i("γ")))],
-        "b1": [formula(row(s_t, o("="), sub("a", "t"),
-                           paren(i("I", normal=True), o("−"), beta_t, k_t, t(k_t)), s_prev, o("+"), beta_t, k_t, t(v_t)))],
+        "b1": [formula(row(s_t, o("="), sub("a", "t"), paren(i("I", normal=True), o("−"), beta_t, k_t, t(k_t)),
+                           s_prev, o("+"), beta_t, k_t, t(v_t)))],
         "b3": [formula(kl_row())],
     }

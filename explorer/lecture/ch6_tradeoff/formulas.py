@@ -1,10 +1,11 @@
-"""Chapter 6's formulas: the trade-off's two axes (the linear order's cost, which grows with
-m, and a row's distance to softmax), and the hybrid the article ends on: exact softmax
+"""Chapter 6's formulas: the trade-off's two axes (the linear path's cost per token, which
+grows with m, and a row's distance to softmax), and the hybrid the article ends on: exact softmax
 weights on the keys of a window W_i, the feature map's everywhere else, one normaliser."""
 
 from __future__ import annotations
 
-from ..mathml import big_o, exp, formula, frac, kl_row, o, phi, phi_t, row, scaled_logit, sub, total
+from .. import text
+from ..mathml import big_o, exp, formula, frac, kl_row, o, phi, phi_t, row, scaled_logit, sub, total, words
 
 
 def formulas(lang: str = "en") -> dict:
@@ -15,6 +16,6 @@ def formulas(lang: str = "en") -> dict:
         return row(total(inside, exp(scaled_logit(q_i, k_j)), *value), o("+"),
                    total(outside, phi_t(q_i), phi(k_j), *value))
     return {
-        "b0": [formula(big_o("N", "m", "d")), formula(kl_row())],
+        "b0": [formula(words(text.t("formula.per_token", lang), a=big_o("m", "d"))), formula(kl_row())],
         "b6": [formula(row(sub("o", "i"), o("="), frac(mixed(v_j), mixed())))],
     }
