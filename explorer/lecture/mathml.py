@@ -201,7 +201,7 @@ def kl_row() -> str:
     p, ph = sub("p", "i"), sub(_hat("p"), "i")
     pij, phij = sub("p", row("i", "j")), sub(_hat("p"), row("i", "j"))
     bar = o("‖", stretchy="false", lspace="0.2em", rspace="0.2em")
-    return row(fn("KL"), paren(p, bar, ph), o("="), total("j", pij, fn("log"), space(0.15), frac(pij, phij)))
+    return row(fn("KL"), paren(p, bar, ph), o("="), total("j", pij, fn("log"), space(0.25), frac(pij, phij)))
 
 
 def _hat(x) -> str:
