@@ -8,7 +8,11 @@ from __future__ import annotations
 from ..mathml import (exp, fn, formula, frac, hat, i, norm, o, over, paren, phi, row, scaled_logit, sqrt, space, sub,
                       sup, t, total, words)
 
-_PRIME = "′"
+
+
+def primed(x: str) -> str:
+    """x′ (the prime is a raised glyph of its own: not a superscript)."""
+    return row(i(x), o("′", lspace="0", rspace="0"))
 
 
 def formulas(lang: str = "en") -> dict:
@@ -21,10 +25,10 @@ def formulas(lang: str = "en") -> dict:
     favor = row(words("FAVOR+: "), sub(i("φ"), "r"), paren("x"), o("="),
                 frac(exp(row(t(omega_r), "x", o("−"), over(sup(norm("x"), "2"), "2"))), sqrt("m")),
                 o(","), space(0.6), omega_r, o("∼"), i("𝒩"), paren("0", o(","), "I"))
-    qk = row(sup("q", _PRIME), o("+"), sup("k", _PRIME))
+    qk = row(primed("q"), o("+"), primed("k"))
     spread = row(exp(sup(norm(qk), "2")), o("−"), "1")
     real = i("ℝ", normal=True)
-    primes = row(sup("x", _PRIME), o("="), over("x", sup("d", row("1", o("/"), "4"))))
+    primes = row(primed("x"), o("="), over("x", sup("d", row("1", o("/"), "4"))))
     return {
         "b0": [formula(row("K", paren("x", o(","), "y"), o("="), o("⟨"), phi("x"), o(","), phi("y"), o("⟩"))),
                formula(row(i("φ"), o(":"), sup(real, "d"), o("→"), sup(real, "m")))],
@@ -34,7 +38,7 @@ def formulas(lang: str = "en") -> dict:
         "b3": [formula(row(sub("K", "1"), o("="), taylor1)), formula(row(sub("K", "2"), o("="), taylor2)),
                formula(s_is)],
         "b4": [formula(elu), formula(favor)],
-        "b5": [formula(row(frac(row(o("|"), hat("K"), o("−"), exp("s"), o("|")), exp("s")), o("≈"),
+        "b5": [formula(row(frac(row(o("|", stretchy="false"), hat("K"), o("−"), exp("s"), o("|", stretchy="false")), exp("s")), o("≈"),
                            sqrt(frac(spread, "m"))))],
         "b6": [formula(row("m", o("="), frac(spread, sup(i("ε"), "2")))), formula(primes)],
     }
