@@ -179,6 +179,8 @@ def test_the_deck_prints_one_page_per_build(deck_files, tmp_path):
     data = (tmp_path / "deck.pdf").read_bytes()
     assert data.startswith(b"%PDF")
     assert len(re.findall(rb"/Type\s*/Page[^s]", data)) == builds
+    # The formulas print as text in a math font (scripts/install_test_deps.sh installs one).
+    assert re.search(rb"/BaseFont\s*/[A-Z]{6}\+\w*Math", data), "no math font in the PDF: no formula printed?"
 
 
 def test_the_command_line_writes_the_chinese_deck(tmp_path, monkeypatch, deck_files):
