@@ -28,7 +28,7 @@ def formulas(lang: str = "en") -> dict:
     qk = row(primed("q"), o("+"), primed("k"))
     spread = row(exp(sup(norm(qk), "2")), o("−"), "1")
     real = i("ℝ", normal=True)
-    primes = row(primed("x"), o("="), over("x", sup("d", row("1", o("/"), "4"))))
+    primes = row(primed("x"), o("="), over("x", sup("d", over("1", "4"))))
     return {
         "b0": [formula(row("K", paren("x", o(","), "y"), o("="), o("⟨"), phi("x"), o(","), phi("y"), o("⟩"))),
                formula(row(i("φ"), o(":"), sup(real, "d"), o("→"), sup(real, "m")))],
