@@ -327,7 +327,14 @@ def wrap(text: str, width: int, break_words: bool = True) -> list[str]:
                 line, size = line + " ", size + 1
             continue
         length = WIDE_UNITS if _WIDE_CHAR.fullmatch(piece) else len(piece)
-        if line.strip() and size + length > width and piece not in _NO_LINE_START:
+        if line.strip() and size + length > width and piece in _NO_LINE_START:
+            # Closing punctuation that would run past the edge takes the word before it
+            # to the next line ("2,000：" is not split, nor left sticking out).
+            last = _PIECES.findall(line)[-1]
+            if not last.isspace() and line[:-len(last)].strip():
+                lines.append(line[:-len(last)].rstrip())
+                line, size = last, _units(last)
+        elif line.strip() and size + length > width:
             # Break where a reader pauses (a space, after punctuation, before an opening
             # bracket) when the line has such a place past its first third; else between characters.
             cut = _pause(line)

@@ -118,14 +118,14 @@ def bar_room(values, factor: float = 1.18) -> list[float]:
     return [0.0, top * factor]
 
 
-def count_ticks(values) -> dict:
+def count_ticks(values, lang: str = "en") -> dict:
     """Linear-axis ticks for large counts written as people say them (2.5 × 10⁹, not
-    0.25×10¹⁰): four or five steps of 1, 2 or 2.5 times a power of ten."""
+    0.25×10¹⁰; in Chinese 25 亿): four or five steps of 1, 2 or 2.5 times a power of ten."""
     top = max([v for v in values if v is not None and math.isfinite(v)] or [1.0])
     exponent = math.floor(math.log10(top / 4))
     step = next(m * 10.0 ** exponent for m in (1, 2, 2.5, 5, 10) if top / (m * 10.0 ** exponent) <= 5)
     ticks = [i * step for i in range(int(top * 1.15 / step) + 1)]     # up to the axis top bar_room sets
-    return {"tickmode": "array", "tickvals": ticks, "ticktext": [say_count(x) if x else "0" for x in ticks]}
+    return {"tickmode": "array", "tickvals": ticks, "ticktext": [say_count(x, lang) if x else "0" for x in ticks]}
 
 
 def whole_ticks(values, most: int = 6) -> dict:

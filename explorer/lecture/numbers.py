@@ -7,10 +7,16 @@ from __future__ import annotations
 import math
 
 
-def say_count(x: float) -> str:
-    """A count or size as people say it: 1.0 × 10¹⁰, 262,144, 0.0123."""
+def say_count(x: float, lang: str = "en") -> str:
+    """A count or size as people say it: 1.0 × 10¹⁰, 262,144, 0.0123. In Chinese a count
+    that is a whole number of 万 or 亿 is said in them (10 万, 100 亿), as a Chinese reader
+    counts; any other is written as in English, so that both say the same digits."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "—"
+    if lang == "zh":
+        chinese = _say_wan(x)
+        if chinese is not None:
+            return chinese
     ax = abs(x)
     if ax >= 1e7:
         exponent = int(math.floor(math.log10(ax)))
@@ -18,6 +24,36 @@ def say_count(x: float) -> str:
     if ax >= 100 or float(x).is_integer():
         return f"{x:,.0f}"
     return f"{x:.3g}"
+
+
+def _say_wan(x: float) -> str | None:
+    """``x`` in 亿 (10⁸) or 万 (10⁴) when it is an exact, round whole number of them (at most
+    three significant digits) below 10¹² (100,000 -> "10 万", 1e10 -> "100 亿"), else None."""
+    if not float(x).is_integer() or not 1e4 <= abs(x) < 1e12:
+        return None
+    for unit, size in (("亿", 10 ** 8), ("万", 10 ** 4)):
+        # A round count only: "660,480 万" reads worse than 6.6 × 10⁹.
+        if abs(x) >= size and int(x) % size == 0 and len(str(abs(int(x)) // size).rstrip("0")) <= 3:
+            return f"{int(x) // size:,} {unit}"
+    return None
+
+
+class Said(str):
+    """A number written once per language: as a ``str`` its English form; ``say(lang)`` the
+    form of ``lang`` (what the lecture's text fills a placeholder with)."""
+
+    def __new__(cls, en: str, zh: str | None = None):
+        said = super().__new__(cls, en)
+        said.zh = en if zh is None else zh
+        return said
+
+    def say(self, lang: str = "en") -> str:
+        return self.zh if lang == "zh" else str.__str__(self)
+
+
+def said_count(x: float) -> Said:
+    """``say_count`` in both languages, for a claim or a note."""
+    return Said(say_count(x), say_count(x, "zh"))
 
 
 def say_power_of_ten(exponent: int) -> str:

@@ -81,8 +81,21 @@ def t(key: str, lang: str = "en", **values) -> str:
     formatted with ``values``."""
     entry = TEXT[key]
     text = entry.get(lang) or entry["en"]
-    # Values that say themselves (a model's name, a map's) are said in ``lang``.
-    return text.format(**{name: said(value, lang) for name, value in values.items()}) if values else text
+    # Values that say themselves (a model's name, a map's, a number) are said in ``lang``.
+    if not values:
+        return text
+    out = text.format(**{name: said(value, lang) for name, value in values.items()})
+    # A count said in 万 or 亿 takes its measure word without a space: "10 万个 token", "100 亿对".
+    return _attach_units(out) if lang == "zh" else out
+
+
+def _attach_units(words: str) -> str:
+    """Chinese: the space a template puts after a count is dropped where the count ends in 万
+    or 亿 and a Chinese character follows ("10 万 个" -> "10 万个")."""
+    return "".join(c for i, c in enumerate(words)
+                   if not (c == " " and 3 <= i < len(words) - 1 and words[i - 1] in "万亿"
+                           and words[i - 2] == " " and words[i - 3].isdigit()
+                           and "\u4e00" <= words[i + 1] <= "\u9fff"))
 
 
 def notes(ch, lang: str = "en") -> list[str]:
@@ -227,11 +240,3 @@ class Named(tuple):
 
     def __str__(self) -> str:
         return self.say("en")
-
-
-class Order(int):
-    """The order of a Taylor truncation, said as a Chinese lecturer writes it (一阶, 二阶) and
-    as a digit in English."""
-
-    def say(self, lang: str = "en") -> str:
-        return "零一二三四五六七八九"[self] if lang == "zh" and 0 <= self < 10 else str(int(self))

@@ -9,6 +9,7 @@ piece number: 猫(1/3), 猫(2/3), 猫(3/3).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import lru_cache
 
@@ -90,3 +91,15 @@ def display_labels(pieces: list[str]) -> list[str]:
     The position suffix keeps two "the" as two heatmap rows (plotly merges equal labels).
     """
     return [f"{visible(piece)}·{i}" for i, piece in enumerate(pieces)]
+
+
+def label_parts(label: str) -> tuple[str, str | None, int | None]:
+    """A display label read back: (the text it covers, its piece mark, its position), e.g.
+    "它(2/2)·26" -> ("它", "(2/2)", 26), "it·8" -> ("it", None, 8); a label not made by
+    ``display_labels`` is its own text, with neither."""
+    head, dot, tail = str(label).rpartition("·")
+    if not dot or not tail.isdigit():
+        head, tail = str(label), None
+    piece = re.search(r"\(\d+/\d+\)$", head)
+    word = head[:piece.start()] if piece and piece.start() > 0 else head
+    return word, (piece.group(0) if piece and piece.start() > 0 else None), (None if tail is None else int(tail))

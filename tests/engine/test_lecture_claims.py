@@ -23,8 +23,9 @@ LANGS = ("en", "zh")
 _SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 # A number as a sentence writes it: signed, with thousands commas, decimals, an exponent
 # ("1.8e-07") or a power of ten ("1.8 × 10⁹"). Digits inside a name (float32, SmolLM2, Q4_1,
-# Taylor-1, 100K, it·10) are part of the name, not a number of the build.
-NUMBER = re.compile(r"(?<![A-Za-z_\d.·/^])(?<![A-Za-z]-)([-−+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)"
+# Taylor-1, 100K, it·10) are part of the name, not a number of the build; the divisor of a
+# fraction ("1/1,220") is not read either, nor the digits after its thousands comma.
+NUMBER = re.compile(r"(?<![A-Za-z_\d.·/^])(?<![A-Za-z]-)(?<!\d,)([-−+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)"
                     r"(\s*×\s*10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?(?![A-Za-z_\d(])")
 # Numbers that are the formulas', the dates' and the article's fixed setting, not a measurement:
 # 0, 1 and 2 in formulas (1 + s < 0, 1/√m, β = 1, order 2), the papers' years, float32's

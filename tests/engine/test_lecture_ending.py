@@ -81,7 +81,7 @@ def test_the_recap_lists_the_articles_steps_with_numbers_measured_here(six, head
         steps, measured = table.cells.values
         assert len(steps) == len(measured) == 5
         assert f"{n['recap_best_kl']:.2f}" in measured[4].replace("<br>", " ")
-        assert say_count(n["kv_numbers_article"]) in measured[3] and say_count(n["state_numbers"]) in measured[3]
+        assert say_count(n["kv_numbers_article"], lang) in measured[3] and say_count(n["state_numbers"], lang) in measured[3]
         assert f"{n['recap_best_kl']:.2f}" in six.claim_in("b3", lang)
 
 

@@ -31,7 +31,7 @@ def _opening(view, lang, style):
                     textfont=dict(size=style.tick_font), showlegend=False)
     top = max(row["pairs"] for row in curve)
     fig.update_xaxes(title_text=t("axis.students", lang))
-    fig.update_yaxes(title_text=t("axis.comparisons", lang), range=bar_room([top], 1.1), **count_ticks([top]))
+    fig.update_yaxes(title_text=t("axis.comparisons", lang), range=bar_room([top], 1.1), **count_ticks([top], lang))
     values = dict(s=f"{n['teacher_students']:,.0f}", c=f"{n['teacher_comparisons']:,.0f}",
                   s2=f"{n['teacher_double_students']:,.0f}", c2=f"{n['teacher_double_comparisons']:,.0f}",
                   g=f"{n['teacher_double_growth']:,.0f}")
@@ -49,14 +49,14 @@ def _bottleneck(view, lang, style):
     # Linear axes: on a log axis ×38,000 looks like a few steps; here the short bars are
     # nearly invisible, which is the point, and each bar says its number.
     pairs = [row["pairs"] for row in ladder]
-    fig = go.Figure(go.Bar(x=labels, y=pairs, marker_color=style.colour(0), text=[say_count(p) for p in pairs],
+    fig = go.Figure(go.Bar(x=labels, y=pairs, marker_color=style.colour(0), text=[say_count(p, lang) for p in pairs],
                            textposition="outside", cliponaxis=False, constraintext="none",
                            textfont=dict(size=style.tick_font), marker_line_width=outline,
                            marker_line_color="#000", showlegend=False))
     fig.update_xaxes(title_text=t("axis.n", lang), type="category")
-    fig.update_yaxes(title_text=t("axis.pairs", lang), range=bar_room(pairs), **count_ticks(pairs))
-    note = t("ch0.b1.note", lang, a=n_label(n["article_n_from"], lang), pa=say_count(n["article_pairs_from"]),
-             b=n_label(n["article_n_to"], lang), pb=say_count(n["article_pairs_to"]), g=f"{n['article_growth']:,.0f}")
+    fig.update_yaxes(title_text=t("axis.pairs", lang), range=bar_room(pairs), **count_ticks(pairs, lang))
+    note = t("ch0.b1.note", lang, a=n_label(n["article_n_from"], lang), pa=say_count(n["article_pairs_from"], lang),
+             b=n_label(n["article_n_to"], lang), pb=say_count(n["article_pairs_to"], lang), g=f"{n['article_growth']:,.0f}")
     first = finish_slide(fig, style, t("ch0.b1.title", lang, a=n_label(n["article_n_from"], lang),
                                        b=n_label(n["article_n_to"], lang), g=f"{n['article_growth']:,.0f}"), note)
 
@@ -78,10 +78,10 @@ def _bottleneck(view, lang, style):
 
     flops = [n["quadratic_flops"], n["linear_flops"]]
     fig3 = go.Figure(go.Bar(x=[t("legend.softmax_order", lang), t("legend.linear_order", lang)], y=flops,
-                            marker_color=[style.colour(3), style.colour(2)], text=[say_count(f) for f in flops],
+                            marker_color=[style.colour(3), style.colour(2)], text=[say_count(f, lang) for f in flops],
                             textposition="outside", cliponaxis=False, constraintext="none",
                             textfont=dict(size=style.font), showlegend=False, width=0.5))
-    fig3.update_yaxes(title_text=t("axis.flops", lang), range=bar_room(flops), **count_ticks(flops))
+    fig3.update_yaxes(title_text=t("axis.flops", lang), range=bar_room(flops), **count_ticks(flops, lang))
     third = finish_slide(fig3, style, t("ch0.b3.title", lang, n=n_label(now, lang)),
                     t("ch0.b3.note", lang, d=f"{n['d']:.0f}", ratio=say_ratio(n["flop_ratio"])))
     return [first, second, third]

@@ -3,7 +3,7 @@ data for its figures."""
 
 from __future__ import annotations
 
-from ..numbers import say_bytes, say_count, say_ratio
+from ..numbers import said_count, say_bytes, say_ratio
 from ..view_common import ChapterView, new_view
 from . import CHAPTER
 from . import maths as bottleneck
@@ -27,10 +27,12 @@ def compute(sample, c, progress=None) -> ChapterView:
     opening = {"s": f"{n['teacher_students']:,.0f}", "c": f"{n['teacher_comparisons']:,.0f}",
                "s2": f"{n['teacher_double_students']:,.0f}", "c2": f"{n['teacher_double_comparisons']:,.0f}",
                "g": f"{n['teacher_double_growth']:,.0f}"}
-    step = {"a": f"{n['article_n_from']:,.0f}", "pa": say_count(n["article_pairs_from"]),
-            "b": f"{n['article_n_to']:,.0f}", "pb": say_count(n["article_pairs_to"]), "g": f"{n['article_growth']:,.0f}"}
-    size = {"n": f"{n['n']:,.0f}", "f32": say_bytes(n["bytes_f32"]), "f16": say_bytes(n["bytes_f16"])}
-    work = {"n": f"{n['n']:,.0f}", "d": f"{n['d']:.0f}", "ratio": say_ratio(n["flop_ratio"])}
+    # Counts as each language says them: 10 万个 token 有 100 亿对.
+    step = {"a": said_count(int(n['article_n_from'])), "pa": said_count(n["article_pairs_from"]),
+            "b": said_count(int(n['article_n_to'])), "pb": said_count(n["article_pairs_to"]),
+            "g": f"{n['article_growth']:,.0f}"}
+    size = {"n": said_count(int(n['n'])), "f32": say_bytes(n["bytes_f32"]), "f16": say_bytes(n["bytes_f16"])}
+    work = {"n": said_count(int(n['n'])), "d": f"{n['d']:.0f}", "ratio": say_ratio(n["flop_ratio"])}
     for build, values in (("b0", opening), ("b1", step), ("b2", size), ("b3", work)):
         view.says[build] = {"claim": (f"ch0.{build}.claim", values), "notes": [(f"ch0.{build}.notes", values)]}
     return view

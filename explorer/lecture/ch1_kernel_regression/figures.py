@@ -50,7 +50,7 @@ def draw(view, lang, style):
     fig2.update_yaxes(title_text=t("axis.key", lang))
     rest = len(weights) - len(top)
     note = t("ch1.b1.rest", lang, w=f"{weights.sum() - weights[top].sum():.2f}") if rest > 0 else ""
-    second = finish_slide(fig2, style, t("ch1.b1.title", lang, token=head["token"]), note)
+    second = finish_slide(fig2, style, t("ch1.b1.title", lang, word=head["word"], pos=head["query"]), note)
 
     dims = list(range(len(head["output"])))
     model = head["reference_kind"] == "model"
@@ -62,7 +62,7 @@ def draw(view, lang, style):
     fig3.update_xaxes(title_text=t("axis.value_dim", lang))
     fig3.update_yaxes(title_text=t("axis.value", lang))
     fig3.update_layout(legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top", bgcolor="rgba(255,255,255,0.8)"))
-    third = finish_slide(fig3, style, t("ch1.b2.title", lang, token=head["token"]),
+    third = finish_slide(fig3, style, t("ch1.b2.title", lang, word=head["word"], pos=head["query"]),
                     t("ch1.b2.note", lang, ref=t("ref.model" if model else "ref.engine", lang),
                       diff=f"{view.numbers['max_abs_diff']:.1e}"))
     return [first, second, third]

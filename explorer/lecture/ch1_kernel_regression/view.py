@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...diagnostics import attention
+from ...sources.labels import label_parts
 from .. import text
 from ..record import PRONOUN
 from ..view_common import ChapterView, head_of, new_view, pronoun_index
@@ -40,7 +41,14 @@ def compute(sample, c, progress) -> ChapterView:
     diff = float(np.abs(nw["output"] - reference).max())
     view.data["head"] = {"tokens": list(sample.tokens), "weights": nw["weights"], "logits": nw["logits"],
                          "output": nw["output"], "reference": reference, "reference_kind": reference_kind,
-                         "query": i, "token": sample.tokens[i]}
+                         "query": i, "token": sample.tokens[i], "word": label_parts(sample.tokens[i])[0]}
+    # A key labelled by a piece of a character ("那(1/3)") is explained once, on the build
+    # that first shows the labels.
+    pieced = next((label for label in sample.tokens if label_parts(label)[1]), None)
+    if pieced is not None:
+        word, piece, _ = label_parts(pieced)
+        view.says["b1"] = {"notes": [("ch1.b1.notes", {}),
+                                     ("ch1.b1.pieces", {"example": f"{word}{piece}", "char": word})]}
     view.numbers.update({"fx": float(fx[0]), "max_abs_diff": diff, "query": float(i),
                          "top_weight": float(nw["weights"].max())})
     return view

@@ -3,7 +3,7 @@ data for its figures."""
 
 from __future__ import annotations
 
-from ..numbers import say_ratio
+from ..numbers import said_count, say_ratio
 from ..view_common import ChapterView, cached_map, new_view
 from . import maths as associativity
 
@@ -44,8 +44,9 @@ def compute(sample, c, progress) -> ChapterView:
         "matmul_gflops": rate / 1e9,
         "tokens": float(sample.n_tokens if sample is not None else 0),   # the times' notice says it
     })
-    cost = {"n": f"{n:,}", "flops": say_ratio(view.numbers["flop_ratio"]),
+    cost = {"n": said_count(n), "flops": say_ratio(view.numbers["flop_ratio"]),
             "article": say_ratio(view.numbers["article_model_ratio"])}
-    view.says["b1"] = {"claim": ("ch2.b1.claim", cost), "notes": [("ch2.b1.notes", cost)]}
+    fewer = view.numbers["flop_ratio"] >= 1        # at short N the N x N order is the cheaper one
+    view.says["b1"] = {"claim": ("ch2.b1.claim" if fewer else "ch2.b1.claim_more", cost), "notes": [("ch2.b1.notes", cost)]}
     view.notice_builds = {"notice.timed_cap": ("b1",), "notice.random_data": ("b1",)}
     return view

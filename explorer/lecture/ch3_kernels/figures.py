@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 
 from ..figure_common import column_px, finish_slide, say_count, wrap_px, whole_ticks
 from ..numbers import say_fixed
-from ..text import Order, map_words, t
+from ..text import map_words, t
 
 
 def _reverse_kernel(view, lang, style):
@@ -101,7 +101,7 @@ def draw(view, lang, style):
     fig.add_scatter(x=tay["s"], y=tay["exp"], mode="lines", name=t("legend.exp", lang),
                     line=dict(color="#000", width=style.line))
     for i, order in enumerate((1, 2, 3)):
-        fig.add_scatter(x=tay["s"], y=tay[f"order{order}"], mode="lines", name=t("legend.order", lang, k=Order(order)),
+        fig.add_scatter(x=tay["s"], y=tay[f"order{order}"], mode="lines", name=t("legend.order", lang, k=order),
                         line=dict(color=style.colour(i), width=style.line, dash="dash"))
     fig.add_hline(y=0, line_color="#888")
     if tay["s"][0] < -1.0:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numbers import say_count, say_fixed
+from ..numbers import said_count, say_fixed
 from ..view_common import ChapterView, cached_map, head_of, new_view
 from . import maths as kernels
 
@@ -77,7 +77,7 @@ def compute(sample, c, progress) -> ChapterView:
     view.says["b2"] = {"claim": ("ch3.b2.claim_most" if most else "ch3.b2.claim_less", gap),
                        "notes": [("ch3.b2.notes", gap)]}
     if "m_required" in n:
-        need = {"real": say_count(n["m_required"]), "well": say_count(n["m_required_well"])}
+        need = {"real": said_count(n["m_required"]), "well": said_count(n["m_required_well"])}
         view.says["b6"] = {"claim": ("ch3.b6.claim", need), "notes": [("ch3.b6.notes", need)]}
     else:           # no variance formula in this build: the claim without its number
         view.says["b6"] = {"claim": ("ch3.b5.claim", {}), "notes": [("ch3.b5.notes", {})]}

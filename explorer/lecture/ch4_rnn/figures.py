@@ -32,7 +32,7 @@ def draw(view, lang, style):
     n = view.numbers
     note = t("ch4.b0.note", lang, diff=f"{n['max_abs_diff']:.1e}", rel=f"{n['max_rel_diff']:.1e}",
              den=f"{step['denominator']:.4g}")
-    first = finish_slide(fig, style, t("ch4.b0.title", lang, t=step["t"], token=view.data["token"]), note)
+    first = finish_slide(fig, style, t("ch4.b0.title", lang, t=step["t"], word=view.data["word"]), note)
 
     mem = view.data["memory"]
     fig2 = go.Figure()

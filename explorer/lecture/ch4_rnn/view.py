@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...diagnostics import attention, state
+from ...sources.labels import label_parts
 from .. import text
 from ..record import PRONOUN
 from ...catalog import CAUSAL_MODEL
@@ -31,7 +32,7 @@ def compute(sample, c, progress) -> ChapterView:
     probe = cached_map(c["map"], rnn.RECALL_DIM, c["m"] if c["map"].startswith("favor_plus") else None, 0)
     early = rnn.recall(probe, rnn.RECALL_DIM, "linear", "early")
     recent = rnn.recall(probe, rnn.RECALL_DIM, "linear", "recent")    # without decay the same curve: order is not kept
-    view.data.update(step=step, token=sample.tokens[t], tokens=list(sample.tokens), memory=mem, recall=early,
+    view.data.update(step=step, token=sample.tokens[t], word=label_parts(sample.tokens[t])[0], tokens=list(sample.tokens), memory=mem, recall=early,
                      recall_recent=recent,
                      recurrent=both["recurrent"][t], parallel=both["parallel"][t])
     view.notice_items.append(("notice.recall_synthetic", {"d": rnn.RECALL_DIM}))
