@@ -30,7 +30,11 @@ def zh_words():
             title = fig.layout.title
             out[f"{ch}.{build}"] = [view.claim_in(build, "zh"), *view.notes_in(build, "zh"), title.text or "",
                                     (title.subtitle.text or "") if title.subtitle is not None else ""]
-            out[f"{ch}.{build}.legend"] = [str(trace.name or "") for trace in fig.data]
+            layout = fig.layout.to_plotly_json()
+            axes = [(layout[name].get("title") or {}).get("text") or "" for name in layout
+                    if name.startswith(("xaxis", "yaxis"))]
+            out[f"{ch}.{build}.labels"] = [str(trace.name or "") for trace in fig.data] + axes + [
+                str(a.get("text") or "") for a in layout.get("annotations", ())]
         out[f"ch{ch}"] = [lecture_text.t(record.claim_key, "zh"), lecture_text.t(record.notes_key, "zh")]
     return out
 
@@ -97,3 +101,14 @@ def test_the_frontier_claim_says_how_many_maps_it_holds():
     for lang in ("en", "zh"):
         claim = view.claim_in("b0", lang)
         assert ("只有一个" in claim or "One map alone" in claim) == (len(front) == 1), claim
+
+
+def test_at_short_n_the_left_order_is_said_to_be_the_cheaper_one():
+    """Below N ≈ m the N × N order costs less: neither language says "×0.25 fewer"."""
+    short = lecture.chapter_view(2, lang="zh", n=16)
+    assert short.numbers["flop_ratio"] < 1 and short.says["b1"]["claim"][0] == "ch2.b1.claim_more"
+    written = say_ratio(short.numbers["flop_ratio"])
+    for lang in ("en", "zh"):
+        claim = short.claim_in("b1", lang)
+        assert written in claim and "fewer" not in claim and "1/" not in claim, claim
+    assert lecture.chapter_view(2, lang="zh").says["b1"]["claim"][0] == "ch2.b1.claim"
