@@ -19,6 +19,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from .. import catalog
 from . import common, i18n, lecture_checks, source as source_panel
 from .deck_html import notes_html, overview_html, talk_length_html
 from .lecture_handlers import (MAX_FIGURES, _claim, _info_html, _plan, _text, drawn_once, lecture_api, make_draw,
@@ -76,6 +77,16 @@ def language_switch() -> gr.Radio:
                     scale=0, min_width=220)
 
 
+def _choice(value, words) -> tuple:
+    """(what a person reads, the value) of a chapter control's choice: the lecture's own word
+    (``choice.<value>``), or a map's name (a catalogue id, or a registry name)."""
+    if f"choice.{value}" in words:
+        return (i18n.engine_label(f"choice.{value}"), value)
+    if value in catalog.map_choices():
+        return i18n.map_choice(value)
+    return i18n.name_choice(value)
+
+
 def _component(chapter: int, spec):
     """One chapter control from its ControlSpec; its id names the chapter too (chapters share
     control names, and a page's ids are its own)."""
@@ -85,7 +96,7 @@ def _component(chapter: int, spec):
         return gr.Checkbox(bool(spec.default), label=label, elem_id=elem_id)
     if spec.kind == "choice":
         from ..lecture.text import TEXT
-        choices = [(i18n.engine_label(f"choice.{c}"), c) if f"choice.{c}" in TEXT else c for c in spec.choices]
+        choices = [_choice(c, TEXT) for c in spec.choices]
         if len(choices) <= 4:
             return gr.Radio(choices, value=spec.default, label=label, elem_id=elem_id)
         return gr.Dropdown(choices, value=spec.default, label=label, elem_id=elem_id)

@@ -124,7 +124,7 @@ def test_quality_without_random_map(client, app_url, server_alive):
     with pytest.raises(AppError) as excinfo:
         client.predict(maps=["elu1"], source="random", preset="gaussian", n=32, api_name="/quality")
     # Refused before gradio's own check, in the words every parameter uses.
-    assert_clear_error(excinfo, "maps must be a list of values from FAVOR+ (IID)", "got ['elu+1']")
+    assert_clear_error(excinfo, "maps must be a list of values from favor_plus_iid", "got ['elu1']")
     assert server_alive(app_url)
 
 

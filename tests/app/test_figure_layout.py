@@ -86,7 +86,7 @@ def test_state_curves_legend_is_off_the_title_line():
 
 def quality_fixture(presentation):
     ms = [4, 8, 16, 32, 64, 128, 256]
-    curve = types.SimpleNamespace(label="favor_plus_iid", ms=ms, flops=[m * 1000 for m in ms],
+    curve = types.SimpleNamespace(map_id="favor_plus_iid", ms=ms, flops=[m * 1000 for m in ms],
                                   kernel_mse=np.outer(np.logspace(3, 0, len(ms)), np.ones(3)),
                                   map_error=np.outer(np.linspace(1, 0.1, len(ms)), np.ones(3)),
                                   theory=list(np.logspace(12, 9, len(ms))))

@@ -31,7 +31,7 @@ def test_the_handler_draws_the_heatmap_and_writes_the_table(tmp_path):
     corpus.write_text("The cat sat on the mat.\n<b>Kernels</b> weigh every key.\n", encoding="utf-8")
     fig, summary, status, csv = probe_tab.run_probe(str(corpus), maps=["elu1", "taylor2"], metric="map_rel_error",
                                                     lang="zh", progress=_quiet)
-    assert len(fig.data[0].y) == 72 and list(fig.data[0].x) == ["elu1", "taylor2"]
+    assert len(fig.data[0].y) == 72 and list(fig.data[0].x) == ["elu+1", "Taylor-2"]
     assert len(summary) == 2 and "文本：2 段" in status
     table = pd.read_csv(csv)
     assert len(table) == 2 * 72 * 2 and set(table["map"]) == {"elu1", "taylor2"}

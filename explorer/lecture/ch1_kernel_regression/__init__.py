@@ -5,7 +5,7 @@ from ..record import PRONOUN, Chapter, ControlSpec, head_control, head_params, l
 
 
 def _deeper(c: dict, source: dict) -> dict:
-    return {"tab": "maps", **source, **head_params(c), "maps": "softmax,elu+1"}
+    return {"tab": "maps", **source, **head_params(c), "maps": "softmax,elu1"}
 
 
 CHAPTER = Chapter(
