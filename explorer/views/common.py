@@ -74,6 +74,29 @@ def make_feature_map(map_id: str, head_dim: int, m: int | None, seed: int, windo
     return feature_maps.create(spec.name, head_dim, seed=seed, **kwargs), notices
 
 
+ECHO = 40          # characters of a refused value quoted back
+
+
+def echoed(value) -> str:
+    """A value as the visitor sent it, cut to ECHO characters and quoted: quoted text is theirs,
+    not the message's language."""
+    text = str(value)
+    return "“" + (text if len(text) <= ECHO else text[:ECHO] + "…") + "”"
+
+
+def whole_in(value, low, high, refusal: str, name_key: str, lang: str = "en") -> int:
+    """``value`` as a whole number in [low, high] (7.0 counts as 7), else a ValueError saying
+    ``refusal`` (its {name}, {low}, {high} and {value}) with the control's name."""
+    try:
+        x = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError, OverflowError):
+        x = math.nan
+    if not (math.isfinite(x) and x == int(x) and low <= x <= high):
+        raise ValueError(say(refusal, lang, name=say(name_key, lang), low=f"{low:,}", high=f"{high:,}",
+                             value=echoed(value)))
+    return int(x)
+
+
 def reduce_seed(seed, name: str) -> tuple[int, list[Message]]:
     """(seed in 0..MAX_SEED, notices): a larger or negative whole number is taken modulo
     2^32 and the notice (a message) says so (torch's generators overflow on huge seeds)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from ..experiments import mqar, mqar_inspect, mqar_table
 from ..measure import cost
 from ..text import Message, normal_lang, say
+from .common import echoed, whole_in
 
 WIDTHS = mqar_table.WIDTHS
 STEPS = (20, 500)
@@ -27,7 +28,6 @@ SEQUENCES = (0, 999)
 # busy machine), so what is allowed ends well within a minute on two cores.
 LIVE_SECONDS = 60.0
 MAX_LIVE_POINTS = 8
-ECHO = 40
 
 
 @dataclass
@@ -52,20 +52,11 @@ class RecallSession:
         return replace(self, points=points, last=live)
 
 
-def _shown(value) -> str:
-    text = str(value)
-    return "“" + (text if len(text) <= ECHO else text[:ECHO] + "…") + "”"
+_shown = echoed
 
 
 def _whole(value, name_key, low, high, lang) -> int:
-    try:
-        x = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError, OverflowError):
-        x = math.nan
-    if not (math.isfinite(x) and x == int(x) and low <= x <= high):
-        raise ValueError(say("mqar.err_whole", lang, name=say(name_key, lang), low=f"{low:,}", high=f"{high:,}",
-                             value=_shown(value)))
-    return int(x)
+    return whole_in(value, low, high, "mqar.err_whole", name_key, lang)
 
 
 def check_live(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, lang="en") -> tuple:

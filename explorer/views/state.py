@@ -18,10 +18,9 @@ from ..catalog import MAX_SEED, REFERENCE, STATE_DEFAULTS, STATE_LOWER_BOUND_MAX
 from ..core.cache import LRU
 from ..measure import cost
 from ..text import normal_lang, said, say
-from .common import MAX_STATE_ELEMENTS, make_feature_map, select_head, unk_count
+from .common import MAX_STATE_ELEMENTS, echoed, make_feature_map, select_head, unk_count, whole_in
 
 M_RANGE = (1, 1024)
-ECHO = 40                            # characters of a refused value quoted back
 
 
 def kind_label(kind: str, lang: str = "en") -> str:
@@ -54,11 +53,7 @@ class StateView:
 # The controls, checked once for the page and the API
 # ---------------------------------------------------------------------------------------
 
-def _shown(value) -> str:
-    """A value as the user sent it, cut to ECHO characters and quoted: quoted text is theirs,
-    not the message's language."""
-    text = str(value)
-    return "“" + (text if len(text) <= ECHO else text[:ECHO] + "…") + "”"
+_shown = echoed
 
 
 def _number(value, name_key, low, high, lang, *, low_open=False):
@@ -76,14 +71,7 @@ def _number(value, name_key, low, high, lang, *, low_open=False):
 
 def _whole(value, name_key, low, high, lang) -> int:
     """A whole number in [low, high] (7.0 counts as 7), else one sentence naming the control."""
-    try:
-        x = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError, OverflowError):
-        x = math.nan
-    if not (math.isfinite(x) and x == int(x) and low <= x <= high):
-        raise ValueError(say("state.error_whole", lang, name=say(name_key, lang), low=f"{low:,}", high=f"{high:,}",
-                           value=_shown(value)))
-    return int(x)
+    return whole_in(value, low, high, "state.error_whole", name_key, lang)
 
 
 @dataclass(frozen=True)
