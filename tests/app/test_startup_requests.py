@@ -38,6 +38,8 @@ REQUESTS = {
     "/probe": dict(file=handle_file(str(ROOT / "assets" / "examples.txt")), maps=["elu1"], m=8),
     "/linearize": dict(keep=28),
     "/generate": dict(new_tokens=2, keep=28),
+    "/mqar": dict(),
+    "/mqar_train": dict(mixer="linear", width=32, steps=20),
 }
 
 
