@@ -226,7 +226,7 @@ def test_a_map_with_no_defined_row_is_not_said_to_have_a_median():
 # -- Chinese ----------------------------------------------------------------------------
 
 KEPT = {"FLOPs", "FLOP", "GFLOP", "ms", "MB", "kB", "GB", "TB", "KV", "softmax", "exp", "elu", "FAVOR", "Taylor",
-        "relu", "cosformer", "Hedgehog", "RetNet", "GLA", "Performer", "Transformer", "KL", "float", "logit", "SVM",
+        "ReLU", "cosFormer", "Hedgehog", "RetNet", "GLA", "Performer", "Transformer", "KL", "float", "logit", "SVM",
         "RFF", "trig", "max", "nats", "Nadaraya", "Watson", "DeltaNet", "Gated", "HGRN", "LUNA", "lb", "SmolLM", "MiniLM", "RNN"}
 # ... and the words of every term the Chinese language file keeps in Latin letters.
 KEPT |= {word for term in kept_in_latin() for word in re.findall(r"[A-Za-z]{2,}", term)}

@@ -93,11 +93,11 @@ def test_maps_tab(app):
     for word in ("query:", "key:", "approx:", "softmax:", "difference:"):
         assert word in hover, hover
     before = signature(page, "maps-plot")
-    page.locator("#maps-choice label", has_text="favor_plus_iid").click()   # one more map
+    page.locator("#maps-choice label", has_text="FAVOR+ (IID)").click()   # one more map
     wait_changed(page, "maps-plot", before)
     settle(page)
     assert page.locator("#maps-plot .heatmaplayer image").count() == 11
-    assert "tab=maps" in page.url and "FAVOR" in page.url                  # the view is in the address
+    assert "tab=maps" in page.url and "favor_plus_iid" in page.url                  # the view is in the address
     app.check_clean()
     screenshot(page, "maps")
 
@@ -197,7 +197,7 @@ def test_learn_tab(app):
     summary = page.inner_text("#learn-summary")
     assert "40 steps" in summary and "8 training texts" in summary and "4 held-out texts" in summary, summary
     table = page.inner_text("#learn-table")
-    for row in ("Hedgehog", "elu1", "softmax (reference)"):
+    for row in ("Hedgehog", "elu+1", "softmax (reference)"):
         assert row in table, table
     assert "training loss" in signature(page, "learn-loss").lower()
     app.check_clean()

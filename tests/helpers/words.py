@@ -11,7 +11,7 @@ from explorer.text import kept_in_latin
 
 # Words that stay as they are in the Chinese figures: units, symbols and names.
 KEPT_WORDS = {"FLOPs", "FLOP", "GFLOP", "ms", "MB", "kB", "GB", "KV", "rel", "softmax", "exp", "elu", "FAVOR",
-              "Taylor", "relu", "cosformer", "Hedgehog", "RetNet", "GLA", "orthogonal", "trained", "untrained",
+              "Taylor", "ReLU", "cosFormer", "Hedgehog", "RetNet", "GLA", "orthogonal", "trained", "untrained",
               "IID", "trig", "RFF", "identity", "KL", "max", "min", "median", "sigma", "float", "logit", "logits",
               "DeltaNet", "Gated", "HGRN", "LUNA", "lb", "token", "Delta", "QK", "SmolLM"}
 
