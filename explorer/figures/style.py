@@ -14,6 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from ..text import DEFAULT_LANG, normal_lang, said_throughout
+
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 PLOTLY_DEFAULT = ("#636EFA", "#EF553B", "#00CC96", "#AB63FA", "#FFA15A", "#19D3F3", "#FF6692", "#B6E880")
@@ -95,6 +97,47 @@ PROJECTOR_FIGURE_PX = 500
 
 
 def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = "", fonts_done: bool = False,
+           width: float = 1.0, total: int | None = None, panel_lines: int = 1) -> go.Figure:
+    """``fitted`` (below), keeping the words as they were before fitting (messages: keys and
+    values) on the figure, so that ``said_figure`` can say it in another language and fit it
+    again: how a title wraps depends on the language's words."""
+    layout = fig["layout"] if isinstance(fig, dict) else fig.layout
+    annotations = (layout.get("annotations") or []) if isinstance(fig, dict) else \
+        [a.to_plotly_json() for a in fig.layout.annotations or ()]
+    draft = dict(title=title, note=note, height=height, fonts_done=fonts_done, width=width, total=total,
+                 panel_lines=panel_lines, style=style,
+                 annotations=[(a.get("text"), (a.get("font") or {}).get("size")) for a in annotations])
+    fig = fitted(fig, style, title, height, note, fonts_done, width, total, panel_lines)
+    fig._draft = draft
+    return fig
+
+
+def said_figure(fig: go.Figure, lang: str) -> go.Figure:
+    """A figure whose words are messages, said in ``lang`` and fitted again to their length.
+    English is what a figure is built in (a message's text is its English form), so an
+    English figure is returned as it is; a figure ``finish`` did not fit is only said."""
+    if normal_lang(lang) == DEFAULT_LANG or not isinstance(fig, go.Figure):
+        return fig
+    parts = said_throughout(fig.to_plotly_json(), lang)
+    draft = getattr(fig, "_draft", None)
+    if draft is None:
+        return go.Figure(data=parts.get("data"), layout=parts.get("layout"), _validate=False)
+    layout = parts["layout"]
+    layout.pop("title", None)
+    for ann, (text, size) in zip(layout.get("annotations") or [], draft["annotations"]):
+        ann["text"] = said_throughout(text, lang)
+        if size is None:
+            (ann.get("font") or {}).pop("size", None)
+        else:
+            ann.setdefault("font", {})["size"] = size
+    said = fitted(parts, draft["style"], said_throughout(draft["title"], lang), draft["height"],
+                  said_throughout(draft["note"], lang), draft["fonts_done"], draft["width"], draft["total"],
+                  draft["panel_lines"])
+    said._draft = draft
+    return said
+
+
+def fitted(fig: go.Figure, style: Style, title: str, height: int, note: str = "", fonts_done: bool = False,
            width: float = 1.0, total: int | None = None, panel_lines: int = 1) -> go.Figure:
     """Shared layout: fonts, white template, the title and an optional note as its subtitle.
 

@@ -140,9 +140,10 @@ class Message(str):
 
 class Joined(str):
     """Several values said one after the other, with the words of ``separator`` (a key)
-    between them: "a; b" in English, "a；b" in Chinese."""
+    between them: "a; b" in English, "a；b" in Chinese. No separator: one after the other,
+    as a title and its qualifier ("FAVOR+" and " · 3 rows undefined")."""
 
-    def __new__(cls, items, separator: str):
+    def __new__(cls, items, separator: str = ""):
         items = tuple(items)
         self = super().__new__(cls, say(separator).join(str(item) for item in items))
         self.items, self.separator = items, separator
@@ -180,6 +181,29 @@ class ModelName(str):
 def said(value, lang: str = DEFAULT_LANG):
     """``value`` in ``lang`` when it can say itself (a message, a name); anything else as it is."""
     return _said(value, lang)
+
+
+def said_throughout(value, lang: str = DEFAULT_LANG):
+    """``value`` with every message inside it said in ``lang``: dicts, lists and tuples are
+    copied with their messages said (a named tuple keeps its type); NumPy arrays of objects
+    too; anything else is returned as it is. The edge runs a handler's outputs through this,
+    so what the engine returns can stay in messages to the last moment."""
+    speak = getattr(value, "say", None)
+    if isinstance(value, str):
+        return speak(lang) if callable(speak) else value
+    if isinstance(value, dict):
+        return {name: said_throughout(item, lang) for name, item in value.items()}
+    if isinstance(value, list):
+        return [said_throughout(item, lang) for item in value]
+    if isinstance(value, tuple):
+        items = [said_throughout(item, lang) for item in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if getattr(value, "dtype", None) == object and hasattr(value, "shape"):
+        out = value.copy()
+        for index, item in enumerate(value.flat):
+            out.flat[index] = said_throughout(item, lang)
+        return out
+    return value
 
 
 def say_error(exc: BaseException, lang: str = DEFAULT_LANG) -> str:

@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 
 import gradio as gr
 
-from ..text import normal_lang, say
+from ..text import DEFAULT_LANG, normal_lang, said_throughout, say
 from ..measure import budget
 from ..stopping import Stopped
 from ..text import Message, say_error
@@ -115,6 +115,31 @@ def handler_lang(signature: inspect.Signature, args, kwargs) -> str:
     return normal_lang(bound.arguments.get("lang", "en"))
 
 
+def said_outputs(value, lang: str):
+    """A handler's outputs as the page shows them: every message in them (in figures, tables,
+    updates, text) said in ``lang``. The engine returns messages, so this is the one place
+    the page's language meets what was computed; a generator's items are said as they come."""
+    if normal_lang(lang) == DEFAULT_LANG:
+        return value                          # a message's text is its English form
+    if inspect.isgenerator(value):
+        return (said_outputs(item, lang) for item in value)
+    import pandas as pd                       # loaded with the engine, not with the page
+    import plotly.graph_objects as go
+    from ..figures.style import said_figure
+    if isinstance(value, go.Figure):
+        return said_figure(value, lang)
+    if isinstance(value, pd.DataFrame):
+        table = value.rename(columns=lambda name: said_throughout(name, lang))
+        for column in table.columns[table.dtypes == object]:
+            table[column] = [said_throughout(cell, lang) for cell in table[column]]
+        return table
+    if isinstance(value, dict):
+        return {name: said_outputs(item, lang) for name, item in value.items()}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(said_outputs(item, lang) for item in value)
+    return said_throughout(value, lang)
+
+
 def guarded(fn):
     """Run a UI handler; turn engine ValueErrors into gr.Error with their message.
 
@@ -135,7 +160,7 @@ def guarded(fn):
             gr.Warning(say("common.toast_surrogates", lang, count=replaced))
         try:
             with budget.request():   # what the request's cost checks claim from the server's one budget
-                return fn(*args, **kwargs)
+                return said_outputs(fn(*args, **kwargs), lang)
         except gr.Error:
             raise
         except Stopped:             # the visitor left or cancelled: no one reads it, nothing to log
