@@ -8,12 +8,12 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from ..text import say
-from .style import PROJECTOR_FIGURE_PX, as_style, colorscale, finish, finite_values, unique_labels, wrap
+from ..text import Joined, Message
+from .style import PROJECTOR_FIGURE_PX, Wrapped, as_style, colorscale, finish, finite_values, unique_labels
 
 
 def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax", ill_defined: dict | None = None,
-                   title: str = "", note: str = "", style=None, cols: int | None = None, lang: str = "en",
+                   title: str = "", note: str = "", style=None, cols: int | None = None,
                    names: dict | None = None, infinite_kl: dict | None = None, block: int = 1,
                    references: dict | None = None) -> go.Figure:
     """A grid of attention heatmaps, each with its error map (approx - softmax) beneath it.
@@ -28,8 +28,8 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     panels: the difference).
 
     The layout is written as plain dicts and validated once: make_subplots and per-panel
-    updates cost ~0.3 s for ten panels, most of the maps tab's time budget. Words are in
-    ``lang``; ``names`` gives the name shown for a map's label (default: the label).
+    updates cost ~0.3 s for ten panels, most of the maps tab's time budget. Words are
+    messages (said by the page); ``names`` gives the name shown for a map's label (default: the label).
     ``infinite_kl`` is label -> the query rows (of the full N) where the map's KL is +inf
     (the view's ``infinite_kl``): each is marked "∞" at the left edge of its map, in the
     displayed row that holds it (``block`` full rows a displayed one), and the title counts them.
@@ -72,11 +72,11 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
             own_axes[name] = (f"coloraxis{index}", f"coloraxis{index + 1}", symmetric_range([maps[name]]),
                               symmetric_range([errors[name]]) if name in errors else 1e-6)
 
-    hover_map = say("maps.hover_map", lang) + "<extra>%{fullData.name}</extra>"
+    hover_map = Joined([Message("maps.hover_map"), "<extra>%{fullData.name}</extra>"])
     # The error panels carry no hover data of their own: the weights behind a difference are
     # one panel up, and two more N x N arrays per map made the reply with every map ~7 MB.
-    hover_err = say("maps.hover_err", lang) + "<extra>%{fullData.name}</extra>"
-    key_title, query_title = say("maps.key", lang), say("maps.query", lang)
+    hover_err = Joined([Message("maps.hover_err"), "<extra>%{fullData.name}</extra>"])
+    key_title, query_title = Message("maps.key"), Message("maps.query")
     tick = dict(size=style.tick_font)
     axis_title = dict(size=style.font)
     data, layout, annotations = [], {}, []
@@ -115,17 +115,18 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
         err = np.asarray(errors[name]) if name in errors else np.zeros_like(z)
         map_axis, err_axis, map_range, err_range = own_axes.get(name, ("coloraxis", "coloraxis2", None, None))
         shown = names_shown.get(name, name)
-        map_title = _panel_title(shown, (ill_defined or {}).get(name, 0), lang)
+        map_title = [_panel_title(shown, (ill_defined or {}).get(name, 0))]
         inf_rows = (infinite_kl or {}).get(name) or []
         if inf_rows:
-            map_title += say("maps.inf_rows", lang, count=len(inf_rows))
+            map_title.append(Message("maps.inf_rows", count=len(inf_rows)))
         # On a projector the error sits right under its map: "− softmax" says what it is.
-        err_title = f"− {against}" if projector else f"{shown} − {against}"
+        err_title = ["− ", against] if projector else [shown, " − ", against]
         if name in own_axes:
             # One line: a second would run into the token labels of the panel above.
-            map_title += say("maps.own_scale", lang, range=f"{map_range:.2g}")
+            map_title.append(Message("maps.own_scale", range=f"{map_range:.2g}"))
             # (On a projector the map's title above already says "own scale": the range alone.)
-            err_title += f" ±{err_range:.2g}" if projector else say("maps.own_scale", lang, range=f"{err_range:.2g}")
+            err_title.append(f" ±{err_range:.2g}" if projector else Message("maps.own_scale", range=f"{err_range:.2g}"))
+        map_title, err_title = Joined(map_title), Joined(err_title)
         panel(row, col, z, np.stack([ref, err], axis=-1), shown, map_axis, hover_map, map_title)
         if inf_rows:
             index = row * cols + col + 1
@@ -133,11 +134,11 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
             shown_rows = sorted({int(r) // max(1, int(block)) for r in inf_rows if int(r) // max(1, int(block)) < len(labels)})
             data.append(dict(type="scatter", x=[labels[0]] * len(shown_rows), y=[labels[r] for r in shown_rows],
                              mode="text", text=["∞"] * len(shown_rows), textposition="middle center",
-                             textfont=dict(size=style.tick_font + 2, color="#b00"), name=f"{shown} KL = ∞",
-                             hovertext=[say("maps.inf_marker", lang)] * len(shown_rows), hoverinfo="text",
+                             textfont=dict(size=style.tick_font + 2, color="#b00"), name=Joined([shown, " KL = ∞"]),
+                             hovertext=[Message("maps.inf_marker")] * len(shown_rows), hoverinfo="text",
                              showlegend=False, xaxis="x" + suffix, yaxis="y" + suffix))
         if name in errors:
-            panel(row + 1, col, err, None, f"{shown} − {against}", err_axis, hover_err,
+            panel(row + 1, col, err, None, Joined([shown, " − ", against]), err_axis, hover_err,
                   err_title)
 
     for map_axis, err_axis, map_range, err_range in own_axes.values():
@@ -153,14 +154,14 @@ def attention_grid(tokens, maps: dict, errors: dict, reference: str = "softmax",
     layout.update(
         annotations=annotations,
         coloraxis=dict(colorscale=colorscale(style.sequential), cmin=lo, cmax=hi,
-                       colorbar=dict(title=dict(text=say("maps.bar_weight", lang), **bar_title), len=bar_len, y=1.0,
+                       colorbar=dict(title=dict(text=Message("maps.bar_weight"), **bar_title), len=bar_len, y=1.0,
                                      yanchor="top", thickness=bar, **bar_ticks)),
         coloraxis2=dict(colorscale=colorscale(style.diverging), cmid=0.0, cmin=-emax, cmax=emax,
-                        colorbar=dict(title=dict(text=say("maps.bar_error", lang), **bar_title), len=bar_len, y=0.0,
+                        colorbar=dict(title=dict(text=Message("maps.bar_error"), **bar_title), len=bar_len, y=0.0,
                                       yanchor="bottom", thickness=bar, **bar_ticks)),
     )
     panel_px = 560 if style.presentation else 430
-    fig = finish({"data": data, "layout": layout}, style, title or say("maps.title", lang), height=rows * panel_px + 120, note=note,
+    fig = finish({"data": data, "layout": layout}, style, title or Message("maps.title"), height=rows * panel_px + 120, note=note,
                  fonts_done=True, total=PROJECTOR_FIGURE_PX + 100 if projector else None, panel_lines=2 if projector else 1)
     if projector:
         # Only the bottom row's key labels (tilted) lie under the grid.
@@ -182,38 +183,38 @@ def symmetric_range(arrays) -> float:
     return top if top > 0 else 1e-6
 
 
-def _panel_title(name, bad, lang="en"):
-    return say("maps.ill_rows", lang, name=name, count=bad) if bad else name
+def _panel_title(name, bad):
+    return Message("maps.ill_rows", name=name, count=bad) if bad else name
 
 
 def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monotonicity"), labels: dict | None = None,
-                title: str = "", style=None, lang: str = "en", names: dict | None = None,
+                title: str = "", style=None, names: dict | None = None,
                 spread: dict | None = None, spread_seeds: int = 0, note: str = "") -> go.Figure:
     """Entropy and monotonicity per map: spiky and monotone like softmax, or flat.
 
     ``rows`` are metric dicts with a "map" key (the engine's ``compare`` output); ``names``
     the name shown for each map's label; ``spread`` label -> {"entropy_approx": (mean, sd),
     "monotonicity": (mean, sd)} over ``spread_seeds`` seeds, drawn as a diamond with an error
-    bar on the bar of the one draw. Words in ``lang``.
+    bar on the bar of the one draw. Words are messages (said by the page).
     """
     style = as_style(style)
     labels = labels or {}
     shown = names or {}
     names = [shown.get(r["map"], r["map"]) for r in rows]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(say("maps.bars_entropy", lang), say("maps.bars_mono", lang)),
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(Message("maps.bars_entropy"), Message("maps.bars_mono")),
                         horizontal_spacing=0.12)
     from ..measure.showing import mostly_undefined, undefined_share, why_key   # plain-dict helpers: no computation here
     # A mean over fewer than half of the rows is no value to draw as a bar (it read as 0 for
     # the identity map on 'needle': 1 row of 128): n/a, with the reason on hover.
     ent = [None if mostly_undefined(r, "entropy_approx") else r.get("entropy_approx") for r in rows]
-    fig.add_trace(go.Bar(x=names, y=ent, name=labels.get("entropy_approx", say("maps.bars_entropy_name", lang)),
+    fig.add_trace(go.Bar(x=names, y=ent, name=labels.get("entropy_approx", Message("maps.bars_entropy_name")),
                          marker_color=style.colour(0)), row=1, col=1)
     ref = next((r.get("entropy_reference") for r in rows if r.get("entropy_reference") is not None), None)
     if ref is not None:
         fig.add_hline(y=ref, line=dict(color=style.colour(3), width=style.line, dash="dash"), row=1, col=1,
                       annotation_text="softmax", annotation_position="top left")
     mono = [None if mostly_undefined(r, "monotonicity") else r.get("monotonicity") for r in rows]
-    fig.add_trace(go.Bar(x=names, y=mono, name=labels.get("monotonicity", say("maps.bars_mono_name", lang)),
+    fig.add_trace(go.Bar(x=names, y=mono, name=labels.get("monotonicity", Message("maps.bars_mono_name")),
                          marker_color=style.colour(2)), row=1, col=2)
     for col, key in ((1, "entropy_approx"), (2, "monotonicity")):
         stats = [(name, *spread[row["map"]][key]) for name, row in zip(names, rows)
@@ -221,7 +222,7 @@ def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monoto
         if not stats:
             continue
         fig.add_trace(go.Scatter(x=[name for name, _, _ in stats], y=[mean for _, mean, _ in stats], mode="markers",
-                                 name=say("maps.bars_spread", lang, k=spread_seeds),
+                                 name=Message("maps.bars_spread", k=spread_seeds),
                                  marker=dict(symbol="diamond", size=style.marker + 3, color="#222"),
                                  error_y=dict(type="data", array=[sd or 0.0 for _, _, sd in stats], visible=True,
                                               color="#222", thickness=max(1, style.line / 1.5)),
@@ -233,18 +234,18 @@ def metric_bars(rows: list, keys=("entropy_reference", "entropy_approx", "monoto
     for col, values, metric in ((1, ent, "entropy_approx"), (2, mono, "monotonicity")):
         missing = [(name, row) for name, row, value in zip(names, rows, values) if value is None]
         if missing:
-            why = [say("maps.bars_na_why", lang, name=name, why=say(why_key(row, metric), lang),
+            why = [Message("maps.bars_na_why", name=name, why=Message(why_key(row, metric)),
                        **dict(zip(("count", "total"), undefined_share(row, metric)))) for name, row in missing]
             fig.add_trace(go.Scatter(x=[name for name, _ in missing], y=[0] * len(missing), mode="text",
-                                     text=[say("common.na", lang)] * len(missing), textposition="top center",
+                                     text=[Message("common.na")] * len(missing), textposition="top center",
                                      textfont=dict(size=style.tick_font, color="#b00"), showlegend=False,
-                                     hovertext=["<br>".join(wrap(line, 60)) for line in why], hoverinfo="text"),
+                                     hovertext=[Wrapped(line, 60) for line in why], hoverinfo="text"),
                           row=1, col=col)
-    fig.update_yaxes(title_text=say("maps.bars_entropy_axis", lang), row=1, col=1)
-    fig.update_yaxes(title_text=say("maps.bars_mono_axis", lang), range=[min(-0.1, min([x for x in mono if x is not None] or [0])), 1.05],
+    fig.update_yaxes(title_text=Message("maps.bars_entropy_axis"), row=1, col=1)
+    fig.update_yaxes(title_text=Message("maps.bars_mono_axis"), range=[min(-0.1, min([x for x in mono if x is not None] or [0])), 1.05],
                      row=1, col=2)
-    fig.update_xaxes(title_text=say("maps.bars_map_axis", lang), tickangle=-30)
+    fig.update_xaxes(title_text=Message("maps.bars_map_axis"), tickangle=-30)
     fig.update_layout(showlegend=False)
-    return finish(fig, style, title or say("maps.bars_title", lang), height=560 if style.presentation else 430,
+    return finish(fig, style, title or Message("maps.bars_title"), height=560 if style.presentation else 430,
                   note=note)
 

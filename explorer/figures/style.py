@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from ..text import DEFAULT_LANG, normal_lang, said_throughout
+from ..text import DEFAULT_LANG, normal_lang, said_throughout, say
 
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -118,7 +118,9 @@ def said_figure(fig: go.Figure, lang: str) -> go.Figure:
     English figure is returned as it is; a figure ``finish`` did not fit is only said."""
     if normal_lang(lang) == DEFAULT_LANG or not isinstance(fig, go.Figure):
         return fig
-    parts = said_throughout(fig.to_plotly_json(), lang)
+    # The figure's own properties (not to_dict(), which encodes arrays for the browser): saying
+    # copies every dict and list on the way and shares the arrays, which no word is in.
+    parts = said_throughout({"data": fig._data, "layout": fig._layout}, lang)
     draft = getattr(fig, "_draft", None)
     if draft is None:
         return go.Figure(data=parts.get("data"), layout=parts.get("layout"), _validate=False)
@@ -396,6 +398,22 @@ def wrap(text: str, width: int, break_words: bool = True) -> list[str]:
 _EQUALS = re.compile(r"(\S) = (\S)")
 _PAUSE_AFTER = set("，。；：、）」』！？ ")
 _PAUSE_BEFORE = set("（「『")
+
+
+class Wrapped(str):
+    """A message that a hover box shows wrapped to ``width`` characters (hover boxes do not
+    wrap): lines break where the said words allow, in whichever language they are said."""
+
+    def __new__(cls, message, width: int):
+        self = super().__new__(cls, "<br>".join(wrap(str(message), width)))
+        self.message, self.width = message, width
+        return self
+
+    def say(self, lang: str = DEFAULT_LANG) -> str:
+        return "<br>".join(wrap(say(self.message, lang), self.width))
+
+    def __reduce__(self):
+        return Wrapped, (self.message, self.width)
 
 
 def _pause(line: str) -> int:

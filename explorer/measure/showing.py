@@ -41,18 +41,16 @@ def why_key(row: dict, key: str) -> str:
     return f"common.why.{'map_rel_error' if key == 'output_rel_error' else key}"
 
 
-def weights_note(row: dict, lang: str, name=None) -> str:
+def weights_note(row: dict, name=None) -> Message:
     """The sentence under a table that has a map without a normaliser: its rows are weights,
     not distributions, so no KL or entropy; its map and output errors are what judge it."""
-    from ..text import say
-
     def number(x):
-        return say("common.na", lang) if x is None else f"{x:.3g}"
+        return Message("common.na") if x is None else f"{x:.3g}"
 
     negative = row.get("negative_fraction")
-    return say("metrics.weights_note", lang, map=row["map"] if name is None else name,
+    return Message("metrics.weights_note", map=row["map"] if name is None else name,
                rows=int(row.get("unnormalised_rows") or 0), total=int(row.get("total_rows") or 0),
-               negative=say("metrics.weights_negative", lang, share=f"{negative:.0%}") if negative else "",
+               negative=Message("metrics.weights_negative", share=f"{negative:.0%}") if negative else "",
                map_error=number(row.get("map_rel_error")), output_error=number(row.get("output_rel_error")))
 
 
@@ -113,19 +111,17 @@ def shown_value(row: dict, key: str, digits: int = 4):
     return Message("common.na_some", number=shown, count=count, total=total) if count else number
 
 
-def infinite_tail(row: dict, key: str, lang: str) -> str:
-    from ..text import say
+def infinite_tail(row: dict, key: str) -> Message | str:
     mean = row.get(key)
-    return "" if mean is None else say("common.inf_tail", lang, mean=f"{mean:.4g}", rest=rows_in_mean(row, key))
+    return "" if mean is None else Message("common.inf_tail", mean=f"{mean:.4g}", rest=rows_in_mean(row, key))
 
 
-def infinite_note(row: dict, key: str, lang: str, name=None, metric=None) -> str:
+def infinite_note(row: dict, key: str, name=None, metric=None) -> Message:
     """The sentence that says on how many rows ``key`` is +inf, and what the mean beside it covers."""
     from ..catalog import METRIC_SHORT
-    from ..text import say
-    return say("common.inf_note", lang, map=row["map"] if name is None else name,
-               metric=METRIC_SHORT.get(key, key) if metric is None else metric, inf=infinite_count(row, key),
-               total=row.get("total_rows") or 0, tail=infinite_tail(row, key, lang))
+    return Message("common.inf_note", map=row["map"] if name is None else name,
+                   metric=METRIC_SHORT.get(key, key) if metric is None else metric, inf=infinite_count(row, key),
+                   total=row.get("total_rows") or 0, tail=infinite_tail(row, key))
 
 
 def round_significant(x, digits):

@@ -91,6 +91,8 @@ def say(key_or_message, lang: str = DEFAULT_LANG, **values) -> str:
     a key nor a message is returned as it is (a sentence nobody wrote as a message yet)."""
     if isinstance(key_or_message, Message):
         key, values = key_or_message.key, {**key_or_message.values, **values}
+    elif not values and callable(getattr(key_or_message, "say", None)):
+        return key_or_message.say(lang)           # joined messages, an exception's words, a name
     elif key_or_message in TEXT:
         key = key_or_message
     elif values or _looks_like_key(key_or_message):
@@ -212,9 +214,27 @@ def say_error(exc: BaseException, lang: str = DEFAULT_LANG) -> str:
     speak = getattr(exc, "say", None)
     if callable(speak):
         return speak(lang)
-    if len(exc.args) == 1 and isinstance(exc.args[0], Message):
+    if len(exc.args) == 1 and callable(getattr(exc.args[0], "say", None)):
         return exc.args[0].say(lang)
     return str(exc)
+
+
+class ErrorWords(str):
+    """An exception's sentence kept to be said later (in a notice of a computed view): its
+    words in every language are taken when it is caught, so it copies and caches as text."""
+
+    def __new__(cls, exc_or_words):
+        by_lang = exc_or_words if isinstance(exc_or_words, dict) else \
+            {lang: say_error(exc_or_words, lang) for lang in LANGS}
+        self = super().__new__(cls, by_lang[DEFAULT_LANG])
+        self.by_lang = by_lang
+        return self
+
+    def say(self, lang: str = DEFAULT_LANG) -> str:
+        return self.by_lang.get(normal_lang(lang), str(self))
+
+    def __reduce__(self):
+        return ErrorWords, (self.by_lang,)
 
 
 def kept_in_latin() -> list[str]:

@@ -237,9 +237,9 @@ MAX_NOTICES = 20
 
 
 def notices_markdown(notices, toast: bool = True, lang: str = "en") -> str:
-    """Notices as a short markdown list (kept in the page, and in API results); the first
-    few also pop up as warnings."""
-    notices = [plain(n, 600) for n in dict.fromkeys(notices or [])]
+    """Notices (messages) said in ``lang`` as a short markdown list (kept in the page, and in
+    API results); the first few also pop up as warnings."""
+    notices = [plain(said_throughout(n, lang), 600) for n in dict.fromkeys(notices or [])]
     if len(notices) > MAX_NOTICES:
         notices = notices[:MAX_NOTICES] + [say("common.toast_more", lang, count=len(notices) - MAX_NOTICES)]
     if toast:

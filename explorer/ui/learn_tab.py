@@ -318,7 +318,7 @@ def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count
     fl, lv = _learn_figures_and_views()
     lang = _lang(lang)
     kind = _kind(kind)
-    model = lv.check_model(model, lang)        # an unknown or disallowed model: refused before loading
+    model = lv.check_model(model)        # an unknown or disallowed model: refused before loading
     own_train, own_heldout = own_texts(train_texts, heldout_texts, lang)
     all_heads = head == ALL_HEADS
     head_index = None if all_heads else _int(head, "head")
@@ -380,7 +380,7 @@ def load_trained(file, layer=2, head="3", heldout_count=HELDOUT_DEFAULT, present
     if file is None:
         return tuple(gr.skip() for _ in range(N_LEARN_OUTPUTS))
     _, lv = _learn_figures_and_views()
-    model = lv.check_model(model, lang)
+    model = lv.check_model(model)
     path = Path(file if isinstance(file, str) else file.name)
     fmap = lv.load_map(path)
     head_index = 0 if head == ALL_HEADS else _int(head, "head")

@@ -9,7 +9,7 @@ import gradio as gr
 
 from .. import catalog
 from ..stopping import StopSignal
-from ..text import normal_lang, said, say
+from ..text import Joined, Message, normal_lang, say
 from . import common, downloads, i18n, server, source as source_panel
 from .engine import figures_and_views
 
@@ -53,21 +53,20 @@ class MapsTab:
 
 
 def render(view, presentation=False):
-    """The grid, in the language the view was computed in."""
+    """The grid, its words as messages (the handler's outputs are said in the page's language)."""
     if view is None:
         return None
     figures, _ = figures_and_views()
     from ..views import maps as maps_views
-    note = " ".join(x for x in (view.display_note, maps_views.spread_note(view), getattr(view, "mechanism_note", ""))
-                    if x)
+    note = Joined([x for x in (view.display_note, maps_views.spread_note(view), getattr(view, "mechanism_note", ""))
+                   if x], " ")
     causal_only = set(getattr(view, "causal_only", ()))
-    names = {map_id: said(view.labels.get(map_id, map_id), view.lang) for map_id in view.maps}
+    names = {map_id: view.labels.get(map_id, map_id) for map_id in view.maps}
     return figures.attention_grid(view.tokens, view.maps, view.errors, reference=catalog.REFERENCE,
                                   ill_defined=view.ill_defined, title=view.title, note=note,
-                                  style=presentation, lang=view.lang,
-                                  names=names,
+                                  style=presentation, names=names,
                                   infinite_kl=getattr(view, "infinite_kl", None), block=view.block,
-                                  references={label: (say("maps.causal_softmax", view.lang), view.causal_reference)
+                                  references={label: (Message("maps.causal_softmax"), view.causal_reference)
                                               for label in causal_only})
 
 
@@ -81,10 +80,10 @@ def badge(view) -> str:
         return ""
     if not getattr(view, "model_mask", True):
         # The recomputation may match under the model's own mask, but what is shown is not it.
-        return say("maps.badge_other_mask", view.lang, diff=f"{view.model_check:.1e}")
+        return Message("maps.badge_other_mask", diff=f"{view.model_check:.1e}")
     # plain glyphs (✓ ✗): lecture-hall machines may lack an emoji font
     key = "maps.badge_ok" if view.model_check < 1e-4 else "maps.badge_bad"
-    return say(key, view.lang, diff=f"{view.model_check:.1e}")
+    return Message(key, diff=f"{view.model_check:.1e}")
 
 
 @common.guarded
@@ -110,7 +109,7 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
                                  seed=int(mechanism_seed or 0), lower_bound=float(lower_bound),
                                  beta=float(beta) if beta else None, paper=bool(paper))
     view = views.maps_view(sample, layer, head, maps or [], _flag(causal), int(m), int(seed or 0),
-                           window=int(window), lang=lang, mechanisms=list(mechanisms or []),
+                           window=int(window), mechanisms=list(mechanisms or []),
                            mechanism_settings=settings,
                            session=getattr(request, "session_hash", None),
                            should_stop=StopSignal(server.visitor_left(request), cost.LIMIT_SECONDS))
@@ -126,7 +125,7 @@ def run_maps(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
     # Three significant digits on screen, so the judging columns fit beside the grid; the CSV keeps four.
     from ..views import maps as maps_views
     return (render(view, presentation), maps_views.maps_table(view, digits=3), badge(view),
-            notices_with_undefined(view), view, common.query_string(params))
+            notices_with_undefined(view, lang), view, common.query_string(params))
 
 
 def mechanism_params(view) -> dict:
@@ -147,13 +146,14 @@ def empty_table(lang):
                         + [say(f"common.short.{key}", lang) for key in catalog.HEADLINE_METRICS])
 
 
-def notices_with_undefined(view) -> str:
-    """The view's notices (the first few pop up), then why each n/a cell of the table is n/a."""
+def notices_with_undefined(view, lang) -> str:
+    """The view's notices (the first few pop up), then why each n/a cell of the table is n/a,
+    in ``lang``."""
     figures_and_views()
     from ..views.common import undefined_notes
-    text = common.notices_markdown(view.notices, lang=view.lang)
-    why = undefined_notes(view.metrics, view.lang)
-    return "\n".join([text] * bool(text) + [f"- {line}" for line in why])
+    text = common.notices_markdown(view.notices, lang=lang)
+    why = undefined_notes(view.metrics)
+    return "\n".join([text] * bool(text) + [f"- {say(line, lang)}" for line in why])
 
 
 @common.guarded
@@ -221,13 +221,15 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
           trigger_mode="always_last").then(None, query, link, js=common.SET_URL_JS)
 
     if lang is not None:
-        # A drawn view is drawn again in the new language (its per-map results are cached).
-        def redraw(view, *args, request: gr.Request = None, progress=gr.Progress()):
+        # A drawn view is said again in the new language: nothing is computed again.
+        @common.guarded
+        def redraw(view, *args):
+            presentation, lang = args[-2], normal_lang(args[-1])
             if view is None:     # nothing drawn yet: the empty table's headers in the new language
-                return (gr.skip(), empty_table(args[-1]), *(gr.skip() for _ in tab.outputs[2:]))
-            if view.lang == i18n.normal_lang(args[-1]):     # drawn in it already (a Chinese link)
-                return tuple(gr.skip() for _ in tab.outputs)
-            return run_maps(*args, request=request, progress=progress)
+                return (gr.skip(), empty_table(lang), *(gr.skip() for _ in tab.outputs[2:]))
+            from ..views import maps as maps_views
+            return common.said_outputs((render(view, presentation), maps_views.maps_table(view, digits=3), badge(view),
+                                        notices_with_undefined(view, lang), gr.skip(), gr.skip()), lang)
         lang.change(redraw, [view, *inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
                     concurrency_id="compute", trigger_mode="always_last")
 
@@ -236,7 +238,7 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
         if view is None:
             raise gr.Error(say("maps.draw_first", lang), print_exception=False)
         from .. import export as exports      # (``export`` here is the button)
-        return common.show_files(downloads.export_files("maps", {"grid": render(view, presentation)},
+        return common.show_files(downloads.export_files("maps", {"grid": common.said_outputs(render(view, presentation), lang)},
                                    {"metrics": exports.metrics_csv_table(view.metrics)},
                                    provenance=view.provenance or None))
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from .. import catalog
 from ..stopping import StopSignal
-from ..text import normal_lang, said, say
+from ..text import Joined, Message, normal_lang, said, say
 from . import common, downloads, i18n, server, source as source_panel
 from .engine import figures_and_views
 
@@ -60,7 +60,7 @@ def render(bundle, presentation=False, x_axis="m"):
     from ..views.maps import SPREAD_SEEDS
     quality, overview = bundle
     lang = quality.lang
-    names = {row["map"]: view_common.row_name(row, lang) for row in quality.shape_rows}
+    names = {row["map"]: view_common.row_name(row) for row in quality.shape_rows}
     names.update({cur.map_id: said(catalog.map_label(cur.map_id), lang) for cur in quality.curves})
     note = say("quality.curves_note", lang, seeds=quality.seed_note)
     head = say("quality.curves_title_cost" if x_axis == "FLOPs" else "quality.curves_title", lang)
@@ -70,10 +70,10 @@ def render(bundle, presentation=False, x_axis="m"):
     norms = figures.favor_norms(quality.norms, quality.favor_need, title=quality.title, style=presentation, lang=lang)
     spread = quality_views.shape_spread(quality)
     k = max((len(s.seeds) for s in quality.spread.values()), default=SPREAD_SEEDS)
-    shape = figures.metric_bars(quality.shape_rows, title=f"{say('quality.bars_title', lang)} · {quality.title}",
-                                style=presentation, lang=lang, names=names, spread=spread, spread_seeds=k,
-                                note=" ".join(x for x in (say("maps.bars_note", lang, seed=0, k=k) if spread else "",
-                                                          _mechanisms_note(quality)) if x))
+    shape = figures.metric_bars(quality.shape_rows, title=Joined([Message("quality.bars_title"), " · ", quality.title]),
+                                style=presentation, names=names, spread=spread, spread_seeds=k,
+                                note=Joined([x for x in (Message("maps.bars_note", seed=0, k=k) if spread else "",
+                                                         _mechanisms_note(quality)) if x], " "))
     over = None
     if overview is not None:
         over = figures.head_overview(overview.values, overview.layer_names, overview.metric_label, overview.map_label,
@@ -87,7 +87,7 @@ def _mechanisms_note(quality) -> str:
 
     if not any(row["map"] in mechanism_maps() for row in quality.shape_rows):
         return ""
-    return say("quality.bars_mechanisms", quality.lang)
+    return Message("quality.bars_mechanisms")
 
 
 def heads_table(overview) -> pd.DataFrame:

@@ -23,7 +23,7 @@ from ..catalog import HEADLINE_METRICS, MAX_SEED, METRIC_INFO, map_choices, map_
 from ..catalog import whole_number as _int
 from ..sources.models import EMBEDDED_NAME
 from ..core.feature_maps import SPECS
-from ..text import Message, ModelName, normal_lang, said, say
+from ..text import DEFAULT_LANG, LANGS, ErrorWords, Joined, Message, ModelName, say_error
 
 
 # Guards: the N x N tabs hold several float64 copies of every map (metrics), so the
@@ -84,7 +84,7 @@ def echoed(value) -> str:
     return "“" + (text if len(text) <= ECHO else text[:ECHO] + "…") + "”"
 
 
-def whole_in(value, low, high, refusal: str, name_key: str, lang: str = "en") -> int:
+def whole_in(value, low, high, refusal: str, name_key: str) -> int:
     """``value`` as a whole number in [low, high] (7.0 counts as 7), else a ValueError saying
     ``refusal`` (its {name}, {low}, {high} and {value}) with the control's name."""
     try:
@@ -92,8 +92,8 @@ def whole_in(value, low, high, refusal: str, name_key: str, lang: str = "en") ->
     except (TypeError, ValueError, OverflowError):
         x = math.nan
     if not (math.isfinite(x) and x == int(x) and low <= x <= high):
-        raise ValueError(say(refusal, lang, name=say(name_key, lang), low=f"{low:,}", high=f"{high:,}",
-                             value=echoed(value)))
+        raise ValueError(Message(refusal, name=Message(name_key), low=f"{low:,}", high=f"{high:,}",
+                                 value=echoed(value)))
     return int(x)
 
 
@@ -114,18 +114,18 @@ def reduce_seed(seed, name: str) -> tuple[int, list[Message]]:
 # Names on screen: maps, metrics, heads and samples in the page's language
 # ---------------------------------------------------------------------------------------
 
-def metric_label(key: str, lang: str = "en", short: bool = False) -> str:
-    """A metric's column header (``short``) or full label with unit, in ``lang``."""
+def metric_label(key: str, short: bool = False) -> str:
+    """A metric's column header (``short``) or full label with unit, as a message."""
     words_key = f"common.{'short' if short else 'metric'}.{key}"
     from ..text import TEXT
-    return say(words_key, lang) if words_key in TEXT else key
+    return Message(words_key) if words_key in TEXT else key
 
 
-def metric_help(lang: str = "en") -> list[tuple[str, str]]:
-    """(label, explanation) of every metric in table order, in ``lang``; the label names the
+def metric_help() -> list[tuple[str, str]]:
+    """(label, explanation) of every metric in table order, as messages; the label names the
     short header too, as "short header: full label"."""
     order = dict.fromkeys([*HEADLINE_METRICS, *METRIC_INFO])
-    return [(f"{metric_label(key, lang, short=True)}: {metric_label(key, lang)}", say(f"common.help.{key}", lang))
+    return [(Joined([metric_label(key, short=True), ": ", metric_label(key)]), Message(f"common.help.{key}"))
             for key in order]
 
 
@@ -136,23 +136,16 @@ def where_message(layer, head) -> Message:
     return Message("common.where_head", layer=layer, head=head)
 
 
-def where(layer, head, lang: str = "en") -> str:
-    """"layer 2, head 3" or "layer 2, mean over heads" in ``lang``."""
-    return say(where_message(layer, head), lang)
-
-
-def sample_notice(notice, lang: str = "en") -> str:
-    """One of the sources' notices (messages) in ``lang``; text that is not a message is
-    shown as it is."""
-    return said(notice, lang)
-
-
-def source_title(sample, lang: str = "en") -> str:
-    """Where the sample came from, in ``lang`` (the sources describe themselves with a message)."""
+def source_title(sample) -> str:
+    """Where the sample came from (the sources describe themselves with a message)."""
     source = getattr(sample, "source", "") or ""
-    if not source:
-        return say("common.sample", lang)
-    return said(source, lang)
+    return source or Message("common.sample")
+
+
+def view_title(sample, layer, head, causal: bool = False) -> Joined:
+    """"<source> · layer 2, head 3" (· causal): the title a head's view gives its figures."""
+    parts = [source_title(sample), " · ", where_message(layer, head)]
+    return Joined(parts + ([" · ", Message("common.causal")] if causal else []))
 
 
 # ---------------------------------------------------------------------------------------
@@ -333,7 +326,7 @@ def clear_sample_cache():
     _sample_cache.clear()
 
 
-def select_head(sample, layer, head, lang: str = "en"):
+def select_head(sample, layer, head):
     """(q, k, v, layer, head_or_None, notices): one head (N, d), or all heads (H, N, d) for the mean.
 
     ``head`` is an int or "mean". Out-of-range picks are clamped with a notice, so a URL
@@ -344,7 +337,7 @@ def select_head(sample, layer, head, lang: str = "en"):
     if not 0 <= layer < sample.n_layers:
         fixed = min(max(layer, 0), sample.n_layers - 1)
         if sample.n_layers > 1:  # a one-layer sample has nothing else to show: no need to say so
-            notices.append(say("common.no_layer", lang, asked=layer, last=sample.n_layers - 1, used=fixed))
+            notices.append(Message("common.no_layer", asked=layer, last=sample.n_layers - 1, used=fixed))
         layer = fixed
     if head in (None, "mean", "mean over heads"):
         return sample.q[layer], sample.k[layer], sample.v[layer], layer, None, notices
@@ -352,7 +345,7 @@ def select_head(sample, layer, head, lang: str = "en"):
     if not 0 <= head < sample.n_heads:
         fixed = min(max(head, 0), sample.n_heads - 1)
         if sample.n_heads > 1:
-            notices.append(say("common.no_head", lang, asked=head, last=sample.n_heads - 1, used=fixed))
+            notices.append(Message("common.no_head", asked=head, last=sample.n_heads - 1, used=fixed))
         head = fixed
     return sample.q[layer, head], sample.k[layer, head], sample.v[layer, head], layer, head, notices
 
@@ -407,14 +400,14 @@ def block_labels(tokens: list[str], block: int) -> list[str]:
 ROW_NAMES = ("map", "label")
 
 
-def row_name(row: dict, lang: str = "en") -> str:
-    """The name of a metric row's map, as the page says it in ``lang``."""
-    return said(row.get("label") or map_label(row["map"]), lang)
+def row_name(row: dict) -> str:
+    """The name of a metric row's map, as a person reads it (a message)."""
+    return row.get("label") or map_label(row["map"])
 
 
-def metrics_table(rows: list, digits: int = 4, short: bool = False, lang: str = "en"):
+def metrics_table(rows: list, digits: int = 4, short: bool = False):
     """Metric rows as a DataFrame: one row per map, the headline numbers first, columns
-    labelled in ``lang`` (full labels, or ``short`` headers). A mean over rows that some
+    labelled by messages (full labels, or ``short`` headers). A mean over rows that some
     rows lack says so in its cell ("n/a (127 of 128 rows)", or the number with the count):
     ``showing.shown_value``."""
     import pandas as pd
@@ -425,21 +418,26 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False, lang: str = 
     order = [*HEADLINE_METRICS, *METRIC_INFO]
     keys = [key for key in dict.fromkeys(order) if key in present]
     keys += sorted(present - set(keys))           # anything not in the catalog, last
-    data = {say("common.map", lang): [row_name(row, lang) for row in rows]}
-    for key in keys:
-        label = metric_label(key, lang, short)
-        data[label] = [_shown(shown_value(row, key, digits), lang) if key in UNDEFINED_ROWS
-                       else round_significant(row.get(key), digits) for row in rows]
-    return pd.DataFrame(data)
+    labels = [Message("common.map")] + [metric_label(key, short) for key in keys]
+    columns = [pd.Series([row_name(row) for row in rows], dtype=object)]
+    columns += [pd.Series([shown_value(row, key, digits) for row in rows], dtype=object) if key in UNDEFINED_ROWS
+                else pd.Series([round_significant(row.get(key), digits) for row in rows]) for key in keys]
+    return words_table(labels, columns)
 
 
-def _shown(cell, lang):
-    """A table cell of ``showing.shown_value`` in ``lang`` (an n/a cell is a message)."""
-    return say(cell, lang) if isinstance(cell, Message) else cell
+def words_table(labels: list, columns: list):
+    """A DataFrame whose headers and text cells stay messages until the page says them: pandas
+    would turn a column of text (and its headers) into plain strings, so they are kept as objects."""
+    import pandas as pd
+
+    table = pd.concat([pd.Series(column).reset_index(drop=True) for column in columns], axis=1) if columns \
+        else pd.DataFrame()
+    table.columns = pd.Index(labels, dtype=object)
+    return table
 
 
-def undefined_notes(rows: list, lang: str = "en") -> list[str]:
-    """One sentence per table cell that is n/a or partly so, in ``lang``: which map, how
+def undefined_notes(rows: list) -> list[str]:
+    """One sentence (a message) per table cell that is n/a or partly so: which map, how
     many rows and why, then the +inf rows and the maps without a normaliser (the one place
     these notes are written: the page, the CSV's notes and the tests read them here)."""
     from ..measure.showing import (DISTRIBUTION_METRICS, UNDEFINED_ROWS, mostly_undefined, undefined_share,
@@ -454,26 +452,26 @@ def undefined_notes(rows: list, lang: str = "en") -> list[str]:
             if key in DISTRIBUTION_METRICS and row.get("unnormalised_rows"):
                 continue        # the map's one note below says why KL and entropy do not apply
             mean = row.get(key)
-            tail = "" if mean is None else say("common.na_tail", lang, rest=total - count, mean=f"{mean:.4g}")
-            why = say(why_key(row, key), lang)
-            verdict = say("common.na_all" if mostly_undefined(row, key) else "common.na_part", lang)
-            notes.append(say("common.na_note", lang, map=row_name(row, lang), metric=metric_label(key, lang, True),
-                           verdict=verdict, count=count, total=total, why=why, tail=tail))
-    notes += infinite_notes(rows, lang)
+            tail = "" if mean is None else Message("common.na_tail", rest=total - count, mean=f"{mean:.4g}")
+            why = Message(why_key(row, key))
+            verdict = Message("common.na_all" if mostly_undefined(row, key) else "common.na_part")
+            notes.append(Message("common.na_note", map=row_name(row), metric=metric_label(key, True),
+                                 verdict=verdict, count=count, total=total, why=why, tail=tail))
+    notes += infinite_notes(rows)
     # A map without a normaliser: why it has no KL or entropy, and what judges it instead.
-    notes += [weights_note(row, lang, name=row_name(row, lang)) for row in rows if row.get("unnormalised_rows")]
+    notes += [weights_note(row, name=row_name(row)) for row in rows if row.get("unnormalised_rows")]
     if any(row.get("causal") for row in rows):
         # Which rows every mean is over (rowwise.rows_in_means), said once under the table.
-        notes.append(say("common.causal_rows_note", lang))
+        notes.append(Message("common.causal_rows_note"))
     return notes
 
 
-def infinite_notes(rows: list, lang: str = "en") -> list[str]:
+def infinite_notes(rows: list) -> list[str]:
     """One sentence per map whose KL is +inf on some rows: on how many, why, and which rows
     the finite mean beside it covers."""
     from ..measure.showing import INFINITE_ROWS, infinite_note, infinite_count
 
-    return [infinite_note(row, key, lang, name=row_name(row, lang), metric=metric_label(key, lang, True))
+    return [infinite_note(row, key, name=row_name(row), metric=metric_label(key, True))
             for row in rows for key in INFINITE_ROWS if key in row and infinite_count(row, key)]
 
 
@@ -511,21 +509,21 @@ def model_where(model=None):
     return models.resolve(model)
 
 
-def check_model(model, lang: str = "en") -> str | None:
+def check_model(model) -> str | None:
     """``model`` as the sources take it (None: the embedded MiniLM), after checking, from its
-    config alone, that it can be read here: one sentence in ``lang`` otherwise (in English
-    the sources' own, which says exactly why)."""
+    config alone, that it can be read here: a refusal otherwise, which says in English the
+    sources' own sentence (exactly why) and in Chinese which models are offered."""
     try:
         model = model_argument(model)
         model_where(model)
         model_info(model)
     except ValueError as exc:
-        if normal_lang(lang) == "en":
-            raise
         from ..sources import models
         shown = models.shown(model if isinstance(model, str) else type(model).__name__)
-        choices = say("learn.choice_sep", lang).join(name for name, ready in models.built_in_models() if ready)
-        raise ValueError(say("learn.err_model", lang, model=ModelName(shown), choices=choices)) from None
+        choices = Joined([name for name, ready in models.built_in_models() if ready], "learn.choice_sep")
+        offered = Message("learn.err_model", model=ModelName(shown), choices=choices)
+        raise ValueError(ErrorWords({lang: say_error(exc) if lang == DEFAULT_LANG else offered.say(lang)
+                                     for lang in LANGS})) from None
     return model
 
 

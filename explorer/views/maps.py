@@ -15,12 +15,11 @@ from ..core.cache import LRU
 from ..diagnostics import attention
 from ..measure import cost
 from ..catalog import DEFAULT_MAPS, MAX_SEED, REFERENCE, map_label, map_specs
-from ..text import said, say
+from ..text import ErrorWords, Joined, Message
 from ..mechanisms import get as get_mechanism
 from .mechanism_maps import MechanismSettings, mechanism_label, mechanism_map, mechanism_maps, settings_note
 from .common import (DISPLAY_MAX, MAX_MAP_CELLS, _display, block_labels, clear_sample_cache, make_feature_map,
-                     row_name, sample_model, sample_notice, select_head, source_title, trained_version, unk_count,
-                     where)
+                     row_name, sample_model, select_head, trained_version, unk_count, view_title)
 
 # Random-feature maps are one draw of W among many: beside the drawn one, the view reports
 # the mean and standard deviation of these metrics over SPREAD_SEEDS draws.
@@ -76,7 +75,6 @@ class MapsView:
     display_note: str = ""            # how the display differs from the computed maps
     params: dict = field(default_factory=dict)
     spread: dict = field(default_factory=dict)    # id -> SeedSpread, for the random-feature maps
-    lang: str = "en"                  # the language of title, notes and notices
     # id -> the query rows (0-based, of the full N) where the map's KL is +inf in some head:
     # it gives zero weight to a key softmax uses there. Only maps with such rows.
     infinite_kl: dict = field(default_factory=dict)
@@ -94,7 +92,7 @@ def resolve_causal(sample, causal=None) -> bool:
     return bool(getattr(sample, "causal", False)) if causal is None else bool(causal)
 
 
-def causal_notices(sample, causal: bool, lang: str = "en") -> list[str]:
+def causal_notices(sample, causal: bool) -> list[str]:
     """What to say when the softmax shown is not what the model computes: causal turned off
     on a causal model's data (or on for a bidirectional model's, which is a fair question
     but not the model's own attention)."""
@@ -103,20 +101,20 @@ def causal_notices(sample, causal: bool, lang: str = "en") -> list[str]:
     model_causal = bool(getattr(sample, "causal", False))
     if causal == model_causal:
         return []
-    return [say("maps.not_model_causal" if model_causal else "maps.not_model_bidirectional", lang)]
+    return [Message("maps.not_model_causal" if model_causal else "maps.not_model_bidirectional")]
 
 
 @torch.inference_mode()
 def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, seed=0,
               display_max: int = DISPLAY_MAX, window: int = 4, spread: int = SPREAD_SEEDS,
-              lang: str = "en", session=None, should_stop=None, mechanisms=(), mechanism_settings=None) -> MapsView:
+              session=None, should_stop=None, mechanisms=(), mechanism_settings=None) -> MapsView:
     """Softmax and every chosen kernel map for one head (or the mean over heads), with metrics.
     A trained map (Hedgehog, LUNA) is the one ``session`` trained, on the heads it covers.
 
     A map that fails (say, a new map that needs options) is reported in ``notices`` and
     left out; the others still show. Every random-feature map is also drawn with ``spread``
     seeds (``seed`` and the next ones) for the mean and spread of its metrics (0 or 1: none).
-    Title, notes and notices are written in ``lang``. ``should_stop`` (see
+    Title, notes and notices are messages (the page says them). ``should_stop`` (see
     ``explorer.stopping``) is asked before every map and every draw of a spread.
     ``causal`` None follows the data (``resolve_causal``). ``mechanisms`` (names of
     ``mechanism_maps.mechanism_maps()``) add each mechanism's exact map with ``mechanism_settings``,
@@ -127,24 +125,24 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
     offered = mechanism_maps()
     unknown = [str(x)[:40] for x in chosen if x not in offered]
     if unknown:
-        raise ValueError(say("maps.err_mechanism", lang, got=", ".join(unknown), choices=", ".join(offered)))
-    settings = (mechanism_settings or MechanismSettings()).checked(lang)
+        raise ValueError(Message("maps.err_mechanism", got=", ".join(unknown), choices=", ".join(offered)))
+    settings = (mechanism_settings or MechanismSettings()).checked()
     if not maps and chosen:
         maps = [REFERENCE]
     if not maps:
-        raise ValueError(say("maps.err_no_maps", lang))
-    q, k, v, layer, head, notices = select_head(sample, layer, head, lang=lang)
-    notices = [sample_notice(x, lang) for x in getattr(sample, "notices", [])] + notices
+        raise ValueError(Message("maps.err_no_maps"))
+    q, k, v, layer, head, notices = select_head(sample, layer, head)
+    notices = list(getattr(sample, "notices", [])) + notices
     unknown, total = unk_count(sample)
     if unknown:
-        notices.insert(0, say("maps.unk", lang, count=unknown, total=total))
+        notices.insert(0, Message("maps.unk", count=unknown, total=total))
     causal = resolve_causal(sample, causal)
-    notices += causal_notices(sample, causal, lang)
+    notices += causal_notices(sample, causal)
     spread = max(0, int(spread or 0))
     d, n = q.shape[-1], q.shape[-2]
     cells = n * n * (q.shape[0] if q.dim() == 3 else 1)
     if cells > MAX_MAP_CELLS:
-        raise ValueError(say("maps.err_cells", lang, cells=f"{cells:,}", n=n, cap=f"{MAX_MAP_CELLS:,}"))
+        raise ValueError(Message("maps.err_cells", cells=f"{cells:,}", n=n, cap=f"{MAX_MAP_CELLS:,}"))
     cost.check(cost.estimate("maps", n=n, d=d, heads=q.shape[0] if q.dim() == 3 else 1))
     block = max(1, math.ceil(n / display_max))
     specs = map_specs()
@@ -169,7 +167,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
             except ValueError as exc:
                 if map_id == REFERENCE:      # every other map is judged against it: its refusal is the answer
                     raise
-                notices.append(say("maps.not_shown", lang, label=map_label(map_id), why=cost.said(exc, lang)))
+                notices.append(Message("maps.not_shown", label=map_label(map_id), why=ErrorWords(exc)))
                 continue
             if draws:
                 # The map with its spread is priced (draws times the map's time) before any draw.
@@ -181,7 +179,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
                 except stopping.PastDeadline:
                     raise
                 except ValueError as exc:
-                    notices.append(say("maps.no_spread", lang, label=map_label(map_id), k=draws, why=cost.said(exc, lang)))
+                    notices.append(Message("maps.no_spread", label=map_label(map_id), k=draws, why=ErrorWords(exc)))
             _cache_put(key, sample, entry)
         shown[map_id], row, ill, extra, inf_rows = entry[:5]
         labels[map_id] = map_label(map_id)
@@ -190,7 +188,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
         if inf_rows:
             infinite[map_id] = inf_rows
         rows.append({"map": map_id, **row})
-        notices.extend(said(x, lang) for x in extra)
+        notices.extend(extra)
         if map_id != REFERENCE:
             ill_counts[map_id] = ill
 
@@ -208,7 +206,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
             except stopping.PastDeadline:
                 raise
             except ValueError as exc:
-                notices.append(say("maps.not_shown", lang, label=label, why=cost.said(exc, lang)))
+                notices.append(Message("maps.not_shown", label=label, why=ErrorWords(exc)))
                 continue
             _cache_put(key, sample, entry)
         shown[name], row, ill, extra, inf_rows = entry
@@ -220,7 +218,7 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
         own_reference[name] = None if causal else REFERENCE
     shown_mechanisms = [name for name in chosen if name in shown]
     if shown_mechanisms and not causal:
-        notices.append(say("maps.mechanisms_causal", lang))
+        notices.append(Message("maps.mechanisms_causal"))
 
     model_check, model_mask = None, True
     if getattr(sample, "model_attentions", None) is not None:
@@ -239,9 +237,8 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
     display_note = ""
     if block > 1:
         side = ref_shown.shape[0]
-        display_note = say("maps.block_note", lang, n=n, block=block, side=side)
-    title = f"{source_title(sample, lang)} · {where(layer, head, lang)}" + (
-        f" · {say('common.causal', lang)}" if causal else "")
+        display_note = Message("maps.block_note", n=n, block=block, side=side)
+    title = view_title(sample, layer, head, causal)
     return MapsView(
         tokens=block_labels(list(sample.tokens), block), maps=shown, labels=labels, errors=errors, ill_defined=ill_counts,
         metrics=rows, n_tokens=n, block=block, model_check=model_check, model_mask=model_mask, notices=notices,
@@ -250,9 +247,9 @@ def maps_view(sample, layer=0, head=0, maps=DEFAULT_MAPS, causal=None, m=64, see
         params={"layer": layer, "head": "mean" if head is None else head, "causal": causal,
                 "m": m, "seed": seed, "maps": list(shown), "mechanisms": shown_mechanisms,
                 "mechanism_settings": settings},
-        spread=spreads, lang=lang, infinite_kl=infinite,
+        spread=spreads, infinite_kl=infinite,
         causal_only=[name for name, ref in own_reference.items() if ref is not None],
-        mechanism_note=settings_note(shown_mechanisms, settings, head, lang) if shown_mechanisms else "",
+        mechanism_note=settings_note(shown_mechanisms, settings, head) if shown_mechanisms else "",
         causal_reference=None if causal else causal_shown,
     )
 
@@ -373,7 +370,7 @@ def clear_caches():
 
 
 # ---------------------------------------------------------------------------------------
-# The spread over seeds in words and table cells (the view's language)
+# The spread over seeds in words (messages) and table cells
 # ---------------------------------------------------------------------------------------
 
 def spread_note(view: MapsView) -> str:
@@ -386,10 +383,10 @@ def spread_note(view: MapsView) -> str:
         if mean is None:
             continue
         single = row.get("map_rel_error")
-        items.append(say("maps.spread_item", view.lang, name=row_name(row, view.lang),
-                       single=say("common.na", view.lang) if single is None else f"{single:.3g}", seed=spread.seeds[0],
+        items.append(Message("maps.spread_item", name=row_name(row),
+                       single=Message("common.na") if single is None else f"{single:.3g}", seed=spread.seeds[0],
                        mean=f"{mean:.3g}", sd=f"{spread.sd('map_rel_error'):.2g}", k=len(spread.seeds)))
-    return say("maps.spread_note", view.lang, items=say("maps.spread_sep", view.lang).join(items)) if items else ""
+    return Message("maps.spread_note", items=Joined(items, "maps.spread_sep")) if items else ""
 
 
 def maps_table(view: MapsView, digits: int = 3):
@@ -398,7 +395,7 @@ def maps_table(view: MapsView, digits: int = 3):
     each random-feature map's spread (empty for the other maps)."""
     from .common import metrics_table
 
-    table = metrics_table(view.metrics, digits=digits, short=True, lang=view.lang)
+    table = metrics_table(view.metrics, digits=digits, short=True)
     counts = {len(s.seeds) for s in view.spread.values()}
     if not counts:
         return table
@@ -407,5 +404,6 @@ def maps_table(view: MapsView, digits: int = 3):
         spread = view.spread.get(row["map"])
         mean = spread.mean("map_rel_error") if spread is not None else None
         cells.append("" if mean is None else f"{mean:.{digits}g} ± {spread.sd('map_rel_error'):.2g}")
-    table.insert(2, say("maps.spread_column", view.lang, k=max(counts)), cells)
+    import pandas as pd
+    table.insert(2, Message("maps.spread_column", k=max(counts)), pd.Series(cells, dtype=object))
     return table

@@ -27,7 +27,7 @@ import torch
 from .. import mechanisms
 from ..catalog import MAX_SEED, STATE_LOWER_BOUND_MAX
 from ..mechanisms.gla.mechanism import GLA
-from ..text import Message, say
+from ..text import Joined, Message
 
 GLA_GATES = GLA.GATES
 
@@ -51,20 +51,20 @@ class MechanismSettings:
     paper: bool = False               # the papers' form where a mechanism has one (RetNet, GLA, the
                                       # scalar gate): q and k as given, no normaliser, q scaled by d^-1/2
 
-    def checked(self, lang: str = "en") -> "MechanismSettings":
-        """The settings, or ValueError in ``lang`` naming the one out of range."""
+    def checked(self) -> "MechanismSettings":
+        """The settings, or ValueError (a message) naming the one out of range."""
         if self.gamma is not None and not (isinstance(self.gamma, (int, float)) and 0 < self.gamma <= 1):
-            raise ValueError(say("maps.err_gamma", lang, got=self.gamma))
+            raise ValueError(Message("maps.err_gamma", got=self.gamma))
         if self.gates not in GLA_GATES:
-            raise ValueError(say("maps.err_gates", lang, got=str(self.gates)[:40], choices=", ".join(GLA_GATES)))
+            raise ValueError(Message("maps.err_gates", got=str(self.gates)[:40], choices=", ".join(GLA_GATES)))
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed <= MAX_SEED:
-            raise ValueError(say("maps.err_mechanism_seed", lang, got=str(self.seed)[:40], top=f"{MAX_SEED:,}"))
+            raise ValueError(Message("maps.err_mechanism_seed", got=str(self.seed)[:40], top=f"{MAX_SEED:,}"))
         if not (isinstance(self.lower_bound, (int, float)) and 0 <= self.lower_bound <= STATE_LOWER_BOUND_MAX):
-            raise ValueError(say("maps.err_lower_bound", lang, got=self.lower_bound, top=STATE_LOWER_BOUND_MAX))
+            raise ValueError(Message("maps.err_lower_bound", got=self.lower_bound, top=STATE_LOWER_BOUND_MAX))
         if self.beta is not None and not (isinstance(self.beta, (int, float)) and 0 < self.beta <= 1):
-            raise ValueError(say("maps.err_beta", lang, got=self.beta))
+            raise ValueError(Message("maps.err_beta", got=self.beta))
         if not isinstance(self.paper, bool):
-            raise ValueError(say("maps.err_paper", lang, got=str(self.paper)[:40]))
+            raise ValueError(Message("maps.err_paper", got=str(self.paper)[:40]))
         return self
 
 
@@ -103,6 +103,6 @@ def mechanism_map(name: str, q, k, settings: MechanismSettings, head=None, shoul
     return mechanisms.get(name).attention_map(mq, mk, **params).double()
 
 
-def settings_note(names, settings: MechanismSettings, head=None, lang: str = "en") -> str:
+def settings_note(names, settings: MechanismSettings, head=None) -> str:
     """One sentence per mechanism shown: what it read and which parameters it ran with."""
-    return say("maps.note_sep", lang).join(say(_drawn(name).settings_note(settings, head), lang) for name in names)
+    return Joined([_drawn(name).settings_note(settings, head) for name in names], "maps.note_sep")

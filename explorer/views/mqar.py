@@ -56,7 +56,7 @@ _shown = echoed
 
 
 def _whole(value, name_key, low, high, lang) -> int:
-    return whole_in(value, low, high, "mqar.err_whole", name_key, lang)
+    return whole_in(value, low, high, "mqar.err_whole", name_key)
 
 
 def check_live(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, lang="en") -> tuple:

@@ -16,9 +16,9 @@ from ..diagnostics import attention
 from ..measure import cost, metrics, showing
 from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, random_map_ids
 from ..catalog import map_label as catalog_label
-from ..text import said, say
+from ..text import Message, said, say
 from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, metric_label,
-                     sample_model, sample_notice, select_head, source_title, trained_version, where)
+                     sample_model, select_head, trained_version, view_title)
 from .mechanism_maps import mechanism_maps
 from .maps import SPREAD_METRICS, SPREAD_SEEDS, causal_notices, maps_view, resolve_causal
 
@@ -193,15 +193,15 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     ``explorer.stopping``) is asked before every redraw: the visitor left, or the request's
     deadline passed, and the work ends there. ``causal`` None follows the data (a causal
     model's attention is causal: ``maps.resolve_causal``)."""
-    q, k, v, layer, head, notices = select_head(sample, layer, head, lang=lang)
-    notices = [sample_notice(x, lang) for x in getattr(sample, "notices", [])] + notices
+    q, k, v, layer, head, notices = select_head(sample, layer, head)
+    notices = list(getattr(sample, "notices", [])) + notices
     n, d = q.shape[-2], q.shape[-1]
     heads = 1 if q.dim() == 2 else q.shape[0]
     seeds, rand, ms, grid_notices, _ = _plan_curves(n, d, heads, maps, ms, seeds, lang)
     notices += grid_notices
     specs = map_specs()
     causal = resolve_causal(sample, causal)
-    notices += causal_notices(sample, causal, lang)
+    notices += causal_notices(sample, causal)
     # The trained maps this session has (Hedgehog, LUNA) join the shape table beside the fixed ones.
     offered = [label for label in map_choices()
                if label not in specs or not specs[label].trained or trained_version(session, specs[label].name)]
@@ -212,12 +212,12 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     key = None if sample.cache_key is None else (sample.cache_key, layer, head, tuple(rand), tuple(ms), seeds, causal)
     measured = _VIEWS.copy_of(key, lambda: _measure_quality(q, k, rand, ms, seeds, causal, progress, lang, should_stop))
     shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8,
-                      spread=spread, lang=lang, session=session, should_stop=should_stop, mechanisms=mechanism_maps())
+                      spread=spread, session=session, should_stop=should_stop, mechanisms=mechanism_maps())
     return QualityView(curves=measured["curves"], shape_rows=copy.deepcopy(shape.metrics), n_tokens=n, seeds=seeds,
                        # (the bars' note says that the mechanisms are causal: not the maps tab's notice)
                        notices=notices + [x for x in shape.notices
-                                          if x not in notices and x != say("maps.mechanisms_causal", lang)],
-                       title=f"{source_title(sample, lang)} · {where(layer, head, lang)}",
+                                          if x not in notices and x != Message("maps.mechanisms_causal")],
+                       title=view_title(sample, layer, head),
                        norms=measured["norms"], favor_need=measured["favor_need"],
                        seed_note=seed_note(ms, seeds, lang), spread=copy.deepcopy(dict(shape.spread)), lang=lang)
 
@@ -388,7 +388,7 @@ def head_overview(sample, map_label="elu1", metric="map_rel_error", causal=None,
     spec = map_specs().get(map_label)
     kept = sample.cache_key is not None and spec is not None and not spec.trained   # a trained map may be the session's
     values = _OVERVIEWS.copy_of((sample.cache_key, map_label, metric, causal, int(m), seed) if kept else None, measure)
-    return HeadOverview(values, metric, metric_label(metric, lang), said(catalog_label(map_label), lang), list(sample.layer_names),
+    return HeadOverview(values, metric, metric_label(metric), said(catalog_label(map_label), lang), list(sample.layer_names),
                         lang)
 
 

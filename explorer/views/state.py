@@ -71,7 +71,7 @@ def _number(value, name_key, low, high, lang, *, low_open=False):
 
 def _whole(value, name_key, low, high, lang) -> int:
     """A whole number in [low, high] (7.0 counts as 7), else one sentence naming the control."""
-    return whole_in(value, low, high, "state.error_whole", name_key, lang)
+    return whole_in(value, low, high, "state.error_whole", name_key)
 
 
 @dataclass(frozen=True)

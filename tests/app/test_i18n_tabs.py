@@ -9,7 +9,9 @@ import re
 import numpy as np
 import pytest
 
-from explorer.text import said, say
+from explorer.text import said, said_throughout, say
+from explorer.figures.style import said_figure
+from explorer.ui.common import said_outputs
 from explorer.diagnostics import attention
 from explorer.measure import cost, metrics, showing
 from explorer.views import common as view_common, complexity as cx_views, maps as maps_views
@@ -56,23 +58,23 @@ def test_the_checker_finds_english_and_passes_names():
 def test_maps_view_title_notices_table_and_grid_in_chinese(sample):
     maps = ["softmax", "identity", "elu1", "favor_plus_orthogonal", "trig_rff_iid", "sliding_window",
             "hedgehog"]
-    view = maps_views.maps_view(sample, 5, 7, maps, m=15, seed=2 ** 40, lang="zh")
+    view = maps_views.maps_view(sample, 5, 7, maps, m=15, seed=2 ** 40)
     # clamped layer and head, a seed taken modulo 2^32, m rounded up for trig RFF: four notices
-    assert len(view.notices) >= 4 and all(CJK.search(n) for n in view.notices)
-    no_english(view.notices + [view.title, maps_views.spread_note(view)], "view")
-    table = maps_views.maps_table(view)
+    notices = said_throughout(view.notices, "zh")
+    assert len(notices) >= 4 and all(CJK.search(n) for n in notices)
+    no_english(notices + said_throughout([view.title, maps_views.spread_note(view)], "zh"), "view")
+    table = said_outputs(maps_views.maps_table(view), "zh")
     no_english([str(c) for c in table.columns] + [str(x) for x in table.iloc[:, 0]], "table")
     from explorer.figures import attention_grid
-    names = {map_id: said(view.labels[map_id], "zh") for map_id in view.maps}
     fig = attention_grid(view.tokens, view.maps, view.errors, ill_defined=view.ill_defined, title=view.title,
-                         note=maps_views.spread_note(view), lang="zh", names=names)
-    texts = figure_texts(fig)
+                         note=maps_views.spread_note(view), names=view.labels)
+    texts = figure_texts(said_figure(fig, "zh"))
     assert any("正交" in t for t in texts)
     no_english([t for t in texts if t not in view.tokens], "grid")
 
 
 def test_maps_view_in_english_is_unchanged_in_kind(sample):
-    view = maps_views.maps_view(sample, 0, 0, ["softmax", "favor_plus_orthogonal"], m=16, lang="en")
+    view = maps_views.maps_view(sample, 0, 0, ["softmax", "favor_plus_orthogonal"], m=16)
     assert view.title.endswith("layer 0, head 0")
     assert "mean ± sd over 5 seeds" in say("common.seed_spread", "en", k=5)
     assert "over 5 seeds" in maps_views.spread_note(view)
@@ -80,23 +82,22 @@ def test_maps_view_in_english_is_unchanged_in_kind(sample):
 
 
 def test_undefined_cells_and_their_reasons_in_chinese(needle):
-    view = maps_views.maps_view(needle, 0, 0, ["softmax", "identity", "trig_rff_iid"], m=8, lang="zh")
-    notes = view_common.undefined_notes(view.metrics, "zh")
-    assert notes and len(notes) == len(view_common.undefined_notes(view.metrics, "en"))
+    view = maps_views.maps_view(needle, 0, 0, ["softmax", "identity", "trig_rff_iid"], m=8)
+    notes = said_throughout(view_common.undefined_notes(view.metrics), "zh")
+    assert notes and all(CJK.search(note) for note in notes)
     no_english(notes, "n/a notes")
-    cells = [str(x) for x in maps_views.maps_table(view).to_numpy().ravel()]
+    cells = [str(x) for x in said_outputs(maps_views.maps_table(view), "zh").to_numpy().ravel()]
     assert any("无值" in c for c in cells)
     no_english(cells, "cells")
     from explorer.figures import metric_bars
-    fig = metric_bars(view.metrics, lang="zh", names={r["map"]: view_common.row_name(r, "zh")
-                                                      for r in view.metrics})
-    no_english(figure_texts(fig), "bars")
+    fig = metric_bars(view.metrics, names={r["map"]: view_common.row_name(r) for r in view.metrics})
+    no_english(figure_texts(said_figure(fig, "zh")), "bars")
 
 
 def test_map_errors_are_said_in_chinese(sample):
     # The engine refuses with a message (a key and values); the page says it in its language.
     from explorer.text import say_error
-    for call in (lambda: maps_views.maps_view(sample, 0, 0, [], lang="zh"),
+    for call in (lambda: maps_views.maps_view(sample, 0, 0, []),
                  lambda: view_common.make_feature_map("no such map", 16, 8, 0),
                  lambda: view_common.make_feature_map("favor_plus_iid", 16, 0, 0),
                  lambda: view_common.trained_map_for("a session with none", "hedgehog", 16)):
@@ -177,10 +178,10 @@ def test_a_spread_over_the_time_limit_is_left_out_before_any_draw(sample, monkey
     monkeypatch.setattr(maps_views, "seed_spread", lambda *a, **k: draws.append(1))
     one = cost.estimate("maps", n=40, d=16, maps=["favor_plus_iid"], m=8).seconds
     monkeypatch.setattr(cost, "LIMIT_SECONDS", 2 * one)          # one draw fits, five do not
-    view = maps_views.maps_view(sample, 0, 0, ["softmax", "favor_plus_iid"], m=8, lang="zh")
+    view = maps_views.maps_view(sample, 0, 0, ["softmax", "favor_plus_iid"], m=8)
     assert not draws and view.spread == {}
     assert [row["map"] for row in view.metrics] == ["softmax", "favor_plus_iid"]
-    assert any("5 个种子" in x for x in view.notices)
+    assert any("5 个种子" in say(x, "zh") for x in view.notices)
 
 
 # ---------------------------------------------------------------------------------------
@@ -365,11 +366,11 @@ def test_the_sources_notices_are_said_in_chinese(tmp_path):
     notices = list(uploaded.notices) + list(long_text.notices)
     assert len(uploaded.notices) == 3 and any("truncated" in n for n in long_text.notices)
     for notice in notices:
-        said = view_common.sample_notice(notice, "zh")
-        assert CJK.search(said) and not english_words(said), (notice, said)
-        assert view_common.sample_notice(notice, "en") == notice
-    view = maps_views.maps_view(uploaded, 0, 0, ["softmax", "elu1"], lang="zh")
-    no_english(view.notices, "maps notices")
+        words = said(notice, "zh")
+        assert CJK.search(words) and not english_words(words), (notice, words)
+        assert said(notice, "en") == notice
+    view = maps_views.maps_view(uploaded, 0, 0, ["softmax", "elu1"])
+    no_english(said_throughout(view.notices, "zh"), "maps notices")
 
 
 REFUSED = [("maps", dict(n=8192, d=1024, heads=1, maps=["taylor2"])),

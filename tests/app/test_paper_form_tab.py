@@ -12,7 +12,8 @@ def test_the_handler_draws_the_papers_form_and_the_link_keeps_it():
                             paper=True, lang="zh")
     view, query = out[4], out[5]
     assert view.labels["retnet"] == "RetNet γ (paper's form)" and view.labels["scalar_gate"] == "scalar gate (paper's form)"
-    assert "论文原式" in view.mechanism_note
+    from explorer.text import say
+    assert "论文原式" in say(view.mechanism_note, "zh") and "论文原式" in out[0].layout.title.subtitle.text
     assert parse_qs(query.lstrip("?"))["mpaper"][0] in ("true", "1")
     plain = maps_tab.run_maps(source="random", n=16, d=8, maps=["softmax"], mechanisms=["retnet"])
     assert plain[4].labels["retnet"] == "RetNet γ"

@@ -329,7 +329,7 @@ def test_maps_tab_says_why_each_cell_is_n_a():
     from explorer.ui import maps_tab
     sample = views.load_sample("random", preset="needle", n=64, d=16)
     view = views.maps_view(sample, 0, 0, ["softmax", "identity"], True, 16, 0)
-    text = maps_tab.notices_with_undefined(view)
+    text = maps_tab.notices_with_undefined(view, "en")
     import re
     assert re.search(r"^- n/a: identity \(q·k\), KL \(nats\) n/a: no value on \d+ of 63 rows because", text, re.M)
 

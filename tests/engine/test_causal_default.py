@@ -50,10 +50,10 @@ def test_turning_causal_off_on_a_causal_model_says_so_in_both_languages_and_the_
 
     sample = _model_like(causal=True)
     for lang in ("en", "zh"):
-        view = views.maps_view(sample, 0, 0, ["softmax"], False, lang=lang)
-        assert say("maps.not_model_causal", lang) in view.notices
+        view = views.maps_view(sample, 0, 0, ["softmax"], False)
+        assert say("maps.not_model_causal", lang) in [say(n, lang) for n in view.notices]
         assert view.model_mask is False
-        badge = maps_tab.badge(view)
+        badge = say(maps_tab.badge(view), lang)
         assert badge.startswith("✗") and badge == say("maps.badge_other_mask", lang, diff=f"{view.model_check:.1e}")
     on = views.maps_view(sample, 0, 0, ["softmax"], True)
     assert maps_tab.badge(on).startswith("✓")

@@ -57,8 +57,10 @@ def test_the_table_says_infinity_beside_the_finite_mean(relu_view):
     _, view = relu_view
     row = {r["map"]: r for r in view.metrics}["relu"]
     for lang, words in (("en", "(∞ on 2 of 4 rows)"), ("zh", "（4 行中 2 行为 ∞）")):
-        table = views.metrics_table(view.metrics, short=True, lang=lang)
-        cell = table.iloc[1, table.columns.get_loc(views.common.metric_label("kl_mean", lang, True))]
+        from explorer.text import say
+        from explorer.ui.common import said_outputs
+        table = said_outputs(views.metrics_table(view.metrics, short=True), lang)
+        cell = table.iloc[1, table.columns.get_loc(say(views.common.metric_label("kl_mean", True), lang))]
         assert cell == f"{row['kl_mean']:.4g}{' ' if lang == 'en' else ''}{words}"
     notes = views.common.undefined_notes(view.metrics)
     assert any(n.startswith("∞: ReLU, KL (nats) is +∞ on 2 of 4 rows") for n in notes)
@@ -133,19 +135,20 @@ def test_the_maps_tab_says_which_rows_a_causal_mean_is_over():
     from explorer.ui import maps_tab
     sample = views.load_sample("random", preset="gaussian", n=16, d=8)
     for lang in ("en", "zh"):
-        view = views.maps_view(sample, 0, 0, ["softmax", "elu1"], True, 16, 0, lang=lang)
-        assert say("common.causal_rows_note", lang) in maps_tab.notices_with_undefined(view)
-        assert not any(say("common.causal_rows_note", lang) in n for n in view.notices)     # no pop-up each draw
-        plain = views.maps_view(sample, 0, 0, ["softmax", "elu1"], False, 16, 0, lang=lang)
-        assert say("common.causal_rows_note", lang) not in maps_tab.notices_with_undefined(plain)
+        view = views.maps_view(sample, 0, 0, ["softmax", "elu1"], True, 16, 0)
+        assert say("common.causal_rows_note", lang) in maps_tab.notices_with_undefined(view, lang)
+        assert not any(say("common.causal_rows_note", lang) in say(n, lang) for n in view.notices)  # no pop-up each draw
+        plain = views.maps_view(sample, 0, 0, ["softmax", "elu1"], False, 16, 0)
+        assert say("common.causal_rows_note", lang) not in maps_tab.notices_with_undefined(plain, lang)
 
 
 def test_the_maps_tab_says_when_the_model_read_unk():
     sample = views.load_sample("text", text="注意力机制把每个词和其他词联系起来")
     count, total = views.common.unk_count(sample)
     assert count > total / 2
-    view = views.maps_view(sample, 0, 0, ["softmax", "elu1"], False, 16, 0, lang="zh")
-    assert view.notices[0] == __import__("explorer.text", fromlist=["say"]).say("maps.unk", "zh", count=count, total=total)
+    view = views.maps_view(sample, 0, 0, ["softmax", "elu1"], False, 16, 0)
+    say = __import__("explorer.text", fromlist=["say"]).say
+    assert say(view.notices[0], "zh") == say("maps.unk", "zh", count=count, total=total)
     english = views.maps_view(views.load_sample("text", text="The cat sat on the mat."), 0, 0, ["softmax"], False)
     assert not any("[UNK]" in n for n in english.notices)
 

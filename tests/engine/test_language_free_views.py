@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from explorer import views
-from explorer.text import say
+from explorer.text import said_throughout, say
 from explorer.views import maps as maps_views
 
 CJK = __import__("re").compile(r"[\u4e00-\u9fff]")
@@ -31,18 +31,32 @@ def test_the_maps_view_in_the_other_language_measures_nothing(computed):
     # m = 63 for a map whose features come in pairs: rounded up, and a notice says so.
     settings = dict(layer=0, head=1, maps=["softmax", "elu1", "trig_rff_orthogonal", "favor_plus_iid"], causal=True,
                     m=63, seed=2, mechanisms=["retnet", "deltanet"])
-    english = views.maps_view(sample, **settings, lang="en")
+    view = views.maps_view(sample, **settings)
     measured = list(computed)
     assert "trig_rff_orthogonal" in measured and "retnet" in measured
-    chinese = views.maps_view(sample, **settings, lang="zh")
-    assert computed == measured, "the Chinese page measured again"
-    assert english.maps.keys() == chinese.maps.keys()
-    for label in english.maps:
-        np.testing.assert_array_equal(english.maps[label], chinese.maps[label])
-    assert repr(english.metrics) == repr(chinese.metrics)
-    # The words are the page's: the title, the rounding notice and the mechanisms' note.
+    again = views.maps_view(sample, **settings)
+    assert computed == measured, "the view measured again"
+    assert repr(view.metrics) == repr(again.metrics)
+    # The words are messages, said by the page in its language: the title, the rounding
+    # notice and the mechanisms' note.
     rounded = say("common.m_rounded", "zh", label="三角 RFF（正交）", m=63, m2=64)
-    assert rounded in chinese.notices and say("common.m_rounded", "en", label="trig RFF (orthogonal)", m=63, m2=64) \
-        in english.notices
-    assert CJK.search(chinese.title) and not CJK.search(english.title)
-    assert CJK.search(chinese.mechanism_note) and not CJK.search(english.mechanism_note)
+    assert rounded in said_throughout(view.notices, "zh")
+    assert say("common.m_rounded", "en", label="trig RFF (orthogonal)", m=63, m2=64) in view.notices
+    assert CJK.search(say(view.title, "zh")) and not CJK.search(view.title)
+    assert CJK.search(say(view.mechanism_note, "zh")) and not CJK.search(view.mechanism_note)
+
+
+def test_a_language_switch_on_the_maps_tab_says_again_without_computing(computed):
+    """The page's switch re-says the drawn view (figure, table, notices): nothing is measured."""
+    from explorer.ui import maps_tab
+    from explorer.ui.common import said_outputs
+
+    maps_views.clear_caches()
+    sample = views.load_sample("random", n=40, d=8, data_seed=11, heads=2)
+    view = views.maps_view(sample, 0, 1, ["softmax", "favor_plus_orthogonal"], m=16)
+    measured = list(computed)
+    fig, table, notices = said_outputs((maps_tab.render(view), maps_views.maps_table(view),
+                                        maps_tab.notices_with_undefined(view, "zh")), "zh")
+    assert computed == measured
+    assert CJK.search(fig.layout.title.text) and CJK.search(str(list(table.columns)))
+    assert fig.data[0].z.tolist() == maps_tab.render(view).data[0].z.tolist()

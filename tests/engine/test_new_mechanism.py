@@ -109,12 +109,11 @@ def test_the_toy_passes_the_reference_checks(toy, n):
 def test_the_toy_draws_in_the_maps_tab_with_every_slider_set(toy, lang):
     assert NAME in mechanism_maps()
     settings = MechanismSettings(gamma=0.7, gates="fitted", seed=3, lower_bound=0.5, beta=0.4)
-    view = views.maps_view(_sample(), 0, 1, ["softmax"], True, mechanisms=[NAME], mechanism_settings=settings,
-                           lang=lang)
+    view = views.maps_view(_sample(), 0, 1, ["softmax"], True, mechanisms=[NAME], mechanism_settings=settings)
     label = mechanism_label(NAME, settings)
     assert label == "decay 0.9" and NAME in view.maps and view.labels[NAME] == label
     assert said(label, "zh") == "衰减 0.9"
-    assert view.mechanism_note == say(f"maps.note_{NAME}", lang, seed=3)
+    assert say(view.mechanism_note, lang) == say(f"maps.note_{NAME}", lang, seed=3)
     q, k = (F.elu(x[0, 1].double()) + 1 for x in _qkv(13)[:2])
     n = q.shape[0]
     i, j = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")

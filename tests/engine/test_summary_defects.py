@@ -303,8 +303,10 @@ def test_the_tables_say_why_a_map_without_a_normaliser_has_no_kl():
     rows = [{"map": "DeltaNet", **metrics.compare(reference, mechanism_map("deltanet", q, k, MechanismSettings(), 0),
                                                   v, causal=True)}]
     row = rows[0]
+    from explorer.text import said_throughout
+    from explorer.ui.common import said_outputs
     for lang in ("en", "zh"):
-        notes = common.undefined_notes(rows, lang)
+        notes = said_throughout(common.undefined_notes(rows), lang)
         note = say("metrics.weights_note", lang, map="DeltaNet", rows=row["unnormalised_rows"], total=39,
                    negative=say("metrics.weights_negative", lang, share=f"{row['negative_fraction']:.0%}"),
                    map_error=f"{row['map_rel_error']:.3g}", output_error=f"{row['output_rel_error']:.3g}")
@@ -312,10 +314,10 @@ def test_the_tables_say_why_a_map_without_a_normaliser_has_no_kl():
         # One note for the map, not one more per cell it leaves n/a (KL and entropy).
         why = say("metrics.why_weights", lang)
         assert sum(why in n for n in notes) == 0 and notes.count(note) == 1, lang
-        table = common.metrics_table(rows, short=True, lang=lang)
-        kl = table.iloc[0, table.columns.get_loc(common.metric_label("kl_mean", lang, True))]
+        table = said_outputs(common.metrics_table(rows, short=True), lang)
+        kl = table.iloc[0, table.columns.get_loc(say(common.metric_label("kl_mean", True), lang))]
         assert kl == say("common.na_rows", lang, count=39, total=39)
-        err = table.iloc[0, table.columns.get_loc(common.metric_label("map_rel_error", lang, True))]
+        err = table.iloc[0, table.columns.get_loc(say(common.metric_label("map_rel_error", True), lang))]
         assert err == pytest.approx(row["map_rel_error"], rel=1e-3)
 
 
@@ -329,8 +331,9 @@ def test_the_entropy_bar_of_a_map_without_a_normaliser_is_na_with_the_reason():
     rows = [{"map": "softmax", **metrics.compare(reference, reference, v, causal=True)},
             {"map": "HGRN2", **metrics.compare(reference, mechanism_map("hgrn2", q, k, MechanismSettings(), 0), v,
                                                causal=True)}]
+    from explorer.figures.style import said_figure
     for lang in ("en", "zh"):
-        fig = metric_bars(rows, lang=lang)
+        fig = said_figure(metric_bars(rows), lang)
         bars = [t for t in fig.data if t.type == "bar"]
         assert bars[0].y[1] is None                                     # no entropy bar for HGRN2
         marks = [t for t in fig.data if t.type == "scatter" and t.mode == "text" and t.xaxis == "x"]
