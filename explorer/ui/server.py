@@ -1,8 +1,8 @@
 """What the server adds to gradio for a page anyone may open: a Content-Security-Policy on
 every response, a cap on request bodies, a share of the queue per session and per visitor
 (client address), no work for an event nobody reads, no route around the queue, lanes for the
-events the server's one budget bounds, sessions that expire, and the export folder removed
-when the process is told to stop.
+events the server's one budget bounds (taken in turn by visitors), sessions that expire, and
+the export folder removed when the process is told to stop.
 
     configure_queue(demo)                     # gradio's queue, smaller, each visitor's share, the lanes;
                                               # in public, no direct route around it
@@ -335,6 +335,7 @@ def configure_queue(demo, default_concurrency_limit: int = 2, public: bool | Non
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=default_concurrency_limit,
                api_open=not public)
     share_queue(demo)
+    take_turns(demo)
     skip_unread_events(demo)
     open_lanes(demo)
 
@@ -369,6 +370,39 @@ def share_queue(demo, share: int = SESSION_SHARE, visitor_share: int = VISITOR_S
         return await push(body, request, username)
 
     queue.push = push_within_share
+
+
+def turn_order(line: list, running: Counter, group: str, address=None) -> list:
+    """The events of one group's line in the order they should run: visitors take turns. An
+    event's turn is how many events its visitor already runs in the group plus how many of its
+    own wait before it; the earliest turn runs first, and among equal turns the one that came
+    first. A visitor's own events keep their order (a page's chained events stay in step)."""
+    address = address or (lambda event: visitor_address(event.request))
+    seen = Counter()
+    turns = []
+    for position, event in enumerate(line):
+        who = address(event)
+        seen[who] += 1
+        turns.append((running[(who, group)] + seen[who], position))
+    return [line[position] for _, position in sorted(turns)]
+
+
+def take_turns(demo) -> None:
+    """Each group's lanes go round the visitors (turn_order) instead of first come, first served:
+    a visitor who queued sixteen sweeps holds at most its turn of the lanes, and another
+    visitor's maps request runs as soon as a lane is free, not after the sixteen."""
+    queue = demo._queue
+    pick = queue.get_events
+
+    def get_events_in_turn():
+        running = Counter((visitor_address(event.request), event.fn.concurrency_id)
+                          for job in list(queue.active_jobs) if job for event in job)
+        for group, line in queue.event_queue_per_concurrency_id.items():
+            if len(line.queue) > 1:
+                line.queue[:] = turn_order(line.queue, running, group)
+        return pick()
+
+    queue.get_events = get_events_in_turn
 
 
 def visitor_address(request) -> str:
