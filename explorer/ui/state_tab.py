@@ -1,8 +1,9 @@
 """Recurrent state tab: causal linear attention as an RNN, step by step, under six updates
 (no decay, RetNet decay, GLA gates, HGRN2, DeltaNet, Gated DeltaNet). Endpoint: ``/state``.
 
-The tab's controls are checked by ``explorer.views.state.check_controls``; the figures and
-notices are written in the page's language (the header's switch), and redrawn when it changes.
+The tab's controls are checked by ``explorer.views.state.check_controls``; the view and the
+figures hold messages, said here in the page's language (the header's switch): a change of
+language says the drawn view's words again without computing it again.
 """
 
 from __future__ import annotations
@@ -13,11 +14,19 @@ import gradio as gr
 import pandas as pd
 
 from .. import catalog, mechanisms
+from ..text import said_throughout
 from . import common, downloads, i18n, source as source_panel
 from .engine import figures_and_views
 
 STATE_KINDS = list(mechanisms.state_kinds())
 DEFAULTS = catalog.STATE_DEFAULTS
+
+
+@dataclass(frozen=True)
+class SaidIn:
+    """The language a drawn view's words were said in (kept beside the view, which has none)."""
+
+    lang: str
 
 
 @dataclass
@@ -41,6 +50,7 @@ class StateTab:
     view: gr.State
     query: gr.Textbox
     link: gr.Textbox
+    said_in: gr.State            # SaidIn: the language the drawn view's words were last said in
 
     @property
     def controls(self) -> list:
@@ -49,7 +59,8 @@ class StateTab:
 
     @property
     def outputs(self) -> list:
-        return [self.step, self.curves, self.memory, self.notices, self.view, self.t, self.query, self.capacity]
+        return [self.step, self.curves, self.memory, self.notices, self.view, self.t, self.query, self.capacity,
+                self.said_in]
 
     @property
     def figures(self) -> list:
@@ -57,26 +68,29 @@ class StateTab:
         return [self.step, self.curves, self.memory, self.capacity]
 
 
-def _step_figure(figures, s, presentation, lang):
+def _step_figure(figures, s, presentation):
     return figures.state_step(s["update"], s["state"], s["t"], s["token"], s["kind"], style=presentation,
-                              erased=s.get("erased"), kind_id=s.get("kind_id", "linear"), lang=lang)
+                              erased=s.get("erased"), kind_id=s.get("kind_id", "linear"))
 
 
 def render(view, presentation=False):
-    """(step, curves, memory, capacity) figures of a view, in the view's language."""
+    """(step, curves, memory, capacity) figures of a view, their words messages (a guarded
+    handler's outputs are said in the page's language)."""
     if view is None:
         return None, None, None, None
     figures, views = figures_and_views()
-    lang = view.lang
-    step = _step_figure(figures, view.step, presentation, lang)
-    curves = figures.state_curves(view.ts, view.traces, view.recall, t_marker=view.step["t"], style=presentation,
-                                  lang=lang)
+    step = _step_figure(figures, view.step, presentation)
+    curves = figures.state_curves(view.ts, view.traces, view.recall, t_marker=view.step["t"], style=presentation)
     memory = figures.memory_growth(view.mem_ts, view.kv_bytes, view.state_bytes, style=presentation,
-                                   feature_dim=view.feature_dim, lang=lang)
+                                   feature_dim=view.feature_dim)
     capacity = figures.state_capacity(view.capacity, view.head_dim, view.threshold, view.capacity_trials,
-                                      style=presentation, reference=views.state.kind_label("unit_additive", lang),
-                                      lang=lang)
+                                      style=presentation, reference=views.state.kind_label("unit_additive"))
     return step, curves, memory, capacity
+
+
+def _notices(view, lang) -> str:
+    """The view's notices (messages) as the page's markdown list, said in ``lang``."""
+    return common.notices_markdown(said_throughout(list(view.notices), lang), toast=False, lang=lang)
 
 
 @common.guarded
@@ -88,29 +102,29 @@ def run_state(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered",
     """Compute and draw the state tab.
 
     Returns (step figure, curves figure, memory figure, notices, view, t slider, query,
-    capacity figure).
+    capacity figure, ``SaidIn`` the language its words are said in).
     """
     from ..text import say
 
     _, views = figures_and_views()
     lang = i18n.normal_lang(lang)
-    controls = views.state.check_controls(map_id, m, seed, gamma, strength, lower_bound, beta, kind, lang)
+    controls = views.state.check_controls(map_id, m, seed, gamma, strength, lower_bound, beta, kind)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
                                 lang=lang)
     progress(0.4, desc=say("state.progress", lang))
     last = sample.n_tokens - 1
-    t_val = last if t is None else min(views.state.check_step(t, lang), last)
+    t_val = last if t is None else min(views.state.check_step(t), last)
     c = controls
     view = views.state_view(sample, layer, head, c.map_id, c.m, c.seed, c.gamma, c.strength, t_val, c.kind,
-                            lower_bound=c.lower_bound, beta=c.beta, lang=lang)
+                            lower_bound=c.lower_bound, beta=c.beta)
     step, curves, memory, capacity = render(view, presentation)
     params = {"tab": "state", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head, model=model),
               "smap": c.map_id, "sm": c.m, "sseed": c.seed, "gamma": c.gamma, "strength": c.strength,
               "t": t_val, "kind": c.kind, "lb": c.lower_bound, "beta": c.beta, "present": bool(presentation)}
     from .. import provenance            # what the CSV export says it was computed from
     view.provenance = provenance.record("state", samples=[sample], settings=params, seeds=[c.seed])
-    return (step, curves, memory, common.notices_markdown(view.notices, toast=False), view,
-            gr.update(maximum=last, value=t_val), common.query_string(params), capacity)
+    return (step, curves, memory, _notices(view, lang), view,
+            gr.update(maximum=last, value=t_val), common.query_string(params), capacity, SaidIn(lang))
 
 
 @common.guarded
@@ -120,15 +134,27 @@ def run_step(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered", 
              lower_bound=DEFAULTS["lower_bound"], beta=DEFAULTS["beta"], lang="en", presentation=False, view=None):
     """Only the step heatmaps, for the t slider and the update choice: fast enough to drag.
     ``view``: the tab's view, whose step becomes this one, so that a restyle or an export
-    draws the step on screen."""
+    draws the step on screen. ``lang``: the page's, which ``common.guarded`` says the figure in."""
     figures, views = figures_and_views()
-    lang = i18n.normal_lang(lang)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, model=model)
     s = views.state_step(sample, layer, head, map_id, m, seed, gamma, strength, t, kind,
-                         lower_bound=lower_bound, beta=beta, lang=lang)
+                         lower_bound=lower_bound, beta=beta)
     if view is not None:
         view.step = s
-    return _step_figure(figures, s, presentation, lang)
+    return _step_figure(figures, s, presentation)
+
+
+@common.guarded
+def relanguage(view=None, said_in=None, presentation=False, lang="en"):
+    """The drawn view's figures and notices again, said in ``lang``: a change of language
+    computes nothing (the view holds numbers and messages). A view not drawn yet, or already
+    said in ``lang`` (a page opened on a Chinese link), is left as it is. Returns the tab's
+    outputs, the view, the t slider and the query left as they are."""
+    lang = i18n.normal_lang(lang)
+    if view is None or said_in == SaidIn(lang):
+        return tuple(gr.skip() for _ in range(9))
+    step, curves, memory, capacity = render(view, presentation)
+    return step, curves, memory, _notices(view, lang), gr.skip(), gr.skip(), gr.skip(), capacity, SaidIn(lang)
 
 
 def _step_is_stale(view, t, kind) -> bool:
@@ -205,18 +231,20 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.C
     memory = gr.Plot(label=i18n.label("state_memory"), show_label=False, elem_id="state-memory")
     export, files, link, view, query = common.export_band("export_state")
     tab = StateTab(map_id, m, seed, gamma, strength, kind, t, lower_bound, beta, lang, run, step, curves, capacity,
-                   memory, notices, view, query, link)
+                   memory, notices, view, query, link, gr.State(None))
     _wire(tab, panel, presentation, try_preset)
 
     @common.guarded
     def export_state(view, presentation, lang):
+        lang = i18n.normal_lang(lang)
         if view is None:
             from ..text import say
-            raise gr.Error(say("state.error_run_first", i18n.normal_lang(lang)), print_exception=False)
-        step_fig, curves_fig, memory_fig, capacity_fig = render(view, presentation)
+            raise gr.Error(say("state.error_run_first", lang), print_exception=False)
+        # The files hold the words of the page they were asked from.
+        figures = dict(zip(("step", "curves", "memory", "capacity"), render(view, presentation)))
+        tables = {"curves": curves_table(view), "capacity": capacity_table(view)}
         return common.show_files(downloads.export_files(
-            "state", {"step": step_fig, "curves": curves_fig, "memory": memory_fig, "capacity": capacity_fig},
-            {"curves": curves_table(view), "capacity": capacity_table(view)},
+            "state", common.said_outputs(figures, lang), common.said_outputs(tables, lang),
             provenance=getattr(view, "provenance", None) or None))
 
     common.wire_export(export, export_state, [view, presentation, lang], files)
@@ -243,21 +271,15 @@ def _wire(tab: StateTab, panel, presentation, try_preset) -> None:
     drawn.then(None, tab.query, tab.link, js=common.SET_URL_JS)
     keep_step(drawn, tab, inputs)
 
-    # Another language redraws a tab that has drawn (its words are written at compute time);
-    # a tab already drawn in it (a page opened on a Chinese link) is left as it is.
-    def relanguage(view, *args, progress=gr.Progress()):
-        if view is None or view.lang == i18n.normal_lang(args[-2]):     # inputs end with lang, presentation
-            return tuple(gr.skip() for _ in tab.outputs)
-        return run_state(*args, progress=progress)
-
-    keep_step(tab.lang.change(relanguage, [tab.view, *inputs], tab.outputs, api_visibility="private",
-                              trigger_mode="always_last", **COMPUTE), tab, inputs)
+    # Another language says a drawn tab's words again (nothing is computed again).
+    keep_step(tab.lang.change(relanguage, [tab.view, tab.said_in, presentation, tab.lang], tab.outputs,
+                              api_visibility="private", trigger_mode="always_last", **COMPUTE), tab, inputs)
 
 
 def curves_table(view) -> pd.DataFrame:
     """Per update and step: the norms, the rank, and the memory of the KV cache and the state
-    (column names stay English in both languages: they are data keys; NaN where an update has
-    no normaliser)."""
+    (column names stay English in both languages: they are data keys; the updates' names are
+    messages, said with the page's language; NaN where an update has no normaliser)."""
     rows = []
     for kind, tr in view.traces.items():
         z = tr.get("normaliser_norm")

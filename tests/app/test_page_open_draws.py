@@ -66,16 +66,20 @@ def _fn(demo, name: str):
 
 
 @pytest.mark.slow
-def test_a_state_tab_drawn_in_chinese_is_not_drawn_again_when_chinese_lands(demo):
+def test_a_state_tab_drawn_in_chinese_is_not_drawn_again_when_chinese_lands(demo, monkeypatch):
     relanguage = _fn(demo, "relanguage")
     args = dict(source="random", n=24, d=8, kind="linear", t=10)
-    view = state_tab.run_state(**args, lang="zh")[4]
-    assert view.lang == "zh"
-    positional = ["random", "", "clustered", 24, 8, 0, 1.0, None, None, 2, "3", "elu1", 32, 0,
-                  0.9, 1.0, 10, "linear", 0.9, 0.5]
-    assert _skipped(relanguage.fn(view, *positional, "zh", False))
-    again = relanguage.fn(view, *positional, "en", False)
-    assert again[4].lang == "en"
+    drawn = state_tab.run_state(**args, lang="zh")
+    view, said_in = drawn[4], drawn[-1]
+    assert said_in == state_tab.SaidIn("zh")
+    assert _skipped(relanguage.fn(view, said_in, False, "zh"))
+    # Another language says the same view's words again: nothing is computed.
+    from explorer import views
+    monkeypatch.setattr(views, "state_view", lambda *a, **k: pytest.fail("computed again"))
+    again = relanguage.fn(view, said_in, False, "en")
+    assert again[-1] == state_tab.SaidIn("en") and _skipped(again[4])
+    english = state_tab.render(view)[1].layout.title.text
+    assert again[1].layout.title.text == english != drawn[1].layout.title.text
 
 
 def test_the_lecture_draws_nothing_behind_another_tab(demo):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from explorer import views
-from explorer.text import say
+from explorer.text import said_throughout, say
 from explorer.views import learn
 
 EMOJI = "🙂 😀 🎉 🙂"
@@ -20,11 +20,12 @@ def test_the_state_tab_says_how_many_tokens_minilm_read_as_unk(lang):
     sample = views.load_sample("text", text=EMOJI + " cat")
     unknown, total = views.common.unk_count(sample)
     assert unknown >= 1
-    view = views.state_view(sample, 0, 0, lang=lang)
-    assert view.notices[0] == say("state.unk", lang, count=unknown, total=total)
-    assert "[UNK]" in view.notices[0]
-    plain = views.state_view(views.load_sample("text", text="The cat sat on the mat."), 0, 0, lang=lang)
-    assert not any("[UNK]" in str(n) for n in plain.notices)
+    view = views.state_view(sample, 0, 0)
+    notices = said_throughout(view.notices, lang)
+    assert notices[0] == say("state.unk", lang, count=unknown, total=total)
+    assert "[UNK]" in notices[0]
+    plain = views.state_view(views.load_sample("text", text="The cat sat on the mat."), 0, 0)
+    assert not any("[UNK]" in str(n) for n in said_throughout(plain.notices, lang))
 
 
 @pytest.mark.slow

@@ -1,5 +1,6 @@
 """The state tab's view and figures: all six updates, the step's erased and written parts, the
-capacity panel, every control checked in one sentence, every word in both languages."""
+capacity panel, every control checked in one sentence, every word in both languages: one
+view, computed without a language, said in each."""
 
 import numpy as np
 import plotly.graph_objects as go
@@ -8,7 +9,9 @@ import torch
 
 from explorer import catalog, figures, mechanisms, views
 from explorer.diagnostics import state, state_probes
+from explorer.figures.style import said_figure
 from explorer.measure import cost
+from explorer.text import say, said_throughout
 from explorer.views import state as state_views
 from helpers.words import chinese_leftovers
 
@@ -25,25 +28,25 @@ def view_en(sample):
     return views.state_view(sample, 0, 0, "elu1", 8, 0, 0.9, 2.0, t=5, kind="deltanet", lags=(1, 16, 64))
 
 
-@pytest.fixture(scope="module")
-def view_zh(sample):
-    return views.state_view(sample, 0, 0, "elu1", 8, 0, 0.9, 2.0, t=5, kind="deltanet", lags=(1, 16, 64), lang="zh")
+def _labels(lang: str) -> list[str]:
+    return [say(state_views.kind_label(kind), lang) for kind in STATE_KINDS]
 
 
-def test_view_has_every_update_in_both_languages(view_en, view_zh):
-    for view, lang in ((view_en, "en"), (view_zh, "zh")):
-        labels = [state_views.kind_label(kind, lang) for kind in STATE_KINDS]
-        assert list(view.traces) == labels and list(view.recall) == labels
-        reference = state_views.kind_label(state.UNIT_ADDITIVE, lang)
-        assert list(view.capacity) == labels + [reference]
-        for label in labels:
+def test_view_has_every_update_in_both_languages(view_en):
+    view = view_en
+    for lang in ("en", "zh"):
+        labels = _labels(lang)
+        assert said_throughout(list(view.traces), lang) == labels
+        assert said_throughout(list(view.recall), lang) == labels
+        reference = say(state_views.kind_label(state.UNIT_ADDITIVE), lang)
+        assert said_throughout(list(view.capacity), lang) == labels + [reference]
+        for label in view.traces:
             rc = view.recall[label]
             assert len(rc["cosine"]) == len(rc["recent_cosine"]) == 3
-    assert view_zh.traces["无衰减"]["normaliser_norm"] is not None
-    assert view_zh.traces["DeltaNet"]["normaliser_norm"] is None
-    # The numbers do not depend on the language.
-    np.testing.assert_array_equal(view_en.capacity["DeltaNet"]["recalled"], view_zh.capacity["DeltaNet"]["recalled"])
-    np.testing.assert_array_equal(view_en.traces["HGRN2 gates"]["state_norm"], view_zh.traces["HGRN2 门控"]["state_norm"])
+    named = dict(zip(said_throughout(list(view.traces), "zh"), view.traces.values()))
+    assert named["无衰减"]["normaliser_norm"] is not None
+    assert named["DeltaNet"]["normaliser_norm"] is None
+    assert named["HGRN2 门控"]["state_norm"] is view.traces["HGRN2 gates"]["state_norm"]
 
 
 def test_view_numbers_are_the_probes(sample, view_en):
@@ -98,10 +101,11 @@ def test_step_of_the_delta_rule_has_erased_and_written_parts(sample, view_en):
     (dict(beta=True), "DeltaNet", "DeltaNet"),
 ])
 def test_each_control_is_refused_in_one_sentence_naming_it(kwargs, en_word, zh_word):
+    from explorer.text import say_error
+    with pytest.raises(ValueError) as excinfo:
+        state_views.check_controls(**kwargs)
     for lang, word in (("en", en_word), ("zh", zh_word)):
-        with pytest.raises(ValueError) as excinfo:
-            state_views.check_controls(**kwargs, lang=lang)
-        message = str(excinfo.value)
+        message = say_error(excinfo.value, lang)
         assert message.startswith(word) and message.count("\n") == 0, message
         assert message.rstrip().endswith(("." if lang == "en" else "。")), message
         if lang == "zh":
@@ -173,26 +177,30 @@ def _axes_with_data(fig: go.Figure) -> set[str]:
     return used
 
 
+def _said(figs, lang: str) -> list:
+    return [said_figure(fig, lang) for fig in figs]
+
+
 @pytest.mark.parametrize("presentation", [False, True])
-def test_every_axis_is_titled(view_en, view_zh, presentation):
-    for view in (view_en, view_zh):
-        for fig in _figures(view, presentation):
-            for name in _axes_with_data(fig):
-                assert fig.layout[name].title.text, (fig.layout.title.text, name)
+def test_every_axis_is_titled(view_en, presentation):
+    figs = _figures(view_en, presentation)
+    for fig in [*figs, *_said(figs, "zh")]:
+        for name in _axes_with_data(fig):
+            assert fig.layout[name].title.text, (fig.layout.title.text, name)
 
 
 @pytest.mark.slow
-def test_chinese_figures_have_no_english_words(view_zh, sample):
-    figs = list(_figures(view_zh))
+def test_chinese_figures_have_no_english_words(view_en, sample):
+    figs = list(_figures(view_en))
     # The other steps too: additive and HGRN2.
     for kind in ("linear", "hgrn2"):
-        s = views.state_step(sample, 0, 0, "elu1", 8, 0, 0.9, 2.0, 5, kind, lang="zh")
+        s = views.state_step(sample, 0, 0, "elu1", 8, 0, 0.9, 2.0, 5, kind)
         figs.append(figures.state_step(s["update"], s["state"], s["t"], s["token"], s["kind"], erased=s["erased"],
-                                       kind_id=s["kind_id"], lang="zh"))
-    for fig in figs:
+                                       kind_id=s["kind_id"]))
+    for fig in _said(figs, "zh"):
         for text in _texts(fig):
             assert not chinese_leftovers(text), (chinese_leftovers(text), text)
-    for notice in view_zh.notices:
+    for notice in said_throughout(view_en.notices, "zh"):
         assert not chinese_leftovers(notice), notice
 
 
@@ -202,29 +210,30 @@ def test_the_checker_finds_english(view_en):
     assert {"capacity", "recalled", "erased"} <= {word.lower() for word in leftovers}
 
 
-def test_figures_show_every_update_and_the_engine_numbers(view_en, view_zh):
-    for view in (view_en, view_zh):
-        step, curves, memory, capacity = _figures(view)
-        labels = [state_views.kind_label(kind, view.lang) for kind in STATE_KINDS]
+def test_figures_show_every_update_and_the_engine_numbers(view_en):
+    view = view_en
+    built = _figures(view)
+    for lang, (step, curves, memory, capacity) in (("en", built), ("zh", _said(built, "zh"))):
+        labels = _labels(lang)
         legend = [t.name for t in curves.data if t.showlegend is not False]
         assert legend == labels
         recall = [t for t in curves.data if t.xaxis == "x4"]
         assert len(recall) == 2 * len(STATE_KINDS)                   # early and recent key for each
         names = [t.name for t in capacity.data]
         assert set(labels) <= set(names)
-        for label in labels:
+        for label, kind in zip(labels, STATE_KINDS):
             line = next(t for t in capacity.data if t.name == label)
-            np.testing.assert_array_equal(line.y, view.capacity[label]["recalled"])
-        # The delta rule's step: three heatmaps, erased beside written, one shared scale.
-        heatmaps = [t for t in step.data if t.type == "heatmap"]
-        assert len(heatmaps) == 3
-        np.testing.assert_array_equal(heatmaps[0].z, view.step["update"])
-        np.testing.assert_array_equal(heatmaps[1].z, view.step["state"])
-        np.testing.assert_array_equal(heatmaps[2].z, view.step["erased"])
-        assert heatmaps[0].coloraxis == heatmaps[2].coloraxis != heatmaps[1].coloraxis
+            np.testing.assert_array_equal(line.y, view.capacity[state_views.kind_label(kind)]["recalled"])
+    # The delta rule's step: three heatmaps, erased beside written, one shared scale.
+    heatmaps = [t for t in built[0].data if t.type == "heatmap"]
+    assert len(heatmaps) == 3
+    np.testing.assert_array_equal(heatmaps[0].z, view.step["update"])
+    np.testing.assert_array_equal(heatmaps[1].z, view.step["state"])
+    np.testing.assert_array_equal(heatmaps[2].z, view.step["erased"])
+    assert heatmaps[0].coloraxis == heatmaps[2].coloraxis != heatmaps[1].coloraxis
     # The normaliser panel draws only the updates that have one.
     z_panel = [t.name for t in _figures(view_en)[1].data if t.xaxis == "x2"]
-    assert z_panel == [state_views.kind_label(kind, "en") for kind in STATE_KINDS
+    assert z_panel == [state_views.kind_label(kind) for kind in STATE_KINDS
                        if mechanisms.for_state_kind(kind).has_normaliser]
     assert z_panel[:3] == ["no decay", "RetNet γ", "GLA gates"]
 

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from explorer import mechanisms, text, views
 from explorer.measure import cost
 from explorer.sources.sample import Sample
-from explorer.text import said, say
+from explorer.text import said, said_throughout, say
 from explorer.views.mechanism_maps import MechanismSettings, mechanism_label, mechanism_maps
 
 NAME = "decay09"
@@ -130,9 +130,9 @@ def test_the_toy_is_in_the_quality_tabs_panels(toy):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_toy_is_an_update_of_the_state_tab(toy, lang):
     assert NAME in mechanisms.state_kinds() and (NAME, 2026) in mechanisms.state_kind_years()
-    view = views.state_view(_sample(), 0, 0, "elu1", 8, 0, 0.9, 2.0, t=5, kind=NAME, lags=(1, 16, 64), lang=lang)
+    view = views.state_view(_sample(), 0, 0, "elu1", 8, 0, 0.9, 2.0, t=5, kind=NAME, lags=(1, 16, 64))
     words = say(f"state.kind.{NAME}", lang)
-    assert words in view.recall and words in view.traces
+    assert words in said_throughout(list(view.recall), lang) and words in said_throughout(list(view.traces), lang)
     # Its log gates: 0.9 at every step, whatever the sliders say.
     assert toy.gate_preset(4, 8, log_gamma=None, strength=1.0, seed=0, head=0, dtype=torch.float64).tolist() == \
         [[math.log(0.9)]] * 4
