@@ -9,7 +9,7 @@ import math
 import plotly.graph_objects as go
 
 from ..experiments.mqar_table import Summary, summarise
-from ..text import say
+from ..text import Joined, Message
 from .style import as_style, finish
 
 SYMBOLS = ("star", "square", "circle", "diamond", "triangle-up", "triangle-down", "x", "cross", "hexagon")
@@ -24,7 +24,7 @@ def _byte_ticks(values) -> list[float]:
     return [t for t in ticks if 10 ** lo / 1.5 <= t <= 10 ** hi * 1.5]
 
 
-def mqar_figure(table: dict, style=None, lang: str = "en", live=()) -> go.Figure:
+def mqar_figure(table: dict, style=None, live=()) -> go.Figure:
     """Accuracy (y) against state bytes (x, log) for every mixer of ``table`` (a recall
     table's record, such as ``mqar_table.shipped()``). Softmax is drawn last, over the rest.
 
@@ -42,10 +42,10 @@ def mqar_figure(table: dict, style=None, lang: str = "en", live=()) -> go.Figure
         rows = by_mixer[mixer]
         index = list(by_mixer).index(mixer)
         colour = _colour(style, mixer, list(by_mixer))
-        name = say(f"mqar.mixer.{mixer}", lang)
-        hover = [say("mqar.hover", lang, mixer=name, width=s.width, bytes=f"{s.state_bytes:,}",
-                     accuracy=f"{s.mean:.3f}", seeds=", ".join(f"{a:.3f}" for a in s.seeds))
-                 + (say("mqar.diverged", lang, seeds=", ".join(map(str, s.diverged))) if s.diverged else "")
+        name = Message(f"mqar.mixer.{mixer}")
+        hover = [Joined([Message("mqar.hover", mixer=name, width=s.width, bytes=f"{s.state_bytes:,}",
+                                 accuracy=f"{s.mean:.3f}", seeds=", ".join(f"{a:.3f}" for a in s.seeds))]
+                        + ([Message("mqar.diverged", seeds=", ".join(map(str, s.diverged)))] if s.diverged else []))
                  for s in rows]
         fig.add_trace(go.Scatter(
             x=[s.state_bytes for s in rows], y=[s.mean for s in rows], name=name, mode="lines+markers",
@@ -57,17 +57,17 @@ def mqar_figure(table: dict, style=None, lang: str = "en", live=()) -> go.Figure
             hovertext=hover, hoverinfo="text"))
     mixers = list(by_mixer)
     for i, point in enumerate(live):
-        _live_point(fig, point, mixers, style, lang, rank=len(mixers) + i + 1)
+        _live_point(fig, point, mixers, style, rank=len(mixers) + i + 1)
     fig.add_hline(y=task["chance"], line_dash="dash", line_color="grey",
-                  annotation_text=say("mqar.chance", lang, values=task["values"]), annotation_position="top right")
+                  annotation_text=Message("mqar.chance", values=task["values"]), annotation_position="top right")
     ticks = _byte_ticks([s.state_bytes for rows in by_mixer.values() for s in rows] +
                         [p["state_bytes"] for p in live])
-    fig.update_xaxes(type="log", title_text=say("mqar.x", lang), tickmode="array", tickvals=ticks,
+    fig.update_xaxes(type="log", title_text=Message("mqar.x"), tickmode="array", tickvals=ticks,
                      ticktext=[f"{t:,.0f}" for t in ticks])
-    fig.update_yaxes(range=[0, 1.05], title_text=say("mqar.y", lang))
+    fig.update_yaxes(range=[0, 1.05], title_text=Message("mqar.y"))
     seeds = len({p["seed"] for p in table["points"]})
-    note = say("mqar.subtitle", lang, pairs=task["pairs"], length=task["length"], vocab=task["vocab"], seeds=seeds)
-    fig = finish(fig, style, say("mqar.title", lang), height=520, note=note)
+    note = Message("mqar.subtitle", pairs=task["pairs"], length=task["length"], vocab=task["vocab"], seeds=seeds)
+    fig = finish(fig, style, Message("mqar.title"), height=520, note=note)
     if style.presentation:
         # On a projector ten names at the body's size would take half the width from the plot
         # (and under it, all its height): beside it, at the ticks' size.
@@ -85,17 +85,17 @@ def _colour(style, mixer: str, mixers: list) -> str:
     return "#882255" if colour.lower() == "#000000" else colour
 
 
-def _live_point(fig: go.Figure, point: dict, mixers: list, style, lang: str, rank: int) -> None:
+def _live_point(fig: go.Figure, point: dict, mixers: list, style, rank: int) -> None:
     """One point trained in the app: its mixer's shape and colour, open, with a ring."""
     mixer = point["mixer"]
     index = mixers.index(mixer) if mixer in mixers else len(mixers)
     colour = _colour(style, mixer, mixers)
-    name = say("mqar.live_name", lang, mixer=say(f"mqar.mixer.{mixer}", lang), width=point["width"],
-               steps=point["steps"], seed=point["seed"])
+    name = Message("mqar.live_name", mixer=Message(f"mqar.mixer.{mixer}"), width=point["width"],
+                   steps=point["steps"], seed=point["seed"])
     accuracy = point["accuracy"]
     shown = float("nan") if accuracy is None else accuracy
-    hover = say("mqar.live_hover", lang, name=name, bytes=f"{point['state_bytes']:,}",
-                accuracy="—" if accuracy is None else f"{accuracy:.3f}")
+    hover = Message("mqar.live_hover", name=name, bytes=f"{point['state_bytes']:,}",
+                    accuracy="—" if accuracy is None else f"{accuracy:.3f}")
     fig.add_trace(go.Scatter(
         x=[point["state_bytes"]], y=[shown], name=name, mode="markers", legendrank=rank,
         marker=dict(symbol=SYMBOLS[index % len(SYMBOLS)] + "-open", size=style.marker + 14, color=colour,

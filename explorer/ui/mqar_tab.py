@@ -6,7 +6,9 @@ a visitor trains one more point (a mechanism, a width, steps and a seed), priced
 the cost model and refused over ``views.mqar.LIVE_SECONDS``, with a progress bar, stopped
 when the page goes; the point joins the figure, ringed, and the trained model reads one test
 sequence: which earlier tokens each question attends to, as the maps tab draws attention.
-Every word is the page's language; a language or presentation switch redraws what is drawn.
+The engine's words are messages, said in the page's language by the handlers (``common.guarded``);
+a language or presentation switch redraws what is drawn from what was trained (nothing is
+trained again).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ..stopping import StopSignal
-from ..text import normal_lang, say
+from ..text import Message, normal_lang, say
 from . import common, i18n, server
 
 
@@ -48,32 +50,32 @@ def intro_text(lang: str = "en") -> str:
 
 
 def _status(session, lang) -> str:
+    """The shipped table and the last live point, said in ``lang`` (a markdown of two paragraphs)."""
     from ..views import mqar as views
-    lines = [views.shipped_status(lang)]
+    lines = [views.shipped_status()]
     if session is not None and session.last is not None:
-        lines.append(views.trained_message(session.last, lang))
+        lines.append(views.trained_message(session.last))
     else:
-        lines.append(say("mqar.inspect_empty", lang))
-    return "\n\n".join(lines)
+        lines.append(Message("mqar.inspect_empty"))
+    return "\n\n".join(say(line, lang) for line in lines)
 
 
-def _figure(session, presentation, lang):
+def _figure(session, presentation):
     from ..experiments import mqar_table
     from ..figures.mqar import mqar_figure
-    return mqar_figure(mqar_table.shipped(), style=presentation, lang=lang,
-                       live=session.points if session is not None else ())
+    return mqar_figure(mqar_table.shipped(), style=presentation, live=session.points if session is not None else ())
 
 
-def _inspection(session, sequence, layer, head, presentation, lang, with_layer=False):
+def _inspection(session, sequence, layer, head, presentation, with_layer=False):
     """The last live model's heatmap, or None before one is trained (and the layer drawn)."""
     if session is None or session.last is None or session.last.model is None:
         return (None, gr.skip()) if with_layer else None
     from ..figures.mqar_inspect import recall_heatmap
     from ..views import mqar as views
-    inspection, layer_index, head_index = views.inspect_live(session, sequence, layer, head, lang)
+    inspection, layer_index, head_index = views.inspect_live(session, sequence, layer, head)
     shape = session.last.shape
     fig = recall_heatmap(inspection, layer_index, head_index, mixer=shape.mixer, width=shape.width,
-                         style=presentation, lang=lang)
+                         style=presentation)
     return (fig, layer_index + 1) if with_layer else fig
 
 
@@ -85,8 +87,8 @@ def show_mqar(presentation=False, lang="en", session=None, sequence=0, layer=2, 
     common.import_engine()
     from ..views import mqar as views
     session = session if session is not None else views.RecallSession()
-    return (_figure(session, presentation, lang), _status(session, lang),
-            _inspection(session, sequence, layer, head, presentation, lang), session)
+    return (_figure(session, presentation), _status(session, lang),
+            _inspection(session, sequence, layer, head, presentation), session)
 
 
 @common.guarded
@@ -99,10 +101,9 @@ def train_mqar(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, presentat
     lang = normal_lang(lang)
     common.import_engine()
     from ..measure import cost
-    from ..text import Message
     from ..views import mqar as views
 
-    views.check_live(mixer, width, steps, seed, lang)          # a wrong control: refused before anything
+    views.check_live(mixer, width, steps, seed)          # a wrong control: refused before anything
     name = Message(f"mqar.mixer.{mixer}")
     progress(0.0, desc=say("mqar.progress_start", lang))
 
@@ -112,20 +113,20 @@ def train_mqar(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, presentat
                                             loss=f"{loss:.3f}"))
 
     stop = StopSignal(left=server.visitor_left(request), seconds=cost.TRAINING_SECONDS)
-    live = views.train_live(mixer, width, steps, seed, lang, should_stop=stop, on_step=on_step)
+    live = views.train_live(mixer, width, steps, seed, should_stop=stop, on_step=on_step)
     session = (session if session is not None else views.RecallSession()).add(live)
-    inspection, layer = _inspection(session, sequence, "best", "best", presentation, lang, with_layer=True)
-    return _figure(session, presentation, lang), _status(session, lang), inspection, session, "best", layer
+    inspection, layer = _inspection(session, sequence, "best", "best", presentation, with_layer=True)
+    return _figure(session, presentation), _status(session, lang), inspection, session, "best", layer
 
 
 @common.guarded
 def inspect_mqar(session=None, sequence=0, layer=2, head="best", presentation=False, lang="en"):
-    """The last live model on another sequence, layer or head."""
-    lang = normal_lang(lang)
+    """The last live model on another sequence, layer or head (``lang``: the page's, which
+    ``common.guarded`` says the figure in)."""
     if session is None or session.last is None:
         return gr.skip()
     common.import_engine()
-    return _inspection(session, sequence, layer, head, presentation, lang)
+    return _inspection(session, sequence, layer, head, presentation)
 
 
 def build(presentation: gr.Checkbox, lang: gr.Component | None = None, section: gr.Accordion | None = None):

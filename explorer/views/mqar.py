@@ -1,12 +1,13 @@
 """The recall (MQAR) section of the state tab: the shipped accuracy-against-state figure,
 one point trained live beside it, and what that model reads at each question.
 
-``check_live`` checks the section's controls (a refusal is one sentence in the page's
-language); ``train_live`` prices the run (``mqar.price``, refused over ``LIVE_SECONDS``),
-trains it on the shipped table's task and training with the visitor's steps and seed,
-asking its stop signal at every step, and returns a ``LivePoint`` that keeps the model for
-``inspect_live``. The live points of a page live in a ``RecallSession`` (at most
-``MAX_LIVE_POINTS``, the oldest dropped first).
+``check_live`` checks the section's controls (a refusal is one sentence, a message said in
+the page's language where it is shown); ``train_live`` prices the run (``mqar.price``,
+refused over ``LIVE_SECONDS``), trains it on the shipped table's task and training with the
+visitor's steps and seed, asking its stop signal at every step, and returns a ``LivePoint``
+that keeps the model for ``inspect_live``. The live points of a page live in a
+``RecallSession`` (at most ``MAX_LIVE_POINTS``, the oldest dropped first). Nothing here
+depends on the language: the words are messages.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from ..experiments import mqar, mqar_inspect, mqar_table
 from ..measure import cost
-from ..text import Message, normal_lang, say
+from ..text import Message
 from .common import echoed, whole_in
 
 WIDTHS = mqar_table.WIDTHS
@@ -55,27 +56,26 @@ class RecallSession:
 _shown = echoed
 
 
-def _whole(value, name_key, low, high, lang) -> int:
+def _whole(value, name_key, low, high) -> int:
     return whole_in(value, low, high, "mqar.err_whole", name_key)
 
 
-def check_live(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, lang="en") -> tuple:
-    """(ModelShape, Training) of a live point, checked; else a ValueError in ``lang``."""
-    lang = normal_lang(lang)
+def check_live(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0) -> tuple:
+    """(ModelShape, Training) of a live point, checked; else a ValueError carrying a message."""
     if not isinstance(mixer, str) or mixer not in mqar.MIXERS:
-        raise ValueError(say("mqar.err_mixer", lang, choices=", ".join(f"“{m}”" for m in mqar.MIXERS),
-                             value=_shown(mixer)))
+        raise ValueError(Message("mqar.err_mixer", choices=", ".join(f"“{m}”" for m in mqar.MIXERS),
+                                 value=_shown(mixer)))
     if isinstance(width, bool) or not isinstance(width, (int, float, str)) or str(width) not in {str(w) for w in WIDTHS}:
-        raise ValueError(say("mqar.err_width", lang, choices=", ".join(map(str, WIDTHS)), value=_shown(width)))
-    steps = _whole(steps, "mqar.name_steps", *STEPS, lang)
-    seed = _whole(0 if seed is None else seed, "mqar.name_seed", 0, MAX_SEED, lang)
+        raise ValueError(Message("mqar.err_width", choices=", ".join(map(str, WIDTHS)), value=_shown(width)))
+    steps = _whole(steps, "mqar.name_steps", *STEPS)
+    seed = _whole(0 if seed is None else seed, "mqar.name_seed", 0, MAX_SEED)
     task, training, head_dim = mqar_table.settings(mqar_table.shipped())
     return mqar.ModelShape(mixer, int(width), head_dim), replace(training, steps=steps, seed=seed)
 
 
-def live_price(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, lang="en") -> cost.Estimate:
+def live_price(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0) -> cost.Estimate:
     """``mqar.price`` of a live point, with what a visitor can lower (the steps or the width)."""
-    shape, training = check_live(mixer, width, steps, seed, lang)
+    shape, training = check_live(mixer, width, steps, seed)
     return replace(mqar.price(shape, shipped_task(), training), lower=Message("mqar.lower_live"))
 
 
@@ -83,13 +83,13 @@ def shipped_task() -> mqar.Task:
     return mqar_table.settings(mqar_table.shipped())[0]
 
 
-def train_live(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, lang="en", should_stop=None,
+def train_live(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, should_stop=None,
                on_step=None, limit_seconds: float = LIVE_SECONDS) -> LivePoint:
     """Train one point on the shipped task (priced first: ``cost.Refusal`` over
     ``limit_seconds``); ``on_step(step, steps, loss)`` sees each step."""
-    shape, training = check_live(mixer, width, steps, seed, lang)
+    shape, training = check_live(mixer, width, steps, seed)
     task = shipped_task()
-    estimate = live_price(mixer, width, steps, seed, lang)
+    estimate = live_price(mixer, width, steps, seed)
     if not cost.fits(estimate, limit_seconds=limit_seconds):
         cost.check(estimate, limit_seconds=limit_seconds)       # refused, naming what the visitor can lower
     report = None if on_step is None else (lambda step, loss: on_step(step + 1, training.steps, loss))
@@ -102,24 +102,24 @@ def train_live(mixer="softmax", width=32, steps=DEFAULT_STEPS, seed=0, lang="en"
     return LivePoint(point, model if result.diverged is None else None, shape, task)
 
 
-def trained_message(live: LivePoint, lang="en") -> str:
+def trained_message(live: LivePoint) -> Message:
+    """What the last live point came to: its accuracy and time, or the step it diverged at."""
     p = live.point
     mixer = Message(f"mqar.mixer.{p['mixer']}")
     if p["accuracy"] is None:
-        return say("mqar.diverged_live", lang, mixer=mixer, width=p["width"], step=p["diverged"])
-    return say("mqar.trained", lang, mixer=mixer, width=p["width"], seconds=f"{p['seconds']:.1f}",
+        return Message("mqar.diverged_live", mixer=mixer, width=p["width"], step=p["diverged"])
+    return Message("mqar.trained", mixer=mixer, width=p["width"], seconds=f"{p['seconds']:.1f}",
                accuracy=f"{p['accuracy']:.3f}", questions=p["questions"], bytes=f"{p['state_bytes']:,}")
 
 
-def check_inspect(session: RecallSession | None, sequence=0, layer=2, head="best", lang="en") -> tuple:
+def check_inspect(session: RecallSession | None, sequence=0, layer=2, head="best") -> tuple:
     """(layer index or None, head: an index, "mean" or "best", sequence) for the last live
     model; else a ValueError. ``layer`` "best" (None) is the layer that reads the pairs most."""
-    lang = normal_lang(lang)
     if session is None or session.last is None or session.last.model is None:
-        raise ValueError(say("mqar.err_train_first", lang))
+        raise ValueError(Message("mqar.err_train_first"))
     shape = session.last.shape
-    sequence = _whole(0 if sequence is None else sequence, "mqar.name_sequence", *SEQUENCES, lang)
-    layer = None if layer == "best" else _whole(layer, "mqar.name_layer", 1, shape.layers, lang) - 1
+    sequence = _whole(0 if sequence is None else sequence, "mqar.name_sequence", *SEQUENCES)
+    layer = None if layer == "best" else _whole(layer, "mqar.name_layer", 1, shape.layers) - 1
     if head in (None, "", "mean", "best"):
         return layer, head or "mean", sequence
     try:
@@ -127,15 +127,15 @@ def check_inspect(session: RecallSession | None, sequence=0, layer=2, head="best
     except (TypeError, ValueError, OverflowError):
         h = math.nan
     if not (math.isfinite(h) and h == int(h) and 1 <= h <= shape.heads):
-        raise ValueError(say("mqar.err_head", lang, heads=shape.heads, value=_shown(head)))
+        raise ValueError(Message("mqar.err_head", heads=shape.heads, value=_shown(head)))
     return layer, int(h) - 1, sequence
 
 
-def inspect_live(session: RecallSession, sequence=0, layer=2, head="best", lang="en"):
+def inspect_live(session: RecallSession, sequence=0, layer=2, head="best"):
     """(inspection, layer index, head) of the last live model on one sequence: head an index,
     None for the mean over heads; "best" is the head that reads the asked pairs most, and
     the layer "best" the layer that holds the best of those."""
-    layer, head, sequence = check_inspect(session, sequence, layer, head, lang)
+    layer, head, sequence = check_inspect(session, sequence, layer, head)
     live = session.last
     found = mqar_inspect.inspect(live.model, live.task, sequence)
     if layer is None:
@@ -145,9 +145,10 @@ def inspect_live(session: RecallSession, sequence=0, layer=2, head="best", lang=
     return found, layer, None if head == "mean" else head
 
 
-def shipped_status(lang="en") -> str:
+def shipped_status() -> Message:
+    """What the shipped table holds: its points, mixers, widths and the torch it ran on."""
     table = mqar_table.shipped()
     points = table["points"]
-    return say("mqar.shipped_status", normal_lang(lang), points=len(points),
+    return Message("mqar.shipped_status", points=len(points),
                mixers=len({p["mixer"] for p in points}), widths=", ".join(str(w) for w in sorted({p["width"] for p in points})),
                torch=table["versions"]["torch"])

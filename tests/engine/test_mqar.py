@@ -9,6 +9,7 @@ import torch
 from explorer import mechanisms, stopping
 from explorer.experiments import mqar, mqar_table
 from explorer.figures.mqar import mqar_figure
+from explorer.figures.style import said_figure
 from explorer.linearize.attention import windowed_attention_reference
 from explorer.measure import cost
 from tests.helpers.words import english_words, figure_texts
@@ -165,7 +166,7 @@ def mqar_figure_name(mixer):
 
 
 def test_the_figure_speaks_chinese(table):
-    fig = mqar_figure(table, lang="zh")
+    fig = said_figure(mqar_figure(table), "zh")
     texts = " ".join(figure_texts(fig) + [t.name for t in fig.data] + [a.text for a in fig.layout.annotations])
     assert "字节" in fig.layout.xaxis.title.text and "准确率" in fig.layout.yaxis.title.text
     assert english_words(texts) == []

@@ -9,6 +9,7 @@ import torch
 from explorer.experiments import mqar, mqar_inspect
 from explorer.figures.mqar import mqar_figure
 from explorer.figures.mqar_inspect import recall_heatmap
+from explorer.figures.style import said_figure
 from explorer.experiments import mqar_table
 from tests.helpers.words import english_words, figure_texts
 
@@ -87,9 +88,10 @@ def model_shape(mixer):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_heatmap_outlines_each_questions_pair(lang):
     found = mqar_inspect.inspect(untrained("softmax"), TASK, seed=2)
-    fig = recall_heatmap(found, 1, None, mixer="softmax", width=16, lang=lang)
+    built = recall_heatmap(found, 1, None, mixer="softmax", width=16)
+    np.testing.assert_allclose(np.asarray(built.data[0].z), found.rows(1))
+    fig = said_figure(built, lang)            # the words in the page's language, the data as built
     heat = fig.data[0]
-    np.testing.assert_allclose(np.asarray(heat.z), found.rows(1))
     boxes = [(s.x0, s.x1, s.y0, s.y1) for s in fig.layout.shapes]
     assert boxes == [(p - 0.5, p + 1.5, i - 0.5, i + 0.5) for i, p in enumerate(found.pair_positions)]
     names = list(fig.layout.xaxis.ticktext)
@@ -100,7 +102,7 @@ def test_the_heatmap_outlines_each_questions_pair(lang):
     if lang == "zh":
         texts = figure_texts(fig) + [fig.layout.title.text, fig.layout.title.subtitle.text, heat.colorbar.title.text]
         assert english_words(" ".join(texts)) == []
-    one_head = recall_heatmap(found, 0, 3, mixer="softmax", width=16, lang=lang)
+    one_head = recall_heatmap(found, 0, 3, mixer="softmax", width=16)
     np.testing.assert_allclose(np.asarray(one_head.data[0].z), found.maps[0][3])
 
 
@@ -113,7 +115,7 @@ def test_a_signed_map_gets_a_scale_centred_on_zero():
 def test_a_live_point_joins_the_shipped_figure():
     table = mqar_table.shipped()
     point = {"mixer": "gla", "width": 32, "steps": 40, "seed": 7, "accuracy": 0.25, "state_bytes": 1792}
-    plain, with_live = mqar_figure(table), mqar_figure(table, live=[point], lang="zh")
+    plain, with_live = mqar_figure(table), said_figure(mqar_figure(table, live=[point]), "zh")
     assert len(with_live.data) == len(plain.data) + 1
     live = [t for t in with_live.data if "40" in t.name and "7" in t.name]
     assert len(live) == 1 and list(live[0].x) == [1792] and list(live[0].y) == [0.25]
