@@ -29,6 +29,7 @@ SEQUENCES = (0, 999)
 # busy machine), so what is allowed ends well within a minute on two cores.
 LIVE_SECONDS = 60.0
 MAX_LIVE_POINTS = 8
+KEPT_INSPECTIONS = 4          # sequences of the last live model kept read (a language switch redraws them)
 
 
 @dataclass
@@ -39,6 +40,9 @@ class LivePoint:
     model: object = field(repr=False, default=None)
     shape: mqar.ModelShape | None = None
     task: mqar.Task | None = None
+    # sequence -> what the model read there: another language, layer or head draws it again
+    # from here, without a forward pass (the last KEPT_INSPECTIONS sequences).
+    inspections: dict = field(repr=False, default_factory=dict)
 
 
 @dataclass
@@ -137,7 +141,11 @@ def inspect_live(session: RecallSession, sequence=0, layer=2, head="best"):
     the layer "best" the layer that holds the best of those."""
     layer, head, sequence = check_inspect(session, sequence, layer, head)
     live = session.last
-    found = mqar_inspect.inspect(live.model, live.task, sequence)
+    found = live.inspections.get(sequence)
+    if found is None:
+        found = mqar_inspect.inspect(live.model, live.task, sequence)
+        kept = list(live.inspections.items())[-(KEPT_INSPECTIONS - 1):]
+        live.inspections = dict(kept + [(sequence, found)])
     if layer is None:
         layer = found.reading_layer()
     if head == "best":

@@ -113,6 +113,17 @@ def test_the_live_models_inspection_marks_each_asked_pair(trained):
     assert kept is session and again is not None and any(t.name.startswith("GLA, d=32, now") for t in fig.data)
 
 
+def test_a_language_switch_says_the_section_again_without_reading_the_model_again(trained, monkeypatch):
+    from explorer.experiments import mqar_inspect
+    fig, status, inspection, session, _, layer = trained
+    monkeypatch.setattr(mqar_inspect, "inspect", lambda *a, **k: pytest.fail("the model read the sequence again"))
+    en_fig, en_status, en_inspection, kept = mqar_tab.show_mqar(False, "en", session, 5, layer, "best")
+    assert kept is session and en_status != status and english_words(en_status)
+    np.testing.assert_allclose(np.asarray(en_inspection.data[0].z), _plotted(inspection.data[0].z))
+    assert en_inspection.layout.title.text != inspection.layout.title.text
+    assert [t.name for t in en_fig.data] != [t.name for t in fig.data]
+
+
 def test_a_run_over_its_price_is_refused_before_it_trains(monkeypatch):
     started = []
     monkeypatch.setattr(mqar, "RecallModel", lambda *a, **k: started.append(a))
