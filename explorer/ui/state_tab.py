@@ -14,7 +14,7 @@ import gradio as gr
 import pandas as pd
 
 from .. import catalog, mechanisms
-from ..text import said_throughout
+from ..text import said, said_throughout
 from . import common, downloads, i18n, source as source_panel
 from .engine import figures_and_views
 
@@ -242,9 +242,9 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.C
             raise gr.Error(say("state.error_run_first", lang), print_exception=False)
         # The files hold the words of the page they were asked from.
         figures = dict(zip(("step", "curves", "memory", "capacity"), render(view, presentation)))
-        tables = {"curves": curves_table(view), "capacity": capacity_table(view)}
+        tables = {"curves": curves_table(view, lang), "capacity": capacity_table(view, lang)}
         return common.show_files(downloads.export_files(
-            "state", common.said_outputs(figures, lang), common.said_outputs(tables, lang),
+            "state", common.said_outputs(figures, lang), tables,
             provenance=getattr(view, "provenance", None) or None))
 
     common.wire_export(export, export_state, [view, presentation, lang], files)
@@ -276,25 +276,26 @@ def _wire(tab: StateTab, panel, presentation, try_preset) -> None:
                               api_visibility="private", trigger_mode="always_last", **COMPUTE), tab, inputs)
 
 
-def curves_table(view) -> pd.DataFrame:
+def curves_table(view, lang: str = "en") -> pd.DataFrame:
     """Per update and step: the norms, the rank, and the memory of the KV cache and the state
-    (column names stay English in both languages: they are data keys; the updates' names are
-    messages, said with the page's language; NaN where an update has no normaliser)."""
+    (column names stay English in both languages: they are data keys; the updates are named
+    in ``lang``; NaN where an update has no normaliser)."""
     rows = []
     for kind, tr in view.traces.items():
         z = tr.get("normaliser_norm")
         for t in view.ts:
-            rows.append({"decay": kind, "t": t, "token": view.tokens[t], "state_norm": tr["state_norm"][t],
+            rows.append({"decay": said(kind, lang), "t": t, "token": view.tokens[t], "state_norm": tr["state_norm"][t],
                          "normaliser_norm": float("nan") if z is None else z[t], "effective_rank": tr["effective_rank"][t],
                          "kv_cache_bytes": view.kv_bytes[t], "state_bytes": view.state_bytes})  # kv after t+1 tokens
     return pd.DataFrame(rows)
 
 
-def capacity_table(view) -> pd.DataFrame:
-    """Pairs written and pairs recalled (mean and sd over the trials), per update."""
+def capacity_table(view, lang: str = "en") -> pd.DataFrame:
+    """Pairs written and pairs recalled (mean and sd over the trials), per update (named in
+    ``lang``: a table's cells keep no message, pandas stores them as plain text)."""
     rows = []
     for kind, c in view.capacity.items():
         for p, mean, sd in zip(c["pairs"], c["recalled"], c["recalled_std"]):
-            rows.append({"update": kind, "pairs_written": int(p), "pairs_recalled_mean": float(mean),
+            rows.append({"update": said(kind, lang), "pairs_written": int(p), "pairs_recalled_mean": float(mean),
                          "pairs_recalled_sd": float(sd), "threshold": view.threshold})
     return pd.DataFrame(rows)

@@ -77,3 +77,14 @@ def test_the_recall_section_is_said_in_chinese_from_the_same_figure():
     english = [(text, english_words(text)) for text in figure_texts(fig) + [status] if english_words(text)]
     assert not english, english
     assert any(english_words(text) for text in figure_texts(built))
+
+
+def test_the_exported_tables_name_the_updates_in_the_pages_language(drawn):
+    view = drawn[4]
+    for table, column in ((state_tab.curves_table, "decay"), (state_tab.capacity_table, "update")):
+        en, zh = table(view, "en"), table(view, "zh")
+        assert list(en.columns) == list(zh.columns)                  # data keys, the same in both
+        assert "no decay" in set(en[column]) and "无衰减" in set(zh[column])
+        assert not [name for name in set(zh[column]) if chinese_leftovers(name)]
+        numbers = [c for c in en.columns if c not in (column, "token")]
+        assert en[numbers].equals(zh[numbers])
