@@ -1,7 +1,8 @@
 """The state tab in a real browser, in English and in Chinese, on a desktop (1600×900) and on
 a projector (1280×720, presentation mode): all six updates are offered and drawn, the delta
 rule's step shows its erased and written parts, and the Chinese page shows no English word
-outside names, units and the text's own tokens. Screenshots: test-artifacts/state-*.png.
+outside names, units and the text's own tokens; a language switch on the drawn tab says it
+again in Chinese. Screenshots: test-artifacts/state-*.png.
 """
 
 from __future__ import annotations
@@ -105,3 +106,50 @@ def shoot(page, name: str):
     page.screenshot(path=str(ARTIFACTS / f"{name}-full.png"), full_page=True)
     for plot_id in PLOTS:                                                      # each figure at its size
         page.locator(f"#{plot_id}").screenshot(path=str(ARTIFACTS / f"{name}-{plot_id}.png"))
+
+
+# Every event the page sends, by its dependency's id, in order (as test_page_open_events).
+SENT_JS = """(() => { window.__sent = []; const f = window.fetch;
+  window.fetch = function (input, init) {
+    try { if (init && typeof init.body === 'string' && init.body.includes('fn_index')) {
+      window.__sent.push(JSON.parse(init.body).fn_index); } } catch (e) { /* not an event */ }
+    return f.apply(this, arguments); }; })();"""
+
+
+def test_a_language_switch_says_the_drawn_tab_again_without_computing_it(browser, app_url):
+    """English first, then the header's switch: the figures and notices turn Chinese, and the
+    page sends no draw of the tab (run_state), only its words said again (relanguage; that it
+    computes nothing is tests/app/test_state_said.py's)."""
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(app_url.rstrip("/") + "/config", timeout=60) as answer:
+        config = json.load(answer)
+    names = {d["id"]: d.get("api_name") or "" for d in config["dependencies"]}
+    context = browser.new_context(viewport={"width": 1600, "height": 900}, locale="en-US")
+    context.add_init_script(SENT_JS)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    app = Watched(page)
+    try:
+        page.goto(app_url + "?tab=state&src=random&n=32&d=8&lang=en")
+        wait_title(page, "state-curves", say("state.curves_title", "en"))
+        wait_title(page, "state-capacity", say("state.capacity_title", "en"))
+        wait_quiet(page, queue=False)
+        before = len(page.evaluate("() => window.__sent"))
+        page.locator("#language label", has_text="中文").click()
+        for plot_id, key in (("state-curves", "state.curves_title"), ("state-capacity", "state.capacity_title"),
+                             ("state-memory", "state.memory_title"), ("state-step", "state.step_title_additive")):
+            wait_title(page, plot_id, say(key, "zh"))
+        wait_quiet(page, queue=False)
+        sent = [names.get(i, "") for i in page.evaluate("() => window.__sent")[before:]]
+        assert not [name for name in sent if name.startswith(("run_state", "state"))], sent
+        for plot_id in PLOTS:
+            for text in page.evaluate(FIGURE_TEXT_JS, plot_id):
+                assert not chinese_leftovers(text), (plot_id, text)
+        notices = page.inner_text("#state-notices")
+        assert notices.strip() and not chinese_leftovers(notices), notices
+        app.check_clean()
+        shoot(page, "state-switched-zh-1600x900")
+    finally:
+        context.close()
