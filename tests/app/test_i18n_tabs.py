@@ -464,5 +464,5 @@ def test_a_random_sample_with_a_reduced_seed_and_a_temperature_is_named_in_chine
     s = view_common.load_sample("random", n=16, d=8, data_seed=-5, temperature=2.0)
     assert s.source == "random 'gaussian', N=16, d=8, heads=1, seed=4294967291, temperature=2"
     assert s.notices[-1].startswith("The data seed -5 is outside")
-    for said in (view_common.source_title(s, "zh"), view_common.sample_notice(s.notices[-1], "zh")):
+    for said in (say(view_common.source_title(s), "zh"), say(s.notices[-1], "zh")):
         assert CJK.search(said) and not english_words(said), said
