@@ -459,3 +459,39 @@ def finite_values(values) -> np.ndarray:
     arrays = [np.asarray(v, dtype=np.float64).ravel() for v in values]
     flat = np.concatenate(arrays) if arrays else np.zeros(0)
     return flat[np.isfinite(flat)]
+
+
+class UnitBelow(str):
+    """A label with its unit on a line of its own ("KL (nats)" -> "KL<br>(nats)"), for a
+    colour bar's narrow title; said in a language first, then broken, so it stays a message."""
+
+    def __new__(cls, label):
+        self = super().__new__(cls, _unit_below(str(label)))
+        self.label = label
+        return self
+
+    def say(self, lang: str = DEFAULT_LANG) -> str:
+        return _unit_below(str(said_throughout(self.label, lang)))
+
+    def __reduce__(self):
+        return UnitBelow, (self.label,)
+
+
+def _unit_below(text: str) -> str:
+    return text.replace(" (", "<br>(").replace("（", "<br>（")
+
+
+class NamedInEnglish(str):
+    """A name the data gives in English ("arrays", "layer 0"), said as ``message`` in other
+    languages: a sample's own layer names are English, numbered in Chinese."""
+
+    def __new__(cls, name, message):
+        self = super().__new__(cls, str(name))
+        self.message = message
+        return self
+
+    def say(self, lang: str = DEFAULT_LANG) -> str:
+        return str(self) if normal_lang(lang) == DEFAULT_LANG else str(said_throughout(self.message, lang))
+
+    def __reduce__(self):
+        return NamedInEnglish, (str(self), self.message)
