@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..text import say
-from .style import as_style, finish
+from ..text import Joined, Message
+from .style import UnitBelow, as_style, finish
 
 
-def probe_grid(values, head_labels, map_names, metric_label: str = "", texts: int = 0, style=None,
-               lang: str = "en") -> go.Figure:
+def probe_grid(values, head_labels, map_names, metric_label: str = "", texts: int = 0, style=None) -> go.Figure:
     """Heads down, maps across (``map_names``: as the reader names them), coloured by ``values``
     (heads x maps; NaN cells stay blank)."""
     style = as_style(style)
@@ -20,13 +19,13 @@ def probe_grid(values, head_labels, map_names, metric_label: str = "", texts: in
     fig = go.Figure(go.Heatmap(
         z=z, x=names, y=list(head_labels), colorscale=style.sequential, text=text, texttemplate="%{text}",
         textfont=dict(size=style.tick_font), xgap=1, ygap=1,
-        colorbar=dict(title=dict(text=metric_label.replace(" (", "<br>(").replace("（", "<br>（"), side="top")),
-        hovertemplate="%{y} · %{x}<br>" + metric_label + ": %{z:.4g}<extra></extra>",
+        colorbar=dict(title=dict(text=UnitBelow(metric_label), side="top")),
+        hovertemplate=Joined(("%{y} · %{x}<br>", metric_label, ": %{z:.4g}<extra></extra>")),
     ))
-    fig.update_xaxes(title_text=say("probe.grid_x", lang), side="top", type="category")
-    fig.update_yaxes(title_text=say("probe.grid_y", lang), autorange="reversed", type="category")
-    title = say("probe.grid_title", lang, metric=metric_label, texts=texts)
+    fig.update_xaxes(title_text=Message("probe.grid_x"), side="top", type="category")
+    fig.update_yaxes(title_text=Message("probe.grid_y"), autorange="reversed", type="category")
+    title = Message("probe.grid_title", metric=metric_label, texts=texts)
     # A row per head stays tall enough for its number: MiniLM's 72 heads grow the figure.
     row = 22 if style.presentation else 16
     return finish(fig, style, title, height=max(420, 160 + row * len(head_labels)),
-                  note=say("probe.grid_note", lang))
+                  note=Message("probe.grid_note"))

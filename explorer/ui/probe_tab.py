@@ -15,7 +15,7 @@ import gradio as gr
 from .. import catalog
 from ..catalog import PROBE_MAX_FILE_BYTES, PROBE_MAX_TEXT_CHARS, PROBE_MAX_TEXTS
 from ..stopping import StopSignal
-from ..text import normal_lang, said, say
+from ..text import Message, normal_lang, said, say
 from . import common, downloads, i18n, server
 
 # Registry names, as the command line takes them (a random map is drawn orthogonal).
@@ -28,25 +28,25 @@ def _label(key: str):
     return i18n.engine_label(key)
 
 
-def read_upload(path, lang: str = "en") -> str:
-    """The uploaded file's text, refused (in ``lang``) when missing, too large or not UTF-8;
-    its size is read before any of its bytes."""
+def read_upload(path) -> str:
+    """The uploaded file's text, refused (a ValueError with a message) when missing, too large
+    or not UTF-8; its size is read before any of its bytes."""
     if not path:
-        raise ValueError(say("probe.err_no_file", lang))
+        raise ValueError(Message("probe.err_no_file"))
     if not isinstance(path, (str, os.PathLike)):      # a file object from an older gradio: its name is the path
         path = getattr(path, "name", path)
     try:
         size = os.path.getsize(path)
     except (OSError, TypeError):
-        raise ValueError(say("probe.err_no_file", lang)) from None
+        raise ValueError(Message("probe.err_no_file")) from None
     if size > PROBE_MAX_FILE_BYTES:
-        raise ValueError(say("probe.err_bytes", lang, size=f"{size:,}", cap=f"{PROBE_MAX_FILE_BYTES:,}"))
+        raise ValueError(Message("probe.err_bytes", size=f"{size:,}", cap=f"{PROBE_MAX_FILE_BYTES:,}"))
     with open(path, "rb") as handle:
         data = handle.read(PROBE_MAX_FILE_BYTES + 1)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ValueError(say("probe.err_encoding", lang)) from None
+        raise ValueError(Message("probe.err_encoding")) from None
 
 
 def intro_text(lang: str = "en") -> str:
@@ -54,14 +54,15 @@ def intro_text(lang: str = "en") -> str:
                kb=PROBE_MAX_FILE_BYTES // 1024)
 
 
-def render(view, presentation=False):
+def render(view, presentation=False, lang="en"):
+    """The heads x maps heatmap of the probe, said in ``lang``."""
     if view is None:
         return None
     from ..figures.probe import probe_grid
     from ..views.probe import head_labels
-    lang = view.lang
-    return probe_grid(view.grid, head_labels(view), [said(catalog.map_label(i), lang) for i in view.maps], say(f"common.metric.{view.metric}", lang),
-                      texts=view.texts, style=presentation, lang=lang)
+    figure = probe_grid(view.grid, head_labels(view), [catalog.map_label(i) for i in view.maps],
+                        Message(f"common.metric.{view.metric}"), texts=view.texts, style=presentation)
+    return common.said_outputs(figure, normal_lang(lang))
 
 
 @common.guarded
@@ -69,22 +70,22 @@ def run_probe(file=None, maps=DEFAULT_MAPS, metric="kl_mean", m=64, seed=0, pres
               request: gr.Request = None, progress=gr.Progress()):
     """Probe the uploaded texts; returns (heatmap, summary table, status, CSV of the table)."""
     lang = normal_lang(lang)
-    content = read_upload(file, lang)
+    content = read_upload(file)
     common.import_engine()
     from ..measure import cost
     from ..views import probe as probe_views
 
-    corpus = probe_views.read_corpus(content, lang)
+    corpus = probe_views.read_corpus(content)
     stop = StopSignal(left=server.visitor_left(request), seconds=cost.LIMIT_SECONDS)
     progress(0.0, desc=say("probe.progress", lang))
-    view = probe_views.probe_view(corpus, maps=list(maps or ()), metric=metric, m=m, seed=seed, lang=lang,
-                                  should_stop=stop,
+    view = probe_views.probe_view(corpus, maps=list(maps or ()), metric=metric, m=m, seed=seed, should_stop=stop,
                                   progress=lambda f: progress(f, desc=say("probe.progress", lang)))
     csv = downloads.export_folder() / "probe.csv"
     view.table.to_csv(csv, index=False)
     status = [say("probe.done", lang, texts=view.texts, heads=len(view.heads), maps=len(view.maps),
                   rows=len(view.table))]
     status += [common.as_text(said(notice, lang)) for notice in view.notices]
+    # (the figure and the table are said in ``lang`` by ``guarded``)
     return render(view, presentation), probe_views.summary_table(view), "\n\n".join(status), str(csv)
 
 

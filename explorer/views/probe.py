@@ -22,7 +22,8 @@ from ..experiments.probe_table import tidy
 from ..measure import cost
 from ..measure.showing import infinite_count, mostly_undefined
 from ..catalog import map_label
-from ..text import Message, said, say
+from ..text import Message
+from .frames import message_frame
 
 SUMMARY_METRICS = ("map_rel_error", "output_rel_error", "kl_mean", "entropy_approx", "monotonicity")
 
@@ -39,29 +40,28 @@ class ProbeView:
     metric: str
     texts: int
     notices: list = field(default_factory=list)
-    lang: str = "en"
 
 
-def read_corpus(content: str, lang: str = "en") -> probe.Corpus:
-    """The page's corpus from a file's text, within the page's bounds (ValueError in ``lang``)."""
+def read_corpus(content: str) -> probe.Corpus:
+    """The page's corpus from a file's text, within the page's bounds (a ValueError with a message)."""
     corpus = probe.Corpus.from_lines(content.splitlines())
     if not corpus.texts:
-        raise ValueError(say("probe.err_empty", lang))
+        raise ValueError(Message("probe.err_empty"))
     if len(corpus.texts) > MAX_TEXTS:
-        raise ValueError(say("probe.err_lines", lang, count=len(corpus.texts), cap=MAX_TEXTS))
+        raise ValueError(Message("probe.err_lines", count=len(corpus.texts), cap=MAX_TEXTS))
     for index, text in corpus.texts:
         if len(text) > MAX_TEXT_CHARS:
-            raise ValueError(say("probe.err_chars", lang, line=index + 1, count=len(text), cap=MAX_TEXT_CHARS))
+            raise ValueError(Message("probe.err_chars", line=index + 1, count=len(text), cap=MAX_TEXT_CHARS))
     return corpus
 
 
 def probe_view(corpus: probe.Corpus, maps=probe.DEFAULT_MAPS, metric: str = "kl_mean", m: int = probe.DEFAULT_M,
-               seed: int = 0, lang: str = "en", should_stop=None, progress=None) -> ProbeView:
+               seed: int = 0, should_stop=None, progress=None) -> ProbeView:
     """Probe every text of ``corpus`` on every layer and head of the embedded model, priced
     first (the cost model's time and memory for all of it); ``progress(fraction)`` hears
     about each text, ``should_stop`` is asked at every head."""
     if metric not in OVERVIEW_METRICS:
-        raise ValueError(say("probe.err_metric", lang, metric=str(metric)[:40], choices=", ".join(OVERVIEW_METRICS)))
+        raise ValueError(Message("probe.err_metric", metric=str(metric)[:40], choices=", ".join(OVERVIEW_METRICS)))
     settings = probe.ProbeSettings(maps=tuple(maps or ()), m=int(m), seed=int(seed))
     prober = probe.Prober(settings, should_stop=should_stop)
     settings = prober.settings
@@ -82,7 +82,7 @@ def probe_view(corpus: probe.Corpus, maps=probe.DEFAULT_MAPS, metric: str = "kl_
         if progress is not None:
             progress((done + 1) / len(corpus.texts))
     if not rows:
-        raise ValueError(say("probe.err_nothing", lang))
+        raise ValueError(Message("probe.err_nothing"))
     table = tidy(pd.DataFrame(rows), settings.maps)
     unk = int(table.drop_duplicates("text_index")["unk_tokens"].sum())
     if unk:
@@ -91,7 +91,7 @@ def probe_view(corpus: probe.Corpus, maps=probe.DEFAULT_MAPS, metric: str = "kl_
     grid = _grid(table, metric, heads, settings.maps)
     return ProbeView(table=table, summary=_summary(table, settings.maps), grid=grid,
                      heads=heads, maps=list(settings.maps), metric=metric, texts=int(table["text_index"].nunique()),
-                     notices=notices, lang=lang)
+                     notices=notices)
 
 
 def _cell_value(row: dict, key: str) -> float:
@@ -142,24 +142,23 @@ def _grid(table: pd.DataFrame, metric: str, heads, maps) -> np.ndarray:
 
 
 def summary_table(view: ProbeView, digits: int = 3) -> pd.DataFrame:
-    """The summary as the page shows it, headed in the view's language: each mean with the
-    cells it is over when some lack a value, KL's +inf rows beside its mean."""
-    lang = view.lang
-    data = {say("common.map", lang): [said(map_label(r["map"]), lang) for r in view.summary],
-            say("probe.col_cells", lang): [r["cells"] for r in view.summary]}
+    """The summary as the page shows it, headers and words as messages (the page says them):
+    each mean with the cells it is over when some lack a value, KL's +inf rows beside its mean."""
+    data = {Message("common.map"): [map_label(r["map"]) for r in view.summary],
+            Message("probe.col_cells"): [r["cells"] for r in view.summary]}
     for key in SUMMARY_METRICS:
         column = []
         for r in view.summary:
             value, have = r[key], r[key + "_cells"]
-            shown = say("common.na", lang) if value is None else f"{value:.{digits}g}"
+            shown = Message("common.na") if value is None else f"{value:.{digits}g}"
             if have < r["cells"]:
-                shown = say("probe.of_cells", lang, value=shown, have=have, cells=r["cells"])
+                shown = Message("probe.of_cells", value=shown, have=have, cells=r["cells"])
             column.append(shown)
-        data[say(f"common.short.{key}", lang)] = column
-    data[say("probe.col_inf", lang)] = [say("probe.inf_rows", lang, inf=r["kl_inf_rows"], rows=r["rows"])
-                                        for r in view.summary]
-    return pd.DataFrame(data)
+        data[Message(f"common.short.{key}")] = column
+    data[Message("probe.col_inf")] = [Message("probe.inf_rows", inf=r["kl_inf_rows"], rows=r["rows"])
+                                      for r in view.summary]
+    return message_frame(data)
 
 
 def head_labels(view: ProbeView) -> list[str]:
-    return [say("probe.head_label", view.lang, layer=layer, head=head) for layer, head in view.heads]
+    return [Message("probe.head_label", layer=layer, head=head) for layer, head in view.heads]

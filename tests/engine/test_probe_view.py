@@ -10,6 +10,7 @@ import pytest
 
 from explorer.catalog import PROBE_MAX_TEXT_CHARS, PROBE_MAX_TEXTS
 from explorer.figures.probe import probe_grid
+from explorer.text import say_error
 from explorer.views import probe as probe_views
 from helpers.words import english_words, figure_texts
 
@@ -31,8 +32,9 @@ def test_the_corpus_is_bounded_in_lines_and_characters():
         probe_views.read_corpus("a\n" * (PROBE_MAX_TEXTS + 1))
     with pytest.raises(ValueError, match="line 2 has"):
         probe_views.read_corpus("a\n" + "b" * (PROBE_MAX_TEXT_CHARS + 1))
-    with pytest.raises(ValueError, match="超过本页上限"):
-        probe_views.read_corpus("a\n" * (PROBE_MAX_TEXTS + 1), lang="zh")
+    with pytest.raises(ValueError) as refused:
+        probe_views.read_corpus("a\n" * (PROBE_MAX_TEXTS + 1))
+    assert "超过本页上限" in say_error(refused.value, "zh")
 
 
 def test_every_layer_and_head_of_every_text(view):
@@ -55,12 +57,14 @@ def test_infinite_kl_is_counted_beside_the_mean_not_dropped(view):
 
 
 def test_chinese_page_has_no_english_words(view):
-    import dataclasses
-    zh = dataclasses.replace(view, lang="zh")
-    table = probe_views.summary_table(zh)
+    from explorer.catalog import map_label
+    from explorer.figures.style import said_figure
+    from explorer.ui.common import said_outputs
+    table = said_outputs(probe_views.summary_table(view), "zh")
     words = [w for column in table.columns for w in english_words(column)]
     words += [w for value in table.astype(str).values.ravel() for w in english_words(value)]
-    fig = probe_grid(zh.grid, probe_views.head_labels(zh), zh.maps, "KL", texts=zh.texts, lang="zh")
+    fig = said_figure(probe_grid(view.grid, probe_views.head_labels(view), [map_label(x) for x in view.maps], "KL",
+                                 texts=view.texts), "zh")
     words += [w for text in figure_texts(fig) for w in english_words(text)]
     assert words == []
     assert not np.isfinite(probe_grid(np.full((1, 1), math.nan), ["h"], ["elu1"]).data[0].z).any()
