@@ -107,7 +107,7 @@ def build_app() -> gr.Blocks:
             "learn": PageTab("learn", learn.query, learn.link),
         }
         links = Links(pages, current)
-        _wire_presentation(presentation, maps, quality, state, cx, links)
+        _wire_presentation(presentation, maps, quality, state, cx, links, lang)
         _wire_summary(panel, presentation, lang)
         _wire_tabs({"lecture": t_lecture, "maps": t_maps, "quality": t_quality, "state": t_state,
                     "complexity": t_cx, "learn": t_learn}, pages, current, presentation, learn, links)
@@ -228,14 +228,15 @@ def with_present(flag, *queries):
 # Wiring
 # ---------------------------------------------------------------------------------------
 
-def _wire_presentation(presentation, maps, quality, state, cx, links):
+def _wire_presentation(presentation, maps, quality, state, cx, links, lang=None):
     """Toggling presentation mode restyles the figures already drawn; nothing is recomputed."""
-    def restyle(flag, maps_view, quality_view, x_axis, state_view, cx_view):
+    def restyle(flag, maps_view, quality_view, x_axis, state_view, cx_view, lang="en"):
         flag = bool(flag)
-        q_figs = quality_tab.render(quality_view, flag, x_axis)
+        q_figs = quality_tab.render(quality_view, flag, x_axis, lang)
         s_figs = state_tab.render(state_view, flag)
         c_figs = complexity_tab.render(cx_view, flag)
-        figs = (maps_tab.render(maps_view, flag), *q_figs, *s_figs, *c_figs)
+        # the figures' words are said in the page's language (those drawn in it already stay as they are)
+        figs = common.said_outputs((maps_tab.render(maps_view, flag), *q_figs, *s_figs, *c_figs), lang)
         # Leave empty plots empty rather than sending None over them.
         return tuple(gr.skip() if f is None else f for f in figs)
 
@@ -244,7 +245,8 @@ def _wire_presentation(presentation, maps, quality, state, cx, links):
     # tab's own draw, and restyling on that change drew every figure of the tab a second time.
     presentation.change(None, presentation, None, js=common.PRESENT_JS)
     presentation.input(
-        restyle, [presentation, maps.view, quality.view, quality.x_axis, state.view, cx.view],
+        restyle, [presentation, maps.view, quality.view, quality.x_axis, state.view, cx.view]
+        + ([lang] if lang is not None else []),
         [maps.plot, quality.curves, quality.norms, quality.shape, quality.overview, *state.figures,
          cx.plot, cx.claim], api_visibility="private")
     links.after(presentation.change(with_present, [presentation, *links.queries], links.queries,

@@ -53,7 +53,7 @@ def _warm_deeper(view, lang: str) -> None:
         maps = common.param(params, "qmaps", list) or None
         causal = common.param(params, "causal", bool)
         quality_views.quality_page(sample, params.get("layer", 2), params.get("head", "3"), maps,
-                                   int(params.get("seeds", 10)), causal, int(params.get("m", 64)), lang=lang)
+                                   int(params.get("seeds", 10)), causal, int(params.get("m", 64)))
     elif params.get("tab") == "learn" and params.get("model"):
         from ..views import learn as learn_views
         from ..views.common import forget_trained

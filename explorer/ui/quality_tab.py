@@ -11,7 +11,7 @@ import pandas as pd
 
 from .. import catalog
 from ..stopping import StopSignal
-from ..text import Joined, Message, normal_lang, said, say
+from ..text import Joined, Message, normal_lang, said, said_throughout, say
 from . import common, downloads, i18n, server, source as source_panel
 from .engine import figures_and_views
 
@@ -50,24 +50,23 @@ class QualityTab:
         return [self.curves, self.norms, self.shape, self.overview, self.heads, self.notices, self.view, self.query]
 
 
-def render(bundle, presentation=False, x_axis="m"):
-    """(curves, norms, shape bars, overview) figures from the stored views, in the language
-    they were measured in."""
+def render(bundle, presentation=False, x_axis="m", lang="en"):
+    """(curves, norms, shape bars, overview) figures from the stored views, said in ``lang``
+    (the views are the same in every language: switching it measures nothing again)."""
     if bundle is None:
         return None, None, None, None
     figures, _ = figures_and_views()
     from ..views import common as view_common, quality as quality_views
     from ..views.maps import SPREAD_SEEDS
     quality, overview = bundle
-    lang = quality.lang
     names = {row["map"]: view_common.row_name(row) for row in quality.shape_rows}
-    names.update({cur.map_id: said(catalog.map_label(cur.map_id), lang) for cur in quality.curves})
-    note = say("quality.curves_note", lang, seeds=quality.seed_note)
-    head = say("quality.curves_title_cost" if x_axis == "FLOPs" else "quality.curves_title", lang)
+    names.update({cur.map_id: catalog.map_label(cur.map_id) for cur in quality.curves})
+    note = Message("quality.curves_note", seeds=quality.seed_note)
+    head = Message("quality.curves_title_cost" if x_axis == "FLOPs" else "quality.curves_title")
     curves = figures.quality_curves(quality.curves, x="flops" if x_axis == "FLOPs" else "m",
-                                    title=f"{head} · {quality.title}", note=note, style=presentation,
-                                    favor_need=quality.favor_need, lang=lang, names=names)
-    norms = figures.favor_norms(quality.norms, quality.favor_need, title=quality.title, style=presentation, lang=lang)
+                                    title=Joined((head, " · ", quality.title)), note=note, style=presentation,
+                                    favor_need=quality.favor_need, names=names)
+    norms = figures.favor_norms(quality.norms, quality.favor_need, title=quality.title, style=presentation)
     spread = quality_views.shape_spread(quality)
     k = max((len(s.seeds) for s in quality.spread.values()), default=SPREAD_SEEDS)
     shape = figures.metric_bars(quality.shape_rows, title=Joined([Message("quality.bars_title"), " · ", quality.title]),
@@ -77,8 +76,8 @@ def render(bundle, presentation=False, x_axis="m"):
     over = None
     if overview is not None:
         over = figures.head_overview(overview.values, overview.layer_names, overview.metric_label, overview.map_label,
-                                     style=presentation, lang=lang)
-    return curves, norms, shape, over
+                                     style=presentation)
+    return common.said_outputs((curves, norms, shape, over), normal_lang(lang))
 
 
 def _mechanisms_note(quality) -> str:
@@ -92,20 +91,29 @@ def _mechanisms_note(quality) -> str:
 
 def heads_table(overview) -> pd.DataFrame:
     """The overview's heads, hardest first; "layer" and "head" stay as the column names the
-    page's row selection reads (the shown headers are translated by ``shown_heads_table``)."""
+    page's row selection reads (the shown headers are said by ``shown_heads_table``)."""
+    from ..views.frames import message_frame
     if overview is None:
         return pd.DataFrame(columns=["layer", "head", "value"])
-    rows = [{"layer": layer, "head": head, overview.metric_label: overview.values[layer, head]}
-            for layer in range(overview.values.shape[0]) for head in range(overview.values.shape[1])]
-    return pd.DataFrame(rows).sort_values(overview.metric_label, ascending=False, na_position="last").round(4)
+    layers, heads = overview.values.shape
+    table = message_frame({"layer": [layer for layer in range(layers) for _ in range(heads)],
+                           "head": [head for _ in range(layers) for head in range(heads)],
+                           overview.metric_label: [float(x) for x in overview.values.ravel()]})
+    return table.sort_values(overview.metric_label, ascending=False, na_position="last").round(4)
 
 
-def shown_heads_table(overview, lang: str | None = None) -> pd.DataFrame:
-    """``heads_table`` with its headers in the overview's language (or ``lang``)."""
-    table = heads_table(overview)
-    lang = normal_lang(lang or getattr(overview, "lang", "en"))
-    return table.rename(columns={"layer": say("common.layer", lang), "head": say("common.head", lang),
-                                 "value": say("common.value", lang)})
+def shown_heads_table(overview, lang: str = "en") -> pd.DataFrame:
+    """``heads_table`` with its headers said in ``lang``."""
+    from ..views.frames import with_headers
+    table = with_headers(heads_table(overview), {"layer": Message("common.layer"), "head": Message("common.head"),
+                                                 "value": Message("common.value")})
+    return common.said_outputs(table, normal_lang(lang))
+
+
+def notices_text(quality, overview, lang: str = "en") -> str:
+    """The notices over the tab's figures, said in ``lang``."""
+    from ..views.quality import page_notices
+    return common.notices_markdown(said_throughout(page_notices(quality, overview), lang), toast=False, lang=lang)
 
 
 @common.guarded
@@ -127,17 +135,16 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     stop = StopSignal(server.visitor_left(request), cost.LIMIT_SECONDS)
     if not (source == "text" and model == source_panel.OTHER_MODEL):
         # The whole request priced from the sample's shape: refused before the model reads the text.
-        views.price_sample_request(source, text, n, d, model, head, maps or None, int(seeds), int(m), overview_map,
-                                   lang=lang)
+        views.price_sample_request(source, text, n, d, model, head, maps or None, int(seeds), int(m), overview_map)
     sample = source_panel.load(source, text, preset, n, d, data_seed, temperature, file, progress, model=model,
                                 lang=lang)
     causal = views.resolve_causal(sample, None if causal is None else bool(causal))
     quality, overview, notices = views.quality_page(
-        sample, layer, head, maps, seeds, causal, m, overview_map, overview_metric, lang=lang,
+        sample, layer, head, maps, seeds, causal, m, overview_map, overview_metric,
         session=getattr(request, "session_hash", None), should_stop=stop,
         progress=lambda f, msg: progress(f, desc=said(msg, lang)))
     bundle = (quality, overview)
-    curves, norms, shape, over = render(bundle, presentation, x_axis)
+    curves, norms, shape, over = render(bundle, presentation, x_axis)     # said in ``lang`` by ``guarded``
     params = {"tab": "quality", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head, model=model),
               "causal": causal, "qmaps": maps, "seeds": int(seeds), "x": x_axis, "m": int(m),
               "omap": overview_map, "ometric": overview_metric, "present": bool(presentation)}
@@ -145,13 +152,14 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
     from .. import provenance
     quality.provenance = provenance.record("quality", samples=[sample], settings=params,
                                            seeds=range(max([int(seeds), *(n for c in quality.curves for n in c.seeds_used)])))
-    return (curves, norms, shape, over, shown_heads_table(overview),
-            common.notices_markdown(notices, toast=False, lang=lang), bundle, common.query_string(params))
+    return (curves, norms, shape, over, shown_heads_table(overview, lang),
+            common.notices_markdown(said_throughout(notices, lang), toast=False, lang=lang), bundle,
+            common.query_string(params))
 
 
 def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.Radio | None = None) -> QualityTab:
     """The tab; with ``lang`` (the page's language switch) its run-time text follows the
-    switch, and a measured view is measured again when the language changes."""
+    switch: a measured view is said again in the new language, not measured again."""
     rand = [i18n.map_choice(map_id) for map_id in catalog.random_map_ids()]
     others = [map_id for map_id in catalog.map_choices() if map_id != catalog.REFERENCE]
     with gr.Row(equal_height=False):
@@ -201,42 +209,46 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
         concurrency_limit=2, concurrency_id="quality").then(None, query, link, js=common.SET_URL_JS)
 
     # Switching the x axis only redraws: the measurements are kept in the view.
-    def redraw(bundle, presentation, x_axis):
-        figure = render(bundle, presentation, x_axis)[0]
+    def redraw(bundle, presentation, x_axis, lang="en"):
+        figure = render(bundle, presentation, x_axis, lang)[0]
         return gr.skip() if figure is None else figure
 
-    inputs = panel.inputs + tab.controls + [presentation] + ([lang] if lang is not None else [])
+    with_lang = [lang] if lang is not None else []
+    inputs = panel.inputs + tab.controls + [presentation] + with_lang
     measured = run.click(run_quality, inputs, tab.outputs, api_name="quality", concurrency_limit=2,
                          concurrency_id="quality")
     measured.then(None, query, link, js=common.SET_URL_JS)
     # A measurement that ends after the axis was switched drew the old axis: draw the one shown.
-    measured.then(redraw, [view, presentation, x_axis], curves, api_visibility="private")
-    x_axis.input(redraw, [view, presentation, x_axis], curves, api_visibility="private")
+    measured.then(redraw, [view, presentation, x_axis] + with_lang, curves, api_visibility="private")
+    x_axis.input(redraw, [view, presentation, x_axis] + with_lang, curves, api_visibility="private")
     if lang is not None:
-        # A measured view is measured again in the new language (the random maps are cached).
-        def relang(bundle, *args, request: gr.Request = None, progress=gr.Progress()):
+        # A measured view is said again in the new language: nothing is measured again.
+        def relang(bundle, presentation, x_axis, lang):
+            lang = normal_lang(lang)
+            skips = [gr.skip() for _ in tab.outputs]
             if bundle is None:   # nothing measured yet: the empty table's headers in the new language
-                skips = [gr.skip() for _ in tab.outputs]
-                skips[tab.outputs.index(tab.heads)] = shown_heads_table(None, args[-1])
+                skips[tab.outputs.index(tab.heads)] = shown_heads_table(None, lang)
                 return tuple(skips)
-            if bundle[0].lang == i18n.normal_lang(args[-1]):     # measured in it already (a Chinese link)
-                return tuple(gr.skip() for _ in tab.outputs)
-            return run_quality(*args, request=request, progress=progress)
-        lang.change(relang, [view, *inputs], tab.outputs, api_visibility="private", concurrency_limit=2,
-                    concurrency_id="quality", trigger_mode="always_last")
+            quality, overview = bundle
+            return (*render(bundle, presentation, x_axis, lang), shown_heads_table(overview, lang),
+                    notices_text(quality, overview, lang), gr.skip(), gr.skip())
+        lang.change(relang, [view, presentation, x_axis, lang], tab.outputs, api_visibility="private",
+                    queue=False, trigger_mode="always_last")
 
     @common.guarded
     def export_quality(bundle, presentation, x_axis, lang="en"):
         if bundle is None:
             raise gr.Error(say("quality.measure_first", lang), print_exception=False)
         from .. import export as exports      # (``export`` here is the button)
-        curves_fig, norms_fig, shape_fig, over_fig = render(bundle, presentation, x_axis)
+        lang = normal_lang(lang)
+        curves_fig, norms_fig, shape_fig, over_fig = render(bundle, presentation, x_axis, lang)   # written here: said first
         quality, overview = bundle
         return common.show_files(downloads.export_files("quality", {"error-vs-m": curves_fig, "norms": norms_fig,
                                                                         "entropy-monotonicity": shape_fig,
                                                "head-overview": over_fig},
                                    {"metrics": exports.metrics_csv_table(quality.shape_rows),
-                                    "curves": curves_table(quality), "heads": heads_table(overview)},
+                                    "curves": curves_table(quality),
+                                    "heads": common.said_outputs(heads_table(overview), lang)},
                                    provenance=quality.provenance or None))
 
     common.wire_export(export, export_quality, [view, presentation, x_axis] + ([lang] if lang is not None else []),

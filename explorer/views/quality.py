@@ -16,7 +16,7 @@ from ..diagnostics import attention
 from ..measure import cost, metrics, showing
 from ..catalog import OVERVIEW_METRICS, REFERENCE, map_choices, map_specs, random_map_ids
 from ..catalog import map_label as catalog_label
-from ..text import Message, said, say
+from ..text import Joined, Message
 from .common import (MAX_MAP_CELLS, MAX_OVERVIEW_CELLS, _compare, _int, make_feature_map, metric_label,
                      sample_model, select_head, trained_version, view_title)
 from .mechanism_maps import mechanism_maps
@@ -80,9 +80,8 @@ class QualityView:
     title: str = ""
     norms: dict = field(default_factory=dict)       # rf_theory.favor_norms of the head: q_norms, k_norms
     favor_need: dict = field(default_factory=dict)  # rf_theory.favor_required_features at REQUIRED_ERROR
-    seed_note: str = ""          # how many redraws each m got, in words
+    seed_note: str = ""          # how many redraws each m got (a message)
     spread: dict = field(default_factory=dict)      # id -> maps.SeedSpread of the shape rows' random maps
-    lang: str = "en"             # the language of title, notes and notices
 
     provenance: dict = field(default_factory=dict)  # explorer.provenance.record of the data and settings
 
@@ -106,62 +105,62 @@ def _work(n_maps, ms, seeds, n, heads) -> float:
     return float(n_maps * sum(seeds_at(mm, seeds) * mm for mm in ms) * n * n * heads)
 
 
-def _plan_curves(n, d, heads, maps, ms, seeds, lang: str = "en"):
+def _plan_curves(n, d, heads, maps, ms, seeds):
     """(seeds, random map ids, grid of m, notices, estimate) of the error curves of
-    ``heads`` head(s) of N = ``n``: refused in words when over a cap or the cost model."""
+    ``heads`` head(s) of N = ``n``: refused with a message when over a cap or the cost model."""
     seeds = _int(seeds, "seeds")
     if not 1 <= seeds <= 50:
-        raise ValueError(say("quality.err_seeds", lang, seeds=seeds))
+        raise ValueError(Message("quality.err_seeds", seeds=seeds))
     labels = list(maps) if maps else random_map_ids()
     specs = map_specs()
     rand = [label for label in labels if label in specs and specs[label].random]
     if not rand:
-        raise ValueError(say("quality.err_maps", lang))
+        raise ValueError(Message("quality.err_maps"))
     ms = sorted({int(x) for x in ms})
     if not ms or ms[0] < 1:
-        raise ValueError(say("quality.err_ms", lang, ms=ms[:8]))
+        raise ValueError(Message("quality.err_ms", ms=ms[:8]))
     if n * n * heads > MAX_MAP_CELLS:
-        raise ValueError(say("quality.err_cells", lang, cells=f"{n * n * heads:,}", cap=f"{MAX_MAP_CELLS:,}"))
+        raise ValueError(Message("quality.err_cells", cells=f"{n * n * heads:,}", cap=f"{MAX_MAP_CELLS:,}"))
     smallest = [mm for mm in ms if mm <= MIN_GRID_TOP] or ms[:1]
     if _work(len(rand), smallest, seeds, n, heads) > MAX_QUALITY_WORK:
-        raise ValueError(say("quality.err_work", lang, n=n, seeds=seeds))
+        raise ValueError(Message("quality.err_work", n=n, seeds=seeds))
     asked, notices = ms, []
     while _work(len(rand), ms, seeds, n, heads) > MAX_QUALITY_WORK:
         ms = ms[:-1]
     if ms != asked:
-        notices.append(say("quality.grid_cut", lang, n=n, top=ms[-1], asked=asked[-1]))
+        notices.append(Message("quality.grid_cut", n=n, top=ms[-1], asked=asked[-1]))
     estimate = cost.check(cost.estimate("quality", n=n, d=d, heads=heads, labels=rand, ms=ms, seeds=seeds))
     return seeds, rand, ms, notices, estimate
 
 
-def _plan_overview(n, d, layers, heads, map_label, m, lang: str = "en"):
-    """The overview's estimate (every head of every layer at N = ``n``), refused in words
-    when over its cap or the cost model."""
+def _plan_overview(n, d, layers, heads, map_label, m):
+    """The overview's estimate (every head of every layer at N = ``n``), refused with a
+    message when over its cap or the cost model."""
     if map_label == REFERENCE:
-        raise ValueError(say("quality.err_softmax", lang))
+        raise ValueError(Message("quality.err_softmax"))
     cells = layers * heads * n ** 2
     if cells > MAX_OVERVIEW_CELLS:
-        raise ValueError(say("quality.err_overview_cells", lang, heads=layers * heads, n=n,
-                             cells=f"{cells:,}", cap=f"{MAX_OVERVIEW_CELLS:,}"))
+        raise ValueError(Message("quality.err_overview_cells", heads=layers * heads, n=n,
+                                 cells=f"{cells:,}", cap=f"{MAX_OVERVIEW_CELLS:,}"))
     return cost.check(cost.estimate("overview", n=n, d=d, layers=layers, heads=heads, label=map_label, m=m))
 
 
 def price_request(n, d, layers, heads, maps=None, ms=QUALITY_MS, seeds=10, m=64, overview_map="elu1",
-                  mean_over_heads: bool = False, lang: str = "en"):
+                  mean_over_heads: bool = False):
     """Price a whole quality request before anything is computed, from the sample's shape
     alone (N tokens, head dim, layers, heads; for a text, from the tokenizer and the model's
     config, before the model reads it): the error curves over every seed and m, and the
     overview of every head, each within its caps and together within the cost model's limits.
-    Returns the estimate; raises ValueError with one sentence in ``lang`` when refused."""
+    Returns the estimate; raises ValueError with one message when refused."""
     n, d, layers, heads = (_int(x, name) for x, name in ((n, "N"), (d, "d"), (layers, "layers"), (heads, "heads")))
-    *_, estimate = _plan_curves(n, d, heads if mean_over_heads else 1, maps, ms, seeds, lang)
+    *_, estimate = _plan_curves(n, d, heads if mean_over_heads else 1, maps, ms, seeds)
     if layers * heads > 1:
-        estimate = estimate + _plan_overview(n, d, layers, heads, overview_map, m, lang)
+        estimate = estimate + _plan_overview(n, d, layers, heads, overview_map, m)
     return cost.check(estimate)
 
 
 def price_sample_request(source, text="", n=64, d=32, model=None, head=0, maps=None, seeds=10, m=64,
-                         overview_map="elu1", lang: str = "en"):
+                         overview_map="elu1"):
     """``price_request`` for the sample the data panel would give, from its shape alone: a
     text is tokenized and its model's config read (the model does not read it), a random
     sample's shape is its N and d. Returns the estimate, or None where the shape is not
@@ -178,18 +177,19 @@ def price_sample_request(source, text="", n=64, d=32, model=None, head=0, maps=N
         return None
     mean = head in (None, "mean", "mean over heads")
     return price_request(n, d, layers, heads, maps, seeds=seeds, m=m, overview_map=overview_map,
-                         mean_over_heads=mean, lang=lang)
+                         mean_over_heads=mean)
 
 
 @torch.inference_mode()
 def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, causal=None, m=64,
-                 progress=None, spread: int = SPREAD_SEEDS, lang: str = "en", session=None,
+                 progress=None, spread: int = SPREAD_SEEDS, session=None,
                  should_stop=None) -> QualityView:
     """Error against m for every random-feature map (IID and orthogonal), over redraws
     (``seeds`` up to m = FULL_SEEDS_UP_TO, fewer beyond), with the IID theory, the norms
     ‖q'‖, ‖k'‖ of the head and the m the FAVOR+ variance formula asks for; the entropy and
     monotonicity of every map at ``m`` (random maps: one draw, and ``spread`` seeds for the
-    mean and spread) and of every mechanism (``mechanism_maps``, its default settings). Title, notes and notices in ``lang``. ``should_stop`` (see
+    mean and spread) and of every mechanism (``mechanism_maps``, its default settings). Title, notes and notices are messages:
+    one view serves every language. ``should_stop`` (see
     ``explorer.stopping``) is asked before every redraw: the visitor left, or the request's
     deadline passed, and the work ends there. ``causal`` None follows the data (a causal
     model's attention is causal: ``maps.resolve_causal``)."""
@@ -197,7 +197,7 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     notices = list(getattr(sample, "notices", [])) + notices
     n, d = q.shape[-2], q.shape[-1]
     heads = 1 if q.dim() == 2 else q.shape[0]
-    seeds, rand, ms, grid_notices, _ = _plan_curves(n, d, heads, maps, ms, seeds, lang)
+    seeds, rand, ms, grid_notices, _ = _plan_curves(n, d, heads, maps, ms, seeds)
     notices += grid_notices
     specs = map_specs()
     causal = resolve_causal(sample, causal)
@@ -210,7 +210,7 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
     # alone, not on the page's language: a link, the lecture's Go deeper or the other
     # language's page finds them kept. The shape table is the maps tab's (kept there per map).
     key = None if sample.cache_key is None else (sample.cache_key, layer, head, tuple(rand), tuple(ms), seeds, causal)
-    measured = _VIEWS.copy_of(key, lambda: _measure_quality(q, k, rand, ms, seeds, causal, progress, lang, should_stop))
+    measured = _VIEWS.copy_of(key, lambda: _measure_quality(q, k, rand, ms, seeds, causal, progress, should_stop))
     shape = maps_view(sample, layer, "mean" if head is None else head, offered, causal, m, 0, display_max=8,
                       spread=spread, session=session, should_stop=should_stop, mechanisms=mechanism_maps())
     return QualityView(curves=measured["curves"], shape_rows=copy.deepcopy(shape.metrics), n_tokens=n, seeds=seeds,
@@ -219,12 +219,12 @@ def quality_view(sample, layer=0, head=0, maps=None, ms=QUALITY_MS, seeds=10, ca
                                           if x not in notices and x != Message("maps.mechanisms_causal")],
                        title=view_title(sample, layer, head),
                        norms=measured["norms"], favor_need=measured["favor_need"],
-                       seed_note=seed_note(ms, seeds, lang), spread=copy.deepcopy(dict(shape.spread)), lang=lang)
+                       seed_note=seed_note(ms, seeds), spread=copy.deepcopy(dict(shape.spread)))
 
 
-def _measure_quality(q, k, rand, ms, seeds, causal, progress, lang, should_stop) -> dict:
+def _measure_quality(q, k, rand, ms, seeds, causal, progress, should_stop) -> dict:
     """quality_view's measurements, its settings checked and resolved: {"curves", "norms",
-    "favor_need"}, nothing in the page's language (``lang`` speaks the progress only)."""
+    "favor_need"}, nothing in the page's language (the progress hears messages)."""
     from ..measure import metrics
     from ..maps import rf_theory
 
@@ -250,7 +250,7 @@ def _measure_quality(q, k, rand, ms, seeds, causal, progress, lang, should_stop)
                 kmse[i, sd], merr[i, sd] = measure_redraw(q, k, fmap, reference, exact, exact_sq_mean, causal)
             done += 1
             if progress:
-                progress(done / total, say("quality.progress_step", lang, label=catalog_label(label), m=mm))
+                progress(done / total, Message("quality.progress_step", label=catalog_label(label), m=mm))
         orth = dict(spec.options).get("orthogonal", False)
         theory = None
         if not orth:
@@ -264,21 +264,25 @@ def _measure_quality(q, k, rand, ms, seeds, causal, progress, lang, should_stop)
 
 
 def quality_page(sample, layer, head, maps=None, seeds=10, causal=None, m=64, overview_map="elu1",
-                 overview_metric="map_rel_error", lang: str = "en", session=None, progress=None,
-                 should_stop=None) -> tuple:
+                 overview_metric="map_rel_error", session=None, progress=None, should_stop=None) -> tuple:
     """What the quality tab shows for these settings: (quality view, head overview or None,
     notices). The overview needs more than one head; a sample of one says so instead.
     ``progress(fraction, message)`` hears about both parts."""
     report = (lambda f, msg: progress(0.1 + 0.75 * f, msg)) if progress else None
     quality = quality_view(sample, layer, head, maps or None, seeds=int(seeds), causal=causal, m=int(m),
-                           progress=report, lang=lang, session=session, should_stop=should_stop)
-    notices = list(quality.notices)
+                           progress=report, session=session, should_stop=should_stop)
     if sample.n_layers * sample.n_heads == 1:
-        return quality, None, notices + [say("quality.overview_needs_heads", lang)]
+        return quality, None, page_notices(quality, None)
     if progress:
-        progress(0.9, say("quality.overview_progress", lang))
-    overview = head_overview(sample, overview_map, overview_metric, causal, int(m), lang=lang, session=session)
-    return quality, overview, notices
+        progress(0.9, Message("quality.overview_progress"))
+    overview = head_overview(sample, overview_map, overview_metric, causal, int(m), session=session)
+    return quality, overview, page_notices(quality, overview)
+
+
+def page_notices(quality: QualityView, overview) -> list:
+    """The notices the page shows over ``quality_page``'s figures: the view's, and that the
+    overview needs more than one head where there is none."""
+    return list(quality.notices) + ([] if overview is not None else [Message("quality.overview_needs_heads")])
 
 
 # Quality views (and head overviews) measured without a session's trained map, per sample
@@ -316,18 +320,19 @@ def _random_map(label: str, d: int, m: int, seed: int):
     return fmap
 
 
-def seed_note(ms, seeds: int, lang: str = "en") -> str:
-    """'10 redraws per m up to 512, then 5 at 1024, 3 at 2048, 3 at 4096' (what was measured)."""
+def seed_note(ms, seeds: int) -> str:
+    """'10 redraws per m up to 512, then 5 at 1024, 3 at 2048, 3 at 4096' (what was measured),
+    as a message."""
     full = [mm for mm in ms if seeds_at(mm, seeds) == seeds]
     rest = [(mm, seeds_at(mm, seeds)) for mm in ms if seeds_at(mm, seeds) != seeds]
-    text = say("quality.seed_note_one", lang) if seeds == 1 else say("quality.seed_note", lang, seeds=seeds)
+    parts = [Message("quality.seed_note_one") if seeds == 1 else Message("quality.seed_note", seeds=seeds)]
     if full and rest:
-        text += say("quality.seed_note_upto", lang, m=full[-1])
+        parts.append(Message("quality.seed_note_upto", m=full[-1]))
     if rest:
-        items = say("quality.seed_note_sep", lang).join(say("quality.seed_note_item", lang, count=count, m=mm)
-                                                      for mm, count in rest)
-        text += say("quality.seed_note_then", lang, items=items)
-    return text
+        items = Joined((Message("quality.seed_note_item", count=count, m=mm) for mm, count in rest),
+                       "quality.seed_note_sep")
+        parts.append(Message("quality.seed_note_then", items=items))
+    return parts[0] if len(parts) == 1 else Joined(parts)
 
 
 def measure_redraw(q, k, fmap, reference, exact, exact_sq_mean: float, causal: bool) -> tuple[float, float]:
@@ -365,31 +370,30 @@ def measure_redraw_plain(q, k, fmap, causal: bool) -> tuple[float, float]:
 class HeadOverview:
     values: np.ndarray          # (layers, heads)
     metric: str
-    metric_label: str
-    map_label: str
+    metric_label: str           # a message
+    map_label: str              # the map's name (a message)
     layer_names: list
-    lang: str = "en"
 
 
 @torch.inference_mode()
 def head_overview(sample, map_label="elu1", metric="map_rel_error", causal=None, m=64, seed=0,
-                  lang: str = "en", session=None) -> HeadOverview:
+                  session=None) -> HeadOverview:
     """One metric for one map on every (layer, head): which heads are hard to approximate.
     ``metric`` is one of catalog.OVERVIEW_METRICS (the judging numbers, not counts or flags).
     ``causal`` None follows the data, as in the maps tab."""
     if metric not in OVERVIEW_METRICS:
-        raise ValueError(say("quality.err_metric", lang, metric=repr(str(metric)[:40]),
-                           choices=", ".join(OVERVIEW_METRICS)))
+        raise ValueError(Message("quality.err_metric", metric=repr(str(metric)[:40]),
+                                 choices=", ".join(OVERVIEW_METRICS)))
     q, k, v = sample.q, sample.k, sample.v
     d = q.shape[-1]
-    _plan_overview(q.shape[2], d, q.shape[0], q.shape[1], map_label, m, lang)
+    _plan_overview(q.shape[2], d, q.shape[0], q.shape[1], map_label, m)
     causal = resolve_causal(sample, causal)
     measure = lambda: _measure_overview(sample, map_label, metric, causal, m, seed, session)  # noqa: E731
     spec = map_specs().get(map_label)
     kept = sample.cache_key is not None and spec is not None and not spec.trained   # a trained map may be the session's
     values = _OVERVIEWS.copy_of((sample.cache_key, map_label, metric, causal, int(m), seed) if kept else None, measure)
-    return HeadOverview(values, metric, metric_label(metric), said(catalog_label(map_label), lang), list(sample.layer_names),
-                        lang)
+    return HeadOverview(values, metric, metric_label(metric), catalog_label(map_label),
+                        list(sample.layer_names))
 
 
 def _measure_overview(sample, map_label, metric, causal, m, seed, session) -> np.ndarray:

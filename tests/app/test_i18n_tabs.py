@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from explorer.text import said, said_throughout, say
+from explorer.text import said, said_throughout, say, say_error
 from explorer.figures.style import said_figure
 from explorer.ui.common import said_outputs
 from explorer.diagnostics import attention
@@ -193,18 +193,18 @@ def test_quality_figures_tables_and_notices_in_chinese():
     from explorer.ui import quality_tab
     text = view_common.load_sample("text", text="The cat sat on the mat because it was tired.")
     quality = quality_views.quality_view(text, 2, 3, ["favor_plus_iid", "favor_plus_orthogonal"], ms=(4, 16, 64),
-                                         seeds=3, m=16, lang="zh")
-    overview = quality_views.head_overview(text, "favor_plus_orthogonal", "kl_mean", m=16, lang="zh")
+                                         seeds=3, m=16)
+    overview = quality_views.head_overview(text, "favor_plus_orthogonal", "kl_mean", m=16)
     assert set(quality.spread) == {"favor_plus_iid", "favor_plus_orthogonal", "trig_rff_iid", "trig_rff_orthogonal"}
-    no_english(quality.notices + [quality.title, quality.seed_note], "quality view")
+    no_english(said_throughout(quality.notices + [quality.title, quality.seed_note], "zh"), "quality view")
     for x_axis in ("m", "FLOPs"):
-        figs = quality_tab.render((quality, overview), False, x_axis)
+        figs = quality_tab.render((quality, overview), False, x_axis, "zh")
         assert all(f is not None for f in figs)
         for fig in figs:
             no_english([t for t in figure_texts(fig) if t not in text.tokens], fig.layout.title.text)
-    shape = quality_tab.render((quality, overview), True)[2]
+    shape = quality_tab.render((quality, overview), True, "m", "zh")[2]
     assert any(getattr(t, "error_y", None) is not None and t.error_y.array is not None for t in shape.data)
-    table = quality_tab.shown_heads_table(overview)
+    table = quality_tab.shown_heads_table(overview, "zh")
     no_english([str(c) for c in table.columns], "heads table")
     assert len(table) == 72
 
@@ -218,7 +218,7 @@ def test_head_overview_offers_only_real_metrics(sample):
 
 def test_seed_note_in_both_languages():
     assert quality_views.seed_note((4, 512, 1024, 2048), 10) == "10 redraws per m up to 512, then 5 at 1024, 3 at 2048"
-    no_english([quality_views.seed_note((4, 512, 1024, 2048), 10, "zh")])
+    no_english([said(quality_views.seed_note((4, 512, 1024, 2048), 10), "zh")])
 
 
 # ---------------------------------------------------------------------------------------

@@ -59,11 +59,12 @@ def test_a_second_page_reads_the_view_back_equal_to_a_fresh_measurement(counted)
     first[0].provenance["written"] = True
     third = quality_views.quality_page(_sample(), **SETTINGS)
     assert _same(a, _arrays(third)) and "written" not in third[0].provenance
-    # The other language's page is the same numbers, said in its words, with nothing measured.
-    chinese = quality_views.quality_page(_sample(), **SETTINGS, lang="zh")
+    # The other language's page is the same view, said in its words, with nothing measured.
+    from explorer.text import said, say
+    chinese = quality_views.quality_page(_sample(), **SETTINGS)
     assert len(counted) == 2 and _same(a, _arrays(chinese))
-    assert chinese[0].lang == chinese[1].lang == "zh" and chinese[0].title != first[0].title
-    assert chinese[1].metric_label != first[1].metric_label
+    assert said(chinese[0].title, "zh") != first[0].title and chinese[0].title == first[0].title
+    assert say(chinese[1].metric_label, "zh") != first[1].metric_label
     assert repr(chinese[0].shape_rows) == repr(first[0].shape_rows)
     # Other settings or another text are measured afresh (m is the overview's; the curves keep).
     quality_views.quality_page(_sample(), **{**SETTINGS, "m": 16})
