@@ -8,14 +8,14 @@ import math
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from ..text import say
+from ..text import Joined, Message
 from .style import PROJECTOR_FIGURE_PX, as_style, finish, log_ticks
 
 
 
 def complexity(rows: list, method_labels: dict, theory: dict | None = None, slopes: dict | None = None,
                crossover: float | None = None, crossover_text: str = "", title: str = "", note: str = "",
-               style=None, disturbed: str = "", lang: str = "en") -> go.Figure:
+               style=None, disturbed: str = "") -> go.Figure:
     """Measured time and peak memory against N (log-log), one line per method.
 
     ``rows`` are bench rows (method, n, time_ms, peak_mem_bytes, skipped). ``theory`` is
@@ -23,12 +23,13 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
     Slopes go into the legend; the crossover N is a vertical line with its value written.
     ``disturbed`` (the reason, when other load moved the timings): every point carries its
     spread (fastest to slowest round), lines are dashed, and the title and note say why.
-    Words in ``lang`` (``method_labels``, ``crossover_text`` and ``disturbed`` come in it).
+    Words are messages (``method_labels``, ``crossover_text`` and ``disturbed`` may be too),
+    said at the edge.
     """
     style = as_style(style)
     slopes = slopes or {}
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=(say("complexity.panel_time", lang), say("complexity.panel_memory", lang)))
+                        subplot_titles=(Message("complexity.panel_time"), Message("complexity.panel_memory")))
     methods = list(dict.fromkeys(r["method"] for r in rows))
     for i, method in enumerate(methods):
         colour = style.colour(i)
@@ -38,7 +39,7 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
             continue
         label = method_labels.get(method, method)
         if method in slopes:
-            label = say("complexity.slope", lang, label=label, slope=f"{slopes[method]:.2f}")
+            label = Message("complexity.slope", label=label, slope=f"{slopes[method]:.2f}")
         ns = [n for n, _ in pts]
         spread = None
         if disturbed and all(r.get("time_min_ms") is not None and r.get("time_max_ms") is not None for _, r in pts):
@@ -49,7 +50,8 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
                                  legendgroup=method, error_y=spread,
                                  line=dict(color=colour, width=style.line, dash="dash" if disturbed else None),
                                  marker=dict(size=style.marker),
-                                 hovertemplate=f"{method_labels.get(method, method)}<br>N=%{{x}}<br>%{{y:.3g}} ms<extra></extra>"),
+                                 hovertemplate=Joined((method_labels.get(method, method),
+                                                       "<br>N=%{x}<br>%{y:.3g} ms<extra></extra>"))),
                       row=1, col=1)
         mem = [(n, r["peak_mem_bytes"] / 2**20) for n, r in pts if r.get("peak_mem_bytes")]
         if mem:
@@ -61,36 +63,35 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
         if theory and method in theory:
             tn, tms = theory[method]
             fig.add_trace(go.Scatter(x=list(tn), y=list(tms), mode="lines",
-                                     name=say("complexity.flop_line", lang, label=method_labels.get(method, method)),
+                                     name=Message("complexity.flop_line", label=method_labels.get(method, method)),
                                      legendgroup=method, showlegend=False,
                                      line=dict(color=colour, width=max(1, style.line / 2), dash="dot"),
-                                     hovertemplate=say("complexity.hover_model", lang)
-                                     + "<br>N=%{x}<br>%{y:.3g} ms<extra></extra>"),
+                                     hovertemplate=Joined((Message("complexity.hover_model"),
+                                                           "<br>N=%{x}<br>%{y:.3g} ms<extra></extra>"))),
                           row=1, col=1)
     if theory and any(method in theory for method in methods):
         # One legend entry for the dotted style (each dotted line has its method's colour).
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=say("complexity.flop_model", lang),
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=Message("complexity.flop_model"),
                                  hoverinfo="skip",
                                  line=dict(color="#555", width=max(1, style.line / 2), dash="dot")), row=1, col=1)
     if crossover:
         fig.add_vline(x=crossover, line=dict(color="#444", width=max(1, style.line / 2), dash="dash"), row=1, col=1)
         fig.add_annotation(x=math.log10(crossover), y=0.02, xref="x", yref="y domain", yanchor="bottom",
-                           text=say("complexity.crossover", lang, n=f"{crossover:,.0f}"), showarrow=False,
+                           text=Message("complexity.crossover", n=f"{crossover:,.0f}"), showarrow=False,
                            font=dict(size=style.font), bgcolor="rgba(255,255,255,0.85)")
     ns_all = sorted({r["n"] for r in rows})
     if 1 < len(ns_all) <= 12:
         fig.update_xaxes(tickmode="array", tickvals=ns_all, ticktext=[f"{n:,}" for n in ns_all])
     log_ticks(fig, style)
-    fig.update_xaxes(type="log", title_text=say("complexity.x", lang))
-    fig.update_yaxes(type="log", title_text=say("complexity.y_time", lang), row=1, col=1)
-    fig.update_yaxes(type="log", title_text=say("complexity.y_memory", lang), row=1, col=2)
+    fig.update_xaxes(type="log", title_text=Message("complexity.x"))
+    fig.update_yaxes(type="log", title_text=Message("complexity.y_time"), row=1, col=1)
+    fig.update_yaxes(type="log", title_text=Message("complexity.y_memory"), row=1, col=2)
     fig.update_layout(legend=dict(orientation="h", y=-0.2, x=0, yanchor="top"))
-    stop = "。" if lang == "zh" else ". "
-    full_note = stop.join(x for x in (crossover_text, note) if x)
-    title = title or say("complexity.title", lang)
+    parts = [x for x in (disturbed, crossover_text, note) if x]
+    full_note = Joined(parts, "complexity.note_sep") if parts else ""
+    title = title or Message("complexity.title")
     if disturbed:
-        title = say("complexity.title_disturbed", lang, title=title)
-        full_note = f"{disturbed}{stop}{full_note}"
+        title = Message("complexity.title_disturbed", title=title)
     # On a projector the figure fits the window under the tab row (the note keeps the
     # crossover and any disturbance: they are what the figure claims).
     fig = finish(fig, style, title, height=600, note=full_note, total=PROJECTOR_FIGURE_PX + 100)
@@ -103,28 +104,28 @@ def complexity(rows: list, method_labels: dict, theory: dict | None = None, slop
 
 
 def flop_claim(n: int, head_dim: int, quadratic: float, linear: float, measured: dict | None = None,
-               style=None, lang: str = "en") -> go.Figure:
+               style=None) -> go.Figure:
     """The article's claim as two bars (log scale): FLOPs of the quadratic and linear path."""
     style = as_style(style)
-    fig = go.Figure(go.Bar(x=[say("complexity.claim_softmax", lang), say("complexity.claim_linear", lang)],
+    fig = go.Figure(go.Bar(x=[Message("complexity.claim_softmax"), Message("complexity.claim_linear")],
                            y=[quadratic, linear],
                            marker_color=[style.colour(3), style.colour(0)],
                            text=[f"{quadratic:.3g}", f"{linear:.3g}"], textposition="inside", insidetextanchor="end",
                            textfont=dict(size=style.font, color="white")))
     # Log scale from 1 so that both bars have visible length and room for their labels.
-    fig.update_yaxes(type="log", title_text=say("complexity.claim_y", lang), range=[0, math.log10(quadratic) * 1.08],
+    fig.update_yaxes(type="log", title_text=Message("complexity.claim_y"), range=[0, math.log10(quadratic) * 1.08],
                      dtick=2)
-    fig.update_xaxes(title_text=say("complexity.claim_x", lang))
-    title = say("complexity.claim_title", lang, ratio=f"{quadratic / linear:,.0f}", n=f"{n:,}", d=head_dim)
+    fig.update_xaxes(title_text=Message("complexity.claim_x"))
+    title = Message("complexity.claim_title", ratio=f"{quadratic / linear:,.0f}", n=f"{n:,}", d=head_dim)
     note = ""
     if measured:
         faster = measured["ratio"] >= 1
-        note = say("complexity.claim_measured" if faster else "complexity.claim_measured_slower", lang,
+        note = Message("complexity.claim_measured" if faster else "complexity.claim_measured_slower",
                  n=f"{measured['n']:,}", q=f"{measured['quadratic_ms']:.3g}", l=f"{measured['linear_ms']:.3g}",
                  # the two forms timed (views.complexity.measured_headline), else the bars' names
-                 a=measured.get("quadratic_name") or say("complexity.claim_softmax", lang),
-                 b=measured.get("linear_name") or say("complexity.claim_linear", lang),
+                 a=measured.get("quadratic_name") or Message("complexity.claim_softmax"),
+                 b=measured.get("linear_name") or Message("complexity.claim_linear"),
                  ratio=f"{measured['ratio'] if faster else 1 / measured['ratio']:.1f}")
         if measured.get("disturbed"):
-            note += say("complexity.claim_disturbed", lang)
+            note = Joined((note, Message("complexity.claim_disturbed")))
     return finish(fig, style, title, height=520 if style.presentation else 420, note=note, width=0.4)

@@ -234,7 +234,7 @@ def _wire_presentation(presentation, maps, quality, state, cx, links, lang=None)
         flag = bool(flag)
         q_figs = quality_tab.render(quality_view, flag, x_axis, lang)
         s_figs = state_tab.render(state_view, flag)
-        c_figs = complexity_tab.render(cx_view, flag)
+        c_figs = complexity_tab.render(cx_view, flag, lang)
         # the figures' words are said in the page's language (those drawn in it already stay as they are)
         figs = common.said_outputs((maps_tab.render(maps_view, flag), *q_figs, *s_figs, *c_figs), lang)
         # Leave empty plots empty rather than sending None over them.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from .. import catalog
-from ..text import normal_lang, say
+from ..text import Joined, Message, normal_lang, said, say
 from . import common, downloads, i18n, server
 from .engine import figures_and_views
 
@@ -62,61 +62,55 @@ class ComplexityTab:
         return [self.plot, self.claim, self.table, self.summary, self.view, self.query]
 
 
-def render(view, presentation=False):
-    """(sweep figure, claim figure) in the language the sweep was run in."""
+def render(view, presentation=False, lang="en"):
+    """(sweep figure, claim figure) of the sweep, said in ``lang``."""
     if view is None:
         return None, None
-    figures, views = figures_and_views()
-    from ..views.complexity import shown
-    view = shown(view)
-    lang = view.lang
-    status = (say("complexity.status_cancelled", lang) if view.cancelled
-              else say("complexity.status_budget", lang) if view.truncated else "")
+    figures, _ = figures_and_views()
+    status = (Message("complexity.status_cancelled") if view.cancelled
+              else Message("complexity.status_budget") if view.truncated else "")
     p = view.params
     plot = figures.complexity(
         view.rows, view.method_labels, theory=view.theory, slopes=view.slopes, crossover=view.crossover,
         crossover_text=view.crossover_text,
-        title=say("complexity.title_run", lang, d=p["d"], map=catalog.map_name(p["map"]), m=p["m"],
-                causal=say("common.causal" if p["causal"] else "common.non_causal", lang), status=status),
-        note=say("complexity.note_rate", lang, rate=f"{view.matmul_gflops or 0:.0f}"), style=presentation,
-        disturbed=say("complexity.reason_sep", lang).join(getattr(view, "disturbance", [])), lang=lang)
+        title=Message("complexity.title_run", d=p["d"], map=catalog.map_name(p["map"]), m=p["m"],
+                      causal=Message("common.causal" if p["causal"] else "common.non_causal"), status=status),
+        note=Message("complexity.note_rate", rate=f"{view.matmul_gflops or 0:.0f}"), style=presentation,
+        disturbed=Joined(view.disturbance, "complexity.reason_sep") if view.disturbance else "")
     c = view.claim
     claim = figures.flop_claim(c["n"], c["head_dim"], c["quadratic_flops"], c["linear_flops"], c["measured"],
-                               style=presentation, lang=lang)
-    return plot, claim
+                               style=presentation)
+    return common.said_outputs((plot, claim), normal_lang(lang))
 
 
-def summary(view) -> str:
-    """The claim, the measured ratio, slopes, crossover and notes, in the sweep's language."""
-    figures_and_views()
-    from ..views.complexity import shown
-    view = shown(view)
+def summary(view, lang="en") -> str:
+    """The claim, the measured ratio, slopes, crossover and notes, in ``lang``."""
+    lang = normal_lang(lang)
     c = view.claim
-    lang = getattr(view, "lang", "en")
-    lines = [say("complexity.sum_claim", lang, n=f"{c['n']:,}", d=c["head_dim"], q=f"{c['quadratic_flops']:.3g}",
-               l=f"{c['linear_flops']:.3g}", ratio=f"{c['ratio']:,.0f}")]
+    lines = [Message("complexity.sum_claim", n=f"{c['n']:,}", d=c["head_dim"], q=f"{c['quadratic_flops']:.3g}",
+                     l=f"{c['linear_flops']:.3g}", ratio=f"{c['ratio']:,.0f}")]
     if c["measured"]:
         mm = c["measured"]
         faster = mm["ratio"] >= 1          # "0.7× faster" would read as a speed-up
-        lines.append(say("complexity.sum_measured" if faster else "complexity.sum_measured_slower", lang,
-                       n=f"{mm['n']:,}", a=mm["quadratic_name"], q=f"{mm['quadratic_ms']:.3g}",
-                       b=mm["linear_name"], l=f"{mm['linear_ms']:.3g}", ratio=f"{mm['ratio'] if faster else 1 / mm['ratio']:.1f}", flop=f"{mm['flop_ratio']:.1f}"))
+        lines.append(Message("complexity.sum_measured" if faster else "complexity.sum_measured_slower",
+                             n=f"{mm['n']:,}", a=mm["quadratic_name"], q=f"{mm['quadratic_ms']:.3g}",
+                             b=mm["linear_name"], l=f"{mm['linear_ms']:.3g}",
+                             ratio=f"{mm['ratio'] if faster else 1 / mm['ratio']:.1f}", flop=f"{mm['flop_ratio']:.1f}"))
     else:
-        lines.append(say("complexity.sum_none", lang, a=c["pair"][0], b=c["pair"][1]))
+        lines.append(Message("complexity.sum_none", a=c["pair"][0], b=c["pair"][1]))
     if view.slopes:
-        lines.append(say("complexity.sum_slopes", lang, items=say("complexity.sep", lang).join(
-            f"{view.method_labels.get(k, k)} {v:.2f}" for k, v in view.slopes.items())))
-    lines.append(say("complexity.sum_cross", lang, text=view.crossover_text))
+        lines.append(Message("complexity.sum_slopes", items=Joined(
+            (Joined((view.method_labels.get(k, k), f" {v:.2f}")) for k, v in view.slopes.items()), "complexity.sep")))
+    lines.append(Message("complexity.sum_cross", text=view.crossover_text))
     if getattr(view, "disturbed", False):
-        lines.insert(0, say("complexity.sum_disturbed", lang,
-                          reasons=say("complexity.reason_sep", lang).join(view.disturbance)))
+        lines.insert(0, Message("complexity.sum_disturbed", reasons=Joined(view.disturbance, "complexity.reason_sep")))
     if view.cancelled:
-        lines.append(say("complexity.sum_cancelled", lang))
+        lines.append(Message("complexity.sum_cancelled"))
     if view.truncated:
-        lines.append(say("complexity.sum_budget", lang, s=f"{TIME_BUDGET_S:.0f}"))
-    with_notes = "\n".join(f"- {n}" for n in view.notes)
-    return ("\n\n".join(lines) + f"\n\n<details><summary>{say('complexity.sum_how', lang)}</summary>\n\n"
-            + with_notes + "\n</details>")
+        lines.append(Message("complexity.sum_budget", s=f"{TIME_BUDGET_S:.0f}"))
+    with_notes = "\n".join(f"- {said(n, lang)}" for n in view.notes)
+    return ("\n\n".join(say(line, lang) for line in lines)
+            + f"\n\n<details><summary>{say('complexity.sum_how', lang)}</summary>\n\n" + with_notes + "\n</details>")
 
 
 @common.guarded
@@ -136,22 +130,22 @@ def run_complexity(n_min=512, n_max=8192, points=5, d=64, m=0, causal=True, feat
         _running[key] = stop
     try:
         progress(0.0, desc=say("complexity.progress_rate", lang))
-        from ..views.complexity import say_sentence
+        from ..views.complexity import named
         view = views.complexity_view(
             n_min, n_max, points, d, m, bool(causal), feature_map, methods, repeats, memory_budget_bytes=MEMORY_BUDGET,
-            time_budget_s=TIME_BUDGET_S, progress=lambda f, msg: progress(f, desc=say_sentence(msg, lang)),
-            should_stop=lambda: stop.is_set() or left(), lang=lang)
+            time_budget_s=TIME_BUDGET_S, progress=lambda f, msg: progress(f, desc=said(named(msg), lang)),
+            should_stop=lambda: stop.is_set() or left())
     finally:
         with _running_lock:
             if _running.get(key) is stop:
                 del _running[key]
-    plot, claim = render(view, presentation)
+    plot, claim = render(view, presentation)          # said in ``lang`` by ``guarded``
     params = {"tab": "complexity", "nmin": n_min, "nmax": n_max, "points": points, "cd": d, "cm": m,
               "ccausal": bool(causal), "cmap": feature_map, "methods": methods, "repeats": repeats,
               "present": bool(presentation)}
     from .. import provenance            # random data: the settings (and the machine) are the record
     view.provenance = provenance.record("complexity", settings=params)
-    return plot, claim, views.complexity_table(view), summary(view), view, common.query_string(params)
+    return plot, claim, views.complexity_table(view), summary(view, lang), view, common.query_string(params)
 
 
 def cancel(lang="en", request: gr.Request = None):
@@ -176,19 +170,16 @@ def run_columns(lang: str) -> list[str]:
 
 
 def relang(view, lang, presentation=False):
-    """The sweep already run, shown in ``lang``: figures, summary and table redrawn, nothing
+    """The sweep already run, said in ``lang``: figures, summary and table said again, nothing
     timed again; before any sweep, the empty table's headers. Returns (plot, claim, view,
-    summary, table)."""
+    summary, table); the view is the same in every language and stays as it is."""
+    lang = normal_lang(lang)
     if view is None:
         import pandas as pd
-        return gr.skip(), gr.skip(), gr.skip(), gr.skip(), pd.DataFrame(columns=run_columns(normal_lang(lang)))
-    if getattr(view, "lang", "en") == normal_lang(lang):
-        return tuple(gr.skip() for _ in range(5))
-    import dataclasses
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip(), pd.DataFrame(columns=run_columns(lang))
     _, views = figures_and_views()
-    view = dataclasses.replace(view, lang=normal_lang(lang))
-    plot, claim = render(view, presentation)
-    return plot, claim, view, summary(view), views.complexity_table(view)
+    plot, claim = render(view, presentation, lang)
+    return plot, claim, gr.skip(), summary(view, lang), common.said_outputs(views.complexity_table(view), lang)
 
 
 def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> ComplexityTab:
@@ -240,9 +231,9 @@ def build(presentation: gr.Checkbox, lang: gr.Radio | None = None) -> Complexity
         if view is None:
             raise gr.Error(say("complexity.run_first", lang), print_exception=False)
         _, views = figures_and_views()
-        plot_fig, claim_fig = render(view, presentation)
+        plot_fig, claim_fig = render(view, presentation, lang)    # the files are written here: said first
         return common.show_files(downloads.export_files("complexity", {"sweep": plot_fig, "claim": claim_fig},
-                                   {"runs": views.complexity_table(view)},
+                                   {"runs": common.said_outputs(views.complexity_table(view), normal_lang(lang))},
                                    provenance=getattr(view, "provenance", None) or None))
 
     common.wire_export(export, export_complexity, [view, presentation] + with_lang, files)

@@ -4,7 +4,6 @@ live, with fitted slopes, the FLOP model and the crossover.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -13,10 +12,9 @@ import numpy as np
 from ..measure import budget, cost, live_timing
 from .. import maps as feature_maps
 from ..catalog import DEFAULT_METHODS, FEATURE_MAPS, MAX_POINTS, N_CAP, SWEEP_METHOD_LABELS, map_name
-from .. import text
-from ..text import Message, normal_lang
-from ..text import say as w
+from ..text import TEXT, Message
 from .common import _int
+from .frames import with_headers
 
 
 ARTICLE_N, ARTICLE_D = 100_000, 128
@@ -26,17 +24,17 @@ ARTICLE_N, ARTICLE_D = 100_000, 128
 ROOFLINE_MATMUL = 1024
 
 
-def sweep_lengths(n_min, n_max, points, lang: str = "en") -> list[int]:
+def sweep_lengths(n_min, n_max, points) -> list[int]:
     """Geometrically spaced N from n_min to n_max (rounded to multiples of 16)."""
     n_min, n_max, points = _int(n_min, "N min"), _int(n_max, "N max"), _int(points, "points")
     if n_min < 16:
-        raise ValueError(w("complexity.err_nmin", lang, n=n_min))
+        raise ValueError(Message("complexity.err_nmin", n=n_min))
     if n_max > N_CAP:
-        raise ValueError(w("complexity.err_nmax", lang, cap=f"{N_CAP:,}", n=f"{n_max:,}"))
+        raise ValueError(Message("complexity.err_nmax", cap=f"{N_CAP:,}", n=f"{n_max:,}"))
     if n_max < n_min:
-        raise ValueError(w("complexity.err_order", lang, nmax=n_max, nmin=n_min))
+        raise ValueError(Message("complexity.err_order", nmax=n_max, nmin=n_min))
     if not 1 <= points <= MAX_POINTS:
-        raise ValueError(w("complexity.err_points", lang, top=MAX_POINTS, points=points))
+        raise ValueError(Message("complexity.err_points", top=MAX_POINTS, points=points))
     if points == 1 or n_max == n_min:
         return [n_max]
     grid = np.geomspace(n_min, n_max, points)
@@ -46,13 +44,13 @@ def sweep_lengths(n_min, n_max, points, lang: str = "en") -> list[int]:
 @dataclass
 class ComplexityView:
     rows: list
-    method_labels: dict
+    method_labels: dict            # method -> what the page calls it (a message)
     theory: dict                   # method -> (ns, ms) from the FLOP model at the matmul rate
     slopes: dict
     crossover: float | None
-    crossover_text: str
+    crossover_text: str            # the crossover sentence (a message)
     claim: dict                    # article's FLOP ratio, and a measured ratio where both ran
-    notes: list
+    notes: list                    # messages
     matmul_gflops: float | None
     cancelled: bool = False
     truncated: bool = False
@@ -60,14 +58,13 @@ class ComplexityView:
     params: dict = field(default_factory=dict)
     disturbed: bool = False        # live_timing's verdict: other load moved the numbers
     disturbance: list = field(default_factory=list)
-    lang: str = "en"               # the language of method labels, notes and texts
 
     provenance: dict = field(default_factory=dict)  # explorer.provenance.record of the data and settings
 
-def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes, lang: str = "en"):
+def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes):
     """Check the memory estimate of every run before anything starts.
 
-    Returns notes (messages) for runs that will be skipped; raises ValueError, in ``lang``,
+    Returns notes (messages) for runs that will be skipped; raises ValueError (a message)
     when nothing would run.
     """
     notes, runnable, largest = [], 0, 0
@@ -80,28 +77,27 @@ def plan_sweep(ns, head_dim, feature_dim, methods, budget_bytes, lang: str = "en
             notes.append(Message("complexity.skipped_memory", method=live_timing.method_name(method),
                                  n=f"{min(over):,}", budget=f"{budget_bytes / 2**30:.1f}"))
     if runnable == 0:
-        raise ValueError(w("complexity.err_memory", lang))
+        raise ValueError(Message("complexity.err_memory"))
     budget.claim(largest, math.inf)       # the runs go one at a time: the largest is the sweep's peak
     return notes
 
 
-def method_label(method: str, lang: str = "en") -> str:
-    """What the page calls a timed form, in ``lang`` (never the internal id)."""
+def method_label(method: str) -> str:
+    """What the page calls a timed form (a message; never the internal id)."""
     key = f"complexity.method.{method}"
-    from ..text import TEXT
-    return w(key, lang) if key in TEXT else SWEEP_METHOD_LABELS.get(method, method)
+    return Message(key) if key in TEXT else SWEEP_METHOD_LABELS.get(method, method)
 
 
-def say_sentence(sentence, lang: str = "en") -> str:
-    """One of the timing engine's sentences (a message) in ``lang``; text that is not a
-    message is shown as it is. The engine names a feature map by its id, which the page
-    shows in another language by the map's name."""
+def named(sentence):
+    """One of the timing engine's sentences (a message) as the page says it: the engine
+    names a feature map by its id, the page by the map's name. Text that is not a message
+    is kept as it is."""
     if not isinstance(sentence, Message):
         return sentence
     name = sentence.values.get("map")
     if name in FEATURE_MAPS:
-        return text.say(sentence, lang, map=map_name(name))
-    return text.say(sentence, lang)
+        return Message(sentence.key, **{**sentence.values, "map": map_name(name)})
+    return sentence
 
 
 def _with_labels(sentence):
@@ -150,28 +146,27 @@ def measured_headline(result, causal: bool) -> dict:
 
 def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=None, causal=True,
                     feature_map="elu1", methods=DEFAULT_METHODS, repeats=3, memory_budget_bytes=2 << 30,
-                    time_budget_s=60.0, progress=None, should_stop=None, lang: str = "en",
-                    **timing) -> ComplexityView:
+                    time_budget_s=60.0, progress=None, should_stop=None, **timing) -> ComplexityView:
     """Run a guarded sweep and assemble what the complexity tab draws, with labels, notes and
-    the crossover sentence in ``lang``. ``timing``: live_timing.sweep's injectable timer,
-    rate and stall probes (tests)."""
-    lang = normal_lang(lang)
-    ns = sweep_lengths(n_min, n_max, points, lang)
+    the crossover sentence as messages: one sweep serves every language. ``progress``
+    hears the engine's sentences as they are (``named`` says which map). ``timing``:
+    live_timing.sweep's injectable timer, rate and stall probes (tests)."""
+    ns = sweep_lengths(n_min, n_max, points)
     head_dim = _int(head_dim, "d")
     if not 1 <= head_dim <= 512:
-        raise ValueError(w("complexity.err_d", lang, d=head_dim))
+        raise ValueError(Message("complexity.err_d", d=head_dim))
     if feature_dim in (None, "", 0):
         feature_dim = None
     else:
         feature_dim = _int(feature_dim, "m")
         if not 1 <= feature_dim <= 2048:
-            raise ValueError(w("complexity.err_m", lang, m=feature_dim))
+            raise ValueError(Message("complexity.err_m", m=feature_dim))
     repeats = _int(repeats, "repeats")
     if not 1 <= repeats <= 20:
-        raise ValueError(w("complexity.err_repeats", lang, repeats=repeats))
+        raise ValueError(Message("complexity.err_repeats", repeats=repeats))
     methods = [x for x in (methods or []) if x]
     if not methods:
-        raise ValueError(w("complexity.err_methods", lang))
+        raise ValueError(Message("complexity.err_methods"))
     if feature_map in FEATURE_MAPS and not FEATURE_MAPS[feature_map].takes_m and feature_dim is not None:
         feature_dim = None  # fixed-size maps (elu+1, Taylor-2) decide m themselves
     fm = feature_maps.create(feature_map, head_dim, num_features=feature_dim)
@@ -190,32 +185,23 @@ def complexity_view(n_min=256, n_max=4096, points=5, head_dim=64, feature_dim=No
                 pts = [(r["n"], r["flops"] / (result.matmul_gflops * 1e9) * 1e3) for r in measured]
                 theory[method] = ([p[0] for p in pts], [p[1] for p in pts])
     cross, cross_text = result.crossover_info("sdpa", "linear_chunked")
-    cross_text = _with_labels(cross_text)         # the page shows labels, never internal ids
+    cross_text = named(_with_labels(cross_text))  # the page shows labels, never internal ids
 
     counts = cost.flop_counts(ARTICLE_N, ARTICLE_D)
     claim = {"n": ARTICLE_N, "head_dim": ARTICLE_D, "quadratic_flops": counts["quadratic_flops"],
              "linear_flops": counts["linear_flops"], "ratio": counts["ratio"], "measured": None}
     claim.update(measured_headline(result, bool(causal)))
-    # The view keeps the engine's sentences as written (English); ``shown`` says them in ``lang``,
-    # so the same sweep can be shown in the other language without timing it again.
+    # The view keeps the engine's sentences as messages, so the same sweep is shown in either
+    # language without timing it again.
     return ComplexityView(
-        rows=result.rows, method_labels=dict(SWEEP_METHOD_LABELS), theory=theory, slopes=result.slopes(),
-        crossover=cross, crossover_text=cross_text, claim=claim, notes=notes + list(result.notes),
+        rows=result.rows, method_labels={method: method_label(method) for method in SWEEP_METHOD_LABELS},
+        theory=theory, slopes=result.slopes(),
+        crossover=cross, crossover_text=cross_text, claim=claim, notes=[named(x) for x in notes + list(result.notes)],
         matmul_gflops=result.matmul_gflops, cancelled=result.cancelled, truncated=result.truncated,
         csv=result.to_csv(),
         params={"ns": ns, "d": head_dim, "m": m, "causal": bool(causal), "map": feature_map},
-        disturbed=result.disturbed, disturbance=list(result.disturbance), lang=lang,
+        disturbed=result.disturbed, disturbance=[named(x) for x in result.disturbance],
     )
-
-
-def shown(view: ComplexityView, lang: str | None = None) -> ComplexityView:
-    """``view`` with its method labels, notes, reasons and crossover sentence in ``lang``
-    (default: the view's own language)."""
-    lang = normal_lang(lang or view.lang)
-    return dataclasses.replace(
-        view, lang=lang, method_labels={method: method_label(method, lang) for method in view.method_labels},
-        notes=[say_sentence(note, lang) for note in view.notes], disturbance=[say_sentence(reason, lang) for reason in view.disturbance],
-        crossover_text=say_sentence(view.crossover_text, lang))
 
 
 TABLE_COLUMNS = ("method", "n", "causal", "time_ms", "time_min_ms", "time_max_ms", "time_iqr_ms", "gflops",
@@ -223,14 +209,15 @@ TABLE_COLUMNS = ("method", "n", "causal", "time_ms", "time_min_ms", "time_max_ms
 
 
 def complexity_table(view: ComplexityView):
-    """Every run, one row each, headers and method labels in the view's language."""
+    """Every run, one row each, headers and method labels as messages (the page says them)."""
     import pandas as pd
-    lang = getattr(view, "lang", "en")
     cols = list(TABLE_COLUMNS)
     frame = pd.DataFrame([{c: r.get(c) for c in cols} for r in view.rows], columns=cols)
-    frame["method"] = [method_label(method, lang) for method in frame["method"]]
-    frame["skipped"] = [say_sentence(reason, lang) if isinstance(reason, str) else reason for reason in frame["skipped"]]
-    frame["causal"] = [w("common.yes" if flag else "common.no", lang) if isinstance(flag, bool) else flag
-                       for flag in frame["causal"]]
-    frame = frame.rename(columns={c: w(f"complexity.col.{c}", lang) for c in cols})
+    # (words as objects: pandas' own text columns would keep only the English of a message)
+    frame["method"] = pd.Series([method_label(method) for method in frame["method"]], dtype=object)
+    frame["skipped"] = pd.Series([named(reason) if isinstance(reason, str) else reason for reason in frame["skipped"]],
+                                 dtype=object)
+    frame["causal"] = pd.Series([Message("common.yes" if flag else "common.no") if isinstance(flag, bool) else flag
+                                 for flag in frame["causal"]], dtype=object)
+    frame = with_headers(frame, {c: Message(f"complexity.col.{c}") for c in cols})
     return frame.round(4)

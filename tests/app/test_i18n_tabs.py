@@ -266,10 +266,10 @@ def test_every_sentence_of_the_timing_engine_is_said_in_chinese():
     sentences = _engine_sentences()
     assert len(sentences) == 21
     for sentence in sentences:
-        english = cx_views.say_sentence(sentence, "en")
+        english = cx_views.named(sentence)
         # A map is said by its name ("elu+1"), not by the id the engine carries ("elu1").
         assert english == sentence or sentence.values.get("map") == "elu1" and "elu+1" in english, english
-        said = cx_views.say_sentence(sentence, "zh")
+        said = say(cx_views.named(sentence), "zh")
         assert CJK.search(said) and not english_words(said), (sentence, said)
 
 
@@ -285,33 +285,32 @@ def test_the_timing_engines_sentences_read_as_before_in_english():
                              "linear, chunked is already faster than softmax, torch SDPA at the smallest common N = 512",
                              "linear, chunked overtakes softmax, torch SDPA at N ~ 1,671 (between 1024 and 2048)",
                              "softmax, torch SDPA stays faster than linear, chunked up to the largest common N = 8192"]
-    assert cx_views.say_sentence(_engine_sentences()[1], "zh").startswith("float32，elu+1，m = 64")
+    assert say(cx_views.named(_engine_sentences()[1]), "zh").startswith("float32，elu+1，m = 64")
 
 
 @pytest.mark.slow
 def test_complexity_view_figures_summary_and_table_in_chinese():
     from explorer.ui import complexity_tab
     view = cx_views.complexity_view(64, 128, 2, 16, None, True, "elu1", ["sdpa", "linear_parallel", "linear_chunked"],
-                                    repeats=1, lang="zh")
-    plot, claim = complexity_tab.render(view)
+                                    repeats=1)
+    plot, claim = complexity_tab.render(view, lang="zh")
     for fig in (plot, claim):
         no_english(figure_texts(fig), fig.layout.title.text)
-    summary = complexity_tab.summary(view)
+    summary = complexity_tab.summary(view, "zh")
     no_english([re.sub(r"</?(details|summary)>", " ", summary)], "summary")
-    table = cx_views.complexity_table(view)
+    from explorer.ui.common import said_outputs
+    table = said_outputs(cx_views.complexity_table(view), "zh")
     no_english([str(c) for c in table.columns] + [str(x) for x in table.iloc[:, 0]], "table")
-    # the same sweep shown in English again, without timing it again
-    import dataclasses
-    english = dataclasses.replace(view, lang="en")
-    assert "Crossover" in complexity_tab.summary(english)
-    assert "method" in list(cx_views.complexity_table(english).columns)
+    # the same sweep shown in English, without timing it again
+    assert "Crossover" in complexity_tab.summary(view, "en")
+    assert "method" in list(said_outputs(cx_views.complexity_table(view), "en").columns)
 
 
 def test_complexity_errors_are_said_in_chinese():
     for args in ((8, 128, 2), (64, 10 ** 7, 2), (256, 128, 2), (64, 128, 99)):
         with pytest.raises(ValueError) as err:
-            cx_views.sweep_lengths(*args, lang="zh")
-        assert CJK.search(str(err.value))
+            cx_views.sweep_lengths(*args)
+        assert CJK.search(say_error(err.value, "zh"))
 
 
 def test_toasts_follow_the_handler_language():

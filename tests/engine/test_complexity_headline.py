@@ -65,14 +65,16 @@ def test_a_live_causal_sweep_says_the_pair_it_timed(lang):
     from explorer import figures
     from explorer.ui import complexity_tab
 
+    from explorer.figures.style import said_figure
     view = cx.complexity_view(64, 128, 2, 16, None, True, "elu1", ["sdpa", "linear_parallel", "linear_chunked"],
-                              repeats=1, lang=lang)
+                              repeats=1)
     measured = view.claim["measured"]
     assert measured["linear_method"] == "linear_chunked" and measured["n"] == 128
-    text = complexity_tab.summary(view)
+    text = complexity_tab.summary(view, lang)
     assert say("complexity.pair.linear_chunked_causal", lang) in text
     assert say("complexity.pair.linear_parallel", lang) not in text
     c = view.claim
-    fig = figures.flop_claim(c["n"], c["head_dim"], c["quadratic_flops"], c["linear_flops"], measured, lang=lang)
+    fig = said_figure(figures.flop_claim(c["n"], c["head_dim"], c["quadratic_flops"], c["linear_flops"], measured),
+                      lang)
     shown = str(fig.to_plotly_json()["layout"])
     assert say("complexity.pair.sdpa_causal", lang) in shown
