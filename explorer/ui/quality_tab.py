@@ -144,7 +144,7 @@ def run_quality(source="text", text=source_panel.DEFAULT_TEXT, preset="clustered
         session=getattr(request, "session_hash", None), should_stop=stop,
         progress=lambda f, msg: progress(f, desc=said(msg, lang)))
     bundle = (quality, overview)
-    curves, norms, shape, over = render(bundle, presentation, x_axis)     # said in ``lang`` by ``guarded``
+    curves, norms, shape, over = render(bundle, presentation, x_axis, lang)
     params = {"tab": "quality", **source_panel.url_params(source, text, preset, n, d, data_seed, temperature, layer, head, model=model),
               "causal": causal, "qmaps": maps, "seeds": int(seeds), "x": x_axis, "m": int(m),
               "omap": overview_map, "ometric": overview_metric, "present": bool(presentation)}
