@@ -410,30 +410,18 @@ def metrics_table(rows: list, digits: int = 4, short: bool = False):
     labelled by messages (full labels, or ``short`` headers). A mean over rows that some
     rows lack says so in its cell ("n/a (127 of 128 rows)", or the number with the count):
     ``showing.shown_value``."""
-    import pandas as pd
-
     from ..measure.showing import UNDEFINED_ROWS, round_significant, shown_value
+    from .frames import message_frame
 
     present = {key for row in rows for key in row if key not in ROW_NAMES}
     order = [*HEADLINE_METRICS, *METRIC_INFO]
     keys = [key for key in dict.fromkeys(order) if key in present]
     keys += sorted(present - set(keys))           # anything not in the catalog, last
-    labels = [Message("common.map")] + [metric_label(key, short) for key in keys]
-    columns = [pd.Series([row_name(row) for row in rows], dtype=object)]
-    columns += [pd.Series([shown_value(row, key, digits) for row in rows], dtype=object) if key in UNDEFINED_ROWS
-                else pd.Series([round_significant(row.get(key), digits) for row in rows]) for key in keys]
-    return words_table(labels, columns)
-
-
-def words_table(labels: list, columns: list):
-    """A DataFrame whose headers and text cells stay messages until the page says them: pandas
-    would turn a column of text (and its headers) into plain strings, so they are kept as objects."""
-    import pandas as pd
-
-    table = pd.concat([pd.Series(column).reset_index(drop=True) for column in columns], axis=1) if columns \
-        else pd.DataFrame()
-    table.columns = pd.Index(labels, dtype=object)
-    return table
+    columns = {Message("common.map"): [row_name(row) for row in rows]}
+    for key in keys:
+        columns[metric_label(key, short)] = [shown_value(row, key, digits) if key in UNDEFINED_ROWS
+                                             else round_significant(row.get(key), digits) for row in rows]
+    return message_frame(columns)
 
 
 def undefined_notes(rows: list) -> list[str]:
