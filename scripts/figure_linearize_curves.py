@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from explorer.__main__ import _held_out_texts, _progress, _read_texts  # noqa: E402
 from explorer.figures import keep_softmax_curves, sensitivity_bars  # noqa: E402
+from explorer.figures.style import said_figure  # noqa: E402
 from explorer.linearize import keep_softmax, sensitivity  # noqa: E402
 from explorer.linearize.evaluation import MAX_FORWARD_TOKENS  # noqa: E402
 
@@ -50,12 +51,12 @@ def _draw(curves: list, rows: list, args) -> None:
     """The figures of ``curves`` (perplexity against k) and ``rows`` (the first set's
     sensitivity) into ``args.out``, in both languages, and the README's PNG if asked."""
     kind, window, sinks = curves[0]["kind"], curves[0]["window"], curves[0].get("sinks", 0)
+    curves_fig, bars_fig = keep_softmax_curves(curves), sensitivity_bars(rows, kind, window, sinks=sinks)
     for lang in ("en", "zh"):
-        keep_softmax_curves(curves, lang=lang).write_html(args.out / f"keep-k-{lang}.html", include_plotlyjs=True)
-        sensitivity_bars(rows, kind, window, lang=lang, sinks=sinks).write_html(args.out / f"sensitivity-{lang}.html",
-                                                                   include_plotlyjs=True)
+        said_figure(curves_fig, lang).write_html(args.out / f"keep-k-{lang}.html", include_plotlyjs=True)
+        said_figure(bars_fig, lang).write_html(args.out / f"sensitivity-{lang}.html", include_plotlyjs=True)
     if args.png:
-        keep_softmax_curves(curves, lang="en").write_image(str(args.png), format="png", width=1400, height=620,
+        curves_fig.write_image(str(args.png), format="png", width=1400, height=620,
                                                              scale=1.5)
 
 

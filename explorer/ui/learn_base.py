@@ -58,6 +58,14 @@ def hybrid_words(kind: str, lang="en") -> str:
     return said(catalog.hybrid_map_label(kind), lang)
 
 
+def headed_table(columns):
+    """An empty table headed by ``columns`` (messages, kept as they are so that the page can say
+    them: pandas would keep only their English text). Built with pandas alone: the page is
+    built before the engine is imported."""
+    import pandas as pd
+    return pd.DataFrame(columns=pd.Index(list(columns), dtype=object))
+
+
 def _int(value, name: str) -> int:
     try:
         return int(value)

@@ -2,7 +2,10 @@
 the two models continuing one prompt side by side. Endpoints: ``/linearize``, ``/generate``.
 
 The numbers and the memory come from ``explorer.views.linearize`` (which prices each request
-before the model reads a token); this module only turns them into components.
+before the model reads a token); this module only turns them into components. The views and
+figures speak in messages: the handlers' outputs are said in the page's language by
+``common.guarded`` (and ``learn_base.guarded_stream``), a change of language says the same view
+again (``relabel``).
 """
 
 from __future__ import annotations
@@ -10,12 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import gradio as gr
-import pandas as pd
 
 from ..stopping import StopSignal
-from ..text import normal_lang, say
+from ..text import Message, normal_lang, say
 from . import common, i18n, server
-from .learn_base import guarded_stream
+from .learn_base import guarded_stream, headed_table
 
 DEFAULT_PROMPT = say("linearize.default_prompt", "en")
 # A prompt the visitor has not changed follows the page's language.
@@ -47,95 +49,106 @@ def _stop(request, views):
     return StopSignal(left=server.visitor_left(request), seconds=cost.LIMIT_SECONDS)
 
 
-def needs_model(lang) -> str | None:
-    """Where the causal model is not installed, what the section needs, in words: every button
-    then says it instead of failing. None where it is installed."""
+def _needs() -> Message | None:
+    """Where the causal model is not installed, what the section needs (a message): every
+    button then says it instead of failing. None where it is installed."""
     from ..catalog import causal_model_installed
-    return None if causal_model_installed() else say("linearize.needs_model", normal_lang(lang))
+    return None if causal_model_installed() else Message("linearize.needs_model")
 
 
-def _judged(set_id, keep, lang, request, trained=None):
-    lang = normal_lang(lang)
+def needs_model(lang) -> str | None:
+    """``_needs`` in the words of ``lang``."""
+    needs = _needs()
+    return None if needs is None else say(needs, normal_lang(lang))
+
+
+def _judged(set_id, keep, request, trained=None):
     views = _views()
-    return views.judge(set_id, keep, lang, stop=_stop(request, views), trained=trained)
+    return views.judge(set_id, keep, stop=_stop(request, views), trained=trained)
 
 
-def _shown(view, lang):
-    """The table and summary of ``view`` in ``lang``; before any judging, the empty table headed
-    in that language and the invitation to start."""
-    lang = normal_lang(lang)
+def _shown(view):
+    """The table and summary of ``view`` (messages, said by the caller's edge); before any
+    judging, the empty table headed and the invitation to start."""
     if view is None:
-        return pd.DataFrame(columns=_headers(lang)), needs_model(lang) or say("linearize.start", lang)
+        return headed_table(_header_messages()), _needs() or Message("linearize.start")
     views = _views()
-    return pd.DataFrame(views.table(view, lang), columns=views.headers(lang)), views.summary(view, lang)
+    from ..views.frames import rows_frame
+    return rows_frame(views.table(view), views.headers()), views.summary(view)
+
+
+def _header_messages() -> list[Message]:
+    return [Message(f"linearize.col_{key}") for key in ("model", "softmax", "perplexity", "agreement", "kl")]
 
 
 def _headers(lang):
-    return [say(f"linearize.col_{key}", lang) for key in ("model", "softmax", "perplexity", "agreement", "kl")]
+    return [say(header, lang) for header in _header_messages()]
 
 
 @common.guarded
 def run_linearize(set_id="hedgehog:0", keep=6, lang="en", request: gr.Request = None):
     """Judge the hybrid: (table, summary)."""
-    if needs_model(lang):
-        return _shown(None, lang)
-    return _shown(_judged(set_id, keep, lang, request), lang)
+    if _needs():
+        return _shown(None)
+    return _shown(_judged(set_id, keep, request))
 
 
 @common.guarded
 def show_linearize(set_id="hedgehog:0", keep=6, lang="en", trained=None, request: gr.Request = None):
     """The page's judging: the table and summary, and the view kept to relabel them
     (``trained``: the set trained on this page, read when ``set_id`` is LIVE_SET)."""
-    if needs_model(lang):
-        return (*_shown(None, lang), None)
-    view = _judged(set_id, keep, lang, request, trained)
-    return (*_shown(view, lang), view)
+    if _needs():
+        return (*_shown(None), None)
+    view = _judged(set_id, keep, request, trained)
+    return (*_shown(view), view)
 
 
 @guarded_stream
 def run_training(kind="hedgehog", window=0, sinks=0, steps=DEFAULT_TRAIN_STEPS, lang="en",
                  request: gr.Request = None, progress=gr.Progress()):
     """Train a set on the page: (status, the set, the chosen set) after the capture and each layer;
-    the last one chooses the new set. Refused before any work the server cannot afford."""
+    the last one chooses the new set. Refused before any work the server cannot afford. What it
+    yields is said in the page's language by ``guarded_stream``; the progress bar's words here."""
     lang = normal_lang(lang)
-    if needs_model(lang):
-        yield needs_model(lang), gr.skip(), gr.skip()
+    if _needs():
+        yield _needs(), gr.skip(), gr.skip()
         return
     views = _views()
-    for step in views.training_steps(kind, window, sinks, steps, lang, stop=_stop(request, views)):
-        progress(step.fraction, desc=views.training_summary(step, lang))
+    for step in views.training_steps(kind, window, sinks, steps, stop=_stop(request, views)):
+        summary = views.training_summary(step)
+        progress(step.fraction, desc=say(summary, lang))
         if step.maps is None:
-            yield views.training_summary(step, lang), gr.skip(), gr.skip()
+            yield summary, gr.skip(), gr.skip()
         else:
-            yield views.training_summary(step, lang), step.maps, LIVE_SET
+            yield summary, step.maps, LIVE_SET
 
 
 def relabel(view, prompt, lang="en"):
-    """A change of language: the same numbers in the new words, and a prompt still at some
-    language's default replaced by the new language's."""
+    """A change of language: the same view said in the new words (nothing judged again), and a
+    prompt still at some language's default replaced by the new language's."""
     lang = normal_lang(lang)
     if prompt in DEFAULT_PROMPTS.values():
         prompt = DEFAULT_PROMPTS[lang]
-    return (*_shown(view, lang), prompt)
+    return (*common.said_outputs(_shown(view), lang), prompt)
 
 
 @guarded_stream
 def run_generate(prompt=DEFAULT_PROMPT, new_tokens=32, set_id="hedgehog:0", keep=6, presentation=False, lang="en",
                  trained=None, request: gr.Request = None):
-    """Stream (original text, linearized text, memory plot, status) after every token."""
-    lang = normal_lang(lang)
-    if needs_model(lang):
-        yield "", "", None, needs_model(lang)
+    """Stream (original text, linearized text, memory plot, status) after every token (said in
+    the page's language by ``guarded_stream``)."""
+    if _needs():
+        yield "", "", None, _needs()
         return
     views = _views()
     from ..figures.linearize import memory_per_step
     stop = _stop(request, views)
-    new_tokens = views.check_prompt(prompt, new_tokens, lang)[1]
-    for step in views.generation_steps(prompt, new_tokens, set_id, keep, lang, stop=stop, trained=trained):
+    new_tokens = views.check_prompt(prompt, new_tokens)[1]
+    for step in views.generation_steps(prompt, new_tokens, set_id, keep, stop=stop, trained=trained):
         rate = step.tokens / step.seconds if step.seconds > 0 else 0.0
-        status = say("linearize.gen_status", lang, which=say(f"linearize.gen_which_{step.which}", lang),
-                     tokens=step.tokens, total=new_tokens, rate=rate)
-        fig = memory_per_step(step.kv_cache_bytes, step.state_bytes, style=presentation, lang=lang)
+        status = Message("linearize.gen_status", which=Message(f"linearize.gen_which_{step.which}"),
+                         tokens=step.tokens, total=new_tokens, rate=rate)
+        fig = memory_per_step(step.kv_cache_bytes, step.state_bytes, style=presentation)
         yield step.original, step.linearized, fig, status
 
 

@@ -2,9 +2,12 @@
 on a short held-out sample, and the two models continuing one prompt side by side.
 
     sets() -> ["hedgehog:0", "hedgehog:16:1", ...]   the shipped trained sets, then the elu+1 baseline
-    judge(set_id, keep, lang, stop) -> JudgeView    perplexity, top-1 agreement, KL vs the original
-    generation_steps(prompt, new_tokens, set_id, keep, lang, stop) -> iterator of GenerationStep
-    training_steps(kind, window, sinks, steps, lang, stop) -> iterator of TrainingStep   a set trained here
+    judge(set_id, keep, stop=) -> JudgeView         perplexity, top-1 agreement, KL vs the original
+    generation_steps(prompt, new_tokens, set_id, keep, stop=) -> iterator of GenerationStep
+    training_steps(kind, window, sinks, steps, stop=) -> iterator of TrainingStep   a set trained here
+
+Words (row names, headers, the summary, refusals) are messages: one view serves every language,
+and the page says it in its own.
 
 A set trained on the page (``LIVE_SET``) lives in that page's state: ``judge`` and
 ``generation_steps`` take it as ``trained``, and nothing of it is shared with other visitors.
@@ -28,7 +31,7 @@ from ..linearize.maps import MODEL, SHAPE
 from ..linearize.texts import load as load_texts
 from ..measure import cost
 from ..stopping import check as check_stop
-from ..text import say
+from ..text import Message
 from .streaming import streamed
 
 LAYERS = SHAPE[MODEL]["layers"]
@@ -65,11 +68,11 @@ def set_key(set_id: str) -> str:
     return "linearize.set_" + set_id.replace(":", "_")
 
 
-def parse_set(set_id, lang: str = "en") -> tuple[str, int, int]:
+def parse_set(set_id) -> tuple[str, int, int]:
     """(kind, window, sinks) of one of ``sets()``."""
     choices = sets()
     if not isinstance(set_id, str) or set_id not in choices:
-        raise ValueError(say("linearize.err_set", lang, choices=", ".join(choices), got=repr(str(set_id)[:40])))
+        raise ValueError(Message("linearize.err_set", choices=", ".join(choices), got=repr(str(set_id)[:40])))
     kind, window, sinks = (set_id + ":0").split(":")[:3]
     return kind, int(window), int(sinks)
 
@@ -89,25 +92,25 @@ class SetChoice:
         return self.kind.kind if isinstance(self.kind, LayerMaps) else self.kind
 
 
-def choose(set_id, trained=None, lang: str = "en") -> SetChoice:
+def choose(set_id, trained=None) -> SetChoice:
     """``set_id`` is one of ``sets()``, or ``LIVE_SET`` with the page's ``trained`` LayerMaps."""
     if set_id == LIVE_SET:
         if not isinstance(trained, LayerMaps):
-            raise ValueError(say("linearize.err_live_missing", lang))
+            raise ValueError(Message("linearize.err_live_missing"))
         return SetChoice(LIVE_SET, trained, trained.window, trained.sinks)
-    return SetChoice(set_id, *parse_set(set_id, lang))
+    return SetChoice(set_id, *parse_set(set_id))
 
 
-def exact_words(window: int, sinks: int = 0, lang: str = "en") -> str:
+def exact_words(window: int, sinks: int = 0) -> Message:
     """The keys a linearized layer reads exactly, in words: "window 64", "window 16 + attention sink"."""
-    return say("linearize.exact_sink" if sinks else "linearize.exact_window", lang, window=window, sinks=sinks)
+    return Message("linearize.exact_sink" if sinks else "linearize.exact_window", window=window, sinks=sinks)
 
 
-def check_keep(keep, lang: str = "en") -> int:
+def check_keep(keep) -> int:
     if isinstance(keep, float) and keep.is_integer():
         keep = int(keep)
     if isinstance(keep, bool) or not isinstance(keep, int) or not 0 <= keep <= LAYERS:
-        raise ValueError(say("linearize.err_keep", lang, count=LAYERS, got=str(keep)[:40]))
+        raise ValueError(Message("linearize.err_keep", count=LAYERS, got=str(keep)[:40]))
     return keep
 
 
@@ -144,15 +147,14 @@ class JudgeView:
     rows: list                     # {"model": "original" | "hybrid", "softmax", "perplexity", "top1_agreement", "kl"}
     tokens: int
     texts: int
-    lang: str = "en"
     live: tuple = ()               # a set trained on the page: (kind, window, sinks, steps a layer)
 
 
-def judge(set_id, keep, lang: str = "en", stop=None, trained=None) -> JudgeView:
+def judge(set_id, keep, *, stop=None, trained=None) -> JudgeView:
     """Perplexity, top-1 agreement and KL of the model with all but ``keep`` layers linearized
     (``trained``: the page's own LayerMaps, read when ``set_id`` is ``LIVE_SET``)."""
-    choice = choose(set_id, trained, lang)
-    keep = check_keep(keep, lang)
+    choice = choose(set_id, trained)
+    keep = check_keep(keep)
     texts = sample()
     tokens = len(texts) * SAMPLE_TOKENS
     _price(2, tokens, "linearize.cost_judge", forwards=2 * len(texts), tokens=f"{tokens:,}")
@@ -170,35 +172,32 @@ def judge(set_id, keep, lang: str = "en", stop=None, trained=None) -> JudgeView:
             {"model": "hybrid", "softmax": keep, "perplexity": result["perplexity"],
              "top1_agreement": result["top1_agreement"], "kl": result["kl"]}]
     live = (choice.kind_name, choice.window, choice.sinks, choice.kind.info.get("steps", 0)) if set_id == LIVE_SET else ()
-    return JudgeView(set_id, keep, sorted(set(range(LAYERS)) - set(layers)), rows, result["tokens"], len(texts), lang,
-                     live)
+    return JudgeView(set_id, keep, sorted(set(range(LAYERS)) - set(layers)), rows, result["tokens"], len(texts), live)
 
 
-def _row_name(view: JudgeView, which: str, lang: str) -> str:
+def _row_name(view: JudgeView, which: str) -> Message:
     if which == "original":
-        return say("linearize.row_original", lang)
+        return Message("linearize.row_original")
     kind, window, sinks, steps = view.live or (*parse_set(view.set_id), 0)
-    named = (say("linearize.kind_live", lang, kind=say(f"linearize.train_kind_{kind}", lang), steps=steps) if view.live
-             else say(f"linearize.kind_{kind}", lang))
-    return say("linearize.row_hybrid", lang, kind=named, exact=exact_words(window, sinks, lang), keep=view.keep)
+    named = (Message("linearize.kind_live", kind=Message(f"linearize.train_kind_{kind}"), steps=steps) if view.live
+             else Message(f"linearize.kind_{kind}"))
+    return Message("linearize.row_hybrid", kind=named, exact=exact_words(window, sinks), keep=view.keep)
 
 
-def table(view: JudgeView, lang: str | None = None) -> list[list]:
-    """The rows as the page's table shows them (numbers rounded for reading), in ``lang`` (the
-    view's own language unless given: a page that changes language relabels the same numbers)."""
-    lang = lang or view.lang
-    return [[_row_name(view, row["model"], lang), row["softmax"], round(row["perplexity"], 3),
+def table(view: JudgeView) -> list[list]:
+    """The rows as the page's table shows them (numbers rounded for reading), each named by a
+    message: a page that changes language says the same rows in its words."""
+    return [[_row_name(view, row["model"]), row["softmax"], round(row["perplexity"], 3),
              round(row["top1_agreement"], 3), round(row["kl"], 4)] for row in view.rows]
 
 
-def headers(lang: str = "en") -> list[str]:
-    return [say(f"linearize.col_{key}", lang) for key in ("model", "softmax", "perplexity", "agreement", "kl")]
+def headers() -> list[Message]:
+    return [Message(f"linearize.col_{key}") for key in ("model", "softmax", "perplexity", "agreement", "kl")]
 
 
-def summary(view: JudgeView, lang: str | None = None) -> str:
-    lang = lang or view.lang
-    kept = ", ".join(str(layer) for layer in view.kept) or say("linearize.kept_none", lang)
-    return say("linearize.summary", lang, tokens=view.tokens, texts=view.texts, max=SAMPLE_TOKENS, kept=kept)
+def summary(view: JudgeView) -> Message:
+    kept = ", ".join(str(layer) for layer in view.kept) or Message("linearize.kept_none")
+    return Message("linearize.summary", tokens=view.tokens, texts=view.texts, max=SAMPLE_TOKENS, kept=kept)
 
 
 # ---------------------------------------------------------------------------------------
@@ -218,15 +217,15 @@ class GenerationStep:
     state_bytes: list = field(default_factory=list)        # the linearized model's, per token
 
 
-def check_prompt(prompt, new_tokens, lang: str = "en") -> tuple[str, int]:
+def check_prompt(prompt, new_tokens) -> tuple[str, int]:
     if not isinstance(prompt, str) or not prompt.strip():
-        raise ValueError(say("linearize.err_prompt_empty", lang))
+        raise ValueError(Message("linearize.err_prompt_empty"))
     if len(prompt) > MAX_PROMPT_CHARS:
-        raise ValueError(say("linearize.err_prompt_long", lang, count=f"{len(prompt):,}", cap=MAX_PROMPT_CHARS))
+        raise ValueError(Message("linearize.err_prompt_long", count=f"{len(prompt):,}", cap=MAX_PROMPT_CHARS))
     if isinstance(new_tokens, float) and new_tokens.is_integer():
         new_tokens = int(new_tokens)
     if isinstance(new_tokens, bool) or not isinstance(new_tokens, int) or not 1 <= new_tokens <= MAX_NEW_TOKENS:
-        raise ValueError(say("linearize.err_new_tokens", lang, cap=MAX_NEW_TOKENS, got=str(new_tokens)[:40]))
+        raise ValueError(Message("linearize.err_new_tokens", cap=MAX_NEW_TOKENS, got=str(new_tokens)[:40]))
     return prompt, new_tokens
 
 
@@ -253,13 +252,13 @@ def _streamed(prompt, new_tokens, layers, choice: SetChoice, stop):
     return streamed(work, stop, name="generation")
 
 
-def generation_steps(prompt, new_tokens, set_id, keep, lang: str = "en", stop=None, trained=None):
+def generation_steps(prompt, new_tokens, set_id, keep, *, stop=None, trained=None):
     """The original continues ``prompt`` token by token, then the linearized model does: one
     ``GenerationStep`` per token. Memory: the original's KV cache and the linearized model's
     state (plus the KV cache of its softmax layers) after each token."""
-    choice = choose(set_id, trained, lang)
-    keep = check_keep(keep, lang)
-    prompt, new_tokens = check_prompt(prompt, new_tokens, lang)
+    choice = choose(set_id, trained)
+    keep = check_keep(keep)
+    prompt, new_tokens = check_prompt(prompt, new_tokens)
     _price(2, new_tokens + MAX_PROMPT_CHARS, "linearize.cost_generate", tokens=new_tokens)
     step = GenerationStep("original")
     for text, memory, _, seconds, count in _streamed(prompt, new_tokens, [], choice, stop):
@@ -291,27 +290,27 @@ class TrainingStep:
     maps: LayerMaps | None = None
 
 
-def _whole(value, low: int, high: int, key: str, lang: str) -> int:
+def _whole(value, low: int, high: int, key: str) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(say(key, lang, low=low, high=high, got=str(value)[:40]))
+        raise ValueError(Message(key, low=low, high=high, got=str(value)[:40]))
     return value
 
 
-def check_training(kind, window, sinks, steps, lang: str = "en") -> tuple[str, int, int, int]:
+def check_training(kind, window, sinks, steps) -> tuple[str, int, int, int]:
     if kind not in TRAIN_KINDS:
-        raise ValueError(say("linearize.err_train_kind", lang, choices=", ".join(TRAIN_KINDS), got=repr(str(kind)[:40])))
-    return (kind, _whole(window, 0, MAX_TRAIN_WINDOW, "linearize.err_train_window", lang),
-            _whole(sinks, 0, MAX_TRAIN_SINKS, "linearize.err_train_sinks", lang),
-            _whole(steps, 1, live.MAX_STEPS, "linearize.err_train_steps", lang))
+        raise ValueError(Message("linearize.err_train_kind", choices=", ".join(TRAIN_KINDS), got=repr(str(kind)[:40])))
+    return (kind, _whole(window, 0, MAX_TRAIN_WINDOW, "linearize.err_train_window"),
+            _whole(sinks, 0, MAX_TRAIN_SINKS, "linearize.err_train_sinks"),
+            _whole(steps, 1, live.MAX_STEPS, "linearize.err_train_steps"))
 
 
-def training_steps(kind, window, sinks, steps, lang: str = "en", stop=None):
+def training_steps(kind, window, sinks, steps, *, stop=None):
     """Train every layer's maps (``linearize.live``), one ``TrainingStep`` after the capture and
     after each layer; the last one carries the set. Refused before any work the cost model puts
     over the server's limit."""
-    kind, window, sinks, steps = check_training(kind, window, sinks, steps, lang)
+    kind, window, sinks, steps = check_training(kind, window, sinks, steps)
     started = time.perf_counter()
     step = TrainingStep(0.0)
 
@@ -331,15 +330,15 @@ def training_steps(kind, window, sinks, steps, lang: str = "en", stop=None):
         yield step
 
 
-def training_summary(step: TrainingStep, lang: str = "en") -> str:
+def training_summary(step: TrainingStep) -> Message:
     """What was trained and how it went, in words."""
     if step.maps is None and not step.losses:
-        return say("linearize.train_capture", lang, seconds=step.seconds)
+        return Message("linearize.train_capture", seconds=step.seconds)
     if step.maps is None:
-        return say("linearize.train_running", lang, layers=len(step.losses), total=LAYERS,
-                   loss=step.losses[-1], seconds=step.seconds)
+        return Message("linearize.train_running", layers=len(step.losses), total=LAYERS,
+                       loss=step.losses[-1], seconds=step.seconds)
     maps = step.maps
-    return say("linearize.train_done", lang, kind=say(f"linearize.train_kind_{maps.kind}", lang),
-               exact=exact_words(maps.window, maps.sinks, lang), steps=maps.info.get("steps", 0),
-               passages=maps.info.get("passages", 0), tokens=maps.info.get("tokens", 0), seconds=step.seconds,
-               loss=sum(step.losses) / max(1, len(step.losses)))
+    return Message("linearize.train_done", kind=Message(f"linearize.train_kind_{maps.kind}"),
+                   exact=exact_words(maps.window, maps.sinks), steps=maps.info.get("steps", 0),
+                   passages=maps.info.get("passages", 0), tokens=maps.info.get("tokens", 0), seconds=step.seconds,
+                   loss=sum(step.losses) / max(1, len(step.losses)))

@@ -128,18 +128,18 @@ def test_the_tabs_choices_are_the_engines():
 def test_a_change_of_language_relabels_the_same_numbers_and_an_untouched_prompt():
     view = views.JudgeView("hedgehog:64", 6, [2, 7], [
         {"model": "original", "softmax": 30, "perplexity": 27.5, "top1_agreement": 1.0, "kl": 0.0},
-        {"model": "hybrid", "softmax": 6, "perplexity": 31.25, "top1_agreement": 0.8, "kl": 0.125}], 254, 2, "en")
+        {"model": "hybrid", "softmax": 6, "perplexity": 31.25, "top1_agreement": 0.8, "kl": 0.125}], 254, 2)
     table, summary, prompt = linearize_tab.relabel(view, say("linearize.default_prompt", "en"), "zh")
-    assert list(table.columns) == views.headers("zh")
+    assert list(table.columns) == [say(header, "zh") for header in views.headers()]
     assert table.values.tolist() == [["原模型", 30, 27.5, 1.0, 0.0],
                                      ["Hedgehog（已训练），窗口 64，k = 6", 6, 31.25, 0.8, 0.125]]
-    sunk = views.JudgeView("hedgehog:16:1", 6, [2, 7], view.rows, 254, 2, "en")
+    sunk = views.JudgeView("hedgehog:16:1", 6, [2, 7], view.rows, 254, 2)
     assert linearize_tab.relabel(sunk, "x", "zh")[0].values.tolist()[1][0] == "Hedgehog（已训练），窗口 16 + 注意力汇聚点，k = 6"
-    assert "2, 7" in summary and summary == views.summary(view, "zh")
+    assert "2, 7" in summary and summary == say(views.summary(view), "zh")
     assert prompt == say("linearize.default_prompt", "zh") != say("linearize.default_prompt", "en")
     assert linearize_tab.relabel(view, "My own prompt", "zh")[2] == "My own prompt"     # the visitor's stays
     empty, start, _ = linearize_tab.relabel(None, "x", "zh")                             # before any judging
-    assert list(empty.columns) == views.headers("zh") and empty.empty and start == say("linearize.start", "zh")
+    assert list(empty.columns) == linearize_tab._headers("zh") and empty.empty and start == say("linearize.start", "zh")
 
 
 def test_the_learn_link_carries_the_sections_settings_in_the_order_of_its_controls():

@@ -10,6 +10,7 @@ import torch
 from explorer import catalog, stopping
 from explorer.linearize import LayerMaps, build, evaluate, live
 from explorer.measure import cost
+from explorer.text import say, say_error
 from explorer.views import linearize as views
 
 pytestmark = pytest.mark.skipif(not catalog.causal_model_installed(), reason="the causal model is not installed")
@@ -42,7 +43,7 @@ def test_training_is_refused_before_the_model_reads_a_token(monkeypatch):
         live.train("luna", 64, 1, 200)
     monkeypatch.setattr(cost, "LIMIT_SECONDS", 0.001)
     with pytest.raises(cost.Refusal) as refused:
-        list(views.training_steps("hedgehog", 0, 0, 1, "zh"))
+        list(views.training_steps("hedgehog", 0, 0, 1))
     assert "在 8 段各 256 个 token 的文本上为 SmolLM2 的 30 层训练特征映射" in cost.said(refused.value, "zh")
 
 
@@ -86,18 +87,19 @@ def test_a_live_set_covers_every_layer_and_is_reproducible(one_step_set):
 @pytest.mark.slow
 def test_the_page_judges_and_generates_with_its_own_set(one_step_set):
     trained = one_step_set[0]
-    view = views.judge(views.LIVE_SET, 29, "en", trained=trained)
+    view = views.judge(views.LIVE_SET, 29, trained=trained)
     direct = evaluate(views.sample(), views.linear_layers(29), kind=trained, model=views.MODEL,
                       max_tokens=views.SAMPLE_TOKENS)
     assert view.rows[1]["perplexity"] == pytest.approx(direct["perplexity"], rel=1e-9)
     assert views.table(view)[1][0] == "LUNA trained on this page (1 steps a layer), window 8 + attention sink, k = 29"
-    assert views.table(view, "zh")[1][0].startswith("本页训练的 LUNA（每层 1 步）")
+    assert say(views.table(view)[1][0], "zh").startswith("本页训练的 LUNA（每层 1 步）")
     steps = list(views.generation_steps("Once upon a time", 2, views.LIVE_SET, 29, trained=trained))
     assert steps[-1].which == "linearized" and steps[-1].tokens == 2
     with pytest.raises(ValueError, match="No set has been trained on this page yet"):
-        views.judge(views.LIVE_SET, 6, "en")
-    with pytest.raises(ValueError, match="本页还没有训练过映射"):
-        list(views.generation_steps("Once", 2, views.LIVE_SET, 6, "zh"))
+        views.judge(views.LIVE_SET, 6)
+    with pytest.raises(ValueError) as refused:
+        list(views.generation_steps("Once", 2, views.LIVE_SET, 6))
+    assert "本页还没有训练过映射" in say_error(refused.value, "zh")
 
 
 def test_training_stops_when_asked_and_the_summary_says_each_stage():
@@ -106,4 +108,4 @@ def test_training_stops_when_asked_and_the_summary_says_each_stage():
     capture = views.TrainingStep(0.0, [], 3.0)
     running = views.TrainingStep(0.5, [0.25, 0.125], 12.0)
     assert views.training_summary(capture) == "Reading the training passages through SmolLM2 · 3 s"
-    assert views.training_summary(running, "zh") == "已训练 2 / 30 层 · 最近的损失 0.125 · 12 秒"
+    assert say(views.training_summary(running), "zh") == "已训练 2 / 30 层 · 最近的损失 0.125 · 12 秒"
