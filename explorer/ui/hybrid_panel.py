@@ -1,6 +1,8 @@
 """The learn tab's part 2, the hybrids: some layers of the embedded MiniLM made linear with a
 chosen map, and what that costs. The ``/hybrid`` handler, its figures and its summary; the
 numbers come from ``explorer.views.hybrid``. ``learn_tab`` lays the part out and wires it.
+The figures, the table and the summary speak in messages: ``common.guarded`` says them in the
+page's language.
 """
 
 from __future__ import annotations
@@ -8,10 +10,9 @@ from __future__ import annotations
 import gradio as gr
 
 from .. import catalog
-from ..text import say
+from ..text import Message, say
 from . import common, i18n
-from .learn_base import (HELDOUT_DEFAULT, LEARNED_LABELS, N_HEADS, N_LAYERS, _int, _lang, _learn_figures_and_views,
-                         hybrid_words)
+from .learn_base import HELDOUT_DEFAULT, LEARNED_LABELS, N_HEADS, N_LAYERS, _int, _lang, _learn_figures_and_views
 
 # The learned maps' labels follow the page's language; the fixed maps' names stay as they are.
 HYBRID_CHOICES = [i18n.hybrid_choice(name) for name in catalog.HYBRID_MAPS]
@@ -25,14 +26,14 @@ def hybrid_views():
     return hybrid
 
 
-def render_hybrid(view, presentation=False, lang="en"):
+def render_hybrid(view, presentation=False):
+    """(cosine figure, drift figure) of a hybrid's view, their words messages."""
     if view is None:
         return None, None
     fl, _ = _learn_figures_and_views()
-    lang = _lang(lang)
-    label = hybrid_words(view.map_name, lang)
-    cosine = fl.hybrid_cosine(view.path, view.n_layers, label, style=presentation, lang=lang)
-    drift = fl.hybrid_drift(view.drift, view.linear_layers, label, style=presentation, lang=lang)
+    label = catalog.hybrid_map_label(view.map_name)
+    cosine = fl.hybrid_cosine(view.path, view.n_layers, label, style=presentation)
+    drift = fl.hybrid_drift(view.drift, view.linear_layers, label, style=presentation)
     return cosine, drift
 
 
@@ -46,7 +47,7 @@ def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_feat
     """
     _, lv = _learn_figures_and_views()
     lang = _lang(lang)
-    lv.check_minilm_only(model, "hybrid", lang)
+    lv.check_minilm_only(model, "hybrid")
     if mode not in MODES:
         raise gr.Error(say("learn.bad_mode", lang), title=say("common.toast_check", lang), print_exception=False)
     trained_map = (trained or {}).get(map_name) if isinstance(trained, dict) else trained
@@ -60,14 +61,14 @@ def run_hybrid(map_name="elu1", mode="greedy", layers=(2, 3), budget=2, num_feat
                           num_features=_int(num_features, "num_features"), seed=_int(seed or 0, "seed"),
                           heldout_count=_int(heldout_count, "heldout_count"),
                           progress=lambda f, msg: progress(f))
-    cosine, drift = render_hybrid(view, presentation, lang)
-    return cosine, drift, hybrid_views().hybrid_table(view, lang=lang), hybrid_summary(view, lang), view
+    cosine, drift = render_hybrid(view, presentation)
+    return cosine, drift, hybrid_views().hybrid_table(view), hybrid_summary(view), view
 
 
-def hybrid_summary(view, lang="en") -> str:
-    lang = _lang(lang)
-    none = say("learn.hyb_none", lang)
-    return say("learn.hyb_summary", lang, map=hybrid_words(view.map_name, lang),
-             linear=", ".join(map(str, view.linear_layers)) or none, kept=", ".join(map(str, view.kept_softmax)) or none,
-             mean=f"{view.cosine_mean:.4f}", worst=f"{view.cosine_min:.4f}", count=view.n_texts,
-             seconds=f"{view.seconds:.1f}")
+def hybrid_summary(view) -> Message:
+    none = Message("learn.hyb_none")
+    return Message("learn.hyb_summary", map=catalog.hybrid_map_label(view.map_name),
+                   linear=", ".join(map(str, view.linear_layers)) or none,
+                   kept=", ".join(map(str, view.kept_softmax)) or none,
+                   mean=f"{view.cosine_mean:.4f}", worst=f"{view.cosine_min:.4f}", count=view.n_texts,
+                   seconds=f"{view.seconds:.1f}")

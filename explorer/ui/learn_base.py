@@ -10,7 +10,7 @@ import functools
 import inspect
 
 from .. import catalog
-from ..text import Message, said
+from ..text import Message
 from . import common, i18n
 
 N_LAYERS, N_HEADS, _ = catalog.EMBEDDED_SHAPE
@@ -28,7 +28,8 @@ def _learn_figures_and_views():
 
 def guarded_stream(fn):
     """``common.guarded`` for generator handlers: their errors surface while iterating,
-    after a plain wrapper has already returned."""
+    after a plain wrapper has already returned. Each item is taken under the guard, so what the
+    handler yields (messages, figures, tables) is said in the page's language as it comes."""
     end = object()
     signature = inspect.signature(fn)
 
@@ -51,11 +52,6 @@ def guarded_stream(fn):
 
 def _lang(lang) -> str:
     return i18n.normal_lang(lang)
-
-
-def hybrid_words(kind: str, lang="en") -> str:
-    """The map of ``kind`` (a hybrid's map; a learned one is the one trained here) in ``lang``."""
-    return said(catalog.hybrid_map_label(kind), lang)
 
 
 def headed_table(columns):

@@ -26,12 +26,12 @@ import gradio as gr
 
 from .. import catalog
 from ..stopping import StopSignal
-from ..text import Message, ModelName, say, say_error
+from ..text import Joined, Message, ModelName, say, say_error
 from . import common, downloads, i18n, server, validate
 from . import source as source_panel
 from .hybrid_panel import HYBRID_CHOICES, MODES, hybrid_summary, hybrid_views, render_hybrid, run_hybrid
 from .learn_base import (HELDOUT_DEFAULT, LEARNED_LABELS, N_HEADS, N_LAYERS, _int, _lang, _learn_figures_and_views,
-                         guarded_stream, hybrid_words)
+                         guarded_stream, headed_table)
 
 ALL_HEADS = f"all {N_LAYERS * N_HEADS} heads"   # the head menu's value for "every head", whatever the model
 PRETRAINED_LAYER = 2          # the embedded MiniLM's layer scripts/train_lecture_maps.py ships maps for
@@ -129,22 +129,27 @@ N_LEARN_OUTPUTS = 10
 # Rendering: results -> figures and text
 # ---------------------------------------------------------------------------------------
 
-def scope(view, lang="en") -> str:
+def _seeds(seeds) -> Joined:
+    """Seeds one after the other ("0, 1, 2"; "0、1、2" in Chinese)."""
+    return Joined(map(str, seeds), "learn.seed_sep")
+
+
+def scope(view) -> Message:
     if view.all_heads:
         layers, heads = view.kl_ratio.shape
-        return say("learn.scope_all", lang, count=layers * heads, layers=layers, heads=heads)
+        return Message("learn.scope_all", count=layers * heads, layers=layers, heads=heads)
     if view.whole_layer:
-        return say("learn.scope_layer", lang, layer=view.layer, heads=view.kl_ratio.shape[1])
-    return say("learn.scope_one", lang, layer=view.layer, head=view.head)
+        return Message("learn.scope_layer", layer=view.layer, heads=view.kl_ratio.shape[1])
+    return Message("learn.scope_one", layer=view.layer, head=view.head)
 
 
-def render_learn(view, presentation=False, lang="en"):
-    """(loss curve, held-out comparison, trade-off plane, per-head KL ratio or None) for a LearnResult."""
+def render_learn(view, presentation=False):
+    """(loss curve, held-out comparison, trade-off plane, per-head KL ratio or None) for a
+    LearnResult, their words messages (said at the edge in the page's language)."""
     if view is None:
         return None, None, None, None
     fl, lv = _learn_figures_and_views()
-    lang = _lang(lang)
-    where = scope(view, lang)
+    where = scope(view)
     loss = None
     if view.losses:
         # Seeds that shared one training (the same start) share one line, named by all of them.
@@ -152,120 +157,119 @@ def render_learn(view, presentation=False, lang="en"):
         for seed, curve in zip(view.seeds, view.losses_by_seed or [view.losses]):
             groups.setdefault(tuple(curve), []).append(seed)
         curves = list(groups)
-        labels = [say("learn.seed_legend" if len(seeds) == 1 else "learn.seeds_legend", lang,
-                      seed=seeds[0], seeds=say("learn.seed_sep", lang).join(map(str, seeds)))
+        labels = [Message("learn.seed_legend" if len(seeds) == 1 else "learn.seeds_legend",
+                          seed=seeds[0], seeds=_seeds(seeds))
                   for seeds in groups.values()]
         several = len(view.seeds) > 1
         loss = fl.loss_curve([step for c in curves for step in range(1, len(c) + 1)], [x for c in curves for x in c],
                              total_steps=view.steps,
                              seeds=[label for label, c in zip(labels, curves) for _ in c] if several else None,
-                             title=say("learn.loss_title_seeds" if several else "learn.loss_title_run", lang,
-                                       map=LEARNED_LABELS[view.kind], scope=where, m=view.num_features),
-                             note=say("learn.loss_note", lang, count=view.train_count, seconds=f"{view.seconds:.1f}"),
-                             style=presentation, lang=lang)
-    rows = lv.labelled_rows(view.rows, lang)
+                             title=Message("learn.loss_title_seeds" if several else "learn.loss_title_run",
+                                           map=LEARNED_LABELS[view.kind], scope=where, m=view.num_features),
+                             note=Message("learn.loss_note", count=view.train_count, seconds=f"{view.seconds:.1f}"),
+                             style=presentation)
+    rows = lv.labelled_rows(view.rows)
     many = view.kl_ratio.size > 1
-    seeds = say("learn.seed_sep", lang).join(map(str, view.seeds))
+    seeds = _seeds(view.seeds)
     if len(view.seeds) > 1:
-        subtitle = (say("learn.cmp_subtitle_boxes_seeds", lang, count=len(view.seeds), seeds=seeds) if many
-                    else say("learn.cmp_subtitle_seeds", lang, seeds=seeds))
+        subtitle = (Message("learn.cmp_subtitle_boxes_seeds", count=len(view.seeds), seeds=seeds) if many
+                    else Message("learn.cmp_subtitle_seeds", seeds=seeds))
     else:
-        subtitle = say("learn.cmp_subtitle_boxes", lang) if many else ""
+        subtitle = Message("learn.cmp_subtitle_boxes") if many else ""
     comparison = fl.heldout_comparison(
         view.quality, rows, view.softmax_entropy,
-        title=say("learn.cmp_title_run", lang, count=view.heldout_count, scope=where),
-        subtitle=subtitle, style=presentation, lang=lang)
-    tradeoff = fl.tradeoff_plane(rows, style=presentation, lang=lang)
+        title=Message("learn.cmp_title_run", count=view.heldout_count, scope=where),
+        subtitle=subtitle, style=presentation)
+    tradeoff = fl.tradeoff_plane(rows, style=presentation)
     heatmap = None
     if many:
         labels = None if view.layer is None else [view.layer]
-        heatmap = fl.kl_ratio_heatmap(view.kl_ratio, style=presentation, lang=lang, map_label=LEARNED_LABELS[view.kind],
+        heatmap = fl.kl_ratio_heatmap(view.kl_ratio, style=presentation, map_label=LEARNED_LABELS[view.kind],
                                       layer_labels=labels)
     return loss, comparison, tradeoff, heatmap
 
 
-def ordering(view, lang="en") -> str:
+def ordering(view) -> Message | str:
     """Which map is closest to softmax, said only where the gap is outside seed noise
     (``views.learn_result.ranking``); otherwise that the two are within it, or that one seed (or a
     loaded map) gives no spread to judge by."""
     _, lv = _learn_figures_and_views()
-    best, second, apart = lv.ranking(lv.labelled_rows(view.rows, lang))
+    best, second, apart = lv.ranking(lv.labelled_rows(view.rows))
     if second is None:
         return ""
     values = dict(best=best["map"], second=second["map"], kl=f"{best['kl']:.3g}", kl2=f"{second['kl']:.3g}",
                   sd=f"{best['kl_sd']:.2g}", sd2=f"{second['kl_sd']:.2g}")
     if apart:
-        return say("learn.order_apart", lang, **values)
+        return Message("learn.order_apart", **values)
     if math.isnan(best["kl_sd"]) or math.isnan(second["kl_sd"]):
-        return say("learn.order_one_seed", lang, **values)
-    return say("learn.order_noise", lang, **values)
+        return Message("learn.order_one_seed", **values)
+    return Message("learn.order_noise", **values)
 
 
-def learn_summary(view, lang="en") -> str:
-    lang = _lang(lang)
+def learn_summary(view) -> Joined:
+    """What was trained (or loaded), how it was judged and where the map now serves: messages,
+    said at the edge."""
     name = LEARNED_LABELS[view.kind]
-    seeds = say("learn.seed_sep", lang).join(map(str, view.seeds))
+    seeds = _seeds(view.seeds)
     if view.origin == "trained":
-        source = say("learn.summary_trained", lang, map=name, count=view.train_count, steps=view.steps,
-                     seconds=f"{view.seconds:.1f}", n=len(view.seeds), seeds=seeds, seed=view.seed,
-                     first=f"{view.losses[0]:.3f}", last=f"{view.losses[-1]:.3f}")
+        source = [Message("learn.summary_trained", map=name, count=view.train_count, steps=view.steps,
+                          seconds=f"{view.seconds:.1f}", n=len(view.seeds), seeds=seeds, seed=view.seed,
+                          first=f"{view.losses[0]:.3f}", last=f"{view.losses[-1]:.3f}")]
         if view.same_every_seed:
-            names = say("learn.seed_sep", lang).join(LEARNED_LABELS[k] for k in view.same_every_seed)
-            source += " " + say("learn.summary_same_start", lang, maps=names)
+            names = Joined((LEARNED_LABELS[k] for k in view.same_every_seed), "learn.seed_sep")
+            source += [" ", Message("learn.summary_same_start", maps=names)]
     else:
-        source = say("learn.summary_loaded", lang, map=name, origin=view.origin[:80]) + " " + \
-            say("learn.summary_loaded_seeds", lang, seeds=seeds)
+        source = [Message("learn.summary_loaded", map=name, origin=view.origin[:80]), " ",
+                  Message("learn.summary_loaded_seeds", seeds=seeds)]
     by_name = {r["name"]: r for r in view.rows}
     ratio = by_name["elu1"]["kl_median"] / by_name[view.kind]["kl_median"]
-    where = scope(view, lang)
-    evaluated = say("learn.summary_eval", lang, count=view.heldout_count, scope=where, seeds=seeds,
-                    entropy=f"{view.softmax_entropy:.2f}", map=name, ratio=f"{ratio:.1f}")
-    texts = ""
+    where = scope(view)
+    evaluated = Message("learn.summary_eval", count=view.heldout_count, scope=where, seeds=seeds,
+                        entropy=f"{view.softmax_entropy:.2f}", map=name, ratio=f"{ratio:.1f}")
+    texts = []
     if view.own_texts:
-        texts = " " + (say("learn.own_texts", lang, train=view.train_count, heldout=view.heldout_count)
-                       if view.origin == "trained" else say("learn.own_heldout", lang, heldout=view.heldout_count))
-    session = say("learn.session_note", lang, map=hybrid_words(view.kind, lang), scope=where)
-    model = say("learn.summary_causal" if view.causal else "learn.summary_model", lang, model=ModelName(view.model))
-    return f"{source} {evaluated}{texts} {model}\n\n{ordering(view, lang)}\n\n{session}"
+        texts = [" ", (Message("learn.own_texts", train=view.train_count, heldout=view.heldout_count)
+                       if view.origin == "trained" else Message("learn.own_heldout", heldout=view.heldout_count))]
+    session = Message("learn.session_note", map=catalog.hybrid_map_label(view.kind), scope=where)
+    model = Message("learn.summary_causal" if view.causal else "learn.summary_model", model=ModelName(view.model))
+    return Joined([*source, " ", evaluated, *texts, " ", model, "\n\n", ordering(view), "\n\n", session])
 
 
-def empty_tables(lang="en"):
-    """(comparison, hybrid) tables with their headers and no rows: what shows before a run."""
-    import pandas as pd
-    lang = _lang(lang)
-    comparison = [say(f"learn.col_{key}", lang, count=DEFAULT_SEEDS) for key in COMPARISON_KEYS]
-    hybrid = [say("learn.col_k", lang), say("learn.col_kept", lang), say("learn.col_linear", lang, map="…"),
-              say("learn.col_cos_mean", lang), say("learn.col_cos_min", lang)]
-    return pd.DataFrame(columns=comparison), pd.DataFrame(columns=hybrid)
+def empty_tables():
+    """(comparison, hybrid) tables with their headers (messages) and no rows: what shows before a run."""
+    comparison = [Message(f"learn.col_{key}", count=DEFAULT_SEEDS) for key in COMPARISON_KEYS]
+    hybrid = [Message("learn.col_k"), Message("learn.col_kept"), Message("learn.col_linear", map="…"),
+              Message("learn.col_cos_mean"), Message("learn.col_cos_min")]
+    return headed_table(comparison), headed_table(hybrid)
 
 
-def map_status(trained: dict | None, lang="en", origin: str = "") -> str:
-    lang = _lang(lang)
+def map_status(trained: dict | None, origin: str = "") -> Message | Joined:
     if not trained:
-        return say("learn.status_none", lang, count=N_LAYERS * N_HEADS)
-    return "\n\n".join(say("learn.status_ready", lang, map=hybrid_words(kind, lang), count=N_LAYERS * N_HEADS,
-                         m=fmap.num_features, origin=origin or "—") for kind, fmap in trained.items())
+        return Message("learn.status_none", count=N_LAYERS * N_HEADS)
+    ready = [Message("learn.status_ready", map=catalog.hybrid_map_label(kind), count=N_LAYERS * N_HEADS,
+                     m=fmap.num_features, origin=origin or "—") for kind, fmap in trained.items()]
+    return Joined([part for i, message in enumerate(ready) for part in ((["\n\n"] if i else []) + [message])])
 
 
 def _export_folder() -> Path:
     return downloads.export_folder()
 
 
-def _finished(view, trained, presentation, lang):
-    """Every learn output for a finished (trained or loaded) result."""
+def _finished(view, trained, presentation):
+    """Every learn output for a finished (trained or loaded) result, its words messages (the
+    handler's guard says them in the page's language)."""
     _, lv = _learn_figures_and_views()
-    lang = _lang(lang)
-    loss, comparison, tradeoff, heatmap = render_learn(view, presentation, lang)
+    loss, comparison, tradeoff, heatmap = render_learn(view, presentation)
     download = str(lv.save_map(view, _export_folder())) if view.origin == "trained" else gr.skip()
     if view.all_heads and view.model == catalog.EMBEDDED_MODEL:     # the hybrid runs on MiniLM only
         trained = {**(trained or {}), view.kind: view.feature_map}
-        origin = view.origin if view.origin != "trained" else say("learn.origin_trained", lang, steps=view.steps)
-        status = map_status(trained, lang, origin)
+        origin = view.origin if view.origin != "trained" else Message("learn.origin_trained", steps=view.steps)
+        status = map_status(trained, origin)
     else:
         status = gr.skip()  # a one-head map cannot run a whole layer: keep what the hybrid had
     # The per-head ratio exists for several heads only: hidden for one, not an empty frame.
     heatmap = gr.update(value=heatmap, visible=heatmap is not None)
-    return (loss if loss is not None else gr.skip(), learn_summary(view, lang), lv.comparison_table(view, lang=lang),
+    return (loss if loss is not None else gr.skip(), learn_summary(view), lv.comparison_table(view),
             comparison, tradeoff, heatmap, download, view, trained, status)
 
 
@@ -339,22 +343,22 @@ def run_learn(layer=2, head="3", num_features=64, steps=300, seed=0, train_count
                 if item.losses:
                     seed = item.seeds[-1]
                     seed_order += [seed] if seed not in seed_order else []
-                    message = say("learn.live_seed" if item.seed_count > 1 else "learn.live", lang, map=LEARNED_LABELS[kind],
-                                  seed=seed, index=seed_order.index(seed) + 1, n=item.seed_count,
-                                  step=item.steps[-1], total=item.total_steps, loss=f"{item.losses[-1]:.3f}")
+                    message = Message("learn.live_seed" if item.seed_count > 1 else "learn.live", map=LEARNED_LABELS[kind],
+                                      seed=seed, index=seed_order.index(seed) + 1, n=item.seed_count,
+                                      step=item.steps[-1], total=item.total_steps, loss=f"{item.losses[-1]:.3f}")
                     if kind == "luna" and "Hedgehog" in item.message:
-                        message += f" ({say('learn.rival', lang)})"
+                        message = Joined([message, " (", Message("learn.rival"), ")"])
                 else:
-                    message = say("learn.starting", lang)
-                progress(item.fraction, desc=message)
+                    message = Message("learn.starting")
+                progress(item.fraction, desc=say(message, lang))      # the bar's words: said here
                 fig = fl.loss_curve(item.steps, item.losses, total_steps=item.total_steps, live=True,
                                     seeds=item.seeds if item.seed_count > 1 else None,
-                                    style=presentation, lang=lang) if item.losses else gr.skip()
-                yield (fig, f"⏳ {message}", *(gr.skip() for _ in range(N_LEARN_OUTPUTS - 2)))
+                                    style=presentation) if item.losses else gr.skip()
+                yield (fig, Joined(["⏳ ", message]), *(gr.skip() for _ in range(N_LEARN_OUTPUTS - 2)))
             else:
-                yield _finished(item, trained, presentation, lang)
+                yield _finished(item, trained, presentation)
     except lv.Stopped:
-        yield (gr.skip(), say("learn.stopped", lang), *(gr.skip() for _ in range(N_LEARN_OUTPUTS - 2)))
+        yield (gr.skip(), Message("learn.stopped"), *(gr.skip() for _ in range(N_LEARN_OUTPUTS - 2)))
     except ValueError as exc:       # a refusal (texts, cost, bounds): said in the page's language
         raise ValueError(say_error(exc, lang)) from None
     finally:
@@ -387,8 +391,8 @@ def load_trained(file, layer=2, head="3", heldout_count=HELDOUT_DEFAULT, present
     _, own_heldout = own_texts("", heldout_texts, _lang(lang))
     view = lv.evaluate_map(fmap, _int(layer, "layer"), head_index, _int(heldout_count, "heldout_count"),
                            origin=path.name[:80], progress=lambda f, msg: progress(f), session=_session(request),
-                           model=model, lang=_lang(lang), seeds=_int(seeds, "seeds"), heldout_texts=own_heldout)
-    return _finished(view, trained, presentation, lang)
+                           model=model, seeds=_int(seeds, "seeds"), heldout_texts=own_heldout)
+    return _finished(view, trained, presentation)
 
 
 @common.guarded
@@ -405,12 +409,12 @@ def show_shipped(kind="hedgehog", heldout_count=HELDOUT_DEFAULT, presentation=Fa
     where = lv.shipped_layers(kind, model)
     layer = where[0] if layer is None and where else (PRETRAINED_LAYER if layer is None else _int(layer, "layer"))
     view = lv.pretrained_result(kind, layer, _int(heldout_count, "heldout_count"), session=_session(request),
-                                model=model, lang=_lang(lang), seeds=_int(seeds, "seeds"), heldout_texts=own_heldout)
+                                model=model, seeds=_int(seeds, "seeds"), heldout_texts=own_heldout)
     if view is None:
-        raise ValueError(say("learn.err_no_shipped" if where else "learn.err_no_shipped_model", _lang(lang),
-                             kind=LEARNED_LABELS[kind], layer=layer, model=lv.model_name(lv.model_argument(model)),
-                             layers=", ".join(map(str, where))))
-    return _finished(view, trained, presentation, lang)
+        raise ValueError(Message("learn.err_no_shipped" if where else "learn.err_no_shipped_model",
+                                 kind=LEARNED_LABELS[kind], layer=layer, model=lv.model_name(lv.model_argument(model)),
+                                 layers=", ".join(map(str, where))))
+    return _finished(view, trained, presentation)
 
 
 def head_choices(layers: int, heads: int, lang="en") -> list[tuple[str, str]]:
@@ -559,15 +563,17 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
                      api_name="hybrid", concurrency_limit=1, concurrency_id="learn-hybrid")
 
     def restyle(flag, view, hview, language, trained):
-        figs = (*render_learn(view, bool(flag), language), *render_hybrid(hview, bool(flag), language))
+        """The same views drawn again for the mode and said in the page's language: nothing is
+        measured again."""
+        figs = (*render_learn(view, bool(flag)), *render_hybrid(hview, bool(flag)))
         _, lv = _learn_figures_and_views()
-        blank_comparison, blank_hybrid = empty_tables(language)
-        texts = (learn_summary(view, language) if view is not None else gr.skip(),
-                 lv.comparison_table(view, lang=_lang(language)) if view is not None else blank_comparison,
-                 hybrid_views().hybrid_table(hview, lang=_lang(language)) if hview is not None else blank_hybrid,
-                 hybrid_summary(hview, language) if hview is not None else gr.skip(),
-                 map_status(trained, language) if trained else gr.skip())
-        return (*(gr.skip() if f is None else f for f in figs), *texts)
+        blank_comparison, blank_hybrid = empty_tables()
+        texts = (learn_summary(view) if view is not None else gr.skip(),
+                 lv.comparison_table(view) if view is not None else blank_comparison,
+                 hybrid_views().hybrid_table(hview) if hview is not None else blank_hybrid,
+                 hybrid_summary(hview) if hview is not None else gr.skip(),
+                 map_status(trained) if trained else gr.skip())
+        return common.said_outputs((*(gr.skip() if f is None else f for f in figs), *texts), _lang(language))
 
     # Presentation mode and the language redraw what is drawn; the page's own JS toggle is wired in ui/__init__.
     # (presentation on a click only: a link's present=1 is read by the draw itself.)
@@ -580,18 +586,21 @@ def build(presentation: gr.Checkbox, lang=None) -> LearnTab:
     @common.guarded
     def export_learn(view, hview, presentation, language):
         _, lv = _learn_figures_and_views()
-        loss_fig, comparison_fig, tradeoff_fig, heatmap_fig = render_learn(view, presentation, language)
-        cosine_fig, drift_fig = render_hybrid(hview, presentation, language)
+        language = _lang(language)
+        loss_fig, comparison_fig, tradeoff_fig, heatmap_fig = render_learn(view, presentation)
+        cosine_fig, drift_fig = render_hybrid(hview, presentation)
         tables = {}
         if view is not None:
-            tables.update(comparison=lv.comparison_table(view, lang=_lang(language)), per_head=lv.per_head_table(view),
+            tables.update(comparison=lv.comparison_table(view), per_head=lv.per_head_table(view),
                           loss=lv.loss_table(view) if view.losses else None)
         if hview is not None:
-            tables.update(hybrid=hybrid_views().hybrid_table(hview, lang=_lang(language)), drift=hybrid_views().drift_table(hview))
-        return downloads.export_files("learn", {"loss": loss_fig, "heldout": comparison_fig, "tradeoff": tradeoff_fig,
-                                             "kl-ratio": heatmap_fig, "hybrid-cosine": cosine_fig,
-                                             "hybrid-drift": drift_fig}, tables,
-                                   provenance=lv.run_provenance(view) if view is not None else None)
+            tables.update(hybrid=hybrid_views().hybrid_table(hview), drift=hybrid_views().drift_table(hview))
+        # The files are written here, before the guard says the outputs: said in the page's language first.
+        figures = {"loss": loss_fig, "heldout": comparison_fig, "tradeoff": tradeoff_fig, "kl-ratio": heatmap_fig,
+                   "hybrid-cosine": cosine_fig, "hybrid-drift": drift_fig}
+        return downloads.export_files("learn", common.said_outputs(figures, language),
+                                      common.said_outputs(tables, language),
+                                      provenance=lv.run_provenance(view) if view is not None else None)
 
     export.click(export_learn, [tab.view, tab.hybrid_view, presentation, lang], files, api_visibility="private",
                  concurrency_limit=1, concurrency_id="export")

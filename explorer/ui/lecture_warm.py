@@ -60,5 +60,5 @@ def _warm_deeper(view, lang: str) -> None:
         from .learn_base import HELDOUT_DEFAULT
         from .learn_tab import DEFAULT_SEEDS
         learn_views.pretrained_result("hedgehog", int(params.get("llayer", 0)), HELDOUT_DEFAULT,
-                                      session=WARM_SESSION, model=params["model"], lang=lang, seeds=DEFAULT_SEEDS)
+                                      session=WARM_SESSION, model=params["model"], seeds=DEFAULT_SEEDS)
         forget_trained(WARM_SESSION)

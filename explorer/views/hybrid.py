@@ -13,8 +13,9 @@ from ..checks import check_positive_int
 from ..experiments import hybrids
 from ..maps import create
 from ..measure import cost
-from ..text import Message, said, say
+from ..text import Message
 from .common import model_shape
+from .frames import message_frame
 from .learn import HYBRID_MAPS, LEARNED_KINDS, _take, check_minilm_only, heldout_texts, hybrid_map_label
 
 
@@ -70,14 +71,14 @@ def _map_for_layer(map_name: str, trained_map, num_features: int, seed: int, n_l
 
 
 def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, trained_map=None, num_features: int = 64,
-                seed: int = 0, heldout_count=None, progress=None, model=None, lang: str = "en") -> HybridResult:
+                seed: int = 0, heldout_count=None, progress=None, model=None) -> HybridResult:
     """Make ``layers`` (a list of layer indices, or "greedy") linear with ``map_name``.
 
     Greedy: start all-linear and add back, one at a time, the softmax layer that helps the
     embedding cosine most, up to ``budget`` layers. Evaluated on the held-out texts. The
     embedded MiniLM only (``model`` another one is refused).
     """
-    check_minilm_only(model, "hybrid", lang)
+    check_minilm_only(model, "hybrid")
     n_layers, n_heads, head_dim = model_shape()
     texts = _take(heldout_texts(), heldout_count, "heldout_count")
     cost.check(cost.estimate("hybrid", n=max(map(len, texts)) // 3 + 2, layers=n_layers, heads=n_heads, d=head_dim,
@@ -118,15 +119,14 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
                         time.perf_counter() - start)
 
 
-def hybrid_table(result: HybridResult, digits: int = 4, lang: str = "en"):
-    import pandas as pd
-    none = say("learn.hyb_none", lang)
-    label = said(result.map_label, lang)
-    return pd.DataFrame([{say("learn.col_k", lang): p["k"], say("learn.col_kept", lang): ", ".join(map(str, p["kept"])) or none,
-                          say("learn.col_linear", lang, map=label): ", ".join(map(str, p["linear"])) or none,
-                          say("learn.col_cos_mean", lang): round(p["cosine_mean"], digits),
-                          say("learn.col_cos_min", lang): round(p["cosine_min"], digits)}
-                         for p in result.path])
+def hybrid_table(result: HybridResult, digits: int = 4):
+    """One row per configuration of the path; its words (headers, "none") are messages."""
+    none = Message("learn.hyb_none")
+    return message_frame([{Message("learn.col_k"): p["k"], Message("learn.col_kept"): ", ".join(map(str, p["kept"])) or none,
+                           Message("learn.col_linear", map=result.map_label): ", ".join(map(str, p["linear"])) or none,
+                           Message("learn.col_cos_mean"): round(p["cosine_mean"], digits),
+                           Message("learn.col_cos_min"): round(p["cosine_min"], digits)}
+                          for p in result.path])
 
 
 def drift_table(result: HybridResult):

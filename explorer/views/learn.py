@@ -36,10 +36,11 @@ from ..checks import check_positive_int
 from ..core.cache import LRU
 from ..resources import asset
 from ..sources.models import EMBEDDED_NAME
-from ..text import Message, ModelName, said, say
+from ..text import Message, ModelName
 # check_model: for the learn tab, which reaches these helpers through this module.
 from .common import (cached_sample, check_model, model_argument, model_info, model_name,  # noqa: F401
                      model_shape, model_where, set_trained)
+from .frames import message_frame
 # ranking: for the learn tab, which reaches it through this module.
 from .learn_result import LearnResult, _summarise, ranking  # noqa: F401
 
@@ -318,7 +319,7 @@ _SHIPPED_QUALITY = LRU(16)
 
 
 def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploaded", progress=None,
-                 session=None, model=None, lang: str = "en", seeds=learning.DEFAULT_SEEDS,
+                 session=None, model=None, seeds=learning.DEFAULT_SEEDS,
                  heldout_texts=None, shipped: bool = False) -> LearnResult:
     """Held-out comparison of a saved map (no training) on ``model`` (None: the embedded
     MiniLM): a talk can use a map trained beforehand.
@@ -338,7 +339,7 @@ def evaluate_map(fmap, layer=0, head=0, heldout_count=None, origin: str = "uploa
     info = getattr(fmap, "info", {}) or {}
     trained_on = _named_text(info, "model")
     if trained_on is not None and trained_on != name:
-        raise ValueError(say("learn.err_file_model", lang, have=trained_on[:40], want=name[:40]))
+        raise ValueError(Message("learn.err_file_model", have=trained_on[:40], want=name[:40]))
     if fmap.head_dim != head_dim:
         raise ValueError(Message("learn.err_file_head_dim", have=fmap.head_dim, want=head_dim))
     named_layer, named_head = _named(info, "layer"), _named(info, "head")
@@ -456,18 +457,18 @@ def load_map(path):
 
 
 def pretrained_result(kind: str, layer: int, heldout_count=None, session=None, model=None,
-                      lang: str = "en", seeds=learning.DEFAULT_SEEDS, heldout_texts=None) -> LearnResult | None:
+                      seeds=learning.DEFAULT_SEEDS, heldout_texts=None) -> LearnResult | None:
     """The held-out comparison of the map shipped for every head of ``model``'s ``layer`` (None
     when none is shipped for it, see ``shipped_layers``): the tab can show a trained map before
     anyone trains. A model no map ships for is refused in one sentence."""
     name = model_name(model_argument(model))
     if name not in learned.PRETRAINED_MODELS:
-        check_minilm_only(model, "shipped", lang)
+        check_minilm_only(model, "shipped")
     fmap = learned.pretrained(kind, layer, model=name)
     if fmap is None:
         return None
     return evaluate_map(fmap, layer, None, heldout_count, origin=learned.pretrained_path(kind, layer, name).name,
-                        session=session, model=model, lang=lang, seeds=seeds, heldout_texts=heldout_texts,
+                        session=session, model=model, seeds=seeds, heldout_texts=heldout_texts,
                         shipped=True)
 
 
@@ -480,14 +481,14 @@ def shipped_layers(kind: str, model=None) -> list[int]:
             if learned.pretrained_path(kind, layer, name).exists()]
 
 
-def check_minilm_only(model, what: str, lang: str = "en") -> None:
+def check_minilm_only(model, what: str) -> None:
     """Refuse a ``model`` other than the embedded MiniLM for ``what`` ("hybrid": the hybrids
     swap BERT-family layers of the one model they know; "shipped": the maps shipped were
-    trained on it), in one sentence in ``lang``."""
+    trained on it), in one sentence (a message)."""
     model = model_argument(model)
     if model is not None:
         from ..sources import models
-        raise ValueError(say(f"learn.err_minilm_{what}", lang, embedded=EMBEDDED_NAME,
+        raise ValueError(Message(f"learn.err_minilm_{what}", embedded=EMBEDDED_NAME,
                                  model=ModelName(models.shown(model))))
 
 
@@ -495,9 +496,9 @@ def check_minilm_only(model, what: str, lang: str = "en") -> None:
 # Tables (CSV export and the on-screen tables)
 # ---------------------------------------------------------------------------------------
 
-def labelled_rows(rows: list, lang: str = "en") -> list:
-    """The rows with each map named in ``lang`` (a learned map is the one trained here)."""
-    return [{**r, "map": said(hybrid_map_label(r["name"]), lang)} for r in rows]
+def labelled_rows(rows: list) -> list:
+    """The rows with each map named (a message; a learned map is the one trained here)."""
+    return [{**r, "map": hybrid_map_label(r["name"])} for r in rows]
 
 
 COMPARISON_KEYS = ("map", "m", "kl", "kl_sd", "kl_median", "kl_median_sd", "entropy", "mono")
@@ -507,20 +508,19 @@ def _rounded(x: float, digits: int):
     return None if np.isnan(x) else round(x, digits)
 
 
-def comparison_table(result: LearnResult, digits: int = 4, lang: str = "en"):
+def comparison_table(result: LearnResult, digits: int = 4):
     """One row per map: the mean over seeds of each summary, with the sd over seeds beside
-    the KLs (empty where there is no spread: one seed, or a loaded map)."""
-    import pandas as pd
-    col = {key: say(f"learn.col_{key}", lang, count=len(result.seeds)) for key in COMPARISON_KEYS}
+    the KLs (empty where there is no spread: one seed, or a loaded map). Its words are messages."""
+    col = {key: Message(f"learn.col_{key}", count=len(result.seeds)) for key in COMPARISON_KEYS}
     rows = [{col["map"]: r["map"], col["m"]: r["features_m"], col["kl"]: _rounded(r["kl"], digits),
              col["kl_sd"]: _rounded(r["kl_sd"], digits), col["kl_median"]: _rounded(r["kl_median"], digits),
              col["kl_median_sd"]: _rounded(r["kl_median_sd"], digits), col["entropy"]: _rounded(r["entropy"], digits),
              col["mono"]: _rounded(r["monotonicity"], digits)}
-            for r in labelled_rows(result.rows, lang)]
-    rows.append({col["map"]: say("learn.softmax_reference", lang), col["m"]: None, col["kl"]: 0.0, col["kl_sd"]: None,
+            for r in labelled_rows(result.rows)]
+    rows.append({col["map"]: Message("learn.softmax_reference"), col["m"]: None, col["kl"]: 0.0, col["kl_sd"]: None,
                  col["kl_median"]: 0.0, col["kl_median_sd"]: None,
                  col["entropy"]: round(result.softmax_entropy, digits), col["mono"]: 1.0})
-    return pd.DataFrame(rows)
+    return message_frame(rows)
 
 
 def per_head_table(result: LearnResult):
