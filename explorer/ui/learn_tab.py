@@ -12,12 +12,13 @@ the packaged causal SmolLM2, a folder or Hub id where the server allows it); the
 head controls follow it, links carry it as ``model=``, and ``/learn`` takes it as ``model``
 ("" = the embedded MiniLM). The hybrids (part 2) and the shipped maps are MiniLM's only.
 The hybrids' handler and figures are in ``hybrid_panel``; the tab's link and what it opens in
-``learn_links``; what the parts share in ``learn_base``.
+``learn_links``; what the parts share in ``learn_base``; what it says about a result in
+``learn_words``. Figures, tables and words are built without a language (messages) and said in
+the page's language by the handlers' guard.
 """
 
 from __future__ import annotations
 
-import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,12 +27,13 @@ import gradio as gr
 
 from .. import catalog
 from ..stopping import StopSignal
-from ..text import Joined, Message, ModelName, say, say_error
+from ..text import Joined, Message, say, say_error
 from . import common, downloads, i18n, server, validate
 from . import source as source_panel
 from .hybrid_panel import HYBRID_CHOICES, MODES, hybrid_summary, hybrid_views, render_hybrid, run_hybrid
 from .learn_base import (HELDOUT_DEFAULT, LEARNED_LABELS, N_HEADS, N_LAYERS, _int, _lang, _learn_figures_and_views,
                          guarded_stream, headed_table)
+from .learn_words import _seeds, learn_summary, map_status, ordering, scope  # noqa: F401 - ordering: tests read it here
 
 ALL_HEADS = f"all {N_LAYERS * N_HEADS} heads"   # the head menu's value for "every head", whatever the model
 PRETRAINED_LAYER = 2          # the embedded MiniLM's layer scripts/train_lecture_maps.py ships maps for
@@ -129,20 +131,6 @@ N_LEARN_OUTPUTS = 10
 # Rendering: results -> figures and text
 # ---------------------------------------------------------------------------------------
 
-def _seeds(seeds) -> Joined:
-    """Seeds one after the other ("0, 1, 2"; "0、1、2" in Chinese)."""
-    return Joined(map(str, seeds), "learn.seed_sep")
-
-
-def scope(view) -> Message:
-    if view.all_heads:
-        layers, heads = view.kl_ratio.shape
-        return Message("learn.scope_all", count=layers * heads, layers=layers, heads=heads)
-    if view.whole_layer:
-        return Message("learn.scope_layer", layer=view.layer, heads=view.kl_ratio.shape[1])
-    return Message("learn.scope_one", layer=view.layer, head=view.head)
-
-
 def render_learn(view, presentation=False):
     """(loss curve, held-out comparison, trade-off plane, per-head KL ratio or None) for a
     LearnResult, their words messages (said at the edge in the page's language)."""
@@ -189,66 +177,12 @@ def render_learn(view, presentation=False):
     return loss, comparison, tradeoff, heatmap
 
 
-def ordering(view) -> Message | str:
-    """Which map is closest to softmax, said only where the gap is outside seed noise
-    (``views.learn_result.ranking``); otherwise that the two are within it, or that one seed (or a
-    loaded map) gives no spread to judge by."""
-    _, lv = _learn_figures_and_views()
-    best, second, apart = lv.ranking(lv.labelled_rows(view.rows))
-    if second is None:
-        return ""
-    values = dict(best=best["map"], second=second["map"], kl=f"{best['kl']:.3g}", kl2=f"{second['kl']:.3g}",
-                  sd=f"{best['kl_sd']:.2g}", sd2=f"{second['kl_sd']:.2g}")
-    if apart:
-        return Message("learn.order_apart", **values)
-    if math.isnan(best["kl_sd"]) or math.isnan(second["kl_sd"]):
-        return Message("learn.order_one_seed", **values)
-    return Message("learn.order_noise", **values)
-
-
-def learn_summary(view) -> Joined:
-    """What was trained (or loaded), how it was judged and where the map now serves: messages,
-    said at the edge."""
-    name = LEARNED_LABELS[view.kind]
-    seeds = _seeds(view.seeds)
-    if view.origin == "trained":
-        source = [Message("learn.summary_trained", map=name, count=view.train_count, steps=view.steps,
-                          seconds=f"{view.seconds:.1f}", n=len(view.seeds), seeds=seeds, seed=view.seed,
-                          first=f"{view.losses[0]:.3f}", last=f"{view.losses[-1]:.3f}")]
-        if view.same_every_seed:
-            names = Joined((LEARNED_LABELS[k] for k in view.same_every_seed), "learn.seed_sep")
-            source += [" ", Message("learn.summary_same_start", maps=names)]
-    else:
-        source = [Message("learn.summary_loaded", map=name, origin=view.origin[:80]), " ",
-                  Message("learn.summary_loaded_seeds", seeds=seeds)]
-    by_name = {r["name"]: r for r in view.rows}
-    ratio = by_name["elu1"]["kl_median"] / by_name[view.kind]["kl_median"]
-    where = scope(view)
-    evaluated = Message("learn.summary_eval", count=view.heldout_count, scope=where, seeds=seeds,
-                        entropy=f"{view.softmax_entropy:.2f}", map=name, ratio=f"{ratio:.1f}")
-    texts = []
-    if view.own_texts:
-        texts = [" ", (Message("learn.own_texts", train=view.train_count, heldout=view.heldout_count)
-                       if view.origin == "trained" else Message("learn.own_heldout", heldout=view.heldout_count))]
-    session = Message("learn.session_note", map=catalog.hybrid_map_label(view.kind), scope=where)
-    model = Message("learn.summary_causal" if view.causal else "learn.summary_model", model=ModelName(view.model))
-    return Joined([*source, " ", evaluated, *texts, " ", model, "\n\n", ordering(view), "\n\n", session])
-
-
 def empty_tables():
     """(comparison, hybrid) tables with their headers (messages) and no rows: what shows before a run."""
     comparison = [Message(f"learn.col_{key}", count=DEFAULT_SEEDS) for key in COMPARISON_KEYS]
     hybrid = [Message("learn.col_k"), Message("learn.col_kept"), Message("learn.col_linear", map="…"),
               Message("learn.col_cos_mean"), Message("learn.col_cos_min")]
     return headed_table(comparison), headed_table(hybrid)
-
-
-def map_status(trained: dict | None, origin: str = "") -> Message | Joined:
-    if not trained:
-        return Message("learn.status_none", count=N_LAYERS * N_HEADS)
-    ready = [Message("learn.status_ready", map=catalog.hybrid_map_label(kind), count=N_LAYERS * N_HEADS,
-                     m=fmap.num_features, origin=origin or "—") for kind, fmap in trained.items()]
-    return Joined([part for i, message in enumerate(ready) for part in ((["\n\n"] if i else []) + [message])])
 
 
 def _export_folder() -> Path:
