@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import gradio as gr
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,7 +17,7 @@ from explorer.ui import common, hybrid_panel, learn_tab, linearize_tab
 from explorer.views import hybrid as hv
 from explorer.views import learn as lv
 from explorer.views import linearize as lin
-from tests.helpers.words import english_words, figure_texts
+from helpers.words import english_words, figure_texts
 
 NAMES = ("hedgehog", "elu1", "favor_plus", "taylor2")
 
@@ -86,6 +87,30 @@ def test_the_learn_tabs_outputs_are_built_once_and_said_in_chinese_without_engli
     # Said twice over (a language switch back and forth) gives the same words.
     again = common.said_outputs(built, "zh")
     assert _texts(again) == _texts(chinese)
+
+
+def test_a_language_switch_on_a_drawn_learn_tab_says_the_kept_views_again(monkeypatch):
+    """The tab's restyle (the language switch and presentation mode) draws the views it keeps
+    and says them: nothing is trained, judged or run through a model again."""
+    with gr.Blocks() as demo:
+        learn_tab.build(gr.Checkbox(False), gr.Radio(["en", "zh"], value="en"))
+    restyle = next(block.fn for block in demo.fns.values() if getattr(block.fn, "__name__", "") == "restyle")
+
+    def measured(*args, **kwargs):
+        raise AssertionError("a language switch measured again")
+    for name in ("learn_view", "evaluate_map", "pretrained_result"):
+        monkeypatch.setattr(lv, name, measured)
+    monkeypatch.setattr(hv, "hybrid_view", measured)
+    view, hybrid = _result(), _hybrid()
+    trained = {"hedgehog": view.feature_map}
+    chinese = restyle(False, view, hybrid, "zh", trained)
+    english = restyle(False, view, hybrid, "en", trained)
+    assert len(chinese) == len(english) == 11
+    assert not _english_left(chinese), _english_left(chinese)
+    assert _english_left(english)
+    def kinds(outputs):
+        return [str if isinstance(out, str) else type(out) for out in outputs]
+    assert kinds(chinese) == kinds(english)
 
 
 def test_a_chinese_learn_figure_is_the_english_one_said():
