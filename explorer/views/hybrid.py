@@ -15,7 +15,7 @@ from ..maps import create
 from ..measure import cost
 from ..text import Message
 from .common import model_shape
-from .frames import message_frame
+from .frames import rows_frame
 from .learn import HYBRID_MAPS, LEARNED_KINDS, _take, check_minilm_only, heldout_texts, hybrid_map_label
 
 
@@ -122,7 +122,7 @@ def hybrid_view(map_name: str = "elu1", layers="greedy", budget: int = 2, traine
 def hybrid_table(result: HybridResult, digits: int = 4):
     """One row per configuration of the path; its words (headers, "none") are messages."""
     none = Message("learn.hyb_none")
-    return message_frame([{Message("learn.col_k"): p["k"], Message("learn.col_kept"): ", ".join(map(str, p["kept"])) or none,
+    return rows_frame([{Message("learn.col_k"): p["k"], Message("learn.col_kept"): ", ".join(map(str, p["kept"])) or none,
                            Message("learn.col_linear", map=result.map_label): ", ".join(map(str, p["linear"])) or none,
                            Message("learn.col_cos_mean"): round(p["cosine_mean"], digits),
                            Message("learn.col_cos_min"): round(p["cosine_min"], digits)}

@@ -40,7 +40,7 @@ from ..text import Message, ModelName
 # check_model: for the learn tab, which reaches these helpers through this module.
 from .common import (cached_sample, check_model, model_argument, model_info, model_name,  # noqa: F401
                      model_shape, model_where, set_trained)
-from .frames import message_frame
+from .frames import rows_frame
 # ranking: for the learn tab, which reaches it through this module.
 from .learn_result import LearnResult, _summarise, ranking  # noqa: F401
 
@@ -520,7 +520,7 @@ def comparison_table(result: LearnResult, digits: int = 4):
     rows.append({col["map"]: Message("learn.softmax_reference"), col["m"]: None, col["kl"]: 0.0, col["kl_sd"]: None,
                  col["kl_median"]: 0.0, col["kl_median_sd"]: None,
                  col["entropy"]: round(result.softmax_entropy, digits), col["mono"]: 1.0})
-    return message_frame(rows)
+    return rows_frame(rows)
 
 
 def per_head_table(result: LearnResult):
