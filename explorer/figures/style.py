@@ -5,6 +5,7 @@ leave room for both), and small helpers the tab modules share.
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import re
@@ -97,19 +98,29 @@ PROJECTOR_FIGURE_PX = 500
 
 
 def finish(fig: go.Figure, style: Style, title: str, height: int, note: str = "", fonts_done: bool = False,
-           width: float = 1.0, total: int | None = None, panel_lines: int = 1) -> go.Figure:
+           width=1.0, total: int | None = None, panel_lines: int = 1, then=None) -> go.Figure:
     """``fitted`` (below), keeping the words as they were before fitting (messages: keys and
     values) on the figure, so that ``said_figure`` can say it in another language and fit it
-    again: how a title wraps depends on the language's words."""
+    again: how a title wraps depends on the language's words.
+
+    ``width`` may be a function of the title and note as said (a share that depends on how
+    wide their characters run); ``then(fig)`` finishes the fitted figure's layout further
+    (margins, a table's row heights from its said cells), after every fitting."""
     layout = fig["layout"] if isinstance(fig, dict) else fig.layout
     annotations = (layout.get("annotations") or []) if isinstance(fig, dict) else \
         [a.to_plotly_json() for a in fig.layout.annotations or ()]
     draft = dict(title=title, note=note, height=height, fonts_done=fonts_done, width=width, total=total,
-                 panel_lines=panel_lines, style=style,
+                 panel_lines=panel_lines, style=style, then=then,
                  annotations=[(a.get("text"), (a.get("font") or {}).get("size")) for a in annotations])
-    fig = fitted(fig, style, title, height, note, fonts_done, width, total, panel_lines)
+    fig = fitted(fig, style, title, height, note, fonts_done, _width(width, title, note), total, panel_lines)
+    if then is not None:
+        then(fig)
     fig._draft = draft
     return fig
+
+
+def _width(width, title: str, note: str) -> float:
+    return width(title, note) if callable(width) else width
 
 
 def said_figure(fig: go.Figure, lang: str) -> go.Figure:
@@ -132,9 +143,11 @@ def said_figure(fig: go.Figure, lang: str) -> go.Figure:
             (ann.get("font") or {}).pop("size", None)
         else:
             ann.setdefault("font", {})["size"] = size
-    said = fitted(parts, draft["style"], said_throughout(draft["title"], lang), draft["height"],
-                  said_throughout(draft["note"], lang), draft["fonts_done"], draft["width"], draft["total"],
-                  draft["panel_lines"])
+    title, note = said_throughout(draft["title"], lang), said_throughout(draft["note"], lang)
+    said = fitted(parts, draft["style"], title, draft["height"], note, draft["fonts_done"],
+                  _width(draft["width"], title, note), draft["total"], draft["panel_lines"])
+    if draft.get("then") is not None:
+        draft["then"](said)
     said._draft = draft
     return said
 
