@@ -49,11 +49,12 @@ def slides(views: dict, lang: str) -> list[dict]:
     """Every build of every chapter, in order: chapter, build, title, the build's own claim,
     its formulas (MathML) and notes (its notices among them: the slide carries none), and
     the figure as plotly JSON (a dict)."""
+    from .figures.style import said_figure
     from .lecture.figures import chapter_figures
     out = []
     for ch in CHAPTERS:
         record, view = chapter(ch), views[ch]
-        figures = chapter_figures(view, lang=lang, style=True)
+        figures = [said_figure(fig, lang) for fig in chapter_figures(view, style=True)]
         typeset = record.formulas(lang)
         for build, fig in enumerate(figures):
             out.append({"ch": ch, "build": build, "builds": len(figures),

@@ -13,9 +13,11 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from functools import partial
 
-from .numbers import say_bytes, say_cosine, say_count, say_ratio  # noqa: F401  (the chapters' figures read them here)
+from .numbers import Said, said_count, say_bytes, say_cosine, say_count, say_ratio  # noqa: F401  (the chapters' figures read them here)
 from ..figures.style import CHAR_EM, NOMINAL_WIDTH_PX, finish
+from ..text import said_throughout
 
 # The height the margins are laid out for; the figure itself fills the height it is given.
 NOMINAL_HEIGHT = 480
@@ -80,22 +82,49 @@ def _share(style, *texts: str) -> float:
     return 0.96 * column_px(style) / NOMINAL_WIDTH_PX * min(1.0, CHAR_EM / widest)     # 4 %: the estimate's error
 
 
-def finish_slide(fig, style, title, note="", **kw):
+def finish_slide(fig, style, title, note="", then=None, **kw):
     """``finish`` (fonts, title, wrapped note, top margin), then the height left to the
-    window and margins that grow to fit what the axes write."""
-    fig = finish(fig, style, title, NOMINAL_HEIGHT, note, width=_share(style, title, note), **kw)
-    fig.update_layout(height=None, autosize=True)
-    fig.update_xaxes(automargin=True)
-    fig.update_yaxes(automargin=True)
-    return fig
+    window and margins that grow to fit what the axes write; ``then(fig)`` after that (a
+    figure's own margins). The title and note may be messages: each fitting (English here,
+    another language where the figure is said) measures the words as said."""
+    def slide(fig):
+        fig.update_layout(height=None, autosize=True)
+        props = getattr(fig.layout, "_props", None)     # a figure built unvalidated (said again) keeps
+        if isinstance(props, dict) and "height" in props and props["height"] is None:   # a None: no height
+            del props["height"]
+        fig.update_xaxes(automargin=True)
+        fig.update_yaxes(automargin=True)
+        if then is not None:
+            then(fig)
+    return finish(fig, style, title, NOMINAL_HEIGHT, note, width=partial(_share, style), then=slide, **kw)
 
 
-def n_label(n: float, lang: str) -> str:
+def margins(**margin):
+    """A ``then`` for ``finish_slide``: the figure's own margins, kept after every fitting."""
+    return lambda fig: fig.update_layout(margin=margin)
+
+
+class Wrapped(str):
+    """Words wrapped at ``font`` px to ``px`` of width (``wrap_px``), in whatever language
+    they are said: a table cell that wraps the words it shows."""
+
+    def __new__(cls, words, font: float, px: float):
+        self = super().__new__(cls, wrap_px(str(words), font, px))
+        self.words, self.font, self.px = words, font, px
+        return self
+
+    def say(self, lang: str = "en") -> str:
+        return wrap_px(str(said_throughout(self.words, lang)), self.font, self.px)
+
+    def __reduce__(self):
+        return Wrapped, (self.words, self.font, self.px)
+
+
+def n_label(n: float) -> Said:
     """A sequence length as a category label: 100K is 10 万 in Chinese."""
     n = int(n)
-    if lang == "zh" and n >= 10_000 and n % 10_000 == 0:
-        return f"{n // 10_000:,} 万"
-    return f"{n:,}"
+    zh = f"{n // 10_000:,} 万" if n >= 10_000 and n % 10_000 == 0 else f"{n:,}"
+    return Said(f"{n:,}", zh)
 
 
 def log_ticks(values) -> dict:
@@ -118,14 +147,14 @@ def bar_room(values, factor: float = 1.18) -> list[float]:
     return [0.0, top * factor]
 
 
-def count_ticks(values, lang: str = "en") -> dict:
+def count_ticks(values) -> dict:
     """Linear-axis ticks for large counts written as people say them (2.5 × 10⁹, not
     0.25×10¹⁰; in Chinese 25 亿): four or five steps of 1, 2 or 2.5 times a power of ten."""
     top = max([v for v in values if v is not None and math.isfinite(v)] or [1.0])
     exponent = math.floor(math.log10(top / 4))
     step = next(m * 10.0 ** exponent for m in (1, 2, 2.5, 5, 10) if top / (m * 10.0 ** exponent) <= 5)
     ticks = [i * step for i in range(int(top * 1.15 / step) + 1)]     # up to the axis top bar_room sets
-    return {"tickmode": "array", "tickvals": ticks, "ticktext": [say_count(x, lang) if x else "0" for x in ticks]}
+    return {"tickmode": "array", "tickvals": ticks, "ticktext": [said_count(x) if x else "0" for x in ticks]}
 
 
 def whole_ticks(values, most: int = 6) -> dict:

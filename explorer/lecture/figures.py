@@ -1,8 +1,10 @@
-"""Figures of the lecture: ``chapter_figures(view, lang, style)`` draws a ChapterView as its
-builds, one figure each, in the order the speaker shows them.
+"""Figures of the lecture: ``chapter_figures(view, style)`` draws a ChapterView as its builds,
+one figure each, in the order the speaker shows them.
 
 Every number drawn is one the view computed (``view.data`` / ``view.numbers``); what is
-decided here is the look and the words, in English or Chinese (``explorer.lecture.text``).
+decided here is the look and the words. The words are messages (keys and values: see
+``explorer.lecture.text.words``): a figure is drawn once, whatever the audience's language,
+and the page says it in theirs with ``explorer.figures.style.said_figure``.
 Each chapter's drawing is its record's ``draw`` (``explorer.lecture.chapters``): its
 package's ``figures`` module; what they share is ``explorer.lecture.figure_common``.
 """
@@ -16,10 +18,9 @@ from .figure_common import COLUMN_PX, NOMINAL_HEIGHT, column_px, text_px  # noqa
 from ..figures.style import as_style
 
 
-def chapter_figures(view, lang: str = "en", style=None) -> list[go.Figure]:
-    """The chapter's builds, one figure each, titles and axis labels in ``lang``."""
-    style = as_style(style)
-    return chapters.chapter(view.ch).draw(view, lang, style)
+def chapter_figures(view, style=None) -> list[go.Figure]:
+    """The chapter's builds, one figure each, their words as messages."""
+    return chapters.chapter(view.ch).draw(view, as_style(style))
 
 
 def build_count(ch: int) -> int:

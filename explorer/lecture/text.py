@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from .. import mechanisms
 from ..catalog import map_label
-from ..text import LANGS, TEXT as _ALL_WORDS, said, say
+from ..text import LANGS, TEXT as _ALL_WORDS, Message, said, say
 
 _AREA = "lecture."        # explorer/text/<lang>/lecture.toml, read by explorer.text with the rest
 _WORDS = {lang: {key[len(_AREA):]: by_lang[lang] for key, by_lang in _ALL_WORDS.items() if key.startswith(_AREA)}
@@ -87,6 +87,23 @@ def t(key: str, lang: str = "en", **values) -> str:
     out = text.format(**{name: said(value, lang) for name, value in values.items()})
     # A count said in 万 or 亿 takes its measure word without a space: "10 万个 token", "100 亿对".
     return _attach_units(out) if lang == "zh" else out
+
+
+class Words(Message):
+    """A lecture text as a message (``words(key, **values)``): its key and values, English as a
+    ``str``, and said in another language as ``t`` says it (a count in 万 or 亿 takes its
+    measure word without a space). What the lecture's figures write: they are drawn once and
+    said in the audience's language at the page (``explorer.figures.style.said_figure``)."""
+
+    def say(self, lang: str = "en") -> str:
+        return t(self.key[len(_AREA):], lang, **self.values)
+
+
+def words(key: str, **values) -> Words:
+    """The lecture text ``key`` ("ch0.b1.title", "axis.n") with ``values``, as a message."""
+    if key not in TEXT:
+        raise KeyError(key)
+    return Words(_AREA + key, **values)
 
 
 def _attach_units(words: str) -> str:

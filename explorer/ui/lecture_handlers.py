@@ -162,7 +162,7 @@ def _deeper_html(ch: int, params: dict, lang: str) -> str:
 # Finished work by key (a key another thread is computing, the prefetch of the next chapter
 # say, is waited for instead of done twice).
 _views = LRU(VIEW_CACHE_SIZE)            # (chapter, text, data, controls) -> ChapterView
-_figures = LRU(VIEW_CACHE_SIZE)          # (view key, language, presentation) -> [go.Figure]
+_figures = LRU(VIEW_CACHE_SIZE)          # (view key, presentation) -> [go.Figure], their words messages
 
 
 def _panel_choice(source, text, preset, n, d, data_seed, temperature, file, model=None):
@@ -210,41 +210,73 @@ def _coerce(spec, value):
     return value
 
 
-def view_key(ch: int, text, sample_key, controls: dict, lang=None) -> tuple:
-    """The cache key of a chapter's view. The language counts only for the default sentence,
-    which a model that reads Chinese (the chapters on SmolLM2) reads in the audience's language.
+def read_text(ch: int, text, sample_key, lang=None):
+    """The sentence chapter ``ch`` reads: the visitor's ``text``, else (no sample either) the
+    lecture's own, in the audience's language where the chapter's default model reads Chinese
+    (the chapters on SmolLM2), else in English; None where it reads a sample or no text. The
+    one place the language picks what is computed: the input, never the words."""
+    if text is not None or sample_key is not None or not _plan().chapter(ch).reads_text:
+        return text
+    from ..lecture import text as lecture_text
+    model = _lecture_figures_and_view()[1].default_model(ch)
+    return lecture_text.default_text(i18n.normal_lang(lang) if model else "en")
+
+
+def view_key(ch: int, text, sample_key, controls: dict) -> tuple:
+    """The cache key of a chapter's view: what it reads (``text``: the sentence, as
+    ``read_text`` gives it) and its controls; no language, so that one view serves both.
     Without a sample the chapter reads its default model, which turns from MiniLM to SmolLM2
     when SmolLM2 is converted while the server runs: that counts too, so no chapter drawn
     before stays on MiniLM beside the others on SmolLM2."""
-    default = text is None and sample_key is None
     return (ch, text, sample_key, tuple(sorted((k, repr(v)) for k, v in controls.items())),
-            i18n.normal_lang(lang) if default else None, source_panel.default_model() if sample_key is None else None)
+            source_panel.default_model() if sample_key is None else None)
+
+
+def chapter_key(ch: int, text, sample_key, controls: dict, lang=None) -> tuple:
+    """``view_key`` of the chapter as the page asks for it (``text`` None: the default sentence)."""
+    return view_key(ch, read_text(ch, text, sample_key, lang), sample_key, controls)
 
 
 def compute(ch: int, text, sample_key, controls: dict, panel_values=None, progress=None, lang=None):
-    """The chapter's view, from the cache when the same chapter, data and controls ran before."""
+    """The chapter's view, from the cache when the same chapter, data and controls ran before.
+    ``lang`` only picks the default sentence (``read_text``)."""
     _, views = _lecture_figures_and_view()
     if sample_key is None and ch in views.CAUSAL_CHAPTERS:   # its own model, which a Space converts at start
         model_start.wait(progress)
+    read = read_text(ch, text, sample_key, lang)
 
     def make():
         if sample_key is not None and sample_key[0] == "text":     # a chosen model reads the text
             sample = source_panel.load("text", sample_key[1], *panel_values[2:8], model=sample_key[2])
         else:
             sample = source_panel.load(*panel_values[:8]) if sample_key is not None else None
-        return views.chapter_view(ch, sample=sample, text=text, progress=progress,
-                                  lang=i18n.normal_lang(lang), **controls)
-    return _views.get(view_key(ch, text, sample_key, controls, lang), make)
+        return views.chapter_view(ch, sample=sample, text=read, progress=progress, **controls)
+    return _views.get(view_key(ch, read, sample_key, controls), make)
 
 
 def chapter_figures(view, lang, presentation, key=None) -> list:
-    """The chapter's figures in ``lang``; cached with the view's key when given."""
+    """The chapter's figures said in ``lang``. Drawn once in messages and cached with the
+    view's key when given (no language in it); said after the cache."""
     figures, _ = _lecture_figures_and_view()
-    lang, presentation = i18n.normal_lang(lang), bool(presentation)
+    presentation = bool(presentation)
 
     def make():
-        return [_window_sized(f, presentation) for f in figures.chapter_figures(view, lang=lang, style=presentation)]
-    return make() if key is None else _figures.get((key, lang, presentation), make)
+        return [_window_sized(f, presentation) for f in figures.chapter_figures(view, style=presentation)]
+    drawn = make() if key is None else _figures.get((key, presentation), make)
+    return [_said(fig, lang, presentation) for fig in drawn]
+
+
+def _said(fig, lang, presentation):
+    """``fig`` said in ``lang`` and sized for the window again (saying fits its layout anew).
+    English is the figure as drawn; another language's is a copy whose words are said, so
+    that the handler's own saying (``common.guarded``) leaves it as it is."""
+    from ..figures.style import said_figure
+    said = said_figure(fig, i18n.normal_lang(lang))
+    if said is fig:
+        return fig
+    said = _window_sized(said, presentation)
+    said._draft = None          # said already: nothing for the page to fit again
+    return said
 
 
 def _window_sized(fig, presentation=False):
@@ -310,7 +342,7 @@ def make_prefetch(specs: dict):
             return ""
         lang = i18n.normal_lang(lang)
         try:
-            key = view_key(ch + 1, text_, sample_key, controls, lang)
+            key = chapter_key(ch + 1, text_, sample_key, controls, lang)
             view = compute(ch + 1, text_, sample_key, controls, panel_values, lang=lang)
             figures = chapter_figures(view, lang, presentation, key)
             link = link_params(view, lang, presentation, text_, sample_key, panel_values)
@@ -381,7 +413,7 @@ def make_draw(specs: dict):
         controls = chapter_values(ch, flat, specs)
         view = compute(ch, text_, sample_key, controls, panel_values,
                        progress=lambda fraction, message="": progress(fraction, desc=said(message, lang)), lang=lang)
-        figs = render(view, lang, presentation, view_key(ch, text_, sample_key, controls, lang))   # and the bar
+        figs = render(view, lang, presentation, chapter_key(ch, text_, sample_key, controls, lang))   # and the bar
         link = common.query_string(link_params(view, lang, presentation, text_, sample_key, panel_values))
         deeper = _deeper_html(ch, deeper_params(view, lang, presentation, text_, sample_key, panel_values), lang)
         # The slide carries no notice: each is in the notes of the build it is about (build_says).
@@ -464,7 +496,7 @@ def lecture_api(chapter: int = 0, text: str = "", lang: str = "en", controls: st
     panel_values = ("text", text_ or "", None, None, None, None, None, None, model or None)
     text_, sample_key = _panel_choice(*panel_values) if model else (text_, None)
     view = compute(ch, text_, sample_key, values, panel_values, lang=lang)
-    figs = chapter_figures(view, lang, presentation, view_key(ch, text_, sample_key, values, lang))
+    figs = chapter_figures(view, lang, presentation, chapter_key(ch, text_, sample_key, values, lang))
     params = link_params(view, lang, presentation, text_, sample_key, panel_values)
     return {"chapter": ch, "lang": lang, "controls": dict(view.controls),
             "numbers": {k: float(v) if math.isfinite(float(v)) else None for k, v in view.numbers.items()},

@@ -5,7 +5,7 @@ of the tab it opens. ``app.py`` runs ``warm`` in the background once the server 
 from __future__ import annotations
 
 from . import common, i18n
-from .lecture_handlers import _plan, chapter_figures, compute, deeper_params, default_controls, view_key
+from .lecture_handlers import _plan, chapter_figures, chapter_key, compute, deeper_params, default_controls
 
 
 def warm(langs=i18n.LANGS, styles=(True, False)) -> None:
@@ -17,10 +17,10 @@ def warm(langs=i18n.LANGS, styles=(True, False)) -> None:
         controls = default_controls(ch)
         try:
             for lang in langs:
-                key = view_key(ch, None, None, controls, lang)
+                key = chapter_key(ch, None, None, controls, lang)
                 view = compute(ch, None, None, controls, lang=lang)
-                for presentation in styles:
-                    chapter_figures(view, lang, presentation, key)
+                for presentation in styles:     # drawn once in messages: any language's are the same
+                    chapter_figures(view, "en", presentation, key)
                 _warm_deeper(view, lang)
         except Exception:
             common.log.info("warming lecture chapter %s failed", ch, exc_info=True)

@@ -115,15 +115,15 @@ def test_a_chapter_cached_on_minilm_is_computed_again_once_smollm2_is_converted(
     monkeypatch.delenv("EXPLORER_PANEL_MODEL", raising=False)
     controls = {"layer": 2, "head": 3}
     monkeypatch.setattr(catalog, "causal_model_ready", lambda: False)
-    before = lecture_handlers.view_key(1, None, None, controls, "en")
-    custom_before = lecture_handlers.view_key(1, "a cat", None, controls, "en")
+    before = lecture_handlers.chapter_key(1, None, None, controls, "en")
+    custom_before = lecture_handlers.chapter_key(1, "a cat", None, controls, "en")
     sample_key = ("random", "local", 32, 8, 0, 1.0, None)
-    sample_before = lecture_handlers.view_key(1, None, sample_key, controls, "en")
+    sample_before = lecture_handlers.chapter_key(1, None, sample_key, controls, "en")
     monkeypatch.setattr(catalog, "causal_model_ready", lambda: True)
-    assert lecture_handlers.view_key(1, None, None, controls, "en") != before
-    assert lecture_handlers.view_key(1, "a cat", None, controls, "en") != custom_before
+    assert lecture_handlers.chapter_key(1, None, None, controls, "en") != before
+    assert lecture_handlers.chapter_key(1, "a cat", None, controls, "en") != custom_before
     # A sample the panel chose reads no default model: its key stays.
-    assert lecture_handlers.view_key(1, None, sample_key, controls, "en") == sample_before
+    assert lecture_handlers.chapter_key(1, None, sample_key, controls, "en") == sample_before
 
 
 def test_the_panel_model_can_be_named(monkeypatch):

@@ -15,7 +15,8 @@ import pytest
 from explorer.text import kept_in_latin
 
 from explorer import catalog
-from explorer.lecture.figures import build_count, chapter_figures
+from explorer.lecture.figures import build_count
+from helpers.lecture import said_chapter_figures
 from explorer.figures.style import Style
 from explorer.lecture import text as lecture_text
 from explorer.lecture.ch6_tradeoff import maths as tradeoff
@@ -37,7 +38,7 @@ def views():
 
 @pytest.fixture(scope="module")
 def figures(views):
-    return {(ch, lang): chapter_figures(view, lang, PROJECTOR) for ch, view in views.items() for lang in ("en", "zh")}
+    return {(ch, lang): said_chapter_figures(view, lang, PROJECTOR) for ch, view in views.items() for lang in ("en", "zh")}
 
 
 def test_every_chapter_is_a_short_sequence_of_window_sized_builds(figures):
@@ -124,11 +125,11 @@ def _drawn(figs) -> list:
 
 @pytest.mark.parametrize("ch", lecture.CHAPTERS)
 def test_try_this_visibly_changes_the_figure(views, ch):
-    before = _drawn(chapter_figures(views[ch], "en", PROJECTOR))
+    before = _drawn(said_chapter_figures(views[ch], "en", PROJECTOR))
     preset = try_this(ch)
     assert any(preset[name] != spec.default for spec in lecture.chapter_controls(ch) for name in [spec.name]
                if name in preset), f"chapter {ch}: the preset equals the defaults"
-    after = _drawn(chapter_figures(lecture.chapter_view(ch, **preset), "en", PROJECTOR))
+    after = _drawn(said_chapter_figures(lecture.chapter_view(ch, **preset), "en", PROJECTOR))
     changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
     assert changed, f"chapter {ch}: try this leaves every build as it was"
 
@@ -188,7 +189,7 @@ def test_on_a_bidirectional_model_the_roadmap_keeps_two_kinds_apart():
     assert {r["id"] for r in road.values() if r["causal"]} == {"2020_causal", "2023", "2024_gla"}
     assert road["2020"]["median_kl"] == next(p["median_kl"] for p in view.data["points"] if p["label"] == "elu1")
     for lang in ("en", "zh"):
-        fig = chapter_figures(view, lang, PROJECTOR)[1]
+        fig = said_chapter_figures(view, lang, PROJECTOR)[1]
         full, causal = fig.data
         assert full.yaxis != causal.yaxis and len(full.y) == 5 and len(causal.y) == 3
         assert sum(1 for s in fig.layout.shapes if s.type == "line") == 2

@@ -41,11 +41,11 @@ def test_chinese_characters_are_drawn_not_boxes(tmp_path):
 
 
 def test_a_chinese_chapter_exports(tmp_path):
-    from explorer.lecture.figures import chapter_figures
+    from helpers.lecture import said_chapter_figures
     from explorer.ui import downloads
     from explorer.lecture.view import chapter_view
 
-    figs = chapter_figures(chapter_view(0, n=4096, d=64), lang="zh")
+    figs = said_chapter_figures(chapter_view(0, n=4096, d=64), lang="zh")
     paths = downloads.export_files("lecture-0", {f"figure-{i}": f for i, f in enumerate(figs)}, {})
     pngs = [p for p in paths if p.endswith(".png")]
     assert len(pngs) == len(figs) and all(Path(p).stat().st_size > 10_000 for p in pngs)

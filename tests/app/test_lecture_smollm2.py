@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.lecture import figures as lecture_figures
+from helpers.lecture import said_chapter_figures
 from explorer.diagnostics import attention
 from explorer.lecture import chapters
 from explorer.lecture.ch5_closing_the_gap import maths as closing
@@ -87,7 +87,7 @@ def test_chapter_five_reads_smollm2_and_its_trained_map_halves_elu1s_causal_kl(l
     assert (view.controls["layer"], view.controls["head"]) == (layer, head)
     assert view.data["heads_shape"] == smollm2_shape()
     assert view.data["kl_causal"] and view.data["hedgehog_origin"] == "shipped"
-    title = lecture_figures.chapter_figures(view, lang=lang)[3].layout.title.text
+    title = said_chapter_figures(view, lang=lang)[3].layout.title.text
     assert title == lecture_text.t("ch5.b3.title_causal", lang)                 # the figure says what it compares
     kl = view.data["kl"]
     assert kl[TRAINED]["undefined"] == 0

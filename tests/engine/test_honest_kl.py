@@ -164,7 +164,7 @@ def chapter6():
 
 
 def test_the_pareto_plane_gives_no_point_to_a_map_undefined_on_most_rows(chapter6):
-    from explorer.lecture.figures import chapter_figures
+    from helpers.lecture import said_chapter_figures
     from explorer.lecture import text as lecture_text
     points = {p["label"]: p for p in chapter6.data["points"]}
     mostly = [label for label, p in points.items() if 2 * p["undefined_rows"] > p["rows"]]
@@ -175,7 +175,7 @@ def test_the_pareto_plane_gives_no_point_to_a_map_undefined_on_most_rows(chapter
         i = chapter6.data["points"].index(points[label])
         assert i not in chapter6.data["frontier"]
     for lang in ("en", "zh"):
-        fig = chapter_figures(chapter6, lang)[0]
+        fig = said_chapter_figures(chapter6, lang)[0]
         drawn = {t.name for t in fig.data if t.mode == "markers"}
         note = re.sub(r"\s+|<br>", "", fig.layout.title.subtitle.text or "")
         for label in mostly:

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from explorer.lecture.figures import chapter_figures
+from helpers.lecture import said_chapter_figures
 from explorer.lecture import chapters
 from explorer.lecture import text as lecture_text
 from explorer.lecture import view as lecture
@@ -107,7 +107,7 @@ def views():
 def build_texts(view, lang):
     """(build, what, text) of everything the build writes: its claim, notes and figure title."""
     record = chapters.chapter(view.ch)
-    figures = chapter_figures(view, lang, True)
+    figures = said_chapter_figures(view, lang, True)
     assert len(figures) == len(record.builds)
     for build, fig in zip(record.builds, figures):
         yield build, fig, "claim", view.claim_in(build, lang)

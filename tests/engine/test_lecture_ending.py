@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from explorer import maps as feature_maps
-from explorer.lecture.figures import build_count, chapter_figures
+from explorer.lecture.figures import build_count
+from helpers.lecture import said_chapter_figures
 from explorer.lecture.figure_common import floor_fonts
 from explorer.lecture import text as lecture_text
 from explorer.lecture.numbers import say_count
@@ -51,7 +52,7 @@ def _softmax(q, k, causal: bool = False):
 def test_the_talk_ends_with_the_recap_the_hologram_the_caveat_and_the_hybrid_future(six):
     assert build_count(6) == 7
     for lang in LANGS:
-        figs = chapter_figures(six, lang)
+        figs = said_chapter_figures(six, lang)
         assert [fig.data[0].type for fig in figs[3:]] == ["table", "heatmap", "scatter", "bar"]
         claims = [six.claim_in(b, lang) for b in ("b3", "b4", "b5", "b6")]
         assert len(set(claims)) == 4
@@ -77,7 +78,7 @@ def test_the_recap_lists_the_articles_steps_with_numbers_measured_here(six, head
     finite = [p["median_kl"] for p in six.data["points"] if math.isfinite(p["median_kl"])]
     assert n["recap_best_kl"] == min(finite)
     for lang in LANGS:
-        table = chapter_figures(six, lang)[3].data[0]
+        table = said_chapter_figures(six, lang)[3].data[0]
         steps, measured = table.cells.values
         assert len(steps) == len(measured) == 5
         assert f"{n['recap_best_kl']:.2f}" in measured[4].replace("<br>", " ")
@@ -112,7 +113,7 @@ def test_the_hybrid_future_on_one_head_is_the_roadmaps_window_against_its_linear
     closer = round(future["quality"]["hybrid"], 2) < round(future["quality"]["linear"], 2)
     assert six.says["b6"]["claim"][0] == ("ch6.b6.claim_closer" if closer else "ch6.b6.claim_not_closer")
     for lang in LANGS:
-        fig = chapter_figures(six, lang)[6]
+        fig = said_chapter_figures(six, lang)[6]
         floor_fonts(fig)                                               # as the deck shows it
         quality, cost = fig.data
         assert quality.textposition == cost.textposition == "outside"   # softmax's 0.00 can be read
@@ -143,7 +144,7 @@ def test_the_hybrid_future_is_measured_on_the_whole_linearized_smollm2(six):
         future["quality"]["hybrid"] < future["quality"]["linear"]
     assert six.says["b6"]["claim"][0] == ("ch6.b6.claim_model_closer" if closer else "ch6.b6.claim_model_not_closer")
     for lang in LANGS:
-        fig = chapter_figures(six, lang)[6]
+        fig = said_chapter_figures(six, lang)[6]
         quality, cost = fig.data
         assert list(quality.x) == [future["quality"][kind] for kind in ("linear", "hybrid", "softmax")]
         assert list(cost.x) == [future["flops"][kind] for kind in ("linear", "hybrid", "softmax")]
@@ -164,13 +165,13 @@ def test_the_hologram_is_the_exact_map_and_the_impressions_are_the_kernel_maps(s
     assert six.numbers["pairs_here"] == (n * (n + 1) // 2 if causal else n * n) and six.numbers["pairs_article"] == 1e10
     assert six.numbers["tokens"] == n
     for lang in LANGS:
-        exact, first, learned = chapter_figures(six, lang)[4].data
+        exact, first, learned = said_chapter_figures(six, lang)[4].data
         assert np.allclose(np.asarray(exact.z), _softmax(q, k, causal), atol=1e-6)
         assert np.allclose(np.asarray(first.z), kernel, atol=1e-5)
         assert np.asarray(learned.z).shape == (n, n)
         assert np.allclose(np.asarray(learned.z).sum(-1), 1.0, atol=1e-5)
         assert exact.zmax == first.zmax == learned.zmax                 # one colour scale for the three
-        fig = chapter_figures(six, lang)[4]
+        fig = said_chapter_figures(six, lang)[4]
         titles = [fig.layout[f"xaxis{i if i > 1 else ''}"].title.text for i in (1, 2, 3)]
         assert f"{road['2020']['median_kl']:.2f}" in titles[1]
         assert f"{road['2024_hedgehog']['median_kl']:.2f}" in titles[2]
@@ -209,7 +210,7 @@ def test_retrieval_is_softmax_over_every_pair_against_a_state_of_the_same_pairs(
     assert last["softmax"] > 0.99 > 0.1 > max(last["linear"], last["deltanet"])   # the needle stays softmax's
     assert six.says["b5"]["claim"][0] == "ch6.b5.claim"
     for lang in LANGS:
-        fig = chapter_figures(six, lang)[5]
+        fig = said_chapter_figures(six, lang)[5]
         assert [list(trace.x) for trace in fig.data] == [pairs] * 3
         assert [list(trace.y) for trace in fig.data] == [[100 * s for s in found["recalled"][r]]
                                                         for r in ("softmax", "linear", "deltanet")]

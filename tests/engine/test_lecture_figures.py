@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from explorer.lecture.figures import chapter_figures, column_px
+from explorer.lecture.figures import column_px
+from helpers.lecture import said_chapter_figures
 from explorer.lecture.ch1_kernel_regression.figures import KEY_LABELS
 from explorer.figures.style import CHAR_EM, Style
 from explorer.lecture.ch2_associativity import maths as associativity
@@ -64,7 +65,7 @@ def test_titles_and_notes_stay_inside_the_lecture_column(views, lang):
     column = column_px(PROJECTOR)                      # the slide's width on a 1280-px projector
     room = column - 0.01 * column - 8                  # title at x = 0.01, a little air on the right
     for ch, view in views.items():
-        for fig in chapter_figures(view, lang, PROJECTOR):
+        for fig in said_chapter_figures(view, lang, PROJECTOR):
             title = fig.layout.title
             lines = [(line, title.font.size) for line in title.text.split("<br>")]
             if title.subtitle and title.subtitle.text:
@@ -81,7 +82,7 @@ def test_chapter_zero_draws_its_growth_on_linear_axes(views):
     """×38,000 on a log axis looks like a few steps: the opening's curve, the pairs, the memory
     and the FLOPs are on linear axes, each bar labelled with its number at a readable size."""
     for lang in ("en", "zh"):
-        figs = chapter_figures(views[0], lang, PROJECTOR)
+        figs = said_chapter_figures(views[0], lang, PROJECTOR)
         assert len(figs) == 4
         for fig in figs:
             assert fig.layout.yaxis.type in (None, "linear", "-")
@@ -116,7 +117,7 @@ def test_chapter_zero_opens_with_the_articles_teacher_and_a_parabola(views):
     assert (n["teacher_students"], n["teacher_comparisons"]) == (1000, 1_000_000)
     assert (n["teacher_double_students"], n["teacher_double_comparisons"], n["teacher_double_growth"]) == (2000, 4e6, 4)
     for lang in ("en", "zh"):
-        line, points = chapter_figures(view, lang, PROJECTOR)[0].data
+        line, points = said_chapter_figures(view, lang, PROJECTOR)[0].data
         assert list(line.x) == sizes and list(line.y) == [row["pairs"] for row in curve]
         assert list(points.x) == [1000, 2000] and list(points.y) == [1_000_000, 4_000_000]
         assert "1,000,000" in points.text[0] and "4,000,000" in points.text[1]
@@ -200,7 +201,7 @@ def test_associativity_labels_never_overlap_over_the_whole_range_of_n(views, lan
                                                  left_sides=associativity.block_sides(shapes["left"], largest),
                                                  right_sides=associativity.block_sides(shapes["right"], largest),
                                                  sides_compressed=largest > associativity.LINEAR_DRAW_LIMIT))
-            fig = json.loads(chapter_figures(view, lang, PROJECTOR)[0].to_json())
+            fig = json.loads(said_chapter_figures(view, lang, PROJECTOR)[0].to_json())
             for width, height in SLIDE_SIZES:
                 boxes, top = _ch2_boxes(fig, width, height)
                 for i, (text_a, a) in enumerate(boxes):
@@ -266,7 +267,7 @@ def test_finish_assigns_the_white_template_and_the_figure_is_the_same(views):
     sample = go.Figure(go.Scatter(x=[1, 10, 100], y=[3, 1, 2]))
     sample.update_yaxes(type="log")
     figs = [finish(sample, PROJECTOR, "A title · with a tail", 400, "a note")]
-    figs += chapter_figures(views[0], "zh", PROJECTOR)[:1]
+    figs += said_chapter_figures(views[0], "zh", PROJECTOR)[:1]
     for fig in figs:
         by_name = go.Figure(fig)
         by_name.update_layout(template="plotly_white")        # how finish() set it before
@@ -288,7 +289,7 @@ def test_chinese_figures_have_no_english_words(views):
     """Titles and notes of every chapter in Chinese hold no English word but units and
     names: a note built in English would show up here."""
     for ch, view in views.items():
-        for fig in chapter_figures(view, "zh", PROJECTOR):
+        for fig in said_chapter_figures(view, "zh", PROJECTOR):
             title = fig.layout.title
             text = (title.text or "") + " " + ((title.subtitle.text if title.subtitle else "") or "")
             assert not english_words(text), (ch, english_words(text), text)
@@ -300,7 +301,7 @@ def test_chapter_one_names_the_heaviest_keys_and_sums_the_rest(views):
     view = views[1]
     weights = view.data["head"]["weights"]
     for lang in ("en", "zh"):
-        fig = chapter_figures(view, lang, PROJECTOR)[1]
+        fig = said_chapter_figures(view, lang, PROJECTOR)[1]
         bars = fig.data[0]
         assert bars.orientation == "h" and len(bars.y) == min(KEY_LABELS, len(weights))
         assert sorted(bars.x, reverse=True) == sorted(sorted(weights, reverse=True)[:len(bars.x)], reverse=True)
@@ -337,7 +338,7 @@ def test_no_panel_title_breaks_inside_a_word(lang):
     found = []
     for ch in lecture.CHAPTERS:
         view = lecture.chapter_view(ch, lang=lang)
-        for build, fig in enumerate(chapter_figures(view, lang, True)):
+        for build, fig in enumerate(said_chapter_figures(view, lang, True)):
             for ann in fig.layout.annotations or ():
                 if ann.text and _is_panel_title(ann.to_plotly_json()):
                     found += [f"{ch}.{build}: {b}" for b in _bad_breaks(ann.text)]

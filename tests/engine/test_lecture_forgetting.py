@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from explorer import maps as feature_maps
-from explorer.lecture.figures import build_count, chapter_figures
+from explorer.lecture.figures import build_count
+from helpers.lecture import said_chapter_figures
 from explorer.diagnostics import state, state_probes
 from explorer.mechanisms.hgrn2.gates import hgrn2_layer_bounds
 from explorer.lecture.ch5_closing_the_gap import maths as closing
@@ -49,7 +50,7 @@ def _at(curve, lag):
 def test_chapter_five_has_overwriting_and_hgrn2_between_gates_and_learned_maps(five):
     assert build_count(5) == 7
     for lang in ("en", "zh"):
-        figs = chapter_figures(five, lang)
+        figs = said_chapter_figures(five, lang)
         assert len(figs) == 7
         titles = [f.layout.title.text for f in figs]
         assert titles[1] == lecture_text.t("ch5.b1.title", lang, lag=closing.OVERWRITE_LAG)
@@ -83,7 +84,7 @@ def test_overwriting_recall_is_the_engines_probe(five):
 def test_overwriting_build_draws_those_numbers_with_their_labels(five):
     kinds = five.data["overwrite"]["kinds"]
     for lang in ("en", "zh"):
-        fig = chapter_figures(five, lang)[1]
+        fig = said_chapter_figures(five, lang)[1]
         assert [trace.type for trace in fig.data] == ["bar", "bar"]
         for trace, pos in zip(fig.data, ("early", "recent")):
             assert list(trace.x) == [lecture_text.state_label(k, lang) for k in kinds]
@@ -114,7 +115,7 @@ def test_hgrn2_bounds_rise_with_depth_and_the_memory_and_recall_follow(five):
         assert five.numbers[f"hgrn2_lower_bound_layer{i}"] == pytest.approx(expected[i])
         assert five.numbers[f"hgrn2_memory_layer{i}"] == pytest.approx(1 / (1 - expected[i]))
     for lang in ("en", "zh"):
-        fig = chapter_figures(five, lang)[2]
+        fig = said_chapter_figures(five, lang)[2]
         bars, early, recent = fig.data
         assert bars.type == "bar" and np.allclose(bars.y, expected)
         assert list(bars.text) == [f"≥ {m:.3g}" for m in 1 / (1 - expected)]
@@ -127,8 +128,8 @@ def test_hgrn2_bounds_rise_with_depth_and_the_memory_and_recall_follow(five):
 @pytest.mark.slow
 def test_try_this_moves_the_overwriting_build(five):
     after = lecture.chapter_view(5, **lecture.try_this(5))
-    before_y = [list(tr.y) for tr in chapter_figures(five, "en")[1].data]
-    after_y = [list(tr.y) for tr in chapter_figures(after, "en")[1].data]
+    before_y = [list(tr.y) for tr in said_chapter_figures(five, "en")[1].data]
+    after_y = [list(tr.y) for tr in said_chapter_figures(after, "en")[1].data]
     assert before_y != after_y
 
 
@@ -152,7 +153,7 @@ def test_roadmap_adds_luna_beside_hedgehog_measured_as_row_kl(six):
     assert road["2025_luna"]["median_kl"] < road["2020"]["median_kl"]
     assert six.numbers["roadmap_kl[2025_luna]"] == road["2025_luna"]["median_kl"]
     for lang in ("en", "zh"):
-        full = chapter_figures(six, lang)[1].data[0]
+        full = said_chapter_figures(six, lang)[1].data[0]
         label = lecture_text.t("road.2025_luna", lang)
         hedgehog = lecture_text.t("road.2024_hedgehog", lang)
         assert label in full.y and hedgehog in full.y          # in the full-attention panel, beside Hedgehog
@@ -175,7 +176,7 @@ def test_state_updates_have_a_roadmap_of_their_own_measured_as_recall(six):
     assert by_kind["deltanet"]["recent"] > 0.99 and by_kind["deltanet"]["early"] > by_kind["linear"]["early"]
     assert build_count(6) == 7          # the plane, two roadmaps, the recap, the hologram, retrieval, the future
     for lang in ("en", "zh"):
-        figs = chapter_figures(six, lang)
+        figs = said_chapter_figures(six, lang)
         kl_fig, recall_fig = figs[1], figs[2]
         # Its own figure, bars only: no line joins it to the KL points, and no KL word on it.
         assert [tr.type for tr in recall_fig.data] == ["bar", "bar"]

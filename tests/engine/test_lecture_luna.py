@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from explorer import maps as feature_maps
-from explorer.lecture.figures import chapter_figures
+from helpers.lecture import said_chapter_figures
 from explorer.lecture import chapters
 from explorer.lecture import text as lecture_text
 from explorer.lecture.ch5_closing_the_gap import view as closing_view
@@ -58,7 +58,7 @@ def plain_row_kl(q, k, fmap, causal: bool) -> np.ndarray:
 def test_the_luna_build_stands_before_the_hybrids(view):
     assert chapters.chapter(5).builds == ("b0", "b1", "b2", "b3", "b4", "b5", "b6")
     for lang in ("en", "zh"):
-        figs = chapter_figures(view, lang, True)
+        figs = said_chapter_figures(view, lang, True)
         assert figs[5].layout.title.text == lecture_text.t("ch5.b5.title", lang)
         hybrid = "ch5.b6.title_linearized" if view.data["linearized"] else "ch5.b6.title"
         assert lecture_text.t(hybrid, lang).startswith(figs[6].layout.title.text)
@@ -92,7 +92,7 @@ def _check_row_kl(view, model: str, causal: bool):
 def test_on_smollm2_the_build_reads_its_own_luna_on_causal_rows(view):
     _check_row_kl(view, SMOLLM2, True)
     for lang in ("en", "zh"):                     # the note says the rows are causal
-        layout = chapter_figures(view, lang, True)[5].layout
+        layout = said_chapter_figures(view, lang, True)[5].layout
         shown = (layout.title.text or "") + (layout.title.subtitle.text or "" if layout.title.subtitle else "")
         assert "j ≤ i" in shown
 
@@ -111,7 +111,7 @@ def test_a_head_no_luna_ships_for_reads_the_embedded_lecture_head_and_says_so():
 def test_the_lines_are_the_views_row_kl(view):
     kl = view.data["luna"]["kl"]
     for lang in ("en", "zh"):
-        fig = chapter_figures(view, lang, True)[5]
+        fig = said_chapter_figures(view, lang, True)[5]
         assert [trace.name for trace in fig.data] == [lecture_text.map_words(name, lang) for name in kl]
         for trace, r in zip(fig.data, kl.values()):
             rows = np.asarray(r["kl"])
@@ -145,4 +145,4 @@ def test_random_data_has_no_luna_and_says_so():
     view = lecture.chapter_view(5, sample=load_sample("random", n=16, d=32))
     assert view.data["luna"] is None and view.says["b5"]["claim"][0] == "ch5.b5.claim_none"
     assert any(key == "notice.luna_no_text" for key, _ in view.notice_items)
-    assert len(chapter_figures(view, "zh", True)) == 7
+    assert len(said_chapter_figures(view, "zh", True)) == 7

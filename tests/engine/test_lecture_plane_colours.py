@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.lecture.figures import chapter_figures
+from helpers.lecture import said_chapter_figures
 from explorer.lecture.text import map_words
 from explorer.lecture import view as lecture
 
 
 @pytest.fixture(scope="module")
 def planes():
-    return {lang: chapter_figures(lecture.chapter_view(6, lang=lang), lang)[0] for lang in ("en", "zh")}
+    return {lang: said_chapter_figures(lecture.chapter_view(6, lang=lang), lang)[0] for lang in ("en", "zh")}
 
 
 def test_a_map_keeps_its_colour_and_symbol_in_both_languages(planes):

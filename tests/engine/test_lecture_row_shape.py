@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from explorer import maps as feature_maps
-from explorer.lecture.figures import chapter_figures
+from helpers.lecture import said_chapter_figures
 from explorer.lecture import chapters
 from explorer.lecture import text as lecture_text
 from explorer.lecture.ch5_closing_the_gap import view as closing_view
@@ -59,7 +59,7 @@ def test_the_build_follows_the_kl_and_the_hybrids_stay_last(view):
     record = chapters.chapter(5)
     assert record.builds[4] == "b4"
     for lang in ("en", "zh"):
-        figs = chapter_figures(view, lang, True)
+        figs = said_chapter_figures(view, lang, True)
         assert figs[4].layout.title.text == lecture_text.t("ch5.b4.title", lang)
         # The hybrids, last (a long title leaves its tail to the subtitle); on the causal model,
         # the model itself linearized.
@@ -90,7 +90,7 @@ def test_entropy_and_rank_correlation_are_a_plain_float64_computation(view, samp
 def test_the_bars_are_the_views_numbers(view):
     shape = view.data["row_shape"]
     for lang in ("en", "zh"):
-        fig = chapter_figures(view, lang, True)[4]
+        fig = said_chapter_figures(view, lang, True)[4]
         entropy, spearman = fig.data
         names = list(shape)[::-1]                      # lying bars: softmax at the top
         assert list(entropy.y) == [lecture_text.map_words(name, lang) for name in names]

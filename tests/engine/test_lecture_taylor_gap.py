@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from explorer.lecture.figures import chapter_figures
+from helpers.lecture import said_chapter_figures
 from explorer.lecture import chapters
 from explorer.lecture import text as lecture_text
 from explorer.lecture.ch3_kernels import maths as kernels
@@ -43,7 +43,7 @@ def test_the_gap_build_follows_the_truncations(view):
     record = chapters.chapter(3)
     assert record.builds[2] == "b2" and len(record.builds) == 7
     for lang in ("en", "zh"):
-        fig = chapter_figures(view, lang, True)[2]
+        fig = said_chapter_figures(view, lang, True)[2]
         assert fig.layout.title.text == lecture_text.t("ch3.b2.title", lang)
 
 
@@ -64,7 +64,7 @@ def test_the_shares_are_a_plain_float64_sum_over_the_heads_pairs(view, sample):
 def test_the_bars_are_the_views_shares(view):
     series = view.data["series"]
     for lang in ("en", "zh"):
-        fig = chapter_figures(view, lang, True)[2]
+        fig = said_chapter_figures(view, lang, True)[2]
         kept, dropped = fig.data[0], fig.data[1]
         assert list(kept.x) == [0, 1] and list(dropped.x)[:-1] == list(range(2, len(series["orders"])))
         drawn = list(kept.y) + list(dropped.y)[:-1]

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from explorer.lecture.figures import chapter_figures
+from helpers.lecture import said_chapter_figures
 from explorer.lecture import text as lecture_text
 from explorer.lecture.ch6_tradeoff import maths as tradeoff
 from explorer.lecture.chapters import LECTURE_HEAD, LECTURE_LAYER
@@ -44,7 +44,7 @@ def _axis_titles(fig):
 @pytest.mark.parametrize("presentation", [False, True])
 def test_every_chapter_draws_in_both_languages(views, lang, presentation):
     for ch, view in views.items():
-        figs = chapter_figures(view, lang, presentation)
+        figs = said_chapter_figures(view, lang, presentation)
         assert figs, f"chapter {ch} has no figure"
         for fig in figs:
             title = fig.layout.title.text
@@ -102,7 +102,7 @@ def test_try_this_presets_build(views):
     for ch in (0, 1, 3, 4, 6):
         view = lecture.chapter_view(ch, text=TEXT, **lecture.try_this(ch))
         assert all(view.controls[k] == v for k, v in lecture.try_this(ch).items() if k != "t")
-        assert chapter_figures(view, "zh")
+        assert said_chapter_figures(view, "zh")
 
 
 def test_bad_controls_are_refused_with_a_sentence():
@@ -157,7 +157,7 @@ def test_random_sample_chapters_work_without_a_model():
     for ch in (1, 3, 4, 5, 6):
         view = lecture.chapter_view(ch, sample=sample, layer=0, head=1) if ch != 6 else \
             lecture.chapter_view(ch, sample=sample, layer=0)
-        assert chapter_figures(view, "en")
+        assert said_chapter_figures(view, "en")
     assert lecture.chapter_view(1, sample=sample, layer=0, head=0, query=3).data["head"]["reference_kind"] == "engine"
 
 
@@ -250,11 +250,11 @@ def test_chapter_one_names_its_reference_for_what_it_is():
     """On data without a model the comparison is with the engine's softmax, and the legend says so."""
     sample = load_sample("random", n=12, d=8, heads=2)
     for lang in ("en", "zh"):
-        fig = chapter_figures(lecture.chapter_view(1, sample=sample, layer=0, head=0, query=3), lang)[2]
+        fig = said_chapter_figures(lecture.chapter_view(1, sample=sample, layer=0, head=0, query=3), lang)[2]
         names = [trace.name for trace in fig.data if trace.name]
         assert lecture_text.t("legend.engine_output", lang) in names
         assert lecture_text.t("legend.model_output", lang) not in names
-    fig = chapter_figures(lecture.chapter_view(1, text=TEXT), "en")[2]
+    fig = said_chapter_figures(lecture.chapter_view(1, text=TEXT), "en")[2]
     assert lecture_text.t("legend.model_output", "en") in [trace.name for trace in fig.data]
 
 
@@ -273,12 +273,12 @@ def test_ratios_below_one_are_printed_as_they_are():
     view = lecture.chapter_view(0, n=64, d=128)
     ratio = view.numbers["flop_ratio"]
     assert ratio == pytest.approx(64 / 129)
-    note = _subtitle(chapter_figures(view, "en")[3])      # the FLOPs, after the opening, pairs and memory
+    note = _subtitle(said_chapter_figures(view, "en")[3])      # the FLOPs, after the opening, pairs and memory
     assert f"×{ratio:.2g} " in note and "×0 " not in note
     view = lecture.chapter_view(2, text=TEXT, n=16, d=64, m=64)
     ratio = view.numbers["flop_ratio"]
     assert ratio == pytest.approx(2 * 16 ** 2 * 128 / (4 * 16 * 64 * 64 + 4 * 16 * 64))
-    note = _subtitle(chapter_figures(view, "en")[1])
+    note = _subtitle(said_chapter_figures(view, "en")[1])
     assert f"FLOPs ×{ratio:.2g} " in note and "×0 " not in note
 
 
@@ -286,7 +286,7 @@ def test_taylor_panel_marks_where_order_one_goes_negative(views):
     view = lecture.chapter_view(3, text=TEXT, sample=load_sample("text", text=TEXT))   # MiniLM: logits below -1
     grid = view.data["taylor"]["s"]
     assert grid[0] < -1 < grid[-1]           # this head has logits on both sides of -1
-    fig = chapter_figures(view, "en")[1]
+    fig = said_chapter_figures(view, "en")[1]
     shaded = [s for s in fig.layout.shapes if s.type == "rect" and (s.yref == "paper" or "domain" in s.yref)]
     assert len(shaded) == 1 and shaded[0].x0 == pytest.approx(grid[0]) and shaded[0].x1 == -1.0
     order1 = view.data["taylor"]["order1"]
@@ -305,7 +305,7 @@ def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
     first = 1 if five.data.get("kl_causal") else 0
     five.data["kl"][name]["kl"][first:first + 3] = (0.0, -1e-17, np.nan)
     for lang in ("en", "zh"):
-        fig = chapter_figures(five, lang)[3]
+        fig = said_chapter_figures(five, lang)[3]
         assert np.all(np.asarray(fig.data[0].y) > 0)
         shown = lecture_text.map_words(name, lang)
         assert _flat(lecture_text.t("note.kl_not_drawn", lang, map=shown, count=2)) in _flat(_subtitle(fig))
@@ -314,13 +314,13 @@ def test_values_a_log_axis_cannot_show_are_named_not_dropped(views):
     six.data["points"][0]["median_kl"] = 0.0
     six.data["frontier"] = [0] + [i for i in six.data["frontier"] if i != 0]
     label = six.data["points"][0]["label"]
-    fig = chapter_figures(six, "zh")[0]
+    fig = said_chapter_figures(six, "zh")[0]
     assert all(y > 0 for trace in fig.data for y in trace.y)
     name = lecture_text.map_words(label, "zh")
     assert _flat(lecture_text.t("note.kl_zero", "zh", map=name, kl="0")) in _flat(_subtitle(fig))
     undefined = [p["label"] for p in views[6].data["points"] if not np.isfinite(p["median_kl"])]
     assert undefined        # trig RFF on a real head, at least
-    note = _flat(_subtitle(chapter_figures(views[6], "zh")[0]))
+    note = _flat(_subtitle(said_chapter_figures(views[6], "zh")[0]))
     points = {p["label"]: p for p in views[6].data["points"]}
     # A map undefined on more than half of the rows is said to have no point, with the count
     # (it used to read "median KL undefined" and, on a few rows, got a median of its own).
@@ -434,7 +434,7 @@ def test_a_new_seed_recomputes_only_the_maps_that_draw_something(monkeypatch):
 def test_associativity_blocks_are_drawn_at_the_engines_sides():
     for n in (100, 4096):
         view = lecture.chapter_view(2, text=TEXT, n=n, d=32, m=32)
-        fig = chapter_figures(view, "en")[0]
+        fig = said_chapter_figures(view, "en")[0]
         rects = [(s.y1 - s.y0, s.x1 - s.x0) for s in fig.layout.shapes if s.type == "rect"]
         drawn = np.array(rects)
         expected = np.concatenate([view.data["left_sides"], view.data["right_sides"]])

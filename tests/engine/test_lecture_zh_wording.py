@@ -13,7 +13,7 @@ import pytest
 from explorer.lecture import chapters
 from explorer.lecture import text as lecture_text
 from explorer.lecture import view as lecture
-from explorer.lecture.figures import chapter_figures
+from helpers.lecture import said_chapter_figures
 from explorer.lecture.numbers import say_ratio
 
 pytestmark = pytest.mark.slow      # chapters 4-6 read SmolLM2
@@ -26,7 +26,7 @@ def zh_words():
     for ch in chapters.CHAPTERS:
         view = lecture.chapter_view(ch, lang="zh")
         record = chapters.chapter(ch)
-        for build, fig in zip(record.builds, chapter_figures(view, "zh", True)):
+        for build, fig in zip(record.builds, said_chapter_figures(view, "zh", True)):
             title = fig.layout.title
             out[f"{ch}.{build}"] = [view.claim_in(build, "zh"), *view.notes_in(build, "zh"), title.text or "",
                                     (title.subtitle.text or "") if title.subtitle is not None else ""]

@@ -1,19 +1,19 @@
 """Chapter 0: the bottleneck: the chapter's figures, its builds in the order the speaker shows them, drawn
-from its view (``view``)."""
+from its view (``view``). Their words are messages (``words``), said in the audience's language at the page."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..figure_common import bar_room, say_bytes, count_ticks, finish_slide, say_count, n_label, say_ratio
-from ..text import t
+from ..figure_common import bar_room, count_ticks, finish_slide, n_label, said_count, say_bytes, say_ratio
+from ..text import words
 
 
-def draw(view, lang, style):
-    return [_opening(view, lang, style), *_bottleneck(view, lang, style)]
+def draw(view, style):
+    return [_opening(view, style), *_bottleneck(view, style)]
 
 
-def _opening(view, lang, style):
+def _opening(view, style):
     """The article's opening: a teacher's class where everyone compares with everyone, the
     comparisons against the class size on linear axes (a parabola), the class and its double
     marked and labelled with their counts."""
@@ -26,62 +26,62 @@ def _opening(view, lang, style):
               (n["teacher_double_students"], n["teacher_double_comparisons"])]
     fig.add_scatter(x=[x for x, _ in marked], y=[y for _, y in marked], mode="markers+text",
                     marker=dict(size=style.marker * 2, color=style.colour(3), line=dict(color="#000", width=1)),
-                    text=[t("ch0.b0.point", lang, s=f"{x:,.0f}", c=f"{y:,.0f}") for x, y in marked],
+                    text=[words("ch0.b0.point", s=f"{x:,.0f}", c=f"{y:,.0f}") for x, y in marked],
                     textposition=["top left", "middle left"], cliponaxis=False,
                     textfont=dict(size=style.tick_font), showlegend=False)
     top = max(row["pairs"] for row in curve)
-    fig.update_xaxes(title_text=t("axis.students", lang))
-    fig.update_yaxes(title_text=t("axis.comparisons", lang), range=bar_room([top], 1.1), **count_ticks([top], lang))
+    fig.update_xaxes(title_text=words("axis.students"))
+    fig.update_yaxes(title_text=words("axis.comparisons"), range=bar_room([top], 1.1), **count_ticks([top]))
     values = dict(s=f"{n['teacher_students']:,.0f}", c=f"{n['teacher_comparisons']:,.0f}",
                   s2=f"{n['teacher_double_students']:,.0f}", c2=f"{n['teacher_double_comparisons']:,.0f}",
                   g=f"{n['teacher_double_growth']:,.0f}")
-    return finish_slide(fig, style, t("ch0.b0.title", lang, **values), t("ch0.b0.note", lang, **values))
+    return finish_slide(fig, style, words("ch0.b0.title", **values), words("ch0.b0.note", **values))
 
 
-def _bottleneck(view, lang, style):
+def _bottleneck(view, style):
     """The article's step from 512 to 100K tokens: pairs, memory and FLOPs of the N x N map."""
     ladder = view.data["ladder"]
     now = view.data["current"]["n"]
-    labels = [n_label(row["n"], lang) for row in ladder]
+    labels = [n_label(row["n"]) for row in ladder]
     outline = [4 if row["n"] == now else 0 for row in ladder]
     n = view.numbers
 
     # Linear axes: on a log axis ×38,000 looks like a few steps; here the short bars are
     # nearly invisible, which is the point, and each bar says its number.
     pairs = [row["pairs"] for row in ladder]
-    fig = go.Figure(go.Bar(x=labels, y=pairs, marker_color=style.colour(0), text=[say_count(p, lang) for p in pairs],
+    fig = go.Figure(go.Bar(x=labels, y=pairs, marker_color=style.colour(0), text=[said_count(p) for p in pairs],
                            textposition="outside", cliponaxis=False, constraintext="none",
                            textfont=dict(size=style.tick_font), marker_line_width=outline,
                            marker_line_color="#000", showlegend=False))
-    fig.update_xaxes(title_text=t("axis.n", lang), type="category")
-    fig.update_yaxes(title_text=t("axis.pairs", lang), range=bar_room(pairs), **count_ticks(pairs, lang))
-    note = t("ch0.b1.note", lang, a=n_label(n["article_n_from"], lang), pa=say_count(n["article_pairs_from"], lang),
-             b=n_label(n["article_n_to"], lang), pb=say_count(n["article_pairs_to"], lang), g=f"{n['article_growth']:,.0f}")
-    first = finish_slide(fig, style, t("ch0.b1.title", lang, a=n_label(n["article_n_from"], lang),
-                                       b=n_label(n["article_n_to"], lang), g=f"{n['article_growth']:,.0f}"), note)
+    fig.update_xaxes(title_text=words("axis.n"), type="category")
+    fig.update_yaxes(title_text=words("axis.pairs"), range=bar_room(pairs), **count_ticks(pairs))
+    note = words("ch0.b1.note", a=n_label(n["article_n_from"]), pa=said_count(n["article_pairs_from"]),
+                 b=n_label(n["article_n_to"]), pb=said_count(n["article_pairs_to"]), g=f"{n['article_growth']:,.0f}")
+    first = finish_slide(fig, style, words("ch0.b1.title", a=n_label(n["article_n_from"]),
+                                           b=n_label(n["article_n_to"]), g=f"{n['article_growth']:,.0f}"), note)
 
     fig2 = go.Figure()
     gb = []
     for i, (key, name) in enumerate((("bytes_f32", "legend.float32"), ("bytes_f16", "legend.float16"))):
         values = [row[key] / 1e9 for row in ladder]
         gb += values
-        fig2.add_bar(x=labels, y=values, name=t(name, lang), marker_color=style.colour(i + 1),
+        fig2.add_bar(x=labels, y=values, name=words(name), marker_color=style.colour(i + 1),
                      text=[say_bytes(row[key]) for row in ladder], textposition="outside", cliponaxis=False,
                      constraintext="none", textfont=dict(size=style.tick_font), marker_line_width=outline,
                      marker_line_color="#000")
     fig2.update_layout(barmode="group", legend=dict(x=0.01, xanchor="left", y=0.98, yanchor="top"))
-    fig2.update_xaxes(title_text=t("axis.n", lang), type="category")
-    fig2.update_yaxes(title_text=t("axis.gb", lang), range=bar_room(gb))
-    second = finish_slide(fig2, style, t("ch0.b2.title", lang),
-                     t("ch0.b2.note", lang, n=n_label(now, lang), f32=say_bytes(n["bytes_f32"]),
-                       f16=say_bytes(n["bytes_f16"])))
+    fig2.update_xaxes(title_text=words("axis.n"), type="category")
+    fig2.update_yaxes(title_text=words("axis.gb"), range=bar_room(gb))
+    second = finish_slide(fig2, style, words("ch0.b2.title"),
+                          words("ch0.b2.note", n=n_label(now), f32=say_bytes(n["bytes_f32"]),
+                                f16=say_bytes(n["bytes_f16"])))
 
     flops = [n["quadratic_flops"], n["linear_flops"]]
-    fig3 = go.Figure(go.Bar(x=[t("legend.softmax_order", lang), t("legend.linear_order", lang)], y=flops,
-                            marker_color=[style.colour(3), style.colour(2)], text=[say_count(f, lang) for f in flops],
+    fig3 = go.Figure(go.Bar(x=[words("legend.softmax_order"), words("legend.linear_order")], y=flops,
+                            marker_color=[style.colour(3), style.colour(2)], text=[said_count(f) for f in flops],
                             textposition="outside", cliponaxis=False, constraintext="none",
                             textfont=dict(size=style.font), showlegend=False, width=0.5))
-    fig3.update_yaxes(title_text=t("axis.flops", lang), range=bar_room(flops), **count_ticks(flops, lang))
-    third = finish_slide(fig3, style, t("ch0.b3.title", lang, n=n_label(now, lang)),
-                    t("ch0.b3.note", lang, d=f"{n['d']:.0f}", ratio=say_ratio(n["flop_ratio"])))
+    fig3.update_yaxes(title_text=words("axis.flops"), range=bar_room(flops), **count_ticks(flops))
+    third = finish_slide(fig3, style, words("ch0.b3.title", n=n_label(now)),
+                         words("ch0.b3.note", d=f"{n['d']:.0f}", ratio=say_ratio(n["flop_ratio"])))
     return [first, second, third]

@@ -1,5 +1,5 @@
 """Chapter 1: attention is kernel regression: the chapter's figures, its builds in the order the speaker shows them, drawn
-from its view (``view``)."""
+from its view (``view``). Their words are messages (``words``), said in the audience's language at the page."""
 
 from __future__ import annotations
 
@@ -9,33 +9,33 @@ from plotly.subplots import make_subplots
 
 from ..figure_common import finish_slide
 from ...figures.style import unique_labels
-from ..text import t
+from ..text import words
 
 
 KEY_LABELS = 8         # the heaviest keys drawn with their tokens; the rest are summed in the note
 
 
-def draw(view, lang, style):
+def draw(view, style):
     toy = view.data["toy"]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.7, 0.3], vertical_spacing=0.06)
-    fig.add_scatter(x=toy["grid"], y=toy["truth"], mode="lines", name=t("legend.truth", lang),
+    fig.add_scatter(x=toy["grid"], y=toy["truth"], mode="lines", name=words("legend.truth"),
                     line=dict(color="#999", dash="dot", width=style.line), row=1, col=1)
-    fig.add_scatter(x=toy["xs"], y=toy["ys"], mode="markers", name=t("legend.points", lang),
+    fig.add_scatter(x=toy["xs"], y=toy["ys"], mode="markers", name=words("legend.points"),
                     marker=dict(color=style.colour(0), size=style.marker,
                                 opacity=0.35 + 0.65 * toy["weights"] / max(toy["weights"].max(), 1e-300)),
                     row=1, col=1)
-    fig.add_scatter(x=toy["grid"], y=toy["curve"], mode="lines", name=t("legend.estimate", lang),
+    fig.add_scatter(x=toy["grid"], y=toy["curve"], mode="lines", name=words("legend.estimate"),
                     line=dict(color=style.colour(1), width=style.line), row=1, col=1)
-    fig.add_scatter(x=[toy["x"]], y=[toy["fx"]], mode="markers", name=t("legend.query", lang),
+    fig.add_scatter(x=[toy["x"]], y=[toy["fx"]], mode="markers", name=words("legend.query"),
                     marker=dict(color=style.colour(3), size=style.marker * 2, symbol="x"), row=1, col=1)
-    fig.add_bar(x=toy["xs"], y=toy["weights"], name=t("legend.weights", lang), marker_color=style.colour(1),
+    fig.add_bar(x=toy["xs"], y=toy["weights"], name=words("legend.weights"), marker_color=style.colour(1),
                 width=0.08, row=2, col=1)
     fig.add_vline(x=toy["x"], line_dash="dash", line_color=style.colour(3))
-    fig.update_yaxes(title_text=t("axis.y", lang), row=1, col=1)
-    fig.update_yaxes(title_text=t("axis.weight", lang), row=2, col=1)
-    fig.update_xaxes(title_text=t("axis.x", lang), row=2, col=1)
-    first = finish_slide(fig, style, t("ch1.b0.title", lang, h=f"{toy['h']:g}", x=f"{toy['x']:g}"),
-                    t("ch1.b0.note", lang, fx=f"{toy['fx']:.4f}"))
+    fig.update_yaxes(title_text=words("axis.y"), row=1, col=1)
+    fig.update_yaxes(title_text=words("axis.weight"), row=2, col=1)
+    fig.update_xaxes(title_text=words("axis.x"), row=2, col=1)
+    first = finish_slide(fig, style, words("ch1.b0.title", h=f"{toy['h']:g}", x=f"{toy['x']:g}"),
+                    words("ch1.b0.note", fx=f"{toy['fx']:.4f}"))
 
     head = view.data["head"]
     tokens = unique_labels(head["tokens"])
@@ -46,23 +46,23 @@ def draw(view, lang, style):
     fig2 = go.Figure(go.Bar(y=[tokens[i] for i in top], x=weights[top], orientation="h",
                             marker_color=style.colour(0), showlegend=False, text=[f"{w:.2f}" for w in weights[top]],
                             textposition="outside", cliponaxis=False, textfont=dict(size=style.tick_font)))
-    fig2.update_xaxes(title_text=t("axis.weight", lang), range=[0, float(weights.max()) * 1.2])
-    fig2.update_yaxes(title_text=t("axis.key", lang))
+    fig2.update_xaxes(title_text=words("axis.weight"), range=[0, float(weights.max()) * 1.2])
+    fig2.update_yaxes(title_text=words("axis.key"))
     rest = len(weights) - len(top)
-    note = t("ch1.b1.rest", lang, w=f"{weights.sum() - weights[top].sum():.2f}") if rest > 0 else ""
-    second = finish_slide(fig2, style, t("ch1.b1.title", lang, word=head["word"], pos=head["query"]), note)
+    note = words("ch1.b1.rest", w=f"{weights.sum() - weights[top].sum():.2f}") if rest > 0 else ""
+    second = finish_slide(fig2, style, words("ch1.b1.title", word=head["word"], pos=head["query"]), note)
 
     dims = list(range(len(head["output"])))
     model = head["reference_kind"] == "model"
     fig3 = go.Figure()
-    fig3.add_bar(x=dims, y=head["output"], name=t("legend.nw_output", lang), marker_color=style.colour(1))
+    fig3.add_bar(x=dims, y=head["output"], name=words("legend.nw_output"), marker_color=style.colour(1))
     fig3.add_scatter(x=dims, y=head["reference"], mode="markers",
-                     name=t("legend.model_output" if model else "legend.engine_output", lang),
+                     name=words("legend.model_output" if model else "legend.engine_output"),
                      marker=dict(color="#000", size=style.marker * 1.4, symbol="line-ew-open", line_width=3))
-    fig3.update_xaxes(title_text=t("axis.value_dim", lang))
-    fig3.update_yaxes(title_text=t("axis.value", lang))
+    fig3.update_xaxes(title_text=words("axis.value_dim"))
+    fig3.update_yaxes(title_text=words("axis.value"))
     fig3.update_layout(legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top", bgcolor="rgba(255,255,255,0.8)"))
-    third = finish_slide(fig3, style, t("ch1.b2.title", lang, word=head["word"], pos=head["query"]),
-                    t("ch1.b2.note", lang, ref=t("ref.model" if model else "ref.engine", lang),
+    third = finish_slide(fig3, style, words("ch1.b2.title", word=head["word"], pos=head["query"]),
+                    words("ch1.b2.note", ref=words("ref.model" if model else "ref.engine"),
                       diff=f"{view.numbers['max_abs_diff']:.1e}"))
     return [first, second, third]

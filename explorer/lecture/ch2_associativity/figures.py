@@ -1,5 +1,5 @@
 """Chapter 2: associativity: the chapter's figures, its builds in the order the speaker shows them, drawn
-from its view (``view``)."""
+from its view (``view``). Their words are messages (``words``), said in the audience's language at the page."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..figure_common import COLUMN_PX, say_bytes, finish_slide, say_count, say_ratio, text_px
-from ..text import t
+from ..figure_common import COLUMN_PX, finish_slide, margins, say_bytes, say_count, say_ratio, text_px
+from ..text import words
+from ...text import Joined
 from .maths import STEP_OPS
 
 
@@ -65,7 +66,7 @@ def _blocks(blocks, sides, row: int, slot, tallest, font, split, op_font) -> tup
     return shapes, notes
 
 
-def draw(view, lang, style):
+def draw(view, style):
     o = view.data["orders"]
     left, right = view.data["left_sides"], view.data["right_sides"]
     slot = float(max(left.max(), right.max()))
@@ -80,7 +81,7 @@ def draw(view, lang, style):
     notes += more_notes
     for (lo, hi), key in zip(ROW_DOMAINS, ("legend.left", "legend.right")):
         notes.append(dict(xref="paper", yref="paper", x=-0.01, y=(lo + hi) / 2, xanchor="right", showarrow=False,
-                          text=f"<b>{t(key, lang)}</b>", font=dict(size=style.tick_font)))
+                          text=Joined(("<b>", words(key), "</b>")), font=dict(size=style.tick_font)))
     # Both rows on axes of the same ranges and one scale (a square is drawn square); the
     # scale follows the window, the labels stay in paper units under their row.
     # One layout for every block and label: plotly re-validates the whole list on each
@@ -94,18 +95,17 @@ def draw(view, lang, style):
         yaxis2=dict(visible=False, range=[-tallest, 0], domain=ROW_DOMAINS[1], scaleanchor="x2", scaleratio=1,
                     constrain="domain")))
     n = view.numbers
-    note = t("ch2.b0.note", lang, diff=f"{n['max_abs_diff']:.1e}", rel=f"{n['max_rel_diff']:.1e}",
+    note = words("ch2.b0.note", diff=f"{n['max_abs_diff']:.1e}", rel=f"{n['max_rel_diff']:.1e}",
              nn=say_bytes(n["left_intermediate_bytes"]), md=say_bytes(n["right_intermediate_bytes"]),
              lf=say_count(o["left_flops"]), rf=say_count(o["right_flops"]))
     if view.data["sides_compressed"]:
-        note += " · " + t("notice.sides_compressed", lang)
-    first = finish_slide(fig, style, t("ch2.b0.title", lang, n=f"{o['n']:,}", d=o["d"], m=o["m"]), note,
-                    fonts_done=True)
-    first.update_layout(margin=dict(l=170, r=20, b=10))
+        note = Joined((note, " · ", words("notice.sides_compressed")))
+    first = finish_slide(fig, style, words("ch2.b0.title", n=f"{o['n']:,}", d=o["d"], m=o["m"]), note,
+                         fonts_done=True, then=margins(l=170, r=20, b=10))
 
-    names = [t("legend.left", lang), t("legend.right", lang)]
+    names = [words("legend.left"), words("legend.right")]
     fig2 = make_subplots(rows=1, cols=3, horizontal_spacing=0.12,
-                         subplot_titles=(t("axis.flops", lang), t("axis.bytes", lang), t("axis.seconds", lang)))
+                         subplot_titles=(words("axis.flops"), words("axis.bytes"), words("axis.seconds")))
     for col, (a, b, fmt) in enumerate(((n["left_flops"], n["right_flops"], say_count),
                                        (n["left_intermediate_bytes"], n["right_intermediate_bytes"], say_bytes),
                                        (n["left_seconds"], n["right_seconds"], lambda s: f"{s * 1e3:.3g} ms")),
@@ -118,9 +118,9 @@ def draw(view, lang, style):
         fig2.update_yaxes(type="log", range=[math.floor(lo) - 0.2, hi + 0.25 * max(hi - lo, 1.0) + 0.3],
                           dtick=1, row=1, col=col)
     fig2.update_yaxes(exponentformat="power")
-    note2 = t("ch2.b1.note", lang, flops=say_ratio(n["flop_ratio"]), time=say_ratio(n["time_ratio"]),
+    note2 = words("ch2.b1.note", flops=say_ratio(n["flop_ratio"]), time=say_ratio(n["time_ratio"]),
               timed_n=f"{n['timed_n']:,.0f}", timed_flops=say_ratio(n["timed_flop_ratio"]),
               gflops=f"{n['matmul_gflops']:.0f}", article=say_ratio(n["article_model_ratio"]),
               leading=f"{n['article_leading_ratio']:.0f}")
-    second = finish_slide(fig2, style, t("ch2.b1.title", lang, n=f"{o['n']:,}"), note2)
+    second = finish_slide(fig2, style, words("ch2.b1.title", n=f"{o['n']:,}"), note2)
     return [first, second]

@@ -1,5 +1,5 @@
 """Chapter 3: choosing the kernel: the chapter's figures, its builds in the order the speaker shows them, drawn
-from its view (``view``)."""
+from its view (``view``). Their words are messages (``words``), said in the audience's language at the page."""
 
 from __future__ import annotations
 
@@ -7,45 +7,52 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..figure_common import column_px, finish_slide, say_count, wrap_px, whole_ticks
+from ..figure_common import Wrapped, column_px, finish_slide, say_count, whole_ticks
 from ..numbers import say_fixed
-from ..text import map_words, t
+from ..text import words
+from ...catalog import map_label
+from ...text import Joined
 
 
-def _reverse_kernel(view, lang, style):
+def _reverse_kernel(view, style):
     """The kernel trick against its reverse use, as a table whose cells wrap at word
-    boundaries to their column (a table that breaks words mid-way cannot be read)."""
+    boundaries to their column (a table that breaks words mid-way cannot be read), in
+    whichever language they are said; the rows as tall as the most lines a cell takes."""
     rows = view.data["reverse_kernel"]
-    header = [t("rk.header.aspect", lang), t("rk.header.svm", lang), t("rk.header.linear", lang)]
+    header = [words("rk.header.aspect"), words("rk.header.svm"), words("rk.header.linear")]
     widths = (0.26, 0.37, 0.37)
     room = column_px(style) - 40
     font = style.tick_font
-    columns = [[wrap_px(t(row[c], lang), font, widths[c] * room - 16) for row in rows] for c in range(3)]
-    lines = max(cell.count("<br>") + 1 for col in columns for cell in col)
+    columns = [[Wrapped(words(row[c]), font, widths[c] * room - 16) for row in rows] for c in range(3)]
+
+    def row_height(fig):                      # from the cells as said: each language wraps its own words
+        cells = fig.data[0].cells
+        lines = max(str(cell).count("<br>") + 1 for col in cells.values for cell in col)
+        cells.height = font * 1.35 * lines + 12
+        fig.update_layout(margin=dict(l=20, r=20, b=10))
+
     fig = go.Figure(go.Table(
         columnwidth=list(widths),
-        header=dict(values=[f"<b>{h}</b>" for h in header], font=dict(size=font), align="left",
+        header=dict(values=[Joined(("<b>", h, "</b>")) for h in header], font=dict(size=font), align="left",
                     fill_color="#e8eef7", height=font * 1.9),
-        cells=dict(values=columns, font=dict(size=font), align="left", height=font * 1.35 * lines + 12,
+        cells=dict(values=columns, font=dict(size=font), align="left",
                    fill_color=[["#f7f7f7"] * len(rows), ["#ffffff"] * len(rows), ["#fff4e6"] * len(rows)])))
-    fig = finish_slide(fig, style, t("ch3.b0.title", lang))
-    fig.update_layout(margin=dict(l=20, r=20, b=10))
-    return fig
+    return finish_slide(fig, style, words("ch3.b0.title"), then=row_height)
 
 
-def _profiles(view, lang, style, labels, title_key):
+def _profiles(view, style, labels, title_key):
     """Kernel values of the named maps against exp(q·k/√d), one log-log panel each."""
     profiles = view.data["profiles"]
     labels = [label for label in labels if label in profiles]
     fig = make_subplots(rows=1, cols=len(labels), horizontal_spacing=0.14,
-                        subplot_titles=[f"{map_words(lab, lang)} (m = {profiles[lab]['m']})" for lab in labels])
+                        subplot_titles=[Joined((map_label(lab), f" (m = {profiles[lab]['m']})")) for lab in labels])
     hidden = []
     for index, label in enumerate(labels):
         p = profiles[label]
         ok = p["approx"] > 0
         if not ok.all():
-            hidden.append(t("notice.not_shown_log", lang, map=map_words(label, lang), count=int((~ok).sum()),
-                            pairs=int(ok.size)))
+            hidden.append(words("notice.not_shown_log", map=map_label(label), count=int((~ok).sum()),
+                                pairs=int(ok.size)))
         fig.add_scatter(x=p["exact"][ok], y=p["approx"][ok], mode="markers", showlegend=False,
                         marker=dict(size=max(style.marker - 5, 4), color=style.colour(index), opacity=0.5),
                         row=1, col=index + 1)
@@ -53,13 +60,16 @@ def _profiles(view, lang, style, labels, title_key):
         hi = float(max(p["exact"].max(), p["approx"][ok].max() if ok.any() else p["exact"].max()))
         fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="#000", dash="dot", width=2),
                         showlegend=False, row=1, col=index + 1)
-    fig.update_xaxes(type="log", title_text=t("axis.exact", lang))
+    fig.update_xaxes(type="log", title_text=words("axis.exact"))
     fig.update_yaxes(type="log")
-    fig.update_yaxes(title_text=t("axis.approx", lang), col=1)
-    return finish_slide(fig, style, t(title_key, lang), " · ".join([t("legend.identity", lang)] + hidden))
+    fig.update_yaxes(title_text=words("axis.approx"), col=1)
+    note = [words("legend.identity")]
+    for line in hidden:
+        note += [" · ", line]
+    return finish_slide(fig, style, words(title_key), Joined(note))
 
 
-def _taylor_gap(view, lang, style):
+def _taylor_gap(view, style):
     """The Taylor gap as the series itself: each order's share of this head's sum of exp(s)
     over its pairs, orders 0 and 1 (what 1 + s keeps) in one colour, orders 2 and up (what it
     drops) in another, the orders beyond the last drawn as one bar."""
@@ -71,24 +81,24 @@ def _taylor_gap(view, lang, style):
     for i, (name, picked) in enumerate((("legend.series_kept", orders[:2]), ("legend.series_dropped", orders[2:]))):
         values = [percent[n] for n in picked]
         x, y = (picked, values) if i == 0 else (picked + [tail], values + [100 * series["tail"]])
-        fig.add_bar(x=x, y=y, name=t(name, lang), marker_color=style.colour(i), text=[f"{v:.0f}" for v in y],
+        fig.add_bar(x=x, y=y, name=words(name), marker_color=style.colour(i), text=[f"{v:.0f}" for v in y],
                     textposition="outside", cliponaxis=False, textfont=dict(size=style.tick_font))
     fig.add_hline(y=0, line_color="#888")
     top = max(percent + [100 * series["tail"]])          # the legend takes the top band, above every bar
     low = min(percent + [0.0])
-    fig.update_yaxes(title_text=t("axis.series_share", lang), range=[low * 1.25 - 2, top * 1.6 + 2])
-    fig.update_xaxes(title_text=t("axis.series_order", lang), tickmode="array", tickvals=orders + [tail],
+    fig.update_yaxes(title_text=words("axis.series_share"), range=[low * 1.25 - 2, top * 1.6 + 2])
+    fig.update_xaxes(title_text=words("axis.series_order"), tickmode="array", tickvals=orders + [tail],
                      ticktext=[str(n) for n in orders] + [f"≥ {tail}"])
     fig.update_layout(legend=dict(orientation="h", x=1.0, xanchor="right", y=1.0, yanchor="top",
                                   bgcolor="rgba(255,255,255,0.8)"))
     n = view.numbers
-    note = t("ch3.b2.note", lang, pairs=f"{series['pairs']:,}", kept=f"{100 * n['taylor1_kept_share']:.0f}",
+    note = words("ch3.b2.note", pairs=f"{series['pairs']:,}", kept=f"{100 * n['taylor1_kept_share']:.0f}",
              dropped=f"{100 * n['taylor1_dropped_share']:.0f}")
-    return finish_slide(fig, style, t("ch3.b2.title", lang), note)
+    return finish_slide(fig, style, words("ch3.b2.title"), note)
 
 
-def draw(view, lang, style):
-    first = _reverse_kernel(view, lang, style)
+def draw(view, style):
+    first = _reverse_kernel(view, style)
     n = view.numbers
 
     # The truncations and, behind them, where this head's logits lie (one count per
@@ -97,11 +107,11 @@ def draw(view, lang, style):
     logits = view.data["logits"]
     fig = go.Figure()
     fig.add_histogram(x=logits, nbinsx=50, marker_color="#9a9a9a", opacity=0.3, yaxis="y2",
-                      name=t("legend.logits", lang))
-    fig.add_scatter(x=tay["s"], y=tay["exp"], mode="lines", name=t("legend.exp", lang),
+                      name=words("legend.logits"))
+    fig.add_scatter(x=tay["s"], y=tay["exp"], mode="lines", name=words("legend.exp"),
                     line=dict(color="#000", width=style.line))
     for i, order in enumerate((1, 2, 3)):
-        fig.add_scatter(x=tay["s"], y=tay[f"order{order}"], mode="lines", name=t("legend.order", lang, k=order),
+        fig.add_scatter(x=tay["s"], y=tay[f"order{order}"], mode="lines", name=words("legend.order", k=order),
                         line=dict(color=style.colour(i), width=style.line, dash="dash"))
     fig.add_hline(y=0, line_color="#888")
     if tay["s"][0] < -1.0:
@@ -109,57 +119,57 @@ def draw(view, lang, style):
         fig.add_vrect(x0=float(tay["s"][0]), x1=-1.0, fillcolor=style.colour(3), opacity=0.1, line_width=0,
                       layer="below")
         fig.add_annotation(xref="x", yref="paper", x=-1.0, y=1.0, xanchor="right", yanchor="top", showarrow=False,
-                           text=t("legend.taylor1_negative", lang), font=dict(size=style.tick_font))
+                           text=words("legend.taylor1_negative"), font=dict(size=style.tick_font))
     # exp(s) at the largest logits would flatten everything else: show up to where most pairs lie.
     top = float(np.exp(np.percentile(logits, 98)))
-    fig.update_layout(yaxis=dict(range=[-max(4.0, 0.25 * top), max(4.0, 1.3 * top)], title_text=t("axis.kernel", lang)),
+    fig.update_layout(yaxis=dict(range=[-max(4.0, 0.25 * top), max(4.0, 1.3 * top)], title_text=words("axis.kernel")),
                       # The bars' own scale is not read off: the note says what they count.
                       yaxis2=dict(overlaying="y", side="right", showgrid=False, rangemode="tozero",
                                   showticklabels=False, zeroline=False),
                       barmode="overlay")
-    fig.update_xaxes(title_text=t("axis.s", lang))
-    second = finish_slide(fig, style, t("ch3.b1.title", lang),
-                     t("ch3.b1.note", lang, lo=say_fixed(n["s_min"]), hi=say_fixed(n["s_max"]),
+    fig.update_xaxes(title_text=words("axis.s"))
+    second = finish_slide(fig, style, words("ch3.b1.title"),
+                     words("ch3.b1.note", lo=say_fixed(n["s_min"]), hi=say_fixed(n["s_max"]),
                        count=f"{n['negative_taylor1_pairs']:,.0f}", pairs=f"{logits.size:,}",
                        n=f"{n['tokens']:.0f}"))
 
-    gap = _taylor_gap(view, lang, style)
+    gap = _taylor_gap(view, style)
 
     labels = list(view.data["profiles"])
     truncations = [label for label in labels if label.startswith("taylor")]
     others = [label for label in labels if label not in truncations]
-    fourth = _profiles(view, lang, style, truncations, "ch3.b3.title")
-    fifth = _profiles(view, lang, style, others, "ch3.b4.title")
+    fourth = _profiles(view, style, truncations, "ch3.b3.title")
+    fifth = _profiles(view, style, others, "ch3.b4.title")
 
     fig3 = go.Figure()
     for i, (key, name) in enumerate((("rf_well", "legend.well"), ("rf_real", "legend.real"))):
         rf = view.data[key]
         for kind, dash in (("iid", "dash"), ("orthogonal", "solid")):
             fig3.add_scatter(x=rf["m"], y=rf[kind], mode="lines+markers",
-                             name=f"{t(name, lang)} · {t('legend.' + kind, lang)}",
+                             name=Joined((words(name), " · ", words("legend." + kind))),
                              error_y=dict(type="data", array=rf[f"{kind}_std"], visible=True),
                              line=dict(color=style.colour(i), dash=dash, width=style.line))
-    fig3.update_xaxes(type="log", title_text=t("axis.m", lang))
-    fig3.update_yaxes(type="log", title_text=t("axis.map_error", lang))
-    sixth = finish_slide(fig3, style, t("ch3.b5.title", lang))
+    fig3.update_xaxes(type="log", title_text=words("axis.m"))
+    fig3.update_yaxes(type="log", title_text=words("axis.map_error"))
+    sixth = finish_slide(fig3, style, words("ch3.b5.title"))
 
     norms = view.data["norms"]
     fig4 = go.Figure()
     for i, (key, name) in enumerate((("q", "legend.q_norm"), ("k", "legend.k_norm"))):
-        fig4.add_histogram(x=norms[key], name=f"{t(name, lang)} · {t('legend.real', lang)}", opacity=0.7,
+        fig4.add_histogram(x=norms[key], name=Joined((words(name), " · ", words("legend.real"))), opacity=0.7,
                            marker_color=style.colour(i), nbinsx=30)
-        fig4.add_histogram(x=norms[f"{key}_well"], name=f"{t(name, lang)} · {t('legend.well', lang)}", opacity=0.5,
+        fig4.add_histogram(x=norms[f"{key}_well"], name=Joined((words(name), " · ", words("legend.well"))), opacity=0.5,
                            marker_color=style.colour(i + 4), nbinsx=30)
     fig4.update_layout(barmode="overlay")
-    fig4.update_xaxes(title_text=t("axis.norm", lang))
+    fig4.update_xaxes(title_text=words("axis.norm"))
     # Counts of tokens per bin (plotly bins the norms in the browser; numpy's 30 bins give
     # the same scale): whole-number ticks.
     tallest = max(int(np.histogram(np.asarray(norms[key], dtype=float), bins=30)[0].max())
                   for key in ("q", "k", "q_well", "k_well") if len(norms[key]))
-    fig4.update_yaxes(title_text=t("axis.token_count", lang), **whole_ticks([tallest]))
+    fig4.update_yaxes(title_text=words("axis.token_count"), **whole_ticks([tallest]))
     note4 = ""
     if "m_required" in n:
-        note4 = t("ch3.b6.note", lang, real=say_count(n["m_required"]), real_label=t("legend.real", lang),
-                  well=say_count(n["m_required_well"]), well_label=t("legend.well", lang))
-    seventh = finish_slide(fig4, style, t("ch3.b6.title", lang), note4)
+        note4 = words("ch3.b6.note", real=say_count(n["m_required"]), real_label=words("legend.real"),
+                  well=say_count(n["m_required_well"]), well_label=words("legend.well"))
+    seventh = finish_slide(fig4, style, words("ch3.b6.title"), note4)
     return [first, second, gap, fourth, fifth, sixth, seventh]
