@@ -32,8 +32,10 @@ Inside a chapter's package each module sits in one layer, and imports only point
                                              model) is called, not re-implemented
     view.py       ``compute``                views: the math on the text read, as a ChapterView
                                              (shared parts: ``explorer.lecture.view_common``)
-    figures.py    ``draw``                   figures: the view's builds, one plotly figure each
-                                             (shared parts: ``explorer.lecture.figure_common``)
+    figures.py    ``draw(view, style)``      figures: the view's builds, one plotly figure each,
+                                             their words messages (``text.words``), said in a
+                                             language by the page (shared parts:
+                                             ``explorer.lecture.figure_common``)
 
 ``explorer.lecture.view`` computes a chapter through its record, ``explorer.lecture.figures``
 draws it; ``explorer.deck_export`` and ``explorer.ui.lecture_tab``, above both, show it.
