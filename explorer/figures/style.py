@@ -5,7 +5,6 @@ leave room for both), and small helpers the tab modules share.
 
 from __future__ import annotations
 
-import copy
 import functools
 import math
 import re
