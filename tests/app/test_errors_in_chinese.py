@@ -367,11 +367,18 @@ CASES = {
 DRAWN = {"maps layer", "maps unknown map", "maps m", "maps window", "quality layer", "quality axis", "state t",
          "lecture text"}
 ENGLISH_YET: set = set()
+# Cases that compute a chapter on a new text (a few seconds): with the slow tests.
+SLOW = {"lecture text"}
 
 
-@pytest.mark.parametrize("case", [pytest.param(case, marks=pytest.mark.xfail(
-    strict=True, reason="explorer/ui/validate.py words the lecture's request checks in English"))
-    if case in ENGLISH_YET else case for case in CASES])
+def _case(case):
+    if case in ENGLISH_YET:
+        return pytest.param(case, marks=pytest.mark.xfail(
+            strict=True, reason="explorer/ui/validate.py words the lecture's request checks in English"))
+    return pytest.param(case, marks=pytest.mark.slow) if case in SLOW else case
+
+
+@pytest.mark.parametrize("case", [_case(case) for case in CASES])
 def test_every_endpoint_refuses_bad_inputs_in_chinese(tmp_path, case):
     call = CASES[case]
     probe = tmp_path / "probe.txt"
