@@ -198,23 +198,38 @@ def number_label(key: str, lang: str = "en") -> str:
 
 def state_label(kind: str, lang: str = "en") -> str:
     """A state update's name ("GLA gates"): the state tab's, so the two never differ."""
-    return say(f"state.kind.{kind}", lang)
+    return say(state_message(kind), lang)
+
+
+def state_message(kind: str) -> Message:
+    """``state_label`` as a message, said later."""
+    return Message(f"state.kind.{kind}")
 
 
 def road_label(point: str, lang: str = "en", **values) -> str:
     """The label of a roadmap point by its id ("2024_gla"): in full with its settings when
     ``values`` are given, else the short name the numbers table uses. A state update's point
     is named by its id in the state tab ("retnet"): its words and year are the mechanism's."""
+    return said(road_message(point, **values), lang)
+
+
+def road_message(point: str, **values) -> Message:
+    """``road_label`` as a message, said later."""
     if point in mechanisms.state_kinds():
-        return state_road_label(point, lang, full=bool(values), **values)
-    return t(f"road.{point}", lang, **values) if values else t(f"road.short.{point}", lang)
+        return state_road_message(point, full=bool(values), **values)
+    return words(f"road.{point}", **values) if values else words(f"road.short.{point}")
 
 
 def state_road_label(kind: str, lang: str = "en", full: bool = True, **values) -> str:
     """A state update's point on the roadmap: its paper's year and name, in full with its
     settings (``gamma``, ``lb``: a template uses those it names) or short."""
+    return say(state_road_message(kind, full, **values), lang)
+
+
+def state_road_message(kind: str, full: bool = True, **values) -> Message:
+    """``state_road_label`` as a message, said later."""
     year = dict(mechanisms.state_kind_years())[kind]
-    return say(f"state.{'road' if full else 'road_short'}.{kind}", lang, year=year, **values)
+    return Message(f"state.{'road' if full else 'road_short'}.{kind}", year=year, **values)
 
 
 def keys() -> list[str]:
