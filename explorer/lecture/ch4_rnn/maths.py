@@ -100,21 +100,23 @@ def recall(feature_map, head_dim: int, kind: str = "linear", position: str = "ea
     return _recalls.get(key, probe)
 
 
-# The generation build: a held-out passage of the page's language read at once, then
-# GENERATED_TOKENS more decoded as an RNN by SmolLM2 with every layer linearized.
+# The generation build: a held-out passage in the language of the sentence read, read at
+# once, then GENERATED_TOKENS more decoded as an RNN by SmolLM2 with every layer linearized.
 GENERATED_TOKENS = 24
 _generations = LRU(4)
 
 
-def generation_memory(lang: str, new_tokens: int = GENERATED_TOKENS) -> dict:
+def generation_memory(corpus: str, new_tokens: int = GENERATED_TOKENS) -> dict:
     """Bytes kept after each generated token: the linearized model's states, and what the
-    original model's KV cache holds at the same length (``explorer.linearize.generate``)."""
-    return _generations.get((lang, int(new_tokens)), lambda: _generation_memory(lang, int(new_tokens)))
+    original model's KV cache holds at the same length (``explorer.linearize.generate``).
+    ``corpus``: the language of the held-out texts the prompt comes from ("en", "zh"), that of
+    the sentence read: an input like the sentence; the page's language only says the result."""
+    return _generations.get((corpus, int(new_tokens)), lambda: _generation_memory(corpus, int(new_tokens)))
 
 
-def _generation_memory(lang: str, new_tokens: int) -> dict:
+def _generation_memory(corpus: str, new_tokens: int) -> dict:
     from ...linearize import generate, texts
-    prompt = texts.load(lang, "heldout")[0]
+    prompt = texts.load(corpus, "heldout")[0]
     out = generate(prompt, new_tokens, "all", kind="hedgehog", window=0, mode="recurrent")
     start = len(out.prompt_ids)
     return {"context": [start + i + 1 for i in range(len(out.tokens))], "kv_bytes": list(out.kv_cache_bytes),

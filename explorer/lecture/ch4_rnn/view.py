@@ -70,8 +70,8 @@ def _generation(view, sample) -> None:
     if not (getattr(sample, "causal", False) and view.data["model"] == CAUSAL_MODEL["name"]):
         view.says["b3"] = {"claim": ("ch4.b3.claim_none", {}), "notes": [("ch4.b3.notes_none", {})]}
         return
-    lang = "zh" if getattr(sample, "text", None) == text.DEFAULT_TEXT_ZH else "en"
-    gen = rnn.generation_memory(lang)
+    corpus = "zh" if getattr(sample, "text", None) == text.DEFAULT_TEXT_ZH else "en"    # the sentence's, not the page's
+    gen = rnn.generation_memory(corpus)
     view.data["generation"] = gen
     first, last = gen["kv_bytes"][0], gen["kv_bytes"][-1]
     per_token = last - gen["kv_bytes"][-2] if len(gen["kv_bytes"]) > 1 else 0
