@@ -11,7 +11,6 @@ imported the first time they are asked for.
 from __future__ import annotations
 
 import importlib
-import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -133,60 +132,4 @@ class Chapter:
     def draw(self, view, style) -> list:
         """The chapter's builds as figures, one per entry of ``builds``, their words as
         messages (said in a language by ``explorer.figures.style.said_figure``)."""
-        module = self._module("figures")
-        if "lang" in inspect.signature(module.draw).parameters:
-            return _drawn_in_both(module.draw, view, style)
-        return module.draw(view, style)
-
-
-# -- for a while: a chapter whose drawing still takes the language ------------------------
-def _drawn_in_both(draw, view, style) -> list:
-    """The figures of a ``draw(view, lang, style)``, drawn in English and in Chinese, as
-    figures that say themselves: each text that differs between the two is a ``Said`` of both
-    forms (the title, note and panel titles ``finish`` kept, too), so that ``said_figure``
-    says them in either language as it says a chapter drawn in messages."""
-    import plotly.graph_objects as go
-    english, chinese = draw(view, "en", style), draw(view, "zh", style)
-    out = []
-    for en, zh in zip(english, chinese):
-        parts = _both({"data": en._data, "layout": en._layout}, {"data": zh._data, "layout": zh._layout})
-        fig = go.Figure(data=parts["data"], layout=parts["layout"], _validate=False)
-        draft_en, draft_zh = getattr(en, "_draft", None), getattr(zh, "_draft", None)
-        if draft_en is not None and draft_zh is not None:
-            fig._draft = {**draft_en, **{key: _both(draft_en[key], draft_zh[key])
-                                         for key in ("title", "note", "annotations")},
-                          "then": _then_margins(draft_en.get("then"), zh.layout.margin)}
-        out.append(fig)
-    return out
-
-
-def _then_margins(then, margin):
-    """``then``, and the side and bottom margins the drawing set after ``finish`` (the top
-    one is the fitting's)."""
-    sides = {side: margin[side] for side in ("l", "r", "b") if margin[side] is not None}
-
-    def finished(fig):
-        if then is not None:
-            then(fig)
-        fig.update_layout(margin=sides)
-    return finished
-
-
-def _both(en, zh):
-    """``en`` with each text that ``zh`` (the same structure drawn in Chinese) says otherwise
-    made a ``Said`` of the two."""
-    from .numbers import Said
-    if isinstance(en, str) and isinstance(zh, str):
-        return en if en == zh else Said(en, zh)
-    if getattr(en, "dtype", None) not in (None, object):
-        return en.copy()                   # numbers
-    if isinstance(en, dict) and isinstance(zh, dict):
-        return {key: _both(value, zh[key]) if key in zh else value for key, value in en.items()}
-    if isinstance(en, (list, tuple)) and isinstance(zh, (list, tuple)) and len(en) == len(zh):
-        return type(en)(_both(a, b) for a, b in zip(en, zh))
-    if getattr(en, "dtype", None) == object and getattr(zh, "shape", None) == getattr(en, "shape", ()):
-        out = en.copy()
-        for index, (a, b) in enumerate(zip(en.flat, zh.flat)):
-            out.flat[index] = _both(a, b)
-        return out
-    return en
+        return self._module("figures").draw(view, style)
