@@ -54,8 +54,9 @@ def test_the_notice_elsewhere_is_all_chinese_in_chinese(sample):
     from helpers.words import english_words
 
     lv.learn_view(2, 7, session="A", **TINY)
-    view = views.maps_view(sample, 0, 0, ["softmax", HEDGEHOG], False, 8, 0, session="A", lang="zh")
-    notices = [n for n in view.notices if "Hedgehog" in n]
+    from explorer.text import said_throughout
+    view = views.maps_view(sample, 0, 0, ["softmax", HEDGEHOG], False, 8, 0, session="A")
+    notices = [n for n in said_throughout(view.notices, "zh") if "Hedgehog" in n]
     assert notices and "在此训练" in notices[0]
     assert not english_words(notices[0]), notices[0]
 
