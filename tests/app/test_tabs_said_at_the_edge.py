@@ -14,6 +14,7 @@ from explorer.figures.style import said_figure
 from explorer.ui import common, complexity_tab, quality_tab
 from explorer.views import complexity as cx_views, quality as quality_views
 from helpers.words import english_words, figure_texts
+from helpers import counted_calls
 
 SETTINGS = dict(source="random", n=24, d=8, data_seed=11, layer=0, head="0", maps=["favor_plus_iid"], seeds=3, m=8,
                 overview_map="elu1")
@@ -27,12 +28,7 @@ def no_english(texts, where=""):
 @pytest.fixture
 def measured(monkeypatch):
     """The quality tab's measurements, counted by name."""
-    calls = []
-    for name in ("_measure_quality", "_measure_overview"):
-        original = getattr(quality_views, name)
-        monkeypatch.setattr(quality_views, name,
-                            lambda *a, _name=name, _original=original: calls.append(_name) or _original(*a))
-    return calls
+    return counted_calls(monkeypatch, quality_views, ("_measure_quality", "_measure_overview"))
 
 
 @pytest.mark.slow          # two pages of the tab, each with the shape table of every map and mechanism

@@ -10,6 +10,7 @@ import pytest
 
 from explorer import views
 from explorer.views import quality as quality_views
+from helpers import counted_calls
 
 # A session of its own: a map another test trained for no session would join the shape table.
 SETTINGS = dict(layer=0, head=1, maps=["favor_plus_iid"], seeds=3, causal=False, m=8, session="a-fresh-visitor")
@@ -31,12 +32,7 @@ def _same(a: dict, b: dict) -> bool:
 @pytest.fixture
 def counted(monkeypatch):
     """Calls of the two measurements, by name."""
-    calls = []
-    for name in ("_measure_quality", "_measure_overview"):
-        original = getattr(quality_views, name)
-        monkeypatch.setattr(quality_views, name,
-                            lambda *a, _name=name, _original=original: calls.append(_name) or _original(*a))
-    return calls
+    return counted_calls(monkeypatch, quality_views, ("_measure_quality", "_measure_overview"))
 
 
 def _sample(seed=5):
