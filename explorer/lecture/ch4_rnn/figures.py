@@ -69,7 +69,9 @@ def _generation(view, style):
     gen = view.data.get("generation")
     fig = go.Figure()
     if not gen:
-        return finish_slide(fig, style, words("ch4.b3.title"), words("ch4.b3.note_none"))
+        missing = view.data.get("model_missing")
+        return finish_slide(fig, style, words("ch4.b3.title"),
+                            words("note.model_missing" if missing else "ch4.b3.note_none"))
     fig.add_scatter(x=gen["context"], y=gen["kv_bytes"], mode="lines+markers", name=words("legend.kv_cache"),
                     line=dict(color=style.colour(3), width=style.line), marker=dict(size=style.marker))
     fig.add_scatter(x=gen["context"], y=gen["state_bytes"], mode="lines+markers", name=words("legend.state"),

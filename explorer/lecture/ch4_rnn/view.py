@@ -66,7 +66,9 @@ def compute(sample, c, progress) -> ChapterView:
 def _generation(view, sample) -> None:
     """The causal model itself generating as an RNN, where the chapter reads it: its states
     stay one size while the original's KV cache grows (``rnn.generation_memory``)."""
+    from ..view import causal_model_ready
     view.data["generation"] = None
+    view.data["model_missing"] = causal_model_ready() is None        # said on the empty build
     if not (getattr(sample, "causal", False) and view.data["model"] == CAUSAL_MODEL["name"]):
         view.says["b3"] = {"claim": ("ch4.b3.claim_none", {}), "notes": [("ch4.b3.notes_none", {})]}
         return

@@ -82,6 +82,8 @@ def draw(view, style):
     hybrid_name = view.data.get("hybrid_map") or c.get("hybrid_map", "")
     hybrid_map = map_name(hybrid_name) if hybrid_name else ""
     note3 = words("ch5.b6.note", map=hybrid_map, mode=words(f"ch5.b6.{mode}")) if path else ""
+    if view.data.get("model_missing"):
+        note3 = Joined([note3, " · ", words("note.model_missing")] if note3 else [words("note.model_missing")])
     hybrid = finish_slide(fig3, style, words("ch5.b6.title"), note3)
     if view.data.get("linearized"):
         hybrid = _linearized(view.data["linearized"], style)

@@ -108,6 +108,9 @@ def compute(sample, c, progress) -> ChapterView:
             view.data["hybrid_map"] = name
             view.data["hybrid_model"] = EMBEDDED_MODEL
             view.numbers.update({f"hybrid_cosine_k{p['k']}": p["cosine"] for p in path})
+    # Hybrids drawn on MiniLM because SmolLM2 is absent: the build says so, not only a notice.
+    from ..view import causal_model_ready
+    view.data["model_missing"] = view.data["linearized"] is None and causal_model_ready() is None
     if view.data["hybrid"] is None and view.data["linearized"] is None:
         view.notice_items.append(("notice.hybrid_no_model", {}))
     _say(view, lag, probe_d, kl, hh_label)

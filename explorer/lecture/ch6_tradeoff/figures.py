@@ -214,7 +214,10 @@ def _future(view, style):
               "texts": future.get("texts"), "max": future.get("max_tokens")}
     if model:
         return finish_slide(fig, style, words("ch6.b6.title_model"), words("ch6.b6.note_model", **values))
-    return finish_slide(fig, style, words("ch6.b6.title", **values), words("ch6.b6.note", **values))
+    note = words("ch6.b6.note", **values)
+    if future.get("model_missing"):
+        note = Joined([note, " · ", words("note.model_missing")])
+    return finish_slide(fig, style, words("ch6.b6.title", **values), note)
 
 
 def _hologram(view, style):

@@ -260,7 +260,9 @@ def _future_head(view, q, k, d, dv, c, by_id) -> None:
               "future_flops_hybrid": costs["hybrid"], "future_flops_linear": costs["linear"],
               "future_saving": costs["softmax"] / costs["hybrid"]})
     kl = {"linear": alone, "hybrid": point["median_kl"], "softmax": 0.0}      # softmax is its own reference
-    view.data["future"] = {"scope": "head", "window": point["window"], "quality": kl, "flops": costs}
+    from ..view import causal_model_ready
+    view.data["future"] = {"scope": "head", "window": point["window"], "quality": kl, "flops": costs,
+                           "model_missing": causal_model_ready() is None}     # why not the whole model
     values = {"layer": view.controls["layer"], "head": view.controls["head"], "w": point["window"],
               "kh": f"{point['median_kl']:.2f}", "kl": f"{alone:.2f}", "m": inner.num_features,
               "x": say_ratio(n["future_saving"]), "fs": said_count(costs["softmax"]),
