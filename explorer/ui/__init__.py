@@ -340,7 +340,7 @@ def _wire_redraw(panel, pages, current, presentation, links, lecture, lang, maps
     triggers = [panel.text.submit, panel.layer.release, panel.head.input, panel.file.upload]
     # Another model sets the Causal boxes to it first (causal for a causal model), then redraws.
     boxes = [maps.causal, quality.causal]
-    picked = panel.model.input(lambda model: (source_panel.causal_for("text", model),) * 2, panel.model, boxes,
+    picked = panel.model.input(source_panel.pick_model, [panel.model, lang], [panel.model, *boxes],
                                api_visibility="private", queue=False)
     typed = panel.model_typed.then(lambda: (None, None), None, boxes, api_visibility="private", queue=False)
     for tab_id in DATA_TABS:
@@ -354,8 +354,10 @@ def _wire_redraw(panel, pages, current, presentation, links, lecture, lang, maps
     kwargs = dict(api_visibility="private", concurrency_limit=2, concurrency_id="compute")
     redraw = _gated("lecture", draw, len(lecture.outputs))
     inputs = [current, lecture.view, *lecture_inputs]
-    links.after(gr.on([panel.text.submit, panel.model.input, panel.file.upload], redraw, inputs, lecture.outputs,
+    links.after(gr.on([panel.text.submit, panel.file.upload], redraw, inputs, lecture.outputs,
                       trigger_mode="always_last", **kwargs))
+    # After the pick: a model that is not installed has put the menu back, said once.
+    links.after(picked.then(redraw, inputs, lecture.outputs, **kwargs))
     links.after(chosen.then(redraw, inputs, lecture.outputs, **kwargs))
     links.after(panel.model_typed.then(redraw, inputs, lecture.outputs, **kwargs))
 

@@ -18,6 +18,7 @@ import gradio as gr
 from .. import catalog
 from ..catalog import (CAUSAL_MODEL, EMBEDDED_MODEL, EMBEDDED_SHAPE, MAX_HEAD_DIM, MAX_SEED, MAX_TOKENS, PRESETS,
                        SOURCES)
+from ..text import normal_lang, say
 from . import i18n
 from .common import ASSETS, import_engine
 
@@ -56,6 +57,18 @@ class CausalBox(gr.Checkbox):
 
     def postprocess(self, value):
         return None if value is None else bool(value)
+
+
+def pick_model(model, lang="en"):
+    """The data panel's model as picked: (model, the maps' and quality's Causal boxes). The
+    causal model's entry while it is not installed puts the menu back on the embedded model
+    and says why once, here (each tab's and the lecture's redraw then reads MiniLM: before,
+    each of them refused it, the same sentence twice)."""
+    if model == CAUSAL_MODEL["name"] and not catalog.causal_model_installed():
+        from ..sources.packaged import SMOLLM2, not_installed_message
+        gr.Warning(say(not_installed_message(SMOLLM2), normal_lang(lang)))
+        return EMBEDDED_MODEL, causal_for("text", EMBEDDED_MODEL), causal_for("text", EMBEDDED_MODEL)
+    return gr.skip(), causal_for("text", model), causal_for("text", model)
 
 
 def causal_for(source, model):

