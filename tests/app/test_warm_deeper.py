@@ -83,6 +83,8 @@ def test_the_start_up_measures_the_quality_page_a_chapter_goes_deeper_to(ch, mon
     maps = link["qmaps"].split(",") if "qmaps" in link else catalog.random_map_ids()
     out = quality_tab.run_quality("text", link["text"], model=link.get("model"), layer=int(link["layer"]),
                                   head=str(link["head"]), causal=causal, maps=maps, seeds=int(link.get("seeds", 10)),
-                                  m=int(link["m"]), lang="en")
+                                  m=int(link["m"]), x_axis=link.get("x", "m"), lang="en")
     assert not measured
     assert out[0] is not None and out[3] is not None
+    # Chapter 6 argues cost against quality: its first figure is drawn against FLOPs.
+    assert ("FLOP" in (out[0].layout.xaxis.title.text or "")) == (ch == 6) == (link.get("x") == "FLOPs")

@@ -7,9 +7,10 @@ from ..record import Chapter, ControlSpec, head_control, head_params, layer_cont
 
 
 def _deeper(c: dict, source: dict) -> dict:
-    # The head the chapter measured, against causal softmax on the causal model, as it does.
+    # The head the chapter measured, against causal softmax on the causal model, as it does;
+    # its first figure drawn against cost (FLOPs), as the chapter's plane sets cost against quality.
     causal = {"causal": "true"} if source.get("model") == CAUSAL_MODEL["name"] else {}
-    return {"tab": "quality", **source, **head_params(c), "m": int(c["m"]), **causal}
+    return {"tab": "quality", **source, **head_params(c), "m": int(c["m"]), **causal, "x": "FLOPs"}
 
 
 CHAPTER = Chapter(
