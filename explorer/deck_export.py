@@ -9,7 +9,9 @@ speaker's notes, keyboard navigation), and a PDF of it with one page per build.
 The HTML asks for nothing over the network: no server, no CDN, no fonts from elsewhere.
 Keys: → / PageDown / Space next build, ← / PageUp previous, Home / End the ends, a chapter's
 number then Enter that chapter, N the notes, B or . a blank screen, F full screen, Esc closes.
-The address's hash holds the place (#3.2 = chapter 3, build 2), so a link reopens it.
+The address's hash holds the place (#3.2 = chapter 3, build 2, both counted from 0): a link
+reopens it, and an address typed or Back moves the deck. ? shows the keys (said once, on the
+first build, until a key is pressed).
 
 The chapters are computed and drawn by ``explorer.lecture.view`` and
 ``explorer.lecture.figures``, exactly as the app shows them in presentation style. The page
@@ -72,13 +74,17 @@ def deck_html(lang: str = "en", text: str | None = None, views: dict | None = No
     """The whole lecture as one HTML page that works from a file, offline."""
     if lang not in lecture_text.LANGS:
         raise ValueError(f"lang: expected one of {', '.join(lecture_text.LANGS)}, got {str(lang)[:20]!r}")
-    from plotly.offline import get_plotlyjs
     views = views if views is not None else chapter_views(text, controls, progress, lang)
-    deck = slides(views, lang)
+    return page_html(slides(views, lang), lang, deck_provenance(views, lang, text))
+
+
+def page_html(deck: list[dict], lang: str, record: dict) -> str:
+    """The page of ``deck`` (``slides``' builds) with its provenance ``record``."""
+    from plotly.offline import get_plotlyjs
     sections = "\n".join(_section(i, s, lang) for i, s in enumerate(deck))
     figures = json.dumps([s["figure"] for s in deck], separators=(",", ":")).replace("</", "<\\/")
     title = escape(lecture_text.t("lecture.title", lang))
-    where_from = provenance.to_json(deck_provenance(views, lang, text)).replace("</", "<\\/")
+    where_from = provenance.to_json(record).replace("</", "<\\/")
     return (f'<!DOCTYPE html>\n<html lang="{"zh-CN" if lang == "zh" else "en"}">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{title}</title>\n'
             f"<style>{_CSS}</style>\n</head>\n<body>\n"
@@ -136,9 +142,9 @@ def formulas_html(slide: dict) -> str:
 
 
 _HELP = {"en": "→ / PageDown / Space: next · ← / PageUp: back · Home / End · number + Enter: chapter · "
-               "N: speaker notes · B or .: blank · F: full screen · Esc: close",
+               "N: speaker notes · B or .: blank · F: full screen · Esc: close · ?: these keys",
          "zh": "→ / PageDown / 空格：下一页 · ← / PageUp：上一页 · Home / End：首页 / 末页 · 章号加回车：跳到该章 · "
-               "N：讲者备注 · B 或 .：黑屏 · F：全屏 · Esc：关闭"}
+               "N：讲者备注 · B 或 .：黑屏 · F：全屏 · Esc：关闭 · ?：显示这些按键"}
 
 _CSS = """
 html, body { margin: 0; height: 100%; font-family: "DejaVu Sans", Arial, "Noto Sans CJK SC", sans-serif;
@@ -160,11 +166,20 @@ header h1 { font-size: 22px; margin: 0; font-weight: 600; }
 .notes { display: none; position: fixed; top: 0; right: 0; bottom: 0; width: 32vw; overflow-y: auto;
   background: #fffbea; border-left: 3px solid #e8c547; padding: 12px 16px; font-size: 18px; line-height: 1.4;
   box-sizing: border-box; }
-body.show-notes .notes { display: block; }
+/* The notes of the build on screen are copied into one panel outside the slides (a slide
+   scaled below would carry its own notes along). */
+.slide .notes { display: none !important; }
+body.show-notes #notes-panel { display: block; z-index: 5; }
 body.blank::after { content: ''; position: fixed; inset: 0; background: #000; z-index: 10; }
-body.show-notes .slide { padding-right: 33vw; }
+/* N: the slide shrinks whole to the notes' left (scaled, not reflowed: a narrower figure
+   would lay its titles over each other), the notes beside it. */
+body.show-notes .slide.on { transform: scale(0.66); transform-origin: 0 0; }
 .notices { font-size: 14px; color: #555; }
-#help { position: fixed; bottom: 4px; left: 18px; font-size: 12px; color: #999; }
+/* The keys, said once: on the first build until a key is pressed, and on ? (the figures of
+   every other build keep the whole screen). */
+#help { display: none; position: fixed; bottom: 4px; left: 18px; font-size: 12px; color: #666;
+  background: #fff; padding: 2px 6px; }
+body.show-help #help { display: block; }
 @media print {
   @page { size: 1280px 720px; margin: 0; }
   #help { display: none; }
@@ -184,6 +199,11 @@ _JS = r"""
   const drawn = new Set();
   let current = 0;
   let typed = '', typedAt = 0;     // digits typed before Enter
+  let keyed = false, helpAsked = false;   // a key pressed (the hint has been seen); ? pressed
+  const panel = document.createElement('aside');   // N: the notes of the build on screen
+  panel.id = 'notes-panel';
+  panel.className = 'notes';
+  document.body.appendChild(panel);
   function draw(i) {
     if (drawn.has(i)) { return Promise.resolve(); }
     drawn.add(i);
@@ -194,29 +214,40 @@ _JS = r"""
     current = Math.max(0, Math.min(slides.length - 1, i));
     slides.forEach((s, j) => s.classList.toggle('on', j === current));
     const s = slides[current];
-    history.replaceState(null, '', '#' + s.dataset.ch + '.' + s.dataset.build);
+    const notes = s.querySelector('.notes');
+    if (notes && panel.innerHTML !== notes.innerHTML) { panel.innerHTML = notes.innerHTML; }
+    const hash = '#' + s.dataset.ch + '.' + s.dataset.build;
+    if (location.hash !== hash) { history.replaceState(null, '', hash); }
+    document.body.classList.toggle('show-help', helpAsked || (current === 0 && !keyed));
     window.deckReady = false;
     draw(current).then(() => { Plotly.Plots.resize('f' + current); window.deckReady = true; });
   }
+  // The build the address names (#5.1: chapter 5, build 1, counted from 0), or -1.
   function fromHash() {
     const m = /^#(\d+)\.(\d+)$/.exec(location.hash || '');
-    if (!m) { return 0; }
-    const i = slides.findIndex(s => s.dataset.ch === m[1] && s.dataset.build === m[2]);
-    return i < 0 ? 0 : i;
+    if (!m) { return -1; }
+    return slides.findIndex(s => s.dataset.ch === String(Number(m[1])) && s.dataset.build === String(Number(m[2])));
   }
+  // An address typed or a step back through the history moves the deck there.
+  function followHash() { const i = fromHash(); if (i >= 0 && i !== current) { show(i); } }
+  window.addEventListener('hashchange', followHash);
+  window.addEventListener('popstate', followHash);
   document.addEventListener('keydown', (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey) { return; }
-    document.getElementById('help').style.display = 'none';     // the keys are known now
     const k = e.key;
+    if (k === '?') {
+      helpAsked = !document.body.classList.contains('show-help');
+      keyed = true;
+      document.body.classList.toggle('show-help', helpAsked);
+      e.preventDefault();
+      return;
+    }
+    if (!keyed || helpAsked) { keyed = true; helpAsked = false; document.body.classList.remove('show-help'); }
     if (k === 'ArrowRight' || k === 'PageDown' || k === ' ' || k === 'Spacebar') { show(current + 1); }
     else if (k === 'ArrowLeft' || k === 'PageUp') { show(current - 1); }
     else if (k === 'Home') { show(0); }
     else if (k === 'End') { show(slides.length - 1); }
-    else if (k === 'n' || k === 'N') {
-      document.body.classList.toggle('show-notes');
-      Plotly.Plots.resize('f' + current);
-      return;
-    } else if (/^[0-9]$/.test(k)) { typed = (Date.now() - typedAt < 3000 ? typed : '') + k; typedAt = Date.now(); return; }
+    else if (k === 'n' || k === 'N') { document.body.classList.toggle('show-notes'); } else if (/^[0-9]$/.test(k)) { typed = (Date.now() - typedAt < 3000 ? typed : '') + k; typedAt = Date.now(); return; }
     else if (k === 'Enter' && typed && Date.now() - typedAt < 3000) {    // a chapter's number, then Enter
       const i = slides.findIndex(s => s.dataset.ch === String(Number(typed)) && s.dataset.build === '0');
       typed = '';
@@ -236,7 +267,7 @@ _JS = r"""
     return Promise.all(slides.map((s, i) => draw(i))).then(() => { window.deckReady = true; });
   };
   window.addEventListener('beforeprint', () => { slides.forEach(s => s.classList.add('on')); });
-  show(fromHash());
+  show(Math.max(0, fromHash()));
 })();
 """
 

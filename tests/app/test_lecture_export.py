@@ -164,7 +164,9 @@ def test_the_deck_works_from_a_file_with_the_network_off(chromium, deck_files):
     page.keyboard.press("PageUp")
     assert page.evaluate("location.hash") == f"#{seen[-2][0]}.{seen[-2][1]}"
     page.keyboard.press("n")
-    assert page.evaluate("getComputedStyle(document.querySelector('.slide.on .notes')).display") == "block"
+    assert page.evaluate("getComputedStyle(document.getElementById('notes-panel')).display") == "block"
+    notes = page.evaluate("document.querySelector('.slide.on .notes').innerHTML")
+    assert page.evaluate("document.getElementById('notes-panel').innerHTML") == notes    # the build's own
     assert attempted == []
     context.close()
 
