@@ -24,6 +24,8 @@ MAX_PER_PAGE = 3             # more would shrink a figure below its row
 SLIDE_W, SLIDE_H = 1280, 720
 FIGURE_SCALE = 0.33          # a slide drawn at 1280 × 720, shown at 422 × 238 CSS px
 PAGE_ROOM_PX = 1030          # an A4 page's height inside 12 mm margins, in CSS px (96 per inch)
+PAGE_WIDTH_MM = 186          # an A4 page's width inside the same margins
+NOTE_PT, MIN_NOTE_PT = 10.5, 6.5   # the talking points' size, and the least a long build's may shrink to
 
 
 def build_notes(slide: dict, lang: str) -> list[str]:
@@ -46,7 +48,7 @@ def _row(index: int, slide: dict, lang: str) -> str:
     typeset = f'<div class="formulas">{"".join(formulas)}</div>' if formulas else ""
     return (f'<div class="row"><div class="left"><div class="fig"><div class="plot" id="f{index}"></div></div>'
             f'{typeset}</div>'
-            f'<div class="text"><div class="where">{int(slide["ch"])}.{int(slide["build"]) + 1} · '
+            f'<div class="text"><div class="where">{int(slide["ch"])}.{int(slide["build"])} · '
             f'{escape(slide["title"])}</div>{claim}<ul>{points}</ul></div></div>')
 
 
@@ -88,6 +90,9 @@ def write_handout(pdf_path, lang: str = "en", text: str | None = None, views: di
 _CSS = f"""
 @page {{ size: A4 portrait; margin: 12mm; }}
 html, body {{ margin: 0; font-family: "DejaVu Sans", Arial, "Noto Sans CJK SC", sans-serif; color: #223; }}
+/* The paper's width inside its margins on screen too: the notes are measured (and fitted) as
+   they will print. */
+body {{ width: {PAGE_WIDTH_MM}mm; }}
 .page {{ break-after: page; page-break-after: always; display: flex; flex-direction: column; gap: 14px; }}
 .page:last-of-type {{ break-after: auto; page-break-after: auto; }}
 .row {{ display: flex; gap: 14px; height: ROW_H; break-inside: avoid; border-bottom: 1px solid #dde;
@@ -97,7 +102,7 @@ html, body {{ margin: 0; font-family: "DejaVu Sans", Arial, "Noto Sans CJK SC", 
   position: relative; border: 1px solid #dde; }}
 .plot {{ position: absolute; left: 0; top: 0; width: {SLIDE_W}px; height: {SLIDE_H}px;
   transform: scale({FIGURE_SCALE}); transform-origin: 0 0; }}
-.text {{ flex: 1 1 auto; font-size: 10.5pt; line-height: 1.35; overflow: hidden; }}
+.text {{ flex: 1 1 auto; min-width: 0; font-size: {NOTE_PT}pt; line-height: 1.35; overflow: hidden; }}
 .where {{ font-weight: 700; margin-bottom: 4px; }}
 .claim {{ margin: 0 0 4px; color: #445; }}
 .formulas {{ display: flex; flex-wrap: wrap; align-items: center; gap: 0.1em 1.5em; margin: 6px 0 0 4px; font-size: 10.5pt; }}
@@ -107,17 +112,35 @@ ul {{ margin: 0; padding-left: 1.1em; }}
 li {{ margin: 0 0 2px; }}
 """
 
-# Draws every build as a static plot at a slide's size; ``window.deckReady`` once all are
-# drawn (what deck_export.write_pdf waits for before it prints).
+# Draws every build as a static plot at a slide's size, and shrinks the text of a build
+# whose talking points do not fit its row until they do (no line is cut: 10 of 34 builds
+# lost their last one at one size for all); ``window.deckReady`` once all are drawn and
+# fitted (what deck_export.write_pdf waits for before it prints).
 _JS = f"""
 (function () {{
   const figures = JSON.parse(document.getElementById('handout-figures').textContent);
   window.deckReady = false;
+  const fitText = () => {{
+    document.querySelectorAll('.text').forEach((box) => {{
+      let size = {NOTE_PT};
+      box.style.fontSize = '';
+      while (box.scrollHeight > box.clientHeight + 0.5 && size > {MIN_NOTE_PT}) {{
+        size = Math.round((size - 0.25) * 100) / 100;
+        box.style.fontSize = size + 'pt';
+      }}
+      // Still too long at the least size: its row grows (the page may spill) rather than cut.
+      if (box.scrollHeight > box.clientHeight + 0.5) {{ box.closest('.row').style.height = 'auto'; }}
+    }});
+  }};
+  window.handoutFit = fitText;
   window.deckDrawAll = function () {{
     return Promise.all(figures.map((fig, i) => {{
       const layout = Object.assign({{}}, fig.layout || {{}}, {{autosize: false, width: {SLIDE_W}, height: {SLIDE_H}}});
       return Plotly.newPlot('f' + i, fig.data || [], layout, {{staticPlot: true, displayModeBar: false}});
-    }})).then(() => {{ window.deckReady = true; }});
+    }})).then(() => (document.fonts ? document.fonts.ready : null)).then(() => {{
+      fitText();
+      window.deckReady = true;
+    }});
   }};
 }})();
 """
