@@ -121,7 +121,7 @@ _JS = f"""
   const figures = JSON.parse(document.getElementById('handout-figures').textContent);
   window.deckReady = false;
   const fitText = () => {{
-    document.querySelectorAll('.text').forEach((box) => {{
+    document.querySelectorAll('.row > .text').forEach((box) => {{
       let size = {NOTE_PT};
       box.style.fontSize = '';
       while (box.scrollHeight > box.clientHeight + 0.5 && size > {MIN_NOTE_PT}) {{

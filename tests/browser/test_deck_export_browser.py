@@ -133,7 +133,7 @@ def test_the_keys_are_said_once(page, deck_file):
 
 
 # Every talking point's last line inside its row (the row clips what overflows).
-CUT_JS = """() => Array.from(document.querySelectorAll('.text')).flatMap((box, i) => {
+CUT_JS = """() => Array.from(document.querySelectorAll('.row > .text')).flatMap((box, i) => {
   const r = box.getBoundingClientRect();
   return Array.from(box.querySelectorAll('li, .claim, .where')).filter((el) =>
     el.getBoundingClientRect().bottom > r.bottom + 0.5).map((el) => i + ': ' + el.textContent.slice(0, 40)); })"""
@@ -156,7 +156,7 @@ def test_the_handout_cuts_no_note_line(browser, tmp_path, lang):
         p.evaluate("window.deckDrawAll()")
         p.wait_for_function("window.deckReady === true")
         assert p.evaluate(CUT_JS) == []
-        sizes = p.evaluate("() => Array.from(document.querySelectorAll('.text')).map((b) => "
+        sizes = p.evaluate("() => Array.from(document.querySelectorAll('.row > .text')).map((b) => "
                            "parseFloat(getComputedStyle(b).fontSize))")
         assert sizes[1] < sizes[0]                                # the long one shrank, the others kept theirs
         assert len(set(sizes[:1] + sizes[2:])) == 1
