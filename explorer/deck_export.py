@@ -89,7 +89,7 @@ def page_html(deck: list[dict], lang: str, record: dict) -> str:
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{title}</title>\n'
             f"<style>{_CSS}</style>\n</head>\n<body>\n"
             f'<main id="deck" data-count="{len(deck)}">\n{sections}\n</main>\n'
-            f'<div id="help">{escape(_HELP[lang])}</div>\n'
+            f'<div id="help">{escape(lecture_text.t("lecture.deck_keys", lang))}</div>\n'
             f'<script type="application/json" id="deck-figures">{figures}</script>\n'
             f'<script type="application/json" id="provenance">{where_from}</script>\n'
             f"<script>{get_plotlyjs()}</script>\n<script>{_JS}</script>\n</body>\n</html>\n")
@@ -140,11 +140,6 @@ def formulas_html(slide: dict) -> str:
     formulas = slide.get("formulas") or []
     return f'<div class="formulas">{"".join(formulas)}</div>\n' if formulas else ""
 
-
-_HELP = {"en": "→ / PageDown / Space: next · ← / PageUp: back · Home / End · number + Enter: chapter · "
-               "N: speaker notes · B or .: blank · F: full screen · Esc: close · ?: these keys",
-         "zh": "→ / PageDown / 空格：下一页 · ← / PageUp：上一页 · Home / End：首页 / 末页 · 章号加回车：跳到该章 · "
-               "N：讲者备注 · B 或 .：黑屏 · F：全屏 · Esc：关闭 · ?：显示这些按键"}
 
 _CSS = """
 html, body { margin: 0; height: 100%; font-family: "DejaVu Sans", Arial, "Noto Sans CJK SC", sans-serif;
