@@ -128,8 +128,11 @@ def test_taylor_truncations_equal_their_formula():
     assert np.allclose(kernels.taylor(s, 2), 1 + s + s ** 2 / 2)
     assert np.allclose(kernels.taylor(s, 3), 1 + s + s ** 2 / 2 + s ** 3 / 6)
     assert np.allclose(kernels.taylor(np.array([0.3]), 30), np.exp(0.3))
-    curves = kernels.taylor_curves(np.array([-2.0, 1.0]))
-    assert curves["s"][0] == pytest.approx(-2.5) and curves["s"][-1] == pytest.approx(1.5)
+    curves = kernels.taylor_curves(np.array([-3.0, 1.0]))
+    assert curves["s"][0] == pytest.approx(-3.5) and curves["s"][-1] == pytest.approx(1.5)
+    # Logits all above -1: the grid still reaches where 1 + s < 0 (the claim's span).
+    assert kernels.taylor_curves(np.array([0.0, 12.5]))["s"][0] == pytest.approx(kernels.TAYLOR_LEFT)
+    assert kernels.TAYLOR_LEFT < -1
     assert np.allclose(curves["exp"], np.exp(curves["s"]))
 
 

@@ -61,7 +61,7 @@ def draw(view, style):
                      marker=dict(color="#000", size=style.marker * 1.4, symbol="line-ew-open", line_width=3))
     fig3.update_xaxes(title_text=words("axis.value_dim"))
     fig3.update_yaxes(title_text=words("axis.value"))
-    fig3.update_layout(legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top", bgcolor="rgba(255,255,255,0.8)"))
+    # The legend outside, right of the plot: inside, a corner lay on the tallest bars.
     third = finish_slide(fig3, style, words("ch1.b2.title", word=head["word"], pos=head["query"]),
                     words("ch1.b2.note", ref=words("ref.model" if model else "ref.engine"),
                       diff=f"{view.numbers['max_abs_diff']:.1e}"))

@@ -97,12 +97,18 @@ def _taylor_gap(view, style):
     return finish_slide(fig, style, words("ch3.b2.title"), note)
 
 
+def _tallest_bin(values, bins: int) -> int:
+    """The most values in one of ``bins`` equal bins (plotly bins in the browser, about as numpy does)."""
+    values = np.asarray(values, dtype=float).ravel()
+    return int(np.histogram(values, bins=bins)[0].max()) if values.size else 1
+
+
 def draw(view, style):
     first = _reverse_kernel(view, style)
     n = view.numbers
 
     # The truncations and, behind them, where this head's logits lie (one count per
-    # (query, key) pair, on the right-hand axis): order 1 fails where most pairs are.
+    # (query, key) pair, on the right-hand axis, ticked): order 1 fails where most pairs are.
     tay = view.data["taylor"]
     logits = view.data["logits"]
     fig = go.Figure()
@@ -115,19 +121,27 @@ def draw(view, style):
                         line=dict(color=style.colour(i), width=style.line, dash="dash"))
     fig.add_hline(y=0, line_color="#888")
     if tay["s"][0] < -1.0:
-        # Where 1 + s < 0 the first-order "kernel" is negative.
-        fig.add_vrect(x0=float(tay["s"][0]), x1=-1.0, fillcolor=style.colour(3), opacity=0.1, line_width=0,
-                      layer="below")
-        fig.add_annotation(xref="x", yref="paper", x=-1.0, y=1.0, xanchor="right", yanchor="top", showarrow=False,
-                           text=words("legend.taylor1_negative"), font=dict(size=style.tick_font))
-    # exp(s) at the largest logits would flatten everything else: show up to where most pairs lie.
-    top = float(np.exp(np.percentile(logits, 98)))
-    fig.update_layout(yaxis=dict(range=[-max(4.0, 0.25 * top), max(4.0, 1.3 * top)], title_text=words("axis.kernel")),
-                      # The bars' own scale is not read off: the note says what they count.
-                      yaxis2=dict(overlaying="y", side="right", showgrid=False, rangemode="tozero",
-                                  showticklabels=False, zeroline=False),
-                      barmode="overlay")
-    fig.update_xaxes(title_text=words("axis.s"))
+        # Where 1 + s < 0 the first-order "kernel" is negative: shaded, and named in the legend
+        # (a label inside the plot would lie on the curves).
+        fig.add_vrect(x0=float(tay["s"][0]), x1=-1.0, fillcolor=style.colour(3), opacity=0.15, line_width=0,
+                      layer="below", showlegend=True, name=words("legend.taylor1_negative"))
+    # The kernel axis is sized to the truncations near 0, where they part from exp(s) and
+    # order 1 turns negative; exp(s) and the higher orders leave it at the top (on a scale
+    # that held exp(s) at the largest logits every truncation would lie flat on 0).
+    lo_s = float(tay["s"][0])
+    bottom = min(-2.0, 1.2 * float(min(tay["order1"].min(), tay["order3"].min(), 0.0)))
+    # The bars' counts on their own axis, on the right, its 0 level with the kernel's 0; the
+    # legend right of that axis (at plotly's usual place it lay on the axis's labels).
+    tallest = _tallest_bin(logits, 50)
+    top2 = 2.2 * tallest
+    step = whole_ticks([tallest], most=4)["dtick"]
+    fig.update_layout(yaxis=dict(range=[bottom, 16.0], title_text=words("axis.kernel")),
+                      yaxis2=dict(overlaying="y", side="right", showgrid=False, zeroline=False,
+                                  title_text=words("axis.pair_count"), range=[bottom / 16.0 * top2, top2],
+                                  tickmode="array", tickvals=list(range(0, tallest + 1, step))),
+                      barmode="overlay",
+                      legend=dict(x=1.12, xanchor="left", y=1.0, yanchor="top"))
+    fig.update_xaxes(title_text=words("axis.s"), range=[lo_s, float(tay["s"][-1])])
     second = finish_slide(fig, style, words("ch3.b1.title"),
                      words("ch3.b1.note", lo=say_fixed(n["s_min"]), hi=say_fixed(n["s_max"]),
                        count=f"{n['negative_taylor1_pairs']:,.0f}", pairs=f"{logits.size:,}",

@@ -43,10 +43,17 @@ def taylor(s, order: int) -> np.ndarray:
     return total
 
 
+# The grid reaches this far left whatever the logits: the span s < -1, where order 1 is
+# negative, is on the figure even for a head whose logits all lie above it.
+TAYLOR_LEFT = -3.0
+
+
 def taylor_curves(s_values, points: int = 200, margin: float = 0.5) -> dict:
-    """exp and its truncations on a grid spanning the observed logits (plus a margin)."""
+    """exp and its truncations on a grid spanning the observed logits (plus a margin), and
+    at least down to ``TAYLOR_LEFT`` (where 1 + s < 0)."""
     s_values = np.asarray(s_values, dtype=np.float64).ravel()
-    lo, hi = float(s_values.min()) - margin, float(s_values.max()) + margin
+    lo = min(float(s_values.min()) - margin, TAYLOR_LEFT)
+    hi = float(s_values.max()) + margin
     grid = np.linspace(lo, hi, points)
     return {"s": grid, "exp": np.exp(grid), **{f"order{o}": taylor(grid, o) for o in TAYLOR_ORDERS}}
 

@@ -76,7 +76,11 @@ def _generation(view, style):
                     line=dict(color=style.colour(3), width=style.line), marker=dict(size=style.marker))
     fig.add_scatter(x=gen["context"], y=gen["state_bytes"], mode="lines+markers", name=words("legend.state"),
                     line=dict(color=style.colour(2), width=style.line), marker=dict(size=style.marker))
-    fig.update_xaxes(title_text=words("axis.tokens_in_context"), **whole_ticks(gen["context"]))
+    # Ticks stepped to the span drawn (a few hundred tokens read, a few dozen generated): stepped
+    # to the largest count they fell outside it, and the axis had no label at all.
+    context = [int(c) for c in gen["context"]]
+    fig.update_xaxes(title_text=words("axis.tokens_in_context"),
+                     **whole_ticks([max(context) - min(context)] if len(context) > 1 else context))
     fig.update_yaxes(title_text=words("axis.bytes"), rangemode="tozero")
     # Between the two lines: the KV cache runs along the top, the state along the bottom.
     fig.update_layout(legend=dict(x=0.99, xanchor="right", y=0.5, yanchor="middle"))

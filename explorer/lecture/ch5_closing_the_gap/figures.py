@@ -106,8 +106,8 @@ def _linearized(linear: dict, style):
                     line=dict(color="#444444", dash="dot", width=max(1, style.line - 2)))
     fig.update_xaxes(title_text=Message("linearize.k_axis"), tickvals=[p["k"] for p in points])
     fig.update_yaxes(title_text=Message("linearize.perplexity_axis"), type="log")
-    # Inside, top right: the curves fall from the left towards the original at the right.
-    fig.update_layout(legend=dict(x=0.99, xanchor="right", y=0.99, yanchor="top"))
+    # The legend outside, right of the plot: inside, at the top right, it lay on elu+1's curve
+    # as it falls towards the original.
     return finish_slide(fig, style, words("ch5.b6.title_linearized"),
                         words("ch5.b6.note_linearized", max=linear["max_tokens"]))
 
