@@ -219,3 +219,27 @@ def test_chapter_5s_causal_summaries_leave_out_row_0():
     assert rows[0] == 0.0 and rows.size == 9
     assert got["mean"] == pytest.approx(float(rows[1:].mean()), rel=1e-12)
     assert got["median"] == pytest.approx(float(np.median(rows[1:])), rel=1e-12)
+
+
+def test_the_pareto_slide_draws_its_claim_not_a_notice(chapter6):
+    """On the slide (presentation style): no frontier line or legend entry for a frontier of
+    one map, KL on a log axis (the close maps sat on each other at the foot of a linear one),
+    and a subtitle that says how many maps are drawn, not why one is not (the notes say it)."""
+    from helpers.lecture import said_chapter_figures
+    from explorer.lecture import text as lecture_text
+    points = chapter6.data["points"]
+    front = chapter6.data["frontier"]
+    drawn = [p for p in points if math.isfinite(p["median_kl"]) and p["median_kl"] > 0]
+    for lang in ("en", "zh"):
+        fig = said_chapter_figures(chapter6, lang, style=True)[0]
+        lines = [t for t in fig.data if t.mode == "lines"]
+        assert len(lines) == (1 if len(front) >= 2 else 0)
+        assert fig.layout.yaxis.type == "log"
+        note = re.sub(r"\s+|<br>", "", fig.layout.title.subtitle.text or "")
+        for p in points:
+            if p["mostly_undefined"]:
+                assert re.sub(r"\s+", "", lecture_text.t("note.kl_no_point", lang, map=lecture_text.map_words(
+                    p["label"], lang), count=p["undefined_rows"], rows=p["rows"])) not in note
+        if len(drawn) < len(points):
+            assert re.sub(r"\s+", "", lecture_text.t("ch6.b0.note_drawn", lang, drawn=len(drawn),
+                                                     maps=len(points))) in note

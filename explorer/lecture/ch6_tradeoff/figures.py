@@ -38,14 +38,22 @@ def draw(view, style):
                         marker=dict(size=style.marker * 1.5, color=style.colour(i), symbol=SYMBOLS[i % len(SYMBOLS)],
                                     line=dict(color="#000", width=1)))
     on_front = [i for i in front if points[i] in good]
-    fig.add_scatter(x=[points[i]["cost"] for i in on_front], y=[points[i]["median_kl"] for i in on_front],
-                    mode="lines", line=dict(color="#444", width=style.line / 2, shape="hv", dash="dash"),
-                    name=words("legend.frontier"))
+    if len(on_front) >= 2:              # a frontier of one map is a point, not a line: its marker says it
+        fig.add_scatter(x=[points[i]["cost"] for i in on_front], y=[points[i]["median_kl"] for i in on_front],
+                        mode="lines", line=dict(color="#444", width=style.line / 2, shape="hv", dash="dash"),
+                        name=words("legend.frontier"))
     kls = [p["median_kl"] for p in good] or [1.0]
     fig.update_xaxes(type="log", title_text=words("axis.flops_token"),
                      **log_ticks([p["cost"] for p in good]))
-    fig.update_yaxes(title_text=words("axis.median_kl"), range=[0, max(kls) * 1.15])
-    note = Joined([_no_point(p) for p in bad], " · ")
+    # KL on a log axis: the close maps (0.05 to 0.2 nats) sat on each other at the foot of a
+    # linear one, all at the same cost (m = d).
+    fig.update_yaxes(title_text=words("axis.median_kl"), type="log", **log_ticks(kls),
+                     range=[math.log10(min(kls)) - 0.15, math.log10(max(kls)) + 0.15])
+    # Why a map has no point is the speaker's (the notes carry it); the slide says how many are drawn.
+    if getattr(style, "presentation", False):
+        note = words("ch6.b0.note_drawn", drawn=len(good), maps=len(points)) if bad else ""
+    else:
+        note = Joined([_no_point(p) for p in bad], " · ")
     first = finish_slide(fig, style, words("ch6.b0.title", layer=view.controls["layer"], head=view.controls["head"]),
                          note)
 
