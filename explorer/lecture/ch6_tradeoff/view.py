@@ -65,6 +65,11 @@ def compute(sample, c, progress) -> ChapterView:
     front = tradeoff.pareto_frontier([p["cost"] for p in points], [p["median_kl"] for p in points])
     view.data["points"] = points
     view.data["frontier"] = front
+    # How many maps the plane can draw (a finite, positive median KL on its log axis): the
+    # slide says it.
+    view.numbers["plane_maps"] = float(len(points))
+    view.numbers["plane_maps_drawn"] = float(sum(math.isfinite(p["median_kl"]) and p["median_kl"] > 0
+                                                 for p in points))
     view.data["kl_causal"] = causal
     road, road_maps = _roadmap(sample, layer, head, c, hedgehog, causal)
     view.data["roadmap"] = road
