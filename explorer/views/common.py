@@ -121,14 +121,6 @@ def metric_label(key: str, short: bool = False) -> str:
     return Message(words_key) if words_key in TEXT else key
 
 
-def metric_help() -> list[tuple[str, str]]:
-    """(label, explanation) of every metric in table order, as messages; the label names the
-    short header too, as "short header: full label"."""
-    order = dict.fromkeys([*HEADLINE_METRICS, *METRIC_INFO])
-    return [(Joined([metric_label(key, short=True), ": ", metric_label(key)]), Message(f"common.help.{key}"))
-            for key in order]
-
-
 def where_message(layer, head) -> Message:
     """"layer 2, head 3" or "layer 2, mean over heads", as a message."""
     if head is None:
