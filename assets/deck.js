@@ -176,7 +176,9 @@
   setInterval(() => { if (deck.ch !== null && lectureShown()) { showSays(true); } }, 500);
   let titleShown = false;     // the title build's narrower figure is on screen
   const show = (step) => {
-    deck.step = Math.min(Math.max(step, 0), Math.max(deck.builds - 1, 0));
+    // While a draw is under way the build count is unknown (data-builds empty): the build
+    // stays, rather than falling to the first one.
+    deck.step = deck.builds ? Math.min(Math.max(step, 0), deck.builds - 1) : Math.max(step, 0);
     const lecture = document.getElementById('lecture');
     if (lecture) {
       lecture.dataset.step = String(deck.step);
@@ -238,7 +240,7 @@
     if (q) { deck.address = q; }   // the chapter's address, without its build (withStep adds it)
     deck.builds = i.builds;
     let step = deck.step;
-    if (deck.pending !== null && deck.pendingCh === i.ch) {
+    if (deck.pending !== null && deck.pendingCh === i.ch && i.builds) {
       step = deck.pending === 'last' ? i.builds - 1 : deck.pending;
       deck.pending = null;
       deck.jumping = 0;
