@@ -14,7 +14,7 @@ Tab pictures: the script starts `python app.py` on a free port (unless --url nam
 app), opens each view through URL parameters (the same links a lecturer puts on a slide),
 presses the buttons a view needs, waits until plotly has drawn, and saves a full-page PNG.
 
-Deck pictures: the deck walk (tests/browser/test_deck_browser.py) saves a palette PNG of every build
+Deck pictures: the deck walk (tests/browser/test_deck_browser.py), run with EXPLORER_DECK_SHOTS=1, saves a palette PNG of every build
 at every window size it checks, and of each tool tab on a projector, into
 build/screenshots/deck/. The script runs that walk and, if it passed, makes docs/deck/ the
 same set of files (a build that no longer exists loses its picture).
@@ -221,7 +221,8 @@ def copy_into(pictures: list[Path], folder: Path) -> None:
 def walk_the_deck() -> list[Path] | None:
     """Run the deck walk into a clean build/screenshots/deck/: its pictures, or None if it failed."""
     shutil.rmtree(DECK_SHOTS, ignore_errors=True)
-    env = dict(os.environ, CI="true")            # a missing browser fails instead of skipping
+    # CI: a missing browser fails instead of skipping; the walk takes pictures only when asked.
+    env = dict(os.environ, CI="true", EXPLORER_DECK_SHOTS="1")
     done = subprocess.run([sys.executable, "-m", "pytest", str(DECK_WALK.relative_to(ROOT)), "-q",
                            "-k", "walk_the_deck or tool_tabs"], cwd=ROOT, env=env)
     pictures = sorted(DECK_SHOTS.glob("*.png"))
