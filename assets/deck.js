@@ -230,6 +230,33 @@
   deck.end = () => { const i = info(); if (i) { move(i.last, 'last'); } };
   deck.goto = (ch, step) => move(ch, step);
 
+  // The build a link or a jump asked for, once chapter i's build count is known (else null).
+  const pendingStep = (i) => {
+    if (deck.pending === null || deck.pendingCh !== i.ch || !i.builds) { return null; }
+    const step = deck.pending === 'last' ? i.builds - 1 : deck.pending;
+    deck.pending = null;
+    deck.jumping = 0;
+    return step;
+  };
+  // A draw taken in while the build count is unknown (data-builds empty while the chapter's
+  // words are said again, which may arrive after the draw's own step): the count is read
+  // when it comes, and the build asked for is shown then.
+  let counting = null;
+  const countLater = () => {
+    if (counting) { return; }
+    const until = Date.now() + 30000;
+    counting = setInterval(() => {
+      const i = info();
+      if (i && !i.builds && Date.now() < until) { return; }
+      clearInterval(counting);
+      counting = null;
+      if (!i || !i.builds || i.ch !== deck.ch) { return; }
+      deck.builds = i.builds;
+      const step = pendingStep(i);
+      show(step === null ? deck.step : step);
+    }, 100);
+  };
+
   // After every draw of the lecture (the server's chain runs this with the chapter's
   // address): the build the jump asked for, else the first build of a new chapter, else
   // the same build; returns the address with the build in it.
@@ -239,17 +266,12 @@
     dropHeld();                 // the real slide is here: the held one goes, a new one comes after
     if (q) { deck.address = q; }   // the chapter's address, without its build (withStep adds it)
     deck.builds = i.builds;
-    let step = deck.step;
-    if (deck.pending !== null && deck.pendingCh === i.ch && i.builds) {
-      step = deck.pending === 'last' ? i.builds - 1 : deck.pending;
-      deck.pending = null;
-      deck.jumping = 0;
-    } else if (deck.ch !== i.ch) {
-      step = 0;
-    }
+    let step = pendingStep(i);
+    if (step === null) { step = deck.ch !== i.ch ? 0 : deck.step; }
     const first = deck.ch === null;
     deck.ch = i.ch;
     show(step);
+    if (!i.builds) { countLater(); }
     if (first && channel) { channel.postMessage({ kind: 'hello' }); }   // where are the other windows?
     if (wanted && wanted.lang === lang()) { const m = wanted; wanted = null; follow(m); }
     if (tried && tried.ch === i.ch) { const before = tried; tried = null; setTimeout(() => showTried(before), 400); }

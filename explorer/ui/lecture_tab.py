@@ -171,9 +171,13 @@ def build(panel: source_panel.SourcePanel, presentation: gr.Checkbox, lang: gr.R
 # Runs in the browser: gradio's own locale follows the switch (see assets/lecture.js).
 LANG_JS = ("(ch, lang) => { if (window.explorerSetLanguage) { window.explorerSetLanguage(lang); } "
            "return [ch, lang]; }")
-# The same with the page's drawn view passed on to the screen (see ``screen``).
+# The same with the page's drawn view passed on to the screen (see ``screen``). While the deck
+# still waits for the chapter its address named, that chapter is the one said again: a Chinese
+# link's switch can fire before its restore has moved the selector, and a draw of the page's
+# first chapter then landed after the address's own and took the deck there.
 LANG_VIEW_JS = ("(ch, lang, view) => { if (window.explorerSetLanguage) { window.explorerSetLanguage(lang); } "
-                "return [ch, lang, view]; }")
+                "const d = window.explorerDeck; if (d && d.pending !== null && Number.isInteger(d.pendingCh)) "
+                "{ ch = d.pendingCh; } return [ch, lang, view]; }")
 
 
 def _wire(tab: LectureTab, panel, presentation, lang, chapters):
