@@ -106,6 +106,7 @@ def _keep_page_language(blocks) -> None:
 
     async def process_api(*args, **kwargs):
         import gradio as gr
+        from gradio.exceptions import InvalidPathError
 
         from ..text import say
 
@@ -124,6 +125,12 @@ def _keep_page_language(blocks) -> None:
         tokens = _PAGE_LANG.set(lang), _REPLACED.set([replaced] if replaced else [])
         try:
             return await original(*args, **kwargs)
+        except InvalidPathError:
+            # A file path the page never uploaded (a hand-made request): gradio refuses it, and
+            # its queue would print a traceback for it. One line in the log, words for the visitor.
+            log.warning("refused a file path that was not uploaded")
+            raise gr.Error(say("common.err_path_not_uploaded", lang), title=say("common.toast_check", lang),
+                           print_exception=False) from None
         finally:
             _REPLACED.reset(tokens[1])
             _PAGE_LANG.reset(tokens[0])

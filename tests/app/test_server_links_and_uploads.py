@@ -5,6 +5,7 @@ refused before they are stored, a refused file path and a lone surrogate get rea
 from __future__ import annotations
 
 import json
+import os
 import sys
 import urllib.error
 import urllib.request
@@ -52,6 +53,10 @@ def test_a_refused_file_path_says_why(app_url):
     assert event == "error"
     message = json.loads(payload)["error"]
     assert message and "not uploaded" in message            # was {"error": null}
+    # One line in the server's log, not gradio's traceback of InvalidPathError.
+    log = Path(os.environ["EXPLORER_TEST_APP_LOG"]).read_text(encoding="utf-8", errors="replace")
+    assert "refused a file path that was not uploaded" in log
+    assert "InvalidPathError" not in log, log[log.find("InvalidPathError") - 2000:][:2500]
 
 
 def test_an_upload_over_the_limit_is_refused_before_it_is_stored(app_url, tmp_path):
