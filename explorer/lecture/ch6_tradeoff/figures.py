@@ -13,6 +13,7 @@ from ...catalog import map_label
 from ...text import Joined, Message
 from ..numbers import say_percent, say_power_of_ten
 from ..text import road_message, state_road_message, words
+from .maths import on_log_axis
 
 
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "star", "hexagon",
@@ -24,7 +25,7 @@ def draw(view, style):
     points = view.data["points"]
     front = view.data["frontier"]
     # A log axis drops values <= 0 without a word: such points are named in the note instead.
-    good = [p for p in points if math.isfinite(p["median_kl"]) and p["median_kl"] > 0]
+    good = [p for p in points if on_log_axis(p["median_kl"])]
     bad = [p for p in points if p not in good]
     fig = go.Figure()
     # One trace per map, named in the legend: several maps share a cost (m = d), so labels
@@ -51,7 +52,8 @@ def draw(view, style):
                      range=[math.log10(min(kls)) - 0.15, math.log10(max(kls)) + 0.15])
     # Why a map has no point is the speaker's (the notes carry it); the slide says how many are drawn.
     if getattr(style, "presentation", False):
-        note = words("ch6.b0.note_drawn", drawn=len(good), maps=len(points)) if bad else ""
+        note = words("ch6.b0.note_drawn", drawn=int(view.numbers["plane_maps_drawn"]),
+                     maps=int(view.numbers["plane_maps"])) if bad else ""
     else:
         note = Joined([_no_point(p) for p in bad], " · ")
     first = finish_slide(fig, style, words("ch6.b0.title", layer=view.controls["layer"], head=view.controls["head"]),

@@ -142,6 +142,12 @@ def _layer_quality(q, k, fmap, causal, log_decay) -> dict:
             "rows": row["total_rows"], "mostly_undefined": mostly_undefined}
 
 
+def on_log_axis(kl: float) -> bool:
+    """Whether a median KL can be drawn on the plane's log axis (finite and positive); the
+    others are named in the notes, and the slide counts them."""
+    return math.isfinite(kl) and kl > 0
+
+
 def pareto_frontier(costs, losses) -> list[int]:
     """Indices of the points no other point dominates (cost <= and loss <= with one <),
     sorted by cost. Points with a non-finite value are never on the frontier."""

@@ -68,8 +68,7 @@ def compute(sample, c, progress) -> ChapterView:
     # How many maps the plane can draw (a finite, positive median KL on its log axis): the
     # slide says it.
     view.numbers["plane_maps"] = float(len(points))
-    view.numbers["plane_maps_drawn"] = float(sum(math.isfinite(p["median_kl"]) and p["median_kl"] > 0
-                                                 for p in points))
+    view.numbers["plane_maps_drawn"] = float(sum(tradeoff.on_log_axis(p["median_kl"]) for p in points))
     view.data["kl_causal"] = causal
     road, road_maps = _roadmap(sample, layer, head, c, hedgehog, causal)
     view.data["roadmap"] = road
