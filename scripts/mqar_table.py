@@ -3,6 +3,11 @@ assets/mqar/results.json, the table the package ships.
 
     nice -n 10 python scripts/mqar_table.py              # the whole grid, two workers
     nice -n 10 python scripts/mqar_table.py --jobs 1 --out /tmp/results.json
+    nice -n 10 python scripts/mqar_table.py --mixers based hedgehog --add   # new mixers into the shipped table
+
+With ``--add`` the points trained are added to the table already at --out (which must have
+been trained with the same task, training and package versions: ``mqar_table.merge``)
+instead of replacing it.
 
 Each point trains on one thread; its result does not depend on the worker that ran it.
 Each finished point is appended to results.partial.jsonl beside the output, and a run that
@@ -30,6 +35,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=list(mqar_table.SEEDS))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=ROOT / "assets" / "mqar" / "results.json")
+    parser.add_argument("--add", action="store_true", help="add the points to the table at --out")
     args = parser.parse_args(argv)
 
     task, training, head_dim = mqar.Task(), mqar.Training(), mqar.ModelShape().head_dim
@@ -67,6 +73,8 @@ def main(argv=None) -> int:
             done[mqar_table.Point(result.mixer, result.width, result.seed)] = result
     results = [done[p] for p in points]
     table = mqar_table.record(results, task, training, head_dim, sum(r.seconds for r in results))
+    if args.add:
+        table = mqar_table.merge(json.loads(args.out.read_text(encoding="utf-8")), table)
     args.out.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     partial.unlink(missing_ok=True)
     print(f"wrote {args.out} (training: {table['seconds']:.0f} s, summed over the models)")

@@ -12,13 +12,15 @@ to the vocabulary. Every mixer projects x to q, k, v after a short causal convol
 (Based, GLA, DeltaNet all have one; it lets a key see the token before it, so a value can be
 bound to its key without positions) and calls a registered mechanism's own fast form
 (``explorer.mechanisms``), the same forms the float64 loops hold, so what is trained here is
-what the app draws. ``sliding_window`` is softmax over the last ``WINDOW`` keys
+what the app draws. Linear attention comes with three feature maps: elu+1 (``linear``),
+Taylor-2 (``based``, as Based has it) and Hedgehog's learned map (``hedgehog``, its (W, b)
+trained with the model from the identity). ``sliding_window`` is softmax over the last ``WINDOW`` keys
 (``linearize.attention.windowed_attention`` with no kernel part); ``hybrid`` is linear
 attention (elu+1) in the first block and softmax in the second.
 
 The state a model keeps to go on decoding, in bytes (float32), summed over its layers:
 softmax keeps its KV cache, 2 N d numbers at the task's length N; a sliding window 2 w d; a
-kernel recurrence S (d_k x d_v per head) and its normaliser z (d_k per head); the delta
+kernel recurrence S (m x d_v per head, m its feature count) and its normaliser z (m per head); the delta
 rule S alone; every layer also keeps its convolution's last ``CONV - 1`` inputs.
 
 Training is priced before it starts (``price``: refused over the limit) and asks its stop
@@ -36,7 +38,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .. import mechanisms, stopping
+from .. import maps, mechanisms, stopping
+from ..core.feature_maps import SPECS
 from ..linearize.attention import windowed_attention
 from ..measure import cost
 from ..mechanisms.gla.gates import TAU
@@ -44,9 +47,11 @@ from ..mechanisms.recurrence import unit
 from ..text import Message
 
 # The mixers a model can have, in the order the table and the figure show them.
-MIXERS = ("softmax", "sliding_window", "linear", "retnet", "gla", "scalar_gate", "deltanet",
-          "gated_deltanet", "hybrid")
-KERNEL = ("linear", "retnet", "gla", "scalar_gate")     # elu+1 features, a normaliser
+MIXERS = ("softmax", "sliding_window", "linear", "based", "hedgehog", "retnet", "gla", "scalar_gate",
+          "deltanet", "gated_deltanet", "hybrid")
+KERNEL = ("linear", "based", "hedgehog", "retnet", "gla", "scalar_gate")   # features, a normaliser
+# The kernel mixers whose features are not elu+1: their feature map (``explorer.maps``).
+FEATURE_MAPS = {"based": "taylor2", "hedgehog": "hedgehog"}
 DELTA = ("deltanet", "gated_deltanet")                  # unit keys, no normaliser
 WINDOW = 8             # the sliding window's keys: half the pairs' span
 CONV = 3               # the short convolution's taps
@@ -131,6 +136,18 @@ class ModelShape:
         return (self.mixer,) * self.layers
 
 
+def mechanism(mixer: str) -> str:
+    """The registered mechanism a (non-softmax-window) mixer runs: the three feature maps
+    of linear attention are one mechanism."""
+    return "linear" if mixer in FEATURE_MAPS else mixer
+
+
+def feature_count(mixer: str, head_dim: int) -> int:
+    """m, the features a kernel mixer writes per key (elu+1: m = d_h)."""
+    name = FEATURE_MAPS.get(mixer, "elu1")
+    return SPECS[name].feature_count(head_dim)
+
+
 def layer_state_bytes(mixer: str, width: int, heads: int, length: int) -> int:
     """The float32 bytes one layer keeps to decode the next token after ``length`` tokens."""
     head_dim = width // heads
@@ -140,7 +157,8 @@ def layer_state_bytes(mixer: str, width: int, heads: int, length: int) -> int:
     elif mixer == "sliding_window":
         kept = 2 * min(WINDOW, length) * width
     elif mixer in KERNEL:
-        kept = heads * (head_dim * head_dim + head_dim)            # S and its normaliser z
+        m = feature_count(mixer, head_dim)
+        kept = heads * (m * head_dim + m)                          # S and its normaliser z
     elif mixer in DELTA:
         kept = heads * head_dim * head_dim
     else:
@@ -169,6 +187,9 @@ class Mixer(nn.Module):
             self.gate = nn.Linear(width, heads)
         if mixer in DELTA:
             self.beta = nn.Linear(width, heads)
+        if mixer in FEATURE_MAPS:
+            per_head = {"heads": (heads,)} if mixer == "hedgehog" else {}      # a learned (W, b) per head
+            self.features = maps.create(FEATURE_MAPS[mixer], width // heads, **per_head)
 
     def inputs(self, x: torch.Tensor) -> dict:
         """What the mechanism reads: q, k, v (B, H, N, d_h) as it takes them, and its parameters."""
@@ -177,7 +198,9 @@ class Mixer(nn.Module):
         shifted = self.conv(x.transpose(1, 2))[..., :n].transpose(1, 2)       # causal: drop the look-ahead
         q, k, v = (t.reshape(b, n, h, d // h).transpose(1, 2) for t in self.qkv(shifted).chunk(3, -1))
         params = {}
-        if self.mixer in KERNEL:
+        if self.mixer in FEATURE_MAPS:
+            q, k = self.features(q, is_query=True), self.features(k)
+        elif self.mixer in KERNEL:
             q, k = F.elu(q) + 1, F.elu(k) + 1
         if self.mixer == "retnet":
             params = mechanisms.get("retnet").default_params(q, k)               # each head's fixed gamma
@@ -204,7 +227,7 @@ class Mixer(nn.Module):
         method = "recurrent" if self.mixer in DELTA else "chunked"
         with warnings.catch_warnings():     # its input check reads the largest gate as a number
             warnings.filterwarnings("ignore", message="Converting a tensor with requires_grad")
-            return mechanisms.get(self.mixer).output(q, k, v, method=method, **params)
+            return mechanisms.get(mechanism(self.mixer)).output(q, k, v, method=method, **params)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, n, d = x.shape

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from .. import mechanisms
-from .mqar import FILLER, IGNORED, WINDOW, Mixer, RecallModel, Task, sequences
+from .mqar import FILLER, IGNORED, WINDOW, Mixer, RecallModel, Task, mechanism, sequences
 
 SEQUENCE_SEED = 2_000_000        # the inspected sequences' seeds start here: not a training or held-out draw
 
@@ -74,7 +74,7 @@ def mixer_map(mixer: Mixer, x: torch.Tensor) -> torch.Tensor:
         lag = torch.arange(n).unsqueeze(-1) - torch.arange(n)
         scores = (q @ k.transpose(-1, -2)) * q.shape[-1] ** -0.5
         return scores.masked_fill((lag < 0) | (lag >= WINDOW), float("-inf")).softmax(-1)
-    return mechanisms.get(mixer.mixer).attention_map(q, k, **inputs)
+    return mechanisms.get(mechanism(mixer.mixer)).attention_map(q, k, **inputs)
 
 
 def token_name(token: int, task: Task) -> str:

@@ -121,6 +121,27 @@ def record(results: list[RecallResult], task: Task, training: Training, head_dim
     }
 
 
+def merge(table: dict, extra: dict) -> dict:
+    """``table`` with the points of ``extra``, a table trained later with the same task,
+    training, model and package versions (e.g. for a mixer added since): refused otherwise,
+    or when both hold the same (mixer, width, seed). Seconds add up; the date is the later."""
+    for part in ("schema_version", "task", "training", "model"):
+        if table[part] != extra[part]:
+            raise ValueError(f"{part}: the tables were trained differently and cannot be merged")
+    mine = {k: v for k, v in table["versions"].items() if k != "explorer"}
+    theirs = {k: v for k, v in extra["versions"].items() if k != "explorer"}
+    if mine != theirs:
+        raise ValueError(f"versions: {mine} against {theirs}; retrain the whole table instead")
+    seen = {(p["mixer"], p["width"], p["seed"]) for p in table["points"]}
+    twice = [(p["mixer"], p["width"], p["seed"]) for p in extra["points"] if (p["mixer"], p["width"], p["seed"]) in seen]
+    if twice:
+        raise ValueError(f"points: {twice[:3]} are in both tables")
+    points = sorted(table["points"] + extra["points"],
+                    key=lambda p: (p["seed"], MIXERS.index(p["mixer"]), p["width"]))
+    return {**table, "points": points, "seconds": round(table["seconds"] + extra["seconds"], 1),
+            "created_utc": max(table["created_utc"], extra["created_utc"])}
+
+
 def settings(table: dict) -> tuple[Task, Training, int]:
     """(task, training, head_dim) a table was made with."""
     t, tr = table["task"], table["training"]

@@ -12,7 +12,8 @@ from ..experiments.mqar_table import Summary, summarise
 from ..text import Joined, Message
 from .style import as_style, finish
 
-SYMBOLS = ("star", "square", "circle", "diamond", "triangle-up", "triangle-down", "x", "cross", "hexagon")
+SYMBOLS = ("star", "square", "circle", "diamond", "triangle-up", "triangle-down", "x", "cross", "hexagon",
+           "pentagon", "hourglass")     # one per mixer
 REFERENCE = "#222222"        # softmax, the reference: dark, whatever the palette
 
 

@@ -60,8 +60,22 @@ def test_the_mixer_is_the_mechanisms_own_output(mixer):
         nothing = torch.zeros(4, 13, 1)
         want = windowed_attention_reference(*flat, nothing, nothing, mqar.WINDOW, 0.5).reshape(2, 2, 13, 4)
     else:
-        want = mechanisms.get(mixer).reference(q, k, v, **params)
+        want = mechanisms.get(mqar.mechanism(mixer)).reference(q, k, v, **params)
     assert torch.allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_the_feature_map_mixers_write_their_maps_features():
+    # Based writes Taylor-2 features of q and k, Hedgehog its learned map's, one (W, b) per head.
+    from explorer import maps
+    torch.manual_seed(0)
+    x = torch.randn(2, 13, 8)
+    based = mqar.Mixer("based", 8, 2)
+    q = based.qkv(based.conv(x.transpose(1, 2))[..., :13].transpose(1, 2)).chunk(3, -1)[0]
+    q = q.reshape(2, 13, 2, 4).transpose(1, 2)
+    assert torch.allclose(based.inputs(x)["q"], maps.create("taylor2", 4)(q, is_query=True))
+    hedgehog = mqar.Mixer("hedgehog", 8, 2)
+    assert hedgehog.features.wq.shape == (2, 4, 4) and hedgehog.inputs(x)["k"].shape == (2, 2, 13, 8)
+    assert any(p is hedgehog.features.wk for p in hedgehog.parameters())
 
 
 def test_gradients_reach_every_weight_of_every_mixer():
@@ -80,6 +94,9 @@ def test_the_state_bytes_formula():
     assert mqar.layer_state_bytes("sliding_window", 32, 8, 32) == 4 * (2 * mqar.WINDOW * 32 + conv)
     assert mqar.layer_state_bytes("linear", 32, 8, 32) == 4 * (8 * (4 * 4 + 4) + conv)       # S and z
     assert mqar.layer_state_bytes("deltanet", 32, 8, 32) == 4 * (8 * 4 * 4 + conv)           # S alone
+    # Taylor-2 writes m = 1 + 4 + 10 features per key of 4, Hedgehog 2 x 4: S is m x 4, z is m.
+    assert mqar.layer_state_bytes("based", 32, 8, 32) == 4 * (8 * (15 * 4 + 15) + conv)
+    assert mqar.layer_state_bytes("hedgehog", 32, 8, 32) == 4 * (8 * (8 * 4 + 8) + conv)
     task = mqar.Task()
     hybrid = mqar.state_bytes(mqar.ModelShape("hybrid", 32), task)
     assert hybrid == mqar.layer_state_bytes("linear", 32, 8, 32) + mqar.layer_state_bytes("softmax", 32, 8, 32)
@@ -197,3 +214,24 @@ def test_the_docs_quote_the_shipped_numbers(table):
     docs = (Path(__file__).resolve().parents[2] / "docs" / "mqar.md").read_text(encoding="utf-8")
     for s in mqar_table.summarise(table):
         assert markdown_row(s) in docs, markdown_row(s)
+
+
+def _made(mixer, seed, accuracy=0.5):
+    result = mqar.RecallResult(mixer, 32, 8, seed, accuracy, mqar.state_bytes(mqar.ModelShape(mixer, 32), mqar.Task()),
+                               1000, 1.5, [1.0, 0.5])
+    return mqar_table.record([result], mqar.Task(), mqar.Training(), 4, 1.5)
+
+
+def test_a_mixer_added_later_merges_into_the_table_only_if_trained_alike():
+    base, extra = _made("softmax", 0), _made("based", 0, 0.9)
+    merged = mqar_table.merge(base, extra)
+    assert [(p["mixer"], p["accuracy"]) for p in merged["points"]] == [("softmax", 0.5), ("based", 0.9)]
+    assert merged["seconds"] == 3.0 and merged["task"] == base["task"]
+    with pytest.raises(ValueError, match="both tables"):
+        mqar_table.merge(base, _made("softmax", 0))
+    other = {**extra, "training": {**extra["training"], "steps": 100}}
+    with pytest.raises(ValueError, match="training"):
+        mqar_table.merge(base, other)
+    newer_torch = {**extra, "versions": {**extra["versions"], "torch": "9.9"}}
+    with pytest.raises(ValueError, match="versions"):
+        mqar_table.merge(base, newer_torch)
