@@ -7,8 +7,9 @@ key feature, its only CPU form) and ``delta_rule_chunkwise`` (the delta rule, ch
 the same WY / UT transform as ours). Neither library is a dependency: when they cannot be
 imported, ``load_peers`` says why and the comparison is not run.
 
-Each round times every entry once (and a dense matmul), so background load hits all of
-them alike; medians are reported, with each of our entries' ratio to the best peer of its
+Each round times every entry once (and a dense matmul), in an order shuffled per round (a
+seeded shuffle: no entry always runs right after the matmul, whose operands push the others'
+data out of cache), so background load hits all of them alike; medians are reported, with each of our entries' ratio to the best peer of its
 mode (peer time / our time: above 1 means we are faster). On CUDA every timing is
 synchronised (``torch.utils.benchmark``'s timer does it).
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import statistics
 import warnings
 from dataclasses import dataclass
@@ -140,7 +142,7 @@ def _once(fn: Callable, device) -> float:
     return timer.timeit(1).mean
 
 
-def measure(entries: list[Entry], rounds: int = 9, device="cpu", matmul_size: int = 2048) -> dict:
+def measure(entries: list[Entry], rounds: int = 9, device="cpu", matmul_size: int = 2048, seed: int = 0) -> dict:
     """Interleaved rounds. Returns {"times": {name: [s, ...]}, "matmul_gflops": rate}."""
     dev = torch.device(device)
     gen = torch.Generator().manual_seed(1)
@@ -151,9 +153,10 @@ def measure(entries: list[Entry], rounds: int = 9, device="cpu", matmul_size: in
         e.fn()                                       # warm-up
     times = {e.name: [] for e in entries}
     mm = []
+    order = random.Random(seed)
     for _ in range(rounds):
         mm.append(_once(matmul, dev))
-        for e in entries:
+        for e in order.sample(entries, len(entries)):
             times[e.name].append(_once(e.fn, dev))
     return {"times": times, "matmul_gflops": 2 * matmul_size ** 3 / statistics.median(mm) / 1e9}
 
