@@ -481,7 +481,7 @@
     document.querySelectorAll('#deck-notes [data-lang]:not(.deck-notes-chapter), .deck-say[data-lang], ' +
       '#deck-overview [data-lang]').forEach((el) => { el.hidden = el.dataset.lang !== l; });
     document.querySelectorAll('#deck-notes .deck-where').forEach((el) => {
-      el.textContent = `${deck.ch} · ${deck.step + 1} / ${deck.builds}`;
+      el.textContent = `${deck.ch}.${deck.step} · ${deck.step + 1} / ${deck.builds}`;
     });
   };
 
@@ -583,20 +583,44 @@
     showNext();
   };
   const NEXT_W = 1280, NEXT_H = 720;   // drawn at a slide's size, shown smaller (no label crowds)
+  // The build after this one lies under the audience's slide (scaled to 0.6, it leaves the
+  // lower left free), in the room from the slide's bottom to the window's: its address
+  // ("5.2", as the page's address counts), its claim and its figure, scaled to fit.
+  const placeNext = (holder) => {
+    const main = document.getElementById('lecture-main');
+    if (!main) { return; }
+    const z = zoom();
+    // Moved by what is measured (the box's containing block is the window or the enlarged page).
+    const want = main.getBoundingClientRect().bottom + 8 * z;
+    const now = holder.getBoundingClientRect().top;
+    // From the top it has now (the stylesheet's until this first moves it; the inline style
+    // is empty then, and reading it as 0 put the box 4 px above the window).
+    const top = (Number.parseFloat(getComputedStyle(holder).top) || 0) + (want - now) / z;
+    if (Math.abs(want - now) > 0.5) { holder.style.top = Math.round(top) + 'px'; }
+  };
   const showNext = () => {
     if (!speaker || !window.Plotly) { return; }
+    const holder = document.querySelector('#deck-notes .deck-next');
     const box = document.querySelector('#deck-notes .deck-next-plot');
-    if (!box) { return; }
+    if (!box || !holder) { return; }
+    placeNext(holder);
     const i = info();
-    let figure = null;
+    let figure = null, claim = '', where = '';
     if (deck.step + 1 < deck.builds) {
       const gd = document.querySelector(`#lecture-plot-${deck.step + 1} .js-plotly-plot`);
       if (gd && gd.data) { figure = { data: gd.data, layout: gd.layout }; }
+      claim = ((says() || {}).claims || [])[deck.step + 1] || '';
+      where = `${deck.ch}.${deck.step + 1}`;
     } else if (upcoming && upcoming.after === deck.ch && upcoming.figure) {
       figure = upcoming.figure;
+      claim = upcoming.claim || '';
+      where = `${upcoming.ch}.0 · ${upcoming.title || ''}`;
     }
     const atEnd = !!i && deck.ch >= i.last && deck.step + 1 >= deck.builds;
     document.body.classList.toggle('deck-at-end', atEnd);
+    holder.querySelectorAll('.deck-next-where').forEach((el) => { el.textContent = atEnd ? '' : where; });
+    const said = holder.querySelector('.deck-next-claim');
+    if (said) { said.textContent = atEnd ? '' : String(claim).split(/\n\s*\n/)[0]; }
     if (!figure || atEnd) { box.hidden = true; return; }
     box.hidden = false;
     let data = figure.data;
@@ -606,8 +630,14 @@
       layout = Object.assign({}, layout);
     }
     layout = Object.assign(layout, { autosize: false, width: NEXT_W, height: NEXT_H });
-    const scale = box.clientWidth / NEXT_W;
-    box.style.height = Math.round(NEXT_H * scale) + 'px';
+    // The figure takes the room's height below the label, and at most 55 % of its width.
+    const row = holder.querySelector('.deck-next-row');
+    const room = row ? row.getBoundingClientRect() : null;
+    const z = zoom();
+    const scale = room && room.height > 0 ?
+      Math.min((room.height / z) / NEXT_H, 0.55 * (room.width / z) / NEXT_W) : box.clientWidth / NEXT_W;
+    box.style.width = Math.floor(NEXT_W * scale) + 'px';
+    box.style.height = Math.floor(NEXT_H * scale) + 'px';
     let plot = box.querySelector('.deck-next-inner');
     if (!plot) {
       plot = document.createElement('div');
@@ -620,6 +650,7 @@
         .catch(() => {});
     } catch (err) { /* the next build shows once it is drawn */ }
   };
+  deck.showNext = showNext;
 
   // The clock, the time since the talk began and what is left of its length (the drawer's
   // talk length); both windows read them from the browser's storage, so they agree.
@@ -672,7 +703,7 @@
 
   // -- layout follows the window and whatever changes above the figure ----------------------
   let queued = null;
-  const later = () => { if (!queued) { queued = requestAnimationFrame(() => { queued = null; fitFigures(); }); } };
+  const later = () => { if (!queued) { queued = requestAnimationFrame(() => { queued = null; fitFigures(); showNext(); }); } };
   window.addEventListener('resize', later);
   new MutationObserver(later).observe(document.body, { attributes: true, attributeFilter: ['class'] });
   const watch = () => {

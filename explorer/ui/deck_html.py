@@ -58,12 +58,16 @@ def notes_html(chapters) -> str:
             items = "".join(f"<li>{escape(p)}</li>" for p in _notes_lines(ch, lang))
             parts.append(f'<div class="deck-notes-chapter" data-ch="{int(ch)}" data-lang="{lang}" hidden>'
                          f'<ul>{items}</ul></div>')
+    # The build after this one, under the audience's (smaller) slide: its address, its claim
+    # and its figure, drawn by the deck's script.
+    parts.append('<div class="deck-next">')
     for lang in i18n.LANGS:
         parts.append(f'<div class="deck-next-label" data-lang="{lang}" hidden>'
-                     f'{escape(i18n.text("lecture_next_build", lang))}</div>')
+                     f'{escape(i18n.text("lecture_next_build", lang))} <span class="deck-next-where"></span></div>')
         parts.append(f'<div class="deck-end-label" data-lang="{lang}" hidden>'
                      f'{escape(i18n.text("lecture_end", lang))}</div>')
-    parts.append('<div class="deck-next-plot" hidden></div>')
+    parts.append('<div class="deck-next-row"><div class="deck-next-plot" hidden></div>'
+                 '<div class="deck-next-claim"></div></div></div>')
     return "".join(parts)
 
 
@@ -76,7 +80,7 @@ def overview_html(chapters) -> str:
         titles = "".join(f'<span class="deck-ov-title" data-lang="{lang}" hidden>'
                          f'{escape(_text(f"ch{ch}.title", lang))}</span>' for lang in i18n.LANGS)
         tiles = "".join(f'<button type="button" class="deck-ov-build" data-ch="{int(ch)}" data-step="{b}">'
-                        f'{int(ch)}.{b + 1}</button>' for b in range(len(plan.chapter(ch).builds)))
+                        f'{int(ch)}.{b}</button>' for b in range(len(plan.chapter(ch).builds)))
         rows.append(f'<div class="deck-ov-ch" data-ch="{int(ch)}">{titles}<span class="deck-ov-tiles">'
                     f'{tiles}</span></div>')
     return "".join(rows)

@@ -17,7 +17,7 @@ from helpers.page import TIMEOUT_MS, wait_quiet, watch
 
 pytestmark = pytest.mark.browser      # the deck and its speaker window, on the app
 
-SECOND_OF_CHAPTER_0 = f"0 · 2 / {build_count(0)}"      # where the speaker's notes say the deck is
+SECOND_OF_CHAPTER_0 = f"0.1 · 2 / {build_count(0)}"      # where the speaker's notes say the deck is
 
 WHERE_JS = """() => {
   const el = document.querySelector('#deck-info [data-ch]');
@@ -80,7 +80,7 @@ def test_keys_in_the_speaker_window_move_the_audience(browser, app_url):
         at(audience, 0, 1)
         assert not audience.locator("#deck-qr svg").is_visible()
         at(speaker, 0, 1)                    # the speaker window shows the build on screen
-        # Its notes say where: chapter · build / builds, with the clock, elapsed and what is left.
+        # Its notes say where: its address (0.1), build / builds, with the clock, elapsed and what is left.
         assert speaker.inner_text("#deck-notes .deck-where-box:not([hidden]) .deck-where") == SECOND_OF_CHAPTER_0
         assert speaker.locator("#deck-notes .deck-clock-left").first.inner_text().count(":") == 1
         # The next build is drawn below the notes.
@@ -241,3 +241,74 @@ def test_try_this_shows_the_build_it_changed(browser, app_url, ch, step):
         assert now[step] != before[step], (step, [a != b for a, b in zip(now, before)])
     finally:
         context.close()
+
+
+# The contrast ratio (WCAG) of each text node's colour in the blank flag on the flag's background.
+CONTRAST_JS = """() => {
+  const flag = document.querySelector('#deck-notes .deck-blank-flag');
+  const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const lum = (c) => { const [r, g, b] = rgb(c).map((v) => { v /= 255;
+    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const back = lum(getComputedStyle(flag).backgroundColor);
+  return Array.from(flag.querySelectorAll('*')).concat([flag]).filter((el) => el.offsetParent !== null &&
+    Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim())).map((el) => {
+    const fore = lum(getComputedStyle(el).color);
+    return (Math.max(fore, back) + 0.05) / (Math.min(fore, back) + 0.05); }); }"""
+
+# Where the next build's box, its figure and its claim lie, against the slide and the notes.
+NEXT_JS = """() => {
+  const box = (sel) => { const el = document.querySelector(sel);
+    if (!el) { return null; } const r = el.getBoundingClientRect();
+    return {left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width, height: r.height}; };
+  return {next: box('#deck-notes .deck-next'), plot: box('#deck-notes .deck-next-plot'),
+    claim: box('#deck-notes .deck-next-claim'), slide: box('#lecture-main'),
+    column: box('#deck-notes .deck-where-box:not([hidden])'),
+    label: document.querySelector('#deck-notes .deck-next-label:not([hidden])').innerText,
+    said: document.querySelector('#deck-notes .deck-next-claim').innerText,
+    claimCut: (() => { const c = document.querySelector('#deck-notes .deck-next-claim');
+      return c.scrollHeight > c.clientHeight + 1; })(),
+    drawn: !!document.querySelector('#deck-notes .deck-next-plot .main-svg'),
+    width: innerWidth, height: innerHeight}; }"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_speaker_window_shows_the_next_build_and_reads_at_both_sizes(browser, app_url, lang):
+    """The next build (its address, claim and figure) in the room under the smaller slide, whole
+    at 1280×720 and 1920×1080 (it was cut below the notes, only its title showing); the blank
+    flag readable (it was #1e293b on #222, 1.2:1); the overview's tiles named as the address
+    counts builds (5.1: chapter 5, build 1 counted from 0)."""
+    for width, height in ((1280, 720), (1920, 1080)):
+        context = watch(browser.new_context(viewport={"width": width, "height": height}))
+        try:
+            speaker = context.new_page()
+            speaker.set_default_timeout(TIMEOUT_MS)
+            speaker.goto(app_url + f"?tab=lecture&present=1&lang={lang}&ch=0&step=1&notes=1")
+            at(speaker, 0, 1, lang)
+            speaker.wait_for_function("() => !!document.querySelector('#deck-notes .deck-next-plot .main-svg')")
+            wait_quiet(speaker, frames=3, ms=0, requests=False, queue=False)
+            s = speaker.evaluate(NEXT_JS)
+            where = (width, height, lang)
+            assert s["label"].split()[-1] == "0.2", (where, s["label"])
+            assert s["said"].strip(), where                            # the next build's claim
+            assert not s["claimCut"], where
+            nxt, plot = s["next"], s["plot"]
+            assert nxt["top"] >= s["slide"]["bottom"] - 1, where         # under the slide, not over it
+            assert nxt["bottom"] <= s["height"] + 0.5 and nxt["left"] >= 0, where   # whole on screen
+            assert nxt["right"] <= s["column"]["left"], where            # beside the notes' column
+            assert plot["top"] >= nxt["top"] and plot["bottom"] <= nxt["bottom"] + 0.5, where   # the figure whole
+            assert plot["height"] >= 0.2 * s["height"], where
+            speaker.evaluate("() => document.body.classList.add('deck-blank')")
+            speaker.locator("#deck-notes .deck-blank-flag").wait_for(state="visible")
+            ratios = speaker.evaluate(CONTRAST_JS)
+            assert ratios and min(ratios) >= 4.5, (where, ratios)
+            speaker.evaluate("() => document.body.classList.remove('deck-blank')")
+            if width == 1280:
+                speaker.locator("#lecture-claim").click()
+                speaker.keyboard.press("o")
+                speaker.locator("#deck-overview").wait_for(state="visible")
+                tiles = speaker.evaluate("() => Array.from(document.querySelectorAll('#deck-overview .deck-ov-build'))"
+                                         ".map((b) => [b.dataset.ch, b.dataset.step, b.innerText.trim()])")
+                assert len(tiles) >= 20 and all(text == f"{ch}.{step}" for ch, step, text in tiles), tiles
+        finally:
+            context.close()
