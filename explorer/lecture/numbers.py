@@ -101,3 +101,16 @@ def say_fixed(x: float, digits: int = 1) -> str:
     """``x`` to ``digits`` decimals, never "-0.0" (a logit of -0.01 is written 0.0)."""
     text = f"{x:.{digits}f}"
     return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def format_number(value: float) -> str:
+    """A number of a chapter's numbers table: whole numbers with thousands separators, others
+    to 4 significant digits (3 below 0.001 or from a million on), NaN as a dash."""
+    if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e15):
+        return f"{int(value):,}"
+    if value != value:
+        return "—"
+    magnitude = abs(value)
+    if magnitude != 0 and (magnitude < 1e-3 or magnitude >= 1e6):
+        return f"{value:.3g}"
+    return f"{value:.4g}"

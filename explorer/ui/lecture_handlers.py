@@ -15,6 +15,7 @@ import gradio as gr
 
 from ..catalog import CAUSAL_MODEL
 from ..lecture.memo import LRU
+from ..lecture.numbers import format_number
 from ..text import said
 from . import common, i18n, lecture_checks, model_start, source as source_panel, validate
 
@@ -117,21 +118,12 @@ def _numbers_markdown(numbers: dict, lang: str) -> str:
             name = number_label(key, lang)          # every number labelled in words
         except KeyError:
             name = _text(key, lang) if key in TEXT else key
-        rows.append(f"| {name} | {_format(value)} |")
+        shown = (escape(str(value)) if isinstance(value, bool) or not isinstance(value, (int, float))
+                 else format_number(value))
+        rows.append(f"| {name} | {shown} |")
     return "\n".join(rows)
 
 
-def _format(value) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return escape(str(value))
-    if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e15):
-        return f"{int(value):,}"
-    if value != value:
-        return "—"
-    magnitude = abs(value)
-    if magnitude != 0 and (magnitude < 1e-3 or magnitude >= 1e6):
-        return f"{value:.3g}"
-    return f"{value:.4g}"
 
 
 def _tables_markdown(view, lang: str) -> str:
