@@ -183,6 +183,9 @@ def _add_lecture(sub) -> None:
     p.add_argument("--no-pdf", action="store_true", help="write the HTML only")
     p.add_argument("--handout", default=None, metavar="OUT.pdf",
                    help="write a handout instead: a PDF with three builds a page beside their notes")
+    p.add_argument("--numbers", default=None, metavar="OUT.md",
+                   help="write the numbers page instead: every number of every chapter, labelled, for the "
+                        "English and the Chinese sentence (docs/lecture-numbers.md)")
     p.set_defaults(func=run_lecture)
 
 
@@ -205,8 +208,21 @@ def run_lecture(args) -> int:
 
     from . import deck_export as export
 
+    # Said before minutes of work, not after: a file the command cannot write.
+    targets = [t for t in (args.handout, args.numbers) if t] or \
+        [args.output] + ([args.pdf] if args.pdf and not args.no_pdf else [])
+    missing = [str(Path(t).parent) for t in targets if not Path(t).parent.is_dir()]
+    if missing:
+        print(f"error: the folder {missing[0]} does not exist; create it first", file=sys.stderr)
+        return 2
     if getattr(args, "handout", None):
         return run_handout(args)
+    if getattr(args, "numbers", None):
+        from .lecture import numbers_page
+        started = time.perf_counter()
+        written = numbers_page.write(args.numbers, progress=_progress)
+        print(f"numbers: {written} ({time.perf_counter() - started:.0f} s)")
+        return 0
     started = time.perf_counter()
     try:
         html = export.write_deck(args.output, args.lang, text=args.text, progress=_progress)

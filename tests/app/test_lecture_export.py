@@ -198,3 +198,15 @@ def test_the_command_line_writes_the_chinese_deck(tmp_path, monkeypatch, deck_fi
     assert '<html lang="zh-CN">' in page and "讲者备注" in page
     with pytest.raises(SystemExit):
         cli.main(["lecture", "--lang", "fr", "--output", str(out)])
+
+
+@pytest.mark.parametrize("flag", [["--output"], ["--numbers"], ["--handout"]])
+def test_a_file_in_a_missing_folder_is_refused_before_any_work(tmp_path, capsys, monkeypatch, flag):
+    from explorer import __main__ as cli
+    from explorer import deck_export as export
+
+    # The export once computed every chapter (30 s) and then failed with a traceback.
+    monkeypatch.setattr(export, "chapter_views", lambda *a, **k: pytest.fail("computed before the refusal"))
+    out = tmp_path / "no-such-folder" / "out.file"
+    assert cli.main(["lecture", *flag, str(out)]) == 2
+    assert "no-such-folder does not exist" in capsys.readouterr().err

@@ -8,6 +8,7 @@ figures' data (``view.data``) or its controls. A sentence written in advance ("3
 from __future__ import annotations
 
 import math
+from pathlib import Path
 import re
 
 import numpy as np
@@ -259,3 +260,33 @@ def test_no_build_writes_a_negative_zero(views, lang):
     assert NEGATIVE_ZERO.search("no decay -0.00, RetNet +0.31") and not NEGATIVE_ZERO.search("-0.04 and 0.00")
     from explorer.lecture.numbers import say_signed
     assert [say_signed(x) for x in (-0.001, 0.004, -0.04, 0.31)] == ["0.00", "0.00", "-0.04", "+0.31"]
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+# Numbers docs/lecture.md writes that are no measurement of the deck: screen sizes, the local
+# address (127.0.0.1), the article's own "about 780×" and the shipped map file's 147 KB.
+DOCS_SETTINGS = {720.0, 768.0, 1080.0, 1280.0, 1366.0, 1920.0, 127.0, 780.0, 147.0}
+
+
+@pytest.mark.slow
+def test_the_docs_numbers_page_is_the_decks_own_run(views):
+    from explorer.lecture import numbers_page
+    assert (DOCS / "lecture-numbers.md").read_text(encoding="utf-8") == numbers_page.page(views), \
+        "docs/lecture-numbers.md is not what the deck computes: python -m explorer lecture --numbers docs/lecture-numbers.md"
+
+
+@pytest.mark.slow
+def test_the_lecture_docs_quote_only_numbers_the_deck_computes(views):
+    """docs/lecture.md quoted numbers the deck no longer showed (Hedgehog 0.40 / elu+1 1.34 /
+    FAVOR+ 1.20 against 0.43 / 1.45 / 1.30; a 64-key window's 28.0 against 16 keys' 32.3)."""
+    into: list = []
+    for view in views.values():           # what the chapters print and read, not their figures' data
+        _leaves(dict(view.numbers), into)
+        _leaves(view.controls, into)
+        into += [float(count) for key in view.numbers for count in re.findall(r"\d+", key)]   # lag 16, 1,024 pairs
+    values = np.unique(np.abs(np.array([v for v in into if math.isfinite(v)])))
+    talk = (DOCS / "lecture.md").read_text(encoding="utf-8").split("## Take the lecture home")[0]
+    stale = [n for n in unmatched(talk, values) if abs(written_numbers(n)[0][1]) not in DOCS_SETTINGS]
+    assert stale == []
+    # The check can fail: the stale quote is caught.
+    assert unmatched("elu+1 1.34, FAVOR+ 1.20; with a 64-key window 28.0", values) == ["1.34", "28.0"]
