@@ -11,7 +11,7 @@ docs/ only when it was taken whole: the test suite writes to the same ignored fo
 never into docs/.
 
 Tab pictures: the script starts `python app.py` on a free port (unless --url names a running
-app), opens each view through URL parameters (the same links a lecturer puts on a slide),
+app) and waits until its start-up warm-up is over, opens each view through URL parameters (the same links a lecturer puts on a slide),
 presses the buttons a view needs, waits until plotly has drawn, and saves a full-page PNG.
 
 Deck pictures: the deck walk (tests/browser/test_deck_browser.py), run with EXPLORER_DECK_SHOTS=1, saves a palette PNG of every build
@@ -131,6 +131,27 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def cpu_seconds(pid: int) -> float:
+    """The process's CPU time so far (user + system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_for_warm_up(pid: int, quiet_s: float = 3.0, limit_s: float = 240.0) -> None:
+    """Until the app's start-up warm-up (every chapter computed in the background, about a
+    minute of both cores) is over: its CPU time grows by under 5 % of one core for
+    ``quiet_s``. A timed picture taken during it reads as a busy machine and is refused."""
+    deadline = time.time() + limit_s
+    before = cpu_seconds(pid)
+    while time.time() < deadline:
+        time.sleep(quiet_s)
+        now = cpu_seconds(pid)
+        if now - before < 0.05 * quiet_s:
+            return
+        before = now
+    print(f"warning: the app was still busy {limit_s:.0f} s after it answered", file=sys.stderr)
+
+
 @contextmanager
 def running_app(url: str | None):
     """``url`` if given; else ``python app.py`` on a free port until the pictures are taken."""
@@ -158,6 +179,7 @@ def running_app(url: str | None):
             if time.time() > deadline:
                 raise RuntimeError(f"app.py did not answer within {APP_START_TIMEOUT_S} s; its log: {log_path}")
             time.sleep(0.5)
+        wait_for_warm_up(proc.pid)
         yield url
     finally:
         proc.terminate()
