@@ -154,6 +154,9 @@ def test_the_roadmap_measures_every_step_and_goes_forwards(views, figures):
     head: one panel, one 2020 baseline, and that baseline is elu+1's point on the plane."""
     road = {r["id"]: r for r in views[6].data["roadmap"]}
     assert list(road) == [p[0] for p in tradeoff.ROADMAP_POINTS if p[0] != "2020_causal"]
+    # In time order (it read 2020, 2021, 2024, 2025, 2025, 2023, 2024).
+    years = [r["year"] for r in road.values()]
+    assert years == sorted(years) and years[0] == 2020 and years[-1] == 2025
     assert road["2024_hedgehog"]["trained"] and road["2024_hedgehog"]["map"] == "hedgehog_trained"
     for r in road.values():
         assert math.isfinite(r["median_kl"]) and r["undefined_rows"] < r["rows"], r

@@ -38,15 +38,17 @@ from ..memo import memo, tensor_key
 # whose state forgets (decay and gates only exist in causal attention). The causal elu+1 is
 # the 2020 baseline the causal points are read against. On a causal model every point is
 # read against causal softmax (its own attention), and "2020" is then that one baseline.
+# In time order, as the article tells it: a causal model's one panel reads 2020 to 2025, and a
+# full-attention model's two panels each keep that order.
 ROADMAP_POINTS = (
     ("2020", 2020, "elu1", "softmax"),
+    ("2020_causal", 2020, "elu1", "causal softmax"),
     ("2021", 2021, "favor_plus_orthogonal", "softmax"),
+    ("2023", 2023, "elu+1 + RetNet γ", "causal softmax"),
     ("2024_hedgehog", 2024, "Hedgehog", "softmax"),
+    ("2024_gla", 2024, "elu+1 + GLA gates", "causal softmax"),
     ("2025_luna", 2025, "LUNA", "softmax"),
     ("2025", 2025, "sliding_window", "softmax"),
-    ("2020_causal", 2020, "elu1", "causal softmax"),
-    ("2023", 2023, "elu+1 + RetNet γ", "causal softmax"),
-    ("2024_gla", 2024, "elu+1 + GLA gates", "causal softmax"),
 )
 # The state updates' roadmap is measured apart: not a row KL but the recall probe's cosine
 # (``explorer.diagnostics.state_probes.recall_probe``) for an early and a recent key after a stated lag.

@@ -110,6 +110,10 @@ def _say(view, points, front, road, states, layer, head, d) -> None:
     notes = [("ch6.b1.notes_causal" if causal else "ch6.b1.notes_kinds", elu), ("ch6.b1.notes_same_head", elu)]
     if above:
         notes.append(("ch6.b1.notes_above", elu))
+    # Why a later step can sit above an earlier one (the 2025 hybrid above 2021's FAVOR+).
+    window = next((r["window"] for r in road if r["id"] == "2025"), None)
+    if window is not None:
+        notes.append(("ch6.b1.notes_not_a_race", {"w": int(window)}))
     view.says["b1"] = {"claim": ("ch6.b1.claim_some" if above else "ch6.b1.claim_all", elu), "notes": notes}
     by_kind = {r["kind"]: r for r in states}
     recall = {"lag": states[0]["lag"], "d": d, "de": say_cosine(by_kind["deltanet"]["early"]),
